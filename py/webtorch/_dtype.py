@@ -1,0 +1,113 @@
+"""dtypes and PyTorch's type-promotion rules."""
+
+
+class dtype:
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "kind", "_rank")
+
+    def __init__(self, name, itemsize, kind, rank):
+        self.name = name
+        self.itemsize = itemsize
+        self.kind = kind  # 'b' bool, 'i' integer, 'f' floating
+        self.is_floating_point = kind == "f"
+        self.is_signed = name not in ("bool", "uint8")
+        self._rank = rank
+
+    @property
+    def is_complex(self):
+        return False
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+
+bool_ = dtype("bool", 1, "b", 0)
+uint8 = dtype("uint8", 1, "i", 1)
+int8 = dtype("int8", 1, "i", 2)
+int16 = dtype("int16", 2, "i", 3)
+int32 = dtype("int32", 4, "i", 4)
+int64 = dtype("int64", 8, "i", 5)
+float16 = dtype("float16", 2, "f", 6)
+bfloat16 = dtype("bfloat16", 2, "f", 7)
+float32 = dtype("float32", 4, "f", 8)
+float64 = dtype("float64", 8, "f", 9)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+BY_NAME = {d.name: d for d in ALL}
+NP_NAMES = {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
+            "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64"}
+# aliases PyTorch users write
+ALIASES = {"float": float32, "double": float64, "half": float16, "int": int32, "long": int64,
+           "short": int16, "bool": bool_}
+
+_default = [float32]
+
+
+def _by_name(name):
+    return BY_NAME[name]
+
+
+def get_default_dtype():
+    return _default[0]
+
+
+def set_default_dtype(d):
+    if d not in (float16, float32, float64, bfloat16):
+        raise TypeError(f"only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def promote_types(a, b):
+    """torch.promote_types for two dtypes."""
+    if a is b:
+        return a
+    if a.kind == b.kind == "i":
+        # uint8 with a signed int promotes to the signed type (int8 + uint8 -> int16)
+        if {a.name, b.name} == {"uint8", "int8"}:
+            return int16
+    if {a.name, b.name} == {"float16", "bfloat16"}:
+        return float32
+    return a if a._rank > b._rank else b
+
+
+def _scalar_kind(x):
+    if isinstance(x, bool):
+        return "b"
+    if isinstance(x, int):
+        return "i"
+    return "f"
+
+
+def result_type(*args):
+    """PyTorch's result_type over tensors and Python scalars: dimensioned tensors win over
+    0-d tensors, which win over Python scalars, unless a lower category holds a higher kind
+    (bool < integer < floating)."""
+    from ._tensor import Tensor
+    order = {"b": 0, "i": 1, "f": 2}
+    dim_t, zero_t, scal = None, None, None
+    for a in args:
+        if isinstance(a, Tensor):
+            if a.dim() > 0:
+                dim_t = a.dtype if dim_t is None else promote_types(dim_t, a.dtype)
+            else:
+                zero_t = a.dtype if zero_t is None else promote_types(zero_t, a.dtype)
+        elif a is not None:
+            k = _scalar_kind(a)
+            scal = k if scal is None else max(scal, k, key=order.get)
+    res = dim_t
+    if zero_t is not None:
+        if res is None:
+            res = zero_t
+        elif order[zero_t.kind] > order[res.kind]:
+            res = zero_t
+    if scal is not None:
+        if res is None:
+            res = {"b": bool_, "i": int64, "f": get_default_dtype()}[scal]
+        elif order[scal] > order[res.kind]:
+            res = int64 if scal == "i" else get_default_dtype()
+    return res

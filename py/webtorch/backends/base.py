@@ -1,0 +1,128 @@
+"""The primitive set every backend implements.
+
+Every webtorch op lowers to these few primitives (the tinygrad idea): a backend implements
+them and nothing else. The front end (`webtorch/_ops.py`) does shapes, dtypes, broadcasting,
+type promotion, error messages and autograd; a backend only moves numbers.
+
+Terms
+-----
+buf     a backend's flat buffer of `numel` elements of one dtype (numpy array, array.array,
+        a GPU buffer handle, ...). Created by `empty`/`from_flat`, freed when unreferenced.
+View    (buf, shape, strides, offset, dtype): a strided window onto a buf. Strides and offset
+        count elements, not bytes. A stride may be 0 (broadcast). `dtype` is a webtorch
+        dtype name: 'float32', 'float64', 'float16', 'int32', 'int64', 'bool', 'uint8'.
+scalar  a Python bool/int/float may stand wherever an input View may stand in `ewise`.
+
+Writes always go to an `out` View (usually contiguous, but in-place ops write through
+arbitrary strided views, e.g. `x[:, 1].add_(1)`). Outputs never alias inputs except
+elementwise in-place ops where out and an input are the same View (safe elementwise).
+
+Element-wise op names (the table in `EWISE_OPS` below): inputs are converted to `cdtype`,
+the op is computed in `cdtype`, the result is converted to out.dtype. Comparisons and the
+`is*` tests produce bool (0/1). Integer semantics follow PyTorch: floor_divide floors,
+remainder takes the sign of the divisor, fmod the sign of the dividend, shifts are
+arithmetic. `round` rounds half to even. Float->int conversion truncates toward zero.
+"""
+from collections import namedtuple
+
+View = namedtuple("View", "buf shape strides offset dtype")
+
+UNARY = (
+    "copy neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal "
+    "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh sigmoid erf erfc erfinv "
+    "floor ceil round trunc frac relu logical_not bitwise_not isnan isinf isfinite signbit"
+).split()
+BINARY = (
+    "add sub mul div floor_divide remainder fmod pow maximum minimum fmax fmin atan2 "
+    "eq ne lt le gt ge logical_and logical_or logical_xor "
+    "bitwise_and bitwise_or bitwise_xor lshift rshift"
+).split()
+TERNARY = ("where",)  # where(cond, a, b): cond is bool; a, b converted to cdtype
+EWISE_OPS = {**{n: 1 for n in UNARY}, **{n: 2 for n in BINARY}, **{n: 3 for n in TERNARY}}
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "signbit",
+               "logical_and", "logical_or", "logical_xor", "logical_not"}
+
+REDUCE_OPS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+SCAN_OPS = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
+
+
+class Backend:
+    """Interface. `name` is the device type ('cpu' or 'webgpu')."""
+    name = None
+
+    # ---- memory -----------------------------------------------------------------------
+    def empty(self, numel, dtype):
+        """A new buf of `numel` elements (contents undefined)."""
+        raise NotImplementedError
+
+    def from_flat(self, values, dtype):
+        """A new buf holding `values` (a list of Python numbers, an array.array, or a numpy
+        array when numpy is present), converted to dtype."""
+        raise NotImplementedError
+
+    def to_flat(self, view):
+        """The view's elements in row-major order as a flat list of Python numbers
+        (bool dtype -> bool, ints -> int, floats -> float). Waits for queued work."""
+        raise NotImplementedError
+
+    def to_numpy(self, view):
+        """Like to_flat but a numpy array of the view's shape (only called when numpy is
+        importable). Default goes through to_flat."""
+        import numpy as np
+        from .. import _dtype
+        return np.array(self.to_flat(view), dtype=_dtype.NP_NAMES[view.dtype]).reshape(view.shape)
+
+    def synchronize(self):
+        pass
+
+    # ---- compute ----------------------------------------------------------------------
+    def ewise(self, op, out, inputs, cdtype):
+        """out[i] = op(*inputs[i]) for every index i of out.shape; each input is a View
+        already broadcast to out.shape (stride 0 where broadcast) or a Python scalar."""
+        raise NotImplementedError
+
+    def reduce(self, op, out, inp):
+        """inp.shape == out.shape + inner; out[i] = op over all inner elements of inp[i].
+        sum/prod accumulate in out.dtype (float16 inputs accumulate at least in float32).
+        max/min propagate NaN. argmax/argmin: len(inner) == 1, first index of the extreme
+        (NaN counts as the maximum/minimum, as in PyTorch), out.dtype int64. any/all: bool.
+        An empty inner gives the identity (0, 1, True, False); max/min/arg* on empty inner
+        never reach the backend (the front end raises)."""
+        raise NotImplementedError
+
+    def matmul(self, out, a, b):
+        """out[B,M,N] = a[B,M,K] @ b[B,K,N]; a and b may be any strided views (batch stride
+        0 for broadcast, transposed strides). Floating dtypes only (int via the same path is
+        allowed to be slow)."""
+        raise NotImplementedError
+
+    def take(self, out, src_buf, src_dtype, idx):
+        """out[i] = src_buf[idx[i]]: idx is an int64 View of out.shape holding flat element
+        offsets into src_buf (already bounds-checked by the front end)."""
+        raise NotImplementedError
+
+    def put(self, dst_buf, dst_dtype, idx, values, accumulate):
+        """dst_buf[idx[i]] = values[i] (or += when accumulate, summing duplicates);
+        idx (int64) and values are Views of one shape (values may be a scalar)."""
+        raise NotImplementedError
+
+    def scan(self, op, out, inp, out_idx=None):
+        """Inclusive scan along the last dim: out has inp's shape. cummax/cummin also write
+        the index of the running extreme into out_idx (int64)."""
+        raise NotImplementedError
+
+    def sort(self, out_values, out_indices, inp, descending, stable):
+        """Sort along the last dim; out_indices int64 positions in the original. NaN sorts
+        as the largest value (as in PyTorch). Ties keep original order when stable."""
+        raise NotImplementedError
+
+    def arange(self, out, start, step):
+        """out (contiguous 1-D) [i] = start + i * step, computed in out.dtype."""
+        raise NotImplementedError
+
+    def random(self, out, kind, seed, offset):
+        """Fill the contiguous `out` with counter-based Philox4x32-10 randoms (see
+        `webtorch/_philox.py` for the exact bit recipe, shared by every backend so that a
+        seed gives the same numbers on every device). kind: 'uniform' in [0, 1) or
+        'normal' (standard)."""
+        raise NotImplementedError
