@@ -1,0 +1,100 @@
+"""The driver protocol: the few GPU calls the WebGPU backend needs.
+
+Two implementations exist: `native.py` (wgpu-py, CPython on Vulkan/Metal/D3D12) and
+`browser.py` (JS WebGPU through `pyodide.ffi`, in a Web Worker). The backend
+(`backend.py`) is written against this class only.
+
+Conventions every driver follows
+--------------------------------
+* Handles. `create_buffer` and `create_pipeline` return opaque handles (a wgpu-py object,
+  a JS proxy, ...). The backend never looks inside them; it only passes them back.
+* Storage buffers only. Every data buffer is created with usage
+  STORAGE | COPY_SRC | COPY_DST. Shaders declare their data bindings as
+  `@group(0) @binding(i) var<storage, read_write>` (read_write even for inputs, so that one
+  buffer may be bound twice in a dispatch, e.g. for in-place ops).
+* Parameters. Each dispatch gets a small bytes object of little-endian 32-bit words
+  (shapes, strides, offsets, scalars). The driver places it in a parameter arena and binds
+  it as the LAST binding, `@group(0) @binding(len(buffers))
+  var<storage, read> P: array<u32>;` (a read-only storage buffer, not a uniform, to
+  avoid uniform array-stride rules). An empty `params` is padded to one word; a shader
+  must still declare and use P (pipelines use layout "auto", which drops unused
+  bindings, so every declared binding must be used).
+* Ordering and batching. `write_buffer`, `dispatch` and `copy_buffer` take effect in call
+  order. Dispatches are recorded (one command encoder / compute pass) and submitted in
+  batches: at `flush()`, before any `read_buffer`, and whenever the driver decides a batch
+  is large (e.g. the parameter arena is full). Only `read_buffer` and `synchronize` wait.
+* Errors. A lost device raises RuntimeError("WebGPU device was lost: <reason>") from the
+  next call. Validation errors raise RuntimeError with the driver's message.
+* Counters. `dispatches` and `submits` count dispatches recorded and queue submissions
+  made, so tests can prove batching.
+"""
+
+
+class Driver:
+    """Protocol (abstract). Attributes set by implementations:
+
+    info      dict: 'vendor', 'architecture', 'device', 'description', 'backend'
+              (e.g. 'Vulkan', 'WebGPU'), 'adapter_type' ('CPU', 'DiscreteGPU',
+              'IntegratedGPU', 'unknown').
+    limits    dict of WebGPU limits by their kebab-case names, as granted to the device,
+              e.g. 'max-buffer-size', 'max-storage-buffer-binding-size',
+              'max-compute-workgroups-per-dimension', 'max-compute-invocations-per-workgroup',
+              'max-compute-workgroup-storage-size', 'min-storage-buffer-offset-alignment'.
+    features  set of enabled feature names, e.g. {'shader-f16'}.
+    dispatches, submits   int counters (see module doc).
+    """
+    info = None
+    limits = None
+    features = None
+    dispatches = 0
+    submits = 0
+
+    # ---- buffers ------------------------------------------------------------------------
+    def create_buffer(self, size):
+        """A new storage buffer of `size` bytes (a multiple of 4, > 0), usage
+        STORAGE | COPY_SRC | COPY_DST, contents zero. Returns a handle."""
+        raise NotImplementedError
+
+    def destroy_buffer(self, buf):
+        """Release the buffer's GPU memory now. Work already recorded that uses it must
+        still run correctly (implementations flush first if they have pending work)."""
+        raise NotImplementedError
+
+    def write_buffer(self, buf, offset, data):
+        """Copy bytes-like `data` (bytes, bytearray, memoryview, array.array) into `buf` at
+        byte `offset` (both multiples of 4). Ordered after earlier dispatches (the driver
+        flushes recorded work first if needed, e.g. wgpu's queue.write_buffer runs before
+        unsubmitted commands)."""
+        raise NotImplementedError
+
+    def read_buffer(self, buf, offset, size):
+        """Submit pending work, wait for it, and return `size` bytes of `buf` from byte
+        `offset` as `bytes` (or a memoryview). Synchronous: the one place that waits."""
+        raise NotImplementedError
+
+    def copy_buffer(self, src, src_offset, dst, dst_offset, size):
+        """Record a GPU-side copy of `size` bytes (multiples of 4), ordered with
+        dispatches."""
+        raise NotImplementedError
+
+    # ---- compute ------------------------------------------------------------------------
+    def create_pipeline(self, code, entry_point="main"):
+        """Compile WGSL `code` into a compute pipeline (layout 'auto', bind group 0).
+        Returns a handle. Raises RuntimeError with the compiler's message on error.
+        The backend caches pipelines by source, so this is called once per kernel."""
+        raise NotImplementedError
+
+    def dispatch(self, pipeline, buffers, params, workgroups):
+        """Record one dispatch: bind `buffers` (list of buffer handles) at bindings
+        0..n-1 and the parameter words `params` (bytes) at binding n of group 0, then
+        dispatchWorkgroups(*workgroups) with workgroups an (x, y, z) tuple, each
+        1..max-compute-workgroups-per-dimension. Does not wait."""
+        raise NotImplementedError
+
+    def flush(self):
+        """Submit everything recorded so far (no wait). No-op when nothing is pending."""
+        raise NotImplementedError
+
+    def synchronize(self):
+        """flush() and wait until the GPU has finished all submitted work."""
+        raise NotImplementedError
