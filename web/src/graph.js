@@ -1,0 +1,81 @@
+// Draws an autograd DAG ({nodes: [{id, label, kind, detail}], edges: [[src, dst]]}) as SVG.
+// Layered layout: each node's layer is its longest path from a source (leaves on top, the
+// output tensor at the bottom); order within a layer by the mean position of its parents.
+const SVG = 'http://www.w3.org/2000/svg';
+
+function el(name, attrs, parent) {
+  const e = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+export function layout(graph) {
+  const nodes = graph.nodes.map((n) => ({ ...n, parents: [], children: [], layer: 0 }));
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const edges = graph.edges.filter(([a, b]) => byId.has(a) && byId.has(b) && a !== b);
+  for (const [a, b] of edges) { byId.get(a).children.push(byId.get(b)); byId.get(b).parents.push(byId.get(a)); }
+  // Longest path from sources (Kahn's order; a cycle, impossible in autograd, is cut).
+  const indeg = new Map(nodes.map((n) => [n, n.parents.length]));
+  const order = nodes.filter((n) => indeg.get(n) === 0);
+  for (let i = 0; i < order.length; i++) {
+    for (const c of order[i].children) {
+      c.layer = Math.max(c.layer, order[i].layer + 1);
+      indeg.set(c, indeg.get(c) - 1);
+      if (indeg.get(c) === 0) order.push(c);
+    }
+  }
+  const nLayers = Math.max(0, ...nodes.map((n) => n.layer)) + 1;
+  const layers = Array.from({ length: nLayers }, () => []);
+  for (const n of nodes) layers[n.layer].push(n);
+  // Barycentre ordering, two sweeps.
+  const pos = (n) => layers[n.layer].indexOf(n);
+  for (let sweep = 0; sweep < 2; sweep++) {
+    for (let l = 1; l < nLayers; l++) {
+      const bc = (n) => (n.parents.length ? n.parents.reduce((s, p) => s + pos(p), 0) / n.parents.length : pos(n));
+      const keyed = layers[l].map((n) => [bc(n), n]);
+      keyed.sort((x, y) => x[0] - y[0]);
+      layers[l] = keyed.map((x) => x[1]);
+    }
+  }
+  const CH = 7.2, H = 34, VGAP = 36, HGAP = 18, PAD = 12;
+  for (const n of nodes) n.w = Math.max(n.label.length, (n.detail || '').length * 0.85) * CH + 20;
+  const rowW = layers.map((row) => row.reduce((s, n) => s + n.w, 0) + HGAP * Math.max(0, row.length - 1));
+  const width = Math.max(160, ...rowW) + 2 * PAD;
+  layers.forEach((row, l) => {
+    let x = PAD + (width - 2 * PAD - rowW[l]) / 2;
+    for (const n of row) { n.x = x; n.y = PAD + l * (H + VGAP); n.h = H; x += n.w + HGAP; }
+  });
+  const height = PAD * 2 + nLayers * H + (nLayers - 1) * VGAP;
+  return { nodes, edges: edges.map(([a, b]) => [byId.get(a), byId.get(b)]), width, height };
+}
+
+export function renderGraph(container, graph) {
+  container.textContent = '';
+  if (!graph || !graph.nodes || !graph.nodes.length) {
+    container.textContent = 'No graph: call show_graph(t) on a tensor with a grad_fn.';
+    return;
+  }
+  const g = layout(graph);
+  const svg = el('svg', { viewBox: `0 0 ${g.width} ${g.height}`, width: g.width, height: g.height, class: 'graph-svg', role: 'img' });
+  el('title', {}, svg).textContent = graph.title || 'autograd graph';
+  const defs = el('defs', {}, svg);
+  const marker = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, defs);
+  el('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'graph-arrow' }, marker);
+  for (const [a, b] of g.edges) {
+    const x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
+    const my = (y1 + y2) / 2;
+    el('path', { d: `M ${x1} ${y1} C ${x1} ${my}, ${x2} ${my}, ${x2} ${y2}`, class: 'graph-edge', 'marker-end': 'url(#arrow)' }, svg);
+  }
+  for (const n of g.nodes) {
+    const grp = el('g', { class: `graph-node graph-${n.kind}`, 'data-label': n.label }, svg);
+    el('rect', { x: n.x, y: n.y, width: n.w, height: n.h, rx: 6 }, grp);
+    const t = el('text', { x: n.x + n.w / 2, y: n.y + (n.detail ? 14 : 21), 'text-anchor': 'middle', class: 'graph-label' }, grp);
+    t.textContent = n.label;
+    if (n.detail) {
+      const d = el('text', { x: n.x + n.w / 2, y: n.y + 27, 'text-anchor': 'middle', class: 'graph-detail' }, grp);
+      d.textContent = n.detail;
+    }
+  }
+  container.appendChild(svg);
+}

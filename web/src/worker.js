@@ -1,0 +1,195 @@
+// The playground's Web Worker: boots Pyodide (served from /pyodide/), asks for the WebGPU
+// adapter and device before Python starts, loads the webtorch wheel, and runs user code
+// with `pyodide.runPythonAsync` (so `pyodide.ffi.run_sync` -- JSPI -- works inside it).
+//
+// page -> worker: {type: 'init', interrupt: Int32Array over a SharedArrayBuffer | null}
+//                 {type: 'run', id, code}
+// worker -> page: {type: 'status', text, progress}   boot progress (0..1)
+//                 {type: 'device', device}            {kind: 'webgpu'|'cpu', label, reason, info}
+//                 {type: 'ready', versions}
+//                 {type: 'stdout'|'stderr', id, text}
+//                 {type: 'graph'|'plot'|'plot_clear', id, data}
+//                 {type: 'done', id, ok}
+//                 {type: 'fatal', error}
+import PLAYGROUND_PY from './playground.py';
+
+const PYODIDE_URL = '/pyodide/';
+let pyodide = null;
+let currentRun = null;
+const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+
+const post = (msg) => self.postMessage(msg);
+const status = (text, progress) => post({ type: 'status', text, progress });
+
+function stream(name) {
+  return {
+    write(buf) {
+      const text = decoders[name].decode(buf, { stream: true });
+      if (text) post({ type: name, id: currentRun, text });
+      return buf.length;
+    },
+    isatty: false,
+  };
+}
+
+// ---- WebGPU: adapter and device requested here, handed to Python as a JS module -----------
+const LIMIT_NAMES = [
+  'maxBufferSize', 'maxStorageBufferBindingSize', 'maxStorageBuffersPerShaderStage',
+  'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ',
+  'maxComputeWorkgroupsPerDimension', 'maxBindGroups', 'maxUniformBufferBindingSize',
+];
+
+async function probeGPU() {
+  const jspi = typeof WebAssembly.Suspending === 'function' && typeof WebAssembly.promising === 'function';
+  const gpu = self.navigator && self.navigator.gpu;
+  if (!gpu) return { kind: 'cpu', label: 'CPU', reason: 'WebGPU is not available (navigator.gpu is missing)', jspi };
+  let adapter;
+  try {
+    adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  } catch (e) {
+    return { kind: 'cpu', label: 'CPU', reason: 'requestAdapter failed: ' + e, jspi };
+  }
+  if (!adapter) return { kind: 'cpu', label: 'CPU', reason: 'WebGPU found no adapter', jspi };
+  const ai = adapter.info || {};
+  const info = {
+    vendor: ai.vendor || '', architecture: ai.architecture || '', device: ai.device || '',
+    description: ai.description || '', isFallbackAdapter: !!ai.isFallbackAdapter,
+    features: [...adapter.features].sort(), limits: {},
+  };
+  const requiredLimits = {};
+  for (const k of LIMIT_NAMES) {
+    if (adapter.limits[k] !== undefined) { requiredLimits[k] = adapter.limits[k]; info.limits[k] = adapter.limits[k]; }
+  }
+  const requiredFeatures = ['shader-f16', 'timestamp-query'].filter((f) => adapter.features.has(f));
+  let device;
+  try {
+    device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
+  } catch (e) {
+    try { device = await adapter.requestDevice(); } catch (e2) {
+      return { kind: 'cpu', label: 'CPU', reason: 'requestDevice failed: ' + e2, jspi, info };
+    }
+  }
+  info.deviceFeatures = [...device.features].sort();
+  device.addEventListener('uncapturederror', (ev) => {
+    post({ type: 'stderr', id: currentRun, text: `[WebGPU error] ${ev.error && ev.error.message}\n` });
+  });
+  device.lost.then((l) => post({ type: 'stderr', id: currentRun, text: `[WebGPU device lost] ${l.reason}: ${l.message}\n` }));
+  const name = [info.vendor, info.architecture].filter(Boolean).join(' ') || info.description || 'adapter';
+  const gpuInfo = { kind: 'webgpu', label: `WebGPU: ${name}`, reason: '', jspi, info, adapter, device };
+  if (!jspi) {
+    // Reading results back (item(), print) waits on a GPU promise from synchronous Python,
+    // which needs WebAssembly JS Promise Integration.
+    return { ...gpuInfo, kind: 'cpu', label: 'CPU', reason: `WebGPU present (${name}) but JSPI is missing, so Python cannot wait for the GPU` };
+  }
+  return gpuInfo;
+}
+
+// ---- boot -----------------------------------------------------------------------------------
+async function fetchBytes(url) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+async function boot(interrupt) {
+  status('Loading Python (Pyodide)…', 0.05);
+  const gpuPromise = probeGPU();
+  const { loadPyodide } = await import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs');
+  pyodide = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false });
+  pyodide.setStdout(stream('stdout'));
+  pyodide.setStderr(stream('stderr'));
+  if (interrupt) pyodide.setInterruptBuffer(interrupt);
+  status('Python ready; probing WebGPU…', 0.45);
+
+  const gpu = await gpuPromise;
+  const { adapter, device, ...shown } = gpu;
+  const hostInfo = { ...shown, info: shown.info || null };
+  // `webtorch_gpu_host`: what py/webtorch/backends/webgpu/browser.py uses.
+  pyodide.registerJsModule('webtorch_gpu_host', {
+    available: gpu.kind === 'webgpu',
+    reason: gpu.reason,
+    adapter: adapter || null,
+    device: gpu.kind === 'webgpu' ? device : null,
+    info_json: JSON.stringify(hostInfo.info),
+    jspi: gpu.jspi,
+  });
+  pyodide.registerJsModule('webtorch_playground_host', {
+    post: (kind, json) => post({ type: kind, id: currentRun, data: JSON.parse(json) }),
+  });
+
+  // The playground helpers, as a module on sys.path.
+  pyodide.FS.mkdirTree('/playground');
+  pyodide.FS.writeFile('/playground/webtorch_playground.py', PLAYGROUND_PY);
+  pyodide.runPython(`
+import sys
+sys.path.insert(0, '/playground')
+import webtorch_playground
+from webtorch_playground import run_user_code as __wt_run
+`);
+
+  // The 8x8 digits data set, for the training example.
+  status('Fetching data…', 0.55);
+  try {
+    pyodide.FS.mkdirTree('/data');
+    pyodide.FS.writeFile('/data/digits.bin', await fetchBytes('/data/digits.bin'));
+  } catch (e) {
+    post({ type: 'stderr', id: null, text: `[playground] digits data unavailable: ${e}\n` });
+  }
+
+  // The webtorch wheel, from the server.
+  status('Loading webtorch…', 0.65);
+  const versions = { python: pyodide.runPython('import sys; sys.version.split()[0]'), pyodide: pyodide.version, webtorch: null };
+  let libError = null;
+  try {
+    const r = await fetch('/api/wheel');
+    if (!r.ok) throw new Error(`/api/wheel: HTTP ${r.status}`);
+    const { url } = await r.json();
+    await pyodide.loadPackage(url, { messageCallback: () => {}, errorCallback: (m) => { libError = m; } });
+    status('Importing webtorch…', 0.85);
+    const ver = await pyodide.runPythonAsync(`
+import webtorch
+getattr(webtorch, '__version__', '?')
+`);
+    versions.webtorch = String(ver);
+  } catch (e) {
+    libError = String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0];
+  }
+  post({ type: 'device', device: hostInfo });
+  status(libError ? `Ready (webtorch not loaded: ${libError})` : 'Ready', 1);
+  post({ type: 'ready', versions, libError });
+}
+
+// ---- run --------------------------------------------------------------------------------------
+async function run(id, code) {
+  currentRun = id;
+  let ok = false;
+  try {
+    pyodide.globals.set('__wt_code', code);
+    ok = await pyodide.runPythonAsync('await __wt_run(__wt_code)');
+    ok = !!ok;
+  } catch (e) {
+    // Errors inside user code are printed by __wt_run; this is for failures of the runner.
+    post({ type: 'stderr', id, text: String(e && e.message ? e.message : e) + '\n' });
+  } finally {
+    try { pyodide.globals.delete('__wt_code'); } catch (e) { /* ignore */ }
+    for (const name of ['stdout', 'stderr']) {
+      const rest = decoders[name].decode();
+      if (rest) post({ type: name, id, text: rest });
+    }
+  }
+  post({ type: 'done', id, ok });
+  currentRun = null;
+}
+
+let queue = Promise.resolve();
+self.onmessage = (ev) => {
+  const m = ev.data;
+  if (m.type === 'init') {
+    queue = queue.then(() => boot(m.interrupt)).catch((e) => {
+      post({ type: 'fatal', error: String(e && e.stack ? e.stack : e) });
+    });
+  } else if (m.type === 'run') {
+    queue = queue.then(() => run(m.id, m.code));
+  }
+};
