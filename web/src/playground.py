@@ -136,8 +136,11 @@ def _print_exception(e):
 
 async def run_user_code(code):
     """Run `code` in a fresh namespace; returns True, or False after printing a traceback."""
+    import linecache
     from pyodide.code import eval_code_async
     _counters.clear()
+    # so tracebacks show the user's source lines
+    linecache.cache["<playground>"] = (len(code), None, code.splitlines(True), "<playground>")
     try:
         await eval_code_async(code, _user_namespace(), filename="<playground>",
                               return_mode="none")

@@ -1,5 +1,5 @@
 // Shareable links: the code travels in the URL hash as base64url of its UTF-8 bytes.
-//   https://host/#code=<base64url>
+//   <origin>/#code=<base64url>
 
 export function encodeCode(code) {
   const bytes = new TextEncoder().encode(code);

@@ -37,7 +37,8 @@ const LIMIT_NAMES = [
   'maxBufferSize', 'maxStorageBufferBindingSize', 'maxStorageBuffersPerShaderStage',
   'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup',
   'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ',
-  'maxComputeWorkgroupsPerDimension', 'maxBindGroups', 'maxUniformBufferBindingSize',
+  'maxComputeWorkgroupsPerDimension', 'maxBindGroups', 'maxBindingsPerBindGroup',
+  'maxUniformBufferBindingSize',
 ];
 
 async function probeGPU() {
@@ -113,6 +114,12 @@ async function boot(interrupt) {
     device: gpu.kind === 'webgpu' ? device : null,
     info_json: JSON.stringify(hostInfo.info),
     jspi: gpu.jspi,
+    // Upload from a Python buffer without an extra copy: Python passes a memoryview, which
+    // arrives as a borrowed PyProxy; getBuffer() views the wasm heap in place.
+    writeBuffer: (queue, buffer, offset, data) => {
+      const pb = data.getBuffer('u8');
+      try { queue.writeBuffer(buffer, offset, pb.data); } finally { pb.release(); }
+    },
   });
   pyodide.registerJsModule('webtorch_playground_host', {
     post: (kind, json) => post({ type: kind, id: currentRun, data: JSON.parse(json) }),

@@ -1,0 +1,429 @@
+"""Browser driver: the Driver protocol over the page's WebGPU (`navigator.gpu`), from Pyodide.
+
+Runs in a Web Worker (or a page) under Pyodide. The playground's worker asks for the adapter
+and device in JavaScript before Python starts and registers them as the JS module
+`webtorch_gpu_host` (attributes `available`, `reason`, `adapter`, `device`, `info_json`,
+`jspi`, and the helper `writeBuffer(queue, buffer, offset, pyBuffer)`); elsewhere the driver
+asks `navigator.gpu` itself, through `pyodide.ffi.run_sync`.
+
+Pyodide rules followed here:
+* Descriptors are plain JS objects: `to_js(d, dict_converter=js.Object.fromEntries)`.
+* The only waits are `run_sync(promise)` (JSPI): reads, `synchronize`, pipeline compile
+  checks. They need the Python entry to be `runPythonAsync`/`callPromising` (the playground
+  runs user code that way); without JSPI a read raises a clear RuntimeError.
+* Every JS object held from Python is a JsProxy released by reference counting (CPython frees
+  them deterministically when the backend drops a handle); the one `create_proxy`
+  (the device-lost callback) is destroyed by `close()`.
+* Uploads pass the Python buffer to JS as a borrowed PyProxy, whose `getBuffer()` is a view
+  onto the WebAssembly heap: `queue.writeBuffer` copies straight from it (no extra copy).
+"""
+import re
+
+from .driver import Driver
+
+_LIMIT_NAMES = (
+    "maxBufferSize", "maxStorageBufferBindingSize", "maxStorageBuffersPerShaderStage",
+    "maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup",
+    "maxComputeWorkgroupSizeX", "maxComputeWorkgroupSizeY", "maxComputeWorkgroupSizeZ",
+    "maxComputeWorkgroupsPerDimension", "maxBindGroups", "maxBindingsPerBindGroup",
+    "maxUniformBufferBindingSize", "minStorageBufferOffsetAlignment",
+    "minUniformBufferOffsetAlignment",
+)
+_ARENA_BYTES = 1 << 20       # parameter arena per batch
+_MAX_BATCH = 4096            # dispatches per submit at most
+
+# GPUBufferUsage / GPUMapMode bits (fixed by the WebGPU spec)
+_MAP_READ, _COPY_SRC, _COPY_DST, _STORAGE = 0x0001, 0x0004, 0x0008, 0x0080
+_MODE_READ = 0x0001
+
+
+def _kebab(name):
+    return re.sub(r"([A-Z])", r"-\1", name).lower()
+
+
+def _null(x):
+    """JS null/undefined arrive as None or as pyodide's JsNull."""
+    return x is None or type(x).__name__ == "JsNull"
+
+
+def _host():
+    try:
+        import webtorch_gpu_host
+        return webtorch_gpu_host
+    except ImportError:
+        return None
+
+
+def can_wait():
+    """True when synchronous waits (`run_sync`, JSPI) are possible right now."""
+    try:
+        from pyodide.ffi import can_run_sync
+        return bool(can_run_sync())
+    except ImportError:
+        return False
+
+
+def unavailable_reason():
+    """None when a browser WebGPU device can be used, else why not (a short sentence)."""
+    try:
+        import js  # noqa: F401
+    except ImportError:
+        return "not running in a browser (no Pyodide `js` module)"
+    host = _host()
+    if host is not None:
+        if not host.available:
+            return str(host.reason) or "WebGPU is not available"
+        return None
+    import js
+    if not hasattr(js, "navigator") or not hasattr(js.navigator, "gpu") or _null(js.navigator.gpu):
+        return "WebGPU is not available (navigator.gpu is missing)"
+    try:
+        import pyodide.ffi
+        if not hasattr(pyodide.ffi, "run_sync"):
+            return "this Pyodide has no run_sync (JSPI)"
+    except ImportError:
+        return "no pyodide.ffi"
+    return None
+
+
+def is_available():
+    return unavailable_reason() is None
+
+
+class _Pipeline:
+    """A compute pipeline and its bind group layout (group 0)."""
+    __slots__ = ("pipeline", "layout", "entry_point")
+
+    def __init__(self, pipeline, layout, entry_point):
+        self.pipeline, self.layout, self.entry_point = pipeline, layout, entry_point
+
+
+class BrowserDriver(Driver):
+    def __init__(self, device=None, adapter=None):
+        import js
+        from pyodide.ffi import to_js
+        self._js = js
+        self._to_js = to_js
+        host = _host()
+        self._host_write = getattr(host, "writeBuffer", None) if host is not None else None
+        info_json = None
+        if _null(device) and host is not None:
+            if not host.available:
+                raise RuntimeError(f"WebGPU is not available: {host.reason}")
+            device, adapter, info_json = host.device, host.adapter, host.info_json
+        if _null(device):
+            device, adapter = self._request_device()
+        self.device = device
+        self.queue = device.queue
+        self.info = self._make_info(adapter, info_json)
+        lim = device.limits
+        self.limits = {}
+        for name in _LIMIT_NAMES:
+            v = getattr(lim, name, None)
+            if v is not None:
+                self.limits[_kebab(name)] = int(v)
+        self.features = set(js.Array.from_(device.features).to_py())
+        self._align = max(4, int(self.limits.get("min-storage-buffer-offset-alignment", 256)))
+        self._arena_buf = self._create(_ARENA_BYTES, _STORAGE | _COPY_DST)
+        self._arena = bytearray()
+        self._encoder = None
+        self._pass = None
+        self._pending = 0
+        self._scopes = []          # popErrorScope promises of submitted batches, checked on waits
+        self._staging = None       # MAP_READ buffer reused by read_buffer
+        self._staging_size = 0
+        self._scratch = []         # snapshot buffers of aliased bindings, freed after submit
+        self.lost = None
+        self.dispatches = 0
+        self.submits = 0
+        from pyodide.ffi import create_proxy
+        self._on_lost = create_proxy(self._lost_cb)
+        self._lost_promise = device.lost.then(self._on_lost)
+
+    # ---- setup ---------------------------------------------------------------------------
+    def _request_device(self):
+        from pyodide.ffi import run_sync
+        js = self._js
+        gpu = getattr(js.navigator, "gpu", None)
+        if _null(gpu):
+            raise RuntimeError("WebGPU is not available (navigator.gpu is missing)")
+        adapter = run_sync(gpu.requestAdapter(self._obj({"powerPreference": "high-performance"})))
+        if _null(adapter):
+            raise RuntimeError("WebGPU found no adapter")
+        req = {}
+        for name in _LIMIT_NAMES:
+            if name.startswith("max"):
+                v = getattr(adapter.limits, name, None)
+                if v is not None:
+                    req[name] = v
+        feats = [f for f in ("shader-f16",) if adapter.features.has(f)]
+        device = run_sync(adapter.requestDevice(self._obj({"requiredFeatures": feats,
+                                                            "requiredLimits": req})))
+        return device, adapter
+
+    def _make_info(self, adapter, info_json):
+        import json
+        d = {}
+        if info_json:
+            d = json.loads(str(info_json)) or {}
+        else:
+            ai = getattr(adapter, "info", None) if not _null(adapter) else None
+            if _null(ai):
+                ai = getattr(self.device, "adapterInfo", None)
+            if not _null(ai):
+                d = {k: str(getattr(ai, k, "") or "") for k in ("vendor", "architecture", "device", "description")}
+                d["isFallbackAdapter"] = bool(getattr(ai, "isFallbackAdapter", False))
+        text = " ".join(str(d.get(k, "")) for k in ("vendor", "architecture", "description")).lower()
+        cpu = d.get("isFallbackAdapter") or "swiftshader" in text or "llvmpipe" in text
+        return {
+            "vendor": d.get("vendor", ""), "architecture": d.get("architecture", ""),
+            "device": d.get("device", ""), "description": d.get("description", ""),
+            "backend": "WebGPU", "adapter_type": "CPU" if cpu else "unknown",
+        }
+
+    def _lost_cb(self, info):
+        try:
+            self.lost = f"{info.reason}: {info.message}"
+        except Exception:
+            self.lost = "unknown reason"
+
+    def close(self):
+        """Release the driver's own GPU objects and its JS callback proxy."""
+        if self._on_lost is not None:
+            self._on_lost.destroy()
+            self._on_lost = None
+        for b in (self._arena_buf, self._staging):
+            if b is not None:
+                b.destroy()
+        self._arena_buf = self._staging = None
+        self._lost_promise = None
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _obj(self, d):
+        return self._to_js(d, dict_converter=self._js.Object.fromEntries)
+
+    def _create(self, size, usage):
+        return self.device.createBuffer(self._obj({"size": size, "usage": usage}))
+
+    def _check(self):
+        if self.lost is not None:
+            raise RuntimeError(f"WebGPU device was lost: {self.lost}")
+
+    def _wrap(self, e):
+        msg = getattr(e, "message", None) or str(e)
+        if self.lost is not None or "lost" in msg.lower():
+            self.lost = self.lost or msg
+            return RuntimeError(f"WebGPU device was lost: {self.lost}")
+        return RuntimeError(f"WebGPU error: {msg}")
+
+    def _wait(self, promise):
+        from pyodide.ffi import run_sync
+        try:
+            return run_sync(promise)
+        except RuntimeError as e:
+            if "run_sync" in str(e) or "stack switching" in str(e).lower():
+                raise RuntimeError(
+                    "waiting for the GPU needs JSPI: run this code with pyodide.runPythonAsync "
+                    f"(the playground does) in a browser with JSPI ({e})") from None
+            raise
+
+    def _check_scopes(self):
+        scopes, self._scopes = self._scopes, []
+        for p in scopes:
+            err = self._wait(p)
+            if not _null(err):
+                raise RuntimeError(f"WebGPU validation error: {err.message}")
+
+    def _enc(self):
+        if self._encoder is None:
+            self.device.pushErrorScope("validation")
+            self._encoder = self.device.createCommandEncoder()
+        return self._encoder
+
+    def _end_pass(self):
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
+    def _write(self, buf, offset, mv):
+        """queue.writeBuffer from a contiguous byte memoryview (length a multiple of 4)."""
+        if self._host_write is not None:
+            self._host_write(self.queue, buf, offset, mv)   # zero-copy view of the wasm heap
+        else:
+            self.queue.writeBuffer(buf, offset, self._to_js(mv))
+
+    # ---- buffers -------------------------------------------------------------------------
+    def create_buffer(self, size):
+        self._check()
+        try:
+            return self._create(max(4, (int(size) + 3) & ~3), _STORAGE | _COPY_SRC | _COPY_DST)
+        except Exception as e:
+            raise self._wrap(e) from None
+
+    def destroy_buffer(self, buf):
+        if self._pending:
+            self.flush()
+        buf.destroy()
+
+    def write_buffer(self, buf, offset, data):
+        self._check()
+        mv = memoryview(data)
+        if not mv.c_contiguous:
+            mv = memoryview(mv.tobytes())
+        mv = mv.cast("B")
+        n = mv.nbytes
+        if n == 0:
+            return
+        if n % 4:
+            mv = memoryview(bytes(mv) + b"\0" * (-n % 4))
+        # queue.writeBuffer runs before command buffers not yet submitted: submit them first
+        if self._pending:
+            self.flush()
+        try:
+            self._write(buf, int(offset), mv)
+        except Exception as e:
+            raise self._wrap(e) from None
+
+    def read_buffer(self, buf, offset, size):
+        self.flush()
+        self._check_scopes()
+        size = int(size)
+        if size == 0:
+            return b""
+        padded = (size + 3) & ~3
+        if self._staging is None or self._staging_size < padded:
+            if self._staging is not None:
+                self._staging.destroy()
+            cap = 256
+            while cap < padded:
+                cap *= 2
+            self._staging = self._create(cap, _MAP_READ | _COPY_DST)
+            self._staging_size = cap
+        st = self._staging
+        try:
+            enc = self.device.createCommandEncoder()
+            enc.copyBufferToBuffer(buf, int(offset), st, 0, padded)
+            self.queue.submit(self._js.Array.of(enc.finish()))
+            self.submits += 1
+            self._wait(st.mapAsync(_MODE_READ, 0, padded))
+        except Exception as e:
+            raise self._wrap(e) from None
+        try:
+            data = self._js.Uint8Array.new(st.getMappedRange(0, padded)).to_bytes()
+        finally:
+            st.unmap()
+        return data[:size] if padded != size else data
+
+    def copy_buffer(self, src, src_offset, dst, dst_offset, size):
+        self._check()
+        if size == 0:
+            return
+        self._end_pass()
+        self._enc().copyBufferToBuffer(src, int(src_offset), dst, int(dst_offset), int(size))
+        self._pending += 1
+
+    # ---- compute -------------------------------------------------------------------------
+    def create_pipeline(self, code, entry_point="main"):
+        self._check()
+        dev = self.device
+        waits = can_wait()
+        dev.pushErrorScope("validation")
+        try:
+            module = dev.createShaderModule(self._obj({"code": code}))
+            if waits:
+                info = self._wait(module.getCompilationInfo())
+                errors = [f"{m.lineNum}:{m.linePos}: {m.message}" for m in info.messages
+                          if m.type == "error"]
+                if errors:
+                    raise RuntimeError("WGSL compilation failed:\n" + "\n".join(errors))
+            pipe = dev.createComputePipeline(self._obj({
+                "layout": "auto", "compute": {"module": module, "entryPoint": entry_point}}))
+        finally:
+            scope = dev.popErrorScope()
+        if waits:
+            err = self._wait(scope)
+            if not _null(err):
+                raise RuntimeError(f"WebGPU pipeline creation failed: {err.message}")
+        return _Pipeline(pipe, pipe.getBindGroupLayout(0), entry_point)
+
+    def dispatch(self, pipeline, buffers, params, workgroups):
+        self._check()
+        a = self._align
+        start = (len(self._arena) + a - 1) // a * a
+        psize = max(4, len(params))
+        if start + psize > _ARENA_BYTES or self._pending >= _MAX_BATCH:
+            self.flush()
+            start = 0
+        arena = self._arena
+        arena.extend(b"\0" * (start - len(arena)))
+        arena.extend(params)
+        arena.extend(b"\0" * (psize - len(params)))
+        bound = self._dealias(buffers)
+        entries = [{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(bound)]
+        entries.append({"binding": len(buffers),
+                        "resource": {"buffer": self._arena_buf, "offset": start, "size": psize}})
+        x, y, z = (tuple(workgroups) + (1, 1))[:3]
+        try:
+            self._enc()
+            bg = self.device.createBindGroup(self._obj({"layout": pipeline.layout, "entries": entries}))
+            if self._pass is None:
+                self._pass = self._encoder.beginComputePass()
+            p = self._pass
+            p.setPipeline(pipeline.pipeline)
+            p.setBindGroup(0, bg)
+            p.dispatchWorkgroups(int(x), int(y), int(z))
+        except Exception as e:
+            raise self._wrap(e) from None
+        self._pending += 1
+        self.dispatches += 1
+
+    def _dealias(self, buffers):
+        """Browsers (Dawn) reject a buffer bound twice in one dispatch when a binding is
+        writable, and every binding here is read_write. The FIRST occurrence of a buffer is
+        bound as is; each later occurrence gets a snapshot copy taken just before the
+        dispatch. Correct for the in-place element-wise case with the output first (binding
+        0): the other bindings read the old values, as they would without aliasing."""
+        out = list(buffers)
+        for j in range(1, len(out)):
+            b = out[j]
+            if any(b is a or b == a for a in buffers[:j]):
+                size = int(b.size)
+                snap = self._create(size, _STORAGE | _COPY_SRC | _COPY_DST)
+                self._end_pass()
+                self._enc().copyBufferToBuffer(b, 0, snap, 0, size)
+                self._scratch.append(snap)
+                out[j] = snap
+        return out
+
+    def flush(self):
+        if self._encoder is None:
+            return
+        self._check()
+        self._end_pass()
+        try:
+            if self._arena:
+                n = len(self._arena)
+                if n % 4:
+                    self._arena.extend(b"\0" * (-n % 4))
+                self._write(self._arena_buf, 0, memoryview(self._arena))
+            self.queue.submit(self._js.Array.of(self._encoder.finish()))
+        except Exception as e:
+            raise self._wrap(e) from None
+        finally:
+            self._encoder = None
+            self._arena = bytearray()
+            self._pending = 0
+            self._scopes.append(self.device.popErrorScope())
+            for b in self._scratch:
+                b.destroy()      # after submit: the GPU keeps it until the work is done
+            self._scratch = []
+        self.submits += 1
+
+    def synchronize(self):
+        self.flush()
+        try:
+            self._wait(self.queue.onSubmittedWorkDone())
+        except Exception as e:
+            raise self._wrap(e) from None
+        self._check_scopes()
+        self._check()
