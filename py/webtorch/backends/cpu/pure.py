@@ -71,6 +71,13 @@ def offsets(shape, strides, offset):
     return offs
 
 
+def _row(b, base, inner):
+    """The elements at base + inner (a list or range of relative offsets) of buf b."""
+    if isinstance(inner, range):
+        return b[base + inner.start:base + inner.stop].tolist()
+    return [b[base + r] for r in inner]
+
+
 # ---- conversions ----------------------------------------------------------------------------
 
 def _half1(x):
@@ -623,7 +630,7 @@ class PureBackend(Backend):
         res = []
         rd = odt
         for base in bases:
-            vals = [b[base + r] for r in inner]
+            vals = _row(b, base, inner)
             if op in ("sum", "prod"):
                 if odt in _FLOATS:
                     vals = cast(vals, idt, "float64")
@@ -748,7 +755,7 @@ class PureBackend(Backend):
             wd = "float64" if odt in _FLOATS else ("int64" if odt == "bool" else odt)
             f = operator.add if op == "cumsum" else operator.mul
             for base in bases:
-                vals = cast([b[base + r] for r in inner], inp.dtype, wd)
+                vals = cast(_row(b, base, inner), inp.dtype, wd)
                 res.extend(itertools.accumulate(vals, f))
             rd = wd
         elif op in ("cummax", "cummin"):
@@ -756,7 +763,7 @@ class PureBackend(Backend):
             isf = odt in _FLOATS
             ge = operator.ge if op == "cummax" else operator.le
             for base in bases:
-                vals = cast([b[base + r] for r in inner], inp.dtype, odt)
+                vals = cast(_row(b, base, inner), inp.dtype, odt)
                 cur, ci = None, 0
                 for i, x in enumerate(vals):
                     if i == 0 or (isf and x != x) or (cur == cur and ge(x, cur)):
@@ -777,7 +784,7 @@ class PureBackend(Backend):
                     return y + math.log1p(math.exp(t))
                 return t
             for base in bases:
-                vals = cast([b[base + r] for r in inner], inp.dtype, "float64")
+                vals = cast(_row(b, base, inner), inp.dtype, "float64")
                 res.extend(itertools.accumulate(vals, lae))
         else:
             raise NotImplementedError(op)
@@ -800,7 +807,7 @@ class PureBackend(Backend):
         n = len(inner)
         rv, ri = [], []
         for base in bases:
-            vals = [b[base + r] for r in inner]
+            vals = _row(b, base, inner)
             keys = [(x != x, x) for x in vals] if isf else vals
             order = sorted(range(n), key=keys.__getitem__, reverse=descending)
             ri.extend(order)
