@@ -1,0 +1,82 @@
+"""The WebGPU backend ("webgpu" device).
+
+`get_backend()` creates the backend once: over the native wgpu-py driver in CPython, over
+the browser driver (`browser.py`, navigator.gpu through pyodide.ffi) in Pyodide.
+"""
+import sys
+
+_backend = None
+_error = None
+
+
+def _make_driver():
+    if sys.platform == "emscripten":
+        from .browser import BrowserDriver
+        return BrowserDriver()
+    from .native import NativeDriver
+    return NativeDriver()
+
+
+def get_backend():
+    """The process-wide WebGPUBackend (created on first use)."""
+    global _backend, _error
+    if _backend is None:
+        from .backend import WebGPUBackend
+        try:
+            _backend = WebGPUBackend(_make_driver())
+        except Exception as e:
+            _error = e
+            raise
+    return _backend
+
+
+def is_available():
+    """True when a WebGPU adapter and device can be obtained."""
+    if _backend is not None:
+        return True
+    try:
+        get_backend()
+        return True
+    except Exception:
+        return False
+
+
+def synchronize():
+    """Wait until all queued GPU work has finished."""
+    if _backend is not None:
+        _backend.synchronize()
+
+
+def adapter_info():
+    """Adapter description: vendor, architecture, device, description, backend, adapter_type,
+    plus 'features' (list) and 'limits' (dict)."""
+    d = get_backend().driver
+    info = dict(d.info)
+    info["features"] = sorted(d.features)
+    info["limits"] = dict(d.limits)
+    return info
+
+
+def counters():
+    """Counters that prove batching and caching: dispatches, submits, pipelines compiled,
+    allocator buffers created / reused, bytes allocated / cached / reserved."""
+    b = get_backend()
+    a = b.alloc
+    return {"dispatches": b.driver.dispatches, "submits": b.driver.submits,
+            "pipelines": b.pipelines_compiled, "buffers_created": a.creates, "buffers_reused": a.reuses,
+            "allocated_bytes": a.allocated_bytes, "cached_bytes": a.cached_bytes,
+            "reserved_bytes": a.reserved_bytes}
+
+
+def dispatch_count():
+    return get_backend().driver.dispatches
+
+
+def submit_count():
+    return get_backend().driver.submits
+
+
+def empty_cache():
+    """Release cached (free) GPU buffers back to the driver."""
+    if _backend is not None:
+        _backend.alloc.empty_cache()

@@ -1,0 +1,200 @@
+// prelude.wgsl: helpers shared by the element-wise, reduce and scan kernels (f32 math with
+// PyTorch's edge cases: NaN propagation, accurate expm1/log1p, erf/erfc/erfinv, pow with
+// negative bases, floor division / remainder signs, 64-bit-style shifts).
+
+fn wisnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn wisinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn wisfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
+fn wsignbit(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
+fn wnan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn winf() -> f32 { return bitcast<f32>(0x7f800000u); }
+
+fn wsign(x: f32) -> f32 {   // PyTorch: sign(nan) = 0, sign(-0.0) = 0
+  if (x > 0.0) { return 1.0; }
+  if (x < 0.0) { return -1.0; }
+  return 0.0;
+}
+fn wexpm1(x: f32) -> f32 {
+  if (abs(x) < 1e-5) { return x + 0.5 * x * x; }
+  if (x > 88.7) { return winf(); }
+  let u = exp(x);
+  if (u == 1.0) { return x; }
+  let um1 = u - 1.0;
+  if (um1 == -1.0) { return -1.0; }
+  if (abs(x) > 1.0) { return um1; }
+  return um1 * x / log(u);
+}
+fn wlog1p(x: f32) -> f32 {
+  let u = 1.0 + x;
+  if (u == 1.0) { return x; }
+  if (abs(x) > 0.5 || wisinf(x)) { return log(u); }
+  return log(u) * x / (u - 1.0);
+}
+fn wtanh(x: f32) -> f32 {
+  let e = wexpm1(2.0 * clamp(x, -20.0, 20.0));
+  return e / (e + 2.0);
+}
+fn wsinh(x: f32) -> f32 {
+  if (abs(x) < 1.0) { return 0.5 * (wexpm1(x) - wexpm1(-x)); }
+  return 0.5 * (exp(x) - exp(-x));
+}
+fn wcosh(x: f32) -> f32 { return 0.5 * (exp(x) + exp(-x)); }
+fn wasinh(x: f32) -> f32 {
+  let a = abs(x);
+  var r: f32;
+  if (a > 1e18) { r = log(a) + 0.6931471805599453; }
+  else { r = wlog1p(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
+  return select(r, -r, x < 0.0);
+}
+fn wacosh(x: f32) -> f32 {
+  if (x > 1e18) { return log(x) + 0.6931471805599453; }
+  return log(x + sqrt((x - 1.0) * (x + 1.0)));
+}
+fn watanh(x: f32) -> f32 { return 0.5 * wlog1p(2.0 * x / (1.0 - x)); }
+fn wsigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
+
+fn werfc_pos(z: f32) -> f32 {
+  // Numerical Recipes erfcc, fractional error < 1.2e-7, z >= 0
+  let t = 1.0 / (1.0 + 0.5 * z);
+  return t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+         t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+         t * (-0.82215223 + t * 0.17087277)))))))));
+}
+fn werf(x: f32) -> f32 {
+  if (wisnan(x)) { return x; }
+  let a = abs(x);
+  if (a < 0.5) {
+    let x2 = x * x;
+    return 1.1283791670955126 * x * (1.0 + x2 * (-0.3333333333333333 + x2 * (0.1 + x2 *
+           (-0.023809523809523808 + x2 * (0.004629629629629629 + x2 * -0.0007575757575757576)))));
+  }
+  let r = 1.0 - werfc_pos(a);
+  return select(r, -r, x < 0.0);
+}
+fn werfc(x: f32) -> f32 {
+  if (wisnan(x)) { return x; }
+  if (abs(x) < 0.5) { return 1.0 - werf(x); }
+  let r = werfc_pos(abs(x));
+  return select(r, 2.0 - r, x < 0.0);
+}
+fn werfinv(x: f32) -> f32 {
+  if (wisnan(x) || abs(x) > 1.0) { return wnan(); }
+  if (x == 1.0) { return winf(); }
+  if (x == -1.0) { return -winf(); }
+  // M. Giles, "Approximating the erfinv function" (single precision) + one Newton step
+  var w = -log((1.0 - x) * (1.0 + x));
+  var p: f32;
+  if (w < 5.0) {
+    w = w - 2.5;
+    p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w; p = 0.00021858087 + p * w; p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - 3.0;
+    p = -0.000200214257; p = 0.000100950558 + p * w; p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w; p = 0.00573950773 + p * w; p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w; p = 1.00167406 + p * w; p = 2.83297682 + p * w;
+  }
+  var y = p * x;
+  let err = werf(y) - x;
+  y = y - err / (1.1283791670955126 * exp(-y * y));
+  return y;
+}
+
+fn wpow(a: f32, b: f32) -> f32 {
+  if (b == 0.0 || a == 1.0) { return 1.0; }
+  if (wisnan(a) || wisnan(b)) { return wnan(); }
+  let bi = trunc(b);
+  let is_int = bi == b;
+  if (is_int && abs(b) <= 64.0) {          // exact repeated squaring for small integer powers
+    var e = u32(abs(b));
+    var base = a;
+    var r = 1.0;
+    loop {
+      if ((e & 1u) != 0u) { r = r * base; }
+      e = e >> 1u;
+      if (e == 0u) { break; }
+      base = base * base;
+    }
+    return select(r, 1.0 / r, b < 0.0);
+  }
+  if (a == 0.0) { return select(0.0, winf(), b < 0.0); }
+  let r = exp2(b * log2(abs(a)));
+  if (a < 0.0) {
+    if (!is_int) { return wnan(); }
+    let odd = abs(bi - 2.0 * trunc(bi * 0.5)) == 1.0;
+    return select(r, -r, odd);
+  }
+  return r;
+}
+fn wmaximum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return max(a, b); }
+fn wminimum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return min(a, b); }
+fn wfmax(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return max(a, b); }
+fn wfmin(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return min(a, b); }
+fn wfmod(a: f32, b: f32) -> f32 {
+  if (b == 0.0 || wisinf(a) || wisnan(b)) { return wnan(); }
+  if (wisinf(b)) { return a; }
+  return a - b * trunc(a / b);
+}
+fn wremainder(a: f32, b: f32) -> f32 {
+  var m = wfmod(a, b);
+  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { m = m + b; }
+  return m;
+}
+fn wfloordiv(a: f32, b: f32) -> f32 {
+  if (b == 0.0) { return a / b; }
+  let m = wfmod(a, b);
+  var d = (a - m) / b;
+  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { d = d - 1.0; }
+  if (d != 0.0) {
+    var f = floor(d);
+    if (d - f > 0.5) { f = f + 1.0; }
+    return f;
+  }
+  return select(0.0, -0.0, (a / b) < 0.0);
+}
+fn wlogaddexp(a: f32, b: f32) -> f32 {
+  if (wisnan(a) || wisnan(b)) { return wnan(); }
+  if (a == -winf()) { return b; }
+  if (b == -winf()) { return a; }
+  if (a == winf() || b == winf()) { return winf(); }
+  return max(a, b) + wlog1p(exp(-abs(a - b)));
+}
+
+fn ifloordiv(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  var q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) { q = q - 1; }
+  return q;
+}
+fn iremainder(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  var r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) { r = r + b; }
+  return r;
+}
+fn ipow(a: i32, b: i32) -> i32 {
+  if (b < 0) { if (a == 1) { return 1; } if (a == -1) { return select(-1, 1, (b & 1) == 0); } return 0; }
+  var e = u32(b); var base = a; var r = 1;
+  loop { if ((e & 1u) != 0u) { r = r * base; } e = e >> 1u; if (e == 0u) { break; } base = base * base; }
+  return r;
+}
+fn upow(a: u32, b: u32) -> u32 {
+  var e = b; var base = a; var r = 1u;
+  loop { if ((e & 1u) != 0u) { r = r * base; } e = e >> 1u; if (e == 0u) { break; } base = base * base; }
+  return r;
+}
+fn ishl(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return 0; } return a << u32(b); }
+fn ishr(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return select(0, -1, a < 0); } return a >> u32(b); }
+fn ushl(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a << b; }
+fn ushr(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a >> b; }
+// lavapipe's asin/acos builtins are off by ~4e-4; these go through atan2
+fn wasin(x: f32) -> f32 { return atan2(x, sqrt((1.0 - x) * (1.0 + x))); }
+fn wacos(x: f32) -> f32 { return atan2(sqrt((1.0 - x) * (1.0 + x)), x); }
+fn watan2(y: f32, x: f32) -> f32 {   // atan2(±0, ±0) is undefined in WGSL; IEEE/PyTorch values
+  if (y == 0.0 && x == 0.0) {
+    let r = select(0.0, 3.141592653589793, wsignbit(x));
+    return select(r, -r, wsignbit(y));
+  }
+  return atan2(y, x);
+}
