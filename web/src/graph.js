@@ -1,6 +1,6 @@
 // Draws an autograd DAG ({nodes: [{id, label, kind, detail}], edges: [[src, dst]]}) as SVG.
-// Layered layout: each node's layer is its longest path from a source (leaves on top, the
-// output tensor at the bottom); order within a layer by the mean position of its parents.
+// Layered layout: each node's layer is its longest path from a source (leaves left, the
+// output tensor right); order within a layer by the mean position of its parents.
 const SVG = 'http://www.w3.org/2000/svg';
 
 function el(name, attrs, parent) {
@@ -38,15 +38,20 @@ export function layout(graph) {
       layers[l] = keyed.map((x) => x[1]);
     }
   }
-  const CH = 7.2, H = 34, VGAP = 36, HGAP = 18, PAD = 12;
+  // Left to right: layer l is column l (leaves left, the output tensor right), which suits
+  // the wide, short panel better than top to bottom.
+  const CH = 7.2, H = 34, VGAP = 14, HGAP = 42, PAD = 12;
   for (const n of nodes) n.w = Math.max(n.label.length, (n.detail || '').length * 0.85) * CH + 20;
-  const rowW = layers.map((row) => row.reduce((s, n) => s + n.w, 0) + HGAP * Math.max(0, row.length - 1));
-  const width = Math.max(160, ...rowW) + 2 * PAD;
-  layers.forEach((row, l) => {
-    let x = PAD + (width - 2 * PAD - rowW[l]) / 2;
-    for (const n of row) { n.x = x; n.y = PAD + l * (H + VGAP); n.h = H; x += n.w + HGAP; }
+  const colW = layers.map((col) => Math.max(...col.map((n) => n.w)));
+  const colH = layers.map((col) => col.length * H + VGAP * Math.max(0, col.length - 1));
+  const height = Math.max(...colH) + 2 * PAD;
+  let x = PAD;
+  layers.forEach((col, l) => {
+    let y = PAD + (height - 2 * PAD - colH[l]) / 2;
+    for (const n of col) { n.x = x + (colW[l] - n.w) / 2; n.y = y; n.h = H; y += H + VGAP; }
+    x += colW[l] + HGAP;
   });
-  const height = PAD * 2 + nLayers * H + (nLayers - 1) * VGAP;
+  const width = x - HGAP + PAD;
   return { nodes, edges: edges.map(([a, b]) => [byId.get(a), byId.get(b)]), width, height };
 }
 
@@ -57,15 +62,18 @@ export function renderGraph(container, graph) {
     return;
   }
   const g = layout(graph);
-  const svg = el('svg', { viewBox: `0 0 ${g.width} ${g.height}`, width: g.width, height: g.height, class: 'graph-svg', role: 'img' });
+  // Fit the panel when that keeps the labels readable (scale >= 0.6); else scroll.
+  const fit = Math.min(1, (container.clientWidth - 12) / g.width, (container.clientHeight - 12) / g.height);
+  const scale = Math.max(0.6, Number.isFinite(fit) && fit > 0 ? fit : 1);
+  const svg = el('svg', { viewBox: `0 0 ${g.width} ${g.height}`, width: g.width * scale, height: g.height * scale, class: 'graph-svg', role: 'img' });
   el('title', {}, svg).textContent = graph.title || 'autograd graph';
   const defs = el('defs', {}, svg);
   const marker = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, defs);
   el('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'graph-arrow' }, marker);
   for (const [a, b] of g.edges) {
-    const x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
-    const my = (y1 + y2) / 2;
-    el('path', { d: `M ${x1} ${y1} C ${x1} ${my}, ${x2} ${my}, ${x2} ${y2}`, class: 'graph-edge', 'marker-end': 'url(#arrow)' }, svg);
+    const x1 = a.x + a.w, y1 = a.y + a.h / 2, x2 = b.x, y2 = b.y + b.h / 2;
+    const mx = (x1 + x2) / 2;
+    el('path', { d: `M ${x1} ${y1} C ${mx} ${y1}, ${mx} ${y2}, ${x2} ${y2}`, class: 'graph-edge', 'marker-end': 'url(#arrow)' }, svg);
   }
   for (const n of g.nodes) {
     const grp = el('g', { class: `graph-node graph-${n.kind}`, 'data-label': n.label }, svg);

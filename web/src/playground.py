@@ -54,7 +54,7 @@ def _fn_name(fn):
     name = getattr(fn, "name", None)
     if callable(name):
         try:
-            return str(name())
+            return str(name()).rsplit("::", 1)[-1]   # torch::autograd::AccumulateGrad
         except Exception:
             pass
     return type(fn).__name__

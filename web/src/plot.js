@@ -49,18 +49,15 @@ export class LivePlot {
     const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
     const sy = (y) => H - B - ((y - y0) / (y1 - y0)) * (H - T - B);
     ctx.strokeStyle = grid; ctx.fillStyle = fg; ctx.lineWidth = 1;
-    const ticks = 4;
     ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-    for (let i = 0; i <= ticks; i++) {
-      const v = y0 + ((y1 - y0) * i) / ticks, y = sy(v);
+    for (const v of niceTicks(y0, y1, Math.max(2, Math.floor((H - T - B) / 40)))) {
+      const y = sy(v);
       ctx.beginPath(); ctx.moveTo(L, y); ctx.lineTo(W - R, y); ctx.stroke();
       ctx.fillText(fmt(v), L - 4, y);
     }
     ctx.textAlign = 'center'; ctx.textBaseline = 'top';
-    for (let i = 0; i <= ticks; i++) {
-      const v = x0 + ((x1 - x0) * i) / ticks;
-      ctx.fillText(fmt(v), sx(v), H - B + 5);
-    }
+    for (const v of niceTicks(x0, x1, Math.max(2, Math.floor((W - L - R) / 80)))) ctx.fillText(fmt(v), sx(v), H - B + 5);
+    ctx.strokeStyle = fg; ctx.beginPath(); ctx.moveTo(L, T); ctx.lineTo(L, H - B); ctx.lineTo(W - R, H - B); ctx.stroke();
     let k = 0, ly = T + 4;
     for (const [name, pts] of this.series) {
       const color = COLORS[k++ % COLORS.length];
@@ -74,6 +71,15 @@ export class LivePlot {
       ctx.fillText(`${name}: ${fmt(last[1])}`, W - R - 4, ly); ly += 14;
     }
   }
+}
+
+// Round tick values (1, 2 or 5 times a power of ten) inside [lo, hi], about n of them.
+function niceTicks(lo, hi, n) {
+  const raw = (hi - lo) / n, p = 10 ** Math.floor(Math.log10(raw)), m = raw / p;
+  const step = (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  return out;
 }
 
 function fmt(v) {

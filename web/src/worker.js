@@ -156,7 +156,9 @@ from webtorch_playground import run_user_code as __wt_run
     status('Importing webtorch…', 0.85);
     const ver = await pyodide.runPythonAsync(`
 import webtorch
-getattr(webtorch, '__version__', '?')
+if not hasattr(webtorch, "tensor"):
+    raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
+getattr(webtorch, "__version__", "?")
 `);
     versions.webtorch = String(ver);
   } catch (e) {
