@@ -1,0 +1,125 @@
+"""webtorch: PyTorch's programming model in pure Python, on cpu and on WebGPU.
+
+    import webtorch as torch
+"""
+__version__ = "0.1.0"
+
+from . import _dtype
+from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
+                     float64, get_default_dtype, set_default_dtype, promote_types)
+from ._device import device
+from ._tensor import Tensor, Size
+from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+                       is_inference_mode_enabled)
+from . import autograd
+from . import _creation
+from ._creation import (tensor, as_tensor, asarray, from_numpy, empty, full, zeros, ones, empty_like, zeros_like,
+                        ones_like, full_like, arange, linspace, logspace, eye, rand, randn, randint, randperm,
+                        rand_like, randn_like, randint_like, normal, bernoulli, multinomial)
+from . import ops
+from .ops import *  # noqa: F401,F403
+from .ops.reduction import return_types
+from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
+from . import random
+from ._tensor_str import set_printoptions
+from . import overrides
+
+ops.bind_methods(Tensor, _creation)
+
+float = float32  # noqa: A001
+double = float64
+half = float16
+int = int32  # noqa: A001
+long = int64
+short = int16
+cfloat = None
+strided = "torch.strided"
+contiguous_format = preserve_format = channels_last = None
+range = _creation.range_  # noqa: A001
+abs = ops.pointwise.abs  # noqa: A001
+max = ops.reduction.max  # noqa: A001
+min = ops.reduction.min  # noqa: A001
+sum = ops.reduction.sum  # noqa: A001
+all = ops.reduction.all  # noqa: A001
+any = ops.reduction.any  # noqa: A001
+round = ops.pointwise.round  # noqa: A001
+pow = ops.pointwise.pow  # noqa: A001
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(t):
+    return t.dtype.is_floating_point
+
+
+def is_complex(t):
+    return False
+
+
+def numel(t):
+    return t.numel()
+
+
+def result_type(tensor1, tensor2):
+    return _dtype.result_type(tensor1, tensor2)
+
+
+def can_cast(from_, to):
+    from .ops._common import can_cast as _cc
+    return _cc(from_, to)
+
+
+def typename(t):
+    return t.type() if isinstance(t, Tensor) else type(t).__name__
+
+
+class finfo:
+    _data = {"float16": (65504.0, 6.103515625e-05, 0.0009765625, 5.960464477539063e-08, 16, 3),
+             "bfloat16": (3.3895313892515355e38, 1.1754943508222875e-38, 0.0078125, 9.183549615799121e-41, 16, 2),
+             "float32": (3.4028234663852886e38, 1.1754943508222875e-38, 1.1920928955078125e-07,
+                         1.401298464324817e-45, 32, 6),
+             "float64": (1.7976931348623157e308, 2.2250738585072014e-308, 2.220446049250313e-16, 5e-324, 64, 15)}
+
+    def __init__(self, type=None):
+        type = type or get_default_dtype()
+        self.max, self.tiny, self.eps, self.smallest_subnormal, self.bits, self.resolution_digits = \
+            self._data[type.name]
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+        self.dtype = type.name
+        self.resolution = 10.0 ** -self.resolution_digits
+
+
+class iinfo:
+    def __init__(self, type):
+        bits = type.itemsize * 8
+        self.bits = bits
+        if type.name == "uint8":
+            self.min, self.max = 0, 255
+        elif type.name == "bool":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        else:
+            self.min, self.max = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.dtype = type.name
+
+
+def _lazy(name):
+    import importlib
+    return importlib.import_module("." + name, __name__)
+
+
+def __getattr__(name):
+    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "testing", "linalg",
+                "special", "fft", "distributions", "jit", "cuda", "hub", "library", "compiler"):
+        mod = _lazy(name)
+        globals()[name] = mod
+        return mod
+    if name in ("save", "load"):
+        from . import serialization
+        return getattr(serialization, name)
+    if name == "autocast":
+        from .amp import autocast
+        return autocast
+    raise AttributeError(f"module 'webtorch' has no attribute '{name}'")

@@ -1,0 +1,551 @@
+"""Tensor creation, conversion between dtypes/devices, and random sampling."""
+import math
+
+from . import _dtype, _prims
+from ._device import as_device, device as _devcls
+from ._tensor import Tensor, _numel
+from .autograd.function import Function
+from .overrides import torch_function
+from .ops._common import recording
+from .ops.shape import _sizes
+
+bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
+
+
+def _np_dtype_name(a):
+    return {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
+            "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64"}.get(str(a.dtype))
+
+
+def _is_numpy(x):
+    return type(x).__module__ == "numpy" and hasattr(x, "dtype")
+
+
+def _infer(data):
+    """(shape, flat list, inferred dtype) of nested Python sequences of numbers."""
+    if isinstance(data, (bool, int, float)):
+        return (), [data], _kind_dtype([data])
+    if isinstance(data, Tensor):
+        return tuple(data.shape), data.reshape(-1).tolist() if data.dim() else [data.item()], data.dtype
+    if _is_numpy(data):
+        return tuple(data.shape), data.reshape(-1).tolist(), _dtype.BY_NAME[_np_dtype_name(data)]
+    if not isinstance(data, (list, tuple)):
+        if hasattr(data, "__len__") and hasattr(data, "__getitem__"):
+            data = list(data)
+        else:
+            try:
+                return (), [float(data)], _dtype.get_default_dtype()
+            except (TypeError, ValueError):
+                raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    shape = []
+    level = [data]
+    while True:
+        n = None
+        nxt = []
+        seqs = 0
+        for item in level:
+            if isinstance(item, Tensor) and item.dim() > 0:
+                item = item.tolist()
+            if _is_numpy(item) and item.ndim > 0:
+                item = item.tolist()
+            if isinstance(item, (list, tuple)):
+                seqs += 1
+                if n is None:
+                    n = len(item)
+                elif len(item) != n:
+                    raise ValueError(f"expected sequence of length {n} at dim {len(shape)} (got {len(item)})")
+                nxt.extend(item)
+            else:
+                if seqs:
+                    raise TypeError("not a sequence")
+        if seqs == 0:
+            break
+        if seqs != len(level):
+            raise TypeError("not a sequence")
+        shape.append(n)
+        level = nxt
+        if n == 0:
+            return tuple(shape), [], _dtype.get_default_dtype()
+    flat = []
+    dts = set()
+    for v in level:
+        if isinstance(v, Tensor):
+            dts.add(v.dtype)
+            v = v.item()
+        elif _is_numpy(v):
+            v = v.item()
+        if not isinstance(v, (bool, int, float)):
+            raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+        flat.append(v)
+    dt = _kind_dtype(flat)
+    return tuple(shape), flat, dt
+
+
+def _kind_dtype(flat):
+    if all(isinstance(v, bool) for v in flat):
+        return bool_
+    if all(isinstance(v, (bool, int)) for v in flat):
+        return int64
+    return _dtype.get_default_dtype()
+
+
+def _resolve_dtype(d):
+    if d is None:
+        return None
+    if isinstance(d, _dtype.dtype):
+        return d
+    if d is float:
+        return _dtype.get_default_dtype()
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if isinstance(d, str):
+        n = d.replace("torch.", "")
+        return _dtype.BY_NAME.get(n) or _dtype.ALIASES[n]
+    raise TypeError(f"dtype must be a torch.dtype, got {type(d).__name__}")
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    dtype = _resolve_dtype(dtype)
+    dev = as_device(device) if device is not None else (data.device if isinstance(data, Tensor) else as_device(None))
+    if isinstance(data, Tensor):
+        t = data.detach().to(dev, dtype or data.dtype).clone()
+        return _finish(t, requires_grad)
+    if _is_numpy(data):
+        name = _np_dtype_name(data)
+        if name is None:
+            raise TypeError(f"can't convert np.ndarray of type {data.dtype}. The only supported types are: "
+                            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+        dt = dtype or _dtype.BY_NAME[name]
+        src = _dtype.BY_NAME[name]
+        import numpy as np
+        flat = np.ascontiguousarray(data).reshape(-1)
+        if dt is not src:
+            flat = flat.astype(_dtype.NP_NAMES[dt.name] if dt.name in _dtype.NP_NAMES else "float32")
+        return _finish(_prims.from_flat(flat, tuple(data.shape), dt, dev), requires_grad)
+    shape, flat, dt = _infer(data)
+    dt = dtype or dt
+    if dt.kind == "i" and any(isinstance(v, float) for v in flat):
+        flat = [int(v) for v in flat]
+    if dt.kind == "i":
+        lo, hi = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
+                  "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}[dt.name]
+        for v in flat:
+            if v < lo or v > hi:
+                if dt.name == "int64":
+                    raise RuntimeError(f"Overflow when unpacking long")
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    if requires_grad and not dt.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return _finish(_prims.from_flat(flat, shape, dt, dev), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    dtype = _resolve_dtype(dtype)
+    if isinstance(data, Tensor):
+        return data.to(device if device is not None else data.device, dtype or data.dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    if not _is_numpy(ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return tensor(ndarray)
+
+
+def _creation_args(size, dtype, device):
+    shape = _sizes(size)
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    return shape, _resolve_dtype(dtype) or _dtype.get_default_dtype(), as_device(device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, memory_format=None, pin_memory=False,
+          layout=None):
+    shape, dt, dev = _creation_args(size, dtype, device)
+    return _finish(_prims.empty(shape, dt, dev), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else None
+    shape, dt, dev = _creation_args(size if isinstance(size, (list, tuple)) else (size,), dtype, device)
+    t = _prims.empty(shape, dt, dev)
+    if t.numel():
+        t._backend.ewise("copy", t._view(), [fill_value], dt.name)
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    shape, dt, dev = _creation_args(size, dtype, device)
+    return full(shape, False if dt is bool_ else 0, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    shape, dt, dev = _creation_args(size, dtype, device)
+    return full(shape, True if dt is bool_ else 1, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def _like(input, dtype, device):
+    return (_resolve_dtype(dtype) or input.dtype), (as_device(device) if device is not None else input.device)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return _finish(_prims.empty(input.shape, dt, dev), requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        dtype = int64 if all(isinstance(v, int) for v in vals) else _dtype.get_default_dtype()
+    dt = _resolve_dtype(dtype)
+    n = max(0, math.ceil((end - start) / step))
+    return _finish(_prims.arange(n, start, step, dt, as_device(device)), requires_grad)
+
+
+def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
+    return arange(start, end + step * 0.5 if step > 0 else end + step * 0.5, step,
+                  dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
+    start = start.item() if isinstance(start, Tensor) else start
+    end = end.item() if isinstance(end, Tensor) else end
+    if steps == 1:
+        vals = [start]
+    else:
+        step = (end - start) / (steps - 1)
+        half = steps // 2
+        # PyTorch fills from both ends for symmetry
+        vals = [start + step * i if i < half else end - step * (steps - 1 - i) for i in range(steps)]
+    if dt.kind == "i":
+        vals = [int(v) for v in vals]
+    return _finish(_prims.from_flat(vals, (steps,), dt, as_device(device)), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
+    return _finish(pow_base(base, linspace(start, end, steps, dtype=_dtype.float64 if dt is _dtype.float64 else
+                                           _dtype.float32, device=device)).to(dt), requires_grad)
+
+
+def pow_base(base, t):
+    from .ops.pointwise import pow
+    return pow(base, t)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    m = n if m is None else m
+    dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
+    dev = as_device(device)
+    r = arange(n, device=dev).unsqueeze(1)
+    c = arange(m, device=dev).unsqueeze(0)
+    return _finish((r == c).to(dt), requires_grad)
+
+
+# ---- random ---------------------------------------------------------------------------------
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    shape, dt, dev = _creation_args(size, dtype, device)
+    _check_float_random(dt, "check_uniform_bounds")
+    return _finish(_prims.random(shape, "uniform", dt, dev, generator), requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    shape, dt, dev = _creation_args(size, dtype, device)
+    _check_float_random(dt, "normal_kernel_cpu")
+    return _finish(_prims.random(shape, "normal", dt, dev, generator), requires_grad)
+
+
+def _check_float_random(dt, kernel):
+    if not dt.is_floating_point:
+        from .ops._common import name_of
+        raise RuntimeError(f"\"{kernel}\" not implemented for '{name_of(dt)}'")
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing 1 required positional argument: 'size'")
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    dt = _resolve_dtype(dtype) or int64
+    shape = _sizes(size)
+    u = _prims.random(shape, "uniform", _dtype.float32 if high - low <= (1 << 24) else _dtype.float64
+                      if as_device(device).type == "cpu" else _dtype.float32, as_device(device), generator)
+    v = _prims.ewise("floor", [_prims.ewise("add", [_prims.ewise("mul", [u, high - low], u.dtype, u.dtype), low],
+                                            u.dtype, u.dtype)], u.dtype, u.dtype)
+    v = _prims.ewise("minimum", [v, high - 1], u.dtype, u.dtype)
+    return _prims.ewise("copy", [v], dt, dt)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    dt = _resolve_dtype(dtype) or int64
+    if n < 0:
+        raise RuntimeError(f"randperm is only implemented for positive n, got {n}")
+    u = _prims.random((n,), "uniform", _dtype.float32, as_device(device), generator)
+    return _prims.sort(u, 0, False, True)[1].to(dt)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    dt, dev = _like(input, dtype, device)
+    return rand(input.shape, dtype=dt, device=dev, requires_grad=requires_grad, generator=generator)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    dt, dev = _like(input, dtype, device)
+    return randn(input.shape, dtype=dt, device=dev, requires_grad=requires_grad, generator=generator)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None):
+    dt, dev = _like(input, dtype, device)
+    return randint(low, high, input.shape, dtype=dt, device=dev)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        z = randn(ref.shape, dtype=ref.dtype, device=ref.device, generator=generator)
+        return z * std + mean
+    return randn(size, generator=generator, dtype=dtype, device=device) * std + mean
+
+
+def bernoulli(input, p=None, *, generator=None):
+    prob = input if p is None else p
+    u = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator)
+    return (u < prob).to(input.dtype)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    from .ops.reduction import cumsum
+    probs = input if input.dim() == 2 else input.unsqueeze(0)
+    rows = probs.shape[0]
+    out = []
+    p = probs.detach().to(_dtype.float32).clone()
+    for _ in range(num_samples):
+        c = cumsum(p / p.sum(-1, keepdim=True), -1)
+        u = rand(rows, 1, device=input.device, generator=generator)
+        idx = (c < u).sum(-1).clamp(max=probs.shape[1] - 1)
+        out.append(idx)
+        if not replacement:
+            p = p.scatter(1, idx.unsqueeze(1), 0.0)
+    r = stack_(out, 1)
+    return r if input.dim() == 2 else r.squeeze(0)
+
+
+def stack_(ts, d):
+    from .ops.shape import stack
+    return stack(ts, d)
+
+
+# in-place random fills (Tensor methods)
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    with _no_grad():
+        u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
+        if (a, b) != (0.0, 1.0):
+            u = _prims.ewise("add", [_prims.ewise("mul", [u, b - a], self.dtype, self.dtype), a], self.dtype,
+                             self.dtype)
+        return _prims.copy_into(self, u)
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    with _no_grad():
+        z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
+        if (mean, std) != (0.0, 1.0):
+            z = _prims.ewise("add", [_prims.ewise("mul", [z, std], self.dtype, self.dtype), mean], self.dtype,
+                             self.dtype)
+        return _prims.copy_into(self, z)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    with _no_grad():
+        u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
+        return _prims.copy_into(self, _prims.ewise("lt", [u, p], _dtype.float32, bool_))
+
+
+def random_(self, from_=0, to=None, *, generator=None):
+    with _no_grad():
+        return _prims.copy_into(self, randint(from_, to, self.shape, device=self.device, dtype=self.dtype,
+                                              generator=generator))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    with _no_grad():
+        u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
+        return _prims.copy_into(self, (-(1 - u).log()) / lambd)
+
+
+def _no_grad():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
+
+
+# ---- dtype / device conversion --------------------------------------------------------------------
+class ToCopy(Function):
+    _node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dev, dt):
+        ctx.src = (x.device, x.dtype)
+        return _convert(x, dev, dt)
+
+    @staticmethod
+    def backward(ctx, g):
+        dev, dt = ctx.src
+        return g.to(dev, dt), None, None
+
+
+def _convert(x, dev, dt):
+    if dev != x.device:
+        x = _prims.to_device(x, dev)
+        if dt is x.dtype:
+            return x
+    if dt is not x.dtype:
+        return _prims.ewise("copy", [x], dt, dt, shape=x.shape)
+    return x
+
+
+def _parse_to(args, kwargs):
+    dev = kwargs.pop("device", None)
+    dt = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dev, dt = a.device, a.dtype
+        elif isinstance(a, _dtype.dtype):
+            dt = a
+        elif isinstance(a, (str, _devcls)):
+            dev = a
+        elif a is float or a is int or a is bool:
+            dt = _resolve_dtype(a)
+        elif isinstance(a, bool):
+            pass
+        elif a is None:
+            pass
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    return (as_device(dev) if dev is not None else None), _resolve_dtype(dt), copy
+
+
+@torch_function
+def to(self, *args, **kwargs):
+    dev, dt, copy = _parse_to(args, kwargs)
+    dev = dev or self.device
+    dt = dt or self.dtype
+    if dev == self.device and dt is self.dtype:
+        return self.clone() if copy else self
+    if dev.type == "webgpu" and dt is _dtype.float64:
+        raise TypeError("float64 is not supported on webgpu; use float32 (or keep float64 tensors on cpu)")
+    if recording(self) and dt.is_floating_point:
+        return ToCopy.apply(self, dev, dt)
+    return _convert(self, dev, dt)
+
+
+def cpu(self):
+    return to(self, "cpu")
+
+
+def cuda(self, *a, **k):
+    raise AssertionError("Torch not compiled with CUDA enabled (webtorch: use .to('webgpu'))")
+
+
+def webgpu(self):
+    return to(self, "webgpu")
+
+
+def _caster(dt):
+    def f(self, memory_format=None):
+        return to(self, dt)
+    return f
+
+
+float_ = _caster(_dtype.float32)
+double = _caster(_dtype.float64)
+half = _caster(_dtype.float16)
+int_ = _caster(_dtype.int32)
+long = _caster(_dtype.int64)
+short = _caster(_dtype.int16)
+bool_m = _caster(bool_)
+byte = _caster(uint8)
+char = _caster(_dtype.int8)
+bfloat16 = _caster(_dtype.bfloat16)
+
+
+def type_(self, dtype=None, non_blocking=False):
+    if dtype is None:
+        from .autograd.graph import _type_str
+        return _type_str(self)
+    if isinstance(dtype, str):
+        names = {"torch.FloatTensor": _dtype.float32, "torch.DoubleTensor": _dtype.float64,
+                 "torch.LongTensor": int64, "torch.IntTensor": _dtype.int32, "torch.BoolTensor": bool_,
+                 "torch.HalfTensor": _dtype.float16, "torch.ByteTensor": uint8}
+        dtype = names[dtype]
+    return to(self, dtype)
+
+
+def type_as(self, other):
+    return to(self, other.dtype)
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    return zeros(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    return ones(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    return empty(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)

@@ -1,0 +1,65 @@
+"""torch.device and the backend behind each device type."""
+
+_TYPES = ("cpu", "webgpu")
+
+
+class device:
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, str) and ":" in type:
+            type, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            index = int(idx)
+        if type == "cuda":
+            raise RuntimeError("webtorch has no CUDA backend; use device='webgpu' for the GPU")
+        if type not in _TYPES:
+            raise RuntimeError(f"Expected one of cpu, webgpu device type at start of device string: {type}")
+        if type == "webgpu" and index is None:
+            index = 0
+        if index is not None and index != 0:
+            raise RuntimeError(f"webtorch has one {type} device; got index {index}")
+        self.type = type
+        self.index = index
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and (self.index or 0) == (other.index or 0)
+
+    def __hash__(self):
+        return hash((self.type, self.index or 0))
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+
+CPU = device("cpu")
+_backends = {}
+
+
+def as_device(d):
+    if d is None:
+        return CPU
+    if isinstance(d, device):
+        return d
+    return device(d)
+
+
+def backend_for(dev):
+    b = _backends.get(dev.type)
+    if b is None:
+        if dev.type == "cpu":
+            from .backends.cpu import make_backend
+            b = make_backend()
+        else:
+            from .backends.webgpu import get_backend
+            b = get_backend()
+        _backends[dev.type] = b
+    return b

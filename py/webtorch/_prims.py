@@ -1,0 +1,248 @@
+"""The bridge from tensors to backend primitives (no autograd here).
+
+Ops in `webtorch.ops` call these; these check devices, broadcast, allocate outputs and call
+the backend's primitive. Everything a backend must implement is in `backends/base.py`.
+"""
+from . import _dtype
+from ._device import as_device, backend_for
+from ._tensor import Tensor, Storage, contiguous_strides, _numel, Size
+from .backends.base import View
+
+bool_, int64 = _dtype.bool_, _dtype.int64
+
+
+def empty(shape, dtype, device):
+    shape = tuple(shape)
+    n = _numel(shape)
+    be = backend_for(device)
+    buf = be.empty(n, dtype.name)
+    return Tensor._make(Storage(buf, dtype, device, n), shape, contiguous_strides(shape), 0)
+
+
+def from_flat(values, shape, dtype, device):
+    be = backend_for(device)
+    buf = be.from_flat(values, dtype.name)
+    n = _numel(shape)
+    return Tensor._make(Storage(buf, dtype, device, n), tuple(shape), contiguous_strides(shape), 0)
+
+
+def common_device(args):
+    dev = None
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._storage.device
+            if dev is None:
+                dev = d
+            elif d != dev:
+                if a.dim() == 0 and d.type == "cpu":
+                    continue
+                if dev.type == "cpu" and _first_dim0_cpu(args, dev):
+                    dev = d
+                    continue
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                                   f"devices, {dev} and {d}!")
+    return dev
+
+
+def _first_dim0_cpu(args, dev):
+    for a in args:
+        if isinstance(a, Tensor) and a._storage.device == dev:
+            return a.dim() == 0
+    return False
+
+
+def broadcast_shapes(*shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = ndim - len(s) + i
+            if out[j] == 1:
+                out[j] = d
+            elif d != 1 and d != out[j]:
+                a = [x for x in shapes if x is not s]
+                raise RuntimeError(f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at "
+                                   f"non-singleton dimension {i - len(s) + ndim}")
+    return tuple(out)
+
+
+def broadcast_strides(t, shape):
+    nd = len(shape)
+    off = nd - t.dim()
+    strides = [0] * nd
+    for i, (s, st) in enumerate(zip(t._shape, t._stride)):
+        if s == shape[off + i]:
+            strides[off + i] = st if s != 1 else 0
+        elif s == 1:
+            strides[off + i] = 0
+        else:
+            raise RuntimeError(f"The expanded size of the tensor ({shape[off + i]}) must match the existing size "
+                               f"({s}) at non-singleton dimension {off + i}.  Target sizes: {list(shape)}.  "
+                               f"Tensor sizes: {list(t._shape)}")
+    return tuple(strides)
+
+
+def bview(t, shape):
+    return View(t._storage.buf, tuple(shape), broadcast_strides(t, shape), t._offset, t._storage.dtype.name)
+
+
+def _operand(a, shape, dev):
+    if isinstance(a, Tensor):
+        if a._storage.device != dev:  # a 0-d cpu tensor used as a scalar on another device
+            return a.item()
+        return bview(a, shape)
+    return a
+
+
+def ewise(op, args, cdtype, out_dtype, shape=None):
+    """A new tensor: op applied element-wise over the broadcast of args (tensors/scalars)."""
+    dev = common_device(args)
+    if shape is None:
+        shape = broadcast_shapes(*[a._shape for a in args if isinstance(a, Tensor)])
+    out = empty(shape, out_dtype, dev)
+    if out.numel():
+        out._backend.ewise(op, out._view(), [_operand(a, shape, dev) for a in args], cdtype.name)
+    return out
+
+
+def ewise_into(op, out, args, cdtype):
+    """Write op(args) into the existing tensor `out` (an in-place op or a copy)."""
+    dev = out._storage.device
+    for a in args:
+        if isinstance(a, Tensor) and a._storage.device != dev and not (a.dim() == 0 and a.device.type == "cpu"):
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{dev} and {a.device}!")
+    shape = out._shape
+    if out.numel():
+        out._backend.ewise(op, out._view(), [_operand(a, shape, dev) for a in args], cdtype.name)
+    out._bump()
+    return out
+
+
+def copy_into(dst, src):
+    """dst[...] = src (broadcast, dtype conversion, cross-device)."""
+    if isinstance(src, Tensor) and src.device != dst.device and src.dim() > 0:
+        src = to_device(src, dst.device)
+    return ewise_into("copy", dst, [src], dst.dtype)
+
+
+def contiguous(t):
+    if t.is_contiguous():
+        return t
+    out = empty(t._shape, t.dtype, t.device)
+    if out.numel():
+        out._backend.ewise("copy", out._view(), [t._view()], t.dtype.name)
+    return out
+
+
+def reduce(op, t, dims, keepdim, out_dtype):
+    """Reduce t over `dims` (normalized, sorted) with a backend reduce."""
+    nd = t.dim()
+    keep = [d for d in range(nd) if d not in dims]
+    outer = tuple(t._shape[d] for d in keep)
+    perm_shape = outer + tuple(t._shape[d] for d in dims)
+    perm_strides = tuple(t._stride[d] for d in keep) + tuple(t._stride[d] for d in dims)
+    out = empty(outer, out_dtype, t.device)
+    if out.numel():
+        inp = View(t._storage.buf, perm_shape, perm_strides, t._offset, t.dtype.name)
+        out._backend.reduce(op, out._view(), inp)
+    if keepdim:
+        shape = tuple(1 if d in dims else t._shape[d] for d in range(nd))
+        out = Tensor._make(out._storage, shape, contiguous_strides(shape), 0)
+    return out
+
+
+def matmul3(a, b, out_dtype):
+    """[B,M,K] @ [B,K,N] -> [B,M,N]; a, b any strided 3-d tensors (batch dims broadcast)."""
+    B = max(a._shape[0], b._shape[0])
+    M, K, N = a._shape[1], a._shape[2], b._shape[2]
+    out = empty((B, M, N), out_dtype, a.device)
+    if out.numel():
+        va = View(a._storage.buf, (B, M, K), (a._stride[0] if a._shape[0] != 1 else 0,) + a._stride[1:],
+                  a._offset, a.dtype.name)
+        vb = View(b._storage.buf, (B, K, N), (b._stride[0] if b._shape[0] != 1 else 0,) + b._stride[1:],
+                  b._offset, b.dtype.name)
+        out._backend.matmul(out._view(), va, vb)
+    return out
+
+
+def take(src, offsets):
+    """out[i] = src.storage[offsets[i]] (offsets: int64 tensor of flat storage positions)."""
+    out = empty(offsets._shape, src.dtype, src.device)
+    if out.numel():
+        out._backend.take(out._view(), src._storage.buf, src.dtype.name, offsets._view())
+    return out
+
+
+def put(dst, offsets, values, accumulate):
+    """dst.storage[offsets[i]] = values[i] (or +=)."""
+    if offsets.numel():
+        vals = bview(values, offsets._shape) if isinstance(values, Tensor) else values
+        dst._backend.put(dst._storage.buf, dst.dtype.name, offsets._view(), vals, accumulate)
+    dst._bump()
+
+
+def scan(op, t, dim, out_dtype, with_indices=False):
+    """Inclusive scan along dim; returns (values, indices or None)."""
+    nd = t.dim()
+    perm = [d for d in range(nd) if d != dim] + [dim]
+    shape = tuple(t._shape[d] for d in perm)
+    v = View(t._storage.buf, shape, tuple(t._stride[d] for d in perm), t._offset, t.dtype.name)
+    out = empty(shape, out_dtype, t.device)
+    idx = empty(shape, int64, t.device) if with_indices else None
+    if out.numel():
+        out._backend.scan(op, out._view(), v, idx._view() if idx is not None else None)
+    inv = _inverse_perm(perm)
+    out = out.permute(inv)
+    return out, (idx.permute(inv) if idx is not None else None)
+
+
+def sort(t, dim, descending, stable):
+    nd = t.dim()
+    perm = [d for d in range(nd) if d != dim] + [dim]
+    shape = tuple(t._shape[d] for d in perm)
+    v = View(t._storage.buf, shape, tuple(t._stride[d] for d in perm), t._offset, t.dtype.name)
+    vals = empty(shape, t.dtype, t.device)
+    idx = empty(shape, int64, t.device)
+    if vals.numel():
+        vals._backend.sort(vals._view(), idx._view(), v, descending, stable)
+    inv = _inverse_perm(perm)
+    return vals.permute(inv), idx.permute(inv)
+
+
+def _inverse_perm(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+def arange(n, start, step, dtype, device):
+    out = empty((n,), dtype, device)
+    if n:
+        out._backend.arange(out._view(), start, step)
+    return out
+
+
+def random(shape, kind, dtype, device, generator):
+    from . import random as _random
+    gen = generator if generator is not None else _random.default_generator
+    seed, offset = gen._next_draw()
+    out = empty(shape, dtype, device)
+    if out.numel():
+        out._backend.random(out._view(), kind, seed, offset)
+    return out
+
+
+def to_device(t, device):
+    device = as_device(device)
+    if t.device == device:
+        return t
+    src = contiguous(t)
+    be = backend_for(t.device)
+    try:
+        import numpy  # noqa: F401
+        data = be.to_numpy(src._view()).reshape(-1)
+    except ImportError:
+        data = be.to_flat(src._view())
+    return from_flat(data, t._shape, t.dtype, device)

@@ -1,0 +1,480 @@
+"""The Tensor: a strided view onto a Storage, plus its autograd metadata.
+
+The math methods (`t.exp()`, `t + u`, ...) are attached from `webtorch.ops` at import time,
+so each op has one definition that serves `torch.f(t)` and `t.f()` alike.
+"""
+import weakref
+
+from . import _dtype
+from ._device import as_device, backend_for, CPU
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle, run_backward
+from .backends.base import View
+
+
+class Size(tuple):
+    def __repr__(self):
+        return f"torch.Size([{', '.join(map(str, self))}])"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class Storage:
+    """A device buffer of `numel` elements, shared by every view onto it."""
+    __slots__ = ("buf", "dtype", "device", "backend", "numel", "version", "__weakref__")
+
+    def __init__(self, buf, dtype, device, numel):
+        self.buf = buf
+        self.dtype = dtype
+        self.device = device
+        self.backend = backend_for(device)
+        self.numel = numel
+        self.version = 0
+
+
+def contiguous_strides(shape):
+    strides = []
+    acc = 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+class Tensor:
+    __torch_function_enabled__ = True
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        # torch.Tensor(2, 3) -> uninitialized float tensor; torch.Tensor([1, 2]) -> data
+        if not args and not kwargs:
+            args = (0,)
+        if len(args) == 1 and not isinstance(args[0], int):
+            from ._creation import tensor
+            t = tensor(args[0], dtype=_dtype.get_default_dtype())
+        else:
+            from ._creation import empty
+            t = empty(*args, **kwargs)
+        self._set_from(t)
+
+    @classmethod
+    def _make(cls, storage, shape, stride, offset):
+        t = object.__new__(cls)
+        t._storage = storage
+        t._shape = Size(shape)
+        t._stride = tuple(stride)
+        t._offset = offset
+        t._requires_grad = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._base = None
+        t._grad = None
+        t._accumulator = None
+        t._hooks = None
+        t._post_hooks = None
+        return t
+
+    def _set_from(self, t):
+        self._storage, self._shape, self._stride, self._offset = t._storage, t._shape, t._stride, t._offset
+        self._requires_grad = False
+        self.grad_fn = None
+        self._output_nr = 0
+        self._base = None
+        self._grad = None
+        self._accumulator = None
+        self._hooks = None
+        self._post_hooks = None
+
+    def _alias(self):
+        """A new Tensor object over the same memory, with no autograd history."""
+        t = Tensor._make(self._storage, self._shape, self._stride, self._offset)
+        t._base = self._base if self._base is not None else None
+        return t
+
+    def _view(self):
+        return View(self._storage.buf, self._shape, self._stride, self._offset, self._storage.dtype.name)
+
+    @property
+    def _backend(self):
+        return self._storage.backend
+
+    @property
+    def _version(self):
+        return self._storage.version
+
+    def _bump(self):
+        self._storage.version += 1
+
+    # ---- metadata -----------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    def size(self, dim=None):
+        if dim is None:
+            return self._shape
+        return self._shape[_wrap_dim(dim, len(self._shape))]
+
+    @property
+    def dtype(self):
+        return self._storage.dtype
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_webgpu(self):
+        return self._storage.device.type == "webgpu"
+
+    @property
+    def is_cpu(self):
+        return self._storage.device.type == "cpu"
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    def dim(self):
+        return len(self._shape)
+
+    ndimension = dim
+
+    def numel(self):
+        return _numel(self._shape)
+
+    nelement = numel
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._stride
+        return self._stride[_wrap_dim(dim, len(self._shape))]
+
+    def storage_offset(self):
+        return self._offset
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.dtype.itemsize
+
+    def is_contiguous(self, memory_format=None):
+        expected = 1
+        for s, st in zip(reversed(self._shape), reversed(self._stride)):
+            if s != 1 and st != expected:
+                return False
+            expected *= s
+        return True
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def data_ptr(self):
+        return id(self._storage.buf) + self._offset * self.dtype.itemsize
+
+    def untyped_storage(self):
+        return self._storage
+
+    def is_inference(self):
+        return False
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __hash__(self):
+        return id(self)
+
+    # ---- autograd metadata ----------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
+                                   "use a computed variable in a subgraph that doesn't require differentiation "
+                                   "use var_no_grad = var.detach().")
+            return
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+            if value.dtype != self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self._storage, self._shape, self._stride, self._offset = value._storage, value._shape, value._stride, value._offset
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    def _get_accumulator(self):
+        if self._accumulator is None:
+            self._accumulator = AccumulateGrad(self)
+        return self._accumulator
+
+    def _leaf_hooks(self):
+        return list(self._hooks or ())
+
+    def _post_accumulate_hooks(self):
+        return list(self._post_hooks or ())
+
+    def detach(self):
+        t = self._alias()
+        t._base = self if self._base is None else self._base
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self):
+        n = self.grad_fn
+        return bool(n is not None and n._retained and self._output_nr in n._retained)
+
+    def register_hook(self, hook):
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            return _RemovableHandle(self._hooks, hook)
+        node = self.grad_fn
+        if node._tensor_hooks is None:
+            node._tensor_hooks = {}
+        node._tensor_hooks.setdefault(self._output_nr, []).append(hook)
+        return _DictHandle(node._tensor_hooks, self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(hook)
+        return _RemovableHandle(self._post_hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ---- host interop -------------------------------------------------------------
+    def tolist(self):
+        flat = self._backend.to_flat(self._view())
+        if not self._shape:
+            return flat[0]
+        return _nest(flat, self._shape)
+
+    def item(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self._backend.to_flat(self._view())[0]
+
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu" and not force:
+            raise TypeError(f"can't convert {self.device.type}:0 device type tensor to numpy. Use Tensor.cpu() to "
+                            "copy the tensor to host memory first.")
+        return self._backend.to_numpy(self._view())
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.detach().cpu().numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.kind == "f" or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self.tolist(), self.dtype.name, str(self.device), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        with grad_mode.no_grad():
+            t = self.clone()
+        t = t.as_subclass(type(self)) if type(self) is not Tensor else t
+        t._requires_grad = self._requires_grad
+        if type(self) is not Tensor:
+            t.__dict__.update({k: v for k, v in self.__dict__.items() if not k.startswith("_") and k != "grad_fn"})
+        if self._grad is not None:
+            t._grad = self._grad.clone()
+        memo[id(self)] = t
+        return t
+
+    def as_subclass(self, cls):
+        t = cls.__new__(cls)
+        Tensor._set_from(t, self)
+        t._requires_grad = self._requires_grad
+        t.grad_fn = self.grad_fn
+        t._output_nr = self._output_nr
+        return t
+
+    # ---- __torch_function__ ----------------------------------------------------------
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        with _DisableTorchFunction():
+            ret = func(*args, **kwargs)
+        if cls is Tensor:
+            return ret
+        return _convert(ret, cls)
+
+
+def _convert(ret, cls):
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        return type(ret)(_convert(r, cls) for r in ret) if type(ret) in (tuple, list) else ret
+    return ret
+
+
+_tf_state = {"disabled": 0}
+
+
+class _DisableTorchFunction:
+    def __enter__(self):
+        _tf_state["disabled"] += 1
+
+    def __exit__(self, *a):
+        _tf_state["disabled"] -= 1
+
+
+def _rebuild(data, dtype, dev, requires_grad):
+    from ._creation import tensor
+    return tensor(data, dtype=_dtype.BY_NAME[dtype], device=dev, requires_grad=requires_grad)
+
+
+def _nest(flat, shape):
+    if len(shape) == 1:
+        return list(flat)
+    step = _numel(shape[1:])
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _wrap_dim(dim, ndim):
+    lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    if not isinstance(dim, int):
+        dim = int(dim)
+    if dim < lo or dim > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim + ndim if dim < 0 and ndim > 0 else (0 if dim < 0 else dim)

@@ -1,0 +1,75 @@
+"""torch.autograd: backward, grad, Function, grad modes, gradcheck."""
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled)
+from .function import Function, FunctionCtx, once_differentiable
+from .graph import Node
+from . import graph
+
+
+def _tensors(x):
+    from .._tensor import Tensor
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    from .. import _creation
+    out = []
+    grads = grads if grads is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs")
+    for o, g in zip(outputs, grads):
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not o.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{o.dtype}")
+            g = _creation.ones_like(o)
+        elif not hasattr(g, "shape"):
+            g = _creation.full_like(o, g)
+        elif tuple(g.shape) != tuple(o.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] has a "
+                               f"shape of {o.shape}.")
+        out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    tensors = _tensors(tensors)
+    grad_tensors = _tensors(grad_tensors) if grad_tensors is not None else None
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(tensors, grad_tensors)
+    inputs = _tensors(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    graph.run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    outputs = _tensors(outputs)
+    single = not isinstance(inputs, (list, tuple))
+    inputs = _tensors(inputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for o in outputs:
+        if not o.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    grads = _make_grads(outputs, _tensors(grad_outputs))
+    res = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                             allow_unused=allow_unused, accumulate=False)
+    if materialize_grads:
+        from .. import _creation
+        res = [r if r is not None else _creation.zeros_like(x) for r, x in zip(res, inputs)]
+    return tuple(res)
+
+
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from . import functional  # noqa: E402,F401

@@ -1,0 +1,99 @@
+"""torch.autograd.Function: the one way every differentiable op enters the graph.
+
+Built-in ops are Function subclasses too (named like PyTorch's nodes via `_node_name`), so a
+user's Function and `torch.mul` record the graph through the same code.
+"""
+from . import grad_mode
+from .graph import Node, SavedTensor, grad_edge
+
+_node_classes = {}
+
+
+def node_class(name, fn):
+    key = (name, fn)
+    cls = _node_classes.get(key)
+    if cls is None:
+        cls = _node_classes[key] = type(name, (Node,), {"_fn": fn})
+    return cls
+
+
+class FunctionCtx(Node):
+    pass
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, ns):
+        super().__init__(name, bases, ns)
+        cls._backward_cls = node_class(ns.get("_node_name", name + "Backward"), cls)
+
+
+class Function(metaclass=_FunctionMeta):
+    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`; call
+    with `.apply(*args)`."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @classmethod
+    def apply(cls, *args):
+        from .._tensor import Tensor
+        ctx = cls._backward_cls()
+        record = grad_mode._state["enabled"] and any(
+            type(a) is not bool and isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args) if record \
+            else (False,) * len(args)
+        if record:
+            grad_mode._state["enabled"] = False
+            try:
+                out = cls.forward(ctx, *args)
+            finally:
+                grad_mode._state["enabled"] = True
+        else:
+            out = cls.forward(ctx, *args)
+        if not record:
+            return out
+        is_tuple = isinstance(out, tuple)
+        outs = list(out) if is_tuple else [out]
+        ctx._edges = tuple(grad_edge(a) if isinstance(a, Tensor) else None for a in args)
+        arg_ids = {id(a) for a in args if isinstance(a, Tensor)}
+        nondiff = {id(t) for t in ctx._non_differentiable}
+        meta = []
+        for i, o in enumerate(outs):
+            if isinstance(o, Tensor):
+                if id(o) in arg_ids:  # an input returned as is: give the output its own identity
+                    o = outs[i] = o._alias()
+                meta.append((o.shape, o.dtype, o.device))
+                if o.dtype.is_floating_point and id(o) not in nondiff:
+                    o._requires_grad = True
+                    o.grad_fn = ctx
+                    o._output_nr = i
+            else:
+                meta.append(None)
+        ctx._outputs_meta = tuple(meta)
+        out_ids = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
+        saved = []
+        for t in ctx._to_save:
+            if t is None:
+                saved.append(None)
+            elif id(t) in out_ids:
+                saved.append(SavedTensor(t, True, out_ids[id(t)]))
+            else:
+                saved.append(SavedTensor(t, False))
+        ctx._saved = saved
+        ctx._to_save = ()
+        return tuple(outs) if is_tuple else outs[0]
+
+
+class once_differentiable:
+    def __new__(cls, fn):
+        return fn

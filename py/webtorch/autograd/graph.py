@@ -1,0 +1,354 @@
+"""The autograd graph: nodes, saved tensors, and the backward engine.
+
+A node is created per differentiable op call when grad mode is on and an input requires
+grad. It is both the op's `ctx` during forward and the graph's `grad_fn` afterwards (as in
+PyTorch). `next_functions` holds one edge (node, output_nr) per forward input.
+"""
+import heapq
+import itertools
+import weakref
+
+from . import grad_mode
+
+_seq = itertools.count()
+
+FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+def _type_str(t):
+    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+             "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor", "uint8": "ByteTensor",
+             "int16": "ShortTensor", "int8": "CharTensor", "bfloat16": "BFloat16Tensor"}
+    prefix = "torch." if t.device.type == "cpu" else "torch.webgpu."
+    return prefix + names.get(t.dtype.name, "Tensor")
+
+
+class SavedTensor:
+    __slots__ = ("tensor", "version", "is_output", "output_nr")
+
+    def __init__(self, t, is_output, output_nr=0):
+        self.tensor = t._alias() if is_output else t
+        self.version = t._version
+        self.is_output = is_output
+        self.output_nr = output_nr
+
+    def unpack(self, node):
+        t = self.tensor
+        if t._version != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{_type_str(t)} [{', '.join(map(str, t.shape))}]], which is output "
+                f"{self.output_nr} of {node.name() if self.is_output else (t.grad_fn.name() if t.grad_fn else 'AccumulateGrad')}, "
+                f"is at version {t._version}; expected version {self.version} instead. Hint: the backtrace "
+                "further above can point to the operation that failed to compute its gradient. The variable "
+                "in question was changed in there or anywhere later. Good luck!")
+        if self.is_output:
+            out = t._alias()
+            out._requires_grad = True
+            out.grad_fn = node
+            out._output_nr = self.output_nr
+            return out
+        return t
+
+
+class Node:
+    """Base of every grad_fn. Subclasses are named like PyTorch's (MulBackward0, ...)."""
+    _fn = None  # the Function class whose backward this node runs
+
+    def __init__(self):
+        self._edges = ()  # one (node, output_nr) per forward argument; None for non-tensors
+        self._saved = []
+        self._to_save = ()
+        self._freed = False
+        self.needs_input_grad = ()
+        self._non_differentiable = ()
+        self.materialize_grads = True
+        self._hooks = []
+        self._pre_hooks = []
+        self._tensor_hooks = None  # {output_nr: [hook, ...]}
+        self._retained = None  # {output_nr: weakref(tensor)}
+        self._outputs_meta = ()
+        self._seq = next(_seq)
+
+    # -- ctx API (autograd.Function) --------------------------------------------------
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            raise RuntimeError(FREED_MSG)
+        return tuple(s.unpack(self) if s is not None else None for s in self._saved)
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tuple(tensors)
+
+    def mark_dirty(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+    # -- node API -------------------------------------------------------------------
+    @property
+    def next_functions(self):
+        return tuple(e for e in self._edges if e is not None)
+
+    @classmethod
+    def name(cls):
+        return cls.__name__
+
+    def register_hook(self, fn):
+        self._hooks.append(fn)
+        return _RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        self._pre_hooks.append(fn)
+        return _RemovableHandle(self._pre_hooks, fn)
+
+    def apply(self, *grads):
+        return self._fn.backward(self, *grads)
+
+    def __call__(self, *grads):
+        return self.apply(*grads)
+
+    def _free(self):
+        self._saved = []
+        self._freed = True
+        for k in list(self.__dict__):
+            if k.startswith("_s_"):
+                del self.__dict__[k]
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """Leaf node: adds the incoming gradient into `variable.grad`."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        return self._variable()
+
+    def accumulate(self, grad, create_graph):
+        leaf = self._variable()
+        if leaf is None:
+            return
+        for h in leaf._leaf_hooks():
+            r = h(grad)
+            if r is not None:
+                grad = r
+        if tuple(grad.shape) != tuple(leaf.shape):
+            grad = grad.sum_to_size(leaf.shape)
+        if leaf.grad is None:
+            leaf.grad = grad.clone() if not create_graph else grad
+            if not create_graph:
+                leaf.grad._requires_grad = False
+                leaf.grad.grad_fn = None
+        elif create_graph:
+            leaf.grad = leaf.grad + grad
+        else:
+            with grad_mode.no_grad():
+                leaf.grad.add_(grad)
+        for h in leaf._post_accumulate_hooks():
+            h(leaf)
+
+
+class _RemovableHandle:
+    def __init__(self, lst, item):
+        self._lst, self._item = lst, item
+
+    def remove(self):
+        if self._item in self._lst:
+            self._lst.remove(self._item)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.remove()
+
+
+class _DictHandle:
+    def __init__(self, d, key, item):
+        self._d, self._key, self._item = d, key, item
+
+    def remove(self):
+        lst = self._d.get(self._key)
+        if lst and self._item in lst:
+            lst.remove(self._item)
+
+
+def grad_edge(t):
+    """The (node, output_nr) edge through which gradient reaches tensor t."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (t._get_accumulator(), 0)
+    return (None, 0)
+
+
+def _zeros_for(meta):
+    from .. import _creation
+    shape, dtype, dev = meta
+    return _creation.zeros(shape, dtype=dtype, device=dev)
+
+
+def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, allow_unused=False,
+                 accumulate=True):
+    """The engine. Returns the captured gradients for `inputs` when accumulate is False."""
+    roots = []
+    for t, g in zip(tensors, grad_tensors):
+        node, nr = grad_edge(t)
+        if node is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        roots.append((node, nr, g))
+
+    capture = {}  # (node, nr) -> index into results
+    if inputs is not None:
+        for i, x in enumerate(inputs):
+            node, nr = grad_edge(x)
+            if node is None:
+                if accumulate:
+                    raise RuntimeError("One of the differentiated Tensors does not require grad")
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            capture.setdefault((node, nr), []).append(i)
+    results = [None] * (len(inputs) if inputs is not None else 0)
+
+    # discover the graph: dependency counts, and which nodes lead to a captured input
+    deps = {}
+    order = []
+    stack = [n for n, _, _ in roots]
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        order.append(n)
+        for nxt, _ in n.next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    stack.append(nxt)
+    needed = None
+    capture_nodes = {n for n, _ in capture}
+    if inputs is not None:
+        needed = set()
+        # reverse topological: process by decreasing discovery isn't topological; iterate to fixpoint
+        changed = True
+        while changed:
+            changed = False
+            for n in order:
+                if n in needed:
+                    continue
+                if n in capture_nodes or any(x in needed for x, _ in n.next_functions if x is not None):
+                    needed.add(n)
+                    changed = True
+
+    buffers = {}
+
+    def add_grad(node, nr, g):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = {}
+        if g is None:
+            return
+        prev = buf.get(nr)
+        buf[nr] = g if prev is None else prev + g
+
+    for n, nr, g in roots:
+        add_grad(n, nr, g)
+    ready = []
+    pushed = set()
+    for n, _, _ in roots:
+        if deps.get(n, 0) == 0 and n not in pushed:
+            pushed.add(n)
+            heapq.heappush(ready, (-n._seq, id(n), n))
+
+    mode = grad_mode.enable_grad() if create_graph else grad_mode.no_grad()
+    with mode:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            buf = buffers.pop(node, {})
+            # tensor hooks registered on this node's outputs (non-leaf tensors)
+            if node._tensor_hooks:
+                for nr, hooks in node._tensor_hooks.items():
+                    if nr in buf:
+                        for h in hooks:
+                            r = h(buf[nr])
+                            if r is not None:
+                                buf[nr] = r
+            if node._retained:
+                for nr, ref in node._retained.items():
+                    t = ref()
+                    if t is not None and nr in buf:
+                        g = buf[nr] if create_graph else buf[nr].detach()
+                        t.grad = g if t.grad is None else t.grad + g
+            for (cn, cnr), idxs in capture.items():
+                if cn is node and cnr in buf:
+                    for i in idxs:
+                        results[i] = buf[cnr]
+            if isinstance(node, AccumulateGrad):
+                if accumulate and 0 in buf and (inputs is None or (node, 0) in capture):
+                    node.accumulate(buf[0], create_graph)
+                continue
+            if needed is not None and node not in needed:
+                continue
+            if node in capture_nodes and not any(x in needed for x, _ in node.next_functions if x is not None):
+                continue
+            if node._freed:
+                raise RuntimeError(FREED_MSG)
+            grads = []
+            for i, meta in enumerate(node._outputs_meta):
+                g = buf.get(i)
+                if g is None and node.materialize_grads:
+                    g = _zeros_for(meta)
+                grads.append(g)
+            for h in node._pre_hooks:
+                r = h(tuple(grads))
+                if r is not None:
+                    grads = list(r)
+            in_grads = node.apply(*grads)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            for h in node._hooks:
+                r = h(in_grads, tuple(grads))
+                if r is not None:
+                    in_grads = tuple(r)
+            if not retain_graph:
+                node._free()
+            edges = node._edges
+            if len(in_grads) < len(edges):
+                in_grads = tuple(in_grads) + (None,) * (len(edges) - len(in_grads))
+            for e, g in zip(edges, in_grads):
+                if e is None or e[0] is None:
+                    continue
+                nxt, nr = e
+                if g is not None:
+                    g = _check_grad(node, g, nxt, nr)
+                    add_grad(nxt, nr, g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    if inputs is not None and not accumulate:
+        for i, r in enumerate(results):
+            if r is None and not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+    return results
+
+
+def _check_grad(node, g, nxt, nr):
+    from .._tensor import Tensor
+    if not isinstance(g, Tensor):
+        raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__}, expected Tensor")
+    return g

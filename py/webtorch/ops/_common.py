@@ -1,0 +1,134 @@
+"""Shared helpers for op definitions: promotion, dim handling, in-place and out= plumbing."""
+from .. import _dtype, _prims
+from .._tensor import Tensor, _wrap_dim
+from ..autograd import grad_mode
+from ..autograd.function import Function
+
+F32 = _dtype.float32
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def wrap_dim(dim, ndim):
+    return _wrap_dim(dim, ndim)
+
+
+def norm_dims(dim, ndim):
+    """dim argument (None, int, or sequence) -> sorted tuple of distinct non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return tuple(range(ndim))
+        ds = [wrap_dim(d, ndim) for d in dim]
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f"dim {ds[0]} appears multiple times in the list of dims")
+        return tuple(sorted(ds))
+    return (wrap_dim(dim, ndim),)
+
+
+def float_of(dt):
+    """The floating dtype ops like exp/div produce for dt."""
+    return dt if dt.is_floating_point else _dtype.get_default_dtype()
+
+
+def sum_to(g, shape):
+    """Reduce a broadcast gradient back to `shape`."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    return g.sum_to_size(shape)
+
+
+def can_cast(src, dst):
+    order = {"b": 0, "i": 1, "f": 2}
+    return order[src.kind] <= order[dst.kind]
+
+
+def name_of(dt):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "bool": "Bool", "uint8": "Byte", "int16": "Short", "int8": "Char", "bfloat16": "BFloat16"}[dt.name]
+
+
+def check_inplace_dtype(result_dtype, self):
+    if not can_cast(result_dtype, self.dtype):
+        raise RuntimeError(f"result type {name_of(result_dtype)} can't be cast to the desired output type "
+                           f"{name_of(self.dtype)}")
+
+
+def recording(*args):
+    if not grad_mode._state["enabled"]:
+        return False
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
+
+
+def check_leaf_inplace(self):
+    if self._requires_grad and self.grad_fn is None and grad_mode._state["enabled"]:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+class CopySlices(Function):
+    """The graph node of an in-place write through a view of a tensor that needs grad."""
+    _node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, src, size, stride, offset):
+        ctx.geom = (size, stride, offset)
+        region = base.as_strided(size, stride, offset)
+        _prims.copy_into(region, src)
+        return base
+
+    @staticmethod
+    def backward(ctx, g):
+        size, stride, offset = ctx.geom
+        g_base = g.clone()
+        g_base.as_strided(size, stride, offset).zero_()
+        return g_base, g.as_strided(size, stride, offset).clone(), None, None, None
+
+
+def inplace_result(self, result):
+    """Make `self` hold `result` in place (the common tail of every in-place op): write the
+    values into self's memory and, when the graph is recorded, make self's history that of
+    result (through CopySlices when self is a view of a tensor that requires grad)."""
+    check_inplace_dtype(result.dtype, self)
+    base = self._base
+    if grad_mode._state["enabled"] and (result._requires_grad or self._requires_grad):
+        if tuple(result.shape) != tuple(self.shape):
+            result = result.expand(self.shape)
+        if base is not None:
+            if base.grad_fn is None and base._requires_grad:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
+            geom = (self.shape, self.stride(), self.storage_offset())
+            out = CopySlices.apply(base, result, *geom)
+            base.grad_fn, base._output_nr, base._requires_grad = out.grad_fn, 0, True
+            view = base.as_strided(*geom)
+            self.grad_fn, self._output_nr, self._requires_grad = view.grad_fn, 0, True
+            return self
+        if not result._requires_grad:  # self's old history gets zero gradient
+            from .shape import Copy
+            out = Copy.apply(self, result)
+            self.grad_fn, self._output_nr, self._requires_grad = out.grad_fn, 0, True
+            return self
+        with grad_mode.no_grad():
+            _prims.copy_into(self, result)
+        self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
+        return self
+    _prims.copy_into(self, result)
+    return self
+
+
+def write_out(result, out):
+    """Support for the out= argument."""
+    if out is None:
+        return result
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(result.shape)
+    check_inplace_dtype(result.dtype, out)
+    with grad_mode.no_grad():
+        _prims.copy_into(out, result)
+    return out

@@ -1,0 +1,621 @@
+"""Indexing: every gather-like op lowers to `take` at computed storage offsets and every
+scatter-like op to `put` (the two indexing primitives of the backend)."""
+from .. import _dtype, _prims
+from .._tensor import Tensor, contiguous_strides, _numel
+from ..autograd import grad_mode
+from ..autograd.function import Function
+from ..overrides import torch_function
+from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out
+from . import shape as _shape
+
+int64, bool_ = _dtype.int64, _dtype.bool_
+
+
+def _arange(n, device):
+    return _prims.arange(n, 0, 1, int64, device)
+
+
+def _offsets(coords, out_shape, strides, base, device):
+    """base + sum_d coords[d] * strides[d] as an int64 tensor of out_shape; coords[d] is None
+    (the identity coordinate along dim d) or an int64 tensor broadcastable to out_shape."""
+    nd = len(out_shape)
+    acc = None
+    for d in range(nd):
+        st = strides[d]
+        c = coords[d]
+        if c is None:
+            if out_shape[d] == 1 or st == 0:
+                continue
+            c = _arange(out_shape[d], device).reshape((out_shape[d],) + (1,) * (nd - d - 1))
+        term = c if st == 1 else _prims.ewise("mul", [c, st], int64, int64)
+        acc = term if acc is None else _prims.ewise("add", [acc, term], int64, int64)
+    if acc is None:
+        acc = _prims.ewise("copy", [base], int64, int64, shape=out_shape)
+    elif base:
+        acc = _prims.ewise("add", [acc, base], int64, int64)
+    if tuple(acc.shape) != tuple(out_shape):
+        acc = _prims.ewise("copy", [acc], int64, int64, shape=out_shape)
+    return acc
+
+
+class Take(Function):
+    """Gather from x at (storage offsets, logical offsets); backward scatters-adds."""
+    _node_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, x, storage_off, logical_off):
+        ctx.meta = (x.shape, x.dtype)
+        ctx.save_for_backward(logical_off)
+        return _prims.take(x, storage_off)
+
+    @staticmethod
+    def backward(ctx, g):
+        (lin,) = ctx.saved_tensors
+        shape, dt = ctx.meta
+        z = g.new_zeros((_numel(shape),))
+        return index_put_flat(z, lin, g, True).reshape(shape), None, None
+
+
+class IndexPutFlat(Function):
+    """out = x.flatten() with out[idx] = v (or += v): the differentiable flat scatter."""
+    _node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, x, idx, v, accumulate):
+        ctx.save_for_backward(idx)
+        ctx.meta = (accumulate, v.shape if isinstance(v, Tensor) else None)
+        out = x.clone() if x.is_contiguous() else _prims.contiguous(x)
+        if out is x:
+            out = x.clone()
+        _prims.put(out, idx, v, accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (idx,) = ctx.saved_tensors
+        accumulate, vshape = ctx.meta
+        gx = g if accumulate else index_put_flat(g, idx, 0.0, False)
+        gv = None
+        if vshape is not None and ctx.needs_input_grad[2]:
+            gv = sum_to(take_flat(g, idx), vshape)
+        return gx, None, gv, None
+
+
+def take_flat(x, idx):
+    """x.flatten()[idx] for a contiguous-layout x (differentiable)."""
+    if recording(x):
+        return Take.apply(x, _storage_of_logical(x, idx), idx)
+    return _prims.take(x, _storage_of_logical(x, idx))
+
+
+def _storage_of_logical(x, lin):
+    if x.is_contiguous():
+        return lin if not x._offset else _prims.ewise("add", [lin, x._offset], int64, int64)
+    # decompose logical positions into coordinates, then use x's strides
+    acc, rem = None, lin
+    for d in range(x.dim() - 1, -1, -1):
+        n = x.shape[d]
+        c = _prims.ewise("remainder", [rem, n], int64, int64)
+        rem = _prims.ewise("floor_divide", [rem, n], int64, int64)
+        term = _prims.ewise("mul", [c, x._stride[d]], int64, int64)
+        acc = term if acc is None else _prims.ewise("add", [acc, term], int64, int64)
+    return _prims.ewise("add", [acc, x._offset], int64, int64) if acc is not None else lin
+
+
+def index_put_flat(x, idx, v, accumulate):
+    """A new tensor of x's values (flattened) with v put at logical positions idx."""
+    flat = x.reshape(-1)
+    if recording(flat, v):
+        return IndexPutFlat.apply(flat, idx, v, accumulate)
+    return IndexPutFlat.forward(_shape._NullCtx, flat, idx, v, accumulate)
+
+
+def take_offsets(x, coords, out_shape=None, node=Take):
+    """Gather x at coordinates (per dim: None = identity, or an int64 tensor)."""
+    if out_shape is None:
+        shapes = [tuple(c.shape) for c in coords if c is not None]
+        out_shape = list(_prims.broadcast_shapes(*shapes)) if shapes else []
+        nd = x.dim()
+        out_shape = [1] * (nd - len(out_shape)) + out_shape
+        for d in range(nd):
+            if coords[d] is None:
+                out_shape[d] = x.shape[d]
+        out_shape = tuple(out_shape)
+    storage = _offsets(coords, out_shape, x._stride, x._offset, x.device)
+    if recording(x):
+        if x.is_contiguous() and x._offset == 0:
+            logical = storage
+        else:
+            logical = _offsets(coords, out_shape, contiguous_strides(x.shape), 0, x.device)
+        return node.apply(x, storage, logical)
+    return _prims.take(x, storage)
+
+
+def _check_range(idx, size, dim, kind=IndexError, msg=None):
+    if idx.numel() == 0:
+        return idx
+    lo, hi = _prims.ewise("copy", [idx], int64, int64).reshape(-1), None
+    mm = _shape.stack([lo.min(), lo.max()]).tolist()
+    if mm[0] < -size or mm[1] >= size:
+        bad = mm[1] if mm[1] >= size else mm[0]
+        raise kind(msg or f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    if mm[0] < 0:
+        idx = _prims.ewise("where", [_prims.ewise("lt", [idx, 0], int64, bool_),
+                                     _prims.ewise("add", [idx, size], int64, int64), idx], int64, int64)
+    return idx
+
+
+# ---- x[index] ----------------------------------------------------------------------------------
+def _to_index_tensor(obj, device):
+    from .._creation import tensor
+    t = obj if isinstance(obj, Tensor) else tensor(obj, device=device)
+    if t.device != device:
+        t = t.to(device)
+    if t.dtype.is_floating_point:
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return t
+
+
+def _expand_index(x, index):
+    """Normalize an index into (view after basic indexing, [(dim in view, int64 tensor)])."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    # bool tensors expand into one long index per dim they cover; count dims consumed
+    items = []
+    for it in index:
+        if isinstance(it, (list,)) and any(isinstance(e, (list, tuple, Tensor, slice)) or e is None or e is Ellipsis
+                                           for e in it):
+            it = _to_index_tensor(it, x.device)
+        elif isinstance(it, list):
+            it = _to_index_tensor(it, x.device)
+        if isinstance(it, bool):
+            it = _to_index_tensor(it, x.device)
+        items.append(it)
+
+    def consumed(it):
+        if it is None or it is Ellipsis:
+            return 0
+        if isinstance(it, Tensor) and it.dtype in (bool_, _dtype.uint8):
+            return max(it.dim(), 0)
+        return 1
+
+    n_used = sum(consumed(it) for it in items)
+    if sum(1 for it in items if it is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_used > x.dim():
+        raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
+    out = []
+    for it in items:
+        if it is Ellipsis:
+            out.extend([slice(None)] * (x.dim() - n_used))
+        else:
+            out.append(it)
+    v = x
+    d = 0
+    adv = []
+    for it in out:
+        if it is None:
+            v = _shape.unsqueeze(v, d)
+            d += 1
+        elif isinstance(it, slice):
+            start, stop, step = it.start, it.stop, it.step
+            if step is not None and int(step) <= 0:
+                raise ValueError("step must be greater than zero")
+            n = v.shape[d]
+            s, e, st = slice(*(None if a is None else int(a) for a in (start, stop, step))).indices(n)
+            if (s, e, st) != (0, n, 1):
+                v = _shape.slice_dim(v, d, s, max(e, s), st)
+            d += 1
+        elif isinstance(it, Tensor) and it.dtype in (bool_, _dtype.uint8):
+            if it.dtype is _dtype.uint8:
+                it = it.bool()
+            for k in range(it.dim()):
+                if it.shape[k] != v.shape[d + k]:
+                    raise IndexError(f"The shape of the mask [{', '.join(map(str, it.shape))}] at index {k} does "
+                                     f"not match the shape of the indexed tensor [{', '.join(map(str, v.shape))}] "
+                                     f"at index {d + k}")
+            if it.dim() == 0:
+                v = _shape.unsqueeze(v, d)
+                adv.append((d, _to_index_tensor([0] if it.item() else [], x.device).to(int64)))
+                d += 1
+                continue
+            nz = nonzero(it)
+            for k in range(it.dim()):
+                adv.append((d + k, _shape.select(nz, 1, k)))
+            d += it.dim()
+        elif isinstance(it, Tensor):
+            adv.append((d, it))
+            d += 1
+        else:
+            try:
+                i = int(it)
+            except TypeError:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                 "are valid indices (got " + type(it).__name__ + ")")
+            n = v.shape[d]
+            if i < -n or i >= n:
+                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {n}")
+            v = _shape.select(v, d, i)
+    return v, adv
+
+
+@torch_function
+def getitem(self, index):
+    v, adv = _expand_index(self, index)
+    if not adv:
+        if v is self:
+            return _shape._view_apply(_shape.Slice, self, self.shape, self._stride, self._offset)
+        return v
+    return _advanced_gather(v, adv)
+
+
+def _advanced_plan(v, adv):
+    """(coords per result dim, result shape) for advanced indices adv on view v."""
+    dims = [d for d, _ in adv]
+    idxs = [_check_range(t.to(int64) if t.dtype is not int64 else t, v.shape[d], d) for d, t in adv]
+    b = _prims.broadcast_shapes(*[tuple(t.shape) for t in idxs])
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    rest = [d for d in range(v.dim()) if d not in dims]
+    if adjacent:
+        before = [d for d in rest if d < dims[0]]
+        after = [d for d in rest if d > dims[-1]]
+    else:
+        before, after = [], rest
+    out_shape = tuple(v.shape[d] for d in before) + tuple(b) + tuple(v.shape[d] for d in after)
+    nb, na = len(before), len(after)
+    nd = len(out_shape)
+    coords_src = []  # (source dim, coordinate tensor shaped to broadcast against out_shape)
+    for i, d in enumerate(before):
+        coords_src.append((d, _arange(v.shape[d], v.device).reshape((v.shape[d],) + (1,) * (nd - i - 1))))
+    for d, t in zip(dims, idxs):
+        coords_src.append((d, t.reshape(tuple(t.shape)).reshape((1,) * nb + (1,) * (len(b) - t.dim()) + tuple(t.shape)
+                                                                + (1,) * na)))
+    for i, d in enumerate(after):
+        coords_src.append((d, _arange(v.shape[d], v.device).reshape((v.shape[d],) + (1,) * (na - i - 1))))
+    return coords_src, out_shape
+
+
+def _sum_coords(coords_src, strides, base, out_shape, device):
+    acc = None
+    for d, c in coords_src:
+        st = strides[d]
+        if st == 0:
+            continue
+        term = c if st == 1 else _prims.ewise("mul", [c, st], int64, int64)
+        acc = term if acc is None else _prims.ewise("add", [acc, term], int64, int64)
+    if acc is None:
+        return _prims.ewise("copy", [base], int64, int64, shape=out_shape)
+    if base:
+        acc = _prims.ewise("add", [acc, base], int64, int64)
+    if tuple(acc.shape) != tuple(out_shape):
+        acc = _prims.ewise("copy", [acc], int64, int64, shape=out_shape)
+    return acc
+
+
+def _advanced_gather(v, adv):
+    coords, out_shape = _advanced_plan(v, adv)
+    storage = _sum_coords(coords, v._stride, v._offset, out_shape, v.device)
+    if recording(v):
+        logical = storage if (v.is_contiguous() and v._offset == 0) else \
+            _sum_coords(coords, contiguous_strides(v.shape), 0, out_shape, v.device)
+        return Take.apply(v, storage, logical)
+    return _prims.take(v, storage)
+
+
+@torch_function
+def setitem(self, index, value):
+    if isinstance(value, (list, tuple)):
+        from .._creation import tensor
+        value = tensor(value, dtype=self.dtype, device=self.device)
+    v, adv = _expand_index(self, index)
+    if not adv:
+        if isinstance(value, Tensor) and value.dim() > v.dim():
+            value = value.reshape(tuple(value.shape)[value.dim() - v.dim():]) if all(
+                s == 1 for s in value.shape[:value.dim() - v.dim()]) else value
+        _shape.copy_(v, value)
+        return
+    _index_put_view(self, v, adv, value, False)
+
+
+def _index_put_view(self, v, adv, value, accumulate):
+    check_leaf_inplace(self)
+    coords, out_shape = _advanced_plan(v, adv)
+    if isinstance(value, Tensor) and value.device != self.device:
+        if value.dim() == 0:
+            value = value.item()
+        else:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{self.device} and {value.device}!")
+    if isinstance(value, Tensor):
+        value = value.to(self.dtype) if value.dtype != self.dtype else value
+        _prims.broadcast_strides(value, out_shape)
+    if recording(self, value):
+        if v is not self:
+            raise NotImplementedError("autograd through advanced-index assignment into a view is not supported; "
+                                      "index the base tensor directly")
+        logical = _sum_coords(coords, contiguous_strides(self.shape), 0, out_shape, self.device)
+        vals = value.expand(out_shape) if isinstance(value, Tensor) else value
+        res = index_put_flat(self, logical, vals, accumulate).reshape(self.shape)
+        inplace_result(self, res)
+        return
+    storage = _sum_coords(coords, v._stride, v._offset, out_shape, v.device)
+    _prims.put(self, storage, value, accumulate)
+
+
+@torch_function
+def index_put_(self, indices, values, accumulate=False):
+    v, adv = _expand_index(self, tuple(indices))
+    if not adv:
+        if accumulate:
+            v.add_(values)
+        else:
+            v.copy_(values)
+        return self
+    _index_put_view(self, v, adv, values, accumulate)
+    return self
+
+
+@torch_function
+def index_put(input, indices, values, accumulate=False):
+    return index_put_(input.clone(), indices, values, accumulate)
+
+
+# ---- gather / scatter family --------------------------------------------------------------------
+def _check_index_tensor(index, name):
+    if not isinstance(index, Tensor) or index.dtype not in (int64, _dtype.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+
+
+class Gather(Take):
+    _node_name = "GatherBackward0"
+
+
+@torch_function
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    _check_index_tensor(index, "gather")
+    nd = input.dim()
+    d = wrap_dim(dim, nd)
+    if index.dim() != nd and not (nd == 0 and index.dim() <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k in range(nd):
+        if k != d and index.shape[k] > input.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be no "
+                               f"larger than self {list(input.shape)} apart from dimension {d}")
+    _check_gather_range(index, input.shape[d] if nd else 1, d)
+    coords = [None] * nd
+    if nd:
+        coords[d] = index.to(int64) if index.dtype is not int64 else index
+    return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out)
+
+
+def _check_gather_range(index, size, d):
+    if index.numel() == 0:
+        return
+    mm = _shape.stack([index.min(), index.max()]).tolist()
+    if mm[0] < 0 or mm[1] >= size:
+        bad = mm[1] if mm[1] >= size else mm[0]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+
+
+class Flip(Take):
+    _node_name = "FlipBackward0"
+
+
+class Roll(Take):
+    _node_name = "RollBackward0"
+
+
+class TakeAlongDim(Take):
+    _node_name = "TakeAlongDimBackward0"
+
+
+@torch_function
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return take(input, indices)
+    d = wrap_dim(dim, input.dim())
+    shape = list(_prims.broadcast_shapes(tuple(s if k != d else 1 for k, s in enumerate(input.shape)),
+                                         tuple(s if k != d else 1 for k, s in enumerate(indices.shape))))
+    ishape = list(shape)
+    ishape[d] = indices.shape[d]
+    xshape = list(shape)
+    xshape[d] = input.shape[d]
+    return gather(input.expand(xshape), d, indices.expand(ishape))
+
+
+@torch_function
+def take(input, index):
+    idx = _check_range(index.to(int64), input.numel(), 0,
+                       msg=None)
+    return take_flat(input.contiguous() if not input.is_contiguous() else input, idx)
+
+
+def _scatter_offsets(self, d, index):
+    coords = [None] * self.dim()
+    coords[d] = index.to(int64) if index.dtype is not int64 else index
+    logical = _offsets(coords, tuple(index.shape), contiguous_strides(self.shape), 0, self.device)
+    return logical
+
+
+def _src_view(src, index):
+    if not isinstance(src, Tensor):
+        return src
+    return src.as_strided(index.shape, src.stride(), src.storage_offset()) if tuple(src.shape) != tuple(index.shape) \
+        else src
+
+
+def _scatter(input, dim, index, src, accumulate, name):
+    _check_index_tensor(index, name)
+    d = wrap_dim(dim, input.dim())
+    if index.dim() != input.dim():
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    _check_gather_range(index, input.shape[d], d)
+    lin = _scatter_offsets(input, d, index)
+    vals = _narrow_to(src, index.shape)
+    return index_put_flat(input.contiguous(), lin, vals, accumulate).reshape(input.shape)
+
+
+def _narrow_to(src, shape):
+    if not isinstance(src, Tensor):
+        return src
+    for k, s in enumerate(shape):
+        if s > src.shape[k]:
+            raise RuntimeError(f"Expected index {list(shape)} to be smaller than self apart from dimension and "
+                               f"to be smaller size than src {list(src.shape)}")
+        if s != src.shape[k]:
+            src = _shape.narrow(src, k, 0, s)
+    return src
+
+
+@torch_function
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    if src is None:
+        src = value
+    if reduce is not None:
+        if reduce == "add":
+            return scatter_add(input, dim, index, src)
+        if reduce == "multiply":
+            return input * scatter(input.new_ones(input.shape), dim, index, src)
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+    return _scatter(input, dim, index, src, False, "scatter")
+
+
+@torch_function
+def scatter_add(input, dim, index, src):
+    return _scatter(input, dim, index, src, True, "scatter_add")
+
+
+def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    return _shape.copy_(self, scatter(self, dim, index, src, value, reduce=reduce))
+
+
+def scatter_add_(self, dim, index, src):
+    return _shape.copy_(self, scatter_add(self, dim, index, src))
+
+
+class IndexSelect(Take):
+    _node_name = "IndexSelectBackward0"
+
+
+@torch_function
+def index_select(input, dim, index, *, out=None):
+    if not isinstance(index, Tensor) or index.dtype not in (int64, _dtype.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    nd = input.dim()
+    d = wrap_dim(dim, nd)
+    size = input.shape[d] if nd else 1
+    if index.numel():
+        mm = _shape.stack([index.min(), index.max()]).tolist()
+        if mm[0] < 0 or mm[1] >= size:
+            raise IndexError("index out of range in self")
+    idx = index.reshape(-1).to(int64)
+    if nd == 0:
+        return write_out(input.reshape(1).index_select(0, idx).reshape(()) if idx.numel() else input, out)
+    coords = [None] * nd
+    coords[d] = idx.reshape((idx.numel(),) + (1,) * (nd - d - 1))
+    shape = list(input.shape)
+    shape[d] = idx.numel()
+    return write_out(take_offsets(input, coords, tuple(shape), node=IndexSelect), out)
+
+
+@torch_function
+def index_add(input, dim, index, source, *, alpha=1):
+    d = wrap_dim(dim, input.dim())
+    coords = [None] * input.dim()
+    coords[d] = index.to(int64).reshape((index.numel(),) + (1,) * (input.dim() - d - 1))
+    lin = _offsets(coords, tuple(source.shape), contiguous_strides(input.shape), 0, input.device)
+    src = source if alpha == 1 else source * alpha
+    return index_put_flat(input.contiguous(), lin, src, True).reshape(input.shape)
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    return _shape.copy_(self, index_add(self, dim, index, source, alpha=alpha))
+
+
+@torch_function
+def index_copy(input, dim, index, source):
+    d = wrap_dim(dim, input.dim())
+    coords = [None] * input.dim()
+    coords[d] = index.to(int64).reshape((index.numel(),) + (1,) * (input.dim() - d - 1))
+    lin = _offsets(coords, tuple(source.shape), contiguous_strides(input.shape), 0, input.device)
+    return index_put_flat(input.contiguous(), lin, source, False).reshape(input.shape)
+
+
+def index_fill(input, dim, index, value):
+    d = wrap_dim(dim, input.dim())
+    shape = list(input.shape)
+    shape[d] = index.numel()
+    return index_copy(input, d, index, input.new_full(shape, value) if not isinstance(value, Tensor)
+                      else value.expand(shape))
+
+
+@torch_function
+def masked_fill(input, mask, value):
+    from .pointwise import where
+    if not isinstance(mask, Tensor) or mask.dtype is not bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype if isinstance(mask, Tensor) else type(mask).__name__}")
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    shape = _prims.broadcast_shapes(input.shape, mask.shape)
+    r = where(mask, value.to(input.dtype) if isinstance(value, Tensor) else value, input)
+    if r.dtype != input.dtype:
+        r = r.to(input.dtype)
+    return r if tuple(shape) == tuple(input.shape) else r
+
+
+def masked_fill_(self, mask, value):
+    shape = _prims.broadcast_shapes(self.shape, mask.shape)
+    if tuple(shape) != tuple(self.shape):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
+    if recording(self, value):
+        check_leaf_inplace(self)
+        return inplace_result(self, masked_fill(self, mask, value))
+    check_leaf_inplace(self)
+    return _prims.ewise_into("where", self, [mask, value, self], self.dtype)
+
+
+def masked_scatter(input, mask, source):
+    nz = nonzero(mask.expand(input.shape).reshape(-1)).reshape(-1)
+    out = input.reshape(-1).clone()
+    out[nz] = source.reshape(-1)[: nz.numel()]
+    return out.reshape(input.shape)
+
+
+@torch_function
+def masked_select(input, mask):
+    shape = _prims.broadcast_shapes(input.shape, mask.shape)
+    return getitem(input.expand(shape), mask.expand(shape))
+
+
+@torch_function
+def nonzero(input, *, as_tuple=False):
+    from .._creation import tensor
+    flat = input.reshape(-1).tolist() if input.dim() else [input.item()]
+    shape = input.shape
+    pos = [i for i, v in enumerate(flat) if v]
+    nd = max(input.dim(), 1) if as_tuple else input.dim()
+    coords = []
+    strides = contiguous_strides(shape) if shape else (1,)
+    for p in pos:
+        c = []
+        for st, n in zip(strides, shape if shape else (1,)):
+            c.append((p // st) % n if n else 0)
+        coords.append(c if input.dim() else [])
+    out = tensor(coords if coords else [], dtype=int64, device=input.device).reshape(len(pos), input.dim())
+    if as_tuple:
+        if input.dim() == 0:
+            return (tensor([0] * len(pos), dtype=int64, device=input.device),)
+        return tuple(_shape.select(out, 1, k) for k in range(nd))
+    return out
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def count_nonzero(input, dim=None):
+    return (input != 0).sum(dim)

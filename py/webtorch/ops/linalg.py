@@ -1,0 +1,389 @@
+"""The matmul family and einsum: everything lowers to one batched-matmul primitive."""
+from .. import _dtype, _prims
+from .._tensor import Tensor, _numel
+from ..autograd.function import Function
+from ..overrides import torch_function
+from ._common import recording, write_out, sum_to, name_of
+from . import shape as _shape
+
+
+class Matmul(Function):
+    """[..., M, K] @ [..., K, N] with broadcast batch dims (both operands at least 2-d)."""
+    _node_name = "BmmBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _matmul_kernel(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to(matmul(g, b.mT), a.shape)
+        if ctx.needs_input_grad[1]:
+            gb = sum_to(matmul(a.mT, g), b.shape)
+        return ga, gb
+
+
+class Mm(Matmul):
+    _node_name = "MmBackward0"
+
+
+def _as3d(t, batch):
+    """View t ([*batch_t, R, C]) as [B, R, C] without copying when the strides allow."""
+    R, C = t.shape[-2], t.shape[-1]
+    if t.dim() == 2:
+        return t
+    nb = _numel(batch)
+    tb = tuple(t.shape[:-2])
+    if tb != tuple(batch):
+        t = t.expand(tuple(batch) + (R, C))
+    st = _shape._view_strides(t._shape, t._stride, (nb, R, C))
+    if st is None:
+        t = _prims.contiguous(t)
+        st = (R * C, C, 1)
+    return Tensor._make(t._storage, (nb, R, C), st, t._offset)
+
+
+def _matmul_kernel(a, b):
+    """Forward for a.dim() >= 2 and b.dim() >= 2."""
+    M, K = a.shape[-2], a.shape[-1]
+    N = b.shape[-1]
+    dt = a.dtype
+    if b.dim() == 2 and a.dim() > 2:
+        # fold a's batch into rows: one big matrix product against the shared weight
+        batch = tuple(a.shape[:-2])
+        a2 = _as3d(a, batch)
+        a2 = Tensor._make(a2._storage, (1, a2.shape[0] * M, K), (0, a2._stride[1], a2._stride[2]), a2._offset) \
+            if a2._stride[0] == M * a2._stride[1] else _prims.contiguous(a2).reshape(1, -1, K)
+        out = _prims.matmul3(a2, _lift(b), dt)
+        return Tensor._make(out._storage, batch + (M, N), _contig(batch + (M, N)), 0)
+    batch = _prims.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    a3 = _lift(a) if a.dim() == 2 else _as3d(a, batch)
+    b3 = _lift(b) if b.dim() == 2 else _as3d(b, batch)
+    out = _prims.matmul3(a3, b3, dt)
+    shape = tuple(batch) + (M, N)
+    return Tensor._make(out._storage, shape, _contig(shape), 0)
+
+
+def _contig(shape):
+    from .._tensor import contiguous_strides
+    return contiguous_strides(shape)
+
+
+def _lift(t):
+    if t.dim() == 3:
+        return t
+    return Tensor._make(t._storage, (1,) + tuple(t.shape), (0,) + tuple(t._stride), t._offset)
+
+
+def _check_mm(a, b, name):
+    for x, nm in ((a, "input"), (b, "other")):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): argument '{nm}' must be Tensor, not {type(x).__name__}")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tn(a.dtype)} != {_tn(b.dtype)}")
+    if a.dtype is _dtype.bool_:
+        raise RuntimeError(f"\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    _prims.common_device([a, b])
+
+
+def _tn(dt):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "bool": "bool", "uint8": "unsigned char"}.get(dt.name, dt.name)
+
+
+@torch_function
+def matmul(input, other, *, out=None):
+    _check_mm(input, other, "matmul")
+    a, b = input, other
+    da, db = a.dim(), b.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    if da == 1 and db == 1:
+        return write_out(dot(a, b), out)
+    if da == 2 and db == 1:
+        return write_out(mv(a, b), out)
+    if da == 1:
+        r = matmul(a.unsqueeze(0), b)
+        return write_out(r.squeeze(-2), out)
+    if db == 1:
+        r = matmul(a, b.unsqueeze(-1))
+        return write_out(r.squeeze(-1), out)
+    if a.shape[-1] != b.shape[-2]:
+        if da == 2 and db == 2:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+                               f"{b.shape[0]}x{b.shape[1]})")
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b.shape[0] if db > 2 else 1}, {a.shape[-1]}] but got: "
+                           f"[{b.shape[0] if db > 2 else 1}, {b.shape[-2]}].")
+    F = Mm if da == 2 and db == 2 else Matmul
+    if recording(a, b):
+        return write_out(F.apply(a, b), out)
+    return write_out(_matmul_kernel(a, b), out)
+
+
+@torch_function
+def mm(input, mat2, *, out=None):
+    _check_mm(input, mat2, "mm")
+    if input.dim() != 2:
+        raise RuntimeError(f"self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"mat2 must be a matrix")
+    return matmul(input, mat2, out=out)
+
+
+@torch_function
+def bmm(input, mat2, *, out=None):
+    _check_mm(input, mat2, "bmm")
+    if input.dim() != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
+                           f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    return matmul(input, mat2, out=out)
+
+
+class Mv(Function):
+    _node_name = "MvBackward0"
+
+    @staticmethod
+    def forward(ctx, a, v):
+        ctx.save_for_backward(a, v)
+        return _matmul_kernel(a, v.unsqueeze(-1)).squeeze(-1)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, v = ctx.saved_tensors
+        ga = outer(g, v) if ctx.needs_input_grad[0] else None
+        gv = mv(a.t(), g) if ctx.needs_input_grad[1] else None
+        return ga, gv
+
+
+@torch_function
+def mv(input, vec, *, out=None):
+    _check_mm(input, vec, "mv")
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
+                           f"vec ({vec.shape[0]})")
+    if recording(input, vec):
+        return write_out(Mv.apply(input, vec), out)
+    return write_out(_matmul_kernel(input, vec.unsqueeze(-1)).squeeze(-1), out)
+
+
+class Dot(Function):
+    _node_name = "DotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _matmul_kernel(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return (g * b if ctx.needs_input_grad[0] else None), (g * a if ctx.needs_input_grad[1] else None)
+
+
+@torch_function
+def dot(input, tensor, *, out=None):
+    _check_mm(input, tensor, "dot")
+    if input.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
+    if input.shape[0] != tensor.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+                           f"[{tensor.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
+                           f"and {tensor.shape[0]} elements respectively")
+    if recording(input, tensor):
+        return write_out(Dot.apply(input, tensor), out)
+    return write_out(Dot.forward(_shape._NullCtx, input, tensor), out)
+
+
+vdot = inner_1d = dot
+
+
+@torch_function
+def outer(input, vec2):
+    return input.unsqueeze(-1) * vec2.unsqueeze(0)
+
+
+ger = outer
+
+
+def inner(input, other):
+    if input.dim() == 0 or other.dim() == 0:
+        return input * other
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    r = mm(mat1, mat2)
+    if alpha != 1:
+        r = r * alpha
+    return r + (input if beta == 1 else input * beta) if beta != 0 else r
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    r = mv(mat, vec) * alpha
+    return r + input * beta if beta != 0 else r
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    r = bmm(batch1, batch2) * alpha
+    return r + input * beta if beta != 0 else r
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    r = bmm(batch1, batch2).sum(0) * alpha
+    return r + input * beta if beta != 0 else r
+
+
+def tensordot(a, b, dims=2):
+    if isinstance(dims, int):
+        da = list(range(a.dim() - dims, a.dim()))
+        db = list(range(dims))
+    else:
+        da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+        da = [d % a.dim() for d in da]
+        db = [d % b.dim() for d in db]
+    fa = [d for d in range(a.dim()) if d not in da]
+    fb = [d for d in range(b.dim()) if d not in db]
+    K = _numel([a.shape[d] for d in da])
+    am = a.permute(fa + da).reshape(_numel([a.shape[d] for d in fa]), K)
+    bm = b.permute(db + fb).reshape(K, _numel([b.shape[d] for d in fb]))
+    return matmul(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
+
+
+def trace(input):
+    if input.dim() != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.dim()))
+    return input.diagonal().sum()
+
+
+def diag(input, diagonal=0):
+    if input.dim() == 1:
+        from .indexing import index_put_flat
+        m = input.shape[0]
+        n = m + abs(diagonal)
+        start = diagonal if diagonal >= 0 else -diagonal * n
+        lin = _prims.arange(m, start, n + 1, _dtype.int64, input.device)
+        z = input.new_zeros((n * n,))
+        return index_put_flat(z, lin, input, False).reshape(n, n)
+    if input.dim() != 2:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + str(input.dim()) + "D")
+    return input.diagonal(diagonal).clone()
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    return _shape.stack([diag(v, offset) for v in input.reshape(-1, input.shape[-1])]).reshape(
+        tuple(input.shape[:-1]) + (input.shape[-1] + abs(offset),) * 2)
+
+
+def cross(input, other, dim=None):
+    if dim is None:
+        dim = next(i for i, s in enumerate(input.shape) if s == 3)
+    a0, a1, a2 = input.unbind(dim)
+    b0, b1, b2 = other.unbind(dim)
+    return _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+
+# ---- einsum -------------------------------------------------------------------------------------
+def _parse_einsum(eq, operands):
+    eq = eq.replace(" ", "")
+    if "->" in eq:
+        lhs, out = eq.split("->")
+    else:
+        lhs, out = eq, None
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
+                         if len(operands) > len(terms) else
+                         "einsum(): fewer operands were provided than specified in the equation")
+    # expand ellipses into fresh capital-free symbols
+    ell_syms = "".join(chr(0x100 + i) for i in range(16))
+    max_ell = 0
+    parsed = []
+    for t, op in zip(terms, operands):
+        if "..." in t:
+            n_ell = op.dim() - (len(t) - 3)
+            max_ell = max(max_ell, n_ell)
+            t = t.replace("...", ell_syms[16 - n_ell:16] if n_ell else "")
+        if len(t) != op.dim():
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the "
+                               f"number of dimensions ({op.dim()}) for operand {len(parsed)}"
+                               + ("" if "..." in eq else " and no ellipsis was given"))
+        parsed.append(t)
+    if out is None:
+        counts = {}
+        for t in parsed:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell_syms[16 - max_ell:16] + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell_syms))
+    else:
+        out = out.replace("...", ell_syms[16 - max_ell:16] if max_ell else "")
+    return parsed, out
+
+
+def _einsum_single(t, x, keep):
+    """Take diagonals of repeated labels and sum labels not in keep. Returns (labels, tensor)."""
+    while True:
+        dup = next((c for c in t if t.count(c) > 1), None)
+        if dup is None:
+            break
+        i = t.index(dup)
+        j = t.index(dup, i + 1)
+        x = x.diagonal(0, i, j)
+        t = t[:i] + t[i + 1:j] + t[j + 1:] + dup
+    drop = [i for i, c in enumerate(t) if c not in keep]
+    if drop:
+        x = x.sum(drop)
+        t = "".join(c for i, c in enumerate(t) if i not in drop)
+    return t, x
+
+
+def _einsum_pair(ta, a, tb, b, keep):
+    batch = [c for c in ta if c in tb and c in keep]
+    contract = [c for c in ta if c in tb and c not in keep]
+    left = [c for c in ta if c not in tb]
+    right = [c for c in tb if c not in ta]
+    size = {}
+    for c, s in list(zip(ta, a.shape)) + list(zip(tb, b.shape)):
+        if size.get(c, 1) == 1:
+            size[c] = s
+    ap = a.permute([ta.index(c) for c in batch + left + contract])
+    bp = b.permute([tb.index(c) for c in batch + contract + right])
+    # broadcast batch dims of size 1
+    bshape = [size[c] for c in batch]
+    ap = ap.expand(bshape + list(ap.shape[len(batch):]))
+    bp = bp.expand(bshape + list(bp.shape[len(batch):]))
+    B, L, K, R = _numel(bshape), _numel([size[c] for c in left]), _numel([size[c] for c in contract]), \
+        _numel([size[c] for c in right])
+    r = bmm(ap.reshape(B, L, K), bp.reshape(B, K, R))
+    return "".join(batch + left + right), r.reshape(bshape + [size[c] for c in left] + [size[c] for c in right])
+
+
+@torch_function
+def einsum(equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    terms, out = _parse_einsum(equation, operands)
+    items = list(zip(terms, operands))
+    # labels needed later: output labels and labels of operands not yet folded
+    t0, x0 = items[0]
+    rest_labels = set("".join(t for t, _ in items[1:])) | set(out)
+    t0, x0 = _einsum_single(t0, x0, rest_labels)
+    for i in range(1, len(items)):
+        t1, x1 = items[i]
+        later = set("".join(t for t, _ in items[i + 1:])) | set(out)
+        t1, x1 = _einsum_single(t1, x1, later | set(t0))
+        t0, x0 = _einsum_pair(t0, x0, t1, x1, later)
+    t0, x0 = _einsum_single(t0, x0, set(out))
+    if t0 != out:
+        x0 = x0.permute([t0.index(c) for c in out])
+    return x0

@@ -1,0 +1,820 @@
+"""Reductions, scans, sorting and the softmax family."""
+import builtins
+import math
+from collections import namedtuple
+
+from .. import _dtype, _prims
+from .._tensor import Tensor, _numel
+from ..autograd.function import Function
+from ..overrides import torch_function
+from ._common import norm_dims, wrap_dim, recording, write_out, float_of, name_of
+from . import shape as _shape
+
+int64, bool_ = _dtype.int64, _dtype.bool_
+
+
+def _rt(name, fields="values indices"):
+    cls = namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\n" + ",\n".join(
+        f"{f}={v!r}" for f, v in zip(self._fields, self)) + ")")
+    return cls
+
+
+class return_types:
+    max = _rt("max")
+    min = _rt("min")
+    sort = _rt("sort")
+    topk = _rt("topk")
+    kthvalue = _rt("kthvalue")
+    median = _rt("median")
+    mode = _rt("mode")
+    cummax = _rt("cummax")
+    cummin = _rt("cummin")
+    aminmax = _rt("aminmax", "min max")
+
+
+def _unreduce(g, in_shape, dims, keepdim):
+    """Broadcast a reduced gradient back over the reduced dims."""
+    if not keepdim:
+        for d in dims:
+            g = g.unsqueeze(d)
+    return g.expand(in_shape)
+
+
+# ---- sum / mean / prod -----------------------------------------------------------------------------
+class Sum(Function):
+    _node_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, dt):
+        ctx.meta = (x.shape, dims, keepdim)
+        return _prims.reduce("sum", x, dims, keepdim, dt)
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, dims, keepdim = ctx.meta
+        return _unreduce(g, shape, dims, keepdim), None, None, None
+
+
+class SumAll(Sum):
+    _node_name = "SumBackward0"
+
+
+def _sum_dtype(x, dtype):
+    if dtype is not None:
+        return dtype
+    return int64 if x.dtype.kind != "f" else x.dtype
+
+
+@torch_function
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    dims = norm_dims(dim, input.dim())
+    dt = _sum_dtype(input, dtype)
+    x = input.to(dt) if dtype is not None and input.dtype != dtype else input
+    if dt.is_floating_point and recording(x):
+        r = (SumAll if dim is None else Sum).apply(x, dims, keepdim, dt)
+    else:
+        r = _prims.reduce("sum", x, dims, keepdim, dt)
+    return write_out(r, out)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    return sum(input.nan_to_num(0.0, math.inf, -math.inf) if input.is_floating_point() else input,
+               dim, keepdim, dtype=dtype)
+
+
+def sum_to_size(self, *size):
+    size = _shape._sizes(size)
+    g = self
+    lead = g.dim() - len(size)
+    if lead < 0:
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and g.shape[lead + i] != 1)
+    for i, s in enumerate(size):
+        if s != 1 and g.shape[lead + i] != s:
+            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+    if dims:
+        g = sum(g, dims, keepdim=True)
+    if lead:
+        g = g.reshape(size)
+    return g
+
+
+class Mean(Function):
+    _node_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        n = _numel([x.shape[d] for d in dims])
+        ctx.meta = (x.shape, dims, keepdim, n)
+        return _mean_kernel(x, dims, keepdim, n)
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, dims, keepdim, n = ctx.meta
+        return _unreduce(g / n if n else g * math.nan, shape, dims, keepdim), None, None
+
+
+class MeanAll(Mean):
+    _node_name = "MeanBackward0"
+
+
+def _mean_kernel(x, dims, keepdim, n):
+    s = _prims.reduce("sum", x, dims, keepdim, x.dtype)
+    return _prims.ewise("div", [s, n if n else math.nan], x.dtype, x.dtype) if n != 1 else s
+
+
+@torch_function
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {name_of(input.dtype)}")
+    dims = norm_dims(dim, input.dim())
+    if recording(input):
+        r = (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
+    else:
+        r = _mean_kernel(input, dims, keepdim, _numel([input.shape[d] for d in dims]))
+    return write_out(r, out)
+
+
+def nanmean(input, dim=None, keepdim=False):
+    notnan = (~input.isnan()).sum(dim, keepdim)
+    return nansum(input, dim, keepdim) / notnan
+
+
+class Prod(Function):
+    _node_name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx, x, d, keepdim):
+        ctx.save_for_backward(x)
+        ctx.meta = (d, keepdim)
+        return _prims.reduce("prod", x, (d,), keepdim, x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        d, keepdim = ctx.meta
+        if not keepdim:
+            g = g.unsqueeze(d)
+        # product of all other elements: exclusive cumprods from both ends (exact with zeros)
+        ones_shape = list(x.shape)
+        ones_shape[d] = 1
+        one = x.new_ones(ones_shape)
+        left = _shape.cat([one, x.narrow(d, 0, x.shape[d] - 1)], d).cumprod(d) if x.shape[d] else x
+        xr = x.flip(d)
+        right = _shape.cat([one, xr.narrow(d, 0, x.shape[d] - 1)], d).cumprod(d).flip(d) if x.shape[d] else x
+        return g * left * right, None, None
+
+
+class ProdAll(Function):
+    _node_name = "ProdBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _prims.reduce("prod", x, tuple(range(x.dim())), False, x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        flat = x.reshape(-1)
+        gx = Prod.backward(_FakeCtx((flat,), (0, False)), g)[0]
+        return gx.reshape(x.shape)
+
+
+class _FakeCtx:
+    def __init__(self, saved, meta):
+        self.saved_tensors = saved
+        self.meta = meta
+
+
+@torch_function
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    dt = _sum_dtype(input, None)
+    x = input if input.dtype == dt else input.to(dt)
+    if dim is None:
+        if dt.is_floating_point and recording(x):
+            return ProdAll.apply(x)
+        return _prims.reduce("prod", x, tuple(range(x.dim())), False, dt)
+    d = wrap_dim(dim, x.dim())
+    if dt.is_floating_point and recording(x):
+        return Prod.apply(x, d, keepdim)
+    return _prims.reduce("prod", x, (d,) if x.dim() else (), keepdim, dt)
+
+
+# ---- max / min family ------------------------------------------------------------------------------
+class AmaxAmin(Function):
+    """amax/amin and full max()/min(): the gradient is shared evenly between ties."""
+
+    @staticmethod
+    def forward(ctx, x, op, dims, keepdim):
+        y = _prims.reduce(op, x, dims, keepdim, x.dtype)
+        ctx.save_for_backward(x, y)
+        ctx.meta = (dims, keepdim)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        dims, keepdim = ctx.meta
+        yb = _unreduce(y, x.shape, dims, keepdim)
+        mask = (x == yb) | (x.isnan() & yb.isnan())
+        count = _unreduce(sum(mask, dims, keepdim=keepdim), x.shape, dims, keepdim)
+        return _unreduce(g, x.shape, dims, keepdim) * mask / count, None, None, None
+
+
+class Amax(AmaxAmin):
+    _node_name = "AmaxBackward0"
+
+
+class Amin(AmaxAmin):
+    _node_name = "AminBackward0"
+
+
+class MaxAll(AmaxAmin):
+    _node_name = "MaxBackward1"
+
+
+class MinAll(AmaxAmin):
+    _node_name = "MinBackward1"
+
+
+class MaxDim(Function):
+    _node_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, op, d, keepdim):
+        idx = _prims.reduce("arg" + op, x, (d,), keepdim, int64)
+        vals = _prims.reduce(op, x, (d,), keepdim, x.dtype)
+        ctx.save_for_backward(idx)
+        ctx.meta = (x.shape, d, keepdim)
+        ctx.mark_non_differentiable(idx)
+        return vals, idx
+
+    @staticmethod
+    def backward(ctx, g, _gi=None):
+        (idx,) = ctx.saved_tensors
+        shape, d, keepdim = ctx.meta
+        if not keepdim:
+            g, idx = g.unsqueeze(d), idx.unsqueeze(d)
+        return g.new_zeros(shape).scatter(d, idx, g), None, None, None
+
+
+class MinDim(MaxDim):
+    _node_name = "MinBackward0"
+
+
+def _check_nonempty(input, name, dims=None):
+    if dims is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               "the reduction dim with the 'dim' argument.")
+    else:
+        for d in dims:
+            if input.dim() and input.shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _make_max(op):
+    rt = getattr(return_types, op)
+    all_node = MaxAll if op == "max" else MinAll
+    dim_node = MaxDim if op == "max" else MinDim
+
+    def public(input, dim=None, keepdim=False, *, out=None):
+        if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
+            from .pointwise import maximum, minimum
+            return (maximum if op == "max" else minimum)(input, dim)
+        if dim is None:
+            _check_nonempty(input, op)
+            dims = tuple(range(input.dim()))
+            if recording(input) and input.dtype.is_floating_point:
+                return all_node.apply(input, op, dims, False)
+            return _prims.reduce(op, input, dims, False, input.dtype)
+        d = wrap_dim(dim, input.dim())
+        _check_nonempty(input, op, (d,))
+        if input.dim() == 0:
+            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=()))
+        if recording(input) and input.dtype.is_floating_point:
+            v, i = dim_node.apply(input, op, d, keepdim)
+        else:
+            v, i = dim_node.forward(_shape._NullCtx, input, op, d, keepdim)
+        return rt(v, i)
+
+    public.__name__ = op
+    return torch_function(public)
+
+
+max = _make_max("max")
+min = _make_max("min")
+
+
+def _make_amax(op, node):
+    def public(input, dim=(), keepdim=False, *, out=None):
+        dims = norm_dims(dim if dim != () else None, input.dim())
+        _check_nonempty(input, "a" + op, dims if input.numel() == 0 and dim not in (None, ()) else None)
+        if recording(input) and input.dtype.is_floating_point:
+            return write_out(node.apply(input, op, dims, keepdim), out)
+        return write_out(_prims.reduce(op, input, dims, keepdim, input.dtype), out)
+
+    public.__name__ = "a" + op
+    return torch_function(public)
+
+
+amax = _make_amax("max", Amax)
+amin = _make_amax("min", Amin)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return return_types.aminmax(amin(input, dim if dim is not None else (), keepdim),
+                                amax(input, dim if dim is not None else (), keepdim))
+
+
+def _make_arg(op):
+    def public(input, dim=None, keepdim=False):
+        if dim is None:
+            _check_nonempty(input, "arg" + op)
+            x = input.reshape(-1)
+            r = _prims.reduce("arg" + op, x, (0,), False, int64)
+            return r.reshape((1,) * input.dim()) if keepdim else r
+        d = wrap_dim(dim, input.dim())
+        _check_nonempty(input, "arg" + op, (d,))
+        if input.dim() == 0:
+            return _prims.ewise("copy", [0], int64, int64, shape=())
+        return _prims.reduce("arg" + op, input, (d,), keepdim, int64)
+
+    public.__name__ = "arg" + op
+    return torch_function(public)
+
+
+argmax = _make_arg("max")
+argmin = _make_arg("min")
+
+
+@torch_function
+def all(input, dim=None, keepdim=False):
+    dims = norm_dims(dim, input.dim())
+    return _prims.reduce("all", input, dims, keepdim, bool_ if input.dtype is not _dtype.uint8 else _dtype.uint8)
+
+
+@torch_function
+def any(input, dim=None, keepdim=False):
+    dims = norm_dims(dim, input.dim())
+    return _prims.reduce("any", input, dims, keepdim, bool_ if input.dtype is not _dtype.uint8 else _dtype.uint8)
+
+
+# ---- var / std / norm / logsumexp ---------------------------------------------------------------------
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0
+
+
+class Var(Function):
+    _node_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, c, keepdim):
+        m = _prims.reduce("sum", x, dims, True, x.dtype)
+        n = _numel([x.shape[d] for d in dims])
+        m = _prims.ewise("div", [m, n if n else math.nan], x.dtype, x.dtype)
+        xc = _prims.ewise("sub", [x, m], x.dtype, x.dtype)
+        sq = _prims.ewise("mul", [xc, xc], x.dtype, x.dtype)
+        s = _prims.reduce("sum", sq, dims, keepdim, x.dtype)
+        denom = n - c
+        v = _prims.ewise("div", [s, denom if denom > 0 else 0.0], x.dtype, x.dtype)
+        ctx.save_for_backward(x)
+        ctx.meta = (dims, keepdim, denom)
+        return v
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        dims, keepdim, denom = ctx.meta
+        xc = x - x.mean(dims, keepdim=True)
+        return _unreduce(g, x.shape, dims, keepdim) * xc * (2.0 / denom if denom > 0 else math.inf), None, None, None
+
+
+class Std(Function):
+    _node_name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims, c, keepdim):
+        v = Var.forward(ctx, x, dims, c, keepdim)
+        y = _prims.ewise("sqrt", [v], x.dtype, x.dtype)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        dims, keepdim, denom = ctx.meta
+        xc = x - x.mean(dims, keepdim=True)
+        gy = _unreduce(g / y, x.shape, dims, keepdim)
+        return gy * xc / (denom if denom > 0 else 0.0), None, None, None
+
+
+def _var_like(F, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(x, unbiased)
+        unbiased, dim = dim, None
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"std and var only support floating point and complex dtypes")
+    dims = norm_dims(dim, input.dim())
+    c = _correction(unbiased, correction)
+    if recording(input):
+        return F.apply(input, dims, c, keepdim)
+    return F.forward(_shape._NullCtx, input, dims, c, keepdim)
+
+
+@torch_function
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var_like(Var, input, dim, unbiased, keepdim, correction)
+
+
+@torch_function
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var_like(Std, input, dim, unbiased, keepdim, correction)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+class Norm2(Function):
+    _node_name = "NormBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        sq = _prims.ewise("mul", [x, x], x.dtype, x.dtype)
+        y = _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, x.dtype)], x.dtype, x.dtype)
+        ctx.save_for_backward(x, y)
+        ctx.meta = (dims, keepdim)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        dims, keepdim = ctx.meta
+        from .pointwise import where
+        scale = where(y == 0, 0.0, g / y)
+        return x * _unreduce(scale, x.shape, dims, keepdim), None, None
+
+
+class Norm2All(Norm2):
+    _node_name = "NormBackward0"
+
+
+@torch_function
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{name_of(input.dtype)}")
+    dims = norm_dims(dim, input.dim())
+    if p in ("fro", 2, 2.0):
+        if recording(input):
+            return (Norm2All if dim is None else Norm2).apply(input, dims, keepdim)
+        return Norm2.forward(_shape._NullCtx, input, dims, keepdim)
+    if p in (math.inf, "inf"):
+        return amax(input.abs(), dims, keepdim)
+    if p == -math.inf:
+        return amin(input.abs(), dims, keepdim)
+    if p == 1:
+        return sum(input.abs(), dims, keepdim)
+    if p == 0:
+        return sum((input != 0).to(input.dtype), dims, keepdim)
+    if p == "nuc":
+        raise NotImplementedError("nuclear norm is not supported by webtorch")
+    return sum(input.abs().pow(p), dims, keepdim).pow(1.0 / p)
+
+
+@torch_function
+def logsumexp(input, dim, keepdim=False):
+    from .pointwise import where
+    if not input.dtype.is_floating_point:
+        input = input.to(float_of(input.dtype))
+    dims = norm_dims(dim, input.dim())
+    if input.numel() == 0:
+        return sum(input.exp(), dims, keepdim).log()
+    m = amax(input.detach(), dims, keepdim=True)
+    m = where(m.isinf(), 0.0, m)
+    r = sum((input - m).exp(), dims, keepdim=True).log() + m
+    if not keepdim:
+        r = r.squeeze(dims)
+    return r
+
+
+# ---- scans ------------------------------------------------------------------------------------
+class Cumsum(Function):
+    _node_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, d, dt):
+        ctx.d = d
+        return _prims.scan("cumsum", x, d, dt)[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        d = ctx.d
+        return g.flip(d).cumsum(d).flip(d), None, None
+
+
+@torch_function
+def cumsum(input, dim, *, dtype=None):
+    d = wrap_dim(dim, input.dim())
+    dt = dtype or _sum_dtype(input, None)
+    x = input if input.dtype == dt else input.to(dt)
+    if x.dim() == 0:
+        return x.clone()
+    if dt.is_floating_point and recording(x):
+        return Cumsum.apply(x, d, dt)
+    return _prims.scan("cumsum", x, d, dt)[0]
+
+
+class Cumprod(Function):
+    _node_name = "CumprodBackward0"
+
+    @staticmethod
+    def forward(ctx, x, d, dt):
+        y = _prims.scan("cumprod", x, d, dt)[0]
+        ctx.save_for_backward(x, y)
+        ctx.d = d
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        d = ctx.d
+        return (g * y).flip(d).cumsum(d).flip(d) / x, None, None
+
+
+@torch_function
+def cumprod(input, dim, *, dtype=None):
+    d = wrap_dim(dim, input.dim())
+    dt = dtype or _sum_dtype(input, None)
+    x = input if input.dtype == dt else input.to(dt)
+    if x.dim() == 0:
+        return x.clone()
+    if dt.is_floating_point and recording(x):
+        return Cumprod.apply(x, d, dt)
+    return _prims.scan("cumprod", x, d, dt)[0]
+
+
+class CumExtreme(Function):
+    @staticmethod
+    def forward(ctx, x, op, d):
+        v, i = _prims.scan(op, x, d, x.dtype, with_indices=True)
+        ctx.save_for_backward(i)
+        ctx.meta = (x.shape, d)
+        ctx.mark_non_differentiable(i)
+        return v, i
+
+    @staticmethod
+    def backward(ctx, g, _gi=None):
+        (i,) = ctx.saved_tensors
+        shape, d = ctx.meta
+        return g.new_zeros(shape).scatter_add(d, i, g), None, None
+
+
+class Cummax(CumExtreme):
+    _node_name = "CummaxBackward0"
+
+
+class Cummin(CumExtreme):
+    _node_name = "CumminBackward0"
+
+
+def _make_cum(op, node):
+    rt = getattr(return_types, op)
+
+    def public(input, dim):
+        d = wrap_dim(dim, input.dim())
+        if input.dim() == 0:
+            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=()))
+        if recording(input):
+            return rt(*node.apply(input, op, d))
+        return rt(*_prims.scan(op, input, d, input.dtype, with_indices=True))
+
+    public.__name__ = op
+    return torch_function(public)
+
+
+cummax = _make_cum("cummax", Cummax)
+cummin = _make_cum("cummin", Cummin)
+
+
+def logcumsumexp(input, dim):
+    d = wrap_dim(dim, input.dim())
+    m = amax(input.detach(), d, keepdim=True)
+    from .pointwise import where
+    m = where(m.isinf(), 0.0, m)
+    return (input - m).exp().cumsum(d).log() + m
+
+
+# ---- softmax family ----------------------------------------------------------------------------
+class Softmax(Function):
+    _node_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, d):
+        y = _softmax_kernel(x, d, False)
+        ctx.save_for_backward(y)
+        ctx.d = d
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        gy = g * y
+        return gy - y * gy.sum(ctx.d, keepdim=True), None
+
+
+class LogSoftmax(Function):
+    _node_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, d):
+        y = _softmax_kernel(x, d, True)
+        ctx.save_for_backward(y)
+        ctx.d = d
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g - y.exp() * g.sum(ctx.d, keepdim=True), None
+
+
+def _softmax_kernel(x, d, log):
+    fused = getattr(x._backend, "softmax", None)
+    if fused is not None and x.dim():
+        out, handled = fused(x, d, log)
+        if handled:
+            return out
+    dt = x.dtype
+    m = _prims.reduce("max", x, (d,), True, dt) if x.dim() else x
+    m = _prims.ewise("where", [_prims.ewise("isinf", [m], dt, bool_), 0.0, m], dt, dt)
+    z = _prims.ewise("sub", [x, m], dt, dt)
+    e = _prims.ewise("exp", [z], dt, dt)
+    s = _prims.reduce("sum", e, (d,) if x.dim() else (), True, dt)
+    if log:
+        return _prims.ewise("sub", [z, _prims.ewise("log", [s], dt, dt)], dt, dt)
+    return _prims.ewise("div", [e, s], dt, dt)
+
+
+def _softmax_like(F, input, dim, dtype):
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{name_of(input.dtype)}'")
+    d = wrap_dim(dim, input.dim()) if dim is not None else (0 if input.dim() <= 1 else 1)
+    if input.numel() == 0:
+        return input.clone()
+    if recording(input):
+        return F.apply(input, d)
+    return _softmax_kernel(input, d, F is LogSoftmax)
+
+
+@torch_function
+def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    return _softmax_like(Softmax, input, dim, dtype)
+
+
+@torch_function
+def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    return _softmax_like(LogSoftmax, input, dim, dtype)
+
+
+# ---- sorting ---------------------------------------------------------------------------------
+class Sort(Function):
+    _node_name = "SortBackward0"
+
+    @staticmethod
+    def forward(ctx, x, d, descending, stable):
+        v, i = _prims.sort(x, d, descending, stable)
+        ctx.save_for_backward(i)
+        ctx.meta = (x.shape, d)
+        ctx.mark_non_differentiable(i)
+        return v, i
+
+    @staticmethod
+    def backward(ctx, g, _gi=None):
+        (i,) = ctx.saved_tensors
+        shape, d = ctx.meta
+        return g.new_zeros(shape).scatter(d, i, g), None, None, None
+
+
+class Topk(Sort):
+    _node_name = "TopkBackward0"
+
+
+@torch_function
+def sort(input, dim=-1, descending=False, stable=False):
+    if input.dim() == 0:
+        return return_types.sort(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=()))
+    d = wrap_dim(dim, input.dim())
+    if recording(input):
+        return return_types.sort(*Sort.apply(input, d, descending, stable))
+    return return_types.sort(*_prims.sort(input, d, descending, stable))
+
+
+@torch_function
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable)[1]
+
+
+def msort(input):
+    return sort(input, 0)[0]
+
+
+@torch_function
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    d = wrap_dim(dim, input.dim())
+    n = input.shape[d] if input.dim() else 1
+    if k < 0 or k > n:
+        raise RuntimeError("selected index k out of range")
+    v, i = sort(input, d, descending=largest, stable=True)
+    if input.dim() == 0:
+        return return_types.topk(v, i)
+    return return_types.topk(v.narrow(d, 0, k), i.narrow(d, 0, k))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    d = wrap_dim(dim, input.dim())
+    n = input.shape[d] if input.dim() else 1
+    if k < 1 or k > n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    v, i = sort(input, d, stable=True)
+    v, i = v.select(d, k - 1), i.select(d, k - 1)
+    if keepdim:
+        v, i = v.unsqueeze(d), i.unsqueeze(d)
+    return return_types.kthvalue(v, i)
+
+
+def median(input, dim=None, keepdim=False):
+    if dim is None:
+        flat = input.reshape(-1)
+        v, _ = sort(flat, 0, stable=True)
+        return v[(flat.numel() - 1) // 2]
+    d = wrap_dim(dim, input.dim())
+    n = input.shape[d]
+    r = kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
+    return return_types.median(*r)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else wrap_dim(dim, input.dim())
+    v = sort(x, d)[0]
+    n = v.shape[d]
+    qs = [q] if not isinstance(q, (list, tuple, Tensor)) else (q.tolist() if isinstance(q, Tensor) else list(q))
+    if not isinstance(qs, list):
+        qs = [qs]
+    outs = []
+    for qq in qs:
+        pos = qq * (n - 1)
+        lo, hi = int(math.floor(pos)), int(math.ceil(pos))
+        a, b = v.select(d, lo), v.select(d, hi)
+        r = a + (b - a) * (pos - lo)
+        outs.append(r.unsqueeze(d) if keepdim else r)
+    if isinstance(q, (list, tuple)) or (isinstance(q, Tensor) and q.dim() > 0):
+        return _shape.stack(outs, 0)
+    return outs[0]
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    from .._creation import tensor
+    vals = input.reshape(-1).tolist()
+    uniq = builtins.sorted(set(vals))
+    out = tensor(uniq, dtype=input.dtype, device=input.device)
+    res = [out]
+    if return_inverse:
+        pos = {v: i for i, v in enumerate(uniq)}
+        res.append(tensor([pos[v] for v in vals], dtype=int64, device=input.device).reshape(input.shape))
+    if return_counts:
+        cnt = {}
+        for v in vals:
+            cnt[v] = cnt.get(v, 0) + 1
+        res.append(tensor([cnt[v] for v in uniq], dtype=int64, device=input.device))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def bincount(input, weights=None, minlength=0):
+    from .._creation import zeros
+    n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
+    dt = weights.dtype if weights is not None else int64
+    out = zeros(n, dtype=dt, device=input.device)
+    return out.index_add(0, input, weights if weights is not None else
+                         _prims.ewise("copy", [1], int64, int64, shape=input.shape))

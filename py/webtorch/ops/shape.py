@@ -1,0 +1,878 @@
+"""Views (metadata-only: share memory with their base) and shape-changing ops."""
+from .. import _dtype, _prims
+from .._tensor import Tensor, Size, contiguous_strides, _numel
+from ..autograd import grad_mode
+from ..autograd.function import Function
+from ..overrides import torch_function
+from ._common import wrap_dim, recording, write_out, sum_to
+
+int64 = _dtype.int64
+
+
+def _as_view(t, shape, stride, offset):
+    v = Tensor._make(t._storage, shape, stride, offset)
+    v._base = t if t._base is None else t._base
+    return v
+
+
+def _sizes(args):
+    """Accept f(2, 3), f((2, 3)), f([2, 3]) and f(torch.Size)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    return tuple(int(a) for a in args)
+
+
+def _infer_shape(shape, numel):
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for s in shape:
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s}")
+    if neg:
+        rest = _numel([s for s in shape if s != -1])
+        if rest == 0 or numel % rest:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // rest
+    if _numel(shape) != numel:
+        raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _view_strides(old_shape, old_stride, new_shape):
+    """PyTorch's computeStride: strides for viewing without a copy, or None."""
+    if _numel(old_shape) == 0 or not old_shape:
+        return contiguous_strides(new_shape)
+    new_stride = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base = old_stride[-1]
+    tensor_numel = view_numel = 1
+    for td in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[td]
+        if td == 0 or (old_shape[td - 1] != 1 and old_stride[td - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_stride[view_d] = view_numel * chunk_base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if td > 0:
+                chunk_base = old_stride[td - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_stride)
+
+
+# ---- the view functions -------------------------------------------------------------------------
+class View(Function):
+    _node_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape, stride):
+        ctx.in_shape = x.shape
+        return _as_view(x, shape, stride, x._offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape), None, None
+
+
+class UnsafeView(View):
+    _node_name = "UnsafeViewBackward0"
+
+
+class Squeeze(View):
+    _node_name = "SqueezeBackward0"
+
+
+class Unsqueeze(View):
+    _node_name = "UnsqueezeBackward0"
+
+
+class Permute(Function):
+    _node_name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return _as_view(x, tuple(x._shape[d] for d in dims), tuple(x._stride[d] for d in dims), x._offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        inv = [0] * len(ctx.dims)
+        for i, d in enumerate(ctx.dims):
+            inv[d] = i
+        return g.permute(inv), None
+
+
+class Transpose(Permute):
+    _node_name = "TransposeBackward0"
+
+
+class TBackward(Permute):
+    _node_name = "TBackward0"
+
+
+class Expand(Function):
+    _node_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return _as_view(x, shape, _prims.broadcast_strides(x, shape), x._offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        return sum_to(g, ctx.in_shape), None
+
+
+class AsStrided(Function):
+    """Slices, select, narrow, diagonal, as_strided: backward scatters into zeros."""
+    _node_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape, stride, offset):
+        ctx.geom = (x.shape, x.stride(), x._offset, shape, stride, offset)
+        return _as_view(x, shape, stride, offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        in_shape, in_stride, in_off, shape, stride, offset = ctx.geom
+        z = g.new_zeros(in_shape)
+        # re-express the view's geometry relative to a contiguous tensor of the input's shape
+        cs = contiguous_strides(in_shape)
+        rel = _relative_geometry(in_shape, in_stride, in_off, stride, offset, cs)
+        region = z.as_strided(shape, rel[0], rel[1])
+        region.copy_(g)
+        return z, None, None, None
+
+
+class Slice(AsStrided):
+    _node_name = "SliceBackward0"
+
+
+class Select(AsStrided):
+    _node_name = "SelectBackward0"
+
+
+class Diagonal(AsStrided):
+    _node_name = "DiagonalBackward0"
+
+
+def _relative_geometry(in_shape, in_stride, in_off, stride, offset, cs):
+    """Map strides/offset in storage terms onto a contiguous tensor of in_shape (valid when the
+    view's strides are combinations of the input's own strides, as for every view op here)."""
+    if tuple(in_stride) == tuple(cs):
+        return stride, offset - in_off
+    # general case: decompose each stride over the input's dims (largest stride first)
+    order = sorted(range(len(in_shape)), key=lambda d: -abs(in_stride[d]))
+
+    def conv(v):
+        r = 0
+        for d in order:
+            st = in_stride[d]
+            if st and in_shape[d] > 1:
+                q = v // st
+                q = max(0, min(q, in_shape[d] - 1)) if v >= 0 else q
+                r += q * cs[d]
+                v -= q * st
+        return r
+
+    return tuple(conv(s) for s in stride), conv(offset - in_off)
+
+
+def _view_apply(F, x, *args):
+    if recording(x):
+        return F.apply(x, *args)
+    return F.forward(_NullCtx, x, *args)
+
+
+class _NullCtxType:
+    def __setattr__(self, k, v):
+        pass
+
+    def save_for_backward(self, *a):
+        pass
+
+
+_NullCtx = _NullCtxType()
+
+
+@torch_function
+def view(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        raise NotImplementedError("view(dtype) is not supported by webtorch")
+    shape = _infer_shape(_sizes(shape), self.numel())
+    stride = _view_strides(self._shape, self._stride, shape)
+    if stride is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return _view_apply(View, self, shape, stride)
+
+
+@torch_function
+def reshape(input, *shape):
+    shape = _infer_shape(_sizes(shape), input.numel())
+    stride = _view_strides(input._shape, input._stride, shape)
+    if stride is not None:
+        return _view_apply(View, input, shape, stride)
+    c = input.clone(memory_format=None) if recording(input) else _prims.contiguous(input)
+    return _view_apply(UnsafeView, c, shape, contiguous_strides(shape))
+
+
+def view_as(self, other):
+    return view(self, other.shape)
+
+
+def reshape_as(self, other):
+    return reshape(self, other.shape)
+
+
+@torch_function
+def permute(input, *dims):
+    dims = _sizes(dims)
+    nd = input.dim()
+    if len(dims) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal "
+                           f"to len(dims) = {len(dims)}")
+    dims = tuple(wrap_dim(d, nd) for d in dims)
+    if len(set(dims)) != nd:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _view_apply(Permute, input, dims)
+
+
+@torch_function
+def transpose(input, dim0, dim1):
+    nd = input.dim()
+    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+    dims = list(range(nd))
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return _view_apply(Transpose, input, tuple(dims))
+
+
+swapaxes = swapdims = transpose
+
+
+@torch_function
+def t(input):
+    if input.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
+    return _view_apply(TBackward, input, tuple(reversed(range(input.dim()))))
+
+
+def _T(self):
+    return permute(self, tuple(reversed(range(self.dim()))))
+
+
+def _mT(self):
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def adjoint(self):
+    return transpose(self, -2, -1)
+
+
+@torch_function
+def movedim(input, source, destination):
+    nd = input.dim()
+    src = [wrap_dim(s, nd) for s in (source if isinstance(source, (list, tuple)) else [source])]
+    dst = [wrap_dim(d, nd) for d in (destination if isinstance(destination, (list, tuple)) else [destination])]
+    order = [None] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(nd) if d not in src)
+    order = [o if o is not None else next(rest) for o in order]
+    return permute(input, order)
+
+
+moveaxis = movedim
+
+
+@torch_function
+def expand(self, *sizes):
+    sizes = _sizes(sizes)
+    nd = self.dim()
+    if len(sizes) < nd:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(self.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
+                           f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number "
+                           f"of dimensions in the tensor ({nd})")
+    off = len(sizes) - nd
+    shape = tuple(self._shape[i - off] if s == -1 and i >= off else s for i, s in enumerate(sizes))
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {sizes.index(-1)}")
+    if shape == tuple(self._shape):
+        return _view_apply(Expand, self, shape) if recording(self) else self._alias_view()
+    return _view_apply(Expand, self, shape)
+
+
+def _alias_view(self):
+    return _as_view(self, self._shape, self._stride, self._offset)
+
+
+def expand_as(self, other):
+    return expand(self, other.shape)
+
+
+@torch_function
+def broadcast_to(input, shape):
+    return expand(input, shape)
+
+
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    shape = _prims.broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def broadcast_shapes(*shapes):
+    return Size(_prims.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+
+
+@torch_function
+def squeeze(input, dim=None):
+    nd = input.dim()
+    if dim is None:
+        dims = [d for d in range(nd) if input._shape[d] == 1]
+    else:
+        ds = dim if isinstance(dim, (list, tuple)) else (dim,)
+        dims = [d for d in (wrap_dim(x, nd) for x in ds) if input._shape[d] == 1]
+    shape = tuple(s for d, s in enumerate(input._shape) if d not in dims)
+    stride = tuple(s for d, s in enumerate(input._stride) if d not in dims)
+    return _view_apply(Squeeze, input, shape, stride)
+
+
+@torch_function
+def unsqueeze(input, dim):
+    nd = input.dim()
+    d = wrap_dim(dim, nd + 1)
+    shape = list(input._shape)
+    stride = list(input._stride)
+    st = shape[d] * stride[d] if d < nd else 1
+    shape.insert(d, 1)
+    stride.insert(d, st)
+    return _view_apply(Unsqueeze, input, tuple(shape), tuple(stride))
+
+
+@torch_function
+def flatten(input, start_dim=0, end_dim=-1):
+    nd = input.dim()
+    if nd == 0:
+        return reshape(input, (1,))
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = input._shape[:s] + (_numel(input._shape[s:e + 1]),) + input._shape[e + 1:]
+    return reshape(input, shape)
+
+
+@torch_function
+def unflatten(input, dim, sizes):
+    nd = input.dim()
+    d = wrap_dim(dim, nd)
+    sizes = tuple(sizes)
+    n = input._shape[d]
+    if -1 in sizes:
+        sizes = _infer_shape(sizes, n)
+    if _numel(sizes) != n:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({n}) in the input tensor")
+    return reshape(input, input._shape[:d] + sizes + input._shape[d + 1:])
+
+
+@torch_function
+def as_strided(input, size, stride, storage_offset=None):
+    off = input._offset if storage_offset is None else storage_offset
+    return _view_apply(AsStrided, input, tuple(size), tuple(stride), off)
+
+
+@torch_function
+def narrow(input, dim, start, length):
+    nd = input.dim()
+    if nd == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, nd)
+    n = input._shape[d]
+    if isinstance(start, Tensor):
+        start = int(start.item())
+    if start < 0:
+        start += n
+    if start < 0 or start > n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    shape = input._shape[:d] + (length,) + input._shape[d + 1:]
+    return _view_apply(Slice, input, shape, input._stride, input._offset + start * input._stride[d])
+
+
+def slice_dim(input, d, start, stop, step):
+    """input[..., start:stop:step, ...] on dim d (already normalized by slice.indices)."""
+    n = len(range(start, stop, step))
+    shape = input._shape[:d] + (n,) + input._shape[d + 1:]
+    stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:]
+    return _view_apply(Slice, input, shape, stride, input._offset + (start * input._stride[d] if n else 0))
+
+
+@torch_function
+def select(input, dim, index):
+    nd = input.dim()
+    if nd == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, nd)
+    n = input._shape[d]
+    index = int(index)
+    if index < -n or index >= n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    if index < 0:
+        index += n
+    shape = input._shape[:d] + input._shape[d + 1:]
+    stride = input._stride[:d] + input._stride[d + 1:]
+    return _view_apply(Select, input, shape, stride, input._offset + index * input._stride[d])
+
+
+@torch_function
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    nd = input.dim()
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n1, n2 = input._shape[d1], input._shape[d2]
+    if offset >= 0:
+        n = max(0, min(n1, n2 - offset))
+        off = input._offset + offset * input._stride[d2]
+    else:
+        n = max(0, min(n1 + offset, n2))
+        off = input._offset - offset * input._stride[d1]
+    keep = [d for d in range(nd) if d not in (d1, d2)]
+    shape = tuple(input._shape[d] for d in keep) + (n,)
+    stride = tuple(input._stride[d] for d in keep) + (input._stride[d1] + input._stride[d2],)
+    return _view_apply(Diagonal, input, shape, stride, off if n else input._offset)
+
+
+@torch_function
+def unbind(input, dim=0):
+    d = wrap_dim(dim, input.dim())
+    return tuple(select(input, d, i) for i in range(input._shape[d]))
+
+
+@torch_function
+def split(tensor, split_size_or_sections, dim=0):
+    d = wrap_dim(dim, tensor.dim())
+    n = tensor._shape[d]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        if s <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                               f"at dimension {d}), but got split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, start, s))
+        start += s
+    return tuple(out)
+
+
+@torch_function
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, input.dim())
+    n = input._shape[d]
+    size = -(-n // chunks) if n else 0
+    if size == 0:
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks)) if n == 0 else ()
+    return split(input, size, d)
+
+
+@torch_function
+def tensor_split(input, indices_or_sections, dim=0):
+    d = wrap_dim(dim, input.dim())
+    n = input._shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        q, r = divmod(n, k)
+        sizes = [q + 1] * r + [q] * (k - r)
+    else:
+        idx = [min(max(i, 0), n) for i in indices_or_sections]
+        bounds = [0] + idx + [n]
+        sizes = [max(0, b - a) for a, b in zip(bounds, bounds[1:])]
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(input, d, start, s))
+        start += s
+    return tuple(out)
+
+
+# ---- copies ---------------------------------------------------------------------------------------
+class Clone(Function):
+    _node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = _prims.empty(x.shape, x.dtype, x.device)
+        return _prims.copy_into(out, x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+@torch_function
+def clone(input, *, memory_format=None):
+    if recording(input):
+        return Clone.apply(input)
+    out = _prims.empty(input.shape, input.dtype, input.device)
+    _prims.copy_into(out, input)
+    out._storage.version = 0
+    return out
+
+
+@torch_function
+def contiguous(input, memory_format=None):
+    if input.is_contiguous():
+        return input
+    return clone(input)
+
+
+class Copy(Function):
+    _node_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, dst, src):
+        ctx.meta = (src.shape, src.dtype, src.device) if isinstance(src, Tensor) else None
+        _prims.copy_into(dst, src)
+        return dst
+
+    @staticmethod
+    def backward(ctx, g):
+        gs = None
+        if ctx.meta is not None and ctx.needs_input_grad[1]:
+            shape, dt, dev = ctx.meta
+            gs = sum_to(g, shape).to(dt).to(dev)
+        return g * 0, gs
+
+
+@torch_function
+def copy_(self, src, non_blocking=False):
+    from ._common import check_leaf_inplace, inplace_result
+    check_leaf_inplace(self)
+    if isinstance(src, Tensor):
+        _prims.broadcast_shapes(self.shape, src.shape)
+        if src.dim() > self.dim() or _prims.broadcast_shapes(self.shape, src.shape) != tuple(self.shape):
+            _bad_copy(src, self)
+    if recording(self, src):
+        r = src.to(self.device).to(self.dtype) if isinstance(src, Tensor) else src
+        if isinstance(r, Tensor) and r._requires_grad:
+            r = r.expand(self.shape)
+        elif not isinstance(r, Tensor):
+            r = _prims.ewise("copy", [r], self.dtype, self.dtype, shape=self.shape)
+        return inplace_result(self, r)
+    return _prims.copy_into(self, src)
+
+
+def _bad_copy(src, dst):
+    raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(src.shape)}")
+
+
+@torch_function
+def zero_(self):
+    return fill_(self, 0)
+
+
+@torch_function
+def fill_(self, value):
+    from ._common import check_leaf_inplace, inplace_result
+    check_leaf_inplace(self)
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.dim()} dimensions.")
+        if recording(self, value):
+            return inplace_result(self, value.expand(self.shape) * 1)
+        value = value.item()
+    if recording(self):
+        return inplace_result(self, _prims.ewise("copy", [value], self.dtype, self.dtype, shape=self.shape))
+    return _prims.ewise_into("copy", self, [value], self.dtype)
+
+
+def resize_(self, *shape):
+    shape = _sizes(shape)
+    if _numel(shape) <= self._storage.numel - self._offset:
+        self._shape, self._stride = Size(shape), contiguous_strides(shape)
+        return self
+    t = _prims.empty(shape, self.dtype, self.device)
+    self._storage, self._shape, self._stride, self._offset = t._storage, t._shape, t._stride, 0
+    return self
+
+
+# ---- joining -------------------------------------------------------------------------------------
+class Cat(Function):
+    _node_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, dt, *tensors):
+        ctx.sizes = [t.shape[dim] if t.dim() else 0 for t in tensors]
+        ctx.dim = dim
+        ctx.dtypes = [t.dtype for t in tensors]
+        return _cat_kernel(tensors, dim, dt)
+
+    @staticmethod
+    def backward(ctx, g):
+        grads, start = [], 0
+        for s, dt in zip(ctx.sizes, ctx.dtypes):
+            grads.append(narrow(g, ctx.dim, start, s).to(dt) if s or True else None)
+            start += s
+        return (None, None) + tuple(grads)
+
+
+class Stack(Cat):
+    _node_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, dt, *tensors):
+        ctx.n = len(tensors)
+        ctx.dim = dim
+        ctx.dtypes = [t.dtype for t in tensors]
+        return _cat_kernel([_as_view(t, t._shape[:dim] + (1,) + t._shape[dim:],
+                                     t._stride[:dim] + (1,) + t._stride[dim:], t._offset) for t in tensors], dim, dt)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None, None) + tuple(select(g, ctx.dim, i).to(dt) for i, dt in zip(range(ctx.n), ctx.dtypes))
+
+
+def _cat_kernel(tensors, dim, dt):
+    shape = list(tensors[0].shape)
+    shape[dim] = sum(t.shape[dim] for t in tensors)
+    out = _prims.empty(shape, dt, tensors[0].device)
+    start = 0
+    for t in tensors:
+        n = t.shape[dim]
+        if n:
+            region = _as_view(out, out._shape[:dim] + (n,) + out._shape[dim + 1:], out._stride,
+                              start * out._stride[dim])
+            _prims.copy_into(region, t)
+        start += n
+    out._storage.version = 0
+    return out
+
+
+def _check_cat(tensors, dim, name):
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if len(tensors) == 0:
+        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    _prims.common_device(tensors)
+    return _dtype.result_type(*[t for t in tensors]) if len({t.dtype for t in tensors}) > 1 else tensors[0].dtype
+
+
+@torch_function
+def cat(tensors, dim=0, *, out=None):
+    dt = _check_cat(tensors, dim, "torch.cat")
+    full = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
+    if not full:
+        return write_out(_prims.empty((0,), dt, tensors[0].device), out)
+    ref = full[0]
+    if ref.dim() == 0:
+        raise RuntimeError(f"zero-dimensional tensor (at position {tensors.index(ref)}) cannot be concatenated")
+    d = wrap_dim(dim, ref.dim())
+    for i, t in enumerate(tensors):
+        if t.dim() == 1 and t.shape[0] == 0:
+            continue
+        if t.dim() != ref.dim():
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} and {t.dim()}")
+        for k in range(ref.dim()):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
+    if dt.is_floating_point and recording(*full):
+        return write_out(Cat.apply(d, dt, *full), out)
+    return write_out(_cat_kernel(full, d, dt), out)
+
+
+concat = concatenate = cat
+
+
+@torch_function
+def stack(tensors, dim=0, *, out=None):
+    dt = _check_cat(tensors, dim, "stack")
+    ref = tensors[0]
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != tuple(ref.shape):
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
+                               f"and {list(t.shape)} at entry {i}")
+    d = wrap_dim(dim, ref.dim() + 1)
+    if dt.is_floating_point and recording(*tensors):
+        return write_out(Stack.apply(d, dt, *tensors), out)
+    return write_out(Stack.forward(_NullCtx, d, dt, *tensors), out)
+
+
+def hstack(tensors):
+    tensors = [atleast_1d(t) for t in tensors]
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return cat([atleast_3d(t) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    return hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
+
+
+def atleast_1d(t):
+    return t.reshape(1) if t.dim() == 0 else t
+
+
+def atleast_2d(t):
+    return t.reshape(1, -1) if t.dim() < 2 else t
+
+
+def atleast_3d(t):
+    if t.dim() == 0:
+        return t.reshape(1, 1, 1)
+    if t.dim() == 1:
+        return t.reshape(1, -1, 1)
+    if t.dim() == 2:
+        return t.unsqueeze(-1)
+    return t
+
+
+# ---- rearrangements through gathers -------------------------------------------------------------
+def _gather_dims(input, index_per_dim, node):
+    """out = input at coordinates given per dim (None = identity), via storage offsets."""
+    from . import indexing
+    nd = input.dim()
+    coords = [None if c is None else c.reshape((c.numel(),) + (1,) * (nd - d - 1))
+              for d, c in enumerate(index_per_dim)]
+    return indexing.take_offsets(input, coords, tuple(input.shape), node=getattr(indexing, node))
+
+
+@torch_function
+def flip(input, dims):
+    nd = input.dim()
+    dims = [wrap_dim(d, nd) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("dims has duplicates, original flip dims size=" + str(len(dims)))
+    from .._creation import arange
+    idx = [arange(input._shape[d] - 1, -1, -1, device=input.device) if d in dims else None for d in range(nd)]
+    return _gather_dims(input, idx, "Flip")
+
+
+def fliplr(input):
+    return flip(input, [1])
+
+
+def flipud(input):
+    return flip(input, [0])
+
+
+@torch_function
+def roll(input, shifts, dims=None):
+    from .._creation import arange
+    if dims is None:
+        return roll(input.flatten(), shifts, 0).view(input.shape)
+    shifts = shifts if isinstance(shifts, (list, tuple)) else [shifts]
+    dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    nd = input.dim()
+    idx = [None] * nd
+    for s, d in zip(shifts, dims):
+        d = wrap_dim(d, nd)
+        n = input._shape[d]
+        if n:
+            idx[d] = (arange(n, device=input.device) - s).remainder(n)
+    return _gather_dims(input, idx, "Roll")
+
+
+@torch_function
+def repeat(input, *sizes):
+    sizes = _sizes(sizes)
+    nd = input.dim()
+    if len(sizes) < nd:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                           "of tensor")
+    x = input.reshape((1,) * (len(sizes) - nd) + tuple(input.shape))
+    inter, expd, final = [], [], []
+    for r, s in zip(sizes, x.shape):
+        inter += [1, s]
+        expd += [r, s]
+        final.append(r * s)
+    return x.reshape(inter).expand(expd).reshape(final)
+
+
+@torch_function
+def tile(input, dims):
+    dims = tuple(dims)
+    if len(dims) < input.dim():
+        dims = (1,) * (input.dim() - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats, dim=None):
+    if dim is None:
+        input, dim = input.flatten(), 0
+    d = wrap_dim(dim, input.dim())
+    if isinstance(repeats, int):
+        x = input.unsqueeze(d + 1)
+        shape = list(x.shape)
+        shape[d + 1] = repeats
+        out_shape = list(input.shape)
+        out_shape[d] *= repeats
+        return x.expand(shape).reshape(out_shape)
+    from .._creation import tensor
+    reps = repeats.tolist() if isinstance(repeats, Tensor) else list(repeats)
+    idx = [i for i, r in enumerate(reps) for _ in range(r)]
+    return input.index_select(d, tensor(idx, dtype=int64, device=input.device))
+
+
+def _tri(input, diagonal, lower):
+    from .._creation import arange
+    if input.dim() < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    r, c = input.shape[-2], input.shape[-1]
+    diff = arange(c, device=input.device).unsqueeze(0) - arange(r, device=input.device).unsqueeze(1)
+    mask = diff <= diagonal if lower else diff >= diagonal
+    from .pointwise import where
+    return where(mask, input, 0)
+
+
+@torch_function
+def tril(input, diagonal=0):
+    return _tri(input, diagonal, True)
+
+
+@torch_function
+def triu(input, diagonal=0):
+    return _tri(input, diagonal, False)
+
+
+def tril_(self, diagonal=0):
+    return copy_(self, tril(self, diagonal))
+
+
+def triu_(self, diagonal=0):
+    return copy_(self, triu(self, diagonal))

@@ -1,0 +1,60 @@
+"""torch.overrides: the `__torch_function__` protocol (the seed's interception hook)."""
+import functools
+
+from ._tensor import Tensor, _tf_state, _DisableTorchFunction
+
+
+def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
+    with _DisableTorchFunction():
+        return func(*args, **(kwargs or {}))
+
+
+_DEFAULT = (Tensor.__torch_function__.__func__, _disabled_torch_function_impl)
+
+
+def _overloaded(args, kwargs):
+    found = []
+    for a in list(args) + (list(kwargs.values()) if kwargs else []):
+        items = a if type(a) in (list, tuple) else (a,)
+        for x in items:
+            t = type(x)
+            if t is not Tensor and hasattr(t, "__torch_function__") and (isinstance(x, Tensor) or t is not type):
+                f = getattr(t.__torch_function__, "__func__", t.__torch_function__)
+                if f not in _DEFAULT and t not in found:
+                    found.append(t)
+    return found
+
+
+def has_torch_function(args):
+    return bool(_overloaded(args, None))
+
+
+def handle_torch_function(public, args, kwargs):
+    types = _overloaded(args, kwargs)
+    # subclasses before superclasses, as in PyTorch
+    types.sort(key=lambda t: -len(t.__mro__))
+    for t in types:
+        ret = t.__torch_function__(public, tuple(types), args, kwargs)
+        if ret is not NotImplemented:
+            return ret
+    raise TypeError(f"no implementation found for '{public.__name__}' on types that implement "
+                    f"__torch_function__: {[t.__name__ for t in types]}")
+
+
+def torch_function(fn):
+    """Route calls through __torch_function__ when an argument overrides it."""
+    @functools.wraps(fn)
+    def public(*args, **kwargs):
+        if not _tf_state["disabled"]:
+            for a in args:
+                if type(a) is not Tensor and not isinstance(a, (int, float, bool)) and a is not None:
+                    if _overloaded(args, kwargs):
+                        return handle_torch_function(public, args, kwargs)
+                    break
+        return fn(*args, **kwargs)
+    public._impl = fn
+    return public
+
+
+def is_tensor_like(x):
+    return isinstance(x, Tensor) or hasattr(type(x), "__torch_function__")
