@@ -10,11 +10,12 @@
 @group(0) @binding(3) var<storage, read> P: array<u32>;
 
 @compute @workgroup_size({{WX}}, {{WY}}, 1)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>) {
   let M = P[0]; let N4 = P[1]; let K4 = P[2];
   let bt = wid.z + P[3];
   let r0 = gid.y * {{TM}}u;
-  let c0 = gid.x * {{TN4}}u;
+  let c0 = {{C0}};   // first vec4 column; this thread's columns are c0 + j * {{CSTEP}}
   if (r0 >= M || c0 >= N4) { return; }
   let abase = P[4] + bt * P[5];
   let bbase = P[7] + bt * P[8];

@@ -618,3 +618,22 @@ def test_adapter_info_and_counters():
     assert "vendor" in info and "limits" in info and "max-buffer-size" in info["limits"]
     c = webgpu.counters()
     assert c["dispatches"] > 0 and c["pipelines"] > 0
+
+
+def test_device_lost_is_a_clear_error():
+    import subprocess
+    code = (
+        "import sys, os; sys.path.insert(0, %r); os.environ.setdefault('XDG_RUNTIME_DIR', '/tmp')\n"
+        "from webtorch.backends.base import View\n"
+        "from webtorch.backends import webgpu\n"
+        "be = webgpu.get_backend()\n"
+        "x = View(be.from_flat([1.0, 2.0], 'float32'), (2,), (1,), 0, 'float32')\n"
+        "be.driver.device.destroy()\n"
+        "for f in (lambda: be.ewise('add', x, [x, 1.0], 'float32'), lambda: be.to_flat(x)):\n"
+        "    try:\n"
+        "        f(); print('NOERROR')\n"
+        "    except RuntimeError as e:\n"
+        "        print('LOST' if 'WebGPU device was lost' in str(e) else 'OTHER: ' + str(e))\n"
+    ) % os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "py")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.split() == ["LOST", "LOST"], r.stdout + r.stderr

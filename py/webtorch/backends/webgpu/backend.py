@@ -1000,11 +1000,13 @@ class WebGPUBackend(Backend):
     def _matmul_reg(self, out, a, b, B, M, N, K):
         TM, TN, WX, WY = (self.REG[k] for k in ("TM", "TN", "WX", "WY"))
         TN4 = TN // 4
-        key = ("mmreg", TM, TN, WX, WY)
+        il = self.REG.get("IL", False)
+        cs = WX if il else 1
+        key = ("mmreg", TM, TN, WX, WY, il)
         pipe = self._memo.get(key)
         if pipe is None:
             rows = "\n".join(f"  let ra{r} = abase + min(r0 + {r}u, M - 1u) * ars;" for r in range(TM))
-            cols = "\n".join(f"  let cb{j} = min(c0 + {j}u, N4 - 1u);" for j in range(TN4))
+            cols = "\n".join(f"  let cb{j} = min(c0 + {j * cs}u, N4 - 1u);" for j in range(TN4))
             decl = "\n".join(f"  var acc{r}_{j} = vec4<f32>(0.0);" for r in range(TM) for j in range(TN4))
             loada = "\n".join(f"    let a{r} = A[ra{r} + k];" for r in range(TM))
             body = []
@@ -1017,9 +1019,10 @@ class WebGPUBackend(Backend):
             st = []
             for r in range(TM):
                 st.append(f"  if (r0 + {r}u < M) {{ let orow = obase + (r0 + {r}u) * ors;")
-                st += [f"    if (c0 + {j}u < N4) {{ O[orow + c0 + {j}u] = acc{r}_{j}; }}" for j in range(TN4)]
+                st += [f"    if (c0 + {j * cs}u < N4) {{ O[orow + c0 + {j * cs}u] = acc{r}_{j}; }}" for j in range(TN4)]
                 st.append("  }")
-            src = fill("matmul_reg.wgsl", TM=TM, TN4=TN4, WX=WX, WY=WY, ROWS=rows, COLS=cols, DECL=decl,
+            c0 = f"wid.x * {WX * TN4}u + lid.x" if il else f"gid.x * {TN4}u"
+            src = fill("matmul_reg.wgsl", C0=c0, CSTEP=cs, TM=TM, TN4=TN4, WX=WX, WY=WY, ROWS=rows, COLS=cols, DECL=decl,
                        LOADA=loada, BODY="\n".join(body), STORE="\n".join(st))
             pipe = self._memo[key] = self.pipeline(src)
         N4 = N // 4

@@ -17,6 +17,7 @@ _WANTED_LIMITS = (
 )
 _ARENA_BYTES = 1 << 20       # parameter arena per batch
 _MAX_BATCH = 4096            # dispatches per submit at most
+_MAX_BIND_GROUPS = 8192      # cached bind groups (cleared when full or a buffer is destroyed)
 
 
 def _lost(e):
@@ -51,6 +52,8 @@ class NativeDriver(Driver):
         self._encoder = None
         self._pass = None
         self._staging = []        # staging buffers alive until the batch is submitted
+        self._graveyard = []      # buffers destroyed while work using them was unsubmitted
+        self._bind_groups = {}
         self._pending = 0         # dispatches + copies recorded since the last submit
         self._layouts = {}
         self._sync_buf = self.device.create_buffer(size=16, usage=self._usage)
@@ -89,9 +92,13 @@ class NativeDriver(Driver):
             raise self._wrap(e) from None
 
     def destroy_buffer(self, buf):
+        # may run from a finalizer in the middle of recording: never flush here; a buffer
+        # used by recorded work is destroyed once that work is submitted
+        self._bind_groups.clear()
         if self._pending:
-            self.flush()
-        buf.destroy()
+            self._graveyard.append(buf)
+        else:
+            buf.destroy()
 
     def write_buffer(self, buf, offset, data):
         self._check()
@@ -152,12 +159,23 @@ class NativeDriver(Driver):
         self._arena.extend(b"\0" * (start - len(self._arena)))
         self._arena.extend(params)
         self._arena.extend(b"\0" * (psize - len(params)))
-        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                   for i, b in enumerate(buffers)]
-        entries.append({"binding": len(buffers),
-                        "resource": {"buffer": self._arena_buf, "offset": start, "size": psize}})
+        # bind groups are cached by (pipeline, buffers, arena slot): loops that repeat the
+        # same ops on the same (pooled) buffers skip their creation, the bulk of the
+        # per-dispatch CPU cost in wgpu-py
+        key = (id(pipeline), start, psize, *map(id, buffers))
+        bg = self._bind_groups.get(key)
         try:
-            bg = self.device.create_bind_group(layout=self._layouts[id(pipeline)], entries=entries)
+            if bg is None:
+                entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                           for i, b in enumerate(buffers)]
+                entries.append({"binding": len(buffers),
+                                "resource": {"buffer": self._arena_buf, "offset": start, "size": psize}})
+                bg = self.device.create_bind_group(layout=self._layouts[id(pipeline)], entries=entries)
+                if len(self._bind_groups) >= _MAX_BIND_GROUPS:
+                    self._bind_groups.clear()
+                self._bind_groups[key] = (bg, buffers)
+            else:
+                bg = bg[0]
             if self._pass is None:
                 self._pass = self._enc().begin_compute_pass()
             self._pass.set_pipeline(pipeline)
@@ -183,9 +201,9 @@ class NativeDriver(Driver):
             self._encoder = None
             self._arena = bytearray()
             self._pending = 0
-        for st in self._staging:
+        for st in self._staging + self._graveyard:
             st.destroy()
-        self._staging = []
+        self._staging, self._graveyard = [], []
         self.submits += 1
 
     def synchronize(self):
