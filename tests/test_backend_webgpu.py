@@ -637,3 +637,22 @@ def test_device_lost_is_a_clear_error():
     ) % os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "py")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.stdout.split() == ["LOST", "LOST"], r.stdout + r.stderr
+
+
+def test_aliased_buffers_bound_once():
+    """in-place ops, x * x and x @ x.T bind each buffer once (browsers reject a writable
+    buffer bound twice in one dispatch)"""
+    x = rng.standard_normal((8, 12)).astype(np.float32)
+    v, a = gpu(x)
+    o = out_view((8, 12), "float32")
+    be.ewise("mul", o, [v, v], "float32")
+    close(get(o), a * a)
+    be.ewise("add", v, [v, v], "float32")                                           # x += x
+    close(get(v), a + a)
+    v, a = gpu(x)
+    for (m, k, n) in ((8, 12, 8),):
+        va = View(v.buf, (1, m, k), (0, k, 1), 0, "float32")
+        vt = View(v.buf, (1, k, n), (0, 1, k), 0, "float32")
+        o = out_view((1, m, n), "float32")
+        be.matmul(o, va, vt)
+        close(get(o), (a @ a.T)[None], rtol=1e-4, atol=1e-4)

@@ -15,6 +15,7 @@ Storage: float32 -> f32, float16 -> f16 (needs 'shader-f16'), int32 -> i32, int6
 """
 import math
 import os
+import re
 import struct
 import sys
 from array import array
@@ -177,6 +178,13 @@ def ewise_expr(op, cdtype, args):
     if ct != "f32" and op in _F_UN:       # float function on an integer compute type
         return conv(_F_UN[op].format(f"f32({args[0]})"), "float32", cdtype), cdtype
     raise TypeError(f"webgpu: op {op!r} is not supported for dtype {cdtype}")
+
+
+def _alias_b(src):
+    """matmul of a buffer with itself (x @ x.T): read B through A's binding, bind it once"""
+    lines = [l for l in src.split("\n") if "var<storage, read_write> B:" not in l]
+    src = "\n".join(lines).replace("@binding(3) var<storage, read> P", "@binding(2) var<storage, read> P")
+    return re.sub(r"\bB\[", "A[", src)
 
 
 # ---- shape helpers -------------------------------------------------------------------------
@@ -532,19 +540,32 @@ class WebGPUBackend(Backend):
         cst = contiguous_strides(shape)
         contig = tuple(st == cst for st in sts)
         kinds = tuple(x.dtype if isinstance(x, View) else "s" for x in inputs)
-        key = ("ew", op, cdtype, out.dtype, kinds, R, contig)
+        # each distinct buffer is bound once (in-place ops and x*x read through the same
+        # binding): browsers reject a writable buffer bound twice in one dispatch
+        bufs = [out.buf]
+        amap = []
+        for v in views:
+            for j, b in enumerate(bufs):
+                if b is v.buf:
+                    amap.append(j)
+                    break
+            else:
+                amap.append(len(bufs))
+                bufs.append(v.buf)
+        amap = tuple(amap)
+        key = ("ew", op, cdtype, out.dtype, kinds, R, contig, amap)
         pipe = self._memo.get(key)
         if pipe is None:
-            pipe = self._memo[key] = self.pipeline(self._ewise_src(op, cdtype, out.dtype, kinds, R, contig))
+            pipe = self._memo[key] = self.pipeline(self._ewise_src(op, cdtype, out.dtype, kinds, R, contig, amap))
         words = [n, *shape, out.offset, *sts[0]]
         for v, st in zip(views, sts[1:]):
             words += [v.offset, *st]
         for k, x in enumerate(inputs):
             if not isinstance(x, View):
                 words.append(scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype))
-        self.run(pipe, [out.buf] + [v.buf for v in views], words, -(-n // WG))
+        self.run(pipe, bufs, words, -(-n // WG))
 
-    def _ewise_src(self, op, cdtype, odt, kinds, R, contig):
+    def _ewise_src(self, op, cdtype, odt, kinds, R, contig, amap):
         nv = sum(1 for k in kinds if k != "s")
         names = [("o0", contig[0])] + [(f"o{j + 1}", contig[j + 1]) for j in range(nv)]
         binds = [f"@group(0) @binding(0) var<storage, read_write> out: array<{ST[odt]}>;"]
@@ -559,10 +580,13 @@ class WebGPUBackend(Backend):
                 sc += 1
             else:
                 vi += 1
-                binds.append(f"@group(0) @binding({vi}) var<storage, read_write> in{vi}: array<{ST[kd]}>;")
-                body.append(f"  let a{k} = {conv(load(f'in{vi}[o{vi}]', kd), kd, want)};")
+                j = amap[vi - 1]
+                if j == len(binds):
+                    binds.append(f"@group(0) @binding({j}) var<storage, read_write> in{j}: array<{ST[kd]}>;")
+                arr = "out" if j == 0 else f"in{j}"
+                body.append(f"  let a{k} = {conv(load(f'{arr}[o{vi}]', kd), kd, want)};")
                 args.append(f"a{k}")
-        binds.append(f"@group(0) @binding({nv + 1}) var<storage, read> P: array<u32>;")
+        binds.append(f"@group(0) @binding({len(binds)}) var<storage, read> P: array<u32>;")
         expr, rdt = ewise_expr(op, cdtype, args)
         body.append(f"  out[o0] = {store(conv(expr, rdt, odt), odt)};")
         return fill("ewise.wgsl", ENABLE=self.enable(odt, *kinds), PRELUDE=self._prelude,
@@ -1002,7 +1026,8 @@ class WebGPUBackend(Backend):
         TN4 = TN // 4
         il = self.REG.get("IL", False)
         cs = WX if il else 1
-        key = ("mmreg", TM, TN, WX, WY, il)
+        same = a.buf is b.buf
+        key = ("mmreg", TM, TN, WX, WY, il, same)
         pipe = self._memo.get(key)
         if pipe is None:
             rows = "\n".join(f"  let ra{r} = abase + min(r0 + {r}u, M - 1u) * ars;" for r in range(TM))
@@ -1024,7 +1049,7 @@ class WebGPUBackend(Backend):
             c0 = f"wid.x * {WX * TN4}u + lid.x" if il else f"gid.x * {TN4}u"
             src = fill("matmul_reg.wgsl", C0=c0, CSTEP=cs, TM=TM, TN4=TN4, WX=WX, WY=WY, ROWS=rows, COLS=cols, DECL=decl,
                        LOADA=loada, BODY="\n".join(body), STORE="\n".join(st))
-            pipe = self._memo[key] = self.pipeline(src)
+            pipe = self._memo[key] = self.pipeline(_alias_b(src) if same else src)
         N4 = N // 4
         gx = -(-(-(-N4 // TN4)) // WX)
         gy = -(-(-(-M // TM)) // WY)
@@ -1033,22 +1058,25 @@ class WebGPUBackend(Backend):
             words = [M, N4, K // 4, b0, a.offset // 4, a.strides[0] // 4, a.strides[1] // 4,
                      b.offset // 4, b.strides[0] // 4, b.strides[1] // 4,
                      out.offset // 4, out.strides[0] // 4, out.strides[1] // 4]
-            self.driver.dispatch(pipe, [out.buf.handle, a.buf.handle, b.buf.handle], pack_words(words), (gx, gy, nb))
+            bufs = [out.buf.handle, a.buf.handle] + ([] if same else [b.buf.handle])
+            self.driver.dispatch(pipe, bufs, pack_words(words), (gx, gy, nb))
 
     def _matmul_tiled(self, out, a, b, B, M, N, K):
         cd = out.dtype if out.dtype in ("int32", "int64", "uint8", "bool") else "float32"
-        key = ("mmtiled", a.dtype, b.dtype, out.dtype)
+        same = a.buf is b.buf
+        key = ("mmtiled", a.dtype, b.dtype, out.dtype, same)
         pipe = self._memo.get(key)
         if pipe is None:
             src = fill("matmul_tiled.wgsl", ENABLE=self.enable(a.dtype, b.dtype, out.dtype), OS=ST[out.dtype],
                        AS=ST[a.dtype], BS=ST[b.dtype], CT=CT[cd], BM=64, BN=64, BK=16,
                        ALOAD=conv(load("x", a.dtype), a.dtype, cd), BLOAD=conv(load("x", b.dtype), b.dtype, cd),
                        OSTORE=store(conv(norm("v", cd), cd, out.dtype), out.dtype))
-            pipe = self._memo[key] = self.pipeline(src)
+            pipe = self._memo[key] = self.pipeline(_alias_b(src) if same else src)
         gx, gy = -(-N // 64), -(-M // 64)
         for b0 in range(0, B, self.max_wg):
             nb = min(self.max_wg, B - b0)
             words = [M, N, K, b0, a.offset, a.strides[0], a.strides[1], a.strides[2],
                      b.offset, b.strides[0], b.strides[1], b.strides[2],
                      out.offset, out.strides[0], out.strides[1], out.strides[2]]
-            self.driver.dispatch(pipe, [out.buf.handle, a.buf.handle, b.buf.handle], pack_words(words), (gx, gy, nb))
+            bufs = [out.buf.handle, a.buf.handle] + ([] if same else [b.buf.handle])
+            self.driver.dispatch(pipe, bufs, pack_words(words), (gx, gy, nb))
