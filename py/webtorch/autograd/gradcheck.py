@@ -16,23 +16,23 @@ def _flat_outputs(fn, inputs):
 
 
 def _numerical_jacobian(fn, inputs, i, eps):
-    """Columns d(out)/d(inputs[i][j]) by central differences."""
-    from .grad_mode import no_grad
+    """Columns d(out)/d(inputs[i][j]) by central differences. As in PyTorch, fn runs with
+    grad mode as the caller has it and the perturbed input keeps requires_grad, so fn may
+    itself differentiate (gradgradcheck)."""
     x = inputs[i]
     cols = []
-    with no_grad():
-        flat = x.detach().reshape(-1)
-        base = flat.tolist()
-        for j in range(len(base)):
-            def at(v):
-                vals = list(base)
-                vals[j] = v
-                xi = flat.new_tensor(vals).reshape(x.shape)
-                args = list(inputs)
-                args[i] = xi
-                return [o.reshape(-1).tolist() for o in _flat_outputs(fn, args)]
-            hi, lo = at(base[j] + eps), at(base[j] - eps)
-            cols.append([[(a - b) / (2 * eps) for a, b in zip(h, l)] for h, l in zip(hi, lo)])
+    flat = x.detach().reshape(-1)
+    base = flat.tolist()
+    for j in range(len(base)):
+        def at(v):
+            vals = list(base)
+            vals[j] = v
+            xi = flat.new_tensor(vals).reshape(x.shape).requires_grad_(x.requires_grad)
+            args = list(inputs)
+            args[i] = xi
+            return [o.detach().reshape(-1).tolist() for o in _flat_outputs(fn, args)]
+        hi, lo = at(base[j] + eps), at(base[j] - eps)
+        cols.append([[(a - b) / (2 * eps) for a, b in zip(h, l)] for h, l in zip(hi, lo)])
     return cols  # cols[j][out_k][m]
 
 

@@ -196,6 +196,12 @@ class _NullCtxType:
     def save_for_backward(self, *a):
         pass
 
+    def mark_non_differentiable(self, *a):
+        pass
+
+    def mark_dirty(self, *a):
+        pass
+
 
 _NullCtx = _NullCtxType()
 
