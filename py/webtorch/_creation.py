@@ -231,7 +231,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = int64 if all(isinstance(v, int) for v in vals) else _dtype.get_default_dtype()
     dt = _resolve_dtype(dtype)
@@ -298,7 +298,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 def _check_float_random(dt, kernel):
     if not dt.is_floating_point:
         from .ops._common import name_of
-        raise RuntimeError(f"\"{kernel}\" not implemented for '{name_of(dt)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name_of(dt)}'")
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -11,6 +11,12 @@ def _reflect(fn):
     return lambda self, other: fn(other, self)
 
 
+def _invert(self):
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return pointwise.logical_not(self) if self.dtype.name == "bool" else pointwise.bitwise_not(self)
+
+
 def bind_methods(Tensor, creation):
     p, r, s, i, l, c = pointwise, reduction, shape, indexing, linalg, creation
     methods = {}
@@ -73,5 +79,5 @@ def bind_methods(Tensor, creation):
     Tensor.__neg__ = p.neg
     Tensor.__pos__ = lambda self: self
     Tensor.__abs__ = p.abs
-    Tensor.__invert__ = lambda self: p.logical_not(self) if self.dtype.name == "bool" else p.bitwise_not(self)
+    Tensor.__invert__ = _invert
     Tensor.__hash__ = lambda self: id(self)

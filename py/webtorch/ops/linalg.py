@@ -86,7 +86,7 @@ def _check_mm(a, b, name):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tn(a.dtype)} != {_tn(b.dtype)}")
     if a.dtype is _dtype.bool_:
-        raise RuntimeError(f"\"addmm_impl_cpu_\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"addmm_impl_cpu_\" not implemented for 'Bool'")
     _prims.common_device([a, b])
 
 

@@ -114,7 +114,7 @@ def _make_unary(op, rule, formula):
         if not isinstance(input, Tensor):
             raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         if op == "bitwise_not" and input.dtype.is_floating_point:
-            raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
+            raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
             r = fn.apply(input, dt)
@@ -177,7 +177,7 @@ def _binary_dtypes(op, rule, a, b):
     if rule == "logical":
         return rt, bool_
     if rt.is_floating_point:
-        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{name_of(rt)}'")
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(rt)}'")
     return rt, rt
 
 

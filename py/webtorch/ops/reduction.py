@@ -678,7 +678,7 @@ def _softmax_like(F, input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{name_of(input.dtype)}'")
+        raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{name_of(input.dtype)}'")
     d = wrap_dim(dim, input.dim()) if dim is not None else (0 if input.dim() <= 1 else 1)
     if input.numel() == 0:
         return input.clone()
