@@ -56,8 +56,10 @@ class Driver:
         raise NotImplementedError
 
     def destroy_buffer(self, buf):
-        """Release the buffer's GPU memory now. Work already recorded that uses it must
-        still run correctly (implementations flush first if they have pending work)."""
+        """Release the buffer's GPU memory. Work already recorded that uses it must still
+        run correctly. This may be called from a finalizer in the middle of recording a
+        dispatch, so it must not flush or submit: when work is pending, keep the buffer
+        and destroy it right after the next submit (native.py's `_graveyard`)."""
         raise NotImplementedError
 
     def write_buffer(self, buf, offset, data):
