@@ -1,0 +1,72 @@
+"""The few element-wise steps optimizers are written in, each one or two backend dispatches.
+
+Optimizer updates run under no_grad and write parameters and state in place. They go
+straight to the backend primitive (`_prims.ewise` / `ewise_into`) so a step costs exactly the
+dispatches listed here and no autograd or argument-checking work. A backend that offers a
+fused optimizer kernel can replace a whole per-parameter update in `functional.py`
+(see `functional.FUSED`) without touching the optimizer classes.
+"""
+from .. import _prims
+from .._tensor import Tensor
+
+
+def new(op, a, b):
+    """A new tensor op(a, b) (a is a tensor; b a tensor or Python number)."""
+    dt = a.dtype
+    return _prims.ewise(op, [a, b], dt, dt)
+
+
+def unary(op, a):
+    return _prims.ewise(op, [a], a.dtype, a.dtype, shape=a.shape)
+
+
+def inplace(op, x, b):
+    """x = op(x, b) in place (1 dispatch)."""
+    return _prims.ewise_into(op, x, [x, b], x.dtype)
+
+
+def unary_(op, x):
+    return _prims.ewise_into(op, x, [x], x.dtype)
+
+
+def scaled(y, alpha):
+    """alpha * y (no dispatch when alpha == 1)."""
+    return y if alpha == 1 else new("mul", y, alpha)
+
+
+def add_(x, y, alpha=1.0):
+    """x += alpha * y  (1 dispatch when alpha is +-1 or y a number, else 2)."""
+    if not isinstance(y, Tensor):
+        return inplace("add", x, y * alpha)
+    if alpha == -1:
+        return inplace("sub", x, y)
+    return inplace("add", x, scaled(y, alpha))
+
+
+def add(x, y, alpha=1.0):
+    """x + alpha * y as a new tensor."""
+    if alpha == -1:
+        return new("sub", x, y)
+    return new("add", x, scaled(y, alpha))
+
+
+def lerp_(x, end, w):
+    """x += w * (end - x), PyTorch's lerp for w < 0.5; x = end - (end - x) * (1 - w) otherwise (3)."""
+    d = new("sub", end, x)
+    if w < 0.5:
+        return inplace("add", x, new("mul", d, w))
+    return _prims.ewise_into("sub", x, [end, new("mul", d, 1 - w)], x.dtype)
+
+
+def addcmul_(x, a, b, value=1.0):
+    """x += value * a * b (2-3 dispatches)."""
+    return inplace("add", x, new("mul", scaled(a, value), b))
+
+
+def addcdiv_(x, a, b, value=1.0):
+    """x += value * (a / b) (2-3 dispatches)."""
+    return inplace("add", x, scaled(new("div", a, b), value))
+
+
+def copy_(x, src):
+    return _prims.ewise_into("copy", x, [src], x.dtype)

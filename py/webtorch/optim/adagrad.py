@@ -1,0 +1,38 @@
+"""Adagrad, as torch.optim.Adagrad (state is created for every parameter at construction)."""
+from .. import _creation
+from ..autograd import grad_mode
+from .optimizer import Optimizer, _to_scalar
+from . import functional as F
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if not 0.0 <= _to_scalar(lr):
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    state = self.state[p]
+                    state["step"] = 0.0
+                    state["sum"] = _creation.full_like(p, group["initial_accumulator_value"])
+
+    def _step_group(self, group):
+        kw = dict(lr=_to_scalar(group["lr"]), lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
+                  eps=group["eps"], maximize=group["maximize"])
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            F.adagrad(p, p.grad, self.state[p], **kw)

@@ -1,0 +1,246 @@
+"""The Optimizer base class: parameter groups, per-parameter state, zero_grad, and
+state_dict / load_state_dict in PyTorch's format:
+
+    {'state': {0: {'step': tensor(3.), 'exp_avg': ..., ...}, ...},
+     'param_groups': [{'lr': 0.001, ..., 'params': [0, 1, ...]}]}
+
+so a state dict saved here loads into `torch.optim` and back. Internally the step count is a
+plain Python float (no device round trip per step); `state_dict()` returns it as a 0-d
+float32 cpu tensor as PyTorch does.
+"""
+import copy
+import itertools
+from collections import OrderedDict, defaultdict
+
+from .. import _dtype
+from .._tensor import Tensor
+from ..autograd import grad_mode
+
+
+class _RequiredParameter:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+_STEP_KEYS = ("step",)
+
+
+class _Handle:
+    _next = 0
+
+    def __init__(self, hooks):
+        self._hooks = hooks
+        _Handle._next += 1
+        self.id = _Handle._next
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.remove()
+
+
+def _to_scalar(x):
+    if isinstance(x, Tensor):
+        return x.item()
+    return x
+
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {params.type()}")
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for g in param_groups:
+            self.add_param_group(g)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
+        self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+
+    def __repr__(self):
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += f"\nParameter Group {i}"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"\n    {key}: {group[key]}"
+        return s + "\n)"
+
+    # ---- groups -------------------------------------------------------------------------
+    def add_param_group(self, param_group):
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        names, tensors = [], []
+        for p in param_group["params"]:
+            if isinstance(p, tuple):
+                names.append(p[0])
+                tensors.append(p[1])
+            else:
+                tensors.append(p)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
+        for p in tensors:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + type(p).__module__ + "." + type(p).__name__)
+            if not self.defaults.get("differentiable", None) and not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len(set(map(id, tensors))) != len(tensors):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error", stacklevel=3)
+        seen = set()
+        for g in self.param_groups:
+            seen.update(map(id, g["params"]))
+        if seen & set(map(id, tensors)):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ---- gradients ----------------------------------------------------------------------
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        g = p.grad
+                        if g.grad_fn is not None:
+                            g.detach_()
+                        else:
+                            g.requires_grad_(False)
+                        g.zero_()
+
+    # ---- stepping -----------------------------------------------------------------------
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        for hook in list(self._optimizer_step_pre_hooks.values()):
+            r = hook(self, (), {})
+            if r is not None:
+                raise RuntimeError("optimizer step pre hooks may not change arguments in webtorch")
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        for hook in list(self._optimizer_step_post_hooks.values()):
+            hook(self, (), {})
+        return loss
+
+    def _step_group(self, group):
+        raise NotImplementedError
+
+    def register_step_pre_hook(self, hook):
+        h = _Handle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[h.id] = hook
+        return h
+
+    def register_step_post_hook(self, hook):
+        h = _Handle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[h.id] = hook
+        return h
+
+    # ---- state dicts --------------------------------------------------------------------
+    def state_dict(self):
+        mapping = {}
+        start = 0
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            groups.append(packed)
+        state = {}
+        for k, v in self.state.items():
+            key = mapping[id(k)] if isinstance(k, Tensor) else k
+            state[key] = _export_state(v) if isinstance(v, dict) else v
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = dict(zip(itertools.chain.from_iterable(g["params"] for g in saved_groups),
+                          itertools.chain.from_iterable(g["params"] for g in groups)))
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if isinstance(k, str) and k.isdigit():
+                k = int(k)
+            if k in id_map:
+                param = id_map[k]
+                state[param] = {sk: _import_value(param, sk, sv) for sk, sv in v.items()}
+            else:
+                state[k] = v
+        new_groups = []
+        for g, ng in zip(groups, saved_groups):
+            ng["params"] = g["params"]
+            if "param_names" in g and "param_names" not in ng:
+                ng["param_names"] = g["param_names"]
+            if "betas" in ng and isinstance(ng["betas"], list):
+                ng["betas"] = tuple(ng["betas"])
+            new_groups.append(ng)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+
+
+def _export_state(st):
+    out = {}
+    for k, v in st.items():
+        if k in _STEP_KEYS and not isinstance(v, Tensor):
+            from .._creation import tensor
+            v = tensor(float(v), dtype=_dtype.float32)
+        out[k] = v
+    return out
+
+
+def _import_value(param, key, value):
+    if key in _STEP_KEYS:
+        return float(value.item() if isinstance(value, Tensor) else value)
+    if isinstance(value, Tensor):
+        dt = param.dtype if param.is_floating_point() else value.dtype
+        with grad_mode.no_grad():
+            v = value.to(param.device, dt)
+            return v.clone() if v is value else v
+    return copy.deepcopy(value)

@@ -1,0 +1,41 @@
+"""Stochastic gradient descent (optionally with momentum / Nesterov), as torch.optim.SGD."""
+from .optimizer import Optimizer, _to_scalar
+from . import functional as F
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        if isinstance(lr, float) or isinstance(lr, int):
+            if lr < 0.0:
+                raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for g in self.param_groups:
+            g.setdefault("nesterov", False)
+            g.setdefault("maximize", False)
+
+    def _step_group(self, group):
+        lr = _to_scalar(group["lr"])
+        kw = dict(lr=lr, momentum=group["momentum"], dampening=group["dampening"],
+                  weight_decay=group["weight_decay"], nesterov=group["nesterov"], maximize=group["maximize"])
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if group["momentum"] == 0:
+                F.sgd(p, p.grad, {}, **kw)
+            else:
+                state = self.state[p]
+                state.setdefault("momentum_buffer", None)
+                F.sgd(p, p.grad, state, **kw)
