@@ -12,6 +12,13 @@ from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle, run_b
 from .backends.base import View
 
 
+_NON_LEAF_GRAD_MSG = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+
+
 class Size(tuple):
     def __repr__(self):
         return f"torch.Size([{', '.join(map(str, self))}])"
@@ -94,6 +101,8 @@ class Tensor:
         t._accumulator = None
         t._hooks = None
         t._post_hooks = None
+        if grad_mode._state["inference"]:
+            t._inference = True
         return t
 
     def _set_from(self, t):
@@ -218,7 +227,7 @@ class Tensor:
         return self._storage
 
     def is_inference(self):
-        return False
+        return getattr(self, "_inference", False)
 
     def __len__(self):
         if not self._shape:
@@ -242,7 +251,9 @@ class Tensor:
                                    "use var_no_grad = var.detach().")
             return
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and getattr(self, "_inference", False) and not grad_mode._state["inference"]:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
@@ -255,6 +266,9 @@ class Tensor:
 
     @property
     def grad(self):
+        if self.grad_fn is not None and self._grad is None and not self.retains_grad:
+            import warnings
+            warnings.warn(_NON_LEAF_GRAD_MSG, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -300,7 +314,11 @@ class Tensor:
 
     def detach_(self):
         if self._base is not None and self._base.requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                               "as True, gradients are views of DDP buckets, and hence detach_() cannot be called "
+                               "on these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
         return self

@@ -38,11 +38,18 @@ def _make_grads(outputs, grads, is_grads_batched=False):
     return out
 
 
+def _check_requires_grad(tensors):
+    for i, o in enumerate(tensors):
+        if not o.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     tensors = _tensors(tensors)
     grad_tensors = _tensors(grad_tensors) if grad_tensors is not None else None
     if retain_graph is None:
         retain_graph = create_graph
+    _check_requires_grad(tensors)
     grads = _make_grads(tensors, grad_tensors)
     inputs = _tensors(inputs)
     if inputs is not None and len(inputs) == 0:
@@ -59,9 +66,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     if allow_unused is None:
         allow_unused = materialize_grads
-    for o in outputs:
-        if not o.requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    _check_requires_grad(outputs)
     grads = _make_grads(outputs, _tensors(grad_outputs))
     res = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
                              allow_unused=allow_unused, accumulate=False)

@@ -25,6 +25,7 @@ class _FunctionMeta(type):
     def __init__(cls, name, bases, ns):
         super().__init__(name, bases, ns)
         cls._backward_cls = node_class(ns.get("_node_name", name + "Backward"), cls)
+        cls._builtin = cls.__module__.startswith("webtorch.")
 
 
 class Function(metaclass=_FunctionMeta):
@@ -43,6 +44,20 @@ class Function(metaclass=_FunctionMeta):
     @staticmethod
     def setup_context(ctx, inputs, output):
         pass
+
+    # built-in ops: argument positions where PyTorch's op takes a Tensor, so that a Python number
+    # there still shows in next_functions as (None, 0) (`x * 2`), as PyTorch wraps it
+    _scalar_edges = ()
+
+    @classmethod
+    def _edges_of(cls, args):
+        from .._tensor import Tensor
+        if not cls._builtin:  # a user's Function: one edge per tensor argument, as in PyTorch
+            return tuple(grad_edge(a) if isinstance(a, Tensor) else None for a in args)
+        # a built-in op: edges for its differentiable (floating) inputs only, as PyTorch's nodes
+        return tuple(grad_edge(a) if isinstance(a, Tensor) and a.dtype.is_floating_point else
+                     (None, 0) if k in cls._scalar_edges and isinstance(a, (Tensor, bool, int, float)) else None
+                     for k, a in enumerate(args))
 
     @classmethod
     def apply(cls, *args):
@@ -64,7 +79,7 @@ class Function(metaclass=_FunctionMeta):
             return out
         is_tuple = isinstance(out, tuple)
         outs = list(out) if is_tuple else [out]
-        ctx._edges = tuple(grad_edge(a) if isinstance(a, Tensor) else None for a in args)
+        ctx._edges = cls._edges_of(args)
         arg_ids = {id(a) for a in args if isinstance(a, Tensor)}
         nondiff = {id(t) for t in ctx._non_differentiable}
         meta = []

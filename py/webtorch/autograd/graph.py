@@ -6,6 +6,7 @@ PyTorch). `next_functions` holds one edge (node, output_nr) per forward input.
 """
 import heapq
 import itertools
+import re
 import weakref
 
 from . import grad_mode
@@ -39,13 +40,19 @@ class SavedTensor:
     def unpack(self, node):
         t = self.tensor
         if t._version != self.version:
+            # PyTorch names the node that produced the variable (for a saved input, the one that
+            # produces it now), without its "Backward0" suffix; a leaf gets no "which is output" part
+            fn = node if self.is_output else t.grad_fn
+            which = ""
+            if fn is not None:
+                nr = self.output_nr if self.is_output else t._output_nr
+                which = f", which is output {nr} of {re.sub(r'Backward[0-9]*$', '', fn.name())},"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{_type_str(t)} [{', '.join(map(str, t.shape))}]], which is output "
-                f"{self.output_nr} of {node.name() if self.is_output else (t.grad_fn.name() if t.grad_fn else 'AccumulateGrad')}, "
-                f"is at version {t._version}; expected version {self.version} instead. Hint: the backtrace "
-                "further above can point to the operation that failed to compute its gradient. The variable "
-                "in question was changed in there or anywhere later. Good luck!")
+                f"operation: [{_type_str(t)} [{', '.join(map(str, t.shape))}]]{which} "
+                f"is at version {t._version}; expected version {self.version} instead. Hint: enable anomaly "
+                "detection to find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False).")
         if self.is_output:
             out = t._alias()
             out._requires_grad = True
@@ -342,7 +349,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     if inputs is not None and not accumulate:
         for i, r in enumerate(results):
             if r is None and not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
     return results
 

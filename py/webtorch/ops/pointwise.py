@@ -188,6 +188,7 @@ def _binary_function(op, ga, gb):
 
     class Binary(Function):
         _node_name = NODE_NAMES.get(op, op.capitalize() + "Backward0")
+        _scalar_edges = (0, 1)
 
         @staticmethod
         def forward(ctx, a, b, cdt, odt):
@@ -286,6 +287,7 @@ for _op, (_rule, _ga, _gb) in BINARY.items():
 # ---- add / sub (alpha) ----------------------------------------------------------------------
 class Add(Function):
     _node_name = "AddBackward0"
+    _scalar_edges = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b, alpha, cdt):
@@ -303,6 +305,7 @@ class Add(Function):
 
 class Sub(Function):
     _node_name = "SubBackward0"
+    _scalar_edges = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b, alpha, cdt):
@@ -504,6 +507,7 @@ def float_power(input, exponent):
 # ---- where / clamp / misc -----------------------------------------------------------------------
 class Where(Function):
     _node_name = "WhereBackward0"
+    _scalar_edges = (1, 2)
 
     @staticmethod
     def forward(ctx, cond, a, b, dt):
