@@ -28,16 +28,50 @@ def _type_str(t):
     return prefix + names.get(t.dtype.name, "Tensor")
 
 
+_saved_hooks = []  # stack of (pack_hook, unpack_hook) from saved_tensors_hooks
+
+
+class saved_tensors_hooks:
+    """Context manager: tensors saved for backward inside it are stored as `pack_hook(tensor)`
+    and given back in backward as `unpack_hook(packed)` (as torch.autograd.graph.saved_tensors_hooks;
+    non-reentrant checkpoint is built on it)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.pop()
+        return False
+
+
 class SavedTensor:
-    __slots__ = ("tensor", "version", "is_output", "output_nr")
+    __slots__ = ("tensor", "version", "is_output", "output_nr", "packed", "unpack_hook", "__weakref__")
 
     def __init__(self, t, is_output, output_nr=0):
-        self.tensor = t._alias() if is_output else t
         self.version = t._version
         self.is_output = is_output
         self.output_nr = output_nr
+        if _saved_hooks:
+            pack, self.unpack_hook = _saved_hooks[-1]
+            self.tensor = None
+            self.packed = pack(t)
+        else:
+            self.tensor = t._alias() if is_output else t
+            self.unpack_hook = self.packed = None
 
     def unpack(self, node):
+        if self.unpack_hook is not None:
+            t = self.unpack_hook(self.packed)
+            if self.is_output:
+                t = t._alias()
+                t._requires_grad = True
+                t.grad_fn = node
+                t._output_nr = self.output_nr
+            return t
         t = self.tensor
         if t._version != self.version:
             # PyTorch names the node that produced the variable (for a saved input, the one that
@@ -209,9 +243,22 @@ def _zeros_for(meta):
     return _creation.zeros(shape, dtype=dtype, device=dev)
 
 
+_engine = {"checkpoint_valid": True}
+
+
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, allow_unused=False,
                  accumulate=True):
     """The engine. Returns the captured gradients for `inputs` when accumulate is False."""
+    # reentrant checkpoint needs a plain .backward() (it accumulates into leaves from within backward)
+    prev = _engine["checkpoint_valid"]
+    _engine["checkpoint_valid"] = accumulate and inputs is None
+    try:
+        return _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused, accumulate)
+    finally:
+        _engine["checkpoint_valid"] = prev
+
+
+def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused, accumulate):
     roots = []
     for t, g in zip(tensors, grad_tensors):
         node, nr = grad_edge(t)

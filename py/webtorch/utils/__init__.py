@@ -1,0 +1,10 @@
+"""torch.utils: submodules load on first use (`webtorch.utils.checkpoint`, `webtorch.utils.data`)."""
+import importlib
+
+
+def __getattr__(name):
+    if name in ("checkpoint", "data"):
+        mod = importlib.import_module("." + name, __name__)
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'webtorch.utils' has no attribute '{name}'")
