@@ -181,3 +181,24 @@ plot_point("acc", 4, 0.9)
     pts = page.evaluate("() => window.webtorchPlayground.plotData()")
     assert [p[1] for p in pts["loss"]] == [1.0, 0.5, 1 / 3, 0.25, 0.2]
     assert pts["acc"] == [[0, 0.5], [4, 0.9]]
+
+
+def test_output_streams_while_running(playground):
+    page = playground.page
+    page.evaluate("() => { window.__s = window.webtorchPlayground.run('import time\\nprint(\"first\")\\nt = time.time()\\nwhile time.time() - t < 3: pass\\nprint(\"second\")'); }")
+    page.wait_for_function("() => document.querySelector('#output').textContent.includes('first')", timeout=2500)
+    assert page.evaluate("() => window.webtorchPlayground.running") is True
+    assert "second" not in playground.output_text()
+    r = page.evaluate("() => window.__s")
+    assert r["ok"] and r["stdout"] == "first\nsecond\n"
+
+
+def test_stop_a_printing_loop(playground):
+    page = playground.page
+    page.evaluate("() => { window.__p = window.webtorchPlayground.run('i = 0\\nwhile True:\\n    print(i)\\n    i += 1\\n'); }")
+    page.wait_for_function("() => document.querySelector('#output').textContent.length > 100000")
+    page.click("#stop")
+    r = page.evaluate("() => window.__p")
+    assert r["ok"] is False and "KeyboardInterrupt" in r["stderr"]
+    assert len(playground.output_text()) <= 300_000
+    assert playground.run_ok("print('ok')")["stdout"] == "ok\n"

@@ -48,12 +48,14 @@ function setCode(code) {
 
 // ---- output -----------------------------------------------------------------------------------
 const out = $('output');
-let outQueue = [], outPending = false;
+const MAX_OUTPUT = 256 * 1024;      // characters kept in the output pane (the tail)
+const MAX_RESULT = 4 * 1024 * 1024; // characters of stdout/stderr kept for run()'s result
+let outQueue = [], outPending = false, outLen = 0;
 function appendOutput(text, cls) {
   outQueue.push([text, cls]);
   if (outPending) return;
   outPending = true;
-  requestAnimationFrame(flushOutput);
+  setTimeout(flushOutput, 30);
 }
 function flushOutput() {
   outPending = false;
@@ -61,15 +63,29 @@ function flushOutput() {
   const stick = out.scrollTop + out.clientHeight >= out.scrollHeight - 4;
   const frag = document.createDocumentFragment();
   for (const [text, cls] of outQueue) {
+    outLen += text.length;
     const last = frag.lastChild || out.lastChild;
     if (last && last.className === cls && frag.lastChild) last.textContent += text;
     else { const s = document.createElement('span'); s.className = cls; s.textContent = text; frag.appendChild(s); }
   }
   outQueue = [];
   out.appendChild(frag);
+  // Keep the page responsive under runaway printing: keep only the tail of the output.
+  if (outLen > MAX_OUTPUT) {
+    let kept = 0;
+    for (let n = out.lastChild; n; n = n.previousSibling) {
+      kept += n.textContent.length;
+      if (kept > MAX_OUTPUT / 2) {
+        while (n.previousSibling) out.removeChild(n.previousSibling);
+        n.textContent = '[… earlier output dropped …]\n' + n.textContent.slice(-(MAX_OUTPUT / 4));
+        break;
+      }
+    }
+    outLen = out.textContent.length;
+  }
   if (stick) out.scrollTop = out.scrollHeight;
 }
-function clearOutput() { outQueue = []; out.textContent = ''; }
+function clearOutput() { outQueue = []; out.textContent = ''; outLen = 0; }
 
 // ---- status bar -----------------------------------------------------------------------------------
 function setStatus(text, progress) {
@@ -96,8 +112,9 @@ function clearGraph() { lastGraph = null; $('graph').textContent = 'show_graph(t
 clearGraph();
 
 // ---- the worker ----------------------------------------------------------------------------------
-const interrupt = (self.crossOriginIsolated && typeof SharedArrayBuffer === 'function')
-  ? new Int32Array(new SharedArrayBuffer(4)) : null;
+const isolated = self.crossOriginIsolated && typeof SharedArrayBuffer === 'function';
+const interrupt = isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;  // SIGINT flag for Stop
+const flow = isolated ? new Int32Array(new SharedArrayBuffer(8)) : null;       // [posted, consumed] output messages
 let worker = null, workerReady = null, current = null, runSeq = 0;
 let readyResolve, readyReject;
 const ready = new Promise((res, rej) => { readyResolve = res; readyReject = rej; });
@@ -121,9 +138,13 @@ function startWorker() {
       }
       case 'fatal': setStatus('Python failed to start: ' + m.error.split('\n')[0], 1); appendOutput(m.error + '\n', 'err'); rejectBoot(new Error(m.error)); readyReject(new Error(m.error)); break;
       case 'stdout': case 'stderr': {
+        if (flow && m.counted) { Atomics.add(flow, 1, 1); Atomics.notify(flow, 1); }
         const cls = m.type === 'stdout' ? 'out' : 'err';
         appendOutput(m.text, cls);
-        if (current && m.id === current.id) current[m.type] += m.text;
+        if (current && m.id === current.id) {
+          current[m.type] += m.text;
+          if (current[m.type].length > MAX_RESULT) current[m.type] = '[… earlier output dropped …]\n' + current[m.type].slice(-MAX_RESULT / 2);
+        }
         break;
       }
       case 'plot': plot.add(m.data.series, m.data.x, m.data.y); break;
@@ -135,7 +156,8 @@ function startWorker() {
   };
   w.onerror = (e) => { appendOutput(`[worker error] ${e.message}\n`, 'err'); };
   if (interrupt) Atomics.store(interrupt, 0, 0); // a killed worker may have left a SIGINT there
-  w.postMessage({ type: 'init', interrupt });
+  if (flow) { Atomics.store(flow, 0, 0); Atomics.store(flow, 1, 0); }
+  w.postMessage({ type: 'init', interrupt, flow });
 }
 
 function setRunning(on) {

@@ -2,7 +2,7 @@
 // adapter and device before Python starts, loads the webtorch wheel, and runs user code
 // with `pyodide.runPythonAsync` (so `pyodide.ffi.run_sync` -- JSPI -- works inside it).
 //
-// page -> worker: {type: 'init', interrupt: Int32Array over a SharedArrayBuffer | null}
+// page -> worker: {type: 'init', interrupt, flow}: Int32Arrays over SharedArrayBuffers | null
 //                 {type: 'run', id, code}
 // worker -> page: {type: 'status', text, progress}   boot progress (0..1)
 //                 {type: 'device', device}            {kind: 'webgpu'|'cpu', label, reason, info}
@@ -21,11 +21,51 @@ const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const post = (msg) => self.postMessage(msg);
 const status = (text, progress) => post({ type: 'status', text, progress });
 
+// Output flow control. `flow` (Int32Array over a SharedArrayBuffer, from the page) holds
+// [messages posted, messages consumed]. A print loop would otherwise post millions of tiny
+// messages and starve the page. While the page keeps up, each write is posted at once; when
+// it falls behind, writes are coalesced into one pending chunk, and past MAX_IN_FLIGHT the
+// worker waits for the page (it stops waiting as soon as Stop raises the interrupt flag).
+// A pending chunk goes out at the next write, at 64 KiB, at the end of the run, or from a
+// timer when Python yields to the event loop (e.g. while it waits for the GPU).
+const MAX_IN_FLIGHT = 16, BUSY = 4;
+let flow = null, interruptFlag = null, pending = null, pendingTimer = 0;
+
+function postCounted(type, text) {
+  post({ type, id: currentRun, text, counted: true });
+  const posted = Atomics.add(flow, 0, 1) + 1;
+  for (;;) {
+    const consumed = Atomics.load(flow, 1);
+    if (posted - consumed <= MAX_IN_FLIGHT) break;
+    if (interruptFlag && Atomics.load(interruptFlag, 0) !== 0) break;
+    Atomics.wait(flow, 1, consumed, 50);
+  }
+}
+
+function flushPending() {
+  if (pendingTimer) { clearTimeout(pendingTimer); pendingTimer = 0; }
+  if (!pending) return;
+  const p = pending;
+  pending = null;
+  postCounted(p.type, p.text);
+}
+
+function emit(type, text) {
+  if (!flow) { post({ type, id: currentRun, text }); return; }
+  if (pending && pending.type !== type) flushPending();
+  const busy = Atomics.load(flow, 0) - Atomics.load(flow, 1) >= BUSY;
+  if (!busy && !pending) { postCounted(type, text); return; }
+  if (!pending) pending = { type, text: '' };
+  pending.text += text;
+  if (!busy || pending.text.length > 65536) flushPending();
+  else if (!pendingTimer) pendingTimer = setTimeout(flushPending, 30);
+}
+
 function stream(name) {
   return {
     write(buf) {
       const text = decoders[name].decode(buf, { stream: true });
-      if (text) post({ type: name, id: currentRun, text });
+      if (text) emit(name, text);
       return buf.length;
     },
     isatty: false,
@@ -93,7 +133,9 @@ async function fetchBytes(url) {
   return new Uint8Array(await r.arrayBuffer());
 }
 
-async function boot(interrupt) {
+async function boot(interrupt, flowBuffer) {
+  interruptFlag = interrupt || null;
+  flow = flowBuffer || null;
   status('Loading Python (Pyodide)…', 0.05);
   const gpuPromise = probeGPU();
   const { loadPyodide } = await import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs');
@@ -184,8 +226,9 @@ async function run(id, code) {
     try { pyodide.globals.delete('__wt_code'); } catch (e) { /* ignore */ }
     for (const name of ['stdout', 'stderr']) {
       const rest = decoders[name].decode();
-      if (rest) post({ type: name, id, text: rest });
+      if (rest) emit(name, rest);
     }
+    flushPending();
   }
   post({ type: 'done', id, ok });
   currentRun = null;
@@ -195,7 +238,7 @@ let queue = Promise.resolve();
 self.onmessage = (ev) => {
   const m = ev.data;
   if (m.type === 'init') {
-    queue = queue.then(() => boot(m.interrupt)).catch((e) => {
+    queue = queue.then(() => boot(m.interrupt, m.flow)).catch((e) => {
       post({ type: 'fatal', error: String(e && e.stack ? e.stack : e) });
     });
   } else if (m.type === 'run') {
