@@ -324,6 +324,12 @@ class CachingAllocator:
         self.reuses = 0
         self.creates = 0
         self.cache_limit = cache_limit if cache_limit is not None else 1 << 30
+        # handles handed out, held strongly here: a GPUBuffer collected in a reference cycle
+        # (an exception's traceback -> frame -> tensor) has its finalizer run together with
+        # those of the cycle's other objects; were the driver's buffer object in that cycle
+        # too, it could be released before GPUBuffer.__del__ returns it to the pool, and the
+        # pool would then hand out a dead buffer
+        self.live = {}
 
     def alloc(self, nbytes):
         if nbytes > self.max_bytes:
@@ -336,7 +342,9 @@ class CachingAllocator:
             self.reuses += 1
             self.cached_bytes -= size
             self.allocated_bytes += size
-            return lst.pop(), size
+            h = lst.pop()
+            self.live[id(h)] = h
+            return h, size
         try:
             h = self.driver.create_buffer(size)
         except RuntimeError as e:
@@ -350,9 +358,11 @@ class CachingAllocator:
         self.creates += 1
         self.reserved_bytes += size
         self.allocated_bytes += size
+        self.live[id(h)] = h
         return h, size
 
     def release(self, handle, size):
+        self.live.pop(id(handle), None)
         self.allocated_bytes -= size
         self.pool.setdefault(size, []).append(handle)
         self.cached_bytes += size
