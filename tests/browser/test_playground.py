@@ -202,3 +202,19 @@ def test_stop_a_printing_loop(playground):
     assert r["ok"] is False and "KeyboardInterrupt" in r["stderr"]
     assert len(playground.output_text()) <= 300_000
     assert playground.run_ok("print('ok')")["stdout"] == "ok\n"
+
+
+def test_cpu_fallback_is_shown_with_reason(browser, server):
+    """Without WebGPU headless Chromium has no adapter: the page says CPU and why."""
+    from conftest import CHROMIUM, CHROMIUM_ARGS
+    args = [a for a in CHROMIUM_ARGS if a != "--enable-unsafe-webgpu"] + ["--disable-features=WebGPU"]
+    b = browser.browser_type.launch(executable_path=CHROMIUM, headless=True, args=args)
+    try:
+        pg = open_playground(b, server)
+        dev = pg.info["device"]
+        assert dev["kind"] == "cpu" and dev["reason"], dev
+        badge = pg.page.inner_text("#device")
+        assert badge.startswith("CPU (") and dev["reason"] in badge
+        assert pg.run_ok("print('cpu ok')")["stdout"] == "cpu ok\n"
+    finally:
+        b.close()
