@@ -72,7 +72,9 @@ def to_torch(x):
     if isinstance(x, torch.Tensor):
         return x.clone()
     if isinstance(x, np.ndarray):
-        return torch.from_numpy(x.copy())
+        t = torch.tensor(x)
+        # torch.tensor(empty ndarray) has all-zero strides; webtorch (like torch.empty) has contiguous ones
+        return t if x.size else torch.empty(x.shape, dtype=t.dtype)
     return x
 
 

@@ -94,7 +94,8 @@ class Tensor:
         t._stride = tuple(stride)
         t._offset = offset
         t._requires_grad = False
-        t.grad_fn = None
+        t._grad_fn = None
+        t._fn_version = 0
         t._output_nr = 0
         t._base = None
         t._grad = None
@@ -204,6 +205,8 @@ class Tensor:
         return self.numel() * self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None):
+        if self.numel() == 0:
+            return True
         expected = 1
         for s, st in zip(reversed(self._shape), reversed(self._stride)):
             if s != 1 and st != expected:
@@ -259,6 +262,31 @@ class Tensor:
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad_fn(self):
+        fn = self._grad_fn
+        if fn is not None and self._fn_version != self._storage.version and self._base is not None \
+                and getattr(self, "_diff_view", False):
+            fn = self._regenerate_view_fn()
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, value):
+        self._grad_fn = value
+        self._fn_version = self._storage.version
+
+    def _regenerate_view_fn(self):
+        """A view's history after its memory was written in place (through its base or another
+        view): as in PyTorch, it becomes AsStridedBackward0 of the base's current history."""
+        base = self._base
+        if base._requires_grad:
+            from .ops.shape import as_strided
+            with grad_mode.enable_grad():
+                v = as_strided(base, self._shape, self._stride, self._offset)
+            self._grad_fn, self._output_nr = v._grad_fn, v._output_nr
+        self._fn_version = self._storage.version
+        return self._grad_fn
 
     @property
     def is_leaf(self):

@@ -358,6 +358,11 @@ def _make_add(opname, F):
         check_leaf_inplace(self)
         cdt = _add_dtype(opname, self, other, alpha)
         check_inplace_dtype(cdt, self)
+        if isinstance(other, Tensor):
+            shape = _prims.broadcast_shapes(self.shape, other.shape)
+            if tuple(shape) != tuple(self.shape):
+                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                                   f"{list(shape)}")
         if recording(self, other):
             return inplace_result(self, F.apply(self, other, alpha, cdt))
         if isinstance(other, Tensor) and alpha != 1:

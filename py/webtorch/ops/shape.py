@@ -12,6 +12,7 @@ int64 = _dtype.int64
 def _as_view(t, shape, stride, offset):
     v = Tensor._make(t._storage, shape, stride, offset)
     v._base = t if t._base is None else t._base
+    v._diff_view = True  # its grad_fn is rebuilt from the base's after an in-place write (Tensor.grad_fn)
     return v
 
 
@@ -32,6 +33,9 @@ def _infer_shape(shape, numel):
             raise RuntimeError(f"invalid shape dimension {s}")
     if neg:
         rest = _numel([s for s in shape if s != -1])
+        if rest == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               f"unspecified dimension size -1 can be any value and is ambiguous")
         if rest == 0 or numel % rest:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // rest
@@ -347,7 +351,7 @@ def squeeze(input, dim=None):
         dims = [d for d in range(nd) if input._shape[d] == 1]
     else:
         ds = dim if isinstance(dim, (list, tuple)) else (dim,)
-        dims = [d for d in (wrap_dim(x, nd) for x in ds) if input._shape[d] == 1]
+        dims = [d for d in (wrap_dim(x, nd) for x in ds) if nd and input._shape[d] == 1]
     shape = tuple(s for d, s in enumerate(input._shape) if d not in dims)
     stride = tuple(s for d, s in enumerate(input._stride) if d not in dims)
     return _view_apply(Squeeze, input, shape, stride)
@@ -435,7 +439,8 @@ def select(input, dim, index):
     n = input._shape[d]
     index = int(index)
     if index < -n or index >= n:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._shape)} at "
+                         f"dimension {d}")
     if index < 0:
         index += n
     shape = input._shape[:d] + input._shape[d + 1:]
@@ -581,8 +586,8 @@ def copy_(self, src, non_blocking=False):
         r = src.to(self.device).to(self.dtype) if isinstance(src, Tensor) else src
         if isinstance(r, Tensor) and r._requires_grad:
             r = r.expand(self.shape)
-        elif not isinstance(r, Tensor):
-            r = _prims.ewise("copy", [r], self.dtype, self.dtype, shape=self.shape)
+        elif not isinstance(r, Tensor):  # a Python number: no tensor operand gives ewise a device
+            r = self.new_full(tuple(self.shape), r)
         return inplace_result(self, r)
     return _prims.copy_into(self, src)
 
@@ -608,7 +613,7 @@ def fill_(self, value):
             return inplace_result(self, value.expand(self.shape) * 1)
         value = value.item()
     if recording(self):
-        return inplace_result(self, _prims.ewise("copy", [value], self.dtype, self.dtype, shape=self.shape))
+        return inplace_result(self, self.new_full(tuple(self.shape), value))
     return _prims.ewise_into("copy", self, [value], self.dtype)
 
 
