@@ -162,6 +162,15 @@ async function boot(interrupt, flowBuffer) {
       const pb = data.getBuffer('u8');
       try { queue.writeBuffer(buffer, offset, pb.data); } finally { pb.release(); }
     },
+    // One dispatch in one call from Python (descriptors built here, not converted per call):
+    // bind `buffers` at 0..n-1 and the parameter window of `arena` at n.
+    dispatch: (device, pass, pipeline, layout, arena, offset, size, x, y, z, ...buffers) => {
+      const entries = buffers.map((buffer, binding) => ({ binding, resource: { buffer } }));
+      entries.push({ binding: buffers.length, resource: { buffer: arena, offset, size } });
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, device.createBindGroup({ layout, entries }));
+      pass.dispatchWorkgroups(x, y, z);
+    },
   });
   pyodide.registerJsModule('webtorch_playground_host', {
     post: (kind, json) => post({ type: kind, id: currentRun, data: JSON.parse(json) }),

@@ -106,6 +106,7 @@ class BrowserDriver(Driver):
         self._to_js = to_js
         host = _host()
         self._host_write = getattr(host, "writeBuffer", None) if host is not None else None
+        self._host_dispatch = getattr(host, "dispatch", None) if host is not None else None
         info_json = None
         if _null(device) and host is not None:
             if not host.available:
@@ -359,19 +360,23 @@ class BrowserDriver(Driver):
         arena.extend(params)
         arena.extend(b"\0" * (psize - len(params)))
         bound = self._dealias(buffers)
-        entries = [{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(bound)]
-        entries.append({"binding": len(buffers),
-                        "resource": {"buffer": self._arena_buf, "offset": start, "size": psize}})
         x, y, z = (tuple(workgroups) + (1, 1))[:3]
         try:
             self._enc()
-            bg = self.device.createBindGroup(self._obj({"layout": pipeline.layout, "entries": entries}))
             if self._pass is None:
                 self._pass = self._encoder.beginComputePass()
-            p = self._pass
-            p.setPipeline(pipeline.pipeline)
-            p.setBindGroup(0, bg)
-            p.dispatchWorkgroups(int(x), int(y), int(z))
+            if self._host_dispatch is not None:   # one JS call, descriptors built in JS
+                self._host_dispatch(self.device, self._pass, pipeline.pipeline, pipeline.layout,
+                                    self._arena_buf, start, psize, int(x), int(y), int(z), *bound)
+            else:
+                entries = [{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(bound)]
+                entries.append({"binding": len(bound),
+                                "resource": {"buffer": self._arena_buf, "offset": start, "size": psize}})
+                bg = self.device.createBindGroup(self._obj({"layout": pipeline.layout, "entries": entries}))
+                p = self._pass
+                p.setPipeline(pipeline.pipeline)
+                p.setBindGroup(0, bg)
+                p.dispatchWorkgroups(int(x), int(y), int(z))
         except Exception as e:
             raise self._wrap(e) from None
         self._pending += 1
@@ -383,10 +388,12 @@ class BrowserDriver(Driver):
         bound as is; each later occurrence gets a snapshot copy taken just before the
         dispatch. Correct for the in-place element-wise case with the output first (binding
         0): the other bindings read the old values, as they would without aliasing."""
+        if len(buffers) < 2 or len(set(map(id, buffers))) == len(buffers):
+            return buffers   # the common case; aliasing is detected by handle identity
         out = list(buffers)
         for j in range(1, len(out)):
             b = out[j]
-            if any(b is a or b == a for a in buffers[:j]):
+            if any(b is a for a in buffers[:j]):
                 size = int(b.size)
                 snap = self._create(size, _STORAGE | _COPY_SRC | _COPY_DST)
                 self._end_pass()
