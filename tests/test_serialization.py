@@ -1,0 +1,275 @@
+"""webtorch.save / webtorch.load: round trips, PyTorch interop both ways, safetensors, and
+damaged or hostile files (which must raise clean errors, never run code)."""
+import io
+import json
+import os
+import pickle
+import struct
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import torch
+
+import webtorch as wt
+from webtorch.serialization import CheckpointError, UnpicklingError, save_safetensors, load_safetensors
+
+
+def _np(t):
+    return np.array(t.detach().cpu().tolist()).reshape(tuple(t.shape))
+
+
+def _sample(device):
+    x = wt.arange(12, dtype=wt.float32, device=device).reshape(3, 4)
+    return OrderedDict(
+        w=x, col=x[:, 1], i=wt.tensor([1, -2, 3], device=device), b=wt.tensor([True, False], device=device),
+        h=wt.tensor([0.5, -1.25], dtype=wt.float16, device=device) if device != "webgpu" or _f16() else x,
+        s=wt.tensor(3.5, device=device),
+        nested={"list": [1, 2.5, None, True, "s", (1, (2, 3))], "big": 2 ** 70, "inf": float("-inf"), 7: "int key"},
+        dt=wt.float16, empty=wt.zeros(0, 3, device=device), g=wt.ones(2, requires_grad=True, device=device))
+
+
+def _f16():
+    from webtorch.backends import webgpu
+    return webgpu.get_backend().has_f16
+
+
+def _same(a, b):
+    if isinstance(a, wt.Tensor):
+        assert isinstance(b, wt.Tensor) and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
+        assert a.requires_grad == b.requires_grad
+        np.testing.assert_array_equal(_np(a), _np(b))
+    elif isinstance(a, dict):
+        assert type(a) is type(b) and list(a) == list(b)
+        for k in a:
+            _same(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    else:
+        assert a == b and type(a) is type(b)
+
+
+def test_roundtrip(device, tmp_path):
+    obj = _sample(device)
+    p = tmp_path / "ckpt.pt"
+    wt.save(obj, p)
+    back = wt.load(p, map_location=device)
+    _same(obj, back)
+    assert back["col"]._storage is back["w"]._storage  # views stay views
+    assert back["w"].device.type == wt.device(device).type
+    buf = io.BytesIO()
+    wt.save([wt.tensor([1.0])], buf)
+    assert wt.load(io.BytesIO(buf.getvalue()))[0].tolist() == [1.0]
+
+
+def test_torch_saved_state_dict_loads_without_torch_code(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Flatten(),
+                                torch.nn.Linear(4 * 6 * 6, 10))
+    sd = model.state_dict()
+    sd["half"] = torch.randn(3, 5).half()[:, 1:4]
+    sd["bf16"] = torch.tensor([1.5, -2.0]).bfloat16()
+    sd["bool"] = torch.tensor([True, False])
+    p = tmp_path / "model.pt"
+    torch.save(sd, p)
+    got = wt.load(p)
+    assert isinstance(got, OrderedDict) and list(got) == list(sd)
+    for k, v in sd.items():
+        if k == "bf16":
+            assert got[k].dtype == wt.float32 and got[k].tolist() == [1.5, -2.0]
+            continue
+        assert got[k].dtype.name == str(v.dtype).replace("torch.", ""), k
+        np.testing.assert_array_equal(_np(got[k]), v.numpy())
+    assert got._metadata[""]["version"] == 1  # module version metadata is kept
+    # the whole module's Parameters and plain containers too
+    p2 = tmp_path / "params.pt"
+    torch.save({"p": torch.nn.Parameter(torch.ones(2)), "meta": [1, "x", (2.5, None)], "dt": torch.int64,
+                "dev": torch.device("cpu")}, p2)
+    got = wt.load(p2)
+    assert got["p"].requires_grad and got["meta"] == [1, "x", (2.5, None)] and got["dt"] is wt.int64
+    assert str(got["dev"]) == "cpu"
+
+
+def test_webtorch_file_loads_in_real_torch(device, tmp_path):
+    obj = _sample(device)
+    p = tmp_path / "for_torch.pt"
+    wt.save(obj, p)
+    t = torch.load(p, weights_only=True)
+    assert list(t) == list(obj)
+    for k in ("w", "col", "i", "b", "s", "empty"):
+        np.testing.assert_array_equal(t[k].numpy(), _np(obj[k]))
+    assert t["col"].untyped_storage().data_ptr() == t["w"].untyped_storage().data_ptr()
+    assert t["nested"] == {"list": [1, 2.5, None, True, "s", (1, (2, 3))], "big": 2 ** 70, "inf": float("-inf"),
+                           7: "int key"}
+    assert t["dt"] is torch.float16 and t["g"].requires_grad
+    # and a state dict round-trips into a torch module
+    lin = torch.nn.Linear(3, 2)
+    sd = OrderedDict(weight=wt.randn(2, 3, device=device), bias=wt.randn(2, device=device))
+    wt.save(sd, p)
+    lin.load_state_dict(torch.load(p, weights_only=True))
+    np.testing.assert_allclose(lin.weight.detach().numpy(), _np(sd["weight"]))
+
+
+def test_parameters_roundtrip(tmp_path):
+    from webtorch.nn.parameter import Parameter
+    p = Parameter(wt.ones(3))
+    wt.save({"p": p}, tmp_path / "p.pt")
+    assert type(wt.load(tmp_path / "p.pt")["p"]).__name__ == "Parameter"
+    assert isinstance(torch.load(tmp_path / "p.pt", weights_only=True)["p"], torch.nn.Parameter)
+
+
+def test_safetensors(device, tmp_path):
+    x = wt.arange(6, dtype=wt.float32, device=device).reshape(2, 3)
+    d = {"a": x, "b": wt.tensor([1, 2], device=device), "t": x.t(), "z": wt.tensor(2.0, device=device)}
+    p = tmp_path / "m.safetensors"
+    wt.save(d, p)  # by extension
+    raw = p.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    assert header["a"]["dtype"] == "F32" and header["a"]["shape"] == [2, 3] and header["b"]["dtype"] == "I64"
+    assert (8 + n) % 8 == 0
+    back = wt.load(p, map_location=device)
+    for k in d:
+        np.testing.assert_array_equal(_np(back[k]), _np(d[k]))
+    back2 = load_safetensors(str(p))
+    assert back2["t"].tolist() == x.t().tolist()
+    save_safetensors({"w": x}, tmp_path / "x.bin", metadata={"format": "pt"})
+    assert wt.load(tmp_path / "x.bin")["w"].tolist() == x.tolist()
+    with pytest.raises(TypeError):
+        save_safetensors({"w": [1, 2]}, tmp_path / "bad.safetensors")
+
+
+def test_pure_python_byte_paths(monkeypatch):
+    """The no-numpy (Pyodide) conversions give the same bytes and values."""
+    from webtorch import serialization as S
+    for dt in ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool", "bfloat16"):
+        a = np.arange(-3, 5).astype({"bool": "bool", "bfloat16": "float32"}.get(dt, dt))
+        data = (a.view(np.uint32) >> 16).astype("<u2").tobytes() if dt == "bfloat16" else \
+            a.astype(S._NP_LE[dt]).tobytes()
+        fast, fdt = S._from_bytes(data, dt)
+        monkeypatch.setattr(S, "_np", None)
+        slow, sdt = S._from_bytes(data, dt)
+        monkeypatch.undo()
+        assert fdt == sdt and [float(v) for v in fast] == [float(v) for v in list(slow)], dt
+    t = wt.tensor([1.5, -2.0, 3.25])
+    b1 = S._storage_bytes(t._storage)
+    monkeypatch.setattr(S, "_np", None)
+    assert S._storage_bytes(t._storage) == b1
+
+
+# ---- damaged and hostile files --------------------------------------------------------------------
+def _ok_or_clean(data, expect):
+    try:
+        got = wt.load(io.BytesIO(data))
+    except CheckpointError as e:
+        assert "not a valid webtorch/PyTorch checkpoint" in str(e) or "unsupported global" in str(e)
+        return False
+    if expect is not None:
+        _same(expect, got)
+    return True
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fz")
+    wt.save(OrderedDict(w=wt.arange(6, dtype=wt.float32).reshape(2, 3), n=[1, "a"]), d / "w.pt")
+    torch.save(OrderedDict(w=torch.arange(6, dtype=torch.float32).reshape(2, 3), n=[1, "a"]), d / "t.pt")
+    save_safetensors({"w": wt.arange(6, dtype=wt.float32).reshape(2, 3)}, d / "s.safetensors")
+    return {k: (d / f).read_bytes() for k, f in (("w", "w.pt"), ("t", "t.pt"), ("s", "s.safetensors"))}
+
+
+@pytest.mark.parametrize("kind", ["w", "t", "s"])
+def test_truncated_everywhere(files, kind):
+    data = files[kind]
+    cuts = sorted(set(list(range(0, 64)) + list(range(0, len(data), max(1, len(data) // 150)))))
+    for k in cuts:
+        if k < len(data):
+            assert not _ok_or_clean(data[:k], None), k
+
+
+@pytest.mark.parametrize("kind", ["w", "t", "s"])
+def test_garbled_everywhere(files, kind):
+    data = files[kind]
+    expect = wt.load(io.BytesIO(data)) if kind != "s" else None
+    step = max(1, len(data) // 300)
+    for pos in range(0, len(data), step):
+        for val in (0x00, 0xFF, data[pos] ^ 0x55):
+            bad = bytearray(data)
+            bad[pos] = val
+            _ok_or_clean(bytes(bad), expect)
+
+
+def _zip_with_pickle(pkl, extra=None):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/data.pkl", pkl)
+        z.writestr("archive/byteorder", b"little")
+        for k, v in (extra or {}).items():
+            z.writestr("archive/" + k, v)
+    return buf.getvalue()
+
+
+class _Evil:
+    def __init__(self, fn, arg):
+        self.fn, self.arg = fn, arg
+
+    def __reduce__(self):
+        return (self.fn, (self.arg,))
+
+
+@pytest.mark.parametrize("proto", [2, 4])
+def test_hostile_pickles_never_run(tmp_path, proto):
+    marker = tmp_path / "pwned"
+    for payload in (_Evil(os.system, f"touch {marker}"), {"x": _Evil(eval, "1+1")},
+                    [_Evil(__import__, "subprocess")]):
+        data = _zip_with_pickle(pickle.dumps(payload, protocol=proto))
+        with pytest.raises(UnpicklingError) as ei:
+            wt.load(io.BytesIO(data))
+        assert "unsupported global" in str(ei.value)
+        assert any(n in str(ei.value) for n in ("posix.system", "builtins.eval", "builtins.__import__", "__builtin__.eval",
+                                                 "__builtin__.__import__", "nt.system"))
+        assert isinstance(ei.value, RuntimeError) and isinstance(ei.value, pickle.UnpicklingError)
+    assert not marker.exists()
+    with pytest.raises(ValueError, match="weights_only"):
+        wt.load(io.BytesIO(data), weights_only=False)
+
+
+def test_garbled_pickle_stream(files):
+    """Valid zip, damaged data.pkl: the interpreter itself must fail cleanly."""
+    z = zipfile.ZipFile(io.BytesIO(files["t"]))
+    pre = z.namelist()[0].split("/")[0] + "/"
+    pkl = z.read(pre + "data.pkl")
+    storages = {n[len(pre):]: z.read(n) for n in z.namelist() if "/data/" in n}
+    for pos in range(len(pkl)):
+        for val in (0x00, 0x28, 0x52, 0xFF):
+            bad = bytearray(pkl)
+            bad[pos] = val
+            _ok_or_clean(_zip_with_pickle(bytes(bad), storages), None)
+    for cut in range(len(pkl)):
+        assert not _ok_or_clean(_zip_with_pickle(pkl[:cut], storages), None)
+
+
+def test_lying_metadata(files):
+    pkl_big = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\n"
+               b"X\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x06tQK\x00K\x64\x85K\x01\x85\x89)tR.")
+    with pytest.raises(CheckpointError, match="reaches element"):
+        wt.load(io.BytesIO(_zip_with_pickle(pkl_big, {"data/0": b"\0" * 24})))
+    with pytest.raises(CheckpointError, match="holds 8 bytes"):
+        wt.load(io.BytesIO(_zip_with_pickle(pkl_big, {"data/0": b"\0" * 8})))
+    with pytest.raises(CheckpointError, match="missing"):
+        wt.load(io.BytesIO(_zip_with_pickle(pkl_big)))
+    with pytest.raises(CheckpointError, match="raw pickle"):
+        wt.load(io.BytesIO(pickle.dumps([1, 2], protocol=2)))
+    with pytest.raises(CheckpointError, match="unrecognized format"):
+        wt.load(io.BytesIO(b"hello world, not a checkpoint"))
+    with pytest.raises(CheckpointError, match="empty"):
+        wt.load(io.BytesIO(b""))
+    hdr = json.dumps({"w": {"dtype": "F32", "shape": [1000], "data_offsets": [0, 4000]}}).encode()
+    with pytest.raises(CheckpointError, match="outside the file"):
+        wt.load(io.BytesIO(struct.pack("<Q", len(hdr)) + hdr + b"\0" * 8))
+    deep = b"\x80\x02" + b"]" * 100000 + b"a" * 99999 + b"."
+    with pytest.raises(CheckpointError, match="too deep"):
+        wt.load(io.BytesIO(_zip_with_pickle(deep)))
