@@ -65,8 +65,9 @@ d.write_buffer(b, 0, f32([5.0] * n))
 got_c2 = read_f32(c, n)
 # partial reads at an offset, sizes not a multiple of 4 bytes
 part = d.read_buffer(c, 8, 6)
+odd = d.read_buffer(c, 9, 3)
 print(json.dumps({"recorded_submits": recorded_submits, "dispatches": d.dispatches,
-                  "a": got_a[:4] + got_a[-1:], "c": got_c[:4], "c2": got_c2[:3], "part": list(part)}))
+                  "a": got_a[:4] + got_a[-1:], "c": got_c[:4], "c2": got_c2[:3], "part": list(part), "odd": list(odd)}))
 ''')
     j = py_json(r)
     assert j["recorded_submits"] == 0  # nothing submitted until a read
@@ -76,6 +77,7 @@ print(json.dumps({"recorded_submits": recorded_submits, "dispatches": d.dispatch
     assert j["a"] == [4.0, 10.0, 16.0, 22.0, 6 * 999 + 4.0]
     assert j["c2"] == [6 * 0 + 4.0, 6 * 1 + 4.0, 6 * 2 + 4.0]  # 0*a + b before the write of 5s
     assert bytes(j["part"]) == struct.pack("<f", 16.0) + struct.pack("<f", 22.0)[:2]
+    assert bytes(j["odd"]) == struct.pack("<f", 16.0)[1:]
 
 
 def test_driver_2d_grid_past_65535_workgroups(playground):

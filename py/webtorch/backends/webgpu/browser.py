@@ -288,10 +288,12 @@ class BrowserDriver(Driver):
     def read_buffer(self, buf, offset, size):
         self.flush()
         self._check_scopes()
-        size = int(size)
+        size, offset = int(size), int(offset)
         if size == 0:
             return b""
-        padded = (size + 3) & ~3
+        delta = offset & 3            # copies need 4-byte aligned offsets and sizes
+        offset -= delta
+        padded = (delta + size + 3) & ~3
         if self._staging is None or self._staging_size < padded:
             if self._staging is not None:
                 self._staging.destroy()
@@ -303,7 +305,7 @@ class BrowserDriver(Driver):
         st = self._staging
         try:
             enc = self.device.createCommandEncoder()
-            enc.copyBufferToBuffer(buf, int(offset), st, 0, padded)
+            enc.copyBufferToBuffer(buf, offset, st, 0, padded)
             self.queue.submit(self._js.Array.of(enc.finish()))
             self.submits += 1
             self._wait(st.mapAsync(_MODE_READ, 0, padded))
@@ -313,7 +315,7 @@ class BrowserDriver(Driver):
             data = self._js.Uint8Array.new(st.getMappedRange(0, padded)).to_bytes()
         finally:
             st.unmap()
-        return data[:size] if padded != size else data
+        return data if padded == size else data[delta:delta + size]
 
     def copy_buffer(self, src, src_offset, dst, dst_offset, size):
         self._check()
