@@ -39,41 +39,60 @@ class _Mode:
         return self.__class__()
 
 
-class no_grad(_Mode):
+class _NoParamMode(_Mode):
+    """no_grad / enable_grad: also usable as a bare decorator (`@torch.no_grad`)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
+        pass
+
+
+class no_grad(_NoParamMode):
     _enabled = False
 
-    def __init__(self):
-        pass
 
-
-class enable_grad(_Mode):
+class enable_grad(_NoParamMode):
     _enabled = True
-
-    def __init__(self):
-        pass
 
 
 class set_grad_enabled(_Mode):
+    """As PyTorch's: constructing it sets the mode at once (so it works as a plain function);
+    entering sets it again, leaving restores the mode seen at construction."""
+
     def __init__(self, mode):
-        # like PyTorch, calling it as a function takes effect immediately
-        self._enabled = bool(mode)
-        self._prev = (_state["enabled"], _state["inference"])
-        _state["enabled"] = self._enabled
+        self.prev = _state["enabled"]
+        self.mode = bool(mode)
+        _state["enabled"] = self.mode
 
     def __enter__(self):
-        return self
+        _state["enabled"] = self.mode
+        return None
+
+    def __exit__(self, *exc):
+        _state["enabled"] = self.prev
+        return False
 
     def __call__(self, fn):
-        _state["enabled"], _state["inference"] = self._prev
+        _state["enabled"] = self.prev
         return super().__call__(fn)
 
     def clone(self):
-        m = _Mode()
-        m._enabled = self._enabled
-        return m
+        return self.__class__(self.mode)
+
+    def __repr__(self):
+        return f"torch.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
 
 
 class inference_mode(_Mode):
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used as a bare decorator
+
     def __init__(self, mode=True):
         self._enabled = not mode
         self._inference = bool(mode)

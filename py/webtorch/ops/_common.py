@@ -77,17 +77,30 @@ class CopySlices(Function):
 
     @staticmethod
     def forward(ctx, base, src, size, stride, offset):
-        ctx.geom = (size, stride, offset)
+        ctx.geom = (size, stride, offset, tuple(base.shape), base.stride(), base.storage_offset())
         region = base.as_strided(size, stride, offset)
         _prims.copy_into(region, src)
         return base
 
     @staticmethod
     def backward(ctx, g):
-        size, stride, offset = ctx.geom
-        g_base = g.clone()
-        g_base.as_strided(size, stride, offset).zero_()
-        return g_base, g.as_strided(size, stride, offset).clone(), None, None, None
+        # lay g out in a buffer with the base's geometry (g itself may be strided, even expanded),
+        # so that the view's storage geometry addresses the written region
+        size, stride, offset, bshape, bstride, boff = ctx.geom
+        n = max(_extent(bshape, bstride, boff), _extent(size, stride, offset))
+        flat = g.new_zeros((n,))
+        flat.as_strided(bshape, bstride, boff).copy_(g)
+        region = flat.as_strided(size, stride, offset)
+        g_src = region.clone()
+        region.zero_()
+        return flat.as_strided(bshape, bstride, boff), g_src, None, None, None
+
+
+def _extent(shape, stride, offset):
+    """One past the largest storage position a geometry addresses."""
+    if any(s == 0 for s in shape):
+        return offset
+    return offset + sum((s - 1) * st for s, st in zip(shape, stride)) + 1
 
 
 def inplace_result(self, result):
