@@ -170,6 +170,8 @@ def _expand_index(x, index):
             it = _to_index_tensor(it, x.device)
         if isinstance(it, bool):
             it = _to_index_tensor(it, x.device)
+        if isinstance(it, Tensor) and (it.device != x.device or it.dtype.is_floating_point):
+            it = _to_index_tensor(it, x.device)  # cpu index tensors index webgpu tensors, as in PyTorch
         items.append(it)
 
     def consumed(it):
@@ -180,20 +182,22 @@ def _expand_index(x, index):
         return 1
 
     n_used = sum(consumed(it) for it in items)
-    if sum(1 for it in items if it is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if n_used > x.dim():
         raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
     out = []
+    n_ell = 0
     for it in items:
-        if it is Ellipsis:
-            out.extend([slice(None)] * (x.dim() - n_used))
+        if it is Ellipsis:  # as in PyTorch, a second '...' stands for no dims
+            out.extend([slice(None)] * (x.dim() - n_used if n_ell == 0 else 0))
+            n_ell += 1
         else:
             out.append(it)
     v = x
     d = 0
+    od = 0  # the dim of x that `it` indexes (for error messages)
     adv = []
     for it in out:
+        od += 0 if it is None else 1
         if it is None:
             v = _shape.unsqueeze(v, d)
             d += 1
@@ -216,7 +220,8 @@ def _expand_index(x, index):
                                      f"at index {d + k}")
             if it.dim() == 0:
                 v = _shape.unsqueeze(v, d)
-                adv.append((d, _to_index_tensor([0] if it.item() else [], x.device).to(int64)))
+                from .._creation import tensor
+                adv.append((d, tensor([0] if it.item() else [], dtype=int64, device=x.device)))
                 d += 1
                 continue
             nz = nonzero(it)
@@ -234,7 +239,7 @@ def _expand_index(x, index):
                                  "are valid indices (got " + type(it).__name__ + ")")
             n = v.shape[d]
             if i < -n or i >= n:
-                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {n}")
+                raise IndexError(f"index {i} is out of bounds for dimension {od - 1} with size {n}")
             v = _shape.select(v, d, i)
     return v, adv
 
@@ -309,6 +314,8 @@ def setitem(self, index, value):
         value = tensor(value, dtype=self.dtype, device=self.device)
     v, adv = _expand_index(self, index)
     if not adv:
+        if isinstance(value, Tensor) and value.dim() <= v.dim():
+            _prims.broadcast_strides(value, v.shape)  # PyTorch's "expanded size" error
         if isinstance(value, Tensor) and value.dim() > v.dim():
             value = value.reshape(tuple(value.shape)[value.dim() - v.dim():]) if all(
                 s == 1 for s in value.shape[:value.dim() - v.dim()]) else value
@@ -327,6 +334,11 @@ def _index_put_view(self, v, adv, value, accumulate):
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{self.device} and {value.device}!")
     if isinstance(value, Tensor):
+        if value.dtype != self.dtype:
+            from ._common import name_of
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{name_of(self.dtype)} for the destination and {name_of(value.dtype)} for the "
+                               f"source.")
         value = value.to(self.dtype) if value.dtype != self.dtype else value
         _prims.broadcast_strides(value, out_shape)
     if recording(self, value):
@@ -363,7 +375,7 @@ def index_put(input, indices, values, accumulate=False):
 # ---- gather / scatter family --------------------------------------------------------------------
 def _check_index_tensor(index, name):
     if not isinstance(index, Tensor) or index.dtype not in (int64, _dtype.int32):
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
 class Gather(Take):

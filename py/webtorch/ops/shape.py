@@ -427,7 +427,7 @@ def slice_dim(input, d, start, stop, step):
     n = len(range(start, stop, step))
     shape = input._shape[:d] + (n,) + input._shape[d + 1:]
     stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:]
-    return _view_apply(Slice, input, shape, stride, input._offset + (start * input._stride[d] if n else 0))
+    return _view_apply(Slice, input, shape, stride, input._offset + start * input._stride[d])
 
 
 @torch_function
