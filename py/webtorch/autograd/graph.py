@@ -49,7 +49,7 @@ class saved_tensors_hooks:
 
 
 class SavedTensor:
-    __slots__ = ("tensor", "version", "is_output", "output_nr", "packed", "unpack_hook", "__weakref__")
+    __slots__ = ("tensor", "version", "is_output", "output_nr", "packed", "unpack_hook", "history", "__weakref__")
 
     def __init__(self, t, is_output, output_nr=0):
         self.version = t._version
@@ -58,19 +58,25 @@ class SavedTensor:
         if _saved_hooks:
             pack, self.unpack_hook = _saved_hooks[-1]
             self.tensor = None
+            # as PyTorch's SavedVariable: remember the input's place in the graph, so the tensor the
+            # unpack hook returns gets that history back (double backward through checkpoint)
+            self.history = None if is_output else (
+                t._requires_grad, t.grad_fn, t._output_nr,
+                t._get_accumulator() if t.grad_fn is None and t._requires_grad else None)
             self.packed = pack(t)
         else:
             self.tensor = t._alias() if is_output else t
-            self.unpack_hook = self.packed = None
+            self.unpack_hook = self.packed = self.history = None
 
     def unpack(self, node):
         if self.unpack_hook is not None:
-            t = self.unpack_hook(self.packed)
+            t = self.unpack_hook(self.packed)._alias()
             if self.is_output:
-                t = t._alias()
                 t._requires_grad = True
                 t.grad_fn = node
                 t._output_nr = self.output_nr
+            else:
+                t._requires_grad, t.grad_fn, t._output_nr, t._accumulator = self.history
             return t
         t = self.tensor
         if t._version != self.version:
