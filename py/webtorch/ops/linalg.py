@@ -5,6 +5,7 @@ from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import recording, write_out, sum_to, name_of
 from . import shape as _shape
+from ..amp import autocast_mode as _autocast
 
 
 class Matmul(Function):
@@ -97,6 +98,8 @@ def _tn(dt):
 
 @torch_function
 def matmul(input, other, *, out=None):
+    if _autocast.STATE and isinstance(input, Tensor) and isinstance(other, Tensor):
+        input, other = _autocast.cast_lower(input, other)  # autocast: low precision
     _check_mm(input, other, "matmul")
     a, b = input, other
     da, db = a.dim(), b.dim()
@@ -127,6 +130,8 @@ def matmul(input, other, *, out=None):
 
 @torch_function
 def mm(input, mat2, *, out=None):
+    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
+        input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
     _check_mm(input, mat2, "mm")
     if input.dim() != 2:
         raise RuntimeError(f"self must be a matrix")
@@ -137,6 +142,8 @@ def mm(input, mat2, *, out=None):
 
 @torch_function
 def bmm(input, mat2, *, out=None):
+    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
+        input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
     _check_mm(input, mat2, "bmm")
     if input.dim() != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor")

@@ -118,8 +118,8 @@ def _make_unary(op, rule, formula):
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
             r = fn.apply(input, dt)
-        else:
-            r = _prims.ewise(op, [input], dt, dt, shape=input.shape)
+        else:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
+            r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input.shape)
         return write_out(r, out)
 
     def inplace(self):

@@ -9,6 +9,7 @@ from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import norm_dims, wrap_dim, recording, write_out, float_of, name_of
 from . import shape as _shape
+from ..amp import autocast_mode as _autocast
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 
@@ -69,6 +70,8 @@ def _sum_dtype(x, dtype):
 
 @torch_function
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if _autocast.STATE and dtype is None and isinstance(input, Tensor):
+        input = _autocast.cast_fp32(input)  # autocast: reductions run in float32
     dims = norm_dims(dim, input.dim())
     dt = _sum_dtype(input, dtype)
     x = input.to(dt) if dtype is not None and input.dtype != dtype else input
@@ -127,6 +130,8 @@ def _mean_kernel(x, dims, keepdim, n):
 
 @torch_function
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if _autocast.STATE and dtype is None and isinstance(input, Tensor):
+        input = _autocast.cast_fp32(input)  # autocast: reductions run in float32
     if dtype is not None:
         input = input.to(dtype)
     if not input.dtype.is_floating_point:
@@ -502,6 +507,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 @torch_function
 def logsumexp(input, dim, keepdim=False):
+    if _autocast.STATE and isinstance(input, Tensor):
+        input = _autocast.cast_fp32(input)
     from .pointwise import where
     if not input.dtype.is_floating_point:
         input = input.to(float_of(input.dtype))
@@ -677,6 +684,8 @@ def _softmax_kernel(x, d, log):
 def _softmax_like(F, input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
+    elif _autocast.STATE:
+        input = _autocast.cast_fp32(input)  # autocast: softmax runs in float32
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{name_of(input.dtype)}'")
     d = wrap_dim(dim, input.dim()) if dim is not None else (0 if input.dim() <= 1 else 1)

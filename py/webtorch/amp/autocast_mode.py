@@ -1,0 +1,129 @@
+"""autocast: run the matmul family (matmul, mm, bmm, and so linear and conv, which lower to
+matmul) in a lower precision, and reductions / softmax / log_softmax (and so the losses built
+on them) in float32, as PyTorch's autocast does.
+
+The ops consult `STATE` (device type -> dtype in force); it is empty when no autocast region
+is active, so the check costs one truth test per op. On webgpu the lower precision is float16
+when the adapter has `shader-f16`; elsewhere autocast still runs, in float32, says so once
+with a warning, and reports the dtype it used as `autocast.fast_dtype`.
+"""
+import functools
+import warnings
+
+from .. import _dtype
+
+STATE = {}          # device type -> the low-precision dtype in force (absent: autocast off)
+_warned = set()
+
+_DEFAULT = {"webgpu": _dtype.float16, "cuda": _dtype.float16, "cpu": _dtype.bfloat16}
+
+
+def _supported(device_type, dt):
+    """Can this device compute in dt? (float32 always.)"""
+    if dt is _dtype.float32:
+        return True
+    if device_type == "webgpu":
+        if dt is not _dtype.float16:
+            return False
+        try:
+            from ..backends import webgpu
+            return webgpu.get_backend().has_f16
+        except Exception:
+            return False
+    if device_type == "cpu":
+        return dt is _dtype.float16
+    return False
+
+
+def _resolve(device_type, dtype):
+    want = dtype if dtype is not None else _DEFAULT[device_type]
+    if _supported(device_type, want):
+        return want
+    key = (device_type, want.name)
+    if key not in _warned:
+        _warned.add(key)
+        why = ("this adapter lacks the 'shader-f16' feature" if device_type == "webgpu" and want is _dtype.float16
+               else f"webtorch's {device_type} backend has no {want.name} kernels")
+        warnings.warn(f"autocast: {want.name} is unavailable on {device_type} ({why}); float32 is used instead.",
+                      UserWarning, stacklevel=3)
+    return _dtype.float32
+
+
+class autocast:
+    """`with webtorch.autocast("webgpu"):` (or as a decorator). `fast_dtype` is the dtype the
+    matmul family actually runs in (float32 when the requested one is unavailable)."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        device_type = device_type.split(":")[0]
+        if device_type == "cuda":
+            device_type = "webgpu"
+        if device_type not in _DEFAULT:
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        if dtype is not None and not isinstance(dtype, _dtype.dtype):
+            raise ValueError(f"dtype must be a webtorch dtype, got {dtype!r}")
+        if dtype is not None and not dtype.is_floating_point:
+            raise RuntimeError(f"autocast only supports floating dtypes, got {dtype}")
+        self.device = device_type
+        self.requested_dtype = dtype if dtype is not None else _DEFAULT[device_type]
+        self._enabled = bool(enabled)
+        self.fast_dtype = _resolve(device_type, dtype) if enabled else self.requested_dtype
+        self._cache_enabled = cache_enabled
+        self._prev = []
+
+    def __enter__(self):
+        self._prev.append(STATE.get(self.device, None))
+        if self._enabled:
+            STATE[self.device] = self.fast_dtype
+        else:
+            STATE.pop(self.device, None)
+        return self
+
+    def __exit__(self, *exc):
+        prev = self._prev.pop()
+        if prev is None:
+            STATE.pop(self.device, None)
+        else:
+            STATE[self.device] = prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with autocast(self.device, self.requested_dtype, self._enabled, self._cache_enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_autocast_enabled(device_type=None):
+    return (device_type or "webgpu") in STATE if device_type != "cuda" else "webgpu" in STATE
+
+
+def get_autocast_dtype(device_type):
+    """The dtype the matmul family runs in under autocast on device_type (when enabled)."""
+    dt = STATE.get("webgpu" if device_type == "cuda" else device_type)
+    return dt if dt is not None else _resolve("webgpu" if device_type == "cuda" else device_type, None)
+
+
+def is_autocast_available(device_type):
+    return device_type in _DEFAULT
+
+
+# ---- the hooks the ops call (only while STATE is non-empty) ----------------------------------------
+def cast_lower(*tensors):
+    """Operands of a matmul-family op, cast to the autocast dtype of their device (float32 and
+    float16 tensors only; float64 and integers are left alone, as in PyTorch)."""
+    t0 = tensors[0]
+    dt = STATE.get(t0.device.type)
+    if dt is None:
+        return tensors
+    return tuple(t.to(dt) if t.dtype is not dt and t.dtype.kind == "f" and t.dtype is not _dtype.float64 else t
+                 for t in tensors)
+
+
+def cast_fp32(t):
+    """Input of a reduction / softmax / loss: low-precision floats are widened to float32."""
+    if t.device.type in STATE and t.dtype.kind == "f" and t.dtype.itemsize < 4:
+        return t.to(_dtype.float32)
+    return t
