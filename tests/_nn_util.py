@@ -32,7 +32,7 @@ def rng_for(name):
 
 
 def randn(rng, *shape, scale=1.0):
-    return (rng.standard_normal(shape) * scale).astype(np.float32)
+    return np.asarray(rng.standard_normal(shape) * scale, dtype=np.float32)
 
 
 def tol(device):
@@ -85,6 +85,7 @@ def _inputs(T, arrays, device):
         if T is torch:
             t = torch.tensor(a)
         else:
+            a = np.asarray(a)
             t = wt.tensor(a, device=device)
         if grad and a.dtype.kind == "f":
             t.requires_grad_(True)
