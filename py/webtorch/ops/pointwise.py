@@ -80,7 +80,7 @@ def _unary_function(op, formula):
     params = _params(formula)
 
     class Unary(Function):
-        _node_name = op.capitalize() + "Backward0"
+        _node_name = {"log1p": "Log1PBackward0"}.get(op, op.capitalize() + "Backward0")
 
         @staticmethod
         def forward(ctx, x, out_dtype):
@@ -335,9 +335,14 @@ def _add_kernel(a, b, alpha, cdt):
 
 def _add_dtype(opname, a, b, alpha):
     cdt = _dtype.result_type(a, b)
-    if cdt is bool_ and opname == "sub":
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                           "Use the `^` or `logical_xor()` operator instead.")
+    if opname == "sub":
+        bools = [x.dtype is bool_ if isinstance(x, Tensor) else isinstance(x, bool) for x in (a, b)]
+        if all(bools):
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                               "Use the `^` or `logical_xor()` operator instead.")
+        if any(bools):
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                               "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     if isinstance(alpha, float) and not cdt.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     return cdt
@@ -390,19 +395,22 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 def rsub(input, other, *, alpha=1):
-    return sub(other, input, alpha=alpha) if isinstance(other, Tensor) else add(input * -alpha, other)
+    return sub(other, input, alpha=alpha)
+
+
+_div_plain = div
 
 
 @torch_function
 def divide(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
-        return div(input, other, out=out)
+        return _div_plain(input, other, out=out)
     if rounding_mode == "floor":
         r = floor_divide(input, other) if not _dtype.result_type(input, other).is_floating_point \
-            else div(input, other).floor()
+            else _div_plain(input, other).floor()
     elif rounding_mode == "trunc":
         rt = _dtype.result_type(input, other)
-        r = div(input, other).trunc()
+        r = _div_plain(input, other).trunc()
         if not rt.is_floating_point:
             r = r.to(rt)
     else:
@@ -660,6 +668,8 @@ def rad2deg(input):
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    if not input.dtype.is_floating_point:
+        return input.clone()
     big = {"float16": 65504.0, "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
     hi = posinf if posinf is not None else big.get(input.dtype.name, 0)
     lo = neginf if neginf is not None else -big.get(input.dtype.name, 0)
@@ -682,6 +692,18 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def equal(input, other):
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all().item())
+
+
+div = divide  # torch.div takes rounding_mode
+_round_plain = round
+
+
+@torch_function
+def round(input, *, decimals=0, out=None):
+    if decimals == 0:
+        return _round_plain(input, out=out)
+    s = 10.0 ** decimals
+    return write_out(_round_plain(input * s) / s, out)
 
 
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
