@@ -31,6 +31,7 @@ fn wlog1p(x: f32) -> f32 {
   return log(u) * x / (u - 1.0);
 }
 fn wtanh(x: f32) -> f32 {
+  if (wisnan(x)) { return x; }   // clamp() below may turn NaN into a bound
   let e = wexpm1(2.0 * clamp(x, -20.0, 20.0));
   return e / (e + 2.0);
 }

@@ -1,0 +1,248 @@
+"""Core tensor library vs PyTorch: every operator (with broadcasting, promotion, Python scalars,
+0-d tensors, reflected and in-place forms) and the element-wise functions."""
+import operator
+
+import numpy as np
+import pytest
+import torch
+
+from core_util import wt, cmp, raises_like, arr, skip_unsupported
+
+ARITH = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+         "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow}
+BITS = {"and": operator.and_, "or": operator.or_, "xor": operator.xor}
+CMPS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+        "ge": operator.ge}
+SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((4, 1, 3), (2, 1)), ((), (2, 2)), ((2, 2), ())]
+
+
+def _operand(shape, dt, op):
+    if op in ("truediv", "floordiv", "mod") and dt not in ("float32", "float64", "float16"):
+        a = arr(shape, dt, 1, 5)  # no integer division by zero
+        return a
+    if op == "pow":
+        return arr(shape, dt, 0, 3) if dt != "bool" else arr(shape, dt)
+    return arr(shape, dt, -4, 5) if dt != "uint8" else arr(shape, dt, 0, 9)
+
+
+@pytest.mark.parametrize("op", list(ARITH))
+@pytest.mark.parametrize("dt", ["float32", "int64", "int32", "float64", "uint8", "float16"])
+def test_arith_operators(device, op, dt):
+    skip_unsupported(device, dt)
+    f = ARITH[op]
+    if dt == "float16" and op in ("floordiv", "mod", "pow"):
+        tol = {"rtol": 1e-2, "atol": 1e-2}
+    else:
+        tol = {}
+    for sa, sb in SHAPES:
+        a, b = _operand(sa, dt, op), _operand(sb, dt, op)
+        if op == "sub" and dt == "uint8":
+            continue  # wraps around identically but is covered by int cases
+        cmp(device, lambda T, x, y: f(x, y), a, b, **tol)
+    x = _operand((2, 3), dt, op)
+    for s in (2, 3.5, True) if op != "pow" else (2, 0.5):
+        if op in ("floordiv", "mod", "truediv", "sub") and s is True:
+            continue  # sub: PyTorch refuses bool operands (test_bitwise_errors)
+        cmp(device, lambda T, x: f(x, s), x, **tol)      # tensor op scalar
+        if op != "pow" or dt.startswith("float"):
+            cmp(device, lambda T, x: f(s, x), x, **tol)  # reflected
+
+
+@pytest.mark.parametrize("op", list(ARITH))
+def test_inplace_operators(device, op):
+    f = ARITH[op]
+    ifn = getattr(operator, "i" + op)
+    a, b = _operand((2, 3), "float32", op), _operand((3,), "float32", op)
+
+    def g(T, x, y):
+        x2 = x.clone()
+        r = ifn(x2, y)
+        assert r is x2
+        ifn(x2, 2)
+        return x2
+    cmp(device, g, a, b)
+    if op not in ("truediv", "pow"):
+        ai, bi = _operand((2, 3), "int64", op), _operand((2, 3), "int64", op)
+        cmp(device, g, ai, bi)
+    else:
+        raises_like(device, lambda T, x: ifn(x, 2.5) if op == "pow" else ifn(x, 2),
+                    _operand((2, 3), "int64", op) if op == "truediv" else arr((2,), "int64"),
+                    phrase="can't be cast to the desired output type Long")
+
+
+def test_operator_methods_and_functions(device):
+    a, b = arr((2, 3)), arr((2, 3), lo=0.5, hi=2)
+    for name in ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "maximum",
+                 "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+                 "fmax", "fmin", "hypot", "logaddexp"):
+        cmp(device, lambda T, x, y: getattr(T, name)(x, y), a, b)
+        cmp(device, lambda T, x, y: getattr(x, name)(y), a, b)
+    cmp(device, lambda T, x, y: T.add(x, y, alpha=2), a, b)
+    cmp(device, lambda T, x, y: T.sub(x, y, alpha=0.5), a, b)
+    cmp(device, lambda T, x, y: x.add_(y, alpha=-1), a, b)
+    cmp(device, lambda T, x, y: T.div(x, y, rounding_mode="floor"), a, b)
+    cmp(device, lambda T, x, y: T.div(x, y, rounding_mode="trunc"), a, b)
+    ai, bi = arr((6,), "int64", -7, 8), arr((6,), "int64", 1, 4) * np.array([1, -1, 1, -1, 1, -1])
+    for name in ("floor_divide", "remainder", "fmod"):
+        cmp(device, lambda T, x, y: getattr(T, name)(x, y), ai, bi)
+    cmp(device, lambda T, x, y: T.div(x, y, rounding_mode="trunc"), ai, bi)
+    cmp(device, lambda T, x, y: T.div(x, y, rounding_mode="floor"), ai, bi)
+    cmp(device, lambda T, x, y: T.div(x, y), ai, bi)
+    cmp(device, lambda T, x: T.rsub(x, 1.0), a)
+    cmp(device, lambda T, x, y: T.lerp(x, y, 0.3), a, b)
+    cmp(device, lambda T, x, y: T.addcmul(x, x, y, value=0.5), a, b)
+    cmp(device, lambda T, x, y: T.addcdiv(x, x, y, value=2), a, b)
+    cmp(device, lambda T, x, y: T.isclose(x, y), a, a + 1e-7)
+    assert wt.allclose(wt.tensor(a), wt.tensor(a)) and wt.equal(wt.tensor(a), wt.tensor(a))
+
+
+@pytest.mark.parametrize("dt", ["int64", "int32", "bool", "uint8"])
+def test_bitwise_operators(device, dt):
+    a, b = arr((2, 3), dt, -8, 8), arr((3,), dt, -8, 8)
+    for f in BITS.values():
+        cmp(device, lambda T, x, y: f(x, y), a, b)
+        cmp(device, lambda T, x: f(x, 5 if dt != "bool" else True), a)
+        cmp(device, lambda T, x: f(5 if dt != "bool" else True, x), a)
+    cmp(device, lambda T, x: ~x, a)
+    cmp(device, lambda T, x: T.bitwise_not(x), a)
+    if dt != "bool":
+        s = arr((2, 3), dt, 0, 4)
+        cmp(device, lambda T, x, y: x << y, a if dt != "uint8" else arr((2, 3), dt, 0, 8), s)
+        cmp(device, lambda T, x, y: x >> y, a, s)
+
+    def inplace(T, x, y):
+        x = x.clone()
+        x &= y
+        x |= y
+        x ^= y
+        return x
+    cmp(device, inplace, a, b)
+
+
+def test_bitwise_errors(device):
+    raises_like(device, lambda T, x: x & x, arr((2,)), phrase="\"bitwise_and_cpu\" not implemented for 'Float'")
+    raises_like(device, lambda T, x: ~x, arr((2,)), phrase="~ (operator.invert) is only implemented on integer")
+    raises_like(device, lambda T, x: x - x, arr((2,), "bool"), phrase="Subtraction, the `-` operator, with two bool "
+                                                                     "tensors is not supported")
+    raises_like(device, lambda T, x: x - True, arr((2,)), phrase="with a bool tensor is not supported")
+    raises_like(device, lambda T, x: 1 - x, arr((2,), "bool"), phrase="with a bool tensor is not supported")
+
+
+@pytest.mark.parametrize("op", list(CMPS))
+def test_comparisons(device, op):
+    f = CMPS[op]
+    for dt in ("float32", "int64", "bool"):
+        for sa, sb in SHAPES[:3]:
+            cmp(device, lambda T, x, y: f(x, y), arr(sa, dt, -2, 2), arr(sb, dt, -2, 2))
+        cmp(device, lambda T, x: f(x, 1), arr((5,), dt, -2, 2))
+        cmp(device, lambda T, x: f(x, 0.5), arr((5,), dt, -2, 2))
+        cmp(device, lambda T, x: f(1, x), arr((5,), dt, -2, 2))
+    cmp(device, lambda T, x, y: f(x, y), arr((4,), "int64", -2, 2), arr((4,), "float32", -2, 2))
+    cmp(device, lambda T, x: f(x, float("nan")), arr((3,)))
+
+
+def test_zero_dim_and_scalars_promotion(device):
+    i, f, b = arr((3,), "int64"), arr((3,)), arr((3,), "bool")
+    i0, f0 = arr((), "int64"), arr((), "float32")
+    cmp(device, lambda T, x, y: x + y, i, f0)  # 0-d float lifts an int tensor to float
+    cmp(device, lambda T, x, y: x * y, f, i0)
+    cmp(device, lambda T, x, y: x + y, b, i0)
+    cmp(device, lambda T, x, y: x * y, i0, f0)
+    cmp(device, lambda T, x, y: x - y, i0, i0)
+    cmp(device, lambda T, x: x + 1.5, i0)
+    cmp(device, lambda T, x: x * True, i)
+    cmp(device, lambda T, x: x + 2, b)
+    cmp(device, lambda T, x: (x + 1) / 2, b)
+    cmp(device, lambda T, x: 2 ** x, i)
+    cmp(device, lambda T, x: x ** 2, i)
+    cmp(device, lambda T, x: x.pow(-1.5), arr((3,), lo=0.5, hi=2))
+
+
+def test_cpu_zero_dim_with_webgpu(device):
+    if device != "webgpu":
+        pytest.skip("mixing a cpu 0-d tensor with a webgpu tensor is a webgpu-only case")
+    x = wt.tensor([1.0, 2.0], device="webgpu")
+    s = wt.tensor(3.0)
+    assert (x * s).tolist() == [3.0, 6.0] and (x * s).device.type == "webgpu"
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        x + wt.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        wt.tensor([1.0, 2.0]).add_(x)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        wt.matmul(wt.ones(2, 2), wt.ones(2, 2, device="webgpu"))
+
+
+def test_broadcast_errors(device):
+    raises_like(device, lambda T, x, y: x + y, arr((2, 3)), arr((4,)),
+                phrase="The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1")
+    raises_like(device, lambda T, x, y: x * y, arr((2, 3)), arr((3, 1, 2)),
+                phrase="The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 2")
+    raises_like(device, lambda T, x, y: x.add_(y), arr((3,)), arr((2, 3)),
+                phrase="output with shape [3] doesn't match the broadcast shape [2, 3]")
+    raises_like(device, lambda T, x: x.add_(1.5), arr((3,), "int64"),
+                phrase="result type Float can't be cast to the desired output type Long")
+    raises_like(device, lambda T, x: T.add(x, "a"), arr((3,)), phrase="add(): argument 'other' (position 2) must "
+                                                                     "be Tensor")
+    raises_like(device, lambda T, x: x // 0, arr((3,), "int64"), phrase="ZeroDivisionError")
+    raises_like(device, lambda T, x: x ** -1, arr((3,), "int64", 1, 3), phrase="Integers to negative integer "
+                                                                               "powers are not allowed")
+
+
+UNARY = ["exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "erfc",
+         "floor", "ceil", "round", "trunc", "frac", "sign", "exp2", "expm1", "log2", "log10", "log1p", "reciprocal",
+         "asin", "acos", "atan", "sinh", "cosh", "asinh", "relu", "square", "isnan", "isinf", "isfinite",
+         "signbit", "logical_not", "sgn", "deg2rad", "rad2deg", "positive" if hasattr(wt, "positive") else "neg",
+         "nan_to_num", "erfinv", "atanh", "acosh"]
+DOMAIN = {"log": (0.1, 4), "sqrt": (0.1, 4), "rsqrt": (0.1, 4), "log2": (0.1, 4), "log10": (0.1, 4),
+          "log1p": (-0.5, 3), "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "erfinv": (-0.9, 0.9),
+          "acosh": (1.1, 4), "reciprocal": (0.5, 3)}
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(device, name):
+    lo, hi = DOMAIN.get(name, (-3, 3))
+    x = arr((3, 4), "float32", lo, hi)
+    tol = {"rtol": 1e-3, "atol": 1e-4} if device == "webgpu" and name in ("erfinv", "acosh", "atanh") else {}
+    cmp(device, lambda T, x: getattr(T, name)(x), x, **tol)
+    cmp(device, lambda T, x: getattr(x, name)(), x[:, ::2].copy(), **tol)
+    if name not in ("isnan", "isinf", "isfinite", "signbit", "logical_not", "square", "sgn", "deg2rad", "rad2deg",
+                    "nan_to_num", "positive"):
+        cmp(device, lambda T, x: (getattr(x, name + "_")(), x)[1], x, **tol)  # in place
+    if device != "webgpu":
+        cmp(device, lambda T, x: getattr(T, name)(x), x.astype("float64"))
+    # integers: float functions promote to the default dtype, the others keep the dtype
+    xi = arr((5,), "int64", 1, 4) if name not in DOMAIN or DOMAIN[name][0] > 0.5 else arr((5,), "int64", 0, 1)
+    if name not in ("erfinv", "atanh", "acosh", "asin", "acos", "frac") and not name.startswith("log") or name == "log1p":
+        cmp(device, lambda T, x: getattr(T, name)(x), xi, **tol)
+
+
+def test_unary_special_values(device):
+    x = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5, -2.5, 0.5, -0.5, 1.5], dtype=np.float32)
+    for name in ("exp", "abs", "neg", "floor", "ceil", "round", "trunc", "sign", "sigmoid", "tanh", "isnan", "isinf",
+                 "isfinite", "relu", "nan_to_num", "signbit", "frac" if device != "webgpu" else "trunc"):
+        cmp(device, lambda T, x: getattr(T, name)(x), x)
+    cmp(device, lambda T, x: T.log(x.abs()), x)
+    cmp(device, lambda T, x: T.round(x, decimals=1), np.array([0.25, 1.35, -2.45, 3.0], dtype=np.float32))
+
+
+def test_clamp_and_pow(device):
+    x = arr((3, 4))
+    cmp(device, lambda T, x: T.clamp(x, -1, 1), x)
+    cmp(device, lambda T, x: x.clamp(min=0), x)
+    cmp(device, lambda T, x: x.clamp(max=0.5), x)
+    cmp(device, lambda T, x: x.clip(-0.5, 0.5), x)
+    cmp(device, lambda T, x, lo: T.clamp(x, min=lo), x, arr((4,)))
+    cmp(device, lambda T, x: (x.clamp_(-1, 2), x)[1], x)
+    cmp(device, lambda T, x: x.clamp(0, 2), arr((5,), "int64"))
+    cmp(device, lambda T, x: x.clamp(0.5, 2), arr((5,), "int64"))
+    cmp(device, lambda T, x: T.clamp_min(x, 0.1), x)
+    raises_like(device, lambda T, x: x.clamp(), x, phrase="At least one of 'min' or 'max' must not be None")
+    p = arr((3, 4), lo=0.1, hi=2)
+    cmp(device, lambda T, x: T.pow(x, 2), p)
+    cmp(device, lambda T, x: T.pow(x, 0.5), p)
+    cmp(device, lambda T, x, y: T.pow(x, y), p, arr((4,), lo=-1, hi=2))
+    cmp(device, lambda T, x: T.pow(2, x), p)
+    cmp(device, lambda T, x: x.pow(3), arr((4,), "int64"))
+    cmp(device, lambda T, x: x.pow(0), arr((4,), "int64"))
+    cmp(device, lambda T, x: T.pow(x, 2.0), arr((4,), "int64"))
+    cmp(device, lambda T, x: (x.pow_(2), x)[1], p)
