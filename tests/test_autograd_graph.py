@@ -663,3 +663,16 @@ def test_grad_fn_names_over_op_table():
     assert differ - COMPOSITE_NAMES == set(), "grad_fn names differ from PyTorch's"
     assert COMPOSITE_NAMES - differ == set(), "these now match PyTorch: remove them from COMPOSITE_NAMES"
     assert len(same) > 100
+
+
+def test_gradcheck_through_inplace_views():
+    def f(x, w):
+        y = x * 1
+        y[0] = w * x[1]
+        y[:, 2].mul_(w[:2].exp())
+        y.t()[0].add_(x[:, 1] ** 2)
+        return y.tanh()
+    x = wt.tensor([[0.3, -0.5, 0.8], [1.1, 0.2, -0.4]], dtype=wt.float64, requires_grad=True)
+    w = wt.tensor([0.7, -0.2, 0.5], dtype=wt.float64, requires_grad=True)
+    assert wt.autograd.gradcheck(f, (x, w))
+    assert wt.autograd.gradgradcheck(f, (x, w))
