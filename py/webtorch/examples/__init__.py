@@ -1,0 +1,1 @@
+"""Runnable examples: `python -m webtorch.examples.digits --device webgpu`."""
