@@ -94,9 +94,10 @@ def _operand(a, shape, dev):
     return a
 
 
-def ewise(op, args, cdtype, out_dtype, shape=None):
-    """A new tensor: op applied element-wise over the broadcast of args (tensors/scalars)."""
-    dev = common_device(args)
+def ewise(op, args, cdtype, out_dtype, shape=None, device=None):
+    """A new tensor: op applied element-wise over the broadcast of args (tensors/scalars);
+    `device` places it when no arg is a tensor (default cpu)."""
+    dev = common_device(args) or as_device(device)
     if shape is None:
         shape = broadcast_shapes(*[a._shape for a in args if isinstance(a, Tensor)])
     out = empty(shape, out_dtype, dev)

@@ -19,6 +19,10 @@ def norm_dims(dim, ndim):
     """dim argument (None, int, or sequence) -> sorted tuple of distinct non-negative dims."""
     if dim is None:
         return tuple(range(ndim))
+    if ndim == 0:  # a 0-d tensor has no dim to reduce: dim 0 / -1 are accepted and mean "none"
+        for d in (dim if isinstance(dim, (list, tuple)) else (dim,)):
+            wrap_dim(d, 0)
+        return ()
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return tuple(range(ndim))

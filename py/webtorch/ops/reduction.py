@@ -304,7 +304,7 @@ def _make_max(op):
         d = wrap_dim(dim, input.dim())
         _check_nonempty(input, op, (d,))
         if input.dim() == 0:
-            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=()))
+            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
         if recording(input) and input.dtype.is_floating_point:
             v, i = dim_node.apply(input, op, d, keepdim)
         else:
@@ -343,14 +343,15 @@ def aminmax(input, *, dim=None, keepdim=False):
 def _make_arg(op):
     def public(input, dim=None, keepdim=False):
         if dim is None:
-            _check_nonempty(input, "arg" + op)
+            if input.numel() == 0:
+                raise IndexError(f"arg{op}(): Expected reduction dim to be specified for input.numel() == 0.")
             x = input.reshape(-1)
             r = _prims.reduce("arg" + op, x, (0,), False, int64)
             return r.reshape((1,) * input.dim()) if keepdim else r
         d = wrap_dim(dim, input.dim())
         _check_nonempty(input, "arg" + op, (d,))
         if input.dim() == 0:
-            return _prims.ewise("copy", [0], int64, int64, shape=())
+            return _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device)
         return _prims.reduce("arg" + op, input, (d,), keepdim, int64)
 
     public.__name__ = "arg" + op
@@ -609,7 +610,7 @@ def _make_cum(op, node):
     def public(input, dim):
         d = wrap_dim(dim, input.dim())
         if input.dim() == 0:
-            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=()))
+            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
         if recording(input):
             return rt(*node.apply(input, op, d))
         return rt(*_prims.scan(op, input, d, input.dtype, with_indices=True))
@@ -732,7 +733,7 @@ class Topk(Sort):
 @torch_function
 def sort(input, dim=-1, descending=False, stable=False):
     if input.dim() == 0:
-        return return_types.sort(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=()))
+        return return_types.sort(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
     d = wrap_dim(dim, input.dim())
     if recording(input):
         return return_types.sort(*Sort.apply(input, d, descending, stable))
@@ -826,4 +827,4 @@ def bincount(input, weights=None, minlength=0):
     dt = weights.dtype if weights is not None else int64
     out = zeros(n, dtype=dt, device=input.device)
     return out.index_add(0, input, weights if weights is not None else
-                         _prims.ewise("copy", [1], int64, int64, shape=input.shape))
+                         _prims.ewise("copy", [1], int64, int64, shape=input.shape, device=input.device))
