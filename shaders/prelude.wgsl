@@ -6,8 +6,10 @@ fn wisnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u
 fn wisinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 fn wisfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn wsignbit(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
-fn wnan() -> f32 { return bitcast<f32>(0x7fc00000u); }
-fn winf() -> f32 { return bitcast<f32>(0x7f800000u); }
+// through a var: Tint (Chromium) rejects a constant-folded NaN/inf ("value nan cannot be
+// represented as 'f32'")
+fn wnan() -> f32 { var u = 0x7fc00000u; return bitcast<f32>(u); }
+fn winf() -> f32 { var u = 0x7f800000u; return bitcast<f32>(u); }
 
 fn wsign(x: f32) -> f32 {   // PyTorch: sign(nan) = 0, sign(-0.0) = 0
   if (x > 0.0) { return 1.0; }
