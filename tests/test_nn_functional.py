@@ -1,6 +1,5 @@
 """nn.functional against torch.nn.functional: attention, padding, resampling, im2col/col2im and the
 rest, values and gradients on every device."""
-import math
 
 import numpy as np
 import pytest
@@ -56,6 +55,8 @@ CASES = [
      [X(1, 2, 4, 3), X(1, 2, 4, 3), X(1, 2, 4, 5)]),
     ("sdpa_bool_mask", lambda F, T, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
      [X(2, 3, 4), X(2, 4, 4), X(2, 4, 2), NoGrad(BOOL_MASK)]),
+    ("sdpa_dead_row", lambda F, T, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+     [X(1, 2, 3), X(1, 2, 3), X(1, 2, 3), NoGrad(np.array([[True, True], [False, False]]))]),
     ("sdpa_float_mask", lambda F, T, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
      [X(2, 3, 4), X(2, 4, 4), X(2, 4, 2), X(3, 4)]),
     ("sdpa_gqa", lambda F, T, q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
@@ -140,6 +141,8 @@ def test_functional_errors():
     with pytest.raises(RuntimeError, match=r"Given groups=1, weight of size \[4, 3, 3, 3\], expected "
                                            r"input\[1, 2, 5, 5\] to have 3 channels, but got 2 channels instead"):
         F.conv2d(wt.randn(1, 2, 5, 5), wt.randn(4, 3, 3, 3))
+    with pytest.raises(IndexError, match="Target 5 is out of bounds."):
+        F.cross_entropy(wt.randn(2, 5), wt.tensor([1, 5]))
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
         F.dropout(wt.randn(2), 1.5)
     with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from _nn_util import NoGrad, check, rng_for, randn, assert_close, sync, to_np
+from _nn_util import NoGrad, check, assert_close, sync
 import webtorch as wt
 
 R = np.random.RandomState(7)

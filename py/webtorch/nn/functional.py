@@ -10,7 +10,6 @@ import math
 import warnings
 
 from .. import _dtype
-from .._tensor import Tensor
 from .._creation import tensor as _tensor, zeros as _zeros, full as _full, arange as _arange, rand as _rand
 from ..autograd import grad_mode
 from ..ops import indexing as _ix
@@ -920,7 +919,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             attn = attn.masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             attn = attn + attn_mask
-    attn = _red.softmax(attn, -1)
+        # PyTorch's safe softmax: a fully masked row attends to nothing (zeros, not NaN)
+        dead = (attn == -math.inf).all(-1, keepdim=True)
+        attn = _red.softmax(_pw.where(dead, 0.0, attn), -1)
+        attn = _pw.where(dead, 0.0, attn)
+    else:
+        attn = _red.softmax(attn, -1)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return _la.matmul(attn, value)
@@ -1337,7 +1341,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                            f"tensor of shape: {list(weight.shape)}")
     valid = target != ignore_index
     t = _pw.where(valid, target, 0)
-    picked = input.gather(1, t.unsqueeze(1)).squeeze(1)
+    try:
+        picked = input.gather(1, t.unsqueeze(1)).squeeze(1)
+    except RuntimeError as e:
+        bad = str(e).split("index ")[-1].split(" ")[0]
+        raise IndexError(f"Target {bad} is out of bounds.") from None
     if weight is not None:
         w = _ix.index_select(weight, 0, t.reshape(-1)).reshape(t.shape) * valid
     else:

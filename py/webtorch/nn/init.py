@@ -2,7 +2,6 @@
 import math
 import warnings
 
-from .._tensor import Tensor
 from ..autograd import grad_mode
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",

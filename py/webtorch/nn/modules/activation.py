@@ -1,5 +1,4 @@
 """Activation layers and MultiheadAttention (as in torch/nn/modules/activation.py)."""
-from ... import _creation
 from ..parameter import Parameter
 from .. import functional as F, init
 from .module import Module

@@ -1,5 +1,4 @@
 """Embedding (a row gather whose backward scatter-adds; padding_idx rows get no gradient)."""
-from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ..parameter import Parameter
 from .. import functional as F, init

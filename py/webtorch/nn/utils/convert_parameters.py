@@ -1,6 +1,5 @@
 """parameters_to_vector / vector_to_parameters."""
 from ..._tensor import Tensor
-from ...autograd import grad_mode
 
 
 def _check_param_device(param, old_param_device):
