@@ -273,3 +273,40 @@ def test_lying_metadata(files):
     deep = b"\x80\x02" + b"]" * 100000 + b"a" * 99999 + b"."
     with pytest.raises(CheckpointError, match="too deep"):
         wt.load(io.BytesIO(_zip_with_pickle(deep)))
+
+
+def test_no_numpy_end_to_end(monkeypatch, tmp_path):
+    """Pyodide without numpy: the pure backend and struct/array conversions, both directions."""
+    from webtorch import _device, serialization as S
+    from webtorch.backends.cpu import PureBackend
+    monkeypatch.setattr(S, "_np", None)
+    monkeypatch.setitem(_device._backends, "cpu", PureBackend())
+    torch.save(OrderedDict(w=torch.tensor([[1.5, -2.0]]), h=torch.tensor([0.5], dtype=torch.float16),
+                           i=torch.tensor([7, -9]), b=torch.tensor([True])), tmp_path / "t.pt")
+    got = wt.load(tmp_path / "t.pt")
+    assert got["w"].tolist() == [[1.5, -2.0]] and got["h"].tolist() == [0.5] and got["i"].tolist() == [7, -9]
+    assert got["b"].tolist() == [True]
+    wt.save(got, tmp_path / "w.pt")
+    t = torch.load(tmp_path / "w.pt", weights_only=True)
+    assert t["w"].tolist() == [[1.5, -2.0]] and t["h"].dtype is torch.float16 and t["i"].tolist() == [7, -9]
+    save_safetensors({"w": got["w"]}, tmp_path / "s.safetensors")
+    assert load_safetensors(tmp_path / "s.safetensors")["w"].tolist() == [[1.5, -2.0]]
+
+
+def test_optimizer_state_dict_through_files(tmp_path):
+    """An Adam state dict saved by webtorch resumes a torch.optim.Adam, and back."""
+    p = wt.tensor([1.0, 2.0], requires_grad=True)
+    opt = wt.optim.Adam([p], lr=0.1, amsgrad=True)
+    p.grad = wt.tensor([0.5, -1.0])
+    opt.step()
+    wt.save(opt.state_dict(), tmp_path / "opt.pt")
+    tp = torch.tensor([1.0, 2.0], requires_grad=True)
+    topt = torch.optim.Adam([tp], lr=0.1, amsgrad=True)
+    topt.load_state_dict(torch.load(tmp_path / "opt.pt", weights_only=True))
+    assert topt.state[tp]["step"].item() == 1.0
+    torch.save(topt.state_dict(), tmp_path / "topt.pt")
+    opt2 = wt.optim.Adam([wt.tensor([1.0, 2.0], requires_grad=True)], lr=0.5)
+    opt2.load_state_dict(wt.load(tmp_path / "topt.pt"))
+    assert opt2.param_groups[0]["lr"] == 0.1 and opt2.param_groups[0]["betas"] == (0.9, 0.999)
+    st = opt2.state[opt2.param_groups[0]["params"][0]]
+    assert st["step"] == 1.0 and st["exp_avg"].tolist() == pytest.approx([0.05, -0.1])
