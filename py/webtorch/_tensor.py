@@ -489,6 +489,8 @@ class Tensor:
 def _convert(ret, cls):
     if isinstance(ret, Tensor) and not isinstance(ret, cls):
         return ret.as_subclass(cls)
+    if isinstance(ret, tuple) and hasattr(type(ret), "_fields"):  # return_types (values, indices)
+        return type(ret)(*(_convert(r, cls) for r in ret))
     if isinstance(ret, (tuple, list)):
         return type(ret)(_convert(r, cls) for r in ret) if type(ret) in (tuple, list) else ret
     return ret

@@ -48,8 +48,7 @@ class _Formatter:
             self.width = max((len(self._plain(v)) for v in values), default=1)
             return
         finite = [abs(v) for v in values if math.isfinite(v) and v != 0]
-        if not finite:
-            self.width = max((len(self._plain(v)) for v in values), default=1)
+        if not finite:  # zeros, nan, inf only: PyTorch's int mode ("0.", "-0.", "nan"), no padding
             return
         lo, hi = min(finite), max(finite)
         self.int_mode = all(v == math.ceil(v) for v in finite)
