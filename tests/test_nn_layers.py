@@ -253,3 +253,14 @@ def test_embedding_max_norm_and_from_pretrained(device):
     pe = wt.nn.Embedding.from_pretrained(wt.tensor(w, device=device))
     assert not pe.weight.requires_grad
     assert repr(pe) == repr(torch.nn.Embedding.from_pretrained(torch.tensor(w)))
+
+
+def test_inplace_activations_inside_a_graph(device):
+    def make(nn, T):
+        L = lambda: nn.Linear(5, 5)  # noqa: E731
+        return nn.Sequential(nn.Linear(4, 5), nn.ReLU(inplace=True), L(), nn.ELU(inplace=True), L(),
+                             nn.SiLU(inplace=True), L(), nn.Hardtanh(inplace=True), nn.Dropout(0.0, inplace=True),
+                             nn.LeakyReLU(0.1, inplace=True), L(), nn.SELU(inplace=True), L(), nn.Mish(inplace=True),
+                             L(), nn.Hardswish(inplace=True), L(), nn.CELU(inplace=True), L(),
+                             nn.Threshold(0.1, 2.0, inplace=True), L(), nn.ReLU6(inplace=True))
+    check(device, make, [X(3, 4)], name="inplace_graph")

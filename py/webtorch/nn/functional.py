@@ -1063,8 +1063,13 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
 
 # ---- activations -----------------------------------------------------------------------------
-def _inplace(input, result, inplace):
-    return input.copy_(result) if inplace else result
+def _act(input, inplace, fn):
+    """fn(input), written into input when inplace (computed from a copy when the graph is recorded, so
+    that the values fn's backward saved are not the ones being overwritten)."""
+    if not inplace:
+        return fn(input)
+    src = input.clone() if input.requires_grad and grad_mode.is_grad_enabled() else input
+    return input.copy_(fn(src))
 
 
 def relu(input, inplace=False):
@@ -1076,7 +1081,7 @@ def relu_(input):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _inplace(input, _pw.where(input > threshold, input, value), inplace)
+    return _act(input, inplace, lambda x: _pw.where(x > threshold, x, value))
 
 
 def threshold_(input, threshold, value):
@@ -1086,7 +1091,7 @@ def threshold_(input, threshold, value):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _inplace(input, input.clamp(min_val, max_val), inplace)
+    return _act(input, inplace, lambda x: x.clamp(min_val, max_val))
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -1098,7 +1103,7 @@ def relu6(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _inplace(input, _pw.where(input > 0, input, input * negative_slope), inplace)
+    return _act(input, inplace, lambda x: _pw.where(x > 0, x, x * negative_slope))
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -1119,7 +1124,7 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _inplace(input, input * input.sigmoid(), inplace)
+    return _act(input, inplace, lambda x: x * x.sigmoid())
 
 
 def sigmoid(input):
@@ -1131,16 +1136,15 @@ def tanh(input):
 
 
 def hardswish(input, inplace=False):
-    return _inplace(input, input * (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+    return _act(input, inplace, lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0)
 
 
 def hardsigmoid(input, inplace=False):
-    return _inplace(input, (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+    return _act(input, inplace, lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    neg = input.clamp_max(0.0).expm1() * alpha
-    return _inplace(input, _pw.where(input > 0, input, neg), inplace)
+    return _act(input, inplace, lambda x: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * alpha))
 
 
 def elu_(input, alpha=1.0):
@@ -1148,16 +1152,15 @@ def elu_(input, alpha=1.0):
 
 
 def celu(input, alpha=1.0, inplace=False):
-    neg = (input.clamp_max(0.0) / alpha).expm1() * alpha
-    return _inplace(input, _pw.where(input > 0, input, neg), inplace)
+    return _act(input, inplace, lambda x: _pw.where(x > 0, x, (x.clamp_max(0.0) / alpha).expm1() * alpha))
 
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
 def selu(input, inplace=False):
-    neg = input.clamp_max(0.0).expm1() * _SELU_ALPHA
-    return _inplace(input, _pw.where(input > 0, input, neg) * _SELU_SCALE, inplace)
+    return _act(input, inplace,
+                lambda x: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * _SELU_ALPHA) * _SELU_SCALE)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -1167,7 +1170,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def mish(input, inplace=False):
-    return _inplace(input, input * softplus(input).tanh(), inplace)
+    return _act(input, inplace, lambda x: x * softplus(x).tanh())
 
 
 def softsign(input):
@@ -1206,7 +1209,7 @@ def prelu(input, weight):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if training:
         a = _rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
-        return _inplace(input, _pw.where(input >= 0, input, input * a), inplace)
+        return _act(input, inplace, lambda x: _pw.where(x >= 0, x, x * a))
     return leaky_relu(input, (lower + upper) / 2, inplace)
 
 
