@@ -111,8 +111,7 @@ def _lazy(name):
 
 
 def __getattr__(name):
-    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "testing", "linalg",
-                "special", "fft", "distributions", "jit", "cuda", "hub", "library", "compiler"):
+    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod
