@@ -4,6 +4,8 @@ One server, one browser and one shared playground page per session (Pyodide boot
 page); tests that need a fresh page open their own.  Needs: `npm ci && npm run build` (the
 fixture builds web/dist when it is missing or older than web/src), /usr/bin/chromium, and
 Python Playwright (never `playwright install`: the system Chromium is used).
+Environment: WEBTORCH_TEST_WHEEL=path/to/webtorch-*.whl serves that wheel instead of a fresh
+build of this checkout; WEBTORCH_CHROMIUM overrides /usr/bin/chromium.
 """
 import json
 import os
@@ -61,7 +63,10 @@ def server():
     """Base URL of the playground server (`python -m webtorch_server`) on a free local port."""
     _ensure_web_build()
     wheel_dir = Path(tempfile.mkdtemp(prefix="webtorch-wheels-"))
-    _build_wheel(wheel_dir)
+    if os.environ.get("WEBTORCH_TEST_WHEEL"):  # a prebuilt wheel instead of building one
+        shutil.copy(os.environ["WEBTORCH_TEST_WHEEL"], wheel_dir)
+    else:
+        _build_wheel(wheel_dir)
     port = _free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "server"), str(ROOT / "py")] +

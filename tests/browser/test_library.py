@@ -59,6 +59,8 @@ def check_train_digits(r, pg):
     assert len(pts["loss"]) == 8 * 15
     assert pts["loss"][0][1] > 1.5 and pts["loss"][-1][1] < 0.6, pts["loss"][::15]
     assert len(pts["test accuracy"]) == 8
+    labels = pg.page.eval_on_selector_all("#graph svg .graph-node", "ns => ns.map(n => n.dataset.label)")
+    assert "AccumulateGrad" in labels and len(labels) >= 8, labels
 
 
 CHECKS = {

@@ -33,3 +33,5 @@ for epoch in range(8):
         acc = (model(X_test).argmax(dim=1) == y_test).float().mean().item()
     plot_point("test accuracy", (epoch + 1) * 15, acc)
     print(f"epoch {epoch + 1}: loss {loss.item():.4f}  test accuracy {acc:.3f}")
+
+show_graph(loss, title="loss of the last batch")
