@@ -645,6 +645,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        gx = _softmax_backward_fused(g, y, ctx.d, False)
+        if gx is not None:
+            return gx, None
         gy = g * y
         return gy - y * gy.sum(ctx.d, keepdim=True), None
 
@@ -662,7 +665,20 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        gx = _softmax_backward_fused(g, y, ctx.d, True)
+        if gx is not None:
+            return gx, None
         return g - y.exp() * g.sum(ctx.d, keepdim=True), None
+
+
+def _softmax_backward_fused(g, y, d, log):
+    """A backend's fused row kernel for the (log_)softmax gradient (webgpu), when the backward
+    itself need not be differentiable; None otherwise."""
+    fused = getattr(y._backend, "softmax_backward", None)
+    if fused is None or recording(g, y):
+        return None
+    out, handled = fused(g, y, d, log)
+    return out if handled else None
 
 
 def _softmax_kernel(x, d, log):

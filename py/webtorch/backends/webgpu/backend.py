@@ -396,6 +396,8 @@ class WebGPUBackend(Backend):
         self._memo = {}         # kernel signature -> (pipeline, extra)
         self._prelude = shader("prelude.wgsl")
         self.pipelines_compiled = 0
+        from .fused import install     # fused kernels: softmax hooks, fused SGD step
+        install(self)
 
     # ---- plumbing ---------------------------------------------------------------------
     def pipeline(self, src):
