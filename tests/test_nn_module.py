@@ -343,3 +343,30 @@ def test_clip_grad_and_vector_utils(device):
     wt.nn.utils.vector_to_parameters(wt.arange(10, dtype=wt.float32, device=device), wp)
     assert wp[0].tolist() == [[0, 1], [2, 3], [4, 5]] and wp[1].tolist() == [6, 7, 8, 9]
     assert isinstance(wp[0], wt.nn.Parameter)
+
+
+@pytest.mark.filterwarnings("ignore:Full backward hook")
+def test_full_backward_hooks_match_torch():
+    x = np.random.RandomState(2).standard_normal((3, 2)).astype(np.float32)
+    rec = {}
+    for lib in (torch, wt):
+        torch.manual_seed(0)
+        tm = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+        m = tm if lib is torch else sync(tm, wt.nn.Sequential(wt.nn.Linear(2, 4), wt.nn.Tanh(), wt.nn.Linear(4, 1)),
+                                         "cpu")
+        log = []
+        m[1].register_full_backward_pre_hook(lambda mod, go: log.append(("pre", to_np(go[0]))) or (go[0] * 2,))
+        m[1].register_full_backward_hook(lambda mod, gi, go: log.append(("post", to_np(gi[0]), to_np(go[0]))))
+        m[0].register_full_backward_hook(lambda mod, gi, go: log.append(("first", gi[0] is None, to_np(go[0]))))
+        xin = lib.tensor(x)
+        m(xin).sum().backward()
+        rec[lib] = (log, to_np(m[0].weight.grad))
+    (tl, tg), (wl, wg) = rec[torch], rec[wt]
+    assert [e[0] for e in wl] == [e[0] for e in tl] == ["pre", "post", "first"]
+    for a, b in zip(wl, tl):
+        for u, v in zip(a[1:], b[1:]):
+            if isinstance(u, bool):
+                assert u == v
+            else:
+                np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(wg, tg, rtol=1e-5, atol=1e-6)

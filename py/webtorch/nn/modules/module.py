@@ -1,11 +1,13 @@
 """nn.Module: the base class of every layer (PyTorch's semantics, names, key order and messages)."""
 import functools
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 
 from ... import _creation
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...autograd.function import Function
 from ..parameter import Parameter, Buffer
 
 __all__ = ["Module"]
@@ -70,6 +72,85 @@ def register_module_forward_hook(hook):
     handle = RemovableHandle(_global_forward_hooks)
     _global_forward_hooks[handle.id] = hook
     return handle
+
+
+class _BackwardHookFn(Function):
+    """Identity on a module's inputs or outputs whose backward runs the module's full backward hooks."""
+    _node_name = "BackwardHookFunctionBackward"
+
+    @staticmethod
+    def forward(ctx, state, is_output, *tensors):
+        ctx.state, ctx.is_output = state, is_output
+        return tuple(tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        st = ctx.state
+        grads = st.on_output_grads(grads) if ctx.is_output else st.on_input_grads(grads)
+        return (None, None) + tuple(grads)
+
+
+class _BackwardHookState:
+    def __init__(self, module):
+        self.module = module
+        self.grad_outputs = None
+        self.n_inputs = 0
+        self.input_pos = None  # positions (among tensor args) of the wrapped inputs
+
+    def _wrap(self, tensors, is_output):
+        pos = [i for i, t in enumerate(tensors) if isinstance(t, Tensor) and t.requires_grad]
+        if not pos or not grad_mode.is_grad_enabled():
+            return list(tensors), []
+        outs = _BackwardHookFn.apply(self, is_output, *[tensors[i] for i in pos])
+        res = list(tensors)
+        for i, o in zip(pos, outs):
+            res[i] = o
+        return res, pos
+
+    def wrap_inputs(self, args):
+        tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.n_inputs = len(tpos)
+        new, pos = self._wrap([args[i] for i in tpos], False)
+        self.input_pos = pos
+        args = list(args)
+        for i, t in zip(tpos, new):
+            args[i] = t
+        return tuple(args)
+
+    def wrap_outputs(self, result):
+        if isinstance(result, Tensor):
+            return self._wrap([result], True)[0][0]
+        if isinstance(result, tuple):
+            return tuple(self._wrap(list(result), True)[0])
+        return result
+
+    def on_output_grads(self, grads):
+        m = self.module
+        for hook in m._backward_pre_hooks.values():
+            r = hook(m, grads)
+            if r is not None:
+                grads = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+        self.grad_outputs = grads
+        if not self.input_pos and m._backward_hooks:
+            warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
+                          "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
+                          "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
+                          stacklevel=2)
+            for hook in m._backward_hooks.values():
+                hook(m, (None,) * self.n_inputs, grads)
+        return grads
+
+    def on_input_grads(self, grads):
+        m = self.module
+        full = [None] * self.n_inputs
+        for i, g in zip(self.input_pos, grads):
+            full[i] = g
+        full = tuple(full)
+        for hook in m._backward_hooks.values():
+            r = hook(m, full, self.grad_outputs)
+            if r is not None:
+                full = tuple(r)
+        return tuple(full[i] for i in self.input_pos)
 
 
 def _forward_unimplemented(self, *input):
@@ -300,7 +381,7 @@ class Module:
     # ---- calling ------------------------------------------------------------------------
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks):
+                or _global_forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -314,6 +395,10 @@ class Module:
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        bw_state = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            bw_state = _BackwardHookState(self)
+            args = bw_state.wrap_inputs(args)
         result = self.forward(*args, **kwargs)
         for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -322,6 +407,8 @@ class Module:
                 res = hook(self, args, result)
             if res is not None:
                 result = res
+        if bw_state is not None:
+            result = bw_state.wrap_outputs(result)
         return result
 
     __call__ = _call_impl
@@ -345,6 +432,27 @@ class Module:
             self._forward_hooks_always_called[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> new grad_input or None, run when the gradients with
+        respect to the module's tensor inputs have been computed."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single "
+                               "Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> new grad_output or None, run before the module's gradients."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_state_dict_pre_hook(self, hook):
@@ -419,12 +527,6 @@ class Module:
                     continue
                 submodule_prefix = prefix + ("." if prefix else "") + name
                 yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
-
-    def __hash__(self):
-        return id(self)
-
-    def __eq__(self, other):
-        return self is other
 
     # ---- state ------------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
