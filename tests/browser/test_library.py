@@ -45,8 +45,11 @@ def check_custom_net(r, pg):
     assert "parameters: 480" in out            # conv 16*3*3*3 + 16, batchnorm 2*16
     assert "output shape: (2, 16, 7, 7)" in out
     assert "conv1.weight.grad shape: (16, 3, 3, 3)" in out
-    labels = pg.page.eval_on_selector_all("#graph svg .graph-node", "ns => ns.map(n => n.dataset.label)")
-    assert "ConvolutionBackward0" in labels and "AccumulateGrad" in labels, labels
+    g = pg.page.evaluate("() => window.webtorchPlayground.graphData()")
+    labels = [n["label"] for n in g["nodes"]]
+    assert labels.count("AccumulateGrad") == 4, labels   # conv weight, bias; bn weight, bias
+    into_loss = [g["nodes"][a]["label"] for a, b in g["edges"] if b == 0]
+    assert into_loss == ["MeanBackward0"], into_loss
 
 
 def check_train_digits(r, pg):
