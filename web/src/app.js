@@ -174,7 +174,7 @@ function finishRun(ok, extra) {
   flushOutput();
   setRunning(false);
   const secs = ((performance.now() - r.t0) / 1000).toFixed(2);
-  setStatus(ok ? `Done in ${secs} s` : (extra || `Failed after ${secs} s`), 1);
+  setStatus(ok ? `Done in ${secs} s` : (extra || (r.stopping ? `Stopped after ${secs} s` : `Failed after ${secs} s`)), 1);
   r.resolve({ ok: !!ok, stdout: r.stdout, stderr: r.stderr });
 }
 
@@ -201,6 +201,7 @@ async function runNow(code) {
 function stop() {
   const r = current;
   if (!r) return;
+  r.stopping = true;
   setStatus('Stopping…', 1);
   if (interrupt) {
     Atomics.store(interrupt, 0, 2); // SIGINT: KeyboardInterrupt at the next bytecode check
