@@ -370,3 +370,22 @@ def test_full_backward_hooks_match_torch():
             else:
                 np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(wg, tg, rtol=1e-5, atol=1e-6)
+
+
+def test_nn_runs_without_numpy():
+    """Pyodide has no numpy: webtorch.nn must import and train on the pure-Python backend."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import sys; sys.modules['numpy'] = None; sys.path.insert(0, %r)\n"
+            "import webtorch as torch, webtorch.nn as nn, webtorch.nn.functional as F\n"
+            "m = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.BatchNorm2d(2), nn.ReLU(), nn.MaxPool2d(2),\n"
+            "                  nn.Flatten(), nn.Linear(8, 3))\n"
+            "loss = F.cross_entropy(m(torch.randn(2, 1, 4, 4)), torch.tensor([0, 2]))\n"
+            "loss.backward()\n"
+            "assert type(torch._device._backends['cpu']).__name__ == 'PureBackend'\n"
+            "print('ok', m[0].weight.grad.shape)\n") % os.path.join(root, "py")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok torch.Size([2, 1, 3, 3])")
