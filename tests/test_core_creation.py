@@ -289,3 +289,12 @@ def test_in_place_random_fills(device):
     assert abs(n.mean() - 1) < 0.2 and abs(n.std() - 2) < 0.15
     b = wt.empty(2000, device=device).bernoulli_(0.25).cpu().numpy()
     assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.25) < 0.05
+
+
+def test_webgpu_int64_out_of_int32_range_raises():
+    """WebGPU stores int64 as int32 (DESIGN.md): values that do not fit raise a clear error."""
+    assert wt.tensor([2**31 - 1, -2**31], device="webgpu").tolist() == [2**31 - 1, -2**31]
+    with pytest.raises(RuntimeError, match="int32"):
+        wt.tensor([2**40], device="webgpu")
+    with pytest.raises(RuntimeError, match="int32"):
+        wt.tensor([1, -2**35]).to("webgpu")
