@@ -196,7 +196,9 @@ class AccumulateGrad(Node):
         if tuple(grad.shape) != tuple(leaf.shape):
             grad = grad.sum_to_size(leaf.shape)
         if leaf.grad is None:
-            leaf.grad = grad.clone() if not create_graph else grad
+            # steal a gradient nobody else holds (as PyTorch does): saves a copy per parameter
+            stolen = None if create_graph else _steal(grad, leaf)
+            leaf.grad = stolen if stolen is not None else grad.clone() if not create_graph else grad
             if not create_graph:
                 leaf.grad._requires_grad = False
                 leaf.grad.grad_fn = None
@@ -207,6 +209,25 @@ class AccumulateGrad(Node):
                 leaf.grad.add_(grad)
         for h in leaf._post_accumulate_hooks():
             h(leaf)
+
+
+def _steal(grad, leaf):
+    """`grad` itself (re-wrapped without its view base) when nothing else holds it or its
+    storage (refcounts: the engine's buffer dict, accumulate's argument, the call, and
+    getrefcount's own), as PyTorch steals a gradient instead of copying it; else None."""
+    import sys
+    if grad.grad_fn is not None or grad.dtype != leaf.dtype or grad.device != leaf.device \
+            or sys.getrefcount(grad) > 4 or grad.numel() != grad._storage.numel:
+        return None
+    chain, base = 1, grad._base          # a view's bases must be held by the chain alone
+    while base is not None:
+        if sys.getrefcount(base) > 3:     # the child's _base, this local, the argument
+            return None
+        chain, base = chain + 1, base._base
+    if sys.getrefcount(grad._storage) > chain + 1:
+        return None
+    from .._tensor import Tensor
+    return Tensor._make(grad._storage, grad._shape, grad._stride, grad._offset)
 
 
 class _RemovableHandle:
@@ -399,6 +420,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
                     heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+            in_grads = g = grads = None     # drop this frame's references (AccumulateGrad may steal a grad)
     if inputs is not None and not accumulate:
         for i, r in enumerate(results):
             if r is None and not allow_unused:

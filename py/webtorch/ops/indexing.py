@@ -1,5 +1,7 @@
 """Indexing: every gather-like op lowers to `take` at computed storage offsets and every
 scatter-like op to `put` (the two indexing primitives of the backend)."""
+import weakref
+
 from .. import _dtype, _prims
 from .._tensor import Tensor, contiguous_strides, _numel
 from ..autograd import grad_mode
@@ -400,10 +402,27 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out)
 
 
+_RANGE_CACHE = weakref.WeakKeyDictionary()   # Storage -> {(view, version): (min, max)}
+
+
+def _index_range(index):
+    """(min, max) of an index tensor, remembered per storage version: the check reads the
+    values back (a GPU wait), and a training loop gathers with the same targets every step."""
+    key = (index._offset, tuple(index._shape), tuple(index._stride), index._version)
+    per = _RANGE_CACHE.get(index._storage)
+    if per is not None and key in per:
+        return per[key]
+    mm = tuple(_shape.stack([index.min(), index.max()]).tolist())
+    if per is None or next(iter(per))[3] != key[3]:
+        per = _RANGE_CACHE[index._storage] = {}
+    per[key] = mm
+    return mm
+
+
 def _check_gather_range(index, size, d):
     if index.numel() == 0:
         return
-    mm = _shape.stack([index.min(), index.max()]).tolist()
+    mm = _index_range(index)
     if mm[0] < 0 or mm[1] >= size:
         bad = mm[1] if mm[1] >= size else mm[0]
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")

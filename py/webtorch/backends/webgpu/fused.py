@@ -12,7 +12,7 @@ On lavapipe a dispatch costs ~50 us whatever it does, so a training step is most
 of dispatches; these keep that count down.
 """
 from ..base import View
-from .backend import ST, fill, load, store, f32_bits
+from .backend import ST, fill, load, store, f32_bits, collapse, contiguous_strides, index_code
 
 FLOATS = ("float32", "float16")
 
@@ -115,44 +115,39 @@ def softmax_backward(be, g, y, d, log):
 
 
 # ---- fused SGD --------------------------------------------------------------------------
-def _sgd_src(be, dt, has_buf, first, nesterov, maximize, wd, contig):
-    b = [f"@group(0) @binding(0) var<storage, read_write> p: array<{ST[dt]}>;",
-         f"@group(0) @binding(1) var<storage, read_write> g: array<{ST[dt]}>;"]
-    if has_buf:
-        b.append(f"@group(0) @binding(2) var<storage, read_write> mb: array<{ST[dt]}>;")
+def _sgd_src(be, dt, has_buf, first, nesterov, maximize, wd, R, contig):
+    names = ["p", "g"] + (["mb"] if has_buf else [])
+    b = [f"@group(0) @binding({k}) var<storage, read_write> {n}: array<{ST[dt]}>;" for k, n in enumerate(names)]
     b.append(f"@group(0) @binding({len(b)}) var<storage, read> P: array<u32>;")
-    # P: [n, p_off, g_off, b_off, lr, wd, momentum, 1 - dampening]
-    body = ["  let ip = i32(P[1]) + i32(i); let ig = i32(P[2]) + i32(i); let ib = i32(P[3]) + i32(i);",
-            "  let lr = bitcast<f32>(P[4]); let wd = bitcast<f32>(P[5]);",
-            "  let mom = bitcast<f32>(P[6]); let damp1 = bitcast<f32>(P[7]);",
-            f"  let pv = {load('p[ip]', dt)};",
-            f"  var d = {load('g[ig]', dt)};"]
+    sc = 1 + R + len(names) * (1 + R)          # P: [n, shape, per operand (off, strides), scalars]
+    body = [f"  let lr = bitcast<f32>(P[{sc}u]); let wd = bitcast<f32>(P[{sc + 1}u]);",
+            f"  let mom = bitcast<f32>(P[{sc + 2}u]); let damp1 = bitcast<f32>(P[{sc + 3}u]);",
+            f"  let pv = {load('p[o0]', dt)};",
+            f"  var d = {load('g[o1]', dt)};"]
     if maximize:
         body.append("  d = -d;")
     if wd:
         body.append("  d = d + wd * pv;")
     if has_buf:
-        if first:
-            body.append("  let bv = d;")
-        else:
-            body.append(f"  let bv = mom * {load('mb[ib]', dt)} + damp1 * d;")
-        body.append(f"  mb[ib] = {store('bv', dt)};")
+        body.append("  let bv = d;" if first else f"  let bv = mom * {load('mb[o2]', dt)} + damp1 * d;")
+        body.append(f"  mb[o2] = {store('bv', dt)};")
         body.append("  d = d + mom * bv;" if nesterov else "  d = bv;")
-    body.append(f"  p[ip] = {store('pv - lr * d', dt)};")
-    src = fill("ewise.wgsl", ENABLE=be.enable(dt), PRELUDE="", BINDINGS="\n".join(b), INDEX="",
-               BODY="\n".join(body))
-    return src
+    body.append(f"  p[o0] = {store('pv - lr * d', dt)};")
+    idx = index_code(R, [(f"o{k}", c) for k, c in enumerate(contig)])
+    return fill("ewise.wgsl", ENABLE=be.enable(dt), PRELUDE="", BINDINGS="\n".join(b), INDEX=idx,
+                BODY="\n".join(body))
 
 
 def fused_sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
-    """optim.functional.sgd in one dispatch per parameter (contiguous float p and g)."""
+    """optim.functional.sgd in one dispatch per parameter (any strides, e.g. a transposed
+    gradient stolen by AccumulateGrad)."""
     from ...optim import functional as Fn
     from ... import _prims
     from . import get_backend
     be = get_backend()
     dt = p.dtype.name
-    if dt not in FLOATS or not p.is_contiguous() or not g.is_contiguous() or g.dtype != p.dtype \
-            or p.numel() == 0 or p._storage.buf is g._storage.buf:
+    if dt not in FLOATS or g.dtype != p.dtype or p.numel() == 0 or p._storage.buf is g._storage.buf \
+            or tuple(g.shape) != tuple(p.shape):
         f = Fn.FUSED.pop(("sgd", "webgpu"))
         try:
             return Fn.sgd(p, g, state, lr=lr, momentum=momentum, dampening=dampening,
@@ -168,16 +163,22 @@ def fused_sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, m
             mb = _prims.empty(p.shape, p.dtype, p.device)
             state["momentum_buffer"] = mb
             first = True
-    key = ("sgd", dt, has_buf, first, bool(nesterov), bool(maximize), weight_decay != 0)
+    ops = [p, g] + ([mb] if has_buf else [])
+    shape, sts = collapse(tuple(p.shape), [t._stride for t in ops])
+    R = len(shape)
+    cst = contiguous_strides(shape)
+    contig = tuple(st == cst for st in sts)
+    key = ("sgd", dt, has_buf, first, bool(nesterov), bool(maximize), weight_decay != 0, R, contig)
     pipe = be._memo.get(key)
     if pipe is None:
         pipe = be._memo[key] = be.pipeline(_sgd_src(be, dt, has_buf, first, nesterov, maximize,
-                                                    weight_decay != 0, True))
+                                                    weight_decay != 0, R, contig))
     n = p.numel()
-    words = [n, p._offset, g._offset, mb._offset if mb is not None else 0, f32_bits(lr),
-             f32_bits(weight_decay), f32_bits(momentum), f32_bits(1 - dampening)]
-    bufs = [p._storage.buf, g._storage.buf] + ([mb._storage.buf] if has_buf else [])
-    be.run(pipe, bufs, words, -(-n // 256))
+    words = [n, *shape]
+    for t, st in zip(ops, sts):
+        words += [t._offset, *st]
+    words += [f32_bits(lr), f32_bits(weight_decay), f32_bits(momentum), f32_bits(1 - dampening)]
+    be.run(pipe, [t._storage.buf for t in ops], words, -(-n // 256))
     p._bump()
     if mb is not None:
         mb._bump()
