@@ -110,6 +110,9 @@ def test_library_device_and_memory_released(playground, webtorch_loaded):
     code = r'''
 import gc, json
 import webtorch as torch
+from webtorch.backends import webgpu as wg
+counters = getattr(torch.webgpu, "counters", wg.counters)
+adapter_info = getattr(torch.webgpu, "adapter_info", wg.adapter_info)
 def once():
     x = torch.randn(128, 128, device="webgpu", requires_grad=True)
     y = (x @ x).relu().sum()
@@ -117,13 +120,13 @@ def once():
     return y.item()
 once()
 gc.collect()
-base = torch.webgpu.counters()["allocated_bytes"]
+base = counters()["allocated_bytes"]
 for _ in range(5):
     once()
 gc.collect()
-info = torch.webgpu.adapter_info()
+info = adapter_info()
 print(json.dumps({"available": torch.webgpu.is_available(), "backend": info["backend"],
-                  "base": base, "after": torch.webgpu.counters()["allocated_bytes"]}))
+                  "base": base, "after": counters()["allocated_bytes"]}))
 '''
     j = py_json(playground.run_ok(code))
     assert j["available"] is True and j["backend"] == "WebGPU"

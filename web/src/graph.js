@@ -25,6 +25,8 @@ export function layout(graph) {
       if (indeg.get(c) === 0) order.push(c);
     }
   }
+  // Leaves sit just before their first consumer (short edges, not all in column 0).
+  for (const n of nodes) if (!n.parents.length && n.children.length) n.layer = Math.min(...n.children.map((c) => c.layer)) - 1;
   const nLayers = Math.max(0, ...nodes.map((n) => n.layer)) + 1;
   const layers = Array.from({ length: nLayers }, () => []);
   for (const n of nodes) layers[n.layer].push(n);
