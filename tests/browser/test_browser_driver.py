@@ -2,7 +2,7 @@
 exercised directly in the playground's worker (needs only the driver module from the wheel)."""
 import struct
 
-from conftest import py_json
+from pwutil import py_json
 
 PRELUDE = r'''
 import array, json, struct

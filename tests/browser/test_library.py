@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, py_json
+from pwutil import ROOT, py_json
 
 EXAMPLES = {p.stem: p.read_text() for p in sorted((ROOT / "web" / "examples").glob("*.py"))}
 

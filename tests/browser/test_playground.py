@@ -3,7 +3,7 @@ These need no webtorch library (plain Python in Pyodide)."""
 import base64
 import time
 
-from conftest import open_playground
+from pwutil import open_playground
 
 
 def test_page_loads_offline(playground):
@@ -206,7 +206,7 @@ def test_stop_a_printing_loop(playground):
 
 def test_cpu_fallback_is_shown_with_reason(browser, server):
     """Without WebGPU headless Chromium has no adapter: the page says CPU and why."""
-    from conftest import CHROMIUM, CHROMIUM_ARGS
+    from pwutil import CHROMIUM, CHROMIUM_ARGS
     args = [a for a in CHROMIUM_ARGS if a != "--enable-unsafe-webgpu"] + ["--disable-features=WebGPU"]
     b = browser.browser_type.launch(executable_path=CHROMIUM, headless=True, args=args)
     try:
