@@ -148,6 +148,7 @@ async function boot(interrupt, flowBuffer) {
   const gpu = await gpuPromise;
   const { adapter, device, ...shown } = gpu;
   const hostInfo = { ...shown, info: shown.info || null };
+  post({ type: 'device', device: hostInfo });
   // `webtorch_gpu_host`: what py/webtorch/backends/webgpu/browser.py uses.
   pyodide.registerJsModule('webtorch_gpu_host', {
     available: gpu.kind === 'webgpu',
@@ -215,7 +216,6 @@ getattr(webtorch, "__version__", "?")
   } catch (e) {
     libError = String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0];
   }
-  post({ type: 'device', device: hostInfo });
   status(libError ? `Ready (webtorch not loaded: ${libError})` : 'Ready', 1);
   post({ type: 'ready', versions, libError });
 }
