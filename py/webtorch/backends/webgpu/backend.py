@@ -835,7 +835,7 @@ class WebGPUBackend(Backend):
                      "@group(0) @binding(3) var<storage, read> P: array<u32>;"]
                 st = (f"    outv[b1 + i32(t) * ls1] = {vstore.format(v='sv[t]')};\n"
                       f"    outi[b2 + i32(t) * ls2] = i32(si[t]);")
-                kern = fill("sort_wg.part", CT=ct, N=N, WG=wg, ROW=code,
+                kern = fill("sort_wg.part.wgsl", CT=ct, N=N, WG=wg, ROW=code,
                             LOAD=load("inp[b0 + i32(t) * ls0]", dt), STORE=st)
                 src = fill("sort.wgsl", ENABLE=self.enable(dt, out_values.dtype), PRELUDE=self._prelude,
                            BINDINGS="\n".join(b), CT=ct, BEFORE=before, KERNEL=kern)
@@ -853,9 +853,9 @@ class WebGPUBackend(Backend):
                   "@group(0) @binding({1}) var<storage, read_write> ti: array<u32>;"]
             srcs = []
             for part, pre, post in (
-                    ("sort_init.part", [f"@group(0) @binding(0) var<storage, read_write> inp: array<{ST[dt]}>;"], []),
-                    ("sort_step.part", [], []),
-                    ("sort_fin.part", [], [f"@group(0) @binding(2) var<storage, read_write> outv: array<{ST[out_values.dtype]}>;",
+                    ("sort_init.part.wgsl", [f"@group(0) @binding(0) var<storage, read_write> inp: array<{ST[dt]}>;"], []),
+                    ("sort_step.part.wgsl", [], []),
+                    ("sort_fin.part.wgsl", [], [f"@group(0) @binding(2) var<storage, read_write> outv: array<{ST[out_values.dtype]}>;",
                                            "@group(0) @binding(3) var<storage, read_write> outi: array<i32>;"])):
                 o = len(pre)
                 b = pre + [tb[0].format(o), tb[1].format(o, o + 1)] + post
