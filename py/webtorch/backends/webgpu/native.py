@@ -24,8 +24,20 @@ def _lost(e):
     return RuntimeError(f"WebGPU device was lost: {e}")
 
 
+def _quiet_mesa():
+    """Mesa's Vulkan loader prints "XDG_RUNTIME_DIR is invalid" on headless machines (CI, servers)
+    where the variable is unset; give it a private directory so user output stays clean."""
+    import os
+    import tempfile
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        d = os.path.join(tempfile.gettempdir(), f"webtorch-xdg-{os.getuid()}")
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = d
+
+
 class NativeDriver(Driver):
     def __init__(self, power_preference="high-performance"):
+        _quiet_mesa()
         import wgpu
         self._wgpu = wgpu
         adapter = wgpu.gpu.request_adapter_sync(power_preference=power_preference)
