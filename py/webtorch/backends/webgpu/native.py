@@ -29,7 +29,7 @@ def _quiet_mesa():
     where the variable is unset; give it a private directory so user output stays clean."""
     import os
     import tempfile
-    if not os.environ.get("XDG_RUNTIME_DIR"):
+    if os.name == "posix" and not os.environ.get("XDG_RUNTIME_DIR"):
         d = os.path.join(tempfile.gettempdir(), f"webtorch-xdg-{os.getuid()}")
         os.makedirs(d, mode=0o700, exist_ok=True)
         os.environ["XDG_RUNTIME_DIR"] = d
