@@ -311,12 +311,13 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _resolve_dtype(dtype) or int64
-    shape = _sizes(size)
-    u = _prims.random(shape, "uniform", _dtype.float32 if high - low <= (1 << 24) else _dtype.float64
-                      if as_device(device).type == "cpu" else _dtype.float32, as_device(device), generator)
-    v = _prims.ewise("floor", [_prims.ewise("add", [_prims.ewise("mul", [u, high - low], u.dtype, u.dtype), low],
-                                            u.dtype, u.dtype)], u.dtype, u.dtype)
-    v = _prims.ewise("minimum", [v, high - 1], u.dtype, u.dtype)
+    dev = as_device(device)
+    # floor(low + u * (high - low)) with u uniform in [0, 1); float32 holds every integer of a
+    # range up to 2**24 exactly, wider ranges use float64 where the device has it
+    ft = _dtype.float64 if high - low > (1 << 24) and dev.type == "cpu" else _dtype.float32
+    u = _prims.random(_sizes(size), "uniform", ft, dev, generator)
+    v = _prims.ewise("add", [_prims.ewise("mul", [u, high - low], ft, ft), low], ft, ft)
+    v = _prims.ewise("minimum", [_prims.ewise("floor", [v], ft, ft), high - 1], ft, ft)
     return _prims.ewise("copy", [v], dt, dt)
 
 
