@@ -15,8 +15,6 @@ and across runs. Distinct random values keep ops away from ties and kinks (max, 
 import zlib
 from collections import namedtuple
 
-import numpy as np
-
 Case = namedtuple("Case", "name fn args")
 
 
@@ -37,6 +35,7 @@ _RANGES = {"any": (-2.0, 2.0), "pos": (0.5, 2.0), "unit": (-0.9, 0.9), "gt1": (1
 
 def case_arrays(case):
     """numpy float64 arrays for the F specs (in order), drawn from a per-case seed."""
+    import numpy as np  # here, so the table itself imports without numpy (tests/test_no_numpy.py)
     rng = np.random.RandomState(zlib.crc32(case.name.encode()))
     out = []
     for spec in case.args:
