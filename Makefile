@@ -3,6 +3,7 @@
 #   make run       install, then serve the playground on http://$(HOST):$(PORT)/
 #   make test      install, then run every test tier (cpu, native webgpu, browser)
 #   make bench     install, then run the benchmarks
+#   make bench-browser  install, then webtorch in Pyodide vs tfjs-webgpu and webgpu-torch in headless Chromium
 # Each step is stamped and skipped when its inputs have not changed.
 
 SHELL   := /bin/bash
@@ -25,7 +26,7 @@ WHEEL_SRC := pyproject.toml setup.py README.md \
 WEB_SRC   := $(wildcard package.json package-lock.json) \
   $(shell find web -type f -not -path 'web/dist/*' -not -path '*/__pycache__/*' 2>/dev/null)
 
-.PHONY: install run test bench wheel clean
+.PHONY: install run test bench bench-browser wheel clean
 
 install: $(PIP_STAMP) $(NPM_STAMP) $(WEB_STAMP) $(WHEEL_STAMP)
 
@@ -68,6 +69,9 @@ test: install
 bench: install
 	@if [ -f bench/run.py ]; then $(PY) bench/run.py $(BENCH_ARGS); \
 	else echo "bench/run.py not written yet"; fi
+
+bench-browser: install
+	$(PY) bench/browser/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist *.egg-info web/dist $(PIP_STAMP) $(NPM_STAMP)
