@@ -309,6 +309,73 @@ LINALG = [
 ]
 CASES += LINALG
 
+# ---- nn.functional: layers PyTorch records as one node (AddmmBackward0, ConvolutionBackward0, ...)
+def _fn(T):
+    return T.nn.functional
+
+
+def _w3(T, x):  # constant class weights
+    return T.tensor([1.0, 2.0, 0.5], dtype=x.dtype, device=x.device)
+
+
+NN = [
+    _c("linear_2d", lambda T, x, w, b: _fn(T).linear(x, w, b), F(4, 3), F(5, 3), F(5)),
+    _c("linear_2d_nobias", lambda T, x, w: _fn(T).linear(x, w), F(4, 3), F(5, 3)),
+    _c("linear_3d", lambda T, x, w, b: _fn(T).linear(x, w, b), F(2, 4, 3), F(5, 3), F(5)),
+    _c("linear_3d_nobias", lambda T, x, w: _fn(T).linear(x, w), F(2, 4, 3), F(5, 3)),
+    _c("linear_1d", lambda T, x, w, b: _fn(T).linear(x, w, b), F(3), F(5, 3), F(5)),
+    _c("linear_noncontig", lambda T, x, w, b: _fn(T).linear(x.transpose(0, 1), w, b), F(4, 2, 3), F(5, 3), F(5)),
+    _c("matmul_3d_2d", lambda T, a, b: a @ b, F(2, 4, 3), F(3, 5)),
+    _c("mse_loss", lambda T, x, y: _fn(T).mse_loss(x, y), F(4, 3), F(4, 3)),
+    _c("mse_loss_sum", lambda T, x, y: _fn(T).mse_loss(x, y, reduction="sum"), F(4, 3), F(4, 3)),
+    _c("mse_loss_none", lambda T, x, y: _fn(T).mse_loss(x, y, reduction="none"), F(4, 3), F(4, 3)),
+    _c("nll_loss", lambda T, x, t: _fn(T).nll_loss(x, t), F(4, 3), I([0, 2, 1, 2])),
+    _c("nll_loss_weight_ignore", lambda T, x, t: _fn(T).nll_loss(x, t, weight=_w3(T, x), ignore_index=1),
+       F(4, 3), I([0, 2, 1, 2])),
+    _c("nll_loss_2d", lambda T, x, t: _fn(T).nll_loss(x, t, reduction="sum"), F(2, 3, 2, 2),
+       I([[[0, 1], [2, 2]], [[1, 0], [0, 2]]])),
+    _c("nll_loss_1d", lambda T, x, t: _fn(T).nll_loss(x, t), F(3), I(2)),
+    _c("cross_entropy", lambda T, x, t: _fn(T).cross_entropy(x, t), F(4, 3), I([0, 2, 1, 2])),
+    _c("cross_entropy_weight_none", lambda T, x, t: _fn(T).cross_entropy(x, t, weight=_w3(T, x), reduction="none"),
+       F(4, 3), I([0, 2, 1, 2])),
+    _c("conv2d", lambda T, x, w, b: _fn(T).conv2d(x, w, b, padding=1), F(2, 3, 4, 4), F(2, 3, 3, 3), F(2)),
+    _c("conv2d_nobias_stride", lambda T, x, w: _fn(T).conv2d(x, w, stride=2, dilation=1), F(1, 2, 5, 5),
+       F(3, 2, 2, 2)),
+    _c("conv2d_unbatched_groups", lambda T, x, w: _fn(T).conv2d(x, w, groups=2), F(4, 4, 4), F(2, 2, 3, 3)),
+    _c("conv1d", lambda T, x, w, b: _fn(T).conv1d(x, w, b, padding=1), F(2, 3, 5), F(2, 3, 3), F(2)),
+    _c("conv_transpose2d", lambda T, x, w, b: _fn(T).conv_transpose2d(x, w, b, stride=2), F(1, 2, 3, 3),
+       F(2, 3, 2, 2), F(3)),
+    _c("max_pool2d", lambda T, x: _fn(T).max_pool2d(x, 2), F(2, 2, 4, 4)),
+    _c("max_pool2d_indices", lambda T, x: _fn(T).max_pool2d(x, 3, 2, 1, return_indices=True), F(1, 2, 5, 5)),
+    _c("max_pool2d_unbatched", lambda T, x: _fn(T).max_pool2d(x, 2), F(2, 4, 4)),
+    _c("avg_pool2d", lambda T, x: _fn(T).avg_pool2d(x, 2), F(2, 2, 4, 4)),
+    _c("batch_norm_train", lambda T, x, w, b: _fn(T).batch_norm(x, None, None, w, b, training=True),
+       F(3, 2, 2, 2), F(2), F(2)),
+    _c("batch_norm_eval", lambda T, x, w, b: _fn(T).batch_norm(
+        x, T.tensor([0.1, -0.2], dtype=x.dtype, device=x.device), T.tensor([1.5, 0.7], dtype=x.dtype, device=x.device),
+        w, b, training=False), F(3, 2, 2), F(2), F(2)),
+    _c("batch_norm_noaffine", lambda T, x: _fn(T).batch_norm(x, None, None, training=True), F(4, 3)),
+    _c("layer_norm", lambda T, x, w, b: _fn(T).layer_norm(x, (3,), w, b), F(2, 4, 3), F(3), F(3)),
+    _c("layer_norm_noaffine", lambda T, x: _fn(T).layer_norm(x, (2, 3)), F(4, 2, 3)),
+    _c("group_norm", lambda T, x, w, b: _fn(T).group_norm(x, 2, w, b), F(2, 4, 3), F(4), F(4)),
+    _c("embedding", lambda T, w, i: _fn(T).embedding(i, w), F(5, 3), I([[0, 4], [2, 4]])),
+]
+for _name, _call in [
+    ("gelu", lambda F_, x: F_.gelu(x)), ("gelu_tanh", lambda F_, x: F_.gelu(x, approximate="tanh")),
+    ("silu", lambda F_, x: F_.silu(x)), ("leaky_relu", lambda F_, x: F_.leaky_relu(x, 0.2)),
+    ("elu", lambda F_, x: F_.elu(x, 0.7)), ("selu", lambda F_, x: F_.selu(x)), ("celu", lambda F_, x: F_.celu(x, 1.3)),
+    ("softplus", lambda F_, x: F_.softplus(x)), ("softplus_beta", lambda F_, x: F_.softplus(x, 3.0, 2.5)),
+    ("hardswish", lambda F_, x: F_.hardswish(x * 2.5)), ("hardsigmoid", lambda F_, x: F_.hardsigmoid(x * 2.5)),
+    ("hardtanh", lambda F_, x: F_.hardtanh(x)), ("relu6", lambda F_, x: F_.relu6(x * 4)),
+    ("mish", lambda F_, x: F_.mish(x)), ("logsigmoid", lambda F_, x: F_.logsigmoid(x)),
+    ("threshold", lambda F_, x: F_.threshold(x, 0.1, 20.0)),
+    ("leaky_relu_inplace", lambda F_, x: F_.leaky_relu(x * 1, 0.2, inplace=True)),
+    ("elu_inplace", lambda F_, x: F_.elu(x * 1, inplace=True)),
+    ("silu_inplace", lambda F_, x: F_.silu(x * 1, inplace=True)),
+]:
+    NN.append(_c(_name, (lambda f: lambda T, x: f(_fn(T), x))(_call), F(3, 5)))
+CASES += NN
+
 # composite expressions exercising accumulation of several paths into one leaf
 CASES += [
     _c("reuse", lambda T, x: (x * x).sum(0) + x.exp().mean(0) - x[0], F(3, 2)),
@@ -321,7 +388,9 @@ GRADGRAD = [n for n in UNARY_KINDS if n not in ("sign", "floor", "ceil", "round"
     ["abs_method", "add", "sub_alpha", "mul", "div", "maximum", "atan2", "pow_scalar", "pow_scalar_frac",
      "pow_tensor", "pow_scalar_base", "where", "clamp", "hypot", "logaddexp", "xlogy", "matmul", "mm",
      "bmm", "mv", "dot", "matmul_batched_bcast", "softmax", "log_softmax", "logsumexp", "prod_dim", "cumprod",
-     "norm", "std"]
+     "norm", "std", "linear_2d", "linear_3d", "mse_loss", "conv2d", "conv_transpose2d", "max_pool2d",
+     "batch_norm_train", "layer_norm", "group_norm", "gelu", "gelu_tanh", "silu", "elu", "selu", "celu", "softplus",
+     "mish", "logsigmoid", "cross_entropy"]
 
 BY_NAME = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"

@@ -642,11 +642,11 @@ COMPOSITE_NAMES = {
     "hypot_bcast", "logaddexp", "logaddexp_bcast", "rsub_scalar", "rdiv_scalar", "clamp_tensor", "lerp",
     "lerp_tensor", "addcmul", "addcdiv", "xlogy", "nansum", "std_mean", "var_mean", "norm", "norm_dim", "norm_p1",
     "norm_p3_dim", "norm_inf", "logsumexp", "logsumexp_keepdim", "logcumsumexp", "median", "median_dim", "kthvalue",
-    "topk", "topk_smallest_dim0", "squeeze", "unbind", "split", "split_sizes", "chunk", "roll_flat", "repeat",
+    "topk", "topk_smallest_dim0", "unbind", "split", "split_sizes", "chunk", "roll_flat", "repeat",
     "repeat_newdim", "tile", "repeat_interleave", "tril", "tril_k", "triu", "triu_batched", "scatter",
     "scatter_value", "scatter_add", "masked_fill", "masked_fill_bcast", "take_along_dim_flat", "take", "index_add",
-    "index_copy", "index_fill", "masked_select", "masked_scatter", "index_put_accumulate", "matmul_1d_2d",
-    "matmul_batched_bcast", "matmul_3d_1d", "addmm", "addmv", "baddbmm", "trace", "diag_1d", "diag_2d", "cross",
+    "index_copy", "index_fill", "masked_select", "masked_scatter", "index_put_accumulate",
+    "matmul_batched_bcast", "addmv", "baddbmm", "trace", "diag_1d", "diag_2d", "cross",
     "einsum_trace_diag", "einsum_outer_sum",
 }
 
@@ -676,3 +676,52 @@ def test_gradcheck_through_inplace_views():
     w = wt.tensor([0.7, -0.2, 0.5], dtype=wt.float64, requires_grad=True)
     assert wt.autograd.gradcheck(f, (x, w))
     assert wt.autograd.gradgradcheck(f, (x, w))
+
+
+# ---- the graphs users print: a small MLP and the seed's CustomNet ------------------------------
+def _graph_names(t):
+    """The grad_fn graph below t, breadth first: each node's name and its next_functions' names."""
+    rows, seen, queue = [], set(), [t.grad_fn]
+    while queue:
+        n = queue.pop(0)
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        rows.append((type(n).__name__, [type(m).__name__ if m is not None else None for m, _ in n.next_functions]))
+        queue.extend(m for m, _ in n.next_functions)
+    return rows
+
+
+def _mlp_loss(T, device):
+    T.manual_seed(0)
+    nn = T.nn
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).to(device)
+    x = T.tensor(np.random.RandomState(0).standard_normal((5, 4)).tolist(), device=device)
+    return T.nn.functional.cross_entropy(model(x), T.tensor([0, 2, 1, 1, 0], device=device))
+
+
+def _custom_net_loss(T, device):
+    nn = T.nn
+
+    class CustomNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 4, kernel_size=3)
+            self.bn1 = nn.BatchNorm2d(4)
+            self.pool = nn.MaxPool2d(2)
+
+        def forward(self, x):
+            return self.pool(T.nn.functional.relu(self.bn1(self.conv1(x))))
+    x = T.tensor(np.random.RandomState(1).standard_normal((2, 3, 6, 6)).tolist(), device=device)
+    return CustomNet().to(device)(x).mean()
+
+
+@pytest.mark.parametrize("make", [_mlp_loss, _custom_net_loss], ids=["mlp", "custom_net"])
+def test_model_graph_names_like_torch(make, device, capsys):
+    want = _graph_names(make(torch, "cpu"))
+    loss = make(wt, device)
+    got = _graph_names(loss)
+    with capsys.disabled():
+        print(f"\n{make.__name__} grad_fn graph:", " -> ".join(name for name, _ in got))
+    assert got == want
+    loss.backward()  # and the graph runs

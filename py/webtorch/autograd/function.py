@@ -48,6 +48,10 @@ class Function(metaclass=_FunctionMeta):
     # built-in ops: argument positions where PyTorch's op takes a Tensor, so that a Python number
     # there still shows in next_functions as (None, 0) (`x * 2`), as PyTorch wraps it
     _scalar_edges = ()
+    # built-in ops: positions of optional Tensor arguments that PyTorch's node lists as (None, 0)
+    # when absent (conv's bias), and of Tensor arguments it never differentiates (nll_loss's weight)
+    _optional_edges = ()
+    _no_edges = ()
 
     @classmethod
     def _edges_of(cls, args):
@@ -55,8 +59,10 @@ class Function(metaclass=_FunctionMeta):
         if not cls._builtin:  # a user's Function: one edge per tensor argument, as in PyTorch
             return tuple(grad_edge(a) if isinstance(a, Tensor) else None for a in args)
         # a built-in op: edges for its differentiable (floating) inputs only, as PyTorch's nodes
-        return tuple(grad_edge(a) if isinstance(a, Tensor) and a.dtype.is_floating_point else
-                     (None, 0) if k in cls._scalar_edges and isinstance(a, (Tensor, bool, int, float)) else None
+        return tuple(None if k in cls._no_edges else
+                     grad_edge(a) if isinstance(a, Tensor) and a.dtype.is_floating_point else
+                     (None, 0) if k in cls._scalar_edges and isinstance(a, (Tensor, bool, int, float)) or
+                     (a is None and k in cls._optional_edges) else None
                      for k, a in enumerate(args))
 
     @classmethod

@@ -17,8 +17,20 @@ from ..ops import shape as _shape
 from ..ops import pointwise as _pw
 from ..ops import reduction as _red
 from ..ops import linalg as _la
+from ..autograd.function import Function
+from ..ops._common import (Composite, recording as _recording, inplace_result as _inplace_result,
+                           check_leaf_inplace as _check_leaf_inplace)
 
 int64, bool_ = _dtype.int64, _dtype.bool_
+
+
+def _node(name, impl, optional=(), no_edges=()):
+    """A graph node named as PyTorch's for a layer computed by `impl` from other ops (see
+    ops._common.Composite: the gradient is impl's own). `optional`: positions of optional Tensor
+    arguments PyTorch lists as None when absent; `no_edges`: Tensor arguments it never differentiates."""
+    return type(name[:name.index("Backward")], (Composite,), {
+        "__module__": __name__, "_node_name": name, "impl": staticmethod(impl),
+        "_optional_edges": tuple(optional), "_no_edges": tuple(no_edges)})
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
@@ -162,8 +174,13 @@ def pad(input, pad, mode="constant", value=None):
 
 # ---- linear ----------------------------------------------------------------------------------
 def linear(input, weight, bias=None):
-    if input.dim() == 2 and bias is not None:
+    # as PyTorch: addmm for a matrix; a contiguous batch is viewed as a matrix around one addmm
+    # (ViewBackward0 / AddmmBackward0 / ViewBackward0); else matmul (which folds a batch into rows)
+    if bias is not None and input.dim() == 2:
         return _la.addmm(bias, input, weight.t())
+    if bias is not None and bias.dim() == 1 and input.is_contiguous():
+        out = _la.addmm(bias, input.view(-1, input.shape[-1]), weight.t())
+        return out.view(tuple(input.shape[:-1]) + (weight.shape[0],))
     out = _la.matmul(input, weight.t())
     return out + bias if bias is not None else out
 
@@ -299,7 +316,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if isinstance(padding, str) and padding == "same" and _pair(stride) != (1, 1):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
     pads = _conv_padding(padding, k, d, 2)
-    y = _conv2d_impl(x, weight, bias, _pair(stride), pads, d, groups, "conv2d", input.shape)
+    y = _Convolution.call(x, weight, bias, _pair(stride), pads, d, groups, "conv2d", input.shape)
     return y.squeeze(0) if unb else y
 
 
@@ -310,10 +327,16 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if isinstance(padding, str) and padding == "same" and _single(stride) != (1,):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
     pads = [(0, 0)] + _conv_padding(padding, k, d, 1)
-    y = _conv2d_impl(x.unsqueeze(2), weight.unsqueeze(2), bias, (1,) + _single(stride), pads, (1,) + d, groups,
-                     "conv1d", input.shape)
-    y = y.squeeze(2)
+    y = _Convolution1d.call(x, weight, bias, (1,) + _single(stride), pads, (1,) + d, groups, "conv1d", input.shape)
     return y.squeeze(0) if unb else y
+
+
+def _conv1d_impl(x, weight, bias, *args):
+    return _conv2d_impl(x.unsqueeze(2), weight.unsqueeze(2), bias, *args).squeeze(2)
+
+
+_Convolution = _node("ConvolutionBackward0", _conv2d_impl, optional=(2,))
+_Convolution1d = _node("ConvolutionBackward0", _conv1d_impl, optional=(2,))
 
 
 def _conv_transpose2d_impl(x, weight, bias, stride, padding, output_padding, groups, dilation, output_size=None):
@@ -354,17 +377,24 @@ def _output_padding(input_size, output_size, stride, padding, kernel, dilation, 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     x, unb = _batchify(input, 2, "conv_transpose2d")
-    y = _conv_transpose2d_impl(x, weight, bias, _pair(stride), _pair(padding), _pair(output_padding), groups,
-                               _pair(dilation))
+    y = _ConvTranspose.call(x, weight, bias, _pair(stride), _pair(padding), _pair(output_padding), groups,
+                            _pair(dilation))
     return y.squeeze(0) if unb else y
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     x, unb = _batchify(input, 1, "conv_transpose1d")
-    y = _conv_transpose2d_impl(x.unsqueeze(2), weight.unsqueeze(2), bias, (1,) + _single(stride),
-                               (0,) + _single(padding), (0,) + _single(output_padding), groups,
-                               (1,) + _single(dilation)).squeeze(2)
+    y = _ConvTranspose1d.call(x, weight, bias, (1,) + _single(stride), (0,) + _single(padding),
+                              (0,) + _single(output_padding), groups, (1,) + _single(dilation))
     return y.squeeze(0) if unb else y
+
+
+def _conv_transpose1d_impl(x, weight, bias, *args):
+    return _conv_transpose2d_impl(x.unsqueeze(2), weight.unsqueeze(2), bias, *args).squeeze(2)
+
+
+_ConvTranspose = _node("ConvolutionBackward0", _conv_transpose2d_impl, optional=(2,))
+_ConvTranspose1d = _node("ConvolutionBackward0", _conv_transpose1d_impl, optional=(2,))
 
 
 # ---- pooling ---------------------------------------------------------------------------------
@@ -401,8 +431,13 @@ def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, name):
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    x, unb, k, s, p, d, out, extra = _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode,
-                                                 "max_pool2d")
+    setup = _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+    return _MaxPool2d.call(input, setup[2:], return_indices)
+
+
+def _max_pool2d_impl(input, setup, return_indices):
+    x, unb = _batchify(input, 2, "max_pool2d")
+    k, s, p, d, out, extra = setup
     N, C, H, W = x.shape
     if p[0] or p[1] or extra[0] or extra[1]:
         x = _pad_constant(x, (p[1], p[1] + extra[1], p[0], p[0] + extra[0]), -math.inf)
@@ -420,6 +455,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if unb:
         return vals.squeeze(0), ind.squeeze(0)
     return vals, ind
+
+
+_MaxPool2d = _node("MaxPool2DWithIndicesBackward0", _max_pool2d_impl)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -449,7 +487,13 @@ def _avg_divisor(n, k, s, p, o, count_include_pad):
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    x, unb, k, s, p, d, out, extra = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+    setup = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+    return _AvgPool2d.call(input, setup[2:], count_include_pad, divisor_override)
+
+
+def _avg_pool2d_impl(input, setup, count_include_pad, divisor_override):
+    x, unb = _batchify(input, 2, "avg_pool2d")
+    k, s, p, d, out, extra = setup
     N, C, H, W = x.shape
     if p[0] or p[1] or extra[0] or extra[1]:
         x = _pad_constant(x, (p[1], p[1] + extra[1], p[0], p[0] + extra[0]), 0.0)
@@ -466,6 +510,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
             div = _tensor([[a * b for b in dw] for a in dh], dtype=total.dtype, device=total.device)
             y = total / div
     return y.squeeze(0) if unb else y
+
+
+_AvgPool2d = _node("AvgPool2DBackward0", _avg_pool2d_impl)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -571,25 +618,37 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         n = input.numel() // C
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    y, mean, var = _BatchNorm.call(input, weight, bias, running_mean, running_var, training, eps)
+    if training and (running_mean is not None or running_var is not None):
+        with grad_mode.no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
+            if running_var is not None:
+                running_var.mul_(1 - momentum).add_(var.detach() * (momentum * n / (n - 1)))
+    return y
+
+
+def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, eps):
+    """(normalized output, the batch mean and biased variance used); no side effects."""
+    nd = input.dim()
+    if training:
         dims = [0] + list(range(2, nd))
         mean = input.mean(dims)
         var = input.var(dims, unbiased=False)
-        if running_mean is not None or running_var is not None:
-            with grad_mode.no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
-                if running_var is not None:
-                    running_var.mul_(1 - momentum).add_(var.detach() * (momentum * n / (n - 1)))
     else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         mean, var = running_mean, running_var
     y = (input - _bshape(mean, nd)) * _bshape((var + eps).rsqrt(), nd)
     if weight is not None:
         y = y * _bshape(weight, nd)
     if bias is not None:
         y = y + _bshape(bias, nd)
-    return y
+    return y, mean, var
+
+
+# the running statistics are inputs PyTorch's node does not differentiate
+_BatchNorm = _node("NativeBatchNormBackward0", _batch_norm_impl, optional=(1, 2), no_edges=(3, 4))
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -623,7 +682,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
                            f"{input.shape}")
-    dims = list(range(-n, 0))
+    return _LayerNorm.call(input, normalized_shape, weight, bias, eps)
+
+
+def _layer_norm_impl(input, normalized_shape, weight, bias, eps):
+    dims = list(range(-len(normalized_shape), 0))
     mean = input.mean(dims, keepdim=True)
     var = input.var(dims, unbiased=False, keepdim=True)
     y = (input - mean) * (var + eps).rsqrt()
@@ -634,12 +697,19 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y
 
 
+_LayerNorm = _node("NativeLayerNormBackward0", _layer_norm_impl, optional=(2, 3))
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     N, C = input.shape[0], input.shape[1]
     if C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {input.shape} and num_groups={num_groups}")
-    x = input.reshape(N, num_groups, -1)
+    return _GroupNorm.call(input, weight, bias, num_groups, eps)
+
+
+def _group_norm_impl(input, weight, bias, num_groups, eps):
+    x = input.reshape(input.shape[0], num_groups, -1)
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, unbiased=False, keepdim=True)
     y = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
@@ -649,6 +719,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y = y + _bshape(bias, nd)
     return y
+
+
+_GroupNorm = _node("NativeGroupNormBackward0", _group_norm_impl, optional=(1, 2))
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -760,14 +833,20 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         elif padding_idx < 0:
             assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
             padding_idx = weight.size(0) + padding_idx
-    flat = input.reshape(-1)
     if max_norm is not None:
-        _embedding_renorm(weight, flat, max_norm, norm_type)
-    out = _ix.index_select(weight, 0, flat).reshape(tuple(input.shape) + (weight.shape[1],))
+        _embedding_renorm(weight, input.reshape(-1), max_norm, norm_type)
+    return _Embedding.call(weight, input, padding_idx)
+
+
+def _embedding_impl(weight, input, padding_idx):
+    out = _ix.index_select(weight, 0, input.reshape(-1)).reshape(tuple(input.shape) + (weight.shape[1],))
     if padding_idx is not None and out.requires_grad:
         keep = (input != padding_idx).unsqueeze(-1)
         out = _pw.where(keep, out, out.detach())
     return out
+
+
+_Embedding = _node("EmbeddingBackward0", _embedding_impl)
 
 
 def _embedding_renorm(weight, idx, max_norm, norm_type):
@@ -1068,8 +1147,10 @@ def _act(input, inplace, fn):
     that the values fn's backward saved are not the ones being overwritten)."""
     if not inplace:
         return fn(input)
-    src = input.clone() if input.requires_grad and grad_mode.is_grad_enabled() else input
-    return input.copy_(fn(src))
+    if input.requires_grad and grad_mode.is_grad_enabled():
+        _check_leaf_inplace(input)
+        return _inplace_result(input, fn(input.clone()))  # input's history becomes fn's node
+    return input.copy_(fn(input))
 
 
 def relu(input, inplace=False):
@@ -1080,18 +1161,59 @@ def relu_(input):
     return input.relu_()
 
 
+class _Activation(Function):
+    """An activation as one graph node named as PyTorch's (GeluBackward0, ...): forward runs `fn`
+    (composed of pointwise ops), backward its derivative `grad(g, x, *params)`, written once in
+    webtorch ops (so it runs on every backend and differentiates again)."""
+
+    @staticmethod
+    def forward(ctx, x, *params):
+        ctx.save_for_backward(x)
+        ctx.params = params
+        return ctx._fn.fn(x, *params)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return (ctx._fn.grad(g, x, *ctx.params),) + (None,) * len(ctx.params)
+
+
+def _activation(name, fn, grad, inplace_name=None):
+    """`call(input, *params, inplace=False)`: fn recorded as one node `name` (`inplace_name` for the
+    in-place form, where PyTorch numbers it apart), written into input when inplace."""
+    def node(nm):
+        return type(nm[:nm.index("Backward")], (_Activation,), {
+            "__module__": __name__, "_node_name": nm, "fn": staticmethod(fn), "grad": staticmethod(grad)})
+    out_of_place = node(name)
+    in_place = node(inplace_name) if inplace_name else out_of_place
+
+    def call(input, *params, inplace=False):
+        F = in_place if inplace else out_of_place
+        return _act(input, inplace, lambda x: F.apply(x, *params) if _recording(x) else fn(x, *params))
+    return call
+
+
+_threshold = _activation("ThresholdBackward0", lambda x, th, v: _pw.where(x > th, x, v),
+                         lambda g, x, th, v: _pw.where(x > th, g, 0.0))
+
+
 def threshold(input, threshold, value, inplace=False):
-    return _act(input, inplace, lambda x: _pw.where(x > threshold, x, value))
+    return _threshold(input, threshold, value, inplace=inplace)
 
 
 def threshold_(input, threshold, value):
-    return globals()["threshold"](input, threshold, value, True)
+    return _threshold(input, threshold, value, inplace=True)
+
+
+# PyTorch passes no gradient at the bounds themselves (x <= min_val or x >= max_val)
+_hardtanh = _activation("HardtanhBackward0", lambda x, lo, hi: x.clamp(lo, hi),
+                        lambda g, x, lo, hi: _pw.where((x > lo) & (x < hi), g, 0.0))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _act(input, inplace, lambda x: x.clamp(min_val, max_val))
+    return _hardtanh(input, min_val, max_val, inplace=inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -1102,8 +1224,12 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+_leaky_relu = _activation("LeakyReluBackward0", lambda x, a: _pw.where(x > 0, x, x * a),
+                          lambda g, x, a: _pw.where(x > 0, g, g * a), inplace_name="LeakyReluBackward1")
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _act(input, inplace, lambda x: _pw.where(x > 0, x, x * negative_slope))
+    return _leaky_relu(input, negative_slope, inplace=inplace)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -1112,19 +1238,45 @@ def leaky_relu_(input, negative_slope=0.01):
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gelu_fn(x, approximate):
+    if approximate == "tanh":
+        inner = (x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI
+        return 0.5 * x * (1.0 + inner.tanh())
+    return 0.5 * x * (1.0 + (x * _INV_SQRT_2).erf())
+
+
+def _gelu_grad(g, x, approximate):
+    if approximate == "tanh":
+        x2 = x * x
+        t = ((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI).tanh()
+        return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * ((1.0 + 0.134145 * x2) * _SQRT_2_OVER_PI))
+    # Phi(x) + x phi(x), with phi(x) = exp(-u^2) / sqrt(2 pi), u = x / sqrt(2)
+    u = x * _INV_SQRT_2
+    return g * ((u.erf() * 0.5 + 0.5) + (x * _INV_SQRT_2PI) / (u * u).exp())
+
+
+_gelu = _activation("GeluBackward0", _gelu_fn, _gelu_grad)
 
 
 def gelu(input, approximate="none"):
-    if approximate == "tanh":
-        inner = (input + 0.044715 * input * input * input) * _SQRT_2_OVER_PI
-        return 0.5 * input * (1.0 + inner.tanh())
-    if approximate != "none":
+    if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh.")
-    return 0.5 * input * (1.0 + (input * _INV_SQRT_2).erf())
+    return _gelu(input, approximate)
+
+
+def _silu_grad(g, x):
+    s = x.sigmoid()
+    return g * (s * (1.0 + x * (1.0 - s)))
+
+
+_silu = _activation("SiluBackward0", lambda x: x * x.sigmoid(), _silu_grad)
 
 
 def silu(input, inplace=False):
-    return _act(input, inplace, lambda x: x * x.sigmoid())
+    return _silu(input, inplace=inplace)
 
 
 def sigmoid(input):
@@ -1135,51 +1287,93 @@ def tanh(input):
     return input.tanh()
 
 
+_hardswish = _activation("HardswishBackward0", lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
+                         lambda g, x: _pw.where(x < -3.0, 0.0, _pw.where(x <= 3.0, g * (x / 3.0 + 0.5), g)))
+
+
 def hardswish(input, inplace=False):
-    return _act(input, inplace, lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0)
+    return _hardswish(input, inplace=inplace)
+
+
+_hardsigmoid = _activation("HardsigmoidBackward0", lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0,
+                           lambda g, x: _pw.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0))
 
 
 def hardsigmoid(input, inplace=False):
-    return _act(input, inplace, lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0)
+    return _hardsigmoid(input, inplace=inplace)
+
+
+_elu = _activation("EluBackward0", lambda x, a, s: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * a) * s
+                   if s != 1 else _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * a),
+                   lambda g, x, a, s: _pw.where(x > 0, g * s, g * (x.clamp_max(0.0).exp() * (a * s))),
+                   inplace_name="EluBackward1")
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _act(input, inplace, lambda x: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * alpha))
+    return _elu(input, alpha, 1.0, inplace=inplace)
 
 
 def elu_(input, alpha=1.0):
     return elu(input, alpha, True)
 
 
+_celu = _activation("CeluBackward0", lambda x, a: _pw.where(x > 0, x, (x.clamp_max(0.0) / a).expm1() * a),
+                    lambda g, x, a: _pw.where(x > 0, g, g * (x.clamp_max(0.0) / a).exp()),
+                    inplace_name="CeluBackward1")
+
+
 def celu(input, alpha=1.0, inplace=False):
-    return _act(input, inplace, lambda x: _pw.where(x > 0, x, (x.clamp_max(0.0) / alpha).expm1() * alpha))
+    return _celu(input, alpha, inplace=inplace)
 
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
 def selu(input, inplace=False):
-    return _act(input, inplace,
-                lambda x: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * _SELU_ALPHA) * _SELU_SCALE)
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE, inplace=inplace)
+
+
+def _softplus_fn(x, beta, threshold):
+    bx = x * beta
+    soft = bx.clamp_max(threshold).exp().log1p() / beta
+    return _pw.where(bx > threshold, x, soft)
+
+
+def _softplus_grad(g, x, beta, threshold):
+    bx = x * beta
+    return _pw.where(bx > threshold, g, g * bx.sigmoid())
+
+
+_softplus = _activation("SoftplusBackward0", _softplus_fn, _softplus_grad)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    bx = input * beta
-    soft = bx.clamp_max(threshold).exp().log1p() / beta
-    return _pw.where(bx > threshold, input, soft)
+    return _softplus(input, beta, threshold)
+
+
+def _mish_grad(g, x):
+    t = _softplus_fn(x, 1.0, 20.0).tanh()
+    return g * (t + x * (1.0 - t * t) * x.sigmoid())
+
+
+_mish = _activation("MishBackward0", lambda x: x * _softplus_fn(x, 1.0, 20.0).tanh(), _mish_grad)
 
 
 def mish(input, inplace=False):
-    return _act(input, inplace, lambda x: x * softplus(x).tanh())
+    return _mish(input, inplace=inplace)
 
 
 def softsign(input):
     return input / (1 + input.abs())
 
 
+# log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)); its derivative is sigmoid(-x)
+_logsigmoid = _activation("LogSigmoidBackward0", lambda x: x.clamp_max(0.0) - (-x.abs()).exp().log1p(),
+                          lambda g, x: g * (-x).sigmoid())
+
+
 def logsigmoid(input):
-    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))
-    return input.clamp_max(0.0) - (-input.abs()).exp().log1p()
+    return _logsigmoid(input)
 
 
 def tanhshrink(input):
@@ -1281,11 +1475,20 @@ def _check_sizes(input, target, name=None):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_sizes(input, target)
-    d = input - target
-    loss = d * d
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        d = input - target
+        return _reduce(d * d * weight, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _MseLoss.call(input, target, reduction)
+
+
+def _mse_loss_impl(input, target, reduction):
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+_MseLoss = _node("MseLossBackward0", _mse_loss_impl)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -1329,19 +1532,25 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.dim() == 1:
         if target.dim() != 0:
             raise ValueError(f"Expected input batch_size ({1}) to match target batch_size ({target.shape[0]}).")
-        input, target = input.unsqueeze(0), target.unsqueeze(0)
-        squeeze = True
-    else:
-        squeeze = False
-        if input.shape[0] != target.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({target.shape[0]}).")
+    elif input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
     if target.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
-    C = input.shape[1]
+    C = input.shape[0 if input.dim() == 1 else 1]
     if weight is not None and weight.numel() != C:
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    node = _NllLoss2d if input.dim() == 4 else _NllLoss
+    return node.call(input, target, weight, ignore_index, reduction)
+
+
+def _nll_loss_impl(input, target, weight, ignore_index, reduction):
+    squeeze = input.dim() == 1
+    if squeeze:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
     valid = target != ignore_index
     t = _pw.where(valid, target, 0)
     try:
@@ -1360,9 +1569,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         return loss
     if reduction == "sum":
         return loss.sum()
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+    return loss.sum() / w.sum()
+
+
+# the target and the class weights are not differentiated
+_NllLoss = _node("NllLossBackward0", _nll_loss_impl, no_edges=(1, 2))
+_NllLoss2d = _node("NllLoss2DBackward0", _nll_loss_impl, no_edges=(1, 2))
 
 
 def _tname(dt):

@@ -149,3 +149,61 @@ def write_out(result, out):
     with grad_mode.no_grad():
         _prims.copy_into(out, result)
     return out
+
+
+class Composite(Function):
+    """A built-in op computed by composing other ops (`impl`, its one definition) but shown in the
+    graph as a single node named as PyTorch's (ConvolutionBackward0, NativeBatchNormBackward0, ...).
+
+    forward runs `impl` with the graph recorded on aliases of the differentiable inputs; backward
+    runs that inner graph's backward. So the derivative is the composition's (no second formula to
+    keep in step) and the kernels, hence the GPU dispatches, are exactly the composition's. Under
+    create_graph (double backward) it replays `impl` on the real inputs, so that higher derivatives
+    see them: an `impl` must therefore have no side effects.
+
+    Subclasses set `_node_name` and `impl = staticmethod(fn)`; callers use `Sub.call(*args)`."""
+    impl = None
+
+    @classmethod
+    def call(cls, *args):
+        if recording(*args):
+            return cls.apply(*args)
+        return cls.impl(*args)
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.set_materialize_grads(False)  # an unused output (batch norm's statistics) costs no zeros
+        leaves, inner, no_edges = [], [], ctx._fn._no_edges
+        for k, a in enumerate(args):
+            if isinstance(a, Tensor) and a._requires_grad and a.dtype.is_floating_point and k not in no_edges:
+                a = a._alias()
+                a._requires_grad = True
+                leaves.append(a)
+            inner.append(a)
+        with grad_mode.enable_grad():
+            out = ctx._fn.impl(*inner)
+        is_tuple = isinstance(out, tuple)
+        outs = out if is_tuple else (out,)
+        ctx._s_graph = (leaves, outs)
+        ctx._s_args = args
+        ctx._s_diff = tuple(isinstance(a, Tensor) and a._requires_grad and a.dtype.is_floating_point
+                            and k not in no_edges for k, a in enumerate(args))
+        res = tuple(o._alias() if isinstance(o, Tensor) else o for o in outs)
+        return res if is_tuple else res[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        from ..autograd.graph import run_backward
+        args, diff = ctx._s_args, ctx._s_diff
+        if grad_mode.is_grad_enabled():  # create_graph: differentiate a replay on the real inputs
+            inputs = [a for a, d in zip(args, diff) if d]
+            out = ctx._fn.impl(*args)
+            outs = out if isinstance(out, tuple) else (out,)
+        else:
+            inputs, outs = ctx._s_graph
+        pairs = [(o, g) for o, g in zip(outs, grads)
+                 if g is not None and isinstance(o, Tensor) and o._requires_grad]
+        res = iter(run_backward([o for o, _ in pairs], [g for _, g in pairs], True, grad_mode.is_grad_enabled(),
+                                inputs=inputs, allow_unused=True, accumulate=False) if pairs and inputs
+                   else [None] * len(inputs))
+        return tuple(next(res) if d else None for d in diff)

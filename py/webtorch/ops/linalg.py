@@ -111,7 +111,13 @@ def matmul(input, other, *, out=None):
         return write_out(mv(a, b), out)
     if da == 1:
         r = matmul(a.unsqueeze(0), b)
+        if da == 1 and db == 2 and recording(r):  # PyTorch squeezes in place here: SqueezeBackward4
+            return write_out(_shape._view_apply(_shape.SqueezeDimInplace, r, r.shape[1:], r.stride()[1:]), out)
         return write_out(r.squeeze(-2), out)
+    if db == 1 and da >= 3 and recording(a, b) and _foldable(a, b):
+        # as PyTorch: fold a's batch into rows, one mv, and an unsafe view back
+        r = mv(a.reshape(-1, a.shape[-1]), b)
+        return write_out(_unsafe_view(r, tuple(a.shape[:-1])), out)
     if db == 1:
         r = matmul(a, b.unsqueeze(-1))
         return write_out(r.squeeze(-1), out)
@@ -124,8 +130,25 @@ def matmul(input, other, *, out=None):
                            f"[{b.shape[0] if db > 2 else 1}, {b.shape[-2]}].")
     F = Mm if da == 2 and db == 2 else Matmul
     if recording(a, b):
+        if da >= 3 and db == 2 and _foldable(a, b):
+            # as PyTorch (nn.Linear on a batch of sequences): a's batch folded into rows, one mm
+            # (MmBackward0: a 2-d weight gradient, no batched product to reduce), an unsafe view back
+            r = Mm.apply(a.reshape(-1, a.shape[-1]), b)
+            return write_out(_unsafe_view(r, tuple(a.shape[:-1]) + (b.shape[-1],)), out)
         return write_out(F.apply(a, b), out)
     return write_out(_matmul_kernel(a, b), out)
+
+
+def _foldable(a, b):
+    """PyTorch's should_fold for a (>= 3-d) @ b (1-d or 2-d): when b needs a gradient, or when
+    a's batch folds into rows without a copy."""
+    return b._requires_grad or \
+        _shape._view_strides(a._shape, a._stride, (_numel(a.shape[:-1]), a.shape[-1])) is not None
+
+
+def _unsafe_view(t, shape):
+    from .._tensor import contiguous_strides
+    return _shape._view_apply(_shape.UnsafeView, t, shape, contiguous_strides(shape))
 
 
 @torch_function
@@ -229,11 +252,54 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    r = mm(mat1, mat2)
+class Addmm(Function):
+    """beta * input + alpha * (mat1 @ mat2): nn.Linear's node on 2-d input."""
+    _node_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, input, mat1, mat2, beta, alpha):
+        ctx.save_for_backward(mat1 if ctx.needs_input_grad[2] else None,
+                              mat2 if ctx.needs_input_grad[1] else None)
+        ctx.meta = (input.shape, beta, alpha)
+        return _addmm_kernel(input, mat1, mat2, beta, alpha)
+
+    @staticmethod
+    def backward(ctx, g):
+        mat1, mat2 = ctx.saved_tensors
+        shape, beta, alpha = ctx.meta
+        gi = g1 = g2 = None
+        if ctx.needs_input_grad[0]:
+            gi = sum_to(g if beta == 1 else g * beta, shape)
+        ga = g if alpha == 1 else g * alpha
+        if ctx.needs_input_grad[1]:
+            g1 = matmul(ga, mat2.mT)
+        if ctx.needs_input_grad[2]:
+            g2 = matmul(mat1.mT, ga)
+        return gi, g1, g2, None, None
+
+
+def _addmm_kernel(input, mat1, mat2, beta, alpha):
+    r = _matmul_kernel(mat1, mat2)
     if alpha != 1:
         r = r * alpha
     return r + (input if beta == 1 else input * beta) if beta != 0 else r
+
+
+@torch_function
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor):
+        mat1, mat2, input = _autocast.cast_lower(mat1, mat2, input)  # autocast: low precision
+    _check_mm(mat1, mat2, "addmm")
+    if mat1.dim() != 2:
+        raise RuntimeError("mat1 must be a matrix, got " + str(mat1.dim()) + "-D tensor")
+    if mat2.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix, got " + str(mat2.dim()) + "-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    if mat1.dtype.is_floating_point and recording(input, mat1, mat2):
+        return write_out(Addmm.apply(input, mat1, mat2, beta, alpha), out)
+    return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):

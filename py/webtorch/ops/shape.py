@@ -88,7 +88,19 @@ class UnsafeView(View):
 
 
 class Squeeze(View):
-    _node_name = "SqueezeBackward0"
+    _node_name = "SqueezeBackward0"  # squeeze()
+
+
+class SqueezeDim(View):
+    _node_name = "SqueezeBackward1"  # squeeze(dim)
+
+
+class SqueezeDims(View):
+    _node_name = "SqueezeBackward2"  # squeeze(dims)
+
+
+class SqueezeDimInplace(View):
+    _node_name = "SqueezeBackward4"  # squeeze_(dim), as matmul uses it
 
 
 class Unsqueeze(View):
@@ -354,7 +366,8 @@ def squeeze(input, dim=None):
         dims = [d for d in (wrap_dim(x, nd) for x in ds) if nd and input._shape[d] == 1]
     shape = tuple(s for d, s in enumerate(input._shape) if d not in dims)
     stride = tuple(s for d, s in enumerate(input._stride) if d not in dims)
-    return _view_apply(Squeeze, input, shape, stride)
+    node = Squeeze if dim is None else SqueezeDims if isinstance(dim, (list, tuple)) else SqueezeDim
+    return _view_apply(node, input, shape, stride)
 
 
 @torch_function
