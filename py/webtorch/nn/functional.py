@@ -18,19 +18,14 @@ from ..ops import pointwise as _pw
 from ..ops import reduction as _red
 from ..ops import linalg as _la
 from ..autograd.function import Function
-from ..ops._common import (Composite, recording as _recording, inplace_result as _inplace_result,
+from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 
 
-def _node(name, impl, optional=(), no_edges=()):
-    """A graph node named as PyTorch's for a layer computed by `impl` from other ops (see
-    ops._common.Composite: the gradient is impl's own). `optional`: positions of optional Tensor
-    arguments PyTorch lists as None when absent; `no_edges`: Tensor arguments it never differentiates."""
-    return type(name[:name.index("Backward")], (Composite,), {
-        "__module__": __name__, "_node_name": name, "impl": staticmethod(impl),
-        "_optional_edges": tuple(optional), "_no_edges": tuple(no_edges)})
+# a graph node named as PyTorch's for a layer computed by other ops (its gradient is theirs)
+_node = composite_node
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
@@ -620,23 +615,40 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     elif running_mean is None or running_var is None:
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-    y, mean, var = _BatchNorm.call(input, weight, bias, running_mean, running_var, training, eps)
+    update = None
     if training and (running_mean is not None or running_var is not None):
+        update = _RunningStatsUpdate(running_mean, running_var, momentum, n)
+    return _BatchNorm.call(input, weight, bias, running_mean, running_var, training, eps, update)
+
+
+class _RunningStatsUpdate:
+    """Folds a batch's statistics into the running ones, once: batch norm's only side effect (a
+    replay of the node for double backward calls it again and nothing happens). It runs as soon as
+    the statistics exist, before the normalization, which lets the webgpu backend fuse more."""
+
+    def __init__(self, running_mean, running_var, momentum, n):
+        self.args = (running_mean, running_var, momentum, n)
+
+    def __call__(self, mean, var):
+        if self.args is None:
+            return
+        running_mean, running_var, momentum, n = self.args
+        self.args = None
         with grad_mode.no_grad():
             if running_mean is not None:
                 running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
             if running_var is not None:
                 running_var.mul_(1 - momentum).add_(var.detach() * (momentum * n / (n - 1)))
-    return y
 
 
-def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, eps):
-    """(normalized output, the batch mean and biased variance used); no side effects."""
+def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, eps, update):
     nd = input.dim()
     if training:
         dims = [0] + list(range(2, nd))
         mean = input.mean(dims)
         var = input.var(dims, unbiased=False)
+        if update is not None:
+            update(mean, var)
     else:
         mean, var = running_mean, running_var
     y = (input - _bshape(mean, nd)) * _bshape((var + eps).rsqrt(), nd)
@@ -644,7 +656,7 @@ def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, e
         y = y * _bshape(weight, nd)
     if bias is not None:
         y = y + _bshape(bias, nd)
-    return y, mean, var
+    return y
 
 
 # the running statistics are inputs PyTorch's node does not differentiate

@@ -69,7 +69,7 @@ def bind_methods(Tensor, creation):
         setattr(Tensor, f"__r{n}__", _reflect(f))
     for n in ("add", "mul", "and", "or", "xor"):  # commutative: PyTorch keeps self first (2 * x is mul(x, 2))
         setattr(Tensor, f"__r{n}__", getattr(Tensor, f"__{n}__"))
-    Tensor.__rsub__ = lambda self, other: p.sub(other, self)
+    Tensor.__rsub__ = lambda self, other: p.rsub(self, other)
     inplace = {"add": p.add_, "sub": p.sub_, "mul": p.mul_, "truediv": p.div_, "floordiv": p.floor_divide_,
                "mod": p.remainder_, "pow": p.pow_, "and": p.bitwise_and_, "or": p.bitwise_or_,
                "xor": p.bitwise_xor_, "lshift": p.lshift_, "rshift": p.rshift_}

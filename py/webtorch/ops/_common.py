@@ -159,7 +159,7 @@ class Composite(Function):
     runs that inner graph's backward. So the derivative is the composition's (no second formula to
     keep in step) and the kernels, hence the GPU dispatches, are exactly the composition's. Under
     create_graph (double backward) it replays `impl` on the real inputs, so that higher derivatives
-    see them: an `impl` must therefore have no side effects.
+    see them: an `impl` must therefore have no side effects (or make them happen once).
 
     Subclasses set `_node_name` and `impl = staticmethod(fn)`; callers use `Sub.call(*args)`."""
     impl = None
@@ -207,3 +207,12 @@ class Composite(Function):
                                 inputs=inputs, allow_unused=True, accumulate=False) if pairs and inputs
                    else [None] * len(inputs))
         return tuple(next(res) if d else None for d in diff)
+
+
+def composite_node(name, impl, optional=(), no_edges=()):
+    """A Composite named `name` (PyTorch's node) over `impl`. `optional`: positions of optional
+    Tensor arguments PyTorch lists as None when absent; `no_edges`: Tensor arguments it never
+    differentiates."""
+    return type(name[:name.index("Backward")], (Composite,), {
+        "__module__": impl.__module__, "_node_name": name, "impl": staticmethod(impl),
+        "_optional_edges": tuple(optional), "_no_edges": tuple(no_edges)})

@@ -12,7 +12,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (float_of, sum_to, recording, check_leaf_inplace, inplace_result, write_out,
-                      check_inplace_dtype, name_of)
+                      check_inplace_dtype, name_of, composite_node)
 
 bool_ = _dtype.bool_
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -159,8 +159,8 @@ BINARY = {
     "bitwise_and": ("int", None, None), "bitwise_or": ("int", None, None), "bitwise_xor": ("int", None, None),
     "lshift": ("int", None, None), "rshift": ("int", None, None),
 }
-NODE_NAMES = {"mul": "MulBackward0", "div": "DivBackward0", "remainder": "RemainderBackward0",
-              "fmod": "FmodBackward0", "maximum": "MaximumBackward0", "minimum": "MinimumBackward0",
+NODE_NAMES = {"mul": "MulBackward0", "div": "DivBackward0", "remainder": "RemainderBackward1",
+              "fmod": "FmodBackward1", "maximum": "MaximumBackward0", "minimum": "MinimumBackward0",
               "fmax": "FmaxBackward0", "fmin": "FminBackward0", "atan2": "Atan2Backward0"}
 
 
@@ -218,7 +218,17 @@ def _binary_function(op, ga, gb):
 
     Binary.__name__ = Binary.__qualname__ = op.capitalize()
     Binary.saves_self = "a" in needs
+    if op in SCALAR_NODE_NAMES:  # PyTorch's overload with a Python number: its own node, one edge
+        Binary.scalar = type(Binary.__name__ + "Scalar", (Binary,), {
+            "_node_name": SCALAR_NODE_NAMES[op], "_scalar_edges": (0,), "__module__": __name__})
     return Binary
+
+
+SCALAR_NODE_NAMES = {"remainder": "RemainderBackward0", "fmod": "FmodBackward0"}
+
+
+def _binary_node(fn, other):
+    return fn.scalar if not isinstance(other, Tensor) and hasattr(fn, "scalar") else fn
 
 
 def _to(t, dt):
@@ -241,7 +251,7 @@ def _make_binary(op, rule, ga, gb):
         if op in ("floor_divide", "remainder", "fmod") and cdt.kind != "f":
             _check_int_div(other)
         if fn is not None and odt.is_floating_point and recording(input, other):
-            r = fn.apply(input, other, cdt, odt)
+            r = _binary_node(fn, other).apply(input, other, cdt, odt)
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{op}(): at least one argument must be a Tensor")
@@ -259,7 +269,7 @@ def _make_binary(op, rule, ga, gb):
                                    f"{list(shape)}")
         if fn is not None and recording(self, other):
             src = self.clone() if fn.saves_self else self
-            return inplace_result(self, fn.apply(src, other, cdt, odt))
+            return inplace_result(self, _binary_node(fn, other).apply(src, other, cdt, odt))
         if op in ("floor_divide", "remainder", "fmod") and cdt.kind != "f":
             _check_int_div(other)
         return _prims.ewise_into(op, self, [self, other], cdt)
@@ -394,8 +404,38 @@ arctan2 = atan2
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
+class Rsub(Function):
+    """rsub(input, other, alpha) = other - alpha * input (`2 - x` is rsub(x, 2))."""
+    _node_name = "RsubBackward0"
+    _scalar_edges = (0, 1)
+
+    @staticmethod
+    def forward(ctx, a, b, alpha, cdt):
+        ctx.meta = (a.shape, a.dtype, b.shape if isinstance(b, Tensor) else None,
+                    b.dtype if isinstance(b, Tensor) else None, alpha)
+        return _add_kernel(b, a, -alpha, cdt)
+
+    @staticmethod
+    def backward(ctx, g):
+        sa, da, sb, db, alpha = ctx.meta
+        ga = _to(sum_to(-g if alpha == 1 else g * -alpha, sa), da) if ctx.needs_input_grad[0] else None
+        gb = _to(sum_to(g, sb), db) if ctx.needs_input_grad[1] else None
+        return ga, gb, None, None
+
+
+class RsubScalar(Rsub):
+    _node_name = "RsubBackward1"
+    _scalar_edges = ()
+
+
+@torch_function
 def rsub(input, other, *, alpha=1):
-    return sub(other, input, alpha=alpha)
+    _check_operand("rsub", input, 1)
+    _check_operand("rsub", other, 2)
+    cdt = _add_dtype("sub", other, input, alpha)
+    if cdt.is_floating_point and recording(input, other):
+        return (Rsub if isinstance(other, Tensor) else RsubScalar).apply(input, other, alpha, cdt)
+    return _add_kernel(other, input, -alpha, cdt)
 
 
 _div_plain = div
@@ -630,8 +670,17 @@ def square(input):
     return input * input
 
 
-def lerp(input, end, weight):
+def _lerp_impl(input, end, weight):
     return input + weight * (end - input)
+
+
+_Lerp = composite_node("LerpBackward0", _lerp_impl)
+_LerpTensor = composite_node("LerpBackward1", _lerp_impl)
+
+
+@torch_function
+def lerp(input, end, weight):
+    return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).call(input, end, weight)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):

@@ -7,7 +7,7 @@ from .. import _dtype, _prims
 from .._tensor import Tensor, _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import norm_dims, wrap_dim, recording, write_out, float_of, name_of
+from ._common import norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -458,7 +458,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 class Norm2(Function):
-    _node_name = "NormBackward1"
+    _node_name = "LinalgVectorNormBackward0"  # torch.norm is linalg.vector_norm in PyTorch 2.x
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
@@ -477,8 +477,19 @@ class Norm2(Function):
         return x * _unreduce(scale, x.shape, dims, keepdim), None, None
 
 
-class Norm2All(Norm2):
-    _node_name = "NormBackward0"
+def _vector_norm_impl(input, p, dims, keepdim):
+    if p in (math.inf, "inf"):
+        return amax(input.abs(), dims, keepdim)
+    if p == -math.inf:
+        return amin(input.abs(), dims, keepdim)
+    if p == 1:
+        return sum(input.abs(), dims, keepdim)
+    if p == 0:
+        return sum((input != 0).to(input.dtype), dims, keepdim)
+    return sum(input.abs().pow(p), dims, keepdim).pow(1.0 / p)
+
+
+_VectorNorm = composite_node("LinalgVectorNormBackward0", _vector_norm_impl)
 
 
 @torch_function
@@ -491,19 +502,11 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     dims = norm_dims(dim, input.dim())
     if p in ("fro", 2, 2.0):
         if recording(input):
-            return (Norm2All if dim is None else Norm2).apply(input, dims, keepdim)
+            return Norm2.apply(input, dims, keepdim)
         return Norm2.forward(_shape._NullCtx, input, dims, keepdim)
-    if p in (math.inf, "inf"):
-        return amax(input.abs(), dims, keepdim)
-    if p == -math.inf:
-        return amin(input.abs(), dims, keepdim)
-    if p == 1:
-        return sum(input.abs(), dims, keepdim)
-    if p == 0:
-        return sum((input != 0).to(input.dtype), dims, keepdim)
     if p == "nuc":
         raise NotImplementedError("nuclear norm is not supported by webtorch")
-    return sum(input.abs().pow(p), dims, keepdim).pow(1.0 / p)
+    return _VectorNorm.call(input, p, dims, keepdim)
 
 
 @torch_function

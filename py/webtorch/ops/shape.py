@@ -4,7 +4,7 @@ from .._tensor import Tensor, Size, contiguous_strides, _numel
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import wrap_dim, recording, write_out, sum_to
+from ._common import wrap_dim, recording, write_out, sum_to, composite_node
 
 int64 = _dtype.int64
 
@@ -480,10 +480,56 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _view_apply(Diagonal, input, shape, stride, off if n else input._offset)
 
 
+class Unbind(Function):
+    """unbind: every slice of `dim` as a view, one node (backward stacks the gradients)."""
+    _node_name = "UnbindBackward0"
+
+    @staticmethod
+    def forward(ctx, x, d):
+        ctx.d = d
+        shape = x._shape[:d] + x._shape[d + 1:]
+        stride = x._stride[:d] + x._stride[d + 1:]
+        return tuple(_as_view(x, shape, stride, x._offset + i * x._stride[d]) for i in range(x._shape[d]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return stack(grads, ctx.d), None
+
+
+class Split(Function):
+    """split / chunk: consecutive pieces of `dim` as views, one node (backward concatenates)."""
+    _node_name = "SplitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, sizes, d):
+        ctx.d = d
+        out, start = [], 0
+        for n in sizes:
+            out.append(_as_view(x, x._shape[:d] + (n,) + x._shape[d + 1:], x._stride,
+                                x._offset + start * x._stride[d]))
+            start += n
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return cat(grads, ctx.d), None, None
+
+
+class SplitWithSizes(Split):
+    _node_name = "SplitWithSizesBackward0"
+
+
+def _multi_view_apply(F, x, *args):
+    if recording(x):
+        return F.apply(x, *args)
+    return F.forward(_NullCtx, x, *args)
+
+
 @torch_function
 def unbind(input, dim=0):
-    d = wrap_dim(dim, input.dim())
-    return tuple(select(input, d, i) for i in range(input._shape[d]))
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return _multi_view_apply(Unbind, input, wrap_dim(dim, input.dim()))
 
 
 @torch_function
@@ -500,11 +546,8 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                                f"at dimension {d}), but got split_sizes={sizes}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(tensor, d, start, s))
-        start += s
-    return tuple(out)
+    return _multi_view_apply(Split if isinstance(split_size_or_sections, int) else SplitWithSizes, tensor,
+                             tuple(sizes), d)
 
 
 @torch_function
@@ -873,7 +916,7 @@ def repeat_interleave(input, repeats, dim=None):
     return input.index_select(d, tensor(idx, dtype=int64, device=input.device))
 
 
-def _tri(input, diagonal, lower):
+def _tri_impl(input, diagonal, lower):
     from .._creation import arange
     if input.dim() < 2:
         raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
@@ -884,14 +927,18 @@ def _tri(input, diagonal, lower):
     return where(mask, input, 0)
 
 
+_Tril = composite_node("TrilBackward0", _tri_impl)
+_Triu = composite_node("TriuBackward0", _tri_impl)
+
+
 @torch_function
 def tril(input, diagonal=0):
-    return _tri(input, diagonal, True)
+    return _Tril.call(input, diagonal, True)
 
 
 @torch_function
 def triu(input, diagonal=0):
-    return _tri(input, diagonal, False)
+    return _Triu.call(input, diagonal, False)
 
 
 def tril_(self, diagonal=0):
