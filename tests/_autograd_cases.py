@@ -359,6 +359,15 @@ NN = [
     _c("layer_norm_noaffine", lambda T, x: _fn(T).layer_norm(x, (2, 3)), F(4, 2, 3)),
     _c("group_norm", lambda T, x, w, b: _fn(T).group_norm(x, 2, w, b), F(2, 4, 3), F(4), F(4)),
     _c("embedding", lambda T, w, i: _fn(T).embedding(i, w), F(5, 3), I([[0, 4], [2, 4]])),
+    _c("smooth_l1_loss", lambda T, x, y: _fn(T).smooth_l1_loss(x, y, beta=0.5), F(4, 3), F(4, 3)),
+    _c("huber_loss", lambda T, x, y: _fn(T).huber_loss(x, y, reduction="sum", delta=0.7), F(4, 3), F(4, 3)),
+    _c("binary_cross_entropy", lambda T, x, y: _fn(T).binary_cross_entropy(x.sigmoid(), y.sigmoid()), F(4, 3),
+       F(4, 3)),
+    _c("binary_cross_entropy_weight", lambda T, x, y: _fn(T).binary_cross_entropy(
+        x.sigmoid(), y.sigmoid(), weight=_w3(T, x), reduction="none"), F(4, 3), F(4, 3)),
+    _c("bce_with_logits", lambda T, x, y: _fn(T).binary_cross_entropy_with_logits(x, y.sigmoid()), F(4, 3), F(4, 3)),
+    _c("bce_with_logits_pos_weight", lambda T, x, y: _fn(T).binary_cross_entropy_with_logits(
+        x, y.sigmoid(), weight=_w3(T, x), pos_weight=_w3(T, x) * 2), F(4, 3), F(4, 3)),
 ]
 for _name, _call in [
     ("gelu", lambda F_, x: F_.gelu(x)), ("gelu_tanh", lambda F_, x: F_.gelu(x, approximate="tanh")),

@@ -1517,20 +1517,31 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _check_sizes(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:  # l1_loss, as in PyTorch
+        return _reduce((input - target).abs(), reduction)
+    return _SmoothL1Loss.call(input, target, reduction, beta)
+
+
+def _smooth_l1_loss_impl(input, target, reduction, beta):
     d = (input - target).abs()
-    if beta == 0.0:
-        return _reduce(d, reduction)
-    loss = _pw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return _reduce(_pw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_sizes(input, target)
+    return _HuberLoss.call(input, target, reduction, delta, weight)
+
+
+def _huber_loss_impl(input, target, reduction, delta, weight):
     d = (input - target).abs()
     loss = _pw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+_SmoothL1Loss = _node("SmoothL1LossBackward0", _smooth_l1_loss_impl)
+_HuberLoss = _node("HuberLossBackward0", _huber_loss_impl, no_edges=(4,))
 
 
 def _class_dim(input):
@@ -1640,6 +1651,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
+    return _BinaryCrossEntropy.call(input, target, weight, reduction)
+
+
+def _binary_cross_entropy_impl(input, target, weight, reduction):
     loss = -(target * input.log().clamp_min(-100.0) + (1 - target) * (1 - input).log().clamp_min(-100.0))
     if weight is not None:
         loss = loss * weight
@@ -1651,6 +1666,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return _BinaryCrossEntropyWithLogits.call(input, target, weight, pos_weight, reduction)
+
+
+def _binary_cross_entropy_with_logits_impl(input, target, weight, pos_weight, reduction):
     # softplus(-x) computed stably: max(-x, 0) + log1p(exp(-|x|))
     sp = (-input).clamp_min(0.0) + (-input.abs()).exp().log1p()
     if pos_weight is not None:
@@ -1661,6 +1680,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+# class / positive weights are not differentiated
+_BinaryCrossEntropy = _node("BinaryCrossEntropyBackward0", _binary_cross_entropy_impl, no_edges=(2,))
+_BinaryCrossEntropyWithLogits = _node("BinaryCrossEntropyWithLogitsBackward0", _binary_cross_entropy_with_logits_impl,
+                                      no_edges=(2, 3))
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):

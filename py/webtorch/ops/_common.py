@@ -209,6 +209,32 @@ class Composite(Function):
         return tuple(next(res) if d else None for d in diff)
 
 
+def composite_op(name, optional=(), no_edges=()):
+    """Decorator: the op `fn` (composed of other ops) recorded as one Composite node `name`; its
+    arguments, keywords included, are the node's inputs in signature order."""
+    import functools
+    import inspect
+
+    def deco(fn):
+        sig = inspect.signature(fn)
+        names = list(sig.parameters)
+        kwonly = {n for n, p in sig.parameters.items() if p.kind == p.KEYWORD_ONLY}
+
+        def impl(*a):
+            return fn(*[v for n, v in zip(names, a) if n not in kwonly],
+                      **{n: v for n, v in zip(names, a) if n in kwonly})
+        impl.__module__ = fn.__module__
+        node = composite_node(name, impl, optional, no_edges)
+
+        @functools.wraps(fn)
+        def public(*args, **kwargs):
+            b = sig.bind(*args, **kwargs)
+            b.apply_defaults()
+            return node.call(*[b.arguments[n] for n in names])
+        return public
+    return deco
+
+
 def composite_node(name, impl, optional=(), no_edges=()):
     """A Composite named `name` (PyTorch's node) over `impl`. `optional`: positions of optional
     Tensor arguments PyTorch lists as None when absent; `no_edges`: Tensor arguments it never

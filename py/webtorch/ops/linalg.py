@@ -3,7 +3,7 @@ from .. import _dtype, _prims
 from .._tensor import Tensor, _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import recording, write_out, sum_to, name_of
+from ._common import recording, write_out, sum_to, name_of, composite_op
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -302,11 +302,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out)
 
 
+@composite_op("AddmvBackward0")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     r = mv(mat, vec) * alpha
     return r + input * beta if beta != 0 else r
 
 
+@composite_op("BaddbmmBackward0")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     r = bmm(batch1, batch2) * alpha
     return r + input * beta if beta != 0 else r
@@ -333,6 +335,7 @@ def tensordot(a, b, dims=2):
     return matmul(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
 
 
+@composite_op("TraceBackward0")
 def trace(input):
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.dim()))
@@ -358,6 +361,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         tuple(input.shape[:-1]) + (input.shape[-1] + abs(offset),) * 2)
 
 
+@composite_op("LinalgCrossBackward0")
 def cross(input, other, dim=None):
     if dim is None:
         dim = next(i for i, s in enumerate(input.shape) if s == 3)

@@ -12,7 +12,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (float_of, sum_to, recording, check_leaf_inplace, inplace_result, write_out,
-                      check_inplace_dtype, name_of, composite_node)
+                      check_inplace_dtype, name_of, composite_node, composite_op)
 
 bool_ = _dtype.bool_
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -683,10 +683,12 @@ def lerp(input, end, weight):
     return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).call(input, end, weight)
 
 
+@composite_op("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 * tensor2
 
 
+@composite_op("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 / tensor2
 
@@ -695,15 +697,18 @@ def sgn(input):
     return sign(input)
 
 
+@composite_op("XlogyBackward0")
 def xlogy(input, other):
     return where(input == 0, 0.0, input * log(other) if isinstance(other, Tensor) else input * math.log(other))
 
 
+@composite_op("LogaddexpBackward0")
 def logaddexp(input, other):
     m = maximum(input, other)
     return m + ((input - m).exp() + (other - m).exp()).log()
 
 
+@composite_op("HypotBackward0")
 def hypot(input, other):
     return (input * input + other * other).sqrt()
 

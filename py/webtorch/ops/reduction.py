@@ -7,7 +7,7 @@ from .. import _dtype, _prims
 from .._tensor import Tensor, _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node
+from ._common import norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -82,6 +82,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return write_out(r, out)
 
 
+@composite_op("NansumBackward0")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return sum(input.nan_to_num(0.0, math.inf, -math.inf) if input.is_floating_point() else input,
                dim, keepdim, dtype=dtype)
@@ -449,10 +450,12 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var_like(Std, input, dim, unbiased, keepdim, correction)
 
 
+@composite_op("VarMeanBackward0")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
+@composite_op("StdMeanBackward0")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
@@ -510,6 +513,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 @torch_function
+@composite_op("LogsumexpBackward0")
 def logsumexp(input, dim, keepdim=False):
     if _autocast.STATE and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)
@@ -626,6 +630,7 @@ cummax = _make_cum("cummax", Cummax)
 cummin = _make_cum("cummin", Cummin)
 
 
+@composite_op("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     d = wrap_dim(dim, input.dim())
     m = amax(input.detach(), d, keepdim=True)
