@@ -113,6 +113,10 @@ be = torch.backends.webgpu.get_backend() if hasattr(torch.backends, "webgpu") el
 if be is None:
     from webtorch.backends import webgpu as _w
     be = _w.get_backend()
+_fusion = getattr(be, "fusion", None)    # per-dispatch costs: adds must dispatch one by one here
+_fused = _fusion.enabled if _fusion is not None else False
+if _fusion is not None:
+    _fusion.set_enabled(False)
 try:
     drv = be.driver
     y = x0 + one          # compile/find the add pipeline by doing one add, then replay its dispatch
@@ -155,6 +159,8 @@ try:
 except Exception as e:  # profiling is best effort
     drv.dispatch = orig
     out["errors"].append(f"profile: {type(e).__name__}: {e}")
+if _fusion is not None:
+    _fusion.set_enabled(_fused)
 
 # ---- MLP training step: nn.Linear, F.cross_entropy, optim.SGD, as a user writes it -------------
 torch.manual_seed(0)

@@ -61,6 +61,7 @@ def counters():
     """Counters that prove batching and caching: dispatches, submits, pipelines compiled,
     allocator buffers created / reused, bytes allocated / cached / reserved."""
     b = get_backend()
+    b.fusion.flush()
     a = b.alloc
     return {"dispatches": b.driver.dispatches, "submits": b.driver.submits,
             "pipelines": b.pipelines_compiled, "buffers_created": a.creates, "buffers_reused": a.reuses,
@@ -69,7 +70,19 @@ def counters():
 
 
 def dispatch_count():
-    return get_backend().driver.dispatches
+    """Dispatches recorded so far (pending fused element-wise work is dispatched first)."""
+    b = get_backend()
+    b.fusion.flush()
+    return b.driver.dispatches
+
+
+def set_fusion(enabled):
+    """Turn lazy element-wise fusion on or off (WEBTORCH_FUSION=0 starts with it off);
+    returns the previous setting. Pending work is dispatched first."""
+    f = get_backend().fusion
+    old = f.enabled
+    f.set_enabled(enabled)
+    return old
 
 
 def submit_count():

@@ -295,10 +295,11 @@ def _size_class(nbytes):
 class GPUBuffer:
     """A backend `buf`: a pooled GPU buffer holding `numel` elements of `dtype`. When this
     object is garbage collected the GPU buffer returns to the allocator's pool."""
-    __slots__ = ("handle", "nbytes", "numel", "dtype", "_alloc", "__weakref__")
+    __slots__ = ("handle", "nbytes", "numel", "dtype", "_alloc", "pend", "__weakref__")
 
     def __init__(self, alloc, handle, nbytes, numel, dtype):
         self._alloc, self.handle, self.nbytes, self.numel, self.dtype = alloc, handle, nbytes, numel, dtype
+        self.pend = None     # the pending fused node that will write this buffer (lazy.py)
 
     def __del__(self):
         try:
@@ -398,6 +399,8 @@ class WebGPUBackend(Backend):
         self.pipelines_compiled = 0
         from .fused import install     # fused kernels: softmax hooks, fused SGD step
         install(self)
+        from .lazy import Fusion       # lazy element-wise fusion (wraps the driver's calls)
+        self.fusion = Fusion(self)
 
     # ---- plumbing ---------------------------------------------------------------------
     def pipeline(self, src):
@@ -546,6 +549,8 @@ class WebGPUBackend(Backend):
         if n == 0:
             return
         self._check_dtype(cdtype)
+        if self.fusion.defer(op, out, inputs, cdtype):
+            return
         views = [x for x in inputs if isinstance(x, View)]
         shape, sts = collapse(tuple(out.shape), [out.strides] + [v.strides for v in views])
         R = len(shape)

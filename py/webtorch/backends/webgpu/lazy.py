@@ -1,0 +1,297 @@
+"""Lazy element-wise fusion: chains of `ewise` ops become one dispatch.
+
+On lavapipe and SwiftShader a dispatch costs ~50 us whatever it computes, so `z = z + 1`
+two hundred times is two hundred dispatches' worth of fixed cost. Instead, `ewise` into a
+full contiguous `out` records a pending node on the output buffer (`GPUBuffer.pend`) and
+returns; a later `ewise` that reads that buffer through its plain contiguous view refers to
+the node instead of the memory. The pending group is materialized as ONE generated kernel
+(`shaders/ewise.wgsl` with a body evaluating every node in order, built from the same
+per-op expressions as the single-op kernels, `backend.ewise_expr`), which writes only the
+outputs whose Python buffer is still alive (a weakref per node): a dead intermediate needs no
+store at all.
+
+When the group is materialized
+------------------------------
+* before any other GPU work: the driver's dispatch/read_buffer/write_buffer/copy_buffer/
+  flush/synchronize are wrapped, so reduce, matmul, take, put, scan, sort, the fused row
+  kernels, custom ops, host reads and writes, and single-op ewise that cannot be deferred
+  all see written memory, in program order;
+* when an op cannot join: a different shape, a pending input read through any view other
+  than its full contiguous one (broadcast, transposed, sliced), an out that is not a full
+  contiguous buffer, an in-place op (out is an input, or a buffer a pending node reads);
+* when the group reaches MAX_NODES nodes or the storage bindings it needs (distinct input
+  buffers + live outputs) would pass maxStorageBuffersPerShaderStage - 1 (P takes one).
+
+The kernel is cached by the group's structure (ops, dtypes, collapsed rank, which operands
+are contiguous, binding map); scalars travel in the parameter words, so `x + 1` and `x + 2`
+share a pipeline. Set WEBTORCH_FUSION=0 (or `set_enabled(False)`) to dispatch every op at
+once as before.
+"""
+import os
+import weakref
+
+from ..base import View
+from .backend import (CT, ST, WG, conv, load, store, ewise_expr, collapse, contiguous_strides,
+                      index_code, scalar_bits, fill, prod)
+
+MAX_NODES = 64
+_DUMMY = ("a", "b", "c")
+
+
+def _is_contig(shape, strides):
+    acc = 1
+    for s, st in zip(reversed(shape), reversed(strides)):
+        if s != 1 and st != acc:
+            return False
+        acc *= s
+    return True
+
+
+class Node:
+    __slots__ = ("op", "cdtype", "odt", "args", "ref", "idx")
+
+    def __init__(self, op, cdtype, odt, args, buf, idx):
+        self.op, self.cdtype, self.odt, self.args, self.idx = op, cdtype, odt, args, idx
+        self.ref = weakref.ref(buf)
+
+
+class Fusion:
+    def __init__(self, be):
+        self.be = be
+        self.enabled = os.environ.get("WEBTORCH_FUSION", "1") != "0"
+        lim = be.driver.limits or {}
+        self.max_bind = max(4, int(lim.get("max-storage-buffers-per-shader-stage", 8))) - 1
+        self.max_nodes = MAX_NODES
+        self.busy = False
+        self.checked = set()
+        self.kernels = 0          # fused dispatches made
+        self.fused_ops = 0        # ewise ops deferred
+        self._reset()
+        self._wrap_driver()
+
+    def _reset(self):
+        self.shape = None
+        self.n = 0
+        self.nodes = []
+        self.leaves = {}          # (id(buf), offset, strides, dtype) -> leaf index
+        self.leafviews = []       # strong references: a leaf buffer cannot die and be reused
+        self.leafbufs = {}        # id(buf) -> buf
+
+    def set_enabled(self, on):
+        self.flush()
+        self.enabled = bool(on)
+
+    def _wrap_driver(self):
+        d = self.be.driver
+        for name in ("dispatch", "read_buffer", "write_buffer", "copy_buffer", "flush", "synchronize"):
+            orig = getattr(d, name, None)
+            if orig is None:
+                continue
+
+            def wrapped(*a, _orig=orig, **k):
+                if self.nodes and not self.busy:
+                    self.flush()
+                return _orig(*a, **k)
+            setattr(d, name, wrapped)
+
+    # ---- recording --------------------------------------------------------------------
+    def _args(self, op, inputs, cdtype):
+        """-> (args, new leaf views, new leaf buffers) or None when a pending input is read
+        through a view that cannot be inlined."""
+        args, newv, newb = [], {}, {}
+        self._newviews = []
+        shape = self.shape
+        for k, x in enumerate(inputs):
+            want = "bool" if (op == "where" and k == 0) else cdtype
+            if not isinstance(x, View):
+                args.append(("s", scalar_bits(x, want)))
+                continue
+            b = x.buf
+            nd = getattr(b, "pend", None)
+            if nd is not None:
+                if x.offset != 0 or tuple(x.shape) != shape or x.dtype != nd.odt or \
+                        not _is_contig(shape, x.strides):
+                    return None
+                args.append(("n", nd.idx))
+                continue
+            if x.dtype != getattr(b, "dtype", None):
+                return None
+            key = (id(b), x.offset, tuple(x.strides), x.dtype)
+            li = self.leaves.get(key)
+            if li is None:
+                li = newv.get(key)
+                if li is None:
+                    li = newv[key] = len(self.leafviews) + len(newv)
+                    self._newviews.append(x)
+                    if id(b) not in self.leafbufs:
+                        newb[id(b)] = b
+            args.append(("l", li))
+        return args, newv, newb
+
+    def _live_outputs(self):
+        return sum(1 for nd in self.nodes if nd.ref() is not None)
+
+    def defer(self, op, out, inputs, cdtype):
+        """Record `ewise(op, out, inputs, cdtype)` as a pending node; False when it must be
+        dispatched now (the caller then does, after this group is materialized)."""
+        if not self.enabled or self.busy:
+            return False
+        ob = out.buf
+        shape = tuple(out.shape)
+        n = prod(shape)
+        if out.offset != 0 or getattr(ob, "numel", -1) != n or getattr(ob, "pend", 1) is not None or \
+                out.dtype != ob.dtype or not _is_contig(shape, out.strides):
+            return False
+        for x in inputs:
+            if isinstance(x, View) and (x.buf is ob or getattr(x.buf, "dtype", None) is None):
+                return False
+        if id(ob) in self.leafbufs:           # a pending node reads its old contents
+            self.flush()
+        ck = (op, cdtype)
+        if ck not in self.checked:              # unsupported op/dtype: raise now, not later
+            ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))
+            self.checked.add(ck)
+        if self.nodes and shape != self.shape:
+            self.flush()
+        if not self.nodes:
+            self.shape, self.n = shape, n
+        r = self._args(op, inputs, cdtype)
+        if r is not None and len(self.nodes) < self.max_nodes:
+            nb = len(self.leafbufs) + len(r[2])
+            if nb + len(self.nodes) + 1 > self.max_bind and nb + self._live_outputs() + 1 > self.max_bind:
+                r = None
+        if r is None:
+            self.flush()
+            self.shape, self.n = shape, n
+            r = self._args(op, inputs, cdtype)
+        elif len(self.nodes) >= self.max_nodes:
+            self.flush()
+            self.shape, self.n = shape, n
+            r = self._args(op, inputs, cdtype)
+        args, newv, newb = r
+        self.leaves.update(newv)
+        self.leafviews.extend(self._newviews)
+        self.leafbufs.update(newb)
+        nd = Node(op, cdtype, out.dtype, tuple(args), ob, len(self.nodes))
+        self.nodes.append(nd)
+        ob.pend = nd
+        self.fused_ops += 1
+        return True
+
+    # ---- materializing ----------------------------------------------------------------
+    def flush(self):
+        if not self.nodes or self.busy:
+            return
+        nodes, leafviews, shape, n = self.nodes, self.leafviews, self.shape, self.n
+        self._reset()
+        outs = []                                  # (node index, buffer) of live outputs
+        for nd in nodes:
+            b = nd.ref()
+            if b is not None:
+                b.pend = None
+                outs.append((nd.idx, b))
+        if not outs:
+            return
+        # keep only the nodes some live output needs
+        need = [False] * len(nodes)
+        for i, _ in outs:
+            need[i] = True
+        for i in range(len(nodes) - 1, -1, -1):
+            if need[i]:
+                for a in nodes[i].args:
+                    if a[0] == "n":
+                        need[a[1]] = True
+        nmap, lmap, used_leaves = {}, {}, []
+        descs, words_sc = [], []
+        for i, nd in enumerate(nodes):
+            if not need[i]:
+                continue
+            ad = []
+            for a in nd.args:
+                if a[0] == "n":
+                    ad.append(("n", nmap[a[1]]))
+                elif a[0] == "l":
+                    li = lmap.get(a[1])
+                    if li is None:
+                        li = lmap[a[1]] = len(used_leaves)
+                        used_leaves.append(leafviews[a[1]])
+                    ad.append(("l", li))
+                else:
+                    ad.append(("s",))
+                    words_sc.append(a[1])
+            nmap[i] = len(descs)
+            descs.append((nd.op, nd.cdtype, nd.odt, tuple(ad)))
+        # bindings: live outputs first, then each distinct leaf buffer once
+        bufs = [b for _, b in outs]
+        lbind = []
+        for v in used_leaves:
+            for j, b in enumerate(bufs):
+                if b is v.buf:
+                    lbind.append(j)
+                    break
+            else:
+                lbind.append(len(bufs))
+                bufs.append(v.buf)
+        cs, sts = collapse(shape, [contiguous_strides(shape)] + [v.strides for v in used_leaves])
+        sts = sts[1:]
+        R = len(cs)
+        cst = contiguous_strides(cs)
+        contig = tuple(st == cst for st in sts)
+        be = self.be
+        key = ("fuse", R, tuple(descs), tuple(nmap[i] for i, _ in outs),
+               tuple(zip(lbind, (v.dtype for v in used_leaves), contig)))
+        self.busy = True
+        try:
+            pipe = be._memo.get(key)
+            if pipe is None:
+                pipe = be._memo[key] = be.pipeline(self._source(descs, [nmap[i] for i, _ in outs],
+                                                                [b.dtype for b in bufs[:len(outs)]],
+                                                                used_leaves, lbind, R, contig))
+            words = [n, *cs]
+            for v, st in zip(used_leaves, sts):
+                words += [v.offset, *st]
+            words += words_sc
+            be.run(pipe, bufs, words, -(-n // WG))
+            self.kernels += 1
+        finally:
+            self.busy = False
+        del leafviews, outs, bufs                 # (held until the dispatch is recorded)
+
+    def _source(self, descs, out_nodes, out_dts, leaves, lbind, R, contig):
+        nl = len(leaves)
+        binds = [f"@group(0) @binding({k}) var<storage, read_write> y{k}: array<{ST[dt]}>;"
+                 for k, dt in enumerate(out_dts)]
+        seen = set(range(len(out_dts)))
+        for v, j in zip(leaves, lbind):
+            if j not in seen:
+                seen.add(j)
+                binds.append(f"@group(0) @binding({j}) var<storage, read_write> x{j}: array<{ST[v.dtype]}>;")
+        binds.append(f"@group(0) @binding({len(seen)}) var<storage, read> P: array<u32>;")
+        body = []
+        for li, (v, j) in enumerate(zip(leaves, lbind)):
+            body.append(f"  let l{li} = {load(f'x{j}[o{li}]', v.dtype)};")
+        sc = 1 + R + nl * (1 + R)
+        dts = []
+        for i, (op, cdtype, odt, ad) in enumerate(descs):
+            args = []
+            for k, a in enumerate(ad):
+                want = "bool" if (op == "where" and k == 0) else cdtype
+                if a[0] == "l":
+                    args.append(conv(f"l{a[1]}", leaves[a[1]].dtype, want))
+                elif a[0] == "n":
+                    args.append(conv(f"v{a[1]}", dts[a[1]], want))
+                else:
+                    args.append(f"bitcast<{CT[want]}>(P[{sc}u])" if CT[want] != "u32" else f"P[{sc}u]")
+                    sc += 1
+            expr, rdt = ewise_expr(op, cdtype, args)
+            v = conv(expr, rdt, odt)
+            if odt == "float16":                 # as if stored to f16 and loaded back
+                v = f"f32(f16({v}))"
+            body.append(f"  let v{i} = {v};")
+            dts.append(odt)
+        for k, (i, dt) in enumerate(zip(out_nodes, out_dts)):
+            body.append(f"  y{k}[i] = {store(f'v{i}', dt)};")
+        names = [(f"o{li}", contig[li]) for li in range(nl)]
+        alldt = list(out_dts) + [v.dtype for v in leaves]
+        return fill("ewise.wgsl", ENABLE=self.be.enable(*alldt), PRELUDE=self.be._prelude,
+                    BINDINGS="\n".join(binds), INDEX=index_code(R, names), BODY="\n".join(body))
