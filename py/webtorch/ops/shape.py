@@ -698,7 +698,7 @@ class Cat(Function):
     def backward(ctx, g):
         grads, start = [], 0
         for s, dt in zip(ctx.sizes, ctx.dtypes):
-            grads.append(narrow(g, ctx.dim, start, s).to(dt) if s or True else None)
+            grads.append(narrow(g, ctx.dim, start, s).to(dt))
             start += s
         return (None, None) + tuple(grads)
 
