@@ -642,10 +642,11 @@ def logcumsumexp(input, dim):
 # ---- softmax family ----------------------------------------------------------------------------
 class Softmax(Function):
     _node_name = "SoftmaxBackward0"
+    log = False
 
     @staticmethod
     def forward(ctx, x, d):
-        y = _softmax_kernel(x, d, False)
+        y = _softmax_kernel(x, d, ctx._fn.log)
         ctx.save_for_backward(y)
         ctx.d = d
         return y
@@ -653,30 +654,20 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        gx = _softmax_backward_fused(g, y, ctx.d, False)
-        if gx is not None:
-            return gx, None
-        gy = g * y
-        return gy - y * gy.sum(ctx.d, keepdim=True), None
+        d, log = ctx.d, ctx._fn.log
+        gx = _softmax_backward_fused(g, y, d, log)
+        if gx is None:
+            if log:
+                gx = g - y.exp() * g.sum(d, keepdim=True)
+            else:
+                gy = g * y
+                gx = gy - y * gy.sum(d, keepdim=True)
+        return gx, None
 
 
-class LogSoftmax(Function):
+class LogSoftmax(Softmax):
     _node_name = "LogSoftmaxBackward0"
-
-    @staticmethod
-    def forward(ctx, x, d):
-        y = _softmax_kernel(x, d, True)
-        ctx.save_for_backward(y)
-        ctx.d = d
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        gx = _softmax_backward_fused(g, y, ctx.d, True)
-        if gx is not None:
-            return gx, None
-        return g - y.exp() * g.sum(ctx.d, keepdim=True), None
+    log = True
 
 
 def _softmax_backward_fused(g, y, d, log):
