@@ -15,6 +15,7 @@ from collections import OrderedDict, defaultdict
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..utils.hooks import RemovableHandle
 
 
 class _RequiredParameter:
@@ -25,24 +26,6 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 _STEP_KEYS = ("step",)
-
-
-class _Handle:
-    _next = 0
-
-    def __init__(self, hooks):
-        self._hooks = hooks
-        _Handle._next += 1
-        self.id = _Handle._next
-
-    def remove(self):
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        self.remove()
 
 
 def _to_scalar(x):
@@ -167,12 +150,12 @@ class Optimizer:
         raise NotImplementedError
 
     def register_step_pre_hook(self, hook):
-        h = _Handle(self._optimizer_step_pre_hooks)
+        h = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[h.id] = hook
         return h
 
     def register_step_post_hook(self, hook):
-        h = _Handle(self._optimizer_step_post_hooks)
+        h = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[h.id] = hook
         return h
 

@@ -1,9 +1,9 @@
-"""torch.utils: submodules load on first use (`webtorch.utils.checkpoint`, `webtorch.utils.data`)."""
+"""torch.utils: submodules load on first use (`webtorch.utils.checkpoint`, `.data`, `.hooks`)."""
 import importlib
 
 
 def __getattr__(name):
-    if name in ("checkpoint", "data"):
+    if name in ("checkpoint", "data", "hooks"):
         mod = importlib.import_module("." + name, __name__)
         globals()[name] = mod
         return mod

@@ -129,19 +129,23 @@ class Sequential(Module):
         return self
 
 
+def _abs_string_index(container, idx):
+    """The key of list-like container's item `idx` (negative counts from the end)."""
+    idx = operator.index(idx)
+    if not (-len(container) <= idx < len(container)):
+        raise IndexError(f"index {idx} is out of range")
+    if idx < 0:
+        idx += len(container)
+    return str(idx)
+
+
 class ModuleList(Module):
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -293,13 +297,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):

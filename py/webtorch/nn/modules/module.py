@@ -9,6 +9,7 @@ from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ..parameter import Parameter, Buffer
+from ...utils.hooks import RemovableHandle
 
 __all__ = ["Module"]
 
@@ -35,27 +36,6 @@ def _addindent(s_, num_spaces):
 
 def _typename(v):
     return v.type() if isinstance(v, Tensor) else type(v).__name__
-
-
-class RemovableHandle:
-    _next_id = 0
-
-    def __init__(self, hooks_dict, *extra_dicts):
-        self.hooks_dict_ref = hooks_dict
-        self.extra_dicts = extra_dicts
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self):
-        self.hooks_dict_ref.pop(self.id, None)
-        for d in self.extra_dicts:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        self.remove()
 
 
 _global_forward_pre_hooks = OrderedDict()
