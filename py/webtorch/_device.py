@@ -44,11 +44,19 @@ CPU = device("cpu")
 _backends = {}
 
 
+_by_str = {"cpu": CPU}  # one device object per string: equal devices are then mostly identical
+
+
 def as_device(d):
     if d is None:
         return CPU
     if isinstance(d, device):
         return d
+    if isinstance(d, str):
+        dev = _by_str.get(d)
+        if dev is None:
+            dev = _by_str[d] = device(d)
+        return dev
     return device(d)
 
 

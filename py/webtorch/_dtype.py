@@ -83,12 +83,34 @@ def _scalar_kind(x):
     return "f"
 
 
+_ORDER = {"b": 0, "i": 1, "f": 2}
+_ZERO_DIM = {d: (d, 0) for d in ALL}  # cache-key entry of a 0-d tensor of dtype d
+_rt_cache = {}
+_Tensor = []  # webtorch.Tensor, filled by _tensor.py (this module is imported first)
+
+
 def result_type(*args):
     """PyTorch's result_type over tensors and Python scalars: dimensioned tensors win over
     0-d tensors, which win over Python scalars, unless a lower category holds a higher kind
-    (bool < integer < floating)."""
-    from ._tensor import Tensor
-    order = {"b": 0, "i": 1, "f": 2}
+    (bool < integer < floating). Memoized on what decides it: each argument's dtype and
+    whether it is 0-d, or a scalar's type, and the default dtype."""
+    Tensor = _Tensor[0]
+    key = [_default[0]]
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._storage.dtype
+            key.append(d if a._shape else _ZERO_DIM[d])
+        else:
+            key.append(type(a))
+    key = tuple(key)
+    res = _rt_cache.get(key)
+    if res is None:
+        res = _rt_cache[key] = _result_type(args, Tensor)
+    return res
+
+
+def _result_type(args, Tensor):
+    order = _ORDER
     dim_t, zero_t, scal = None, None, None
     for a in args:
         if isinstance(a, Tensor):

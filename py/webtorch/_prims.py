@@ -16,7 +16,7 @@ def empty(shape, dtype, device):
     n = _numel(shape)
     be = backend_for(device)
     buf = be.empty(n, dtype.name)
-    return Tensor._make(Storage(buf, dtype, device, n), shape, contiguous_strides(shape), 0)
+    return Tensor._make(Storage(buf, dtype, device, n, be), shape, contiguous_strides(shape), 0)
 
 
 def from_flat(values, shape, dtype, device):
@@ -33,7 +33,7 @@ def common_device(args):
             d = a._storage.device
             if dev is None:
                 dev = d
-            elif d != dev:
+            elif d is not dev and d != dev:
                 if a.dim() == 0 and d.type == "cpu":
                     continue
                 if dev.type == "cpu" and _first_dim0_cpu(args, dev):
@@ -52,6 +52,8 @@ def _first_dim0_cpu(args, dev):
 
 
 def broadcast_shapes(*shapes):
+    if 0 < len(shapes) <= 2 and shapes[0] == shapes[-1]:  # the common case: nothing to broadcast
+        return tuple(shapes[0])
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
@@ -83,12 +85,16 @@ def broadcast_strides(t, shape):
 
 
 def bview(t, shape):
-    return View(t._storage.buf, tuple(shape), broadcast_strides(t, shape), t._offset, t._storage.dtype.name)
+    st = t._storage
+    if t._shape == shape and 1 not in shape:  # no broadcast: the tensor's own geometry
+        return View(st.buf, tuple(shape), t._stride, t._offset, st.dtype.name)
+    return View(st.buf, tuple(shape), broadcast_strides(t, shape), t._offset, st.dtype.name)
 
 
 def _operand(a, shape, dev):
     if isinstance(a, Tensor):
-        if a._storage.device != dev:  # a 0-d cpu tensor used as a scalar on another device
+        d = a._storage.device
+        if d is not dev and d != dev:  # a 0-d cpu tensor used as a scalar on another device
             return a.item()
         return bview(a, shape)
     return a
@@ -101,7 +107,8 @@ def ewise(op, args, cdtype, out_dtype, shape=None, device=None):
     if shape is None:
         shape = broadcast_shapes(*[a._shape for a in args if isinstance(a, Tensor)])
     out = empty(shape, out_dtype, dev)
-    if out.numel():
+    if out._storage.numel:
+        shape = out._shape
         out._backend.ewise(op, out._view(), [_operand(a, shape, dev) for a in args], cdtype.name)
     return out
 
@@ -110,13 +117,15 @@ def ewise_into(op, out, args, cdtype):
     """Write op(args) into the existing tensor `out` (an in-place op or a copy)."""
     dev = out._storage.device
     for a in args:
-        if isinstance(a, Tensor) and a._storage.device != dev and not (a.dim() == 0 and a.device.type == "cpu"):
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{dev} and {a.device}!")
+        if isinstance(a, Tensor):
+            d = a._storage.device
+            if d is not dev and d != dev and not (a.dim() == 0 and d.type == "cpu"):
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                                   f"devices, {dev} and {a.device}!")
     shape = out._shape
-    if out.numel():
+    if _numel(shape):
         out._backend.ewise(op, out._view(), [_operand(a, shape, dev) for a in args], cdtype.name)
-    out._bump()
+    out._storage.version += 1
     return out
 
 
@@ -138,31 +147,34 @@ def contiguous(t):
 
 def reduce(op, t, dims, keepdim, out_dtype):
     """Reduce t over `dims` (normalized, sorted) with a backend reduce."""
-    nd = t.dim()
+    shape, stride = tuple(t._shape), t._stride  # a plain tuple: Size indexes through Python
+    nd = len(shape)
     keep = [d for d in range(nd) if d not in dims]
-    outer = tuple(t._shape[d] for d in keep)
-    perm_shape = outer + tuple(t._shape[d] for d in dims)
-    perm_strides = tuple(t._stride[d] for d in keep) + tuple(t._stride[d] for d in dims)
-    out = empty(outer, out_dtype, t.device)
-    if out.numel():
-        inp = View(t._storage.buf, perm_shape, perm_strides, t._offset, t.dtype.name)
+    outer = tuple([shape[d] for d in keep])
+    perm_shape = outer + tuple([shape[d] for d in dims])
+    perm_strides = tuple([stride[d] for d in keep] + [stride[d] for d in dims])
+    st = t._storage
+    out = empty(outer, out_dtype, st.device)
+    if out._storage.numel:
+        inp = View(st.buf, perm_shape, perm_strides, t._offset, st.dtype.name)
         out._backend.reduce(op, out._view(), inp)
     if keepdim:
-        shape = tuple(1 if d in dims else t._shape[d] for d in range(nd))
-        out = Tensor._make(out._storage, shape, contiguous_strides(shape), 0)
+        kshape = tuple([1 if d in dims else shape[d] for d in range(nd)])
+        out = Tensor._make(out._storage, kshape, contiguous_strides(kshape), 0)
     return out
 
 
 def matmul3(a, b, out_dtype):
     """[B,M,K] @ [B,K,N] -> [B,M,N]; a, b any strided 3-d tensors (batch dims broadcast)."""
-    B = max(a._shape[0], b._shape[0])
-    M, K, N = a._shape[1], a._shape[2], b._shape[2]
-    out = empty((B, M, N), out_dtype, a.device)
-    if out.numel():
-        va = View(a._storage.buf, (B, M, K), (a._stride[0] if a._shape[0] != 1 else 0,) + a._stride[1:],
-                  a._offset, a.dtype.name)
-        vb = View(b._storage.buf, (B, K, N), (b._stride[0] if b._shape[0] != 1 else 0,) + b._stride[1:],
-                  b._offset, b.dtype.name)
+    Ba, M, K = a._shape
+    Bb, _, N = b._shape
+    B = max(Ba, Bb)
+    out = empty((B, M, N), out_dtype, a._storage.device)
+    if out._storage.numel:
+        va = View(a._storage.buf, (B, M, K), (a._stride[0] if Ba != 1 else 0,) + a._stride[1:],
+                  a._offset, a._storage.dtype.name)
+        vb = View(b._storage.buf, (B, K, N), (b._stride[0] if Bb != 1 else 0,) + b._stride[1:],
+                  b._offset, b._storage.dtype.name)
         out._backend.matmul(out._view(), va, vb)
     return out
 

@@ -8,6 +8,7 @@ import weakref
 from . import _dtype
 from ._device import as_device, backend_for, CPU
 from .autograd import grad_mode
+from .autograd import function as _function
 from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle, run_backward
 from .backends.base import View
 
@@ -43,21 +44,23 @@ class Storage:
     """A device buffer of `numel` elements, shared by every view onto it."""
     __slots__ = ("buf", "dtype", "device", "backend", "numel", "version", "__weakref__")
 
-    def __init__(self, buf, dtype, device, numel):
+    def __init__(self, buf, dtype, device, numel, backend=None):
         self.buf = buf
         self.dtype = dtype
         self.device = device
-        self.backend = backend_for(device)
+        self.backend = backend or backend_for(device)
         self.numel = numel
         self.version = 0
 
 
 def contiguous_strides(shape):
+    if len(shape) == 1:
+        return (1,)
     strides = []
     acc = 1
-    for s in reversed(shape):
+    for s in reversed(tuple(shape)):  # tuple(): Size's Python __getitem__ would serve reversed()
         strides.append(acc)
-        acc *= max(s, 1)
+        acc *= s if s > 1 else 1
     return tuple(reversed(strides))
 
 
@@ -70,6 +73,17 @@ def _numel(shape):
 
 class Tensor:
     __torch_function_enabled__ = True
+    # autograd metadata defaults: a new tensor reads these from the class until they are set
+    # (so `_make`, run for every op's result, writes only the geometry)
+    _requires_grad = False
+    _grad_fn = None
+    _fn_version = 0
+    _output_nr = 0
+    _base = None
+    _grad = None
+    _accumulator = None
+    _hooks = None
+    _post_hooks = None
 
     def __new__(cls, *args, **kwargs):
         return object.__new__(cls)
@@ -90,18 +104,9 @@ class Tensor:
     def _make(cls, storage, shape, stride, offset):
         t = object.__new__(cls)
         t._storage = storage
-        t._shape = Size(shape)
-        t._stride = tuple(stride)
+        t._shape = shape if type(shape) is Size else Size(shape)
+        t._stride = stride if type(stride) is tuple else tuple(stride)
         t._offset = offset
-        t._requires_grad = False
-        t._grad_fn = None
-        t._fn_version = 0
-        t._output_nr = 0
-        t._base = None
-        t._grad = None
-        t._accumulator = None
-        t._hooks = None
-        t._post_hooks = None
         if grad_mode._state["inference"]:
             t._inference = True
         return t
@@ -496,6 +501,8 @@ def _convert(ret, cls):
     return ret
 
 
+_dtype._Tensor.append(Tensor)
+_function._Tensor.append(Tensor)
 _tf_state = {"disabled": 0}
 
 

@@ -41,16 +41,18 @@ def handle_torch_function(public, args, kwargs):
                     f"__torch_function__: {[t.__name__ for t in types]}")
 
 
+_PLAIN = frozenset((Tensor, int, float, bool, type(None)))  # argument types that never override
+
+
 def torch_function(fn):
     """Route calls through __torch_function__ when an argument overrides it."""
     @functools.wraps(fn)
     def public(*args, **kwargs):
-        if not _tf_state["disabled"]:
-            for a in args:
-                if type(a) is not Tensor and not isinstance(a, (int, float, bool)) and a is not None:
-                    if _overloaded(args, kwargs):
-                        return handle_torch_function(public, args, kwargs)
-                    break
+        for a in args:
+            if type(a) not in _PLAIN and not _tf_state["disabled"] and not isinstance(a, (int, float, bool)):
+                if _overloaded(args, kwargs):
+                    return handle_torch_function(public, args, kwargs)
+                break
         return fn(*args, **kwargs)
     public._impl = fn
     return public

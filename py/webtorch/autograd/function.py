@@ -7,6 +7,7 @@ from . import grad_mode
 from .graph import Node, SavedTensor, grad_edge
 
 _node_classes = {}
+_Tensor = []  # webtorch.Tensor, filled by _tensor.py (which imports this package first)
 
 
 def node_class(name, fn):
@@ -55,45 +56,41 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def _edges_of(cls, args):
-        from .._tensor import Tensor
+        Tensor = _Tensor[0]
         if not cls._builtin:  # a user's Function: one edge per tensor argument, as in PyTorch
-            return tuple(grad_edge(a) if isinstance(a, Tensor) else None for a in args)
+            return tuple([grad_edge(a) if isinstance(a, Tensor) else None for a in args])
         # a built-in op: edges for its differentiable (floating) inputs only, as PyTorch's nodes
-        return tuple(None if k in cls._no_edges else
-                     grad_edge(a) if isinstance(a, Tensor) and a.dtype.is_floating_point else
-                     (None, 0) if k in cls._scalar_edges and isinstance(a, (Tensor, bool, int, float)) or
-                     (a is None and k in cls._optional_edges) else None
-                     for k, a in enumerate(args))
+        return tuple([None if k in cls._no_edges else
+                      grad_edge(a) if isinstance(a, Tensor) and a.dtype.is_floating_point else
+                      (None, 0) if k in cls._scalar_edges and isinstance(a, (Tensor, bool, int, float)) or
+                      (a is None and k in cls._optional_edges) else None
+                      for k, a in enumerate(args)])
 
     @classmethod
     def apply(cls, *args):
-        from .._tensor import Tensor
+        Tensor = _Tensor[0]
         ctx = cls._backward_cls()
-        record = grad_mode._state["enabled"] and any(
-            type(a) is not bool and isinstance(a, Tensor) and a._requires_grad for a in args)
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args) if record \
-            else (False,) * len(args)
-        if record:
-            grad_mode._state["enabled"] = False
-            try:
-                out = cls.forward(ctx, *args)
-            finally:
-                grad_mode._state["enabled"] = True
-        else:
+        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args]) \
+            if grad_mode._state["enabled"] else ()
+        if not any(needs):  # nothing to record (grad mode off, or no input requires grad)
+            ctx.needs_input_grad = (False,) * len(args)
+            return cls.forward(ctx, *args)
+        ctx.needs_input_grad = needs
+        grad_mode._state["enabled"] = False
+        try:
             out = cls.forward(ctx, *args)
-        if not record:
-            return out
+        finally:
+            grad_mode._state["enabled"] = True
         is_tuple = isinstance(out, tuple)
         outs = list(out) if is_tuple else [out]
         ctx._edges = cls._edges_of(args)
-        arg_ids = {id(a) for a in args if isinstance(a, Tensor)}
-        nondiff = {id(t) for t in ctx._non_differentiable}
+        nondiff = {id(t) for t in ctx._non_differentiable} if ctx._non_differentiable else ()
         meta = []
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
-                if id(o) in arg_ids:  # an input returned as is: give the output its own identity
+                if any(o is a for a in args):  # an input returned as is: give the output its own identity
                     o = outs[i] = o._alias()
-                meta.append((o.shape, o.dtype, o.device))
+                meta.append((o._shape, o.dtype, o.device))
                 if o.dtype.is_floating_point and id(o) not in nondiff:
                     o._requires_grad = True
                     o.grad_fn = ctx
@@ -101,17 +98,18 @@ class Function(metaclass=_FunctionMeta):
             else:
                 meta.append(None)
         ctx._outputs_meta = tuple(meta)
-        out_ids = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
-        saved = []
-        for t in ctx._to_save:
-            if t is None:
-                saved.append(None)
-            elif id(t) in out_ids:
-                saved.append(SavedTensor(t, True, out_ids[id(t)]))
-            else:
-                saved.append(SavedTensor(t, False))
-        ctx._saved = saved
-        ctx._to_save = ()
+        if ctx._to_save:
+            out_ids = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
+            saved = []
+            for t in ctx._to_save:
+                if t is None:
+                    saved.append(None)
+                elif id(t) in out_ids:
+                    saved.append(SavedTensor(t, True, out_ids[id(t)]))
+                else:
+                    saved.append(SavedTensor(t, False))
+            ctx._saved = saved
+            ctx._to_save = ()
         return tuple(outs) if is_tuple else outs[0]
 
 

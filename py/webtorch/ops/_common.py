@@ -45,9 +45,11 @@ def sum_to(g, shape):
     return g.sum_to_size(shape)
 
 
+_KIND_ORDER = {"b": 0, "i": 1, "f": 2}
+
+
 def can_cast(src, dst):
-    order = {"b": 0, "i": 1, "f": 2}
-    return order[src.kind] <= order[dst.kind]
+    return src is dst or _KIND_ORDER[src.kind] <= _KIND_ORDER[dst.kind]
 
 
 def name_of(dt):
@@ -56,7 +58,7 @@ def name_of(dt):
 
 
 def check_inplace_dtype(result_dtype, self):
-    if not can_cast(result_dtype, self.dtype):
+    if result_dtype is not self._storage.dtype and not can_cast(result_dtype, self._storage.dtype):
         raise RuntimeError(f"result type {name_of(result_dtype)} can't be cast to the desired output type "
                            f"{name_of(self.dtype)}")
 
@@ -71,7 +73,7 @@ def recording(*args):
 
 
 def check_leaf_inplace(self):
-    if self._requires_grad and self.grad_fn is None and grad_mode._state["enabled"]:
+    if self._requires_grad and grad_mode._state["enabled"] and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 

@@ -1,6 +1,6 @@
 """The matmul family and einsum: everything lowers to one batched-matmul primitive."""
 from .. import _dtype, _prims
-from .._tensor import Tensor, _numel
+from .._tensor import Tensor, _numel, contiguous_strides
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import recording, write_out, sum_to, name_of, composite_op
@@ -50,41 +50,38 @@ def _as3d(t, batch):
 
 def _matmul_kernel(a, b):
     """Forward for a.dim() >= 2 and b.dim() >= 2."""
-    M, K = a.shape[-2], a.shape[-1]
-    N = b.shape[-1]
+    ash, bsh = tuple(a._shape), tuple(b._shape)  # plain tuples: Size indexes through Python
+    M, K = ash[-2:]
+    N = bsh[-1]
     dt = a.dtype
-    if b.dim() == 2 and a.dim() > 2:
+    if len(bsh) == 2 and len(ash) > 2:
         # fold a's batch into rows: one big matrix product against the shared weight
-        batch = tuple(a.shape[:-2])
+        batch = ash[:-2]
         a2 = _as3d(a, batch)
         a2 = Tensor._make(a2._storage, (1, a2.shape[0] * M, K), (0, a2._stride[1], a2._stride[2]), a2._offset) \
             if a2._stride[0] == M * a2._stride[1] else _prims.contiguous(a2).reshape(1, -1, K)
         out = _prims.matmul3(a2, _lift(b), dt)
-        return Tensor._make(out._storage, batch + (M, N), _contig(batch + (M, N)), 0)
-    batch = _prims.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
-    a3 = _lift(a) if a.dim() == 2 else _as3d(a, batch)
-    b3 = _lift(b) if b.dim() == 2 else _as3d(b, batch)
+        return Tensor._make(out._storage, batch + (M, N), contiguous_strides(batch + (M, N)), 0)
+    batch = _prims.broadcast_shapes(ash[:-2], bsh[:-2])
+    a3 = _lift(a) if len(ash) == 2 else _as3d(a, batch)
+    b3 = _lift(b) if len(bsh) == 2 else _as3d(b, batch)
     out = _prims.matmul3(a3, b3, dt)
     shape = tuple(batch) + (M, N)
-    return Tensor._make(out._storage, shape, _contig(shape), 0)
-
-
-def _contig(shape):
-    from .._tensor import contiguous_strides
-    return contiguous_strides(shape)
+    return Tensor._make(out._storage, shape, contiguous_strides(shape), 0)
 
 
 def _lift(t):
-    if t.dim() == 3:
+    if len(t._shape) == 3:
         return t
-    return Tensor._make(t._storage, (1,) + tuple(t.shape), (0,) + tuple(t._stride), t._offset)
+    return Tensor._make(t._storage, (1,) + tuple(t._shape), (0,) + t._stride, t._offset)
 
 
 def _check_mm(a, b, name):
-    for x, nm in ((a, "input"), (b, "other")):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{name}(): argument '{nm}' must be Tensor, not {type(x).__name__}")
-    if a.dtype != b.dtype:
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        for x, nm in ((a, "input"), (b, "other")):
+            if not isinstance(x, Tensor):
+                raise TypeError(f"{name}(): argument '{nm}' must be Tensor, not {type(x).__name__}")
+    if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tn(a.dtype)} != {_tn(b.dtype)}")
     if a.dtype is _dtype.bool_:
         raise NotImplementedError(f"\"addmm_impl_cpu_\" not implemented for 'Bool'")

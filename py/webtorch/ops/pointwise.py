@@ -119,8 +119,8 @@ def _make_unary(op, rule, formula):
         if fn is not None and recording(input):
             r = fn.apply(input, dt)
         else:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
-            r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input.shape)
-        return write_out(r, out)
+            r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
+        return r if out is None else write_out(r, out)
 
     def inplace(self):
         check_leaf_inplace(self)
@@ -235,20 +235,34 @@ def _to(t, dt):
     return t if t.dtype is dt else t.to(dt)
 
 
-def _check_operand(op, x, pos):
-    if not isinstance(x, (Tensor, bool, int, float)):
-        name = "input" if pos == 1 else "other"
-        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
+_OPERAND = (Tensor, bool, int, float)
+
+
+def _check_operands(op, input, other):
+    for x, pos in ((input, 1), (other, 2)):
+        if not isinstance(x, _OPERAND):
+            name = "input" if pos == 1 else "other"
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+def _check_inplace_shape(self, other):
+    """An in-place op's other operand must broadcast to self's shape."""
+    if isinstance(other, Tensor) and other._shape != self._shape:
+        shape = _prims.broadcast_shapes(self._shape, other._shape)
+        if shape != tuple(self._shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
 
 
 def _make_binary(op, rule, ga, gb):
     fn = _binary_function(op, ga, gb) if ga is not None else None
+    int_div = op in ("floor_divide", "remainder", "fmod")
 
     def public(input, other, *, out=None):
-        _check_operand(op, input, 1)
-        _check_operand(op, other, 2)
+        if not (isinstance(input, _OPERAND) and isinstance(other, _OPERAND)):
+            _check_operands(op, input, other)
         cdt, odt = _binary_dtypes(op, rule, input, other)
-        if op in ("floor_divide", "remainder", "fmod") and cdt.kind != "f":
+        if int_div and cdt.kind != "f":
             _check_int_div(other)
         if fn is not None and odt.is_floating_point and recording(input, other):
             r = _binary_node(fn, other).apply(input, other, cdt, odt)
@@ -256,21 +270,17 @@ def _make_binary(op, rule, ga, gb):
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{op}(): at least one argument must be a Tensor")
             r = _prims.ewise(op, [input, other], cdt, odt)
-        return write_out(r, out)
+        return r if out is None else write_out(r, out)
 
     def inplace(self, other):
         check_leaf_inplace(self)
         cdt, odt = _binary_dtypes(op, rule, self, other)
         check_inplace_dtype(odt, self)
-        if isinstance(other, Tensor):
-            shape = _prims.broadcast_shapes(self.shape, other.shape)
-            if tuple(shape) != tuple(self.shape):
-                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                                   f"{list(shape)}")
+        _check_inplace_shape(self, other)
         if fn is not None and recording(self, other):
             src = self.clone() if fn.saves_self else self
             return inplace_result(self, _binary_node(fn, other).apply(src, other, cdt, odt))
-        if op in ("floor_divide", "remainder", "fmod") and cdt.kind != "f":
+        if int_div and cdt.kind != "f":
             _check_int_div(other)
         return _prims.ewise_into(op, self, [self, other], cdt)
 
@@ -343,10 +353,14 @@ def _add_kernel(a, b, alpha, cdt):
     return _prims.ewise("add", [a, b], cdt, cdt)
 
 
+def _is_bool(x):
+    return x.dtype is bool_ if isinstance(x, Tensor) else isinstance(x, bool)
+
+
 def _add_dtype(opname, a, b, alpha):
     cdt = _dtype.result_type(a, b)
-    if opname == "sub":
-        bools = [x.dtype is bool_ if isinstance(x, Tensor) else isinstance(x, bool) for x in (a, b)]
+    if opname == "sub" and (_is_bool(a) or _is_bool(b)):
+        bools = [_is_bool(a), _is_bool(b)]
         if all(bools):
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                                "Use the `^` or `logical_xor()` operator instead.")
@@ -360,24 +374,20 @@ def _add_dtype(opname, a, b, alpha):
 
 def _make_add(opname, F):
     def public(input, other, *, alpha=1, out=None):
-        _check_operand(opname, input, 1)
-        _check_operand(opname, other, 2)
+        if not (isinstance(input, _OPERAND) and isinstance(other, _OPERAND)):
+            _check_operands(opname, input, other)
         cdt = _add_dtype(opname, input, other, alpha)
         if cdt.is_floating_point and recording(input, other):
             r = F.apply(input, other, alpha, cdt)
         else:
             r = _add_kernel(input, other, alpha if opname == "add" else -alpha, cdt)
-        return write_out(r, out)
+        return r if out is None else write_out(r, out)
 
     def inplace(self, other, *, alpha=1):
         check_leaf_inplace(self)
         cdt = _add_dtype(opname, self, other, alpha)
         check_inplace_dtype(cdt, self)
-        if isinstance(other, Tensor):
-            shape = _prims.broadcast_shapes(self.shape, other.shape)
-            if tuple(shape) != tuple(self.shape):
-                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                                   f"{list(shape)}")
+        _check_inplace_shape(self, other)
         if recording(self, other):
             return inplace_result(self, F.apply(self, other, alpha, cdt))
         if isinstance(other, Tensor) and alpha != 1:
@@ -430,8 +440,7 @@ class RsubScalar(Rsub):
 
 @torch_function
 def rsub(input, other, *, alpha=1):
-    _check_operand("rsub", input, 1)
-    _check_operand("rsub", other, 2)
+    _check_operands("rsub", input, other)
     cdt = _add_dtype("sub", other, input, alpha)
     if cdt.is_floating_point and recording(input, other):
         return (Rsub if isinstance(other, Tensor) else RsubScalar).apply(input, other, alpha, cdt)

@@ -1,0 +1,66 @@
+"""Python overhead per op: µs per call of common ops on tiny (16-element) tensors.
+
+    python bench/op_overhead.py [cpu|webgpu] [--frontend] [--profile OP]
+
+--frontend replaces the backend's compute primitives (ewise, reduce, matmul) with no-ops, so
+the figures are webtorch's own Python per op (dispatch, promotion, autograd, allocation).
+WEBTORCH_PY=dir runs another checkout's library (before/after comparisons).
+"""
+import os
+import sys
+import timeit
+
+sys.path.insert(0, os.environ.get("WEBTORCH_PY") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+import webtorch as torch  # noqa: E402
+
+
+def cases(dev):
+    x = torch.rand(16, device=dev)
+    y = torch.rand(16, device=dev)
+    m = torch.rand(4, 4, device=dev)
+    a = torch.rand(4, 4, device=dev)
+    b = torch.rand(4, 4, device=dev)
+    w = torch.rand(16, device=dev, requires_grad=True)
+    return {
+        "x + y": lambda: x + y,
+        "x * 2": lambda: x * 2,
+        "x / y": lambda: x / y,
+        "x.exp()": lambda: x.exp(),
+        "x.add_(y)": lambda: x.add_(y),
+        "x.mul_(0.5)": lambda: x.mul_(0.5),
+        "x.reshape(4,4)": lambda: x.reshape(4, 4),
+        "m.transpose(0,1)": lambda: m.transpose(0, 1),
+        "x.unsqueeze(0)": lambda: x.unsqueeze(0),
+        "x.sum()": lambda: x.sum(),
+        "x.mean()": lambda: x.mean(),
+        "a @ b": lambda: a @ b,
+        "w * y (grad)": lambda: w * y,
+    }
+
+
+def main():
+    dev = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "cpu"
+    cs = cases(dev)
+    if "--frontend" in sys.argv:
+        be = torch.ones(1, device=dev)._backend
+        for prim in ("ewise", "reduce", "matmul"):
+            setattr(be, prim, lambda *a, **k: None)
+    if "--profile" in sys.argv:
+        import cProfile
+        import pstats
+        f = cs[sys.argv[sys.argv.index("--profile") + 1]]
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(1000):
+            f()
+        pr.disable()
+        pstats.Stats(pr).sort_stats("tottime").print_stats(25)
+        return
+    for name, f in cs.items():
+        n = 3000
+        t = min(timeit.repeat(f, number=n, repeat=7)) / n * 1e6
+        print(f"{name:18s} {t:7.2f} us")
+
+
+if __name__ == "__main__":
+    main()
