@@ -20,10 +20,12 @@ def _sizes(args):
     """Accept f(2, 3), f((2, 3)), f([2, 3]) and f(torch.Size)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
-    return tuple(int(a) for a in args)
+    return tuple(map(int, args))
 
 
 def _infer_shape(shape, numel):
+    if -1 not in shape and (not shape or min(shape) >= 0) and _numel(shape) == numel:
+        return tuple(shape)  # nothing to infer, nothing to complain about
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
@@ -48,6 +50,7 @@ def _view_strides(old_shape, old_stride, new_shape):
     """PyTorch's computeStride: strides for viewing without a copy, or None."""
     if _numel(old_shape) == 0 or not old_shape:
         return contiguous_strides(new_shape)
+    old_shape = tuple(old_shape)  # a plain tuple: Size indexes through Python
     new_stride = [0] * len(new_shape)
     view_d = len(new_shape) - 1
     chunk_base = old_stride[-1]
@@ -113,7 +116,8 @@ class Permute(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return _as_view(x, tuple(x._shape[d] for d in dims), tuple(x._stride[d] for d in dims), x._offset)
+        shape, stride = tuple(x._shape), x._stride  # a plain tuple: Size indexes through Python
+        return _as_view(x, tuple([shape[d] for d in dims]), tuple([stride[d] for d in dims]), x._offset)
 
     @staticmethod
     def backward(ctx, g):
