@@ -1,9 +1,10 @@
 """Python overhead per op: µs per call of common ops on tiny (16-element) tensors.
 
-    python bench/op_overhead.py [cpu|webgpu] [--frontend] [--profile OP]
+    python bench/op_overhead.py [cpu|webgpu] [--frontend] [--calls] [--profile OP]
 
 --frontend replaces the backend's compute primitives (ewise, reduce, matmul) with no-ops, so
 the figures are webtorch's own Python per op (dispatch, promotion, autograd, allocation).
+--calls adds the Python function calls per op (cProfile's count, the figure Pyodide's profile gives).
 WEBTORCH_PY=dir runs another checkout's library (before/after comparisons).
 """
 import os
@@ -59,7 +60,17 @@ def main():
     for name, f in cs.items():
         n = 3000
         t = min(timeit.repeat(f, number=n, repeat=7)) / n * 1e6
-        print(f"{name:18s} {t:7.2f} us")
+        calls = ""
+        if "--calls" in sys.argv:
+            import cProfile
+            import pstats
+            pr = cProfile.Profile()
+            pr.enable()
+            for _ in range(100):
+                f()
+            pr.disable()
+            calls = f" {pstats.Stats(pr).total_calls / 100:6.0f} calls"
+        print(f"{name:18s} {t:7.2f} us{calls}")
 
 
 if __name__ == "__main__":

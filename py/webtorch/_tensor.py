@@ -125,7 +125,8 @@ class Tensor:
     def _alias(self):
         """A new Tensor object over the same memory, with no autograd history."""
         t = Tensor._make(self._storage, self._shape, self._stride, self._offset)
-        t._base = self._base if self._base is not None else None
+        if self._base is not None:
+            t._base = self._base
         return t
 
     def _view(self):
