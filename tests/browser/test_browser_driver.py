@@ -2,6 +2,8 @@
 exercised directly in the playground's worker (needs only the driver module from the wheel)."""
 import struct
 
+import pytest
+
 from pwutil import py_json
 
 PRELUDE = r'''
@@ -124,3 +126,129 @@ print(json.dumps(out))
     assert "WGSL compilation failed" in j["compile"]
     assert "WebGPU" in j["validation"]
     assert j["after"] == [1.0, 2.0, 3.0, 4.0]
+
+
+WAITS = r'''
+import pyodide.ffi
+_run_sync = pyodide.ffi.run_sync
+waits = [0]
+def _counting(p):
+    waits[0] += 1
+    return _run_sync(p)
+def count_waits(fn):
+    """(result, run_sync calls, queue submits) of fn()"""
+    pyodide.ffi.run_sync = _counting
+    w0, s0 = waits[0], d.submits
+    try:
+        r = fn()
+    finally:
+        pyodide.ffi.run_sync = _run_sync
+    return r, waits[0] - w0, d.submits - s0
+'''
+
+
+def test_driver_one_wait_per_read(playground):
+    # each run_sync (JSPI) costs ~0.2-0.5 ms on SwiftShader: a read or a synchronize waits once
+    # (the error scope's pop and the map together), whatever was recorded or submitted before
+    r = playground.run_ok(PRELUDE + WAITS + r'''
+n = 256
+a, b, c = d.create_buffer(4 * n), d.create_buffer(4 * n), d.create_buffer(4 * n)
+d.write_buffer(a, 0, f32(range(n)))
+d.write_buffer(b, 0, f32([1.0] * n))
+pipe = d.create_pipeline(AXPY)
+out = {}
+def chain(k):
+    for _ in range(k):
+        d.dispatch(pipe, [c, a, b], struct.pack("<If", n, 2.0), (4, 1, 1))
+out["idle_read"] = count_waits(lambda: read_f32(c, 2))[1:]
+chain(3)
+out["read"] = count_waits(lambda: read_f32(c, 2))
+def batches():   # three submits before the read (a write flushes recorded work)
+    chain(1); d.write_buffer(b, 0, f32([1.0] * n)); chain(1); d.flush(); chain(1)
+    return read_f32(c, 2)
+out["read_after_batches"] = count_waits(batches)
+chain(2)
+out["sync"] = count_waits(d.synchronize)[1:]
+out["sync_idle"] = count_waits(d.synchronize)[1:]
+d.write_buffer(b, 0, f32([1.0] * n))
+out["sync_after_write"] = count_waits(d.synchronize)[1:]
+st = d._staging
+read_f32(a, 64); read_f32(a, 1)
+out["staging_reused"] = d._staging is st
+browser._STAGING_KEEP = 512      # a read larger than this uses a one-off staging buffer
+try:
+    big = read_f32(a, n)
+finally:
+    browser._STAGING_KEEP = 16 << 20
+out["staging_kept_after_big"] = d._staging is st
+out["big"] = big[:3] + big[-1:]
+out["pipeline_waits"] = count_waits(lambda: d.create_pipeline(AXPY.replace("* bitcast", "- bitcast")))[1]
+print(json.dumps(out))
+''')
+    j = py_json(r)
+    assert j["idle_read"] == [1, 1]
+    assert j["read"] == [[1.0, 3.0], 1, 1]               # 3 dispatches + the copy: one submit
+    assert j["read_after_batches"] == [[1.0, 3.0], 1, 3]
+    assert j["sync"] == [1, 1]
+    assert j["sync_idle"] == [0, 0]                      # nothing submitted since the last wait
+    assert j["sync_after_write"] == [1, 0]
+    assert j["staging_reused"] and j["staging_kept_after_big"]
+    assert j["big"] == [0.0, 1.0, 2.0, 255.0]
+    assert j["pipeline_waits"] == 1                      # compile messages + error scope together
+
+
+@pytest.mark.parametrize("host_helpers", [True, False])
+def test_driver_validation_error_surfaces_at_next_read(playground, host_helpers):
+    # an invalid dispatch in a batch submitted earlier (a write flushed it) raises from the
+    # next read, once; with and without the host's JS helpers (outside the playground)
+    r = playground.run_ok(PRELUDE + WAITS + f"HOST = {host_helpers}\n" + r'''
+if not HOST:
+    d._host_wait = d._host_read = None
+ok = d.create_pipeline(AXPY)
+a, b = d.create_buffer(16), d.create_buffer(16)
+out = {}
+d.write_buffer(b, 0, f32([1, 2, 3, 4]))
+d.dispatch(ok, [a, a], b"\0" * 8, (1, 1, 1))   # a binding missing
+d.write_buffer(a, 0, f32([5, 6, 7, 8]))          # submits the invalid batch
+d.dispatch(ok, [a, b, b], struct.pack("<If", 4, 1.0), (1, 1, 1))
+try:
+    count_waits(lambda: read_f32(b, 4))
+except RuntimeError as e:
+    out["read"] = str(e)
+out["waits"] = waits[0]
+out["after"] = read_f32(b, 4)
+out["after_a"] = read_f32(a, 4)
+d.dispatch(ok, [a, a], b"\0" * 8, (1, 1, 1))
+try:
+    d.synchronize()
+except RuntimeError as e:
+    out["sync"] = str(e)
+d.synchronize()
+out["partial"] = list(d.read_buffer(b, 5, 2))
+print(json.dumps(out))
+''')
+    j = py_json(r)
+    assert "WebGPU validation error" in j["read"]
+    assert j["waits"] == 1
+    assert j["after"] == [1.0, 2.0, 3.0, 4.0]
+    assert j["after_a"] == [2.0, 4.0, 6.0, 8.0]   # the valid batch after the invalid one ran: a = b + b
+    assert "WebGPU validation error" in j["sync"]
+    assert bytes(j["partial"]) == struct.pack("<f", 2.0)[1:3]
+
+
+def test_driver_destroy_while_recording_does_not_submit(playground):
+    # destroy_buffer may run from a finalizer mid-recording: it defers, never flushes
+    r = playground.run_ok(PRELUDE + r'''
+n = 64
+a, b, c, tmp = (d.create_buffer(4 * n) for _ in range(4))
+d.write_buffer(a, 0, f32(range(n)))
+d.write_buffer(b, 0, f32([1.0] * n))
+pipe = d.create_pipeline(AXPY)
+s0 = d.submits
+d.dispatch(pipe, [c, a, b], struct.pack("<If", n, 2.0), (1, 1, 1))
+d.destroy_buffer(tmp)
+submits = d.submits - s0
+print(json.dumps({"submits": submits, "graveyard": len(d._graveyard), "c": read_f32(c, 3),
+                  "graveyard_after": len(d._graveyard)}))
+''')
+    assert py_json(r) == {"submits": 0, "graveyard": 1, "c": [1.0, 3.0, 5.0], "graveyard_after": 0}

@@ -172,6 +172,29 @@ async function boot(interrupt, flowBuffer) {
       pass.setBindGroup(0, device.createBindGroup({ layout, entries }));
       pass.dispatchWorkgroups(x, y, z);
     },
+    // ONE wait per read or synchronize: pop the validation error scope the driver keeps open
+    // over its unwaited work (when `pop`) and wait for `staging` to map for reading (or,
+    // with no staging buffer, for the queue to finish), together, as one promise: Python
+    // makes one `run_sync` of it. Resolves to null, or to an error message (a validation
+    // error first); a staging buffer mapped despite a validation error is unmapped.
+    wait: async (device, pop, staging, size) => {
+      const scope = pop ? device.popErrorScope() : null;
+      const done = staging ? staging.mapAsync(GPUMapMode.READ, 0, size) : device.queue.onSubmittedWorkDone();
+      const [s, d] = await Promise.allSettled([scope, done]);
+      const why = (e) => String((e && e.message) || e);
+      let err = null;
+      if (s.status === 'rejected') err = 'WebGPU error: ' + why(s.reason);
+      else if (s.value) err = 'WebGPU validation error: ' + s.value.message;
+      if (d.status === 'rejected') return err || 'WebGPU error: ' + why(d.reason);
+      if (err && staging) staging.unmap();
+      return err;
+    },
+    // After `wait`: copy `size` mapped bytes of `staging` into the Python buffer `dest` (a
+    // borrowed PyProxy of a bytearray: one copy, straight into the wasm heap) and unmap.
+    readMapped: (staging, size, dest) => {
+      const pb = dest.getBuffer('u8');
+      try { pb.data.set(new Uint8Array(staging.getMappedRange(0, size))); } finally { pb.release(); staging.unmap(); }
+    },
   });
   pyodide.registerJsModule('webtorch_playground_host', {
     post: (kind, json) => post({ type: kind, id: currentRun, data: JSON.parse(json) }),

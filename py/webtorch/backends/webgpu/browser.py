@@ -3,17 +3,27 @@
 Runs in a Web Worker (or a page) under Pyodide. The playground's worker asks for the adapter
 and device in JavaScript before Python starts and registers them as the JS module
 `webtorch_gpu_host` (attributes `available`, `reason`, `adapter`, `device`, `info_json`,
-`jspi`, and the helper `writeBuffer(queue, buffer, offset, pyBuffer)`); elsewhere the driver
-asks `navigator.gpu` itself, through `pyodide.ffi.run_sync`.
+`jspi`, and the helpers `writeBuffer`, `dispatch`, `wait`, `readMapped`); elsewhere the driver
+asks `navigator.gpu` itself, through `pyodide.ffi.run_sync`, and does without the helpers.
 
 Pyodide rules followed here:
 * Descriptors are plain JS objects: `to_js(d, dict_converter=js.Object.fromEntries)`.
 * The only waits are `run_sync(promise)` (JSPI): reads, `synchronize`, pipeline compile
   checks. They need the Python entry to be `runPythonAsync`/`callPromising` (the playground
   runs user code that way); without JSPI a read raises a clear RuntimeError.
+* ONE wait per read or `synchronize` (each `run_sync` costs ~0.2-0.5 ms on SwiftShader).
+  One validation error scope stays open over all work recorded since the last wait (opened
+  by the first command encoder, spanning any number of submits); the read's copy goes into
+  the same command encoder as the pending work (one submit), and the scope's pop is awaited
+  together with the staging buffer's `mapAsync` (or `onSubmittedWorkDone`) as one promise:
+  the host's `wait` helper, or `asyncio.gather` without the host (JS promises returned to
+  Python are futures, which JS's `Promise.all` cannot take back). A validation error in any of
+  that work raises RuntimeError from that wait. A `synchronize` with nothing submitted since
+  the last wait returns without waiting.
 * Every JS object held from Python is a JsProxy released by reference counting (CPython frees
   them deterministically when the backend drops a handle); the one `create_proxy`
-  (the device-lost callback) is destroyed by `close()`.
+  (the device-lost callback) is destroyed by `close()`. The read staging buffer is created
+  once and reused (grown by doubling; reads above 16 MiB use a one-off buffer, destroyed).
 * Uploads pass the Python buffer to JS as a borrowed PyProxy, whose `getBuffer()` is a view
   onto the WebAssembly heap: `queue.writeBuffer` copies straight from it (no extra copy).
 """
@@ -31,6 +41,7 @@ _LIMIT_NAMES = (
 )
 _ARENA_BYTES = 1 << 20       # parameter arena per batch
 _MAX_BATCH = 4096            # dispatches per submit at most
+_STAGING_KEEP = 16 << 20     # largest read staging buffer kept for reuse
 
 # GPUBufferUsage / GPUMapMode bits (fixed by the WebGPU spec)
 _MAP_READ, _COPY_SRC, _COPY_DST, _STORAGE = 0x0001, 0x0004, 0x0008, 0x0080
@@ -107,6 +118,8 @@ class BrowserDriver(Driver):
         host = _host()
         self._host_write = getattr(host, "writeBuffer", None) if host is not None else None
         self._host_dispatch = getattr(host, "dispatch", None) if host is not None else None
+        self._host_wait = getattr(host, "wait", None) if host is not None else None
+        self._host_read = getattr(host, "readMapped", None) if host is not None else None
         info_json = None
         if _null(device) and host is not None:
             if not host.available:
@@ -130,10 +143,11 @@ class BrowserDriver(Driver):
         self._encoder = None
         self._pass = None
         self._pending = 0
-        self._scopes = []          # popErrorScope promises of submitted batches, checked on waits
+        self._scope_open = False   # a validation error scope is open over unwaited work
+        self._unwaited = False     # work submitted (or written) since the last wait
         self._staging = None       # MAP_READ buffer reused by read_buffer
         self._staging_size = 0
-        self._scratch = []         # snapshot buffers of aliased bindings, freed after submit
+        self._graveyard = []       # buffers to destroy right after the next submit
         self.lost = None
         self.dispatches = 0
         self.submits = 0
@@ -193,10 +207,11 @@ class BrowserDriver(Driver):
         if self._on_lost is not None:
             self._on_lost.destroy()
             self._on_lost = None
-        for b in (self._arena_buf, self._staging):
+        for b in [self._arena_buf, self._staging] + self._graveyard:
             if b is not None:
                 b.destroy()
         self._arena_buf = self._staging = None
+        self._graveyard = []
         self._lost_promise = None
 
     # ---- helpers -------------------------------------------------------------------------
@@ -228,16 +243,54 @@ class BrowserDriver(Driver):
                     f"(the playground does) in a browser with JSPI ({e})") from None
             raise
 
-    def _check_scopes(self):
-        scopes, self._scopes = self._scopes, []
-        for p in scopes:
-            err = self._wait(p)
-            if not _null(err):
-                raise RuntimeError(f"WebGPU validation error: {err.message}")
+    def _wait_once(self, staging=None, size=0):
+        """The one wait of a read (`staging` given: wait for it to map for reading, `size`
+        bytes) or of a synchronize (wait for the queue): pops the open error scope in the same
+        promise. Raises RuntimeError for a validation error or a failed wait; on success the
+        staging buffer is left mapped."""
+        pop, self._scope_open = self._scope_open, False
+        try:
+            if self._host_wait is not None:
+                err = self._wait(self._host_wait(self.device, pop, staging, size))
+            else:
+                err = self._wait_all(pop, staging, size)
+        except RuntimeError:
+            raise                       # e.g. _wait's "needs JSPI"
+        except Exception as e:
+            raise self._wrap(e) from None
+        if not _null(err):
+            err = str(err)
+            if self.lost is not None or "lost" in err.lower():
+                self.lost = self.lost or err
+                raise RuntimeError(f"WebGPU device was lost: {self.lost}")
+            raise RuntimeError(err)
+        self._unwaited = False
+
+    def _wait_all(self, pop, staging, size):
+        """The host's `wait` helper in Python (the JS promises arrive as futures here):
+        asyncio.gather in one run_sync, a little slower than the helper."""
+        import asyncio
+        aws = [self.device.popErrorScope()] if pop else []
+        aws.append(self.queue.onSubmittedWorkDone() if staging is None
+                   else staging.mapAsync(_MODE_READ, 0, size))
+        res = self._wait(asyncio.gather(*aws, return_exceptions=True))
+        err = None
+        if pop:
+            if isinstance(res[0], BaseException):
+                err = f"WebGPU error: {res[0]}"
+            elif not _null(res[0]):
+                err = f"WebGPU validation error: {res[0].message}"
+        if isinstance(res[-1], BaseException):
+            return err or f"WebGPU error: {res[-1]}"
+        if err and staging is not None:
+            staging.unmap()
+        return err
 
     def _enc(self):
         if self._encoder is None:
-            self.device.pushErrorScope("validation")
+            if not self._scope_open:
+                self.device.pushErrorScope("validation")
+                self._scope_open = True
             self._encoder = self.device.createCommandEncoder()
         return self._encoder
 
@@ -262,9 +315,12 @@ class BrowserDriver(Driver):
             raise self._wrap(e) from None
 
     def destroy_buffer(self, buf):
-        if self._pending:
-            self.flush()
-        buf.destroy()
+        # may run from a finalizer in the middle of recording (driver.py): never flush here;
+        # a buffer that recorded work may use is destroyed right after that work's submit
+        if self._encoder is not None:
+            self._graveyard.append(buf)
+        else:
+            buf.destroy()
 
     def write_buffer(self, buf, offset, data):
         self._check()
@@ -284,38 +340,61 @@ class BrowserDriver(Driver):
             self._write(buf, int(offset), mv)
         except Exception as e:
             raise self._wrap(e) from None
+        self._unwaited = True
 
     def read_buffer(self, buf, offset, size):
-        self.flush()
-        self._check_scopes()
+        self._check()
         size, offset = int(size), int(offset)
         if size == 0:
+            self.synchronize()
             return b""
         delta = offset & 3            # copies need 4-byte aligned offsets and sizes
         offset -= delta
         padded = (delta + size + 3) & ~3
-        if self._staging is None or self._staging_size < padded:
+        st = self._staging_buffer(padded)
+        try:
+            try:   # the copy joins the pending work: one submit, then one wait
+                self._end_pass()
+                self._enc().copyBufferToBuffer(buf, offset, st, 0, padded)
+                self._pending += 1
+                self.flush()
+            except RuntimeError:
+                raise
+            except Exception as e:
+                raise self._wrap(e) from None
+            try:
+                self._wait_once(st, padded)
+            except BaseException:      # the map may still be pending: use a fresh buffer next time
+                if st is self._staging:
+                    self._staging, self._staging_size = None, 0
+                raise
+            out = bytearray(padded)
+            if self._host_read is not None:
+                self._host_read(st, padded, out)     # copies into `out` and unmaps
+            else:
+                try:
+                    self._js.Uint8Array.new(st.getMappedRange(0, padded)).assign_to(out)
+                finally:
+                    st.unmap()
+        finally:
+            if st is not self._staging:
+                st.destroy()
+        return out if padded == size else memoryview(out)[delta:delta + size]
+
+    def _staging_buffer(self, size):
+        """The reused MAP_READ buffer (grown by doubling); a one-off buffer past
+        _STAGING_KEEP, which read_buffer destroys after the read."""
+        if size > _STAGING_KEEP:
+            return self._create(size, _MAP_READ | _COPY_DST)
+        if self._staging is None or self._staging_size < size:
             if self._staging is not None:
                 self._staging.destroy()
             cap = 256
-            while cap < padded:
+            while cap < size:
                 cap *= 2
             self._staging = self._create(cap, _MAP_READ | _COPY_DST)
             self._staging_size = cap
-        st = self._staging
-        try:
-            enc = self.device.createCommandEncoder()
-            enc.copyBufferToBuffer(buf, offset, st, 0, padded)
-            self.queue.submit(self._js.Array.of(enc.finish()))
-            self.submits += 1
-            self._wait(st.mapAsync(_MODE_READ, 0, padded))
-        except Exception as e:
-            raise self._wrap(e) from None
-        try:
-            data = self._js.Uint8Array.new(st.getMappedRange(0, padded)).to_bytes()
-        finally:
-            st.unmap()
-        return data if padded == size else data[delta:delta + size]
+        return self._staging
 
     def copy_buffer(self, src, src_offset, dst, dst_offset, size):
         self._check()
@@ -333,18 +412,18 @@ class BrowserDriver(Driver):
         dev.pushErrorScope("validation")
         try:
             module = dev.createShaderModule(self._obj({"code": code}))
-            if waits:
-                info = self._wait(module.getCompilationInfo())
-                errors = [f"{m.lineNum}:{m.linePos}: {m.message}" for m in info.messages
-                          if m.type == "error"]
-                if errors:
-                    raise RuntimeError("WGSL compilation failed:\n" + "\n".join(errors))
+            info = module.getCompilationInfo() if waits else None
             pipe = dev.createComputePipeline(self._obj({
                 "layout": "auto", "compute": {"module": module, "entryPoint": entry_point}}))
         finally:
             scope = dev.popErrorScope()
-        if waits:
-            err = self._wait(scope)
+        if waits:   # one wait for both: the compiler's messages and the scope
+            import asyncio
+            info, err = self._wait(asyncio.gather(info, scope))
+            errors = [f"{m.lineNum}:{m.linePos}: {m.message}" for m in info.messages
+                      if m.type == "error"]
+            if errors:
+                raise RuntimeError("WGSL compilation failed:\n" + "\n".join(errors))
             if not _null(err):
                 raise RuntimeError(f"WebGPU pipeline creation failed: {err.message}")
         return _Pipeline(pipe, pipe.getBindGroupLayout(0), entry_point)
@@ -400,7 +479,7 @@ class BrowserDriver(Driver):
                 snap = self._create(size, _STORAGE | _COPY_SRC | _COPY_DST)
                 self._end_pass()
                 self._enc().copyBufferToBuffer(b, 0, snap, 0, size)
-                self._scratch.append(snap)
+                self._graveyard.append(snap)
                 out[j] = snap
         return out
 
@@ -422,17 +501,14 @@ class BrowserDriver(Driver):
             self._encoder = None
             self._arena = bytearray()
             self._pending = 0
-            self._scopes.append(self.device.popErrorScope())
-            for b in self._scratch:
+            self._unwaited = True
+            for b in self._graveyard:
                 b.destroy()      # after submit: the GPU keeps it until the work is done
-            self._scratch = []
+            self._graveyard = []
         self.submits += 1
 
     def synchronize(self):
         self.flush()
-        try:
-            self._wait(self.queue.onSubmittedWorkDone())
-        except Exception as e:
-            raise self._wrap(e) from None
-        self._check_scopes()
+        if self._scope_open or self._unwaited:
+            self._wait_once()
         self._check()
