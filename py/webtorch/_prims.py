@@ -106,9 +106,10 @@ def ewise(op, args, cdtype, out_dtype, shape=None, device=None):
     dev = common_device(args) or as_device(device)
     if shape is None:
         shape = broadcast_shapes(*[a._shape for a in args if isinstance(a, Tensor)])
+    else:
+        shape = tuple(shape)  # a plain tuple: Size indexes through Python
     out = empty(shape, out_dtype, dev)
     if out._storage.numel:
-        shape = out._shape
         out._backend.ewise(op, out._view(), [_operand(a, shape, dev) for a in args], cdtype.name)
     return out
 
@@ -122,7 +123,7 @@ def ewise_into(op, out, args, cdtype):
             if d is not dev and d != dev and not (a.dim() == 0 and d.type == "cpu"):
                 raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                                    f"devices, {dev} and {a.device}!")
-    shape = out._shape
+    shape = tuple(out._shape)  # a plain tuple: Size indexes through Python
     if _numel(shape):
         out._backend.ewise(op, out._view(), [_operand(a, shape, dev) for a in args], cdtype.name)
     out._storage.version += 1

@@ -73,17 +73,6 @@ def _numel(shape):
 
 class Tensor:
     __torch_function_enabled__ = True
-    # autograd metadata defaults: a new tensor reads these from the class until they are set
-    # (so `_make`, run for every op's result, writes only the geometry)
-    _requires_grad = False
-    _grad_fn = None
-    _fn_version = 0
-    _output_nr = 0
-    _base = None
-    _grad = None
-    _accumulator = None
-    _hooks = None
-    _post_hooks = None
 
     def __new__(cls, *args, **kwargs):
         return object.__new__(cls)
@@ -107,6 +96,15 @@ class Tensor:
         t._shape = shape if type(shape) is Size else Size(shape)
         t._stride = stride if type(stride) is tuple else tuple(stride)
         t._offset = offset
+        t._requires_grad = False
+        t._grad_fn = None
+        t._fn_version = 0
+        t._output_nr = 0
+        t._base = None
+        t._grad = None
+        t._accumulator = None
+        t._hooks = None
+        t._post_hooks = None
         if grad_mode._state["inference"]:
             t._inference = True
         return t

@@ -105,21 +105,20 @@ class SavedTensor:
 class Node:
     """Base of every grad_fn. Subclasses are named like PyTorch's (MulBackward0, ...)."""
     _fn = None  # the Function class whose backward this node runs
-    # defaults read from the class until a node sets its own (a node is made per recorded op)
-    _edges = ()  # one (node, output_nr) per forward argument; None for non-tensors
-    _saved = ()
-    _to_save = ()
-    _freed = False
-    needs_input_grad = ()
-    _non_differentiable = ()
-    materialize_grads = True
-    _hooks = ()  # a list once a hook is registered
-    _pre_hooks = ()
-    _tensor_hooks = None  # {output_nr: [hook, ...]}
-    _retained = None  # {output_nr: weakref(tensor)}
-    _outputs_meta = ()
 
     def __init__(self):
+        self._edges = ()  # one (node, output_nr) per forward argument; None for non-tensors
+        self._saved = []
+        self._to_save = ()
+        self._freed = False
+        self.needs_input_grad = ()
+        self._non_differentiable = ()
+        self.materialize_grads = True
+        self._hooks = []
+        self._pre_hooks = []
+        self._tensor_hooks = None  # {output_nr: [hook, ...]}
+        self._retained = None  # {output_nr: weakref(tensor)}
+        self._outputs_meta = ()
         self._seq = next(_seq)
 
     # -- ctx API (autograd.Function) --------------------------------------------------
@@ -151,14 +150,10 @@ class Node:
         return cls.__name__
 
     def register_hook(self, fn):
-        if not isinstance(self._hooks, list):
-            self._hooks = []
         self._hooks.append(fn)
         return _RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
-        if not isinstance(self._pre_hooks, list):
-            self._pre_hooks = []
         self._pre_hooks.append(fn)
         return _RemovableHandle(self._pre_hooks, fn)
 
