@@ -7,7 +7,7 @@ __version__ = "0.1.0"
 from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
                      float64, get_default_dtype, set_default_dtype, promote_types)
-from ._device import device
+from ._device import device, set_default_device, get_default_device
 from ._tensor import Tensor, Size
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled)

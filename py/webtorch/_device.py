@@ -4,6 +4,7 @@ _TYPES = ("cpu", "webgpu")
 
 
 class device:
+    """torch.device; also a context manager that makes it the default device (as in PyTorch)."""
     __slots__ = ("type", "index")
 
     def __init__(self, type, index=None):
@@ -39,9 +40,29 @@ class device:
     def __repr__(self):
         return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
 
+    def __enter__(self):
+        _outer.append(_default[0])
+        _default[0] = self
+        return self
+
+    def __exit__(self, *exc):
+        _default[0] = _outer.pop()
+        return False
+
 
 CPU = device("cpu")
+_default = [CPU]  # where factory functions put tensors when no device is given
+_outer = []  # the defaults that enclosing `with torch.device(...)` blocks restore
 _backends = {}
+
+
+def set_default_device(d):
+    """torch.set_default_device: e.g. "webgpu" so that torch.randn(...) lands on the GPU."""
+    _default[0] = CPU if d is None else as_device(d)
+
+
+def get_default_device():
+    return _default[0]
 
 
 _by_str = {"cpu": CPU}  # one device object per string: equal devices are then mostly identical
@@ -49,7 +70,7 @@ _by_str = {"cpu": CPU}  # one device object per string: equal devices are then m
 
 def as_device(d):
     if d is None:
-        return CPU
+        return _default[0]
     if isinstance(d, device):
         return d
     if isinstance(d, str):
