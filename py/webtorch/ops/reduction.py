@@ -547,18 +547,6 @@ class Cumsum(Function):
         return g.flip(d).cumsum(d).flip(d), None, None
 
 
-@torch_function
-def cumsum(input, dim, *, dtype=None):
-    d = wrap_dim(dim, input.dim())
-    dt = dtype or _sum_dtype(input, None)
-    x = input if input.dtype == dt else input.to(dt)
-    if x.dim() == 0:
-        return x.clone()
-    if dt.is_floating_point and recording(x):
-        return Cumsum.apply(x, d, dt)
-    return _prims.scan("cumsum", x, d, dt)[0]
-
-
 class Cumprod(Function):
     _node_name = "CumprodBackward0"
 
@@ -576,16 +564,23 @@ class Cumprod(Function):
         return (g * y).flip(d).cumsum(d).flip(d) / x, None, None
 
 
-@torch_function
-def cumprod(input, dim, *, dtype=None):
-    d = wrap_dim(dim, input.dim())
-    dt = dtype or _sum_dtype(input, None)
-    x = input if input.dtype == dt else input.to(dt)
-    if x.dim() == 0:
-        return x.clone()
-    if dt.is_floating_point and recording(x):
-        return Cumprod.apply(x, d, dt)
-    return _prims.scan("cumprod", x, d, dt)[0]
+def _make_scan(op, node):
+    def public(input, dim, *, dtype=None):
+        d = wrap_dim(dim, input.dim())
+        dt = dtype or _sum_dtype(input, None)
+        x = input if input.dtype == dt else input.to(dt)
+        if x.dim() == 0:
+            return x.clone()
+        if dt.is_floating_point and recording(x):
+            return node.apply(x, d, dt)
+        return _prims.scan(op, x, d, dt)[0]
+
+    public.__name__ = op
+    return torch_function(public)
+
+
+cumsum = _make_scan("cumsum", Cumsum)
+cumprod = _make_scan("cumprod", Cumprod)
 
 
 class CumExtreme(Function):
