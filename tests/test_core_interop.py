@@ -193,3 +193,18 @@ def test_size_and_dtype_repr():
     assert str(wt.float32) == str(torch.float32)
     assert f"{wt.tensor(2.5):.2f}" == f"{torch.tensor(2.5):.2f}"
     assert math.isclose(wt.tensor(0.1).item(), torch.tensor(0.1).item())
+
+
+def test_from_numpy_and_numpy_share_memory_like_pytorch():
+    """On the numpy CPU backend both directions share memory, as in PyTorch (the pure-Python
+    backend, which has no numpy buffers, copies)."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = wt.from_numpy(a)
+    a[0, 0] = 100.0
+    assert t[0, 0].item() == 100.0
+    t[1, 2] = -1.0
+    assert a[1, 2] == -1.0
+    n = t.numpy()
+    n[0, 1] = 7.0
+    assert t[0, 1].item() == 7.0
+    assert not np.shares_memory(wt.from_numpy(a.T).numpy(), a)  # a non-contiguous array is copied

@@ -2,8 +2,8 @@
 import math
 
 from . import _dtype, _prims
-from ._device import as_device, device as _devcls
-from ._tensor import Tensor, _numel
+from ._device import CPU, as_device, backend_for, device as _devcls
+from ._tensor import Storage, Tensor, _numel, contiguous_strides
 from .autograd.function import Function
 from .overrides import torch_function
 from .ops._common import recording
@@ -158,8 +158,16 @@ asarray = as_tensor
 
 
 def from_numpy(ndarray):
+    """A cpu tensor sharing memory with a C-contiguous `ndarray` (as PyTorch) when the CPU
+    backend keeps numpy buffers; a copy otherwise (the pure-Python backend, other layouts)."""
     if not _is_numpy(ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    name = _np_dtype_name(ndarray)
+    be = backend_for(CPU)
+    if name is not None and be.numpy_buffers and ndarray.flags.c_contiguous and ndarray.dtype.isnative:
+        shape = tuple(ndarray.shape)
+        storage = Storage(ndarray.reshape(-1), _dtype.BY_NAME[name], CPU, ndarray.size, be)
+        return Tensor._make(storage, shape, contiguous_strides(shape), 0)
     return tensor(ndarray)
 
 

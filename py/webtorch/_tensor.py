@@ -415,7 +415,10 @@ class Tensor:
         if self.device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self.device.type}:0 device type tensor to numpy. Use Tensor.cpu() to "
                             "copy the tensor to host memory first.")
-        return self._backend.to_numpy(self._view())
+        be = self._backend
+        if be.numpy_buffers:  # shares memory, as in PyTorch
+            return be.as_ndarray(self._view())
+        return be.to_numpy(self._view())
 
     def __array__(self, dtype=None, copy=None):
         a = self.detach().cpu().numpy()

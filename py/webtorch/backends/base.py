@@ -49,6 +49,9 @@ SCAN_OPS = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 class Backend:
     """Interface. `name` is the device type ('cpu' or 'webgpu')."""
     name = None
+    # True when every buf is a 1-D numpy array of its dtype: then torch.from_numpy and
+    # Tensor.numpy share memory with numpy arrays (as in PyTorch) through `as_ndarray`
+    numpy_buffers = False
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):

@@ -246,6 +246,7 @@ def _numel(shape):
 
 
 class NumpyBackend(Backend):
+    numpy_buffers = True
     name = "cpu"
 
     # ---- memory -----------------------------------------------------------------------
@@ -283,6 +284,10 @@ class NumpyBackend(Backend):
 
     def to_numpy(self, view):
         return np.array(self._v(view), copy=True)
+
+    def as_ndarray(self, view):
+        """The view as a numpy array sharing its memory (no copy)."""
+        return self._v(view)
 
     # ---- compute ----------------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
