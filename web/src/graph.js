@@ -88,4 +88,6 @@ export function renderGraph(container, graph) {
     }
   }
   container.appendChild(svg);
+  // a graph wider than the panel scrolls; start at its right end, where the output tensor is
+  container.scrollLeft = container.scrollWidth;
 }
