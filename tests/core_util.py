@@ -168,13 +168,19 @@ def cmp(device, fn, *args, rtol=None, atol=None, strides=False, **kwargs):
 
 def raises_like(device, fn, *args, phrase=None, **kwargs):
     """torch raises; webtorch must raise the same exception type whose message contains `phrase`
-    (a key phrase that torch's own message contains too)."""
+    (a key phrase that torch's own message contains too). On webgpu, index bounds errors are
+    raised at the next sync point (deferred device-side checks), so the call is followed by
+    webtorch.webgpu.synchronize()."""
     targs = _conv(args, to_torch)
     with pytest.raises(Exception) as te:
         fn(torch, *targs, **kwargs)
     wargs = _conv(args, lambda a: to_wt(a, device))
     with pytest.raises(Exception) as we:
-        fn(wt, *wargs, **kwargs)
+        try:
+            fn(wt, *wargs, **kwargs)
+        finally:
+            if device == "webgpu":
+                wt.webgpu.synchronize()
     assert issubclass(we.type, te.type) or we.type is te.type, \
         f"webtorch raised {we.type.__name__}({we.value}); torch raised {te.type.__name__}({te.value})"
     if phrase is not None:

@@ -189,10 +189,16 @@ def test_accumulate_grad_steals_only_unshared_gradients(dev):
 def test_gather_range_check_is_cached_per_index_version():
     x = W(rng.standard_normal((4, 5)).astype(np.float32))
     idx = wt.tensor([[0], [4], [2], [1]], device="webgpu")
-    x.gather(1, idx)
-    s0 = webgpu.submit_count()
+    x.gather(1, idx)                                # checked on the device, no readback
+    webgpu.synchronize()                            # resolves the deferred check: range cached
+    s0, d0 = webgpu.submit_count(), webgpu.dispatch_count()
     x.gather(1, idx)
     assert webgpu.submit_count() == s0              # no readback the second time
-    idx[0, 0] = 7                                   # a new version is checked again
+    d1 = webgpu.dispatch_count()
+    x.gather(1, idx.clone())                        # a fresh index is checked on the device
+    assert webgpu.dispatch_count() - d1 > d1 - d0   # the cached one skipped those kernels
+    webgpu.synchronize()
+    idx[0, 0] = 7                                   # a new version is checked again,
+    x.gather(1, idx)                                # deferred: raised at the next sync point
     with pytest.raises(RuntimeError, match="out of bounds"):
-        x.gather(1, idx)
+        webgpu.synchronize()

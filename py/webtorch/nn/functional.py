@@ -1576,11 +1576,9 @@ def _nll_loss_impl(input, target, weight, ignore_index, reduction):
         input, target = input.unsqueeze(0), target.unsqueeze(0)
     valid = target != ignore_index
     t = _pw.where(valid, target, 0)
-    try:
+    # PyTorch's error for an out-of-range target (on webgpu raised at the next sync point)
+    with _ix.range_error(lambda bad: IndexError(f"Target {bad} is out of bounds.")):
         picked = input.gather(1, t.unsqueeze(1)).squeeze(1)
-    except RuntimeError as e:
-        bad = str(e).split("index ")[-1].split(" ")[0]
-        raise IndexError(f"Target {bad} is out of bounds.") from None
     if weight is not None:
         w = _ix.index_select(weight, 0, t.reshape(-1)).reshape(t.shape) * valid
     else:

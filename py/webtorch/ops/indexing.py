@@ -134,17 +134,74 @@ def take_offsets(x, coords, out_shape=None, node=Take):
 
 
 def _check_range(idx, size, dim, kind=IndexError, msg=None):
+    """idx with negative entries wrapped (x[idx] semantics); raises for entries outside
+    [-size, size) (on webgpu at the next sync: see _guard)."""
     if idx.numel() == 0:
         return idx
-    lo, hi = _prims.ewise("copy", [idx], int64, int64).reshape(-1), None
-    mm = _shape.stack([lo.min(), lo.max()]).tolist()
-    if mm[0] < -size or mm[1] >= size:
-        bad = mm[1] if mm[1] >= size else mm[0]
-        raise kind(msg or f"index {bad} is out of bounds for dimension {dim} with size {size}")
-    if mm[0] < 0:
-        idx = _prims.ewise("where", [_prims.ewise("lt", [idx, 0], int64, bool_),
-                                     _prims.ewise("add", [idx, size], int64, int64), idx], int64, int64)
-    return idx
+    safe = _guard(idx, -size, size, lambda bad: kind(msg or f"index {bad} is out of bounds for dimension {dim} "
+                                                         f"with size {size}"))
+    if safe is True:    # known to be in range
+        mn = _index_range(idx)[0]
+        if mn < 0:
+            idx = _prims.ewise("where", [_prims.ewise("lt", [idx, 0], int64, bool_),
+                                         _prims.ewise("add", [idx, size], int64, int64), idx], int64, int64)
+        return idx
+    wrapped = _prims.ewise("where", [_prims.ewise("lt", [safe, 0], int64, bool_),
+                                     _prims.ewise("add", [safe, size], int64, int64), safe], int64, int64)
+    return _clamp(wrapped, 0, size)
+
+
+def _clamp(idx, lo, size):
+    """idx clamped into [lo, size): what a deferred-checked take/put uses, so that an index
+    whose error is reported later never reads or writes out of bounds meanwhile (fused)."""
+    return _prims.ewise("minimum", [_prims.ewise("maximum", [idx, lo], int64, int64), size - 1], int64, int64)
+
+
+_RANGE_ERROR = [None]   # an override of the gather bounds error: bad value -> exception
+
+
+class range_error:
+    """Within the block, gather's out-of-range error is err(bad) (nll_loss: "Target 12 is out
+    of bounds." as an IndexError); it is captured when the check is queued."""
+
+    def __init__(self, err):
+        self.err = err
+
+    def __enter__(self):
+        self.old, _RANGE_ERROR[0] = _RANGE_ERROR[0], self.err
+
+    def __exit__(self, *exc):
+        _RANGE_ERROR[0] = self.old
+
+
+def _guard(index, lo, size, err):
+    """Check lo <= index < size; err(bad) is the exception for an offending value bad (the
+    largest one at or above size, else the smallest one below lo).
+
+    Returns True when the index is known to be in range (checked now: on cpu, or from the
+    range cache). On a backend with deferred checks (webgpu) nothing is read back now, which
+    would wait mid-step: min and max are computed on the device and registered as a pending
+    check that the next sync point resolves (raising err(bad) there), and the index clamped
+    into [lo, size) is returned for the take/put to use meanwhile."""
+    be = index._backend
+    defer = getattr(be, "defer_check", None)
+    mm = _cached_range(index) if defer is not None else _index_range(index)
+    if mm is not None:
+        bad = mm[1] if mm[1] >= size else (mm[0] if mm[0] < lo else None)
+        if bad is not None:
+            raise err(bad)
+        return True
+    vals = _shape.stack([index.min(), index.max()])
+    storage, key = weakref.ref(index._storage), _range_key(index)
+
+    def fail(v):
+        st = storage()
+        if st is not None and st.version == key[3]:
+            _remember_range(st, key, tuple(v))
+        bad = v[1] if v[1] >= size else (v[0] if v[0] < lo else None)
+        return None if bad is None else err(bad)
+    defer(vals._view(), vals, fail)
+    return _clamp(index if index.dtype is int64 else index.to(int64), lo, size)
 
 
 # ---- x[index] ----------------------------------------------------------------------------------
@@ -395,37 +452,52 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         if k != d and index.shape[k] > input.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be no "
                                f"larger than self {list(input.shape)} apart from dimension {d}")
-    _check_gather_range(index, input.shape[d] if nd else 1, d)
+    idx = _check_gather_range(index, input.shape[d] if nd else 1, d)
     coords = [None] * nd
     if nd:
-        coords[d] = index.to(int64) if index.dtype is not int64 else index
+        coords[d] = idx
     return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out)
 
 
 _RANGE_CACHE = weakref.WeakKeyDictionary()   # Storage -> {(view, version): (min, max)}
 
 
+def _range_key(index):
+    return (index._offset, tuple(index._shape), tuple(index._stride), index._storage.version)
+
+
+def _cached_range(index):
+    per = _RANGE_CACHE.get(index._storage)
+    return per.get(_range_key(index)) if per is not None else None
+
+
+def _remember_range(storage, key, mm):
+    per = _RANGE_CACHE.get(storage)
+    if per is None or next(iter(per))[3] != key[3]:
+        per = _RANGE_CACHE[storage] = {}
+    per[key] = mm
+
+
 def _index_range(index):
     """(min, max) of an index tensor, remembered per storage version: the check reads the
-    values back (a GPU wait), and a training loop gathers with the same targets every step."""
-    key = (index._offset, tuple(index._shape), tuple(index._stride), index._version)
-    per = _RANGE_CACHE.get(index._storage)
-    if per is not None and key in per:
-        return per[key]
-    mm = tuple(_shape.stack([index.min(), index.max()]).tolist())
-    if per is None or next(iter(per))[3] != key[3]:
-        per = _RANGE_CACHE[index._storage] = {}
-    per[key] = mm
+    values back (a wait on webgpu), and a training loop gathers with the same targets every step."""
+    mm = _cached_range(index)
+    if mm is None:
+        mm = tuple(_shape.stack([index.min(), index.max()]).tolist())
+        _remember_range(index._storage, _range_key(index), mm)
     return mm
 
 
 def _check_gather_range(index, size, d):
+    """index as the int64 offsets gather/scatter may use: index itself when known to be in
+    [0, size), else (webgpu, checked at the next sync) clamped into it."""
+    idx = index if index.dtype is int64 else index.to(int64)
     if index.numel() == 0:
-        return
-    mm = _index_range(index)
-    if mm[0] < 0 or mm[1] >= size:
-        bad = mm[1] if mm[1] >= size else mm[0]
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        return idx
+    err = _RANGE_ERROR[0] or (lambda bad: RuntimeError(f"index {bad} is out of bounds for dimension {d} "
+                                                       f"with size {size}"))
+    safe = _guard(index, 0, size, err)
+    return idx if safe is True else safe
 
 
 class Flip(Take):
@@ -480,7 +552,7 @@ def _scatter(input, dim, index, src, accumulate, name):
     d = wrap_dim(dim, input.dim())
     if index.dim() != input.dim():
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    _check_gather_range(index, input.shape[d], d)
+    index = _check_gather_range(index, input.shape[d], d)
     lin = _scatter_offsets(input, d, index)
     vals = _narrow_to(src, index.shape)
     return index_put_flat(input.contiguous(), lin, vals, accumulate).reshape(input.shape)
@@ -537,11 +609,11 @@ def index_select(input, dim, index, *, out=None):
     nd = input.dim()
     d = wrap_dim(dim, nd)
     size = input.shape[d] if nd else 1
-    if index.numel():
-        mm = _shape.stack([index.min(), index.max()]).tolist()
-        if mm[0] < 0 or mm[1] >= size:
-            raise IndexError("index out of range in self")
     idx = index.reshape(-1).to(int64)
+    if index.numel():
+        safe = _guard(index, 0, size, lambda bad: IndexError("index out of range in self"))
+        if safe is not True:
+            idx = safe.reshape(-1)
     if nd == 0:
         return write_out(input.reshape(1).index_select(0, idx).reshape(()) if idx.numel() else input, out)
     coords = [None] * nd

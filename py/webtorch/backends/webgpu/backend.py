@@ -401,6 +401,7 @@ class WebGPUBackend(Backend):
         install(self)
         from .lazy import Fusion       # lazy element-wise fusion (wraps the driver's calls)
         self.fusion = Fusion(self)
+        self._checks = []       # pending device-side checks: (view, keep-alive, fail)
 
     # ---- plumbing ---------------------------------------------------------------------
     def pipeline(self, src):
@@ -494,7 +495,8 @@ class WebGPUBackend(Backend):
         return buf
 
     def _read_contiguous(self, view):
-        """bytes of the view's elements in row-major order"""
+        """bytes of the view's elements in row-major order (a host read: pending checks are
+        resolved by the same wait)"""
         n = prod(view.shape)
         if n == 0:
             return b""
@@ -509,8 +511,59 @@ class WebGPUBackend(Backend):
         start = off * it
         a0 = start & ~3
         end = (start + n * it + 3) & ~3
-        raw = bytes(self.driver.read_buffer(src.handle, a0, end - a0))
+        if self._checks:
+            raw = self._read_checked(src, a0, end - a0)
+        else:
+            raw = bytes(self.driver.read_buffer(src.handle, a0, end - a0))
         return raw[start - a0:start - a0 + n * it]
+
+    # ---- deferred checks (device-side asserts) ----------------------------------------
+    # Bounds checks of index tensors (gather, index_select, x[idx], nll_loss targets) are not
+    # read back when the op is queued, which would wait mid-step: the op computes the values
+    # a check needs on the device (e.g. min and max of the index), registers them here, and
+    # the next host read or synchronize() fetches them with the same single wait and raises
+    # the first failed check's error there, as CUDA reports device-side asserts.
+    CHECKS_MAX = 256      # resolved early (one wait) beyond this many pending checks
+
+    ASYNC_NOTE = ("\n(webgpu: detected asynchronously at this synchronization point; index bounds "
+                  "are checked on the device and reported at the next item()/tolist()/numpy()/"
+                  "cpu()/print/bool()/synchronize(), so the failing op was queued before this call)")
+
+    def defer_check(self, view, keep, fail):
+        """Register a pending check: `view` (contiguous, int32/int64) holds values computed on
+        the device; `keep` is kept alive until resolution; `fail(values)` returns the exception
+        to raise (or None) once the values are read."""
+        assert view.dtype in ("int32", "int64") and tuple(view.strides) == contiguous_strides(view.shape)
+        self._checks.append((view, keep, fail))
+        if len(self._checks) >= self.CHECKS_MAX:
+            self._read_checked(None, 0, 0)
+
+    def _read_checked(self, src, a0, size):
+        """`size` bytes of buffer src from byte a0, read together with every pending check's
+        values (one wait); raises the first failed check's error (all pending checks are
+        consumed either way)."""
+        checks, self._checks = self._checks, []
+        sizes = [prod(v.shape) * 4 for v, _, _ in checks]
+        tmp = self.empty((size + sum(sizes)) // 4, "int32")
+        if size:
+            self.driver.copy_buffer(src.handle, a0, tmp.handle, 0, size)
+        off = size
+        for (v, _, _), nb in zip(checks, sizes):
+            if nb:
+                self.driver.copy_buffer(v.buf.handle, v.offset * 4, tmp.handle, off, nb)
+            off += nb
+        raw = bytes(self.driver.read_buffer(tmp.handle, 0, size + sum(sizes)))
+        del tmp
+        off, err = size, None
+        for (v, _, fail), nb in zip(checks, sizes):
+            vals = list(struct.unpack_from(f"<{nb // 4}i", raw, off))
+            off += nb
+            e = fail(vals)
+            if e is not None and err is None:
+                err = e
+        if err is not None:
+            raise type(err)(f"{err}{self.ASYNC_NOTE}")
+        return raw[:size]
 
     def to_flat(self, view):
         raw = self._read_contiguous(view)
@@ -539,6 +592,9 @@ class WebGPUBackend(Backend):
         return a.reshape(view.shape)
 
     def synchronize(self):
+        if self._checks:      # the read waits for all submitted work
+            self._read_checked(None, 0, 0)
+            return
         self.driver.synchronize()
 
     # ---- element-wise -----------------------------------------------------------------
