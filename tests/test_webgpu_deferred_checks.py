@@ -5,6 +5,7 @@ next sync point (item/tolist/numpy/cpu/print/bool/synchronize) raises PyTorch's 
 type and message there. cpu still raises immediately. A valid training loop waits once per
 step (loss.item())."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -211,3 +212,26 @@ def test_many_pending_checks_resolve_in_batches():
     assert w.n <= 600 // be.CHECKS_MAX
     webgpu.synchronize()
     assert not be._checks
+
+
+@pytest.mark.parametrize("dev", ["cpu", "webgpu"])
+@pytest.mark.parametrize("op,kind,msg", [
+    ("index_add", RuntimeError, "index 5 is out of bounds for dimension 0 with size 3"),
+    ("index_copy", IndexError, "index_copy_(): index 5 is out of bounds for dimension 0 with size 3"),
+    ("index_fill", IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+])
+def test_index_add_copy_fill_bounds(dev, op, kind, msg):
+    """As PyTorch: out-of-range indices raise (at the next sync on webgpu), never write elsewhere."""
+    import torch as T
+    x = wt.zeros(3, 2, device=dev)
+    idx = wt.tensor([5], device=dev)
+    args = {"index_add": (wt.ones(1, 2, device=dev),), "index_copy": (wt.ones(1, 2, device=dev),),
+            "index_fill": (1.0,)}[op]
+    targs = {"index_add": (T.ones(1, 2),), "index_copy": (T.ones(1, 2),), "index_fill": (1.0,)}[op]
+    with pytest.raises(kind) as ref:
+        getattr(T.zeros(3, 2), op)(0, T.tensor([5]), *targs)
+    assert msg in str(ref.value)
+    with pytest.raises(kind, match=re.escape(msg)):
+        y = getattr(x, op)(0, idx, *args)
+        y.tolist()
+    assert x.tolist() == [[0.0, 0.0]] * 3

@@ -625,12 +625,25 @@ def index_select(input, dim, index, *, out=None):
 
 @torch_function
 def index_add(input, dim, index, source, *, alpha=1):
-    d = wrap_dim(dim, input.dim())
-    coords = [None] * input.dim()
-    coords[d] = index.to(int64).reshape((index.numel(),) + (1,) * (input.dim() - d - 1))
-    lin = _offsets(coords, tuple(source.shape), contiguous_strides(input.shape), 0, input.device)
+    lin = _index_dim_offsets(input, dim, index, source, RuntimeError, "")
     src = source if alpha == 1 else source * alpha
     return index_put_flat(input.contiguous(), lin, src, True).reshape(input.shape)
+
+
+def _index_dim_offsets(input, dim, index, source, kind, prefix):
+    """Logical offsets in input of source's elements placed at `index` along dim (index_add,
+    index_copy), with PyTorch's bounds check (deferred to the next sync on webgpu)."""
+    d = wrap_dim(dim, input.dim())
+    idx = index.reshape(-1).to(int64)
+    size = input.shape[d] if input.dim() else 1
+    if idx.numel():
+        safe = _guard(idx, 0, size, lambda bad: kind(f"{prefix}index {bad} is out of bounds for dimension {d} "
+                                                      f"with size {size}"))
+        if safe is not True:
+            idx = safe
+    coords = [None] * input.dim()
+    coords[d] = idx.reshape((idx.numel(),) + (1,) * (input.dim() - d - 1))
+    return _offsets(coords, tuple(source.shape), contiguous_strides(input.shape), 0, input.device)
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
@@ -639,10 +652,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 @torch_function
 def index_copy(input, dim, index, source):
-    d = wrap_dim(dim, input.dim())
-    coords = [None] * input.dim()
-    coords[d] = index.to(int64).reshape((index.numel(),) + (1,) * (input.dim() - d - 1))
-    lin = _offsets(coords, tuple(source.shape), contiguous_strides(input.shape), 0, input.device)
+    lin = _index_dim_offsets(input, dim, index, source, IndexError, "index_copy_(): ")
     return index_put_flat(input.contiguous(), lin, source, False).reshape(input.shape)
 
 
