@@ -732,3 +732,73 @@ def test_numpy_backend_is_vectorized_fast():
     ov, oi = new_out(NB, (1024, 1024), "float32"), new_out(NB, (1024, 1024), "int64")
     NB.sort(ov, oi, x, True, True)
     assert time.perf_counter() - t0 < 3.0
+
+
+def test_numpy_backend_no_warnings_and_user_errstate_kept():
+    """Warning-prone ops (log(0), 0/0, inf-inf, overflow, float->int casts of NaN/inf) emit no
+    numpy RuntimeWarning and raise nothing under the user's error state, which they leave as
+    it was (also inside a user `np.errstate(all="raise")`)."""
+    import warnings
+    import numpy as np
+    import webtorch as wt
+
+    def run():
+        f = NB.from_flat([0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 3e38, -3e38], "float32")
+        v = View(f, (8,), (1,), 0, "float32")
+        o = new_out(NB, (8,), "float32")
+        for op, ins in (("log", [v]), ("div", [v, v]), ("sub", [v, v]), ("mul", [v, 1e30]),
+                        ("add", [v, v]), ("exp", [v]), ("sqrt", [v]), ("atanh", [v]),
+                        ("pow", [v, -1.0]), ("reciprocal", [v]), ("fmod", [v, 0.0]),
+                        ("floor_divide", [v, v]), ("remainder", [v, v]), ("sigmoid", [v])):
+            NB.ewise(op, o, ins, "float32")
+        for dst in ("int32", "int64", "int8", "uint8", "float16", "bool"):
+            NB.ewise("copy", new_out(NB, (8,), dst), [v], "float32")
+            NB.ewise("mul", new_out(NB, (8,), dst), [v, 1e5], "float16" if dst == "float16" else "float32")
+        s = new_out(NB, (), "float32")
+        NB.reduce("sum", s, v)
+        NB.reduce("prod", s, v)
+        NB.reduce("sum", new_out(NB, (), "int32"), v)
+        NB.scan("cumsum", new_out(NB, (8,), "float16"), v)
+        m = View(f, (1, 2, 2), (4, 2, 1), 4, "float32")
+        NB.matmul(new_out(NB, (1, 2, 2), "float32"), m, m)
+        NB.matmul(new_out(NB, (1, 2, 2), "float16"), m, m)
+        NB.put(f, "float32", View(NB.from_flat([0, 1], "int64"), (2,), (1,), 0, "int64"), 1e300, True)
+        x = wt.tensor([0.0, 1.0, -1.0, float("inf"), float("nan")])
+        (x.log(), x / 0, x - x, (x * 1e38) * 1e38, x.to(wt.int32), x.exp().sum(), x @ x)
+
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run()
+        assert np.geterr() == before
+        with np.errstate(all="raise"):
+            raised = np.geterr()
+            run()
+            assert np.geterr() == raised
+        assert np.geterr() == before
+    assert np.geterr() == before
+
+
+def test_numpy_backend_errstate_fallback():
+    """Without numpy 2's error-state context variable the backend falls back to np.errstate,
+    with the same results and no warnings."""
+    code = ("import sys, warnings; sys.path.insert(0, 'py')\n"
+            "import numpy as np\n"
+            "import types\n"
+            "name = 'numpy._core._ufunc_config'\n"
+            "real = sys.modules.get(name)\n"
+            "sys.modules[name] = types.ModuleType(name)  # hides _extobj_contextvar\n"
+            "import webtorch.backends.cpu.numpy_backend as nb\n"
+            "if real is not None: sys.modules[name] = real\n"
+            "else: del sys.modules[name]\n"
+            "assert nb._ECV is None\n"
+            "import webtorch as wt\n"
+            "warnings.simplefilter('error')\n"
+            "before = np.geterr()\n"
+            "x = wt.tensor([0.0, 1.0, float('inf'), float('nan')])\n"
+            "r = (x.log() + x / 0 - (x - x)).tolist()\n"
+            "assert str(r) == '[nan, inf, nan, nan]', r\n"
+            "assert x.to(wt.int32).tolist()[2:] == [-2**31, -2**31]\n"
+            "assert np.geterr() == before\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

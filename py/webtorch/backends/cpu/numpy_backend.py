@@ -35,36 +35,92 @@ def _zde():
     return RuntimeError("ZeroDivisionError")
 
 
-def cast(a, dtype):
-    """Convert numpy array `a` to webtorch dtype name `dtype` with the semantics above."""
+# ---- floating-point error state --------------------------------------------------------------
+# Every primitive runs with numpy's floating-point errors ignored (inf/NaN results are the
+# semantics, not warnings), scoped to the call: the user's np.geterr() is never changed.
+# `np.errstate` costs ~0.7 us per entry, so on numpy >= 2 (whose error state is a context
+# variable) the "all ignored" state is built once per distinct outer state and set/reset on
+# the context variable directly (what `np.errstate.__enter__/__exit__` do); older numpy falls
+# back to `np.errstate`.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _ECV, _make_extobj
+    _ECV_get, _ECV_set, _ECV_reset = _ECV.get, _ECV.set, _ECV.reset
+except ImportError:  # numpy < 2
+    _ECV = None
+
+if _ECV is not None:
+    _QUIET = (None, None)  # (outer error state, the same state with all errors ignored)
+
+    def _quiet():
+        """Ignore numpy floating-point errors until `_loud(token)`; returns the token."""
+        global _QUIET
+        cur = _ECV_get()
+        q = _QUIET
+        if cur is q[0] or cur is q[1]:
+            return _ECV_set(q[1])
+        ign = _make_extobj(all="ignore")  # inherits the current bufsize and errcall
+        _QUIET = (cur, ign)
+        return _ECV_set(ign)
+
+    _loud = _ECV_reset
+else:
+    def _quiet():
+        e = np.errstate(all="ignore")
+        e.__enter__()
+        return e
+
+    def _loud(e):
+        e.__exit__(None, None, None)
+
+
+class _Quiet:
+    """`with _Quiet():` is `with np.errstate(all="ignore"):`, through `_quiet`."""
+    __slots__ = ("tok",)
+
+    def __enter__(self):
+        self.tok = _quiet()
+
+    def __exit__(self, *exc):
+        _loud(self.tok)
+
+
+def _cast(a, dtype):
+    """`cast` for callers that already ignore floating-point errors (`_quiet`)."""
     d = _NP[dtype]
     if a.dtype == d:
         return a
-    with np.errstate(all="ignore"):
-        if dtype == "bool":
-            return a != 0
-        if a.dtype.kind == "f" and d.kind in "iu":
-            if dtype in ("int8", "int16", "uint8"):
-                return a.astype(_I64).astype(d)
-            return a.astype(d)
-        return a.astype(d)
+    if dtype == "bool":
+        return a != 0
+    if a.dtype.kind == "f" and d.kind in "iu" and dtype in ("int8", "int16", "uint8"):
+        return a.astype(_I64).astype(d)
+    return a.astype(d)
+
+
+def cast(a, dtype):
+    """Convert numpy array `a` to webtorch dtype name `dtype` with the semantics above."""
+    if a.dtype == _NP[dtype]:
+        return a
+    tok = _quiet()
+    try:
+        return _cast(a, dtype)
+    finally:
+        _loud(tok)
 
 
 def _scalar(x, dtype):
-    """A Python scalar as a 0-d numpy array of `dtype` (ints wrap)."""
+    """A Python scalar as a 0-d numpy array of `dtype` (ints wrap). Call inside `_quiet`."""
     d = _NP[dtype]
+    if d.kind == "f":
+        return np.array(float(x), dtype=d)  # one rounding from the double, as via float64
     if dtype == "bool":
         return np.array(bool(x))
-    if d.kind in "iu":
-        if not isinstance(x, (int, np.integer)):
-            return cast(np.array(x), dtype)
-        bits = _INT_BITS[dtype]
-        x = int(x) & ((1 << bits) - 1)
-        if d.kind == "i" and x >= 1 << (bits - 1):
-            x -= 1 << bits
-        return np.array(x, dtype=d)
-    with np.errstate(all="ignore"):
-        return np.array(float(x), dtype=_F64).astype(d)
+    if not isinstance(x, (int, np.integer)):
+        return _cast(np.array(x), dtype)
+    bits = _INT_BITS[dtype]
+    x = int(x) & ((1 << bits) - 1)
+    if d.kind == "i" and x >= 1 << (bits - 1):
+        x -= 1 << bits
+    return np.array(x, dtype=d)
 
 
 # ---- element-wise op table ------------------------------------------------------------------
@@ -245,6 +301,111 @@ def _numel(shape):
     return n
 
 
+_KIND = {d: _kind(d) for d in _NP}
+_BOOL = _NP["bool"]
+
+# ---- fast paths --------------------------------------------------------------------------
+# (op, kind) -> f(*args, out=o) writing exactly what OPS[op](kind, *args) returns, for results
+# already in the out dtype (cdtype, or bool for tests); used when out is C-contiguous (so numpy
+# picks the same inner loops as for the temporary OPS would allocate).
+_ZERO = {d: np.zeros((), d) for d in _NP.values()}
+
+
+def _relu_out(a, out):
+    return np.maximum(a, _ZERO[a.dtype], out=out)
+
+
+def _copy_out(a, out):
+    np.copyto(out, a)
+
+
+_FAST = {}
+for _k in "fiub":
+    for _op, _f in (("add", np.add), ("mul", np.multiply), ("maximum", np.maximum),
+                    ("minimum", np.minimum), ("fmax", np.fmax), ("fmin", np.fmin),
+                    ("copy", _copy_out)):
+        _FAST[_op, _k] = (_f, False)
+    for _op, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
+                    ("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                    ("logical_xor", np.logical_xor), ("logical_not", np.logical_not)):
+        _FAST[_op, _k] = (_f, True)
+    if _k != "b":
+        _FAST["sub", _k] = (np.subtract, False)
+        _FAST["neg", _k] = (np.negative, False)
+        _FAST["abs", _k] = (np.abs, False)
+        _FAST["relu", _k] = (_relu_out, False)
+    if _k != "f":
+        for _op, _f in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                        ("bitwise_xor", np.bitwise_xor), ("bitwise_not", np.invert)):
+            _FAST[_op, _k] = (_f, False)
+for _op, _f in (("exp", np.exp), ("exp2", np.exp2), ("expm1", np.expm1), ("log", np.log),
+                ("log2", np.log2), ("log10", np.log10), ("log1p", np.log1p), ("sqrt", np.sqrt),
+                ("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin),
+                ("acos", np.arccos), ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
+                ("tanh", np.tanh), ("asinh", np.arcsinh), ("acosh", np.arccosh),
+                ("atanh", np.arctanh), ("floor", np.floor), ("ceil", np.ceil),
+                ("round", np.rint), ("trunc", np.trunc), ("div", np.true_divide),
+                ("floor_divide", np.floor_divide), ("fmod", np.fmod), ("atan2", np.arctan2)):
+    _FAST[_op, "f"] = (_f, False)
+for _op, _f in (("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
+                ("signbit", np.signbit)):
+    _FAST[_op, "f"] = (_f, True)
+_FAST["signbit", "i"] = (np.signbit, True)
+del _k, _op, _f
+
+# (shape, strides) -> (numel when C-contiguous (size-1 dims' strides ignored) or empty, else -1;
+#                      the shape as a plain tuple, which numpy takes faster than a Size)
+_LAYOUT = {}
+
+
+def _layout(shape, strides):
+    try:
+        key = (shape, strides)
+        info = _LAYOUT.get(key)
+    except TypeError:  # unhashable (lists)
+        key = (tuple(shape), tuple(strides))
+        info = _LAYOUT.get(key)
+    if info is None:
+        shape = tuple(shape)
+        n = _numel(shape)  # 0 (empty) whatever the strides
+        expect = 1
+        for d, st in zip(reversed(shape), reversed(strides)):
+            if n and d != 1 and st != expect:
+                n = -1
+                break
+            expect *= d
+        if len(_LAYOUT) > 4096:
+            _LAYOUT.clear()
+        info = _LAYOUT[key] = (n, shape)
+    return info
+
+
+def _vc(view):
+    """(numpy array for the View, whether it is C-contiguous). A contiguous view is the buf
+    itself when it spans it, else a reshaped slice; other layouts are strided ndarrays."""
+    buf, shape, strides, off, _ = view
+    n, shape = _layout(shape, strides)
+    if n > 0 and buf.ndim == 1:
+        if off == 0 and n == buf.shape[0]:
+            if len(shape) == 1:
+                return buf, True
+            return buf.reshape(shape), True
+        return buf[off:off + n].reshape(shape), True
+    if n == 0:
+        return np.empty(shape, buf.dtype), True
+    isz = buf.itemsize
+    return np.ndarray(shape, buf.dtype, buffer=buf, offset=off * isz,
+                      strides=tuple([st * isz for st in strides])), False
+
+
+def _v(view):
+    return _vc(view)[0]
+
+
+_AXES = {}  # (len(out.shape), len(inp.shape)) -> the reduced axes
+
+
 class NumpyBackend(Backend):
     numpy_buffers = True
     name = "cpu"
@@ -271,65 +432,83 @@ class NumpyBackend(Backend):
 
     def _v(self, view):
         """The numpy strided array for a View (writable when the buf is)."""
-        buf = view.buf
-        shape = tuple(view.shape)
-        if _numel(shape) == 0:
-            return np.empty(shape, buf.dtype)
-        isz = buf.itemsize
-        return np.ndarray(shape, buf.dtype, buffer=buf, offset=view.offset * isz,
-                          strides=tuple(s * isz for s in view.strides))
+        return _v(view)
 
     def to_flat(self, view):
-        return self._v(view).ravel().tolist()
+        return _v(view).ravel().tolist()
 
     def to_numpy(self, view):
-        return np.array(self._v(view), copy=True)
+        return np.array(_v(view), copy=True)
 
     def as_ndarray(self, view):
         """The view as a numpy array sharing its memory (no copy)."""
-        return self._v(view)
+        a = _v(view)
+        return a.view() if a is view.buf else a  # never hand out the buf object itself
 
     # ---- compute ----------------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
-        o = self._v(out)
+        o, contig = _vc(out)
         if o.size == 0:
             return
-        k = _kind(cdtype)
-        args = []
-        for j, x in enumerate(inputs):
-            dt = "bool" if (op == "where" and j == 0) else cdtype
-            if isinstance(x, View):
-                a = cast(self._v(x), dt)
-            else:
-                a = _scalar(x, dt)
-            if dt == "float16":
-                a = a.astype(_F32)
-            args.append(a)
-        with np.errstate(all="ignore"):
+        k = _KIND[cdtype]
+        cd = _NP[cdtype]
+        f16 = k == "f" and cdtype == "float16"
+        tok = _quiet()
+        try:
+            args = []
+            if op == "where":
+                c = inputs[0]
+                args.append(_cast(_v(c), "bool") if isinstance(c, View) else _scalar(c, "bool"))
+                inputs = inputs[1:]
+            for x in inputs:
+                if isinstance(x, View):
+                    a = _v(x)
+                    if a.dtype is not cd:
+                        a = _cast(a, cdtype)
+                else:
+                    a = _scalar(x, cdtype)
+                if f16:
+                    a = a.astype(_F32)
+                args.append(a)
+            if contig and not f16:
+                fast = _FAST.get((op, k))
+                if fast is not None and o.dtype is (_BOOL if fast[1] else cd):
+                    fast[0](*args, out=o)
+                    return
             r = OPS[op](k, *args)
-            r = np.asarray(r)
-            if cdtype == "float16" and r.dtype.kind == "f":
+            if type(r) is not np.ndarray:
+                r = np.asarray(r)
+            if f16 and r.dtype.kind == "f":
                 r = r.astype(np.float16)
-            o[...] = cast(r, out.dtype)
+            o[...] = _cast(r, out.dtype)
+        finally:
+            _loud(tok)
 
     def reduce(self, op, out, inp):
-        x = self._v(inp)
-        o = self._v(out)
+        o = _v(out)
         if o.size == 0:
             return
-        axes = tuple(range(len(out.shape), len(inp.shape)))
-        od = _NP[out.dtype]
-        with np.errstate(all="ignore"):
-            if op in ("sum", "prod"):
-                acc = _F64 if od.kind == "f" else (_I64 if od.kind == "b" else od)
+        x = _v(inp)
+        no, ni = len(out.shape), len(inp.shape)
+        axes = _AXES.get((no, ni))
+        if axes is None:
+            axes = _AXES[no, ni] = tuple(range(no, ni))
+        od = o.dtype
+        tok = _quiet()
+        try:
+            if op == "sum" or op == "prod":
+                okind = od.kind
+                acc = _F64 if okind == "f" else (_I64 if okind == "b" else od)
                 if x.dtype.kind == "f" and acc.kind != "f":
-                    x = cast(x, out.dtype)
-                f = np.sum if op == "sum" else np.prod
-                r = f(x, axis=axes, dtype=acc)
+                    x = _cast(x, out.dtype)
+                r = (np.add if op == "sum" else np.multiply).reduce(x, axis=axes, dtype=acc)
+                if okind == "f":  # float64 -> float out: the same rounding as `cast`
+                    o[...] = r
+                    return
             elif op == "max":
-                r = np.max(x, axis=axes) if axes else x
+                r = np.maximum.reduce(x, axis=axes) if axes else x
             elif op == "min":
-                r = np.min(x, axis=axes) if axes else x
+                r = np.minimum.reduce(x, axis=axes) if axes else x
             elif op == "argmax":
                 r = np.argmax(x, axis=-1)
             elif op == "argmin":
@@ -340,21 +519,30 @@ class NumpyBackend(Backend):
                 r = np.all(x, axis=axes)
             else:
                 raise NotImplementedError(op)
-            o[...] = cast(np.asarray(r), out.dtype)
+            if type(r) is not np.ndarray:
+                r = np.asarray(r)
+            o[...] = _cast(r, out.dtype)
+        finally:
+            _loud(tok)
 
     def matmul(self, out, a, b):
-        o = self._v(out)
+        o, contig = _vc(out)
         if o.size == 0:
             return
-        x, y = self._v(a), self._v(b)
         dt = out.dtype
-        x, y = cast(x, dt), cast(y, dt)
-        with np.errstate(all="ignore"):
+        tok = _quiet()
+        try:
+            x, y = _cast(_v(a), dt), _cast(_v(b), dt)
             if dt == "float16":
                 r = np.matmul(x.astype(_F32), y.astype(_F32)).astype(np.float16)
+            elif contig and o.dtype == x.dtype:
+                np.matmul(x, y, out=o)  # out C-contiguous: the loop a temporary would get
+                return
             else:
                 r = np.matmul(x, y)
-            o[...] = cast(r, dt)
+            o[...] = _cast(r, dt)
+        finally:
+            _loud(tok)
 
     def take(self, out, src_buf, src_dtype, idx):
         o = self._v(out)
@@ -366,11 +554,11 @@ class NumpyBackend(Backend):
         i = self._v(idx).reshape(-1)
         if i.size == 0:
             return
-        if isinstance(values, View):
-            v = cast(self._v(values), dst_dtype).reshape(-1)
-        else:
-            v = np.broadcast_to(_scalar(values, dst_dtype), i.shape)
-        with np.errstate(all="ignore"):
+        with _Quiet():
+            if isinstance(values, View):
+                v = cast(self._v(values), dst_dtype).reshape(-1)
+            else:
+                v = np.broadcast_to(_scalar(values, dst_dtype), i.shape)
             if accumulate:
                 if dst_dtype == "bool":
                     np.logical_or.at(dst_buf, i, v)
@@ -387,7 +575,7 @@ class NumpyBackend(Backend):
         if x.ndim == 0:
             x, o = x.reshape(1), o.reshape(1)
         od = _NP[out.dtype]
-        with np.errstate(all="ignore"):
+        with _Quiet():
             if op in ("cumsum", "cumprod"):
                 f = np.cumsum if op == "cumsum" else np.cumprod
                 if od.kind == "f":
@@ -440,7 +628,7 @@ class NumpyBackend(Backend):
             r = start + np.arange(n, dtype=_F64) * step
         else:
             r = np.arange(n, dtype=np.int64) * np.int64(step) + np.int64(start)
-        with np.errstate(all="ignore"):
+        with _Quiet():
             o[...] = cast(r, out.dtype).reshape(o.shape)
 
     def random(self, out, kind, seed, offset):
@@ -449,5 +637,5 @@ class NumpyBackend(Backend):
         if n == 0:
             return
         r = _philox.draw_numpy(n, kind, seed, offset)
-        with np.errstate(all="ignore"):
+        with _Quiet():
             o[...] = cast(r, out.dtype).reshape(o.shape)
