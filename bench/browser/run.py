@@ -16,7 +16,6 @@
   `playwright install`). Nothing is fetched from outside 127.0.0.1.
 """
 import argparse
-import functools
 import http.server
 import json
 import os

@@ -5,7 +5,7 @@ the backend's primitive. Everything a backend must implement is in `backends/bas
 """
 from . import _dtype
 from ._device import as_device, backend_for
-from ._tensor import Tensor, Storage, contiguous_strides, _numel, Size
+from ._tensor import Tensor, Storage, contiguous_strides, _numel
 from .backends.base import View
 
 bool_, int64 = _dtype.bool_, _dtype.int64
@@ -62,7 +62,6 @@ def broadcast_shapes(*shapes):
             if out[j] == 1:
                 out[j] = d
             elif d != 1 and d != out[j]:
-                a = [x for x in shapes if x is not s]
                 raise RuntimeError(f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at "
                                    f"non-singleton dimension {i - len(s) + ndim}")
     return tuple(out)

@@ -6,10 +6,10 @@ so each op has one definition that serves `torch.f(t)` and `t.f()` alike.
 import weakref
 
 from . import _dtype
-from ._device import as_device, backend_for, CPU
+from ._device import backend_for
 from .autograd import grad_mode
 from .autograd import function as _function
-from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle, run_backward
+from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle
 from .backends.base import View
 
 

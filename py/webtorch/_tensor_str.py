@@ -133,7 +133,6 @@ def _tensor_str(vals, shape, indent, fmt, summarize):
 
 
 def tensor_repr(t, prefix="tensor(", indent=None):
-    from .autograd import grad_mode
     indent = len(prefix) if indent is None else indent
     shape = tuple(t.shape)
     numel = t.numel()

@@ -60,7 +60,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     outputs = _tensors(outputs)
-    single = not isinstance(inputs, (list, tuple))
     inputs = _tensors(inputs)
     if retain_graph is None:
         retain_graph = create_graph

@@ -713,7 +713,7 @@ _LayerNorm = _node("NativeLayerNormBackward0", _layer_norm_impl, optional=(2, 3)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    N, C = input.shape[0], input.shape[1]
+    C = input.shape[1]
     if C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {input.shape} and num_groups={num_groups}")

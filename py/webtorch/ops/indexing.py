@@ -4,7 +4,6 @@ import weakref
 
 from .. import _dtype, _prims
 from .._tensor import Tensor, contiguous_strides, _numel
-from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out

@@ -3,7 +3,7 @@ from .. import _dtype, _prims
 from .._tensor import Tensor, _numel, contiguous_strides
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import recording, write_out, sum_to, name_of, composite_op
+from ._common import recording, write_out, sum_to, composite_op
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 

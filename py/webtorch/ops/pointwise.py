@@ -8,7 +8,6 @@ import math
 
 from .. import _dtype, _prims
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (float_of, sum_to, recording, check_leaf_inplace, inplace_result, write_out,

@@ -1,7 +1,6 @@
 """Views (metadata-only: share memory with their base) and shape-changing ops."""
 from .. import _dtype, _prims
 from .._tensor import Tensor, Size, contiguous_strides, _numel
-from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import wrap_dim, recording, write_out, sum_to, composite_node

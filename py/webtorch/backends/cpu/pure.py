@@ -14,7 +14,7 @@ import operator
 import struct
 from array import array
 
-from ..base import Backend, View, EWISE_OPS
+from ..base import Backend, View
 from ... import _philox
 from . import _special
 
