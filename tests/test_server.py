@@ -413,8 +413,7 @@ def test_repo_wheel_ships_shaders():
     """The wheel `make install` built into dist/ is pure Python and carries shaders/*.wgsl as
     webtorch/shaders/*.wgsl (served to Pyodide by /api/wheel)."""
     wheel = app_module.newest_wheel(REPO / "dist")
-    if wheel is None:
-        pytest.skip("no wheel in dist/ (run `make install`)")
+    assert wheel is not None, "no wheel in dist/: run `make install` (make test builds it)"
     assert wheel.name.endswith("-py3-none-any.whl")
     names = zipfile.ZipFile(wheel).namelist()
     shaders = sorted(n for n in names if n.startswith("webtorch/shaders/"))

@@ -12,8 +12,9 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 torch = pytest.importorskip("torch")
 import webtorch as wt  # noqa: E402
 
-if not wt.webgpu.is_available():
-    pytest.skip("no WebGPU adapter", allow_module_level=True)
+if os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
+    pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller", allow_module_level=True)
+assert wt.webgpu.is_available(), "no WebGPU adapter: install mesa-vulkan-drivers (lavapipe) — the webgpu tier must run"
 
 SILU = """
 @compute @workgroup_size(WG)
