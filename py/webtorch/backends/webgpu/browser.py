@@ -29,7 +29,7 @@ Pyodide rules followed here:
 """
 import re
 
-from .driver import Driver
+from .driver import ARENA_BYTES, Driver
 
 _LIMIT_NAMES = (
     "maxBufferSize", "maxStorageBufferBindingSize", "maxStorageBuffersPerShaderStage",
@@ -39,8 +39,6 @@ _LIMIT_NAMES = (
     "maxUniformBufferBindingSize", "minStorageBufferOffsetAlignment",
     "minUniformBufferOffsetAlignment",
 )
-_ARENA_BYTES = 1 << 20       # parameter arena per batch
-_MAX_BATCH = 4096            # dispatches per submit at most
 _STAGING_KEEP = 16 << 20     # largest read staging buffer kept for reuse
 
 # GPUBufferUsage / GPUMapMode bits (fixed by the WebGPU spec)
@@ -138,7 +136,7 @@ class BrowserDriver(Driver):
                 self.limits[_kebab(name)] = int(v)
         self.features = set(js.Array.from_(device.features).to_py())
         self._align = max(4, int(self.limits.get("min-storage-buffer-offset-alignment", 256)))
-        self._arena_buf = self._create(_ARENA_BYTES, _STORAGE | _COPY_DST)
+        self._arena_buf = self._create(ARENA_BYTES, _STORAGE | _COPY_DST)
         self._arena = bytearray()
         self._encoder = None
         self._pass = None
@@ -430,16 +428,7 @@ class BrowserDriver(Driver):
 
     def dispatch(self, pipeline, buffers, params, workgroups):
         self._check()
-        a = self._align
-        start = (len(self._arena) + a - 1) // a * a
-        psize = max(4, len(params))
-        if start + psize > _ARENA_BYTES or self._pending >= _MAX_BATCH:
-            self.flush()
-            start = 0
-        arena = self._arena
-        arena.extend(b"\0" * (start - len(arena)))
-        arena.extend(params)
-        arena.extend(b"\0" * (psize - len(params)))
+        start, psize = self._reserve_params(params)
         bound = self._dealias(buffers)
         x, y, z = (tuple(workgroups) + (1, 1))[:3]
         try:

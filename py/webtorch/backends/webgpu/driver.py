@@ -30,6 +30,10 @@ Conventions every driver follows
 """
 
 
+ARENA_BYTES = 1 << 20       # per-dispatch parameter words of one batch share one buffer
+MAX_BATCH = 4096            # dispatches per submit at most
+
+
 class Driver:
     """Protocol (abstract). Attributes set by implementations:
 
@@ -100,3 +104,19 @@ class Driver:
     def synchronize(self):
         """flush() and wait until the GPU has finished all submitted work."""
         raise NotImplementedError
+
+    def _reserve_params(self, params):
+        """Append one dispatch's parameter words to the batch's arena (`self._arena`, aligned to
+        `self._align`), flushing first when the arena or the batch is full; returns the
+        (offset, size) of the slot to bind."""
+        a = self._align
+        start = (len(self._arena) + a - 1) // a * a
+        psize = max(4, len(params))
+        if start + psize > ARENA_BYTES or self._pending >= MAX_BATCH:
+            self.flush()
+            start = 0
+        arena = self._arena
+        arena.extend(b"\0" * (start - len(arena)))
+        arena.extend(params)
+        arena.extend(b"\0" * (psize - len(params)))
+        return start, psize

@@ -6,7 +6,7 @@ uploads go through a mapped staging buffer and a recorded copy, so they stay ord
 the recorded dispatches without forcing a submit. wgpu 0.32's
 `on_submitted_work_done_sync` is broken, so the wait is a small `queue.read_buffer`.
 """
-from .driver import Driver
+from .driver import ARENA_BYTES, Driver
 
 _WANTED_LIMITS = (
     "max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage",
@@ -15,8 +15,6 @@ _WANTED_LIMITS = (
     "max-compute-workgroup-size-z", "max-compute-workgroups-per-dimension",
     "max-bind-groups", "max-bindings-per-bind-group",
 )
-_ARENA_BYTES = 1 << 20       # parameter arena per batch
-_MAX_BATCH = 4096            # dispatches per submit at most
 _MAX_BIND_GROUPS = 8192      # cached bind groups (cleared when full or a buffer is destroyed)
 
 
@@ -59,7 +57,7 @@ class NativeDriver(Driver):
         self._align = max(4, int(self.limits.get("min-storage-buffer-offset-alignment", 256)))
         U = wgpu.BufferUsage
         self._usage = U.STORAGE | U.COPY_SRC | U.COPY_DST
-        self._arena_buf = self.device.create_buffer(size=_ARENA_BYTES, usage=U.STORAGE | U.COPY_DST)
+        self._arena_buf = self.device.create_buffer(size=ARENA_BYTES, usage=U.STORAGE | U.COPY_DST)
         self._arena = bytearray()
         self._encoder = None
         self._pass = None
@@ -162,15 +160,7 @@ class NativeDriver(Driver):
 
     def dispatch(self, pipeline, buffers, params, workgroups):
         self._check()
-        a = self._align
-        start = (len(self._arena) + a - 1) // a * a
-        psize = max(4, len(params))
-        if start + psize > _ARENA_BYTES or self._pending >= _MAX_BATCH:
-            self.flush()
-            start = 0
-        self._arena.extend(b"\0" * (start - len(self._arena)))
-        self._arena.extend(params)
-        self._arena.extend(b"\0" * (psize - len(params)))
+        start, psize = self._reserve_params(params)
         # bind groups are cached by (pipeline, buffers, arena slot): loops that repeat the
         # same ops on the same (pooled) buffers skip their creation, the bulk of the
         # per-dispatch CPU cost in wgpu-py
