@@ -17,7 +17,7 @@ import { LivePlot } from './plot.js';
 import { codeFromHash, shareUrl } from './share.js';
 
 const $ = (id) => document.getElementById(id);
-const HARD_STOP_MS = 2500;
+const HARD_STOP_MS = 5000;  // generous: a loaded page may take seconds to drain output before the run reports done
 
 const DEFAULT_CODE = `import webtorch as torch
 
