@@ -11,6 +11,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "py"))
+sys.path.insert(0, os.path.join(ROOT, "server"))  # this checkout's webtorch_server too
 
 DEVICES = ["cpu", "cpu-pure", "webgpu"]
 

@@ -47,6 +47,10 @@ def make_wheel(path: Path, files: dict) -> bytes:
 
 @pytest.fixture
 def site(tmp_path):
+    return make_site(tmp_path)
+
+
+def make_site(tmp_path: Path) -> Path:
     """A fake repo: web/, node_modules/pyodide/, dist/ and things outside them to protect."""
     web = tmp_path / "web"
     (web / "dist").mkdir(parents=True)
@@ -97,10 +101,15 @@ def site(tmp_path):
     return tmp_path
 
 
+def local_client(app, **kw) -> TestClient:
+    """A TestClient that sends `Host: 127.0.0.1` (its default, "testserver", is refused)."""
+    return TestClient(app, base_url="http://127.0.0.1", **kw)
+
+
 @pytest.fixture
 def client(site):
     app = create_app(site / "web", site / "node_modules", site / "dist", build_wheel=False)
-    with TestClient(app) as c:
+    with local_client(app) as c:
         yield c
 
 
@@ -118,7 +127,7 @@ def assert_security_headers(r):
     assert "*" not in csp and "http" not in csp
 
 
-def asgi_get(app, raw_path: str):
+def asgi_get(app, raw_path: str, headers=((b"host", b"127.0.0.1"),)):
     """Send one GET with exactly this path to the ASGI app (no client-side normalization of
     `..`, unlike httpx).  Returns (status, headers, body)."""
     messages = []
@@ -136,7 +145,7 @@ def asgi_get(app, raw_path: str):
     scope = {
         "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"}, "http_version": "1.1", "method": "GET",
         "scheme": "http", "path": raw_path, "raw_path": raw_path.encode(), "root_path": "",
-        "query_string": b"", "headers": [(b"host", b"testserver")],
+        "query_string": b"", "headers": list(headers),
         "client": ("127.0.0.1", 1234), "server": ("testserver", 80),
     }
     # In a thread of its own: another test's plugin (Playwright's sync API) may hold a running
@@ -335,7 +344,7 @@ def test_example_by_name(client):
 
 def test_examples_without_dir(tmp_path):
     app = create_app(tmp_path / "web", tmp_path / "nm", tmp_path / "dist", build_wheel=False)
-    c = TestClient(app)
+    c = local_client(app)
     assert c.get("/api/examples").json() == []
     assert c.get("/").status_code == 404
 
@@ -360,7 +369,7 @@ def test_api_wheel_points_at_newest_wheel(client, site):
 def test_api_wheel_without_wheel_is_404(tmp_path):
     (tmp_path / "dist").mkdir()
     app = create_app(tmp_path / "web", tmp_path / "nm", tmp_path / "dist", build_wheel=False)
-    with TestClient(app) as c:
+    with local_client(app) as c:
         r = c.get("/api/wheel")
     assert r.status_code == 404
     assert "make install" in r.json()["detail"]
@@ -380,10 +389,10 @@ def test_wheel_is_built_on_startup_when_missing(tmp_path, monkeypatch):
     monkeypatch.setattr(app_module, "build_wheel_into", fake_build)
     app = create_app(tmp_path / "web", tmp_path / "nm", tmp_path / "dist", build_wheel=True,
                      project_dir=project)
-    with TestClient(app) as c:
+    with local_client(app) as c:
         assert calls == [(tmp_path / "dist", project)]
         assert c.get("/api/wheel").json()["url"] == "/wheels/webtorch-0.1.0-py3-none-any.whl"
-    with TestClient(app):  # a wheel exists now: no second build
+    with local_client(app):  # a wheel exists now: no second build
         assert len(calls) == 1
 
 
@@ -423,13 +432,102 @@ def test_repo_wheel_ships_shaders():
     repo_shaders = list((REPO / "shaders").glob("*.wgsl"))
     if repo_shaders and wheel.stat().st_mtime >= max(p.stat().st_mtime for p in repo_shaders):
         assert shaders == sorted(f"webtorch/shaders/{p.name}" for p in repo_shaders)
-    with TestClient(create_app(build_wheel=False)) as c:
+    with local_client(create_app(build_wheel=False)) as c:
         info = c.get("/api/wheel").json()
         assert info["url"].startswith("/wheels/webtorch-") and info["url"].endswith(".whl")
         assert c.head(info["url"]).status_code == 200
 
 
-# ---------------------------------------------------------------- the real command
+# ---------------------------------------------------------------- Host check, 500s, bad files
+
+
+@pytest.mark.parametrize("host", [
+    "127.0.0.1", "127.0.0.1:8000", "localhost", "LocalHost:1", "[::1]", "[::1]:8000",
+    "example.test", "Example.Test:8000", "[::2]:80",
+])
+def test_allowed_hosts_are_served(site, host):
+    app = create_app(site / "web", site / "node_modules", site / "dist", build_wheel=False,
+                     allowed_hosts=["example.test", "::2"])
+    status, headers, body = asgi_get(app, "/", headers=[(b"host", host.encode())])
+    assert status == 200 and b"<title>webtorch</title>" in body, host
+
+
+@pytest.mark.parametrize("host_headers", [
+    [b"evil.test"], [b"evil.test:8000"], [b"127.0.0.1.evil.test"], [b"localhost.evil.test"],
+    [b"localhost."], [b"[::2]"], [b"::1"], [b"127.0.0.1:"], [b"127.0.0.1:80:80"],
+    [b"127.0.0.1:x"], [b""], [], [b"127.0.0.1", b"evil.test"], [b"example.test"],
+])
+def test_other_hosts_are_refused(site, host_headers):
+    """A DNS-rebinding page sends its own name as Host: a 400, with the security headers."""
+    app = create_app(site / "web", site / "node_modules", site / "dist", build_wheel=False)
+    for url in ["/", "/api/examples", "/wheels/webtorch-0.1.0-py3-none-any.whl"]:
+        status, headers, body = asgi_get(app, url, headers=[(b"host", h) for h in host_headers])
+        assert status == 400 and body == b"Invalid Host header", (host_headers, url)
+        assert headers["content-security-policy"].startswith("default-src 'self'")
+        assert headers["cross-origin-embedder-policy"] == "require-corp"
+        assert headers["x-content-type-options"] == "nosniff"
+
+
+def test_server_errors_carry_security_headers(site, monkeypatch):
+    def broken(root, rel):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(app_module, "safe_path", broken)
+    app = create_app(site / "web", site / "node_modules", site / "dist", build_wheel=False)
+    with local_client(app, raise_server_exceptions=False) as c:
+        for url in ["/", "/api/examples", "/pyodide/pyodide.mjs"]:
+            r = c.get(url)
+            assert r.status_code == 500 and r.text == "Internal Server Error", url
+            assert "disk on fire" not in r.text
+            assert r.headers["cache-control"] == "no-cache"
+            assert_security_headers(r)
+
+
+def test_example_that_is_not_utf8_is_skipped(client, site, caplog):
+    (site / "web" / "examples" / "broken.py").write_bytes(b"# title: Broken\nx = '\xff\xfe'\n")
+    with caplog.at_level("ERROR", logger="webtorch_server"):
+        r = client.get("/api/examples")
+    assert r.status_code == 200
+    assert [e["name"] for e in r.json()] == ["b_untitled", "hello"]
+    assert any("broken.py" in m and "utf-8" in m for m in caplog.messages), caplog.messages
+    assert client.get("/api/examples/broken").status_code == 404
+    assert client.get("/api/examples/hello").json()["title"] == "Hello, tensors"
+
+
+@pytest.mark.parametrize("layout", ["outside_newest", "inside_link_newest", "only_outside"])
+def test_api_wheel_and_wheels_agree_on_symlinks(site, layout):
+    """/api/wheel advertises only a wheel that /wheels/ serves: a wheel symlinked from outside
+    dist/ is neither advertised nor served; a link within dist/ is both."""
+    dist = site / "dist"
+    outside = site / "outside" / "webtorch-9.0.0-py3-none-any.whl"
+    make_wheel(outside, {"webtorch/__init__.py": "outside"})
+    if layout == "only_outside":
+        for w in dist.glob("webtorch-*.whl"):
+            w.unlink()
+    if layout == "inside_link_newest":
+        (dist / "webtorch-9.1.0-py3-none-any.whl").symlink_to(dist / "webtorch-0.1.0-py3-none-any.whl")
+    else:
+        (dist / "webtorch-9.0.0-py3-none-any.whl").symlink_to(outside)
+    app = create_app(site / "web", site / "node_modules", dist, build_wheel=False)
+    with local_client(app) as c:
+        r = c.get("/api/wheel")
+        served = {n: c.get(f"/wheels/{n}").status_code for n in sorted(os.listdir(dist))}
+        if layout == "only_outside":
+            assert r.status_code == 404
+        else:
+            info = r.json()
+            assert c.get(info["url"]).status_code == 200
+            assert info["name"] == {"outside_newest": "webtorch-0.1.0-py3-none-any.whl",
+                                    "inside_link_newest": "webtorch-9.1.0-py3-none-any.whl"}[layout]
+    assert served.get("webtorch-9.0.0-py3-none-any.whl", 404) == 404
+    for name, status in served.items():
+        assert (status == 200) == (app_module.servable_wheel(dist, name) is not None), name
+
+
+# ---------------------------------------------------------------- the real command on real sockets
+
+HEADER_TIMEOUT = 1.0  # the live server's --header-timeout
+LIMIT = 6  # its --limit-concurrency
 
 
 def free_port() -> int:
@@ -438,52 +536,90 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def raw_get(port: int, path: str) -> bytes:
-    """One HTTP/1.1 request with the path exactly as given (no client normalization)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
-        chunks = []
-        while True:
+def read_until_closed(s: socket.socket, limit_s: float = 10) -> bytes:
+    """Everything the server sends until it closes the connection (at most limit_s)."""
+    s.settimeout(limit_s)
+    chunks = []
+    while True:
+        try:
             b = s.recv(65536)
-            if not b:
-                break
-            chunks.append(b)
+        except ConnectionResetError:
+            break
+        if not b:
+            break
+        chunks.append(b)
     return b"".join(chunks)
 
 
-def test_console_command_serves_the_playground(site):
+def raw_request(port: int, request: bytes):
+    """Send these exact bytes; returns (status, headers, body) of the response."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        resp = read_until_closed(s)
+    head, _, body = resp.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return int(lines[0].split()[1]), headers, body
+
+
+def raw_get(port: int, path: str, host: str = "127.0.0.1"):
+    """One HTTP/1.1 GET with the path and Host exactly as given (no client normalization)."""
+    return raw_request(port, f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+
+
+def assert_raw_security_headers(headers):
+    for k, v in SECURITY.items():
+        assert headers.get(k) == v, (k, headers)
+    assert headers["content-security-policy"].startswith("default-src 'self'")
+    assert headers["cache-control"] == "no-cache"
+
+
+def closed_within(s: socket.socket, limit_s: float) -> float | None:
+    """Seconds until the server closed `s` (reading and dropping what it sends), or None."""
+    t0 = time.monotonic()
+    s.settimeout(0.05)
+    while True:
+        try:
+            if s.recv(65536) == b"":
+                return time.monotonic() - t0
+        except socket.timeout:
+            pass
+        except ConnectionResetError:
+            return time.monotonic() - t0
+        if time.monotonic() - t0 >= limit_s:
+            return None
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """(port, site) of `webtorch-playground` serving a fake site on 127.0.0.1, with a short
+    header timeout and a small concurrency limit."""
+    site = make_site(tmp_path_factory.mktemp("live"))
     exe = shutil.which("webtorch-playground", path=str(Path(sys.executable).parent))
     cmd = [exe] if exe else [sys.executable, "-m", "webtorch_server"]
     port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "server"), str(REPO / "py")])}
     proc = subprocess.Popen(
         cmd + ["--port", str(port), "--web-dir", str(site / "web"),
                "--node-modules-dir", str(site / "node_modules"), "--wheel-dir", str(site / "dist"),
-               "--no-build-wheel", "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+               "--no-build-wheel", "--log-level", "warning", "--allow-host", "example.test",
+               "--header-timeout", str(HEADER_TIMEOUT), "--limit-concurrency", str(LIMIT)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.time() + 60
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
-                    body, headers = r.read(), r.headers
-                break
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=5):
+                    break
             except OSError:
                 if proc.poll() is not None or time.time() > deadline:
                     out = proc.stdout.read().decode() if proc.poll() is not None else ""
                     pytest.fail(f"server did not come up (exit {proc.poll()}):\n{out}")
                 time.sleep(0.2)
-        assert b"<title>webtorch</title>" in body
-        assert headers["Content-Type"] == "text/html; charset=utf-8"
-        assert headers["Cross-Origin-Embedder-Policy"] == "require-corp"
-        assert headers["Cross-Origin-Opener-Policy"] == "same-origin"
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/wheel", timeout=5) as r:
-            assert json.load(r)["url"] == "/wheels/webtorch-0.1.0-py3-none-any.whl"
-        for path in ["/../secret.txt", "/web/../../secret.txt", "/%2e%2e/secret.txt",
-                     "/pyodide/../../secret.txt", "/leak.txt", "//" + str(site / "secret.txt")]:
-            resp = raw_get(port, path)
-            status_line = resp.split(b"\r\n", 1)[0]
-            assert b" 404 " in status_line or b" 400 " in status_line, (path, status_line)
-            assert b"TOP SECRET" not in resp
+        yield port, site
     finally:
         proc.terminate()
         try:
@@ -491,3 +627,95 @@ def test_console_command_serves_the_playground(site):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_console_command_serves_the_playground(live):
+    port, site = live
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
+        body, headers = r.read(), r.headers
+    assert b"<title>webtorch</title>" in body
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+    assert headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+    assert headers["Cross-Origin-Opener-Policy"] == "same-origin"
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/wheel", timeout=5) as r:
+        assert json.load(r)["url"] == "/wheels/webtorch-0.1.0-py3-none-any.whl"
+    for path in ["/../secret.txt", "/web/../../secret.txt", "/%2e%2e/secret.txt",
+                 "/pyodide/../../secret.txt", "/leak.txt", "//" + str(site / "secret.txt")]:
+        status, headers, body = raw_get(port, path)
+        assert status in (400, 404), path
+        assert b"TOP SECRET" not in body
+        assert_raw_security_headers(headers)
+
+
+@pytest.mark.parametrize("host, status", [
+    ("127.0.0.1", 200), ("localhost", 200), ("[::1]", 200), ("example.test", 200),
+    ("evil.test", 400), ("127.0.0.1.evil.test", 400), ("[::2]", 400),
+])
+def test_live_host_check(live, host, status):
+    port, _ = live
+    for h in [host, f"{host}:{port}"]:
+        got, headers, body = raw_get(port, "/api/health", host=h)
+        assert got == status, h
+        assert (body == b"Invalid Host header") == (status == 400)
+        assert_raw_security_headers(headers)
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n",
+    b"GARBAGE\r\n\r\n",
+    b"GET / HTTP/1.1\r\n\r\n",  # HTTP/1.1 without Host
+    # a request head that grows past 64 KiB without ending (h11_max_incomplete_event_size)
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 300_000,
+])
+def test_live_malformed_requests_get_400_with_headers(live, request_bytes):
+    """uvicorn answers these itself, below the app: the 400 still carries the headers."""
+    status, headers, body = raw_request(live[0], request_bytes)
+    assert status == 400
+    assert_raw_security_headers(headers)
+
+
+def test_live_half_open_connections_are_closed(live):
+    """Connections that send nothing, half a request, or a byte at a time (also after a
+    response on a keep-alive connection, each byte well within the keep-alive timeout) are
+    closed within the header timeout."""
+    port, _ = live
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]
+    try:
+        socks[1].sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        socks[2].sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert socks[2].recv(65536).startswith(b"HTTP/1.1 200 ")  # keep-alive: stays open
+        t0 = time.monotonic()
+        still_open = set(range(len(socks)))
+        while still_open and time.monotonic() - t0 < HEADER_TIMEOUT + 3:
+            time.sleep(0.1)
+            for i in sorted(still_open):
+                if i >= 2:  # the trickling ones
+                    try:
+                        socks[i].sendall(b"G")
+                    except OSError:
+                        pass
+                if closed_within(socks[i], 0) is not None:
+                    still_open.discard(i)
+        assert not still_open, f"connections {still_open} still open"
+        assert time.monotonic() - t0 < HEADER_TIMEOUT + 1
+    finally:
+        for s in socks:
+            s.close()
+    assert raw_get(port, "/api/health")[0] == 200
+
+
+def test_live_concurrency_limit_answers_503_with_headers(live):
+    port, _ = live
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(LIMIT)]
+    try:
+        time.sleep(0.2)  # let the server accept them all
+        status, headers, body = raw_get(port, "/api/health")
+        assert status == 503 and body == b"Service Unavailable"
+        assert_raw_security_headers(headers)
+        for s in idle:  # the header timeout frees the slots
+            assert closed_within(s, HEADER_TIMEOUT + 3) is not None
+    finally:
+        for s in idle:
+            s.close()
+    time.sleep(0.2)
+    assert raw_get(port, "/api/health")[0] == 200

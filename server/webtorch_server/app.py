@@ -13,9 +13,12 @@ Routes (GET and HEAD):
 
 Every file lookup resolves the path (symlinks included) and refuses anything that leaves its
 root, any dot-segment ("..", ".git", ...), and directories: all of those are 404.  Every
-response carries a same-origin Content-Security-Policy and the cross-origin isolation headers
-(COOP same-origin + COEP require-corp), so the page is `crossOriginIsolated` and Pyodide can use
-a SharedArrayBuffer interrupt buffer for the Stop button.  The server runs no user code.
+response (errors, 500s and refused hosts included) carries a same-origin
+Content-Security-Policy and the cross-origin isolation headers (COOP same-origin + COEP
+require-corp), so the page is `crossOriginIsolated` and Pyodide can use a SharedArrayBuffer
+interrupt buffer for the Stop button.  Only requests whose Host header names an allowed host
+(127.0.0.1, localhost, [::1] and `allowed_hosts`, any port) are served, others get a 400: a
+DNS-rebinding page cannot read the server.  The server runs no user code.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.responses import FileResponse
+from starlette.responses import FileResponse, PlainTextResponse
 
 log = logging.getLogger("webtorch_server")
 
@@ -120,6 +123,17 @@ def media_type_for(path: Path) -> str:
     return mt
 
 
+def with_security_headers(headers) -> list[tuple[bytes, bytes]]:
+    """`headers` (raw ASGI pairs) with SECURITY_HEADERS (replacing any the response set), and
+    `Cache-Control: no-cache` when it set none."""
+    security = {n for n, _ in SECURITY_HEADERS}
+    out = [(k, v) for k, v in headers if k.lower() not in security]
+    out.extend(SECURITY_HEADERS)
+    if b"cache-control" not in {k.lower() for k, _ in headers}:
+        out.append((b"cache-control", CACHE_REVALIDATE.encode()))
+    return out
+
+
 class SecurityHeadersMiddleware:
     """Pure ASGI middleware: security headers on every response (404s and errors too), and
     `Cache-Control: no-cache` where a route set none."""
@@ -133,16 +147,54 @@ class SecurityHeadersMiddleware:
 
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
-                names = {k.lower() for k, _ in message.get("headers", [])}
-                headers = [(k, v) for k, v in message.get("headers", [])
-                           if k.lower() not in {n for n, _ in SECURITY_HEADERS}]
-                headers.extend(SECURITY_HEADERS)
-                if b"cache-control" not in names:
-                    headers.append((b"cache-control", CACHE_REVALIDATE.encode()))
-                message = {**message, "headers": headers}
+                message = {**message, "headers": with_security_headers(message.get("headers", []))}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+# A Host header: a name or a bracketed IPv6 literal, then an optional port.
+_HOST_HEADER = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(?::[0-9]{1,5})?", re.ASCII)
+
+
+def normalize_host(name: str) -> str:
+    """A host name as it appears in a Host header: lower case, IPv6 literals in brackets."""
+    name = name.strip().lower()
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
+class HostCheckMiddleware:
+    """Pure ASGI middleware: serve only requests with exactly one Host header that names an
+    allowed host (with any port or none); the rest get a 400.  A page on another site that
+    re-binds its DNS name to this machine sends its own name as Host, so it cannot read the
+    playground (DNS rebinding)."""
+
+    def __init__(self, app, allowed_hosts):
+        self.app = app
+        self.allowed = frozenset(normalize_host(h) for h in allowed_hosts)
+
+    def allows(self, scope) -> bool:
+        hosts = [v for k, v in scope["headers"] if k == b"host"]
+        if len(hosts) != 1:
+            return False
+        m = _HOST_HEADER.fullmatch(hosts[0].decode("latin-1").lower())
+        return m is not None and m.group(1) in self.allowed
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and not self.allows(scope):
+            log.warning("refused a request for a host that is not allowed (Host: %r); "
+                        "serve it with --allow-host NAME",
+                        dict(scope["headers"]).get(b"host", b"").decode("latin-1"))
+            response = PlainTextResponse("Invalid Host header", status_code=400)
+            return await response(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+def server_error(request: Request, exc: Exception):
+    """The 500 page, with the security headers (Starlette sends it from its outermost
+    middleware, past SecurityHeadersMiddleware); the exception is logged by the server."""
+    return SecurityHeadersMiddleware(PlainTextResponse("Internal Server Error", status_code=500))
 
 
 def safe_path(root: Path, rel: str) -> Path | None:
@@ -191,17 +243,32 @@ _WHEEL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*\.whl$")
 _TITLE = re.compile(r"^#\s*title:\s*(.*?)\s*$", re.IGNORECASE)
 
 
-def read_example(path: Path) -> dict:
-    code = path.read_text(encoding="utf-8")
+def read_example(path: Path) -> dict | None:
+    """{"name", "title", "code"} of one example file, or None (logged) when it cannot be read
+    as UTF-8 text."""
+    try:
+        code = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        log.error("example %s is skipped: %s", path, e)
+        return None
     first = code.splitlines()[0] if code else ""
     m = _TITLE.match(first)
     title = m.group(1) if m and m.group(1) else path.stem.replace("_", " ")
     return {"name": path.stem, "title": title, "code": code}
 
 
+def servable_wheel(wheel_dir: Path, name: str) -> Path | None:
+    """The webtorch wheel `name` in wheel_dir if it may be served (a webtorch-*.whl file whose
+    real path lies inside wheel_dir), else None.  /api/wheel and /wheels/ both ask this."""
+    if not (name.startswith("webtorch-") and _WHEEL_NAME.match(name)):
+        return None
+    return safe_path(wheel_dir, name)
+
+
 def newest_wheel(wheel_dir: Path) -> Path | None:
+    """The newest servable wheel in wheel_dir (by mtime, then name), or None."""
     try:
-        wheels = [p for p in wheel_dir.glob("webtorch-*.whl") if p.is_file()]
+        wheels = [p for p in wheel_dir.glob("webtorch-*.whl") if servable_wheel(wheel_dir, p.name)]
     except OSError:
         return None
     if not wheels:
@@ -232,7 +299,8 @@ def create_app(web_dir: str | os.PathLike | None = None,
                wheel_dir: str | os.PathLike | None = None,
                *,
                build_wheel: bool | None = None,
-               project_dir: str | os.PathLike | None = None) -> FastAPI:
+               project_dir: str | os.PathLike | None = None,
+               allowed_hosts=()) -> FastAPI:
     """The playground app.
 
     web_dir           playground files (default <repo>/web)
@@ -242,6 +310,7 @@ def create_app(web_dir: str | os.PathLike | None = None,
     build_wheel       build a wheel on startup if wheel_dir has none (default: only when
                       wheel_dir is the default one and project_dir holds a pyproject.toml)
     project_dir       what to build the wheel from (default <repo>)
+    allowed_hosts     host names served besides LOOPBACK_HOSTS (the Host header's name part)
     """
     if build_wheel is None:
         build_wheel = wheel_dir is None
@@ -259,7 +328,7 @@ def create_app(web_dir: str | os.PathLike | None = None,
         yield
 
     app = FastAPI(title="webtorch playground", lifespan=lifespan, docs_url=None,
-                  redoc_url=None, openapi_url=None)
+                  redoc_url=None, openapi_url=None, exception_handlers={Exception: server_error})
     app.state.web_dir, app.state.pyodide_dir, app.state.wheel_dir = web, pyodide, wheels
     methods = ["GET", "HEAD"]
 
@@ -285,16 +354,17 @@ def create_app(web_dir: str | os.PathLike | None = None,
             for p in sorted(d.glob("*.py")):
                 if _EXAMPLE_NAME.match(p.stem) and safe_path(d, p.name) is not None:
                     out.append(read_example(p))
-        return out
+        return [e for e in out if e is not None]
 
     @app.api_route("/api/examples/{name}", methods=methods)
     def example(name: str):
         if not _EXAMPLE_NAME.match(name):
             raise not_found()
         p = safe_path(web / "examples", name + ".py")
-        if p is None:
+        e = read_example(p) if p is not None else None
+        if e is None:
             raise not_found()
-        return read_example(p)
+        return e
 
     @app.api_route("/api/wheel", methods=methods)
     def wheel_info():
@@ -311,9 +381,7 @@ def create_app(web_dir: str | os.PathLike | None = None,
 
     @app.api_route("/wheels/{name}", methods=methods)
     def wheel_file(request: Request, name: str):
-        if not _WHEEL_NAME.match(name):
-            raise not_found()
-        p = safe_path(wheels, name)
+        p = servable_wheel(wheels, name)
         if p is None:
             raise not_found()
         return file_response(request, p, CACHE_REVALIDATE, "application/zip")
@@ -333,5 +401,6 @@ def create_app(web_dir: str | os.PathLike | None = None,
     def web_root(request: Request, rel: str):
         return web_file(request, rel)
 
-    app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(HostCheckMiddleware, allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts])
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost: the Host check's 400 gets them
     return app
