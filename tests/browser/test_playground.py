@@ -1,4 +1,4 @@
-"""The playground itself: loading offline, device, running Python, errors, Stop, share links.
+"""The playground itself: loading offline, device, running Python, errors, Stop, share links, files.
 These need no webtorch library (plain Python in Pyodide)."""
 import base64
 import time
@@ -218,3 +218,53 @@ def test_cpu_fallback_is_shown_with_reason(browser, server):
         assert pg.run_ok("print('cpu ok')")["stdout"] == "cpu ok\n"
     finally:
         b.close()
+
+
+def test_files_upload_drop_and_download(playground):
+    """Upload (button) and drop put files in Python's working directory; what the code writes
+    there is listed with download links."""
+    page = playground.page
+    files = lambda: page.evaluate("() => window.webtorchPlayground.files()")  # noqa: E731
+    page.set_input_files("#upload", files=[
+        {"name": "data.txt", "mimeType": "text/plain", "buffer": b"uploaded \xc3\xa9\n"}])
+    page.wait_for_function("() => window.webtorchPlayground.files().some(f => f.name === 'data.txt')")
+    assert "Uploaded data.txt" in page.inner_text("#status-text")
+
+    code_before = page.evaluate("() => window.webtorchPlayground.getCode()")
+    page.evaluate("""() => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(['dropped!'], 'drop.txt'));
+        document.querySelector('#editor .cm-content').dispatchEvent(
+            new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+    }""")
+    page.wait_for_function("() => window.webtorchPlayground.files().some(f => f.name === 'drop.txt')")
+    assert page.evaluate("() => window.webtorchPlayground.getCode()") == code_before
+
+    r = playground.run_ok(
+        "import os\n"
+        "os.chdir('/tmp')  # the next run starts in the working directory again\n"
+        "print(open('/home/pyodide/data.txt', encoding='utf-8').read(), end='')\n")
+    assert r["stdout"] == "uploaded \u00e9\n"
+    r = playground.run_ok(
+        "import os\n"
+        "print(open('drop.txt').read())\n"
+        "os.makedirs('out', exist_ok=True)\n"
+        "with open('out/result.bin', 'wb') as f:\n"
+        "    f.write(bytes(range(256)))\n")
+    assert r["stdout"] == "dropped!\n"
+    listed = {f["name"]: f["size"] for f in files()}
+    assert {"data.txt": 12, "drop.txt": 8, "out/result.bin": 256}.items() <= listed.items(), listed
+
+    with page.expect_download() as dl:
+        page.locator("#files a", has_text="out/result.bin").click()
+    assert dl.value.suggested_filename == "result.bin"
+    with open(dl.value.path(), "rb") as f:
+        assert f.read() == bytes(range(256))
+    with page.expect_download() as dl:
+        page.locator("#files a", has_text="data.txt").click()
+    with open(dl.value.path(), "rb") as f:
+        assert f.read() == b"uploaded \xc3\xa9\n"
+
+    playground.run_ok("import os, shutil\nos.remove('data.txt'); os.remove('drop.txt'); shutil.rmtree('out')")
+    assert not {"data.txt", "drop.txt", "out/result.bin"} & {f["name"] for f in files()}
+    assert playground.errors == [], playground.errors

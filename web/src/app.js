@@ -1,11 +1,13 @@
 // The webtorch playground page: a CodeMirror editor, Python (Pyodide) in a Web Worker, output,
-// a live plot, an autograd-graph view, examples, share links, and a small JS API:
+// a live plot, an autograd-graph view, files (upload into Python's working directory by button
+// or drag-and-drop; download what the code wrote), examples, share links, and a small JS API:
 //
 //   window.webtorchPlayground = {
 //     ready: Promise<{device, versions}>,   resolves once Python (and webtorch) are loaded
 //     run(code?) -> Promise<{ok, stdout, stderr}>   same path as the Run button (default: the editor's code)
 //     stop()                                  same as the Stop button
-//     getCode(), setCode(code), shareUrl(), device, plotData(), graphData()
+//     getCode(), setCode(code), shareUrl(), device, plotData(), graphData(),
+//     files()                                 [{name, size}] in Python's working directory
 //   }
 import { EditorView, basicSetup } from 'codemirror';
 import { python } from '@codemirror/lang-python';
@@ -111,6 +113,60 @@ function showGraph(g) { lastGraph = g; renderGraph($('graph'), g); $('graph-titl
 function clearGraph() { lastGraph = null; $('graph').textContent = 'show_graph(t) draws the autograd graph of t here.'; $('graph-title').textContent = ''; }
 clearGraph();
 
+// ---- files ----------------------------------------------------------------------------------------
+let fileList = [], fileUrls = [];
+function formatSize(n) {
+  return n < 1024 ? `${n} B` : n < 1 << 20 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1 << 20)).toFixed(1)} MiB`;
+}
+function showFiles(files, uploaded) {
+  for (const u of fileUrls) URL.revokeObjectURL(u);
+  fileUrls = [];
+  fileList = files.map(({ name, size }) => ({ name, size }));
+  const ul = $('files');
+  ul.textContent = '';
+  for (const f of files) {
+    const li = document.createElement('li');
+    if (f.data) {
+      const a = document.createElement('a');
+      a.href = URL.createObjectURL(new Blob([f.data]));
+      a.download = f.name.split('/').pop();
+      a.textContent = f.name;
+      fileUrls.push(a.href);
+      li.appendChild(a);
+    } else {
+      li.textContent = f.name;
+      li.title = 'too large to download from here';
+    }
+    const size = document.createElement('span');
+    size.className = 'size';
+    size.textContent = formatSize(f.size);
+    li.appendChild(size);
+    ul.appendChild(li);
+  }
+  if (uploaded.length) setStatus(`Uploaded ${uploaded.join(', ')}`, 1);
+}
+async function uploadFiles(list) {
+  const files = await Promise.all([...list].map(async (f) => ({ name: f.name, data: await f.arrayBuffer() })));
+  if (!files.length) return;
+  await workerReady;
+  worker.postMessage({ type: 'upload', files }, files.map((f) => f.data));
+}
+$('upload').addEventListener('change', (e) => { uploadFiles(e.target.files); e.target.value = ''; });
+const hasFiles = (e) => e.dataTransfer && [...e.dataTransfer.types].includes('Files');
+document.addEventListener('dragover', (e) => {
+  if (!hasFiles(e)) return;
+  e.preventDefault();
+  document.body.classList.add('dragging');
+});
+document.addEventListener('dragleave', (e) => { if (!e.relatedTarget) document.body.classList.remove('dragging'); });
+document.addEventListener('drop', (e) => {
+  document.body.classList.remove('dragging');
+  if (!hasFiles(e)) return;
+  e.preventDefault();  // a file dropped on the editor goes to Python, not into the text
+  e.stopPropagation();
+  uploadFiles(e.dataTransfer.files);
+}, true);
+
 // ---- the worker ----------------------------------------------------------------------------------
 const isolated = self.crossOriginIsolated && typeof SharedArrayBuffer === 'function';
 const interrupt = isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;  // SIGINT flag for Stop
@@ -150,6 +206,7 @@ function startWorker() {
       case 'plot': plot.add(m.data.series, m.data.x, m.data.y); break;
       case 'plot_clear': plot.clear(); break;
       case 'graph': showGraph(m.data); break;
+      case 'files': showFiles(m.files, m.uploaded); break;
       case 'done': if (current && m.id === current.id) finishRun(m.ok); break;
       default: break;
     }
@@ -273,6 +330,7 @@ window.webtorchPlayground = {
   get running() { return !!current; },
   plotData: () => plot.points(),
   graphData: () => lastGraph,
+  files: () => fileList,
   examples: [],
 };
 

@@ -4,21 +4,28 @@
 //
 // page -> worker: {type: 'init', interrupt, flow}: Int32Arrays over SharedArrayBuffers | null
 //                 {type: 'run', id, code}
+//                 {type: 'upload', files: [{name, data: ArrayBuffer}]}  into the working directory
 // worker -> page: {type: 'status', text, progress}   boot progress (0..1)
 //                 {type: 'device', device}            {kind: 'webgpu'|'cpu', label, reason, info}
 //                 {type: 'ready', versions}
 //                 {type: 'stdout'|'stderr', id, text}
 //                 {type: 'graph'|'plot'|'plot_clear', id, data}
+//                 {type: 'files', files: [{name, size, data: ArrayBuffer | null}], uploaded}
+//                                                     the working directory, after boot, each
+//                                                     run and each upload
 //                 {type: 'done', id, ok}
 //                 {type: 'fatal', error}
 import PLAYGROUND_PY from './playground.py';
 
 const PYODIDE_URL = '/pyodide/';
+const WORKDIR = '/home/pyodide';  // Pyodide's working directory: where open('name') reads and writes
+const MAX_FILES = 200;            // files listed
+const MAX_DOWNLOAD = 64 << 20;    // bytes: a larger file is listed without its contents
 let pyodide = null;
 let currentRun = null;
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 
-const post = (msg) => self.postMessage(msg);
+const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 const status = (text, progress) => post({ type: 'status', text, progress });
 
 // Output flow control. `flow` (Int32Array over a SharedArrayBuffer, from the page) holds
@@ -239,8 +246,44 @@ getattr(webtorch, "__version__", "?")
   } catch (e) {
     libError = String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0];
   }
+  enterWorkdir();
+  postFiles();
   status(libError ? `Ready (webtorch not loaded: ${libError})` : 'Ready', 1);
   post({ type: 'ready', versions, libError });
+}
+
+// ---- files: uploads into the working directory, and what is there for download ---------------
+function enterWorkdir() {  // each run starts there, even if the last one changed directory
+  pyodide.FS.mkdirTree(WORKDIR);
+  pyodide.FS.chdir(WORKDIR);
+}
+
+function postFiles(uploaded = []) {
+  const FS = pyodide.FS, files = [];
+  const walk = (dir, prefix) => {
+    for (const name of FS.readdir(dir).sort()) {
+      if (name.startsWith('.') || files.length >= MAX_FILES) continue;  // ., .. and hidden files
+      const path = `${dir}/${name}`, st = FS.stat(path);
+      if (FS.isDir(st.mode)) walk(path, `${prefix}${name}/`);
+      else if (FS.isFile(st.mode)) {
+        files.push({ name: prefix + name, size: st.size,
+                     data: st.size <= MAX_DOWNLOAD ? FS.readFile(path).buffer : null });
+      }
+    }
+  };
+  walk(WORKDIR, '');
+  post({ type: 'files', files, uploaded }, files.map((f) => f.data).filter(Boolean));
+}
+
+function upload(files) {
+  const uploaded = [];
+  for (const f of files) {
+    const name = f.name.replace(/[\\/]/g, '_');  // a file name, never a path
+    if (name === '' || name === '.' || name === '..') continue;
+    pyodide.FS.writeFile(`${WORKDIR}/${name}`, new Uint8Array(f.data));
+    uploaded.push(name);
+  }
+  postFiles(uploaded);
 }
 
 // ---- run --------------------------------------------------------------------------------------
@@ -248,6 +291,7 @@ async function run(id, code) {
   currentRun = id;
   let ok = false;
   try {
+    enterWorkdir();
     pyodide.globals.set('__wt_code', code);
     ok = await pyodide.runPythonAsync('await __wt_run(__wt_code)');
     ok = !!ok;
@@ -262,6 +306,7 @@ async function run(id, code) {
     }
     flushPending();
   }
+  try { postFiles(); } catch (e) { post({ type: 'stderr', id, text: `[playground] cannot list files: ${e}\n` }); }
   post({ type: 'done', id, ok });
   currentRun = null;
 }
@@ -275,5 +320,9 @@ self.onmessage = (ev) => {
     });
   } else if (m.type === 'run') {
     queue = queue.then(() => run(m.id, m.code));
+  } else if (m.type === 'upload') {
+    queue = queue.then(() => upload(m.files)).catch((e) => {
+      post({ type: 'stderr', id: null, text: `[playground] upload failed: ${e}\n` });
+    });
   }
 };
