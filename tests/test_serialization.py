@@ -165,7 +165,7 @@ def _ok_or_clean(data, expect):
     try:
         got = wt.load(io.BytesIO(data))
     except CheckpointError as e:
-        assert "not a valid webtorch/PyTorch checkpoint" in str(e) or "unsupported global" in str(e)
+        assert "not a valid webtorch/PyTorch checkpoint" in str(e) or "Weights only load failed" in str(e)
         return False
     if expect is not None:
         _same(expect, got)
@@ -228,13 +228,11 @@ def test_hostile_pickles_never_run(tmp_path, proto):
         data = _zip_with_pickle(pickle.dumps(payload, protocol=proto))
         with pytest.raises(UnpicklingError) as ei:
             wt.load(io.BytesIO(data))
-        assert "unsupported global" in str(ei.value)
-        assert any(n in str(ei.value) for n in ("posix.system", "builtins.eval", "builtins.__import__", "__builtin__.eval",
-                                                 "__builtin__.__import__", "nt.system"))
+        assert "Unsupported global" in str(ei.value)
+        assert any(f"GLOBAL {n} was not an allowed global" in str(ei.value) for n in ("posix.system", "eval",
+                                                                                   "__import__", "nt.system"))
         assert isinstance(ei.value, RuntimeError) and isinstance(ei.value, pickle.UnpicklingError)
     assert not marker.exists()
-    with pytest.raises(ValueError, match="weights_only"):
-        wt.load(io.BytesIO(data), weights_only=False)
 
 
 def test_garbled_pickle_stream(files):
@@ -271,7 +269,7 @@ def test_lying_metadata(files):
     with pytest.raises(CheckpointError, match="outside the file"):
         wt.load(io.BytesIO(struct.pack("<Q", len(hdr)) + hdr + b"\0" * 8))
     deep = b"\x80\x02" + b"]" * 100000 + b"a" * 99999 + b"."
-    with pytest.raises(CheckpointError, match="too deep"):
+    with pytest.raises(CheckpointError, match="nest deeper than 1000"):
         wt.load(io.BytesIO(_zip_with_pickle(deep)))
 
 
