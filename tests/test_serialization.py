@@ -308,3 +308,142 @@ def test_optimizer_state_dict_through_files(tmp_path):
     assert opt2.param_groups[0]["lr"] == 0.1 and opt2.param_groups[0]["betas"] == (0.9, 0.999)
     st = opt2.state[opt2.param_groups[0]["params"][0]]
     assert st["step"] == 1.0 and st["exp_avg"].tolist() == pytest.approx([0.05, -0.1])
+
+
+# ---- whole objects (issue #9) ---------------------------------------------------------------------
+class Point:
+    """A user class: refused by weights_only=True until allow-listed, as in PyTorch."""
+
+    def __init__(self, x, t):
+        self.x, self.t = x, t
+
+
+def _torch_net():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                            torch.nn.Flatten(), torch.nn.Linear(36, 10), torch.nn.LayerNorm(10), torch.nn.GELU())
+    m[1].running_mean.uniform_(-1, 1)
+    return m.eval()
+
+
+def _torch_error(data, **kw):
+    with pytest.raises(pickle.UnpicklingError) as ei:
+        torch.load(io.BytesIO(data), **kw)
+    return str(ei.value)
+
+
+def test_torch_pickled_module_loads_when_trusted(device):
+    m = _torch_net()
+    buf = io.BytesIO()
+    torch.save(m, buf)
+    data = buf.getvalue()
+    with pytest.raises(pickle.UnpicklingError) as ei:  # the default refuses, with PyTorch's words
+        wt.load(io.BytesIO(data))
+    assert str(ei.value) == _torch_error(data)
+    w = wt.load(io.BytesIO(data), weights_only=False, map_location=device)
+    assert type(w) is wt.nn.Sequential and type(w[5]) is wt.nn.Linear and not w.training
+    assert type(w[5].weight) is wt.nn.Parameter and w[5].weight.device.type == wt.device(device).type
+    x = torch.randn(2, 1, 8, 8)
+    np.testing.assert_allclose(_np(w(wt.tensor(x.numpy(), device=device))), m(x).detach().numpy(), atol=1e-5)
+
+
+def test_webtorch_module_saved_whole(device, tmp_path):
+    m = wt.nn.Sequential(wt.nn.Linear(3, 2), wt.nn.ReLU()).to(device)
+    wt.save(m, tmp_path / "m.pt")
+    names = zipfile.ZipFile(tmp_path / "m.pt").namelist()
+    assert names == ["m/data.pkl", "m/.format_version", "m/.storage_alignment", "m/byteorder", "m/data/0", "m/data/1",
+                     "m/version", "m/.data/serialization_id"]  # torch's records, no webtorch.json (not a plain tree)
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL webtorch.nn.modules.container.Sequential was not"):
+        wt.load(tmp_path / "m.pt")
+    x = wt.randn(4, 3, device=device)
+    for back in (wt.load(tmp_path / "m.pt", weights_only=False, map_location=device),
+                 _with_safe([wt.nn.Sequential, wt.nn.Linear, wt.nn.ReLU], tmp_path / "m.pt", map_location=device)):
+        assert type(back[0].weight) is wt.nn.Parameter and back[0].weight.requires_grad
+        np.testing.assert_array_equal(_np(back(x)), _np(m(x)))
+    assert wt.serialization.get_safe_globals() == []
+
+
+def _with_safe(globs, f, **kw):
+    with wt.serialization.safe_globals(globs):
+        assert wt.serialization.get_safe_globals() == globs
+        return wt.load(f, **kw)
+
+
+def test_any_object_both_ways(tmp_path):
+    """numpy arrays, sets, bytes, complex, user classes, shared views: webtorch -> torch and back."""
+    x = wt.arange(6, dtype=wt.float32).reshape(2, 3)
+    obj = {"np": np.arange(4.0), "set": {1, 2}, "b": b"xy", "c": 1 + 2j, "ba": bytearray(b"q"),
+           "p": Point(3, x[:, 1]), "x": x, "sz": x.shape, "dt": wt.int64, "dev": wt.device("cpu")}
+    wt.save(obj, tmp_path / "w.pt")
+    t = torch.load(tmp_path / "w.pt", weights_only=False)
+    np.testing.assert_array_equal(t["np"], obj["np"])
+    assert (t["set"], t["b"], t["c"], t["ba"], t["p"].x) == ({1, 2}, b"xy", 1 + 2j, bytearray(b"q"), 3)
+    assert t["p"].t.tolist() == [1.0, 4.0] and t["p"].t.untyped_storage().data_ptr() == t["x"].untyped_storage().data_ptr()
+    assert t["sz"] == torch.Size([2, 3]) and type(t["sz"]) is torch.Size and t["dt"] is torch.int64
+    assert str(_torch_error((tmp_path / "w.pt").read_bytes())) == str(
+        pytest.raises(pickle.UnpicklingError, wt.load, tmp_path / "w.pt").value)
+    torch.save(t, tmp_path / "t.pt")
+    for f in ("w.pt", "t.pt"):
+        back = wt.load(tmp_path / f, weights_only=False)
+        np.testing.assert_array_equal(back["np"], obj["np"])
+        assert (back["set"], back["b"], back["c"], back["ba"]) == ({1, 2}, b"xy", 1 + 2j, bytearray(b"q"))
+        assert type(back["p"]) is Point and back["p"].t._storage is back["x"]._storage
+        assert back["p"].t.tolist() == [1.0, 4.0] and back["dt"] is wt.int64 and back["sz"] == (2, 3)
+    # without numpy and user classes, weights_only=True reads it on both sides
+    del obj["np"], obj["p"]
+    wt.save(obj, tmp_path / "w2.pt")
+    t = torch.load(tmp_path / "w2.pt", weights_only=True)
+    torch.save(t, tmp_path / "t2.pt")
+    back = wt.load(tmp_path / "t2.pt")
+    assert (back["set"], back["b"], back["c"], back["ba"], back["dt"]) == ({1, 2}, b"xy", 1 + 2j, bytearray(b"q"),
+                                                                          wt.int64)
+    assert type(back["sz"]) is wt.Size and back["x"].tolist() == x.tolist()
+
+
+def test_safe_globals_allow_user_class(tmp_path):
+    torch.save({"p": Point(1.5, torch.ones(2))}, tmp_path / "p.pt")
+    data = (tmp_path / "p.pt").read_bytes()
+    with pytest.raises(pickle.UnpicklingError) as ei:
+        wt.load(tmp_path / "p.pt")
+    assert str(ei.value) == _torch_error(data)
+    assert f"add_safe_globals([{__name__}.Point])" in str(ei.value)
+    wt.serialization.add_safe_globals([Point])
+    try:
+        assert wt.serialization.get_safe_globals() == [Point]
+        got = wt.load(tmp_path / "p.pt")["p"]
+        assert type(got) is Point and got.x == 1.5 and got.t.tolist() == [1.0, 1.0]
+    finally:
+        wt.serialization.clear_safe_globals()
+    assert wt.serialization.get_safe_globals() == []
+    got = _with_safe([(Point, f"{__name__}.Point")], tmp_path / "p.pt")["p"]
+    assert type(got) is Point
+    with pytest.raises(pickle.UnpicklingError):  # outside the block it is refused again
+        wt.load(tmp_path / "p.pt")
+    with pytest.raises(RuntimeError, match="explicit pickle_module"):
+        wt.load(tmp_path / "p.pt", pickle_module=pickle)
+
+
+def test_map_location_forms(device, tmp_path):
+    torch.save({"w": torch.arange(4.0)[1:]}, tmp_path / "t.pt")
+    want = wt.device(device).type
+    seen = []
+    for ml, dev in ((device, want), (wt.device(device), want), ({"cpu": device}, want), (None, "cpu"),
+                    (lambda s, loc: seen.append(loc), "cpu"),  # None: where it was saved
+                    (lambda s, loc: wt.tensor([9.0, 1.0, 2.0, 3.0], device=device)._storage, want)):
+        got = wt.load(tmp_path / "t.pt", map_location=ml)["w"]
+        assert got.device.type == dev and got.tolist() == [1.0, 2.0, 3.0]
+    assert seen == ["cpu"]
+    assert wt.load(tmp_path / "t.pt", map_location={"cuda:0": "cpu"})["w"].device.type == "cpu"
+    with pytest.raises(TypeError, match="must return a storage"):
+        wt.load(tmp_path / "t.pt", map_location=lambda s, loc: "cpu")
+
+
+def test_record_layout_matches_torch(tmp_path):
+    sd = OrderedDict(w=torch.ones(2, 3), b=torch.zeros(3))
+    torch.save(sd, tmp_path / "t.pt")
+    wt.save(wt.load(tmp_path / "t.pt"), tmp_path / "t2.pt")
+    zt, zw = zipfile.ZipFile(tmp_path / "t.pt"), zipfile.ZipFile(tmp_path / "t2.pt")
+    assert [n for n in zw.namelist() if not n.endswith("webtorch.json")] == [n.replace("t/", "t2/") for n in zt.namelist()]
+    for n in ("data.pkl", "version", ".format_version", ".storage_alignment", "byteorder"):
+        assert zw.read("t2/" + n) == zt.read("t/" + n), n  # the same pickle bytes as torch.save writes
+    assert len(zw.read("t2/.data/serialization_id")) == 40
