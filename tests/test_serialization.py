@@ -4,7 +4,11 @@ import io
 import json
 import os
 import pickle
+import random
 import struct
+import subprocess
+import sys
+import time
 import zipfile
 from collections import OrderedDict
 
@@ -447,3 +451,198 @@ def test_record_layout_matches_torch(tmp_path):
     for n in ("data.pkl", "version", ".format_version", ".storage_alignment", "byteorder"):
         assert zw.read("t2/" + n) == zt.read("t/" + n), n  # the same pickle bytes as torch.save writes
     assert len(zw.read("t2/.data/serialization_id")) == 40
+
+
+# ---- hostile files (issue #11): a fixed corpus, seeded mutations, bombs measured in a subprocess ----
+class _Pid:
+    def __init__(self, numel, key="0"):
+        self.pid = ("storage", torch.FloatStorage, key, "cpu", numel)
+
+
+class _R:
+    def __init__(self, fn, *args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return self.fn, self.args
+
+
+class _PidPickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        return obj.pid if isinstance(obj, _Pid) else None
+
+
+def _crafted(obj):
+    buf = io.BytesIO()
+    _PidPickler(buf, 2).dump(obj)
+    return buf.getvalue()
+
+
+def _view(size, stride, offset=0, numel=6):
+    return _crafted(_R(torch._utils._rebuild_tensor_v2, _Pid(numel), offset, size, stride, False, OrderedDict()))
+
+
+def _zip(pkl, extra=None, deflate=False, big=None):
+    """A PyTorch-layout zip; big=(record, MiB) streams that many zero MiB into a deflated record."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED) as z:
+        if not big or big[0] != "data.pkl":
+            z.writestr("archive/data.pkl", pkl)
+        for k, v in dict({"version": b"3\n"}, **(extra or {})).items():
+            z.writestr("archive/" + k, v)
+        if big:
+            with z.open("archive/" + big[0], "w") as w:
+                for _ in range(big[1]):
+                    w.write(bytes(1 << 20))
+    return buf.getvalue()
+
+
+def _lie(data, name, size):
+    """Rewrite the uncompressed size that `name`'s local and central headers declare."""
+    data, nb = bytearray(data), name.encode()
+    for sig, name_len_at, size_at, name_at in ((b"PK\x03\x04", 26, 22, 30), (b"PK\x01\x02", 28, 24, 46)):
+        i = data.find(sig)
+        while i >= 0:
+            n = struct.unpack_from("<H", data, i + name_len_at)[0]
+            if data[i + name_at:i + name_at + n] == nb:
+                struct.pack_into("<I", data, i + size_at, size)
+            i = data.find(sig, i + 4)
+    return bytes(data)
+
+
+def _chain(n, lists=False):
+    """memo i = (memo i-1, memo i-1) (or a list of them): 2**n nodes when expanded, n in the file."""
+    out = bytearray(b")q\x00")
+    for i in range(1, n):
+        out += (b"0(h%ch%clq%c" if lists else b"0h%ch%c\x86q%c") % (i - 1, i - 1, i)
+    return bytes(out)
+
+
+_ST = {"data/0": struct.pack("<6f", *range(6))}
+_OK = object()
+_CORPUS = {  # case: (make the file, the error it must raise or _OK)
+    "deep tuple (10^6, 1 KB deflated)": (lambda: _zip(b"\x80\x02)" + b"\x85" * 10 ** 6 + b".", deflate=True), "nest deeper"),
+    "deep tuple as a dict key": (lambda: _zip(b"\x80\x02}()" + b"\x85" * 10 ** 6 + b"K\x01u.", deflate=True), "nest deeper"),
+    "deep list": (lambda: _zip(b"\x80\x02" + b"]" * 5000 + b"a" * 4999 + b"."), "nest deeper"),
+    "billion laughs (lists)": (lambda: _zip(b"\x80\x02" + _chain(60, lists=True) + b"."), _OK),
+    "billion laughs as a dict key": (lambda: _zip(b"\x80\x02}(" + _chain(60) + b"K\x01u."), "expands to more than"),
+    "billion laughs in a set": (lambda: _zip(b"\x80\x02c__builtin__\nset\n" + _chain(60) + b"\x85\x85R."),
+                                "expands to more than"),
+    "self-referencing list": (lambda: _zip(b"\x80\x02]q\x00h\x00a."), _OK),
+    "record inflates past its declared size": (lambda: _lie(_zip(_view((6,), (1,)), deflate=True, big=("data/0", 64)),
+                                                    "archive/data/0", 24), "Bad CRC"),
+    "data.pkl inflates past its declared size": (lambda: _lie(_zip(b"\x80\x02N.", deflate=True, big=("data.pkl", 64)),
+                                                      "archive/data.pkl", 3), "Bad CRC"),
+    "declared size beyond deflate's ratio": (lambda: _lie(_zip(_view((6,), (1,)), _ST, deflate=True), "archive/data/0", 1 << 31),
+                                             "holds 2147483648 bytes, expected 24"),
+    "deflate bomb matching its pickle": (lambda: _zip(_view((1 << 26,), (1,), numel=1 << 26), deflate=True,
+                                              big=("data/0", 256)), "inflate to more than 64 MiB"),
+    "truncated zip": (lambda: _zip(_view((6,), (1,)), _ST)[:150], "bad zip|truncated"),
+    "bad CRC": (lambda: _zip(_view((6,), (1,)), _ST).replace(struct.pack("<f", 5.0), struct.pack("<f", 7.0)), "Bad CRC"),
+    "storage smaller than declared": (lambda: _zip(_view((6,), (1,)), {"data/0": bytes(8)}), "holds 8 bytes, expected 24"),
+    "huge storage numel": (lambda: _zip(_view((6,), (1,), numel=1 << 62), _ST), "expected 18446744073709551616"),
+    "view past the storage": (lambda: _zip(_view((2, 4), (4, 1)), _ST), "reaches element 7"),
+    "negative stride": (lambda: _zip(_view((2, 3), (3, -1)), _ST), "bad tensor stride"),
+    "numel over 2**63": (lambda: _zip(_view((1 << 32, 1 << 32), (0, 0)), _ST), "numel: integer multiplication overflow"),
+    "size over int64": (lambda: _zip(_view((1 << 63,), (0,)), _ST), "bad tensor size"),
+    "huge offset": (lambda: _zip(_view((1,), (1,), offset=1 << 70), _ST), "bad storage offset"),
+    "empty view of huge dims": (lambda: _zip(_view((0, 1 << 62, 4), (1, 1, 1)), _ST), _OK),
+    "unknown opcode": (lambda: _zip(b"\x80\x02\xff."), "unsupported pickle opcode 0xff"),
+    "protocol 0 opcode": (lambda: _zip(b"I1\n."), "unsupported pickle opcode 0x49"),
+    "huge string length": (lambda: _zip(b"\x80\x02\x8d" + struct.pack("<Q", 1 << 62) + b"."), "truncated"),
+    "memo never stored": (lambda: _zip(b"\x80\x02h\x07."), "never stored"),
+    "stack underflow": (lambda: _zip(b"\x80\x02\x86."), "underflow"),
+    "no STOP": (lambda: _zip(b"\x80\x02N"), "without STOP"),
+    "calling a dtype": (lambda: _zip(b"\x80\x02ctorch\nfloat32\n)R."), "cannot rebuild"),
+    "BUILD on a list": (lambda: _zip(b"\x80\x02]}b."), "Can only build Tensor"),
+    "os.system": (lambda: _zip(pickle.dumps(_R(os.system, "true"), protocol=2)), "GLOBAL posix.system was not an allowed"),
+}
+
+
+@pytest.mark.parametrize("case", list(_CORPUS))
+def test_hostile_corpus(case):
+    make, expect = _CORPUS[case]
+    data = make()
+    t0 = time.perf_counter()
+    if expect is _OK:
+        got = wt.load(io.BytesIO(data))
+        if case.startswith("billion"):
+            assert got[0] is got[1]  # shared references stay shared, never copied
+    else:
+        with pytest.raises(CheckpointError, match=expect):
+            wt.load(io.BytesIO(data))
+    assert time.perf_counter() - t0 < 10
+
+
+def test_hostile_safetensors():
+    def st(header, body=b""):
+        h = json.dumps(header).encode() if not isinstance(header, bytes) else header
+        return struct.pack("<Q", len(h)) + h + body
+    w = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
+    for data, msg in ((struct.pack("<Q", 1 << 62) + b"{}", "does not fit"),
+                      (st({"a": dict(w, data_offsets=[0, 1 << 40])}, bytes(8)), "outside the file"),
+                      (st({"a": w, "b": dict(w, data_offsets=[4, 12])}, bytes(12)), "gaps or overlapping"),
+                      (st({"a": w, "b": w}, bytes(8)), "gaps or overlapping"),
+                      (st({"a": w}, bytes(12)), "belong to no tensor"),
+                      (st({"a": dict(w, shape=[1 << 32, 1 << 32, 0])}, bytes(8)), "numel: integer multiplication"),
+                      (st({"a": dict(w, shape=[-1])}, bytes(8)), "bad shape"),
+                      (st({"a": dict(w, dtype="F99")}, bytes(8)), "bad safetensors entry"),
+                      (st(b'{"a":' + b"[" * 100000 + b"]" * 100000 + b"}"), "not valid JSON"),
+                      (st({"a": 5}), "bad safetensors entry")):
+        with pytest.raises(CheckpointError, match=msg):
+            wt.load(io.BytesIO(data))
+
+
+def test_seeded_mutations(files):
+    """Random byte changes of valid files (whole zips, and data.pkl re-zipped): a clean error or a value."""
+    rng = random.Random(0)
+    buf = io.BytesIO()
+    torch.save(_torch_net(), buf)
+    sources = [files["t"], files["w"], buf.getvalue(), files["s"]]
+    z = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    pkl = z.read("archive/data.pkl")
+    recs = {n[len("archive/"):]: z.read(n) for n in z.namelist() if n != "archive/data.pkl"}
+    for i in range(600):
+        src = bytearray(pkl if i % 2 else rng.choice(sources))
+        for _ in range(rng.randint(1, 6)):
+            src[rng.randrange(len(src))] = rng.randrange(256)
+        data = _zip(bytes(src), recs) if i % 2 else bytes(src)
+        t0 = time.perf_counter()
+        _ok_or_clean(data, None)
+        assert time.perf_counter() - t0 < 10
+
+
+_BOMB_CHECK = """
+import io, resource, sys, time
+import webtorch as wt
+from webtorch.serialization import CheckpointError
+wt.load(io.BytesIO(open(sys.argv[1], "rb").read()))  # warm: imports and first allocations
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for f in sys.argv[2:]:
+    data = open(f, "rb").read()
+    t0 = time.perf_counter()
+    try:
+        wt.load(io.BytesIO(data))
+        raise SystemExit(f + " loaded")
+    except CheckpointError:
+        pass
+    print(f, round(time.perf_counter() - t0, 3), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)
+"""
+
+
+def test_bombs_stay_small_in_memory(tmp_path):
+    """Each bomb inflates to 64-256 MiB if read naively; the loader's peak stays under 16 MiB above base."""
+    names = []
+    for i, case in enumerate(("record inflates past its declared size", "data.pkl inflates past its declared size",
+                              "deflate bomb matching its pickle", "declared size beyond deflate's ratio")):
+        (tmp_path / f"b{i}.pt").write_bytes(_CORPUS[case][0]())
+        names.append(str(tmp_path / f"b{i}.pt"))
+    (tmp_path / "ok.pt").write_bytes(_zip(_view((6,), (1,)), _ST))
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(__file__)), "py"))
+    out = subprocess.run([sys.executable, "-c", _BOMB_CHECK, str(tmp_path / "ok.pt")] + names, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines()]
+    assert len(rows) == len(names)
+    for f, secs, kib in rows:
+        assert float(secs) < 10 and int(kib) < 16 * 1024, (f, secs, kib)
