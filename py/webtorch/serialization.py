@@ -280,10 +280,9 @@ class _Storages:
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
             raise _bad(self.name, f"unsupported persistent id {pid!r:.80}")
         _, stype, key, location, numel = pid
-        dtype = stype.dtype if isinstance(stype, _StorageType) else stype.name if isinstance(stype, _dtype.dtype) \
-            else None
-        if dtype is None:
+        if not isinstance(stype, (_StorageType, _dtype.dtype)):
             raise _bad(self.name, f"unsupported storage type {stype!r:.60}")
+        dtype = stype.dtype if isinstance(stype, _StorageType) else stype.name
         return self.get(key, dtype, numel, location)
 
 
@@ -317,7 +316,7 @@ class _StorageType:
     """What `torch.FloatStorage` & co. unpickle to: only used inside persistent ids."""
 
     def __init__(self, name):
-        self.name, self.dtype = name, _STORAGE_DTYPE.get(name) or _TORCH_DTYPES.get(name)
+        self.name, self.dtype = name, _STORAGE_DTYPE[name]
 
     def __repr__(self):
         return f"torch.{self.name}"
