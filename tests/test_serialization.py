@@ -1,5 +1,6 @@
 """webtorch.save / webtorch.load: round trips, PyTorch interop both ways, safetensors, and
 damaged or hostile files (which must raise clean errors, never run code)."""
+import collections
 import io
 import json
 import os
@@ -315,6 +316,9 @@ def test_optimizer_state_dict_through_files(tmp_path):
 
 
 # ---- whole objects (issue #9) ---------------------------------------------------------------------
+Pair = collections.namedtuple("Pair", "a b")
+
+
 class Point:
     """A user class: refused by weights_only=True until allow-listed, as in PyTorch."""
 
@@ -653,3 +657,15 @@ def test_bombs_stay_small_in_memory(tmp_path):
     assert len(rows) == len(names)
     for f, secs, kib in rows:
         assert float(secs) < 10 and int(kib) < 16 * 1024, (f, secs, kib)
+
+
+def test_subclassed_containers_keep_their_type(tmp_path):
+    """A namedtuple, torch.Size or numpy float is not a plain tree: it keeps its type through data.pkl."""
+    wt.save({"s": wt.ones(2, 3).shape, "f": np.float64(1.5)}, tmp_path / "s.pt")
+    got = wt.load(tmp_path / "s.pt", weights_only=False)
+    assert type(got["s"]) is wt.Size and type(got["f"]) is np.float64
+    assert "webtorch.json" not in str(zipfile.ZipFile(tmp_path / "s.pt").namelist())
+    assert type(torch.load(tmp_path / "s.pt", weights_only=False)["s"]) is torch.Size
+    wt.save([Pair(1, 2)], tmp_path / "n.pt")
+    with pytest.raises(pickle.UnpicklingError, match=f"GLOBAL {__name__}.Pair was not"):
+        wt.load(tmp_path / "n.pt")

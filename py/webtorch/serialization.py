@@ -853,15 +853,17 @@ def _check_key(k):
 
 
 def _to_json(obj, key, depth=0):
+    """The JSON tree of a plain obj (exact types only: a subclass such as a namedtuple or torch.Size raises
+    TypeError and the file then holds data.pkl alone, which keeps its type)."""
     if depth > 500:
         raise ValueError("webtorch.save: object nesting is too deep")
-    if obj is None or isinstance(obj, (bool, str)):
+    if obj is None or type(obj) in (bool, str):
         return obj
-    if isinstance(obj, int):
+    if type(obj) is int:
         return obj if -(1 << 53) < obj < (1 << 53) else {"$int": str(obj)}
-    if isinstance(obj, float):
+    if type(obj) is float:
         return obj if math.isfinite(obj) else {"$float": repr(obj)}
-    if isinstance(obj, Tensor):
+    if type(obj) is Tensor or type(obj).__name__ == "Parameter":
         st = obj._storage
         d = {"storage": key(st), "dtype": st.dtype.name, "shape": list(obj._shape), "stride": list(obj._stride),
              "offset": obj._offset, "requires_grad": bool(obj.requires_grad)}
@@ -872,7 +874,7 @@ def _to_json(obj, key, depth=0):
         return {"$dtype": obj.name}
     if isinstance(obj, _device_cls):
         return {"$device": str(obj)}
-    if isinstance(obj, dict):
+    if type(obj) in (dict, OrderedDict):
         for k in obj:
             _check_key(k)
         items = [[_to_json(k, key, depth + 1), _to_json(v, key, depth + 1)] for k, v in obj.items()]
@@ -883,9 +885,9 @@ def _to_json(obj, key, depth=0):
                 d["$metadata"] = _to_json(meta, key, depth + 1)
             return d
         return {"$dict": items}
-    if isinstance(obj, list):
+    if type(obj) is list:
         return [_to_json(v, key, depth + 1) for v in obj]
-    if isinstance(obj, tuple):
+    if type(obj) is tuple:
         return {"$tuple": [_to_json(v, key, depth + 1) for v in obj]}
     raise TypeError(f"webtorch.save cannot store an object of type {type(obj).__name__}: only tensors, numbers, "
                     "strings, None, dtypes, devices and dict/list/tuple/OrderedDict of them")
@@ -988,7 +990,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     pkl = out.getvalue()
     try:
         tree = _to_json(obj, key)
-    except TypeError:  # not a plain tree (a module, a user class, ...): data.pkl alone holds it
+    except (TypeError, ValueError):  # not a plain tree (a module, a user class, ...): data.pkl alone holds it
         tree = None
     name = _archive_name(f)
     buf = io.BytesIO()
