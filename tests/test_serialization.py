@@ -563,6 +563,8 @@ _CORPUS = {  # case: (make the file, the error it must raise or _OK)
     "memo never stored": (lambda: _zip(b"\x80\x02h\x07."), "never stored"),
     "stack underflow": (lambda: _zip(b"\x80\x02\x86."), "underflow"),
     "no STOP": (lambda: _zip(b"\x80\x02N"), "without STOP"),
+    "Tensor(huge)": (lambda: _zip(b"\x80\x02ctorch\nTensor\nJ\xff\xff\xff\x7f\x85R."), "sized by the file"),
+    "bytearray(huge)": (lambda: _zip(b"\x80\x02c__builtin__\nbytearray\nJ\xff\xff\xff\x7f\x85R."), "sized by the file"),
     "calling a dtype": (lambda: _zip(b"\x80\x02ctorch\nfloat32\n)R."), "cannot rebuild"),
     "BUILD on a list": (lambda: _zip(b"\x80\x02]}b."), "Can only build Tensor"),
     "os.system": (lambda: _zip(pickle.dumps(_R(os.system, "true"), protocol=2)),
@@ -659,13 +661,21 @@ def test_bombs_stay_small_in_memory(tmp_path):
         assert float(secs) < 10 and int(kib) < 16 * 1024, (f, secs, kib)
 
 
-def test_subclassed_containers_keep_their_type(tmp_path):
-    """A namedtuple, torch.Size or numpy float is not a plain tree: it keeps its type through data.pkl."""
+def test_subclassed_and_shared_containers_keep_their_type(tmp_path):
+    """A namedtuple, torch.Size, numpy float or a shared container is not a plain tree: it keeps its type
+    and identity through data.pkl."""
     wt.save({"s": wt.ones(2, 3).shape, "f": np.float64(1.5)}, tmp_path / "s.pt")
     got = wt.load(tmp_path / "s.pt", weights_only=False)
     assert type(got["s"]) is wt.Size and type(got["f"]) is np.float64
     assert "webtorch.json" not in str(zipfile.ZipFile(tmp_path / "s.pt").namelist())
     assert type(torch.load(tmp_path / "s.pt", weights_only=False)["s"]) is torch.Size
+    shared = [1, [2]]
+    wt.save({"a": shared, "b": shared}, tmp_path / "a.pt")  # aliasing survives (data.pkl, not JSON)
+    got = wt.load(tmp_path / "a.pt")
+    assert got["a"] is got["b"] and got["a"] == shared
+    laughs = wt.load(io.BytesIO(_CORPUS["billion laughs (lists)"][0]()))
+    wt.save(laughs, tmp_path / "l.pt")  # 2**60 nodes if walked as a tree: saved as the 60 it has
+    assert (tmp_path / "l.pt").stat().st_size < 4096
     wt.save([Pair(1, 2)], tmp_path / "n.pt")
     with pytest.raises(pickle.UnpicklingError, match=f"GLOBAL {__name__}.Pair was not"):
         wt.load(tmp_path / "n.pt")

@@ -702,6 +702,8 @@ class _Unpickler:
         if id(fn) not in self.callable:
             raise _weights_only_error(f"Trying to call reduce for unrecognized function {fn!r:.100}")
         args = self._args(args)
+        if fn in (Tensor, bytearray) and any(isinstance(a, int) for a in args):
+            raise _bad(self.name, f"{fn.__name__}() sized by the file (an allocation bomb)")
         if fn in (set, OrderedDict, Counter) and args:  # hashes what it is given: check first
             items = list(args[0]) if isinstance(args[0], (list, tuple)) else None
             if items is None or fn is OrderedDict and not all(isinstance(p, tuple) and len(p) == 2 for p in items):
@@ -852,11 +854,17 @@ def _check_key(k):
         raise TypeError(f"webtorch.save: dict keys must be str/int/float/bool/None/tuple, got {type(k).__name__}")
 
 
-def _to_json(obj, key, depth=0):
-    """The JSON tree of a plain obj (exact types only: a subclass such as a namedtuple or torch.Size raises
-    TypeError and the file then holds data.pkl alone, which keeps its type)."""
+def _to_json(obj, key, depth=0, seen=None):
+    """The JSON tree of a plain obj. Exact types only, each container once: a subclass (namedtuple,
+    torch.Size) raises TypeError and a container met twice ValueError, and the file then holds
+    data.pkl alone, which keeps types and shared references."""
     if depth > 500:
         raise ValueError("webtorch.save: object nesting is too deep")
+    seen = set() if seen is None else seen
+    if type(obj) in (dict, OrderedDict, list, tuple) and obj:
+        if id(obj) in seen:
+            raise ValueError("a container is referenced twice")
+        seen.add(id(obj))
     if obj is None or type(obj) in (bool, str):
         return obj
     if type(obj) is int:
@@ -877,18 +885,18 @@ def _to_json(obj, key, depth=0):
     if type(obj) in (dict, OrderedDict):
         for k in obj:
             _check_key(k)
-        items = [[_to_json(k, key, depth + 1), _to_json(v, key, depth + 1)] for k, v in obj.items()]
+        items = [[_to_json(k, key, depth + 1, seen), _to_json(v, key, depth + 1, seen)] for k, v in obj.items()]
         if isinstance(obj, OrderedDict):
             d = {"$odict": items}
             meta = getattr(obj, "_metadata", None)
             if meta is not None:
-                d["$metadata"] = _to_json(meta, key, depth + 1)
+                d["$metadata"] = _to_json(meta, key, depth + 1, seen)
             return d
         return {"$dict": items}
     if type(obj) is list:
-        return [_to_json(v, key, depth + 1) for v in obj]
+        return [_to_json(v, key, depth + 1, seen) for v in obj]
     if type(obj) is tuple:
-        return {"$tuple": [_to_json(v, key, depth + 1) for v in obj]}
+        return {"$tuple": [_to_json(v, key, depth + 1, seen) for v in obj]}
     raise TypeError(f"webtorch.save cannot store an object of type {type(obj).__name__}: only tensors, numbers, "
                     "strings, None, dtypes, devices and dict/list/tuple/OrderedDict of them")
 
