@@ -1,28 +1,54 @@
-"""webtorch.save / webtorch.load: checkpoints that never run code from the file.
+"""webtorch.save / webtorch.load: PyTorch's checkpoint contract, hardened against hostile files.
 
-Formats
+Saving
+------
+`save(obj, f)` writes PyTorch's zip layout (`archive/data.pkl`, `.format_version`,
+`.storage_alignment`, `byteorder`, `data/<key>`, `version`, `.data/serialization_id`; 64-byte
+aligned, uncompressed records) with `data.pkl` pickled as torch.save pickles: storages as
+persistent ids, tensors as `torch._utils._rebuild_tensor_v2`, Parameters as `_rebuild_parameter`,
+views sharing one storage record. So real `torch.load` reads it: `weights_only=True` for tensors,
+containers and numbers; `weights_only=False` for what only plain pickle builds. Any picklable
+object can be saved: a webtorch Module pickles under its own class path
+(`webtorch.nn.modules.linear.Linear`), which webtorch loads back with `weights_only=False` (real
+torch does not import webtorch). When obj is a plain tree (tensors, numbers, strings, None,
+dtypes, devices, dict/list/tuple/OrderedDict) the zip also holds `webtorch.json`, the same tree
+as JSON, which webtorch reads without unpickling. `save(obj, "x.safetensors")` writes safetensors.
+
+Loading
 -------
-`save(obj, f)` writes one zip in PyTorch's layout (`<name>/data.pkl`, `<name>/data/<key>`,
-`<name>/byteorder`, `<name>/version`, 64-byte aligned records) so that real
-`torch.load(f, weights_only=True)` reads it, plus `<name>/webtorch.json`: the same object tree
-as JSON. webtorch reads the JSON and the raw little-endian storages; it never unpickles.
+`load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None)`:
+- weights_only=True (the default, as in PyTorch): `data.pkl` goes through an opcode interpreter
+  that builds only PyTorch's weights_only allow-list (tensors, Parameters, primitive containers,
+  OrderedDict, Counter, set, bytes/bytearray, complex, torch dtypes / Size / device / storage
+  types) plus what `add_safe_globals` / `safe_globals` allow. Anything else raises
+  `UnpicklingError` (a `pickle.UnpicklingError`) with PyTorch's "Weights only load failed..." text.
+- weights_only=False: a real `pickle.Unpickler` for files the caller trusts (it runs code from
+  the file), with torch's names mapped to webtorch's (`torch.nn.modules.linear.Linear` ->
+  `webtorch.nn.modules.linear.Linear`, rebuild functions, dtypes, storage types), so a module
+  pickled whole by torch.save loads and runs here.
+- map_location: None (where saved; locations webtorch lacks such as 'cuda:0' land on cpu), a
+  device or str ('webgpu'), a {saved_location: target} dict, or a callable
+  (storage, location) -> storage or None.
 
-`save(obj, "x.safetensors")` (or `save_safetensors`) writes safetensors: a flat
-{name: tensor} dict, an 8-byte header length, a JSON header, then the raw bytes.
+Hostile files
+-------------
+A malformed, truncated or hostile file raises `CheckpointError` (a RuntimeError): "... is not a
+valid webtorch/PyTorch checkpoint: <why>"; a disallowed global raises `UnpicklingError`, a
+subclass of both CheckpointError and pickle.UnpicklingError. The weights_only path is iterative
+and linear in the file: shared (memo) references are never copied or walked, containers may nest
+at most 1000 deep, a dict key or set element may expand to at most 100000 nodes (so nothing
+hashes a deep or exponentially shared tuple), records are inflated at most once, in 1 MiB chunks
+capped by their declared size (which must match what the pickle declares), deflated records may
+not declare more than deflate's 1032:1 ratio and may inflate to 64 MiB + 64x the file in all,
+and sizes/strides/offsets are checked against the storage with PyTorch's overflow rule
+("numel: integer multiplication overflow").
 
-`load(f)` recognizes its own zips, safetensors files, and PyTorch's `.pt` zips (as written by
-`torch.save(model.state_dict(), f)`). For a PyTorch zip it interprets `data.pkl` with a small
-opcode interpreter that can only build containers, numbers, strings and tensors: the only
-globals it knows are OrderedDict, torch's tensor-rebuild functions, storage types and dtypes.
-Any other global (`os.system`, ...) raises `UnpicklingError` naming it; nothing is imported or
-called. A malformed, truncated or hostile file raises `CheckpointError` (a RuntimeError):
-"... is not a valid webtorch/PyTorch checkpoint: <why>".
-
-Tensors hold: None, bool, int, float, str, list, tuple, dict, OrderedDict, webtorch.dtype,
-webtorch.device and Tensor (views sharing storage stay shared). Bytes go through numpy when
-it is importable and through array/struct otherwise (Pyodide without numpy).
+Bytes go through numpy when it is importable and through array/struct otherwise (Pyodide).
 """
 import array
+import codecs
+import _compat_pickle
+import hashlib
 import io
 import json
 import math
@@ -31,21 +57,23 @@ import pickle
 import struct
 import sys
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 from . import _dtype, _prims
 from ._device import as_device, device as _device_cls
-from ._tensor import Tensor
+from ._tensor import Tensor, contiguous_strides
 
 try:
     import numpy as _np
 except ImportError:  # pragma: no cover - Pyodide without numpy
     _np = None
 
-__all__ = ["save", "load", "save_safetensors", "load_safetensors", "CheckpointError", "UnpicklingError"]
+__all__ = ["save", "load", "save_safetensors", "load_safetensors", "CheckpointError", "UnpicklingError",
+           "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
 FORMAT_VERSION = 1
 _LITTLE = sys.byteorder == "little"
+_MAX_META = 64 << 20  # the most bytes a non-storage record (data.pkl, webtorch.json) may declare
 
 
 class CheckpointError(RuntimeError):
@@ -130,62 +158,142 @@ def _storage_bytes(storage):
     return a.tobytes()
 
 
-def _numel(shape):
-    n = 1
-    for s in shape:
+_INT64_MAX = (1 << 63) - 1
+
+
+def _checked_numel(name, size):
+    """numel of a declared size, refusing what PyTorch refuses (c10's overflow-checked product)."""
+    if not isinstance(size, (tuple, list)) or not all(isinstance(s, int) and not isinstance(s, bool) and
+                                                      0 <= s <= _INT64_MAX for s in size):
+        raise _bad(name, f"bad tensor size {size!r:.200}")
+    n, overflow = 1, False
+    for s in size:
         n *= s
+        overflow |= n >= 1 << 64
+        n &= (1 << 64) - 1
+    if overflow or n > _INT64_MAX:
+        raise _bad(name, f"numel: integer multiplication overflow (tensor size {list(size)!r:.200})")
     return n
 
 
 # ---- map_location ------------------------------------------------------------------------------
-def _target_device(map_location, location="cpu"):
-    if map_location is None:
-        return as_device("cpu")
-    if isinstance(map_location, dict):
-        return as_device(map_location.get(location, "cpu"))
+def _placed(map_location, storage, location):
+    """The storage (built on cpu) where map_location puts it: None, a device or str, a
+    {saved_location: target} dict, or a callable (storage, location) -> storage or None."""
     if callable(map_location) and not isinstance(map_location, (str, _device_cls)):
-        raise TypeError("webtorch.load: a callable map_location is not supported; pass a device or a dict")
-    return as_device(map_location)
+        got = map_location(storage, location)
+        if got is None:
+            return storage
+        got = got._storage if isinstance(got, Tensor) else got
+        if not isinstance(got, type(storage)):
+            raise TypeError(f"map_location returned a {type(got).__name__}; it must return a storage or None")
+        return got
+    target = map_location.get(location) if isinstance(map_location, dict) else map_location
+    if target is not None:
+        dev = as_device(target)
+    else:  # where it was saved; one webtorch has no device for ('cuda:0', 'mps') lands on cpu
+        try:
+            dev = as_device(location)
+        except Exception:
+            dev = as_device("cpu")
+    if dev.type == "cpu":
+        return storage
+    return Tensor._make(storage, (storage.numel,), (1,), 0).to(dev)._storage
+
+
+def _cpu_storage(data, dtype, numel):
+    values, dt = _from_bytes(data, dtype)
+    return _prims.from_flat(values, (numel,), _dtype.BY_NAME[dt], as_device("cpu"))._storage
+
+
+class _Records:
+    """A zip's records, each read once, streamed in chunks with its declared size as the cap;
+    deflated ones inflate to at most 64 MiB + 64x the file's size in all."""
+
+    def __init__(self, zf, prefix, name, file_size):
+        self.zf, self.prefix, self.name = zf, prefix, name
+        self.infos = {i.filename: i for i in zf.infolist()}
+        self.inflate_budget = (64 << 20) + 64 * file_size
+
+    def __contains__(self, rec):
+        return self.prefix + rec in self.infos
+
+    def read(self, rec, expected=None, limit=_MAX_META):
+        info = self.infos.get(self.prefix + rec)
+        if info is None:
+            raise _bad(self.name, f"record {rec!r} is missing")
+        size = info.file_size
+        if expected is not None and size != expected:
+            raise _bad(self.name, f"record {rec!r} holds {size} bytes, expected {expected}")
+        if expected is None and size > limit:
+            raise _bad(self.name, f"record {rec!r} declares {size} bytes (more than {limit})")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _bad(self.name, f"record {rec!r} uses an unsupported compression")
+        if info.compress_type == zipfile.ZIP_DEFLATED:
+            if size > 1032 * info.compress_size + 1024:
+                raise _bad(self.name, f"record {rec!r} declares {size} bytes from {info.compress_size} deflated ones")
+            self.inflate_budget -= size
+            if self.inflate_budget < 0:
+                raise _bad(self.name, "its deflated records inflate to more than 64 MiB + 64x the file's size; "
+                                      "re-save it uncompressed (torch.save / webtorch.save write it so)")
+        out = bytearray()
+        try:
+            with self.zf.open(info) as fh:  # zipfile stops at the declared size and checks the CRC there
+                while len(out) < size:
+                    chunk = fh.read(min(1 << 20, size - len(out)))
+                    if not chunk:
+                        break
+                    out += chunk
+        except Exception as e:  # BadZipFile, zlib.error, EOFError, ... on damaged data
+            raise _bad(self.name, f"cannot read record {rec!r} ({type(e).__name__}: {e})") from None
+        if len(out) != size:
+            raise _bad(self.name, f"record {rec!r} is truncated ({len(out)} of {size} bytes)")
+        return bytes(out)
 
 
 class _Storages:
-    """Storages read lazily from the archive, built once each on the target device."""
+    """Storages read lazily from the archive, built once each, placed per map_location."""
 
-    def __init__(self, name, read, map_location):
-        self.name, self.read, self.map_location = name, read, map_location
-        self.built = {}
+    def __init__(self, name, records, map_location):
+        self.name, self.records, self.map_location = name, records, map_location
+        self.built, self.dtypes = {}, {}
 
     def get(self, key, dtype, numel, location="cpu"):
-        k = (key, dtype)
-        if k in self.built:
-            st = self.built[k]
-            if st.numel != numel and st.dtype.name == dtype:
-                raise _bad(self.name, f"storage {key!r} is used with two different sizes")
+        if not isinstance(key, str) or not isinstance(location, str):
+            raise _bad(self.name, "bad storage key")
+        if key in self.built:
+            st = self.built[key]
+            if st.numel != numel or self.dtypes[key] != dtype:
+                raise _bad(self.name, f"storage {key!r} is used with two different sizes or dtypes")
             return st
         if dtype not in _ITEM:
             raise _bad(self.name, f"unknown storage dtype {dtype!r}")
-        if not isinstance(numel, int) or numel < 0:
-            raise _bad(self.name, f"bad storage size {numel!r}")
-        data = self.read(key)
-        if len(data) != numel * _ITEM[dtype]:
-            raise _bad(self.name, f"storage {key!r} holds {len(data)} bytes, expected {numel * _ITEM[dtype]} "
-                                  f"({numel} x {dtype})")
-        values, dt = _from_bytes(data, dtype)
-        dev = _target_device(self.map_location, location)
-        t = _prims.from_flat(values, (numel,), _dtype.BY_NAME[dt], dev)
-        self.built[k] = t._storage
-        return t._storage
+        if not isinstance(numel, int) or isinstance(numel, bool) or not 0 <= numel <= _INT64_MAX:
+            raise _bad(self.name, f"bad storage size {numel!r:.60}")
+        data = self.records.read("data/" + key, expected=numel * _ITEM[dtype])
+        st = _placed(self.map_location, _cpu_storage(data, dtype, numel), location)
+        self.built[key], self.dtypes[key] = st, dtype
+        return st
+
+    def from_pid(self, pid):
+        """The storage a persistent id ('storage', torch.FloatStorage, key, location, numel) names."""
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+            raise _bad(self.name, f"unsupported persistent id {pid!r:.80}")
+        _, stype, key, location, numel = pid
+        if not isinstance(stype, (_StorageType, _dtype.dtype)):
+            raise _bad(self.name, f"unsupported storage type {stype!r:.60}")
+        dtype = stype.dtype if isinstance(stype, _StorageType) else stype.name
+        return self.get(key, dtype, numel, location)
 
 
 def _make_tensor(name, storage, offset, size, stride, requires_grad=False):
-    if not isinstance(size, (tuple, list)) or not all(isinstance(s, int) and s >= 0 for s in size):
-        raise _bad(name, f"bad tensor size {size!r}")
+    numel = _checked_numel(name, size)
     if not isinstance(stride, (tuple, list)) or len(stride) != len(size) or \
-            not all(isinstance(s, int) and s >= 0 for s in stride):
-        raise _bad(name, f"bad tensor stride {stride!r} for size {size!r}")
-    if not isinstance(offset, int) or offset < 0:
-        raise _bad(name, f"bad storage offset {offset!r}")
-    if _numel(size) > 0:
+            not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= _INT64_MAX for s in stride):
+        raise _bad(name, f"bad tensor stride {stride!r:.200} for size {list(size)!r:.200}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= _INT64_MAX:
+        raise _bad(name, f"bad storage offset {offset!r:.60}")
+    if numel > 0:
         last = offset + sum((s - 1) * st for s, st in zip(size, stride))
         if last >= storage.numel:
             raise _bad(name, f"tensor of size {list(size)} stride {list(stride)} offset {offset} reaches element "
@@ -199,40 +307,166 @@ def _make_tensor(name, storage, offset, size, stride, requires_grad=False):
 
 
 def _as_parameter(t, requires_grad):
-    try:
-        from .nn.parameter import Parameter
-    except Exception:  # nn not available: a leaf tensor that requires grad
-        t.requires_grad_(bool(requires_grad))
-        return t
+    from .nn.parameter import Parameter
     return Parameter(t, requires_grad=bool(requires_grad))
 
 
-# ---- the restricted pickle interpreter ---------------------------------------------------------
-class _Global:
-    """A global the interpreter knows: a marker, never an imported object."""
-    __slots__ = ("module", "name")
+# ---- torch's names, mapped to webtorch's objects -------------------------------------------------
+class _StorageType:
+    """What `torch.FloatStorage` & co. unpickle to: only used inside persistent ids."""
 
-    def __init__(self, module, name):
-        self.module, self.name = module, name
+    def __init__(self, name):
+        self.name, self.dtype = name, _STORAGE_DTYPE[name]
 
     def __repr__(self):
-        return f"{self.module}.{self.name}"
+        return f"torch.{self.name}"
 
 
-_ALLOWED = {("collections", "OrderedDict"), ("torch._utils", "_rebuild_tensor_v2"),
-            ("torch._utils", "_rebuild_tensor_v3"), ("torch._utils", "_rebuild_parameter"),
-            ("torch._utils", "_rebuild_parameter_with_state"), ("torch", "device"),
-            ("builtins", "set"), ("builtins", "frozenset"), ("__builtin__", "set"), ("torch", "Size"),
-            ("torch.serialization", "_get_layout"), ("torch", "strided")}
-_ALLOWED |= {("torch", n) for n in _STORAGE_DTYPE} | {("torch", n) for n in _TORCH_DTYPES}
-_MAX_LEN = 1 << 31
+class _Rebuild:
+    """PyTorch's tensor-rebuild functions for one file (name is the file, for error messages)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def tensor_v2(self, storage, offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
+        from ._tensor import Storage
+        if not isinstance(storage, Storage):
+            raise _bad(self.name, "_rebuild_tensor without a storage")
+        return _make_tensor(self.name, storage, offset, size, stride, bool(requires_grad))
+
+    def tensor(self, storage, offset, size, stride):
+        return self.tensor_v2(storage, offset, size, stride)
+
+    def tensor_v3(self, storage, offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+        return self.tensor_v2(storage, offset, size, stride, requires_grad)
+
+    def parameter(self, data, requires_grad, backward_hooks=None, state=None):
+        if not isinstance(data, Tensor):
+            raise _bad(self.name, "_rebuild_parameter without a tensor")
+        return _as_parameter(data, requires_grad)
+
+    def from_type_v2(self, func, new_type, args, state):
+        t = func(*args)
+        if isinstance(new_type, type) and issubclass(new_type, Tensor) and type(t) is not new_type:
+            t = t.as_subclass(new_type)
+        if isinstance(state, dict):
+            for k, v in state.items():
+                setattr(t, k, v)
+        return t
+
+
+def _torch_globals(rb):
+    """{'module.name': object} for the torch names PyTorch's weights_only=True allows and webtorch has."""
+    from ._tensor import Size
+    from .nn.parameter import Parameter
+    g = {"collections.OrderedDict": OrderedDict, "collections.Counter": Counter, "torch.Size": Size,
+         "torch.Tensor": Tensor, "torch.device": _device_cls, "torch.nn.parameter.Parameter": Parameter,
+         "torch.serialization._get_layout": lambda name: "torch.strided", "_codecs.encode": codecs.encode,
+         "builtins.bytearray": bytearray, "builtins.set": set, "builtins.complex": complex,
+         "torch._utils._rebuild_tensor": rb.tensor, "torch._utils._rebuild_tensor_v2": rb.tensor_v2,
+         "torch._utils._rebuild_tensor_v3": rb.tensor_v3, "torch._utils._rebuild_parameter": rb.parameter,
+         "torch._utils._rebuild_parameter_with_state": rb.parameter,
+         "torch._tensor._rebuild_from_type_v2": rb.from_type_v2}
+    g.update({f"torch.{n}": _dtype.BY_NAME[d] for n, d in _TORCH_DTYPES.items()})
+    g.update({f"torch.{n}": _StorageType(n) for n in _STORAGE_DTYPE})
+    return g
+
+
+def _py3_name(module, name):
+    """Protocol-2 pickles name Python 2 modules (`__builtin__.set`): map them as pickle does."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
+# ---- user-allowed globals (torch.serialization.add_safe_globals & co.) ---------------------------
+_safe_globals = []
+
+
+def _global_path(g):
+    if isinstance(g, tuple):
+        if len(g) != 2:
+            raise ValueError(f"Expected tuple of length 2 (global, str of callable full path), but got tuple of "
+                             f"length: {len(g)}")
+        if not isinstance(g[1], str):
+            raise TypeError(f"Expected second item in tuple to be str of callable full path, but got: {type(g[1])}")
+        return g[1], g[0]
+    return f"{g.__module__}.{g.__qualname__}", g
+
+
+def _user_globals():
+    return dict(_global_path(g) for g in _safe_globals)
+
+
+def add_safe_globals(safe_globals):
+    """Mark globals (classes/functions, or (obj, 'module.name') pairs) as safe for weights_only load."""
+    for g in safe_globals:
+        _global_path(g)
+        if g not in _safe_globals:
+            _safe_globals.append(g)
+
+
+def get_safe_globals():
+    """The user-added globals that are safe for weights_only load."""
+    return list(_safe_globals)
+
+
+def clear_safe_globals():
+    """Forget every user-added safe global."""
+    _safe_globals.clear()
+
+
+class safe_globals:
+    """Context manager: `with safe_globals([MyClass]): load(f)` allows MyClass inside the block."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc):
+        _safe_globals[:] = [g for g in _safe_globals if g not in self.safe_globals]
+
+
+_UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, "
+    "but it can result in arbitrary code execution. Do it only if you got the file from a trusted source.")
+_DOCS_MESSAGE = ("\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+                 "weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
+def _weights_only_error(message, unsafe_global=False):
+    """PyTorch's UnpicklingError text for a weights_only=True refusal."""
+    if unsafe_global:
+        text = ("Weights only load failed. This file can still be loaded, to do so you have two options, "
+                "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
+                f"\n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` please check "
+                "the recommended steps in the following error message.\n\tWeightsUnpickler error: " + message)
+    else:
+        text = (f"Weights only load failed. {_UNSAFE_MESSAGE}\nPlease file an issue with the following so that we "
+                "can make `weights_only=True` compatible with your use case: WeightsUnpickler error: \n\n" + message)
+    return UnpicklingError(text + _DOCS_MESSAGE)
+
+
+# ---- the weights_only=True interpreter -----------------------------------------------------------
+_MAX_DEPTH = 1000        # containers nested deeper than this are refused (Python's recursion limit)
+_MAX_KEY_NODES = 100000  # a dict key / set element expanding to more nodes than this is refused
 
 
 class _Unpickler:
-    """Interprets pickle opcodes (protocols 2-5) building only allowed objects."""
+    """Interprets pickle opcodes (protocols 2-5) with PyTorch's weights_only rules: only the
+    allow-listed globals plus add_safe_globals' may be built or called. Iterative, and every
+    container records its nesting depth and expanded size, so a deep or shared structure is refused
+    before anything (hash, compare) would walk it."""
 
     def __init__(self, data, name, storages):
         self.data, self.pos, self.name, self.storages = data, 0, name, storages
+        self.known = _torch_globals(_Rebuild(name))
+        self.user = _user_globals()
+        self.callable = {id(v) for v in list(self.known.values()) + list(self.user.values())}
+        self.shape = {}  # id(container) -> (container, depth, expanded size)
 
     def _take(self, n):
         if n < 0 or self.pos + n > len(self.data):
@@ -251,12 +485,29 @@ class _Unpickler:
             raise _bad(self.name, f"bad string in data.pkl: {e}") from None
 
     def _global(self, module, qual):
-        if (module, qual) not in _ALLOWED:
-            raise UnpicklingError(f"{self.name}: Weights only load failed: unsupported global {module}.{qual} "
-                                  f"(GLOBAL {module}.{qual} is not an allowed global; webtorch.load only "
-                                  "builds tensors, numbers, strings and containers and never runs code from a "
-                                  "checkpoint)")
-        return _Global(module, qual)
+        path = "%s.%s" % _py3_name(module, qual)
+        if path in self.known:
+            return self.known[path]
+        if path in self.user:
+            return self.user[path]
+        shown = path[len("builtins."):] if path.startswith("builtins.") else path
+        raise _weights_only_error(
+            f"Unsupported global: GLOBAL {shown} was not an allowed global by default. Please use "
+            f"`torch.serialization.add_safe_globals([{shown}])` or the `torch.serialization.safe_globals([{shown}])` "
+            "context manager to allowlist this global if you trust this class/function.", unsafe_global=True)
+
+    def _nest(self, obj, items):
+        """Record obj's depth and expanded size after `items` went into it."""
+        depth, size = self.shape.get(id(obj), (None, 1, 1))[1:]
+        for x in items:
+            _, d, s = self.shape.get(id(x), (None, 0, 1))
+            depth = max(depth, d + 1)
+            size = min(size + s, 1 << 62)
+        if depth > _MAX_DEPTH:
+            raise _bad(self.name, f"containers nest deeper than {_MAX_DEPTH}")
+        if depth > 1 or size > 1:
+            self.shape[id(obj)] = (obj, depth, size)
+        return obj
 
     def _pop_mark(self):
         if not self.marks:
@@ -318,10 +569,7 @@ class _Unpickler:
             elif op == 0x8C:  # SHORT_BINUNICODE
                 S.append(self._str(self._take(1)[0]))
             elif op == 0x8D:  # BINUNICODE8
-                n = self._u("<Q")
-                if n > _MAX_LEN:
-                    raise _bad(self.name, f"string of {n} bytes")
-                S.append(self._str(n))
+                S.append(self._str(self._u("<Q")))
             elif op == 0x43:  # SHORT_BINBYTES
                 S.append(bytes(self._take(self._take(1)[0])))
             elif op == 0x42:  # BINBYTES
@@ -335,19 +583,20 @@ class _Unpickler:
             elif op == 0x8F:  # EMPTY_SET
                 S.append(set())
             elif op == 0x74:  # TUPLE
-                S.append(tuple(self._pop_mark()))
+                items = self._pop_mark()
+                S.append(self._nest(tuple(items), items))
             elif op in (0x85, 0x86, 0x87):  # TUPLE1/2/3
                 n = op - 0x84
                 if len(S) < n:
                     raise _bad(self.name, "data.pkl stack underflow")
                 items = tuple(S[-n:])
                 del S[-n:]
-                S.append(items)
+                S.append(self._nest(items, items))
             elif op == 0x6C:  # LIST
-                S.append(list(self._pop_mark()))
-            elif op == 0x64:  # DICT
                 items = self._pop_mark()
-                S.append(self._pairs({}, items))
+                S.append(self._nest(items, items))
+            elif op == 0x64:  # DICT
+                S.append(self._pairs({}, self._pop_mark()))
             elif op == 0x61:  # APPEND
                 v = self._pop()
                 self._append(self._top(), [v])
@@ -357,9 +606,10 @@ class _Unpickler:
             elif op == 0x90:  # ADDITEMS
                 items = self._pop_mark()
                 t = self._top()
-                if not isinstance(t, set):
+                if type(t) is not set:
                     raise _bad(self.name, "ADDITEMS on a non-set")
                 t.update(self._hashable(i) for i in items)
+                self._nest(t, items)
             elif op == 0x73:  # SETITEM
                 v = self._pop()
                 k = self._pop()
@@ -369,9 +619,7 @@ class _Unpickler:
                 self._pairs(self._top(), items)
             elif op in (0x71, 0x72, 0x94):  # BINPUT, LONG_BINPUT, MEMOIZE
                 idx = self._take(1)[0] if op == 0x71 else self._u("<I") if op == 0x72 else len(self.memo)
-                if not S:
-                    raise _bad(self.name, "memoizing an empty stack")
-                self.memo[idx] = S[-1]
+                self.memo[idx] = self._top()
             elif op in (0x68, 0x6A):  # BINGET, LONG_BINGET
                 idx = self._take(1)[0] if op == 0x68 else self._u("<I")
                 if idx not in self.memo:
@@ -389,21 +637,16 @@ class _Unpickler:
                 S.append(self._global(module, qual))
             elif op == 0x52:  # REDUCE
                 args = self._pop()
-                fn = self._pop()
-                S.append(self._call(fn, args))
+                S.append(self._call(self._pop(), args))
             elif op in (0x81, 0x92):  # NEWOBJ, NEWOBJ_EX
                 kwargs = self._pop() if op == 0x92 else {}
                 args = self._pop()
-                cls = self._pop()
-                if kwargs:
-                    raise _bad(self.name, "NEWOBJ_EX with keyword arguments")
-                S.append(self._call(cls, args))
+                S.append(self._new(self._pop(), args, kwargs))
             elif op == 0x62:  # BUILD
                 state = self._pop()
                 self._build(self._top(), state)
             elif op == 0x51:  # BINPERSID
-                pid = self._pop()
-                S.append(self._persistent(pid))
+                S.append(self.storages.from_pid(self._pop()))
             elif op == 0x30:  # POP
                 self._pop()
             elif op == 0x31:  # POP_MARK
@@ -427,6 +670,8 @@ class _Unpickler:
         return self.stack[-1]
 
     def _hashable(self, k):
+        if self.shape.get(id(k), (None, 0, 1))[2] > _MAX_KEY_NODES:
+            raise _bad(self.name, f"a dict key or set element expands to more than {_MAX_KEY_NODES} nodes")
         try:
             hash(k)
         except TypeError:
@@ -440,225 +685,193 @@ class _Unpickler:
             raise _bad(self.name, "odd number of items for a dict")
         for i in range(0, len(items), 2):
             d[self._hashable(items[i])] = items[i + 1]
-        return d
+        return self._nest(d, items)
 
     def _append(self, lst, items):
-        if not isinstance(lst, list):
-            raise _bad(self.name, f"APPEND on a {type(lst).__name__}")
+        if type(lst) is not list:
+            raise _weights_only_error(f"Can only append to lists, but got {type(lst)}")
         lst.extend(items)
+        self._nest(lst, items)
 
-    def _build(self, obj, state):
-        if isinstance(obj, OrderedDict) and isinstance(state, dict):
-            for k, v in state.items():
-                if k != "_metadata":
-                    raise _bad(self.name, f"unexpected attribute {k!r} set on an OrderedDict")
-                obj._metadata = v
-            return
-        if isinstance(obj, Tensor) and (state is None or isinstance(state, (dict, tuple))):
-            return  # tensor subclass python state (hooks, attributes): ignored
-        raise _bad(self.name, f"BUILD on a {type(obj).__name__} is not allowed")
-
-    def _persistent(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
-            raise _bad(self.name, f"unsupported persistent id {pid!r:.80}")
-        _, stype, key, location, numel = pid
-        if isinstance(stype, _Global) and stype.module == "torch":
-            dtype = _STORAGE_DTYPE.get(stype.name) or _TORCH_DTYPES.get(stype.name)
-        else:
-            dtype = None
-        if dtype is None:
-            raise _bad(self.name, f"unsupported storage type {stype!r}")
-        if not isinstance(key, str) or not isinstance(location, str):
-            raise _bad(self.name, "bad storage key")
-        return self.storages.get(key, dtype, numel, location)
+    def _args(self, args):
+        if not isinstance(args, tuple):
+            raise _bad(self.name, "call arguments are not a tuple")
+        return args
 
     def _call(self, fn, args):
-        if not isinstance(fn, _Global):
-            raise _bad(self.name, f"REDUCE on a non-global {type(fn).__name__}")
-        if not isinstance(args, tuple):
-            raise _bad(self.name, "REDUCE arguments are not a tuple")
-        key = (fn.module, fn.name)
+        if id(fn) not in self.callable:
+            raise _weights_only_error(f"Trying to call reduce for unrecognized function {fn!r:.100}")
+        args = self._args(args)
+        if fn in (Tensor, bytearray) and any(isinstance(a, int) for a in args):
+            raise _bad(self.name, f"{fn.__name__}() sized by the file (an allocation bomb)")
+        if fn in (set, OrderedDict, Counter) and args:  # hashes what it is given: check first
+            items = list(args[0]) if isinstance(args[0], (list, tuple)) else None
+            if items is None or fn is OrderedDict and not all(isinstance(p, tuple) and len(p) == 2 for p in items):
+                raise _bad(self.name, f"{fn.__name__} built from {type(args[0]).__name__}")
+            for x in items:
+                self._hashable(x[0] if fn is OrderedDict else x)
         try:
-            if key == ("collections", "OrderedDict"):
-                return OrderedDict(*args)
-            if key in (("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor_v3")):
-                if len(args) < 4:
-                    raise _bad(self.name, "_rebuild_tensor with too few arguments")
-                storage, offset, size, stride = args[:4]
-                req = args[4] if len(args) > 4 else False
-                if not hasattr(storage, "numel") or isinstance(storage, Tensor):
-                    raise _bad(self.name, "_rebuild_tensor without a storage")
-                return _make_tensor(self.name, storage, offset, size, stride, bool(req))
-            if key in (("torch._utils", "_rebuild_parameter"), ("torch._utils", "_rebuild_parameter_with_state")):
-                data, req = args[0], args[1]
-                if not isinstance(data, Tensor):
-                    raise _bad(self.name, "_rebuild_parameter without a tensor")
-                return _as_parameter(data, req)
-            if key == ("torch", "device"):
-                return _device_cls(*args)
-            if key in (("builtins", "set"), ("__builtin__", "set")):
-                return set(*args)
-            if key == ("builtins", "frozenset"):
-                return frozenset(*args)
-            if key == ("torch", "Size"):
-                return tuple(*args)
-            if key == ("torch.serialization", "_get_layout"):
-                return "torch.strided"
+            return fn(*args)
         except CheckpointError:
             raise
         except Exception as e:
-            raise _bad(self.name, f"cannot rebuild {fn!r}: {type(e).__name__}: {e}") from None
-        raise _bad(self.name, f"{fn!r} is not callable")
+            raise _bad(self.name, f"cannot rebuild {getattr(fn, '__qualname__', fn)!r}: {type(e).__name__}: {e}") \
+                from None
+
+    def _new(self, cls, args, kwargs):
+        if kwargs:
+            raise _bad(self.name, "NEWOBJ_EX with keyword arguments")
+        from .nn.parameter import Parameter
+        if cls is Parameter:
+            return self._call(cls, args)
+        if not isinstance(cls, type) or id(cls) not in self.callable:
+            raise _weights_only_error("Can only create new object for nn.Parameter or classes allowlisted via "
+                                      f"`add_safe_globals` but got {cls!r:.100}")
+        try:
+            return cls.__new__(cls, *self._args(args))
+        except CheckpointError:
+            raise
+        except Exception as e:
+            raise _bad(self.name, f"cannot create a {cls.__name__}: {type(e).__name__}: {e}") from None
+
+    def _build(self, obj, state):
+        if isinstance(obj, Tensor) and (state is None or isinstance(state, (dict, tuple))):
+            return  # tensor python state (hooks, attributes): ignored
+        if type(obj) is OrderedDict and isinstance(state, dict):
+            obj.__dict__.update(state)
+            return
+        if id(type(obj)) not in self.callable or type(obj) in (set, list, dict, tuple):
+            raise _weights_only_error("Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+                                      f"`add_safe_globals`, but got {type(obj)}")
+        try:
+            if hasattr(obj, "__setstate__"):
+                obj.__setstate__(state)
+                return
+            slots = None
+            if isinstance(state, tuple) and len(state) == 2:
+                state, slots = state
+            if state:
+                obj.__dict__.update(state)
+            for k, v in (slots or {}).items():
+                setattr(obj, k, v)
+        except Exception as e:
+            raise _bad(self.name, f"cannot set the state of a {type(obj).__name__}: {type(e).__name__}: {e}") \
+                from None
 
 
-def _resolve_markers(obj, name, depth=0):
-    """Replace dtype/layout markers left in the tree by real objects."""
-    if depth > 500:
-        raise _bad(name, "nesting too deep")
-    if isinstance(obj, _Global):
-        if obj.module == "torch" and obj.name in _TORCH_DTYPES:
-            return _dtype.BY_NAME[_TORCH_DTYPES[obj.name]]
-        if obj.module == "torch" and obj.name == "strided":
-            return "torch.strided"
-        raise _bad(name, f"a bare reference to {obj!r} is not a value")
-    if isinstance(obj, OrderedDict):
-        out = OrderedDict((k, _resolve_markers(v, name, depth + 1)) for k, v in obj.items())
-        if hasattr(obj, "_metadata"):
-            out._metadata = obj._metadata
-        return out
-    if isinstance(obj, dict):
-        return {k: _resolve_markers(v, name, depth + 1) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_resolve_markers(v, name, depth + 1) for v in obj]
-    if isinstance(obj, tuple):
-        return tuple(_resolve_markers(v, name, depth + 1) for v in obj)
-    return obj
+# ---- the weights_only=False unpickler (trusted files only) ---------------------------------------
+class _FullUnpickler(pickle.Unpickler):
+    """Plain pickle for a file the caller trusts, with torch's names mapped to webtorch's:
+    torch.nn.modules.linear.Linear -> webtorch.nn.modules.linear.Linear, rebuild functions, dtypes,
+    storage types. Any other global is imported as pickle does (this runs code from the file)."""
+
+    def __init__(self, file, name, storages, **kw):
+        super().__init__(file, **kw)
+        self.name, self.storages = name, storages
+        self.known = _torch_globals(_Rebuild(name))
+
+    def find_class(self, module, name):
+        path = "%s.%s" % _py3_name(module, name)
+        if path in self.known:
+            return self.known[path]
+        if module == "torch" or module.startswith("torch."):
+            import importlib
+            import webtorch
+            try:
+                return getattr(importlib.import_module("webtorch" + module[len("torch"):]), name)
+            except (ImportError, AttributeError):
+                found = getattr(webtorch.nn if module.startswith("torch.nn.") else webtorch, name, None)
+            if found is None:
+                raise UnpicklingError(f"{self.name}: the file needs {module}.{name}, which webtorch does not have")
+            return found
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        return self.storages.from_pid(pid)
 
 
-# ---- the pickle writer (what torch.load(weights_only=True) reads) ------------------------------
-class _PickleWriter:
-    def __init__(self, storage_key):
-        self.out = bytearray(b"\x80\x02")
-        self.key = storage_key
+# ---- the pickle writer (what torch.load reads) ---------------------------------------------------
+class _TorchName:
+    """Pickles as the global `module.name` (a torch name webtorch cannot import)."""
 
-    def global_(self, module, name):
-        self.out += b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+    def __init__(self, module, name):
+        self.module, self.name = module, name
 
-    def dump(self, obj, depth=0):
-        if depth > 500:
-            raise ValueError("webtorch.save: object nesting is too deep")
-        o = self.out
-        if obj is None:
-            o += b"N"
-        elif obj is True:
-            o += b"\x88"
-        elif obj is False:
-            o += b"\x89"
-        elif isinstance(obj, int):
-            if 0 <= obj < 256:
-                o += b"K" + bytes([obj])
-            elif 0 <= obj < 65536:
-                o += b"M" + struct.pack("<H", obj)
-            elif -(1 << 31) <= obj < (1 << 31):
-                o += b"J" + struct.pack("<i", obj)
-            else:
-                b = obj.to_bytes((obj.bit_length() + 8) // 8, "little", signed=True)
-                o += b"\x8a" + bytes([len(b)]) + b
-        elif isinstance(obj, float):
-            o += b"G" + struct.pack(">d", obj)
-        elif isinstance(obj, str):
-            b = obj.encode("utf-8")
-            o += b"X" + struct.pack("<I", len(b)) + b
-        elif isinstance(obj, Tensor):
-            self.tensor(obj)
-        elif isinstance(obj, _dtype.dtype):
-            self.global_("torch", obj.name)
-        elif isinstance(obj, _device_cls):
-            self.global_("torch", "device")
-            self.dump((str(obj),), depth + 1)
-            o += b"R"
-        elif isinstance(obj, dict):
-            if isinstance(obj, OrderedDict):
-                self.global_("collections", "OrderedDict")
-                o += b")R"
-            else:
-                o += b"}"
-            if obj:
-                o += b"("
-                for k, v in obj.items():
-                    _check_key(k)
-                    self.dump(k, depth + 1)
-                    self.dump(v, depth + 1)
-                o += b"u"
-            meta = getattr(obj, "_metadata", None) if isinstance(obj, OrderedDict) else None
-            if meta is not None:
-                o += b"}"
-                self.dump("_metadata", depth + 1)
-                self.dump(meta, depth + 1)
-                o += b"sb"
-        elif isinstance(obj, list):
-            o += b"]"
-            if obj:
-                o += b"("
-                for v in obj:
-                    self.dump(v, depth + 1)
-                o += b"e"
-        elif isinstance(obj, tuple):
-            if not obj:
-                o += b")"
-            else:
-                o += b"("
-                for v in obj:
-                    self.dump(v, depth + 1)
-                o += b"t"
-        else:
-            raise TypeError(f"webtorch.save cannot store an object of type {type(obj).__name__}: only tensors, "
-                            "numbers, strings, None, dtypes, devices and dict/list/tuple/OrderedDict of them")
-
-    def tensor(self, t):
-        st = t._storage
-        key = self.key(st)
-        is_param = type(t).__name__ == "Parameter"
-        o = self.out
-        if is_param:
-            self.global_("torch._utils", "_rebuild_parameter")
-        self.global_("torch._utils", "_rebuild_tensor_v2")
-        o += b"(("
-        self.dump("storage")
-        self.global_("torch", _DTYPE_STORAGE[st.dtype.name])
-        self.dump(key)
-        self.dump("cpu")
-        self.dump(st.numel)
-        o += b"tQ"
-        self.dump(t._offset)
-        self.dump(tuple(t._shape))
-        self.dump(tuple(t._stride))
-        self.dump(bool(t.requires_grad) and not is_param)
-        self.global_("collections", "OrderedDict")
-        o += b")Rt"
-        o += b"R"
-        if is_param:
-            self.dump(bool(t.requires_grad))
-            self.global_("collections", "OrderedDict")
-            o += b")R\x87R"
+    def __call__(self, *args):  # pickle wants a callable in a reduce tuple; never called here
+        raise TypeError(f"{self.module}.{self.name} is a name in a pickle, not a function")
 
 
+_T = {n: _TorchName(*n.rsplit(".", 1)) for n in
+      ["torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter", "torch.device", "torch.Size"] +
+      [f"torch.{n}" for n in list(_STORAGE_DTYPE) + list(_ITEM)]}
+
+
+class _Pickler(pickle._Pickler):
+    """pickle's Pickler writing webtorch tensors exactly as torch.save does: storages as persistent
+    ids ('storage', torch.FloatStorage, key, 'cpu', numel), tensors as _rebuild_tensor_v2,
+    Parameters as _rebuild_parameter, dtypes/devices/Size as torch's globals. Everything else
+    (modules, user classes, numpy arrays) pickles as pickle does, under its own class path."""
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, file, protocol, key):
+        super().__init__(file, protocol)
+        self.key = key
+
+    def _torch_name(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("ascii"))
+        self.memoize(obj)
+
+    def _save_dtype(self, obj):
+        self.save(_T.setdefault("torch." + obj.name, _TorchName("torch", obj.name)))
+
+    dispatch[_TorchName] = _torch_name
+    dispatch[_dtype.dtype] = _save_dtype
+
+    def persistent_id(self, obj):
+        from ._tensor import Storage
+        if type(obj) is Storage:
+            return "storage", _T["torch." + _DTYPE_STORAGE[obj.dtype.name]], self.key(obj), "cpu", obj.numel
+        return None
+
+    def reducer_override(self, obj):
+        from ._tensor import Size
+        if isinstance(obj, Tensor):
+            plain = Tensor._make(obj._storage, tuple(obj._shape), tuple(obj._stride), obj._offset)
+            if type(obj).__name__ == "Parameter":
+                return _T["torch._utils._rebuild_parameter"], (plain, obj.requires_grad, OrderedDict())
+            return _T["torch._utils._rebuild_tensor_v2"], (
+                obj._storage, obj._offset, tuple(obj._shape), tuple(obj._stride), obj.requires_grad, OrderedDict())
+        if isinstance(obj, _device_cls):
+            return _T["torch.device"], (str(obj),)
+        if type(obj) is Size:
+            return _T["torch.Size"], (tuple(obj),)
+        return NotImplemented
+
+
+# ---- the JSON tree (webtorch's own reading path) -----------------------------------------------
 def _check_key(k):
     if not isinstance(k, (str, int, float, bool, type(None), tuple)):
         raise TypeError(f"webtorch.save: dict keys must be str/int/float/bool/None/tuple, got {type(k).__name__}")
 
 
-# ---- the JSON tree (webtorch's own reading path) -----------------------------------------------
-def _to_json(obj, key, depth=0):
+def _to_json(obj, key, depth=0, seen=None):
+    """The JSON tree of a plain obj. Exact types only, each container once: a subclass (namedtuple,
+    torch.Size) raises TypeError and a container met twice ValueError, and the file then holds
+    data.pkl alone, which keeps types and shared references."""
     if depth > 500:
         raise ValueError("webtorch.save: object nesting is too deep")
-    if obj is None or isinstance(obj, (bool, str)):
+    seen = set() if seen is None else seen
+    if type(obj) in (dict, OrderedDict, list, tuple) and obj:
+        if id(obj) in seen:
+            raise ValueError("a container is referenced twice")
+        seen.add(id(obj))
+    if obj is None or type(obj) in (bool, str):
         return obj
-    if isinstance(obj, int):
+    if type(obj) is int:
         return obj if -(1 << 53) < obj < (1 << 53) else {"$int": str(obj)}
-    if isinstance(obj, float):
+    if type(obj) is float:
         return obj if math.isfinite(obj) else {"$float": repr(obj)}
-    if isinstance(obj, Tensor):
+    if type(obj) is Tensor or type(obj).__name__ == "Parameter":
         st = obj._storage
         d = {"storage": key(st), "dtype": st.dtype.name, "shape": list(obj._shape), "stride": list(obj._stride),
              "offset": obj._offset, "requires_grad": bool(obj.requires_grad)}
@@ -669,21 +882,21 @@ def _to_json(obj, key, depth=0):
         return {"$dtype": obj.name}
     if isinstance(obj, _device_cls):
         return {"$device": str(obj)}
-    if isinstance(obj, dict):
+    if type(obj) in (dict, OrderedDict):
         for k in obj:
             _check_key(k)
-        items = [[_to_json(k, key, depth + 1), _to_json(v, key, depth + 1)] for k, v in obj.items()]
+        items = [[_to_json(k, key, depth + 1, seen), _to_json(v, key, depth + 1, seen)] for k, v in obj.items()]
         if isinstance(obj, OrderedDict):
             d = {"$odict": items}
             meta = getattr(obj, "_metadata", None)
             if meta is not None:
-                d["$metadata"] = _to_json(meta, key, depth + 1)
+                d["$metadata"] = _to_json(meta, key, depth + 1, seen)
             return d
         return {"$dict": items}
-    if isinstance(obj, list):
-        return [_to_json(v, key, depth + 1) for v in obj]
-    if isinstance(obj, tuple):
-        return {"$tuple": [_to_json(v, key, depth + 1) for v in obj]}
+    if type(obj) is list:
+        return [_to_json(v, key, depth + 1, seen) for v in obj]
+    if type(obj) is tuple:
+        return {"$tuple": [_to_json(v, key, depth + 1, seen) for v in obj]}
     raise TypeError(f"webtorch.save cannot store an object of type {type(obj).__name__}: only tensors, numbers, "
                     "strings, None, dtypes, devices and dict/list/tuple/OrderedDict of them")
 
@@ -766,7 +979,8 @@ def _aligned_write(zf, buf, name, data, align=64):
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False):
-    """Save obj (tensors, numbers, strings, containers) to a path or a writable binary file."""
+    """Save any picklable obj as torch.save does, to a path or a writable binary file (a path
+    ending in '.safetensors' writes safetensors)."""
     if isinstance(f, (str, os.PathLike)) and os.fspath(f).endswith(".safetensors"):
         return save_safetensors(obj, f)
     keys = {}
@@ -779,24 +993,31 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
             storages.append(st)
         return k
 
-    tree = _to_json(obj, key)
-    pw = _PickleWriter(key)
-    pw.dump(obj)
-    pw.out += b"."
-    meta = {keys[id(st)]: {"dtype": st.dtype.name, "numel": st.numel} for st in storages}
-    doc = json.dumps({"format": "webtorch", "version": FORMAT_VERSION, "storages": meta, "root": tree},
-                     separators=(",", ":"), allow_nan=False)
+    out = io.BytesIO()
+    _Pickler(out, pickle_protocol, key).dump(obj)
+    pkl = out.getvalue()
+    try:
+        tree = _to_json(obj, key)
+    except (TypeError, ValueError):  # not a plain tree (a module, a user class, ...): data.pkl alone holds it
+        tree = None
     name = _archive_name(f)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
-        _aligned_write(zf, buf, f"{name}/data.pkl", bytes(pw.out))
+        _aligned_write(zf, buf, f"{name}/data.pkl", pkl)
         _aligned_write(zf, buf, f"{name}/.format_version", b"1")
         _aligned_write(zf, buf, f"{name}/.storage_alignment", b"64")
-        _aligned_write(zf, buf, f"{name}/byteorder", b"little")
-        _aligned_write(zf, buf, f"{name}/webtorch.json", doc.encode("utf-8"))
+        if not _disable_byteorder_record:
+            _aligned_write(zf, buf, f"{name}/byteorder", b"little")
         for st in storages:
             _aligned_write(zf, buf, f"{name}/data/{keys[id(st)]}", _storage_bytes(st))
+        if tree is not None:
+            meta = {keys[id(st)]: {"dtype": st.dtype.name, "numel": st.numel} for st in storages}
+            doc = json.dumps({"format": "webtorch", "version": FORMAT_VERSION, "storages": meta, "root": tree},
+                             separators=(",", ":"), allow_nan=False)
+            _aligned_write(zf, buf, f"{name}/webtorch.json", doc.encode("utf-8"))
         _aligned_write(zf, buf, f"{name}/version", b"3\n")
+        sid = str(int.from_bytes(hashlib.sha1(pkl).digest(), "little")).zfill(40)[-40:]
+        _aligned_write(zf, buf, f"{name}/.data/serialization_id", sid.encode("ascii"))
     _write_out(f, buf.getvalue())
 
 
@@ -822,13 +1043,17 @@ def _read_in(f):
 
 # ---- loading -----------------------------------------------------------------------------------
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
-    """Load what `save` wrote, a safetensors file, or a PyTorch `.pt` zip state dict.
-    map_location: None (cpu), a device / string ('webgpu'), or a {saved_location: device} dict."""
-    if weights_only is False:
-        raise ValueError("webtorch.load only supports weights_only=True: it never unpickles arbitrary objects")
+    """Load what torch.save / webtorch.save wrote (PyTorch's zip format) or a safetensors file.
+    weights_only=True (the default) builds only PyTorch's allow-list plus add_safe_globals';
+    weights_only=False unpickles anything (only for files you trust), mapping torch's names to
+    webtorch's. map_location: None, a device or str, a {saved: target} dict, or a callable."""
+    if weights_only is None:
+        weights_only = True
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     data, name = _read_in(f)
     if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
-        return _load_zip(data, name, map_location)
+        return _load_zip(data, name, map_location, weights_only, pickle_load_args)
     if len(data) >= 10 and data[8:9] == b"{":
         return _load_safetensors_bytes(data, name, map_location)
     if data[:2] in (b"\x80\x02", b"\x80\x04", b"\x80\x05"):
@@ -839,7 +1064,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     raise _bad(name, f"unrecognized format (starts with {data[:8]!r})")
 
 
-def _load_zip(data, name, map_location):
+def _load_zip(data, name, map_location, weights_only, pickle_load_args):
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         names = zf.namelist()
@@ -852,41 +1077,30 @@ def _load_zip(data, name, map_location):
             break
     if prefix is None:
         raise _bad(name, "the zip has no <name>/data.pkl record")
-    infos = {i.filename: i for i in zf.infolist()}
-
-    def read(rec):
-        info = infos.get(prefix + rec)
-        if info is None:
-            raise _bad(name, f"record {rec!r} is missing")
-        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise _bad(name, f"record {rec!r} uses an unsupported compression")
-        try:
-            return zf.read(info)
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError, struct.error, NotImplementedError) as e:
-            raise _bad(name, f"cannot read record {rec!r} ({e})") from None
-        except Exception as e:  # zlib.error and friends
-            raise _bad(name, f"cannot read record {rec!r} ({type(e).__name__}: {e})") from None
-
-    bo = infos.get(prefix + "byteorder")
-    if bo is not None and read("byteorder") != b"little":
+    records = _Records(zf, prefix, name, len(data))
+    if "byteorder" in records and records.read("byteorder") != b"little":
         raise _bad(name, "only little-endian checkpoints are supported")
-    storages = _Storages(name, lambda k: read("data/" + k), map_location)
+    storages = _Storages(name, records, map_location)
+    if "webtorch.json" in records:
+        try:
+            doc = json.loads(records.read("webtorch.json").decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            raise _bad(name, f"webtorch.json is not valid JSON ({type(e).__name__})") from None
+        if not isinstance(doc, dict) or doc.get("format") != "webtorch" or not isinstance(doc.get("storages"), dict):
+            raise _bad(name, "webtorch.json lacks the webtorch header")
+        if not isinstance(doc.get("version"), int) or doc["version"] > FORMAT_VERSION:
+            raise _bad(name, f"webtorch.json version {doc.get('version')!r} is newer than this webtorch reads")
+        return _from_json(doc.get("root"), name, storages, doc["storages"])
+    pkl = records.read("data.pkl", limit=max(_MAX_META, len(data)))
+    if weights_only:
+        return _Unpickler(pkl, name, storages).load()
+    pickle_load_args.setdefault("encoding", "utf-8")
     try:
-        if prefix + "webtorch.json" in infos:
-            try:
-                doc = json.loads(read("webtorch.json").decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as e:
-                raise _bad(name, f"webtorch.json is not valid JSON ({e})") from None
-            if not isinstance(doc, dict) or doc.get("format") != "webtorch" or not isinstance(doc.get("storages"),
-                                                                                              dict):
-                raise _bad(name, "webtorch.json lacks the webtorch header")
-            if not isinstance(doc.get("version"), int) or doc["version"] > FORMAT_VERSION:
-                raise _bad(name, f"webtorch.json version {doc.get('version')!r} is newer than this webtorch reads")
-            return _from_json(doc.get("root"), name, storages, doc["storages"])
-        obj = _Unpickler(read("data.pkl"), name, storages).load()
-        return _resolve_markers(obj, name)
-    except RecursionError:
-        raise _bad(name, "nesting too deep") from None
+        return _FullUnpickler(io.BytesIO(pkl), name, storages, **pickle_load_args).load()
+    except CheckpointError:
+        raise
+    except (pickle.UnpicklingError, EOFError, RecursionError) as e:
+        raise _bad(name, f"data.pkl does not unpickle ({type(e).__name__}: {e})") from None
 
 
 # ---- safetensors -------------------------------------------------------------------------------
@@ -958,14 +1172,12 @@ def _load_safetensors_bytes(data, name, map_location):
         b, e = offs
         if not 0 <= b <= e <= len(body):
             raise _bad(name, f"tensor {k!r:.60} lies outside the file (bytes {b}..{e} of {len(body)})")
-        numel = _numel(shape)
+        numel = _checked_numel(name, shape)
         if e - b != numel * _ITEM[dt]:
             raise _bad(name, f"tensor {k!r:.60} has {e - b} bytes for shape {shape} of {dt}")
         spans.append((b, e))
-        values, real = _from_bytes(bytes(body[b:e]), dt)
-        dev = _target_device(map_location)
-        t = _prims.from_flat(values, (numel,), _dtype.BY_NAME[real], dev)
-        out[k] = t.reshape(shape) if shape else t.reshape(())
+        st = _placed(map_location, _cpu_storage(bytes(body[b:e]), dt, numel), "cpu")
+        out[k] = Tensor._make(st, tuple(shape), contiguous_strides(shape) if shape else (), 0)
     spans.sort()
     pos = 0
     for b, e in spans:
