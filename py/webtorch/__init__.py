@@ -113,7 +113,8 @@ def _lazy(name):
 
 
 def __getattr__(name):
-    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples"):
+    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples",
+                "accelerator", "distributed", "onnx"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

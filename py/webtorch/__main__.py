@@ -53,7 +53,8 @@ def main(argv=None):
         tb, path = e.__traceback__, os.path.abspath(script)
         while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
             tb = tb.tb_next
-        sys.excepthook(type(e), e, tb or e.__traceback__)
+        tb = tb or e.__traceback__
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
         sys.exit(1)
 
 

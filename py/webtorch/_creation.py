@@ -536,8 +536,9 @@ def type_(self, dtype=None, non_blocking=False):
     if dtype is None:
         from .autograd.graph import _type_str
         return _type_str(self)
-    from ._legacy import dtype_of
-    return to(self, dtype_of(dtype))
+    from ._legacy import type_target
+    dt, dev = type_target(dtype)
+    return to(self, dt) if dev is None else to(self, dev, dt)
 
 
 def type_as(self, other):

@@ -5,6 +5,7 @@ and a type for isinstance: `isinstance(torch.randn(2), torch.FloatTensor)` is Tr
 for a cpu tensor of that dtype. `x.type(torch.LongTensor)` casts to its dtype.
 """
 from . import _dtype
+from ._device import as_device
 from ._tensor import Tensor, Size
 
 
@@ -14,6 +15,10 @@ class _TensorType(type):
 
     def __call__(cls, *args, device=None):
         from ._creation import empty, tensor
+        if device is not None and as_device(device).type != "cpu":  # torch.FloatTensor is a cpu type
+            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                               f"{as_device(device).type} was passed")
+        device = "cpu"
         if not args:
             return empty(0, dtype=cls.dtype, device=device)
         if len(args) == 1 and isinstance(args[0], Tensor):
@@ -36,12 +41,13 @@ TYPES = {name: _TensorType(name, (), {"dtype": dt, "is_cuda": False, "__module__
          for dt, name in _dtype.TENSOR_TYPES.items()}
 
 
-def dtype_of(t):
-    """The dtype a `.type(t)` argument names: a dtype, a legacy type, or its 'torch.XTensor' name."""
+def type_target(t):
+    """(dtype, device or None) that `x.type(t)` converts to: t is a dtype (device kept), a legacy
+    type such as torch.LongTensor, or its name 'torch.LongTensor' (both mean the cpu)."""
     if isinstance(t, _dtype.dtype):
-        return t
+        return t, None
     if isinstance(t, _TensorType):
-        return t.dtype
+        return t.dtype, "cpu"
     if isinstance(t, str) and t.startswith("torch.") and t[6:] in TYPES:
-        return TYPES[t[6:]].dtype
+        return TYPES[t[6:]].dtype, "cpu"
     raise ValueError(f"invalid type: {t!r}")
