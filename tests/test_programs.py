@@ -7,12 +7,13 @@ To add a program (an LSTM, a Transformer, a new optimizer...), drop it in tests/
 a `Program` to PROGRAMS. Also here: what `python -m webtorch` promises a script (argv, __main__,
 its own traceback, its exit status) and the `webtorch-run` entry point."""
 import os
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
 
 import pytest
+
+from _printout import assert_same_printout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "tests", "programs")
@@ -34,9 +35,6 @@ PROGRAMS = [
     Program("cnn_classifier.py"),                          # torch.accelerator, in-place ReLU after conv
     Program("manual_sgd.py", ("20",)),                     # .data updates, size=, range indexing
 ]
-
-_NUM = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-
 
 def _run(argv, webtorch):
     env = dict(os.environ)
@@ -65,11 +63,7 @@ def test_program_prints_pytorchs_numbers(prog, dev):
         pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller")
     r = _run(["-m", "webtorch", "--device", dev, prog.script, *prog.args], webtorch=True)
     assert r.returncode == 0, r.stderr
-    got, want = r.stdout, _torch_stdout(prog)
-    assert _NUM.sub("#", got) == _NUM.sub("#", want), f"webtorch printed:\n{got}\nPyTorch printed:\n{want}"
-    g, w = [float(v) for v in _NUM.findall(got)], [float(v) for v in _NUM.findall(want)]
-    bad = [(a, b) for a, b in zip(g, w) if abs(a - b) > prog.atol + prog.rtol * abs(b)]
-    assert not bad, f"numbers differ (webtorch, PyTorch): {bad}\nwebtorch:\n{got}\nPyTorch:\n{want}"
+    assert_same_printout(r.stdout, _torch_stdout(prog), prog.rtol, prog.atol)
 
 
 def test_script_sees_its_own_argv_name_and_traceback(tmp_path):
