@@ -93,6 +93,8 @@ def test_exit_status_and_usage():
     assert r.returncode == 1 and "usage: python -m webtorch [--device {cpu,webgpu}] SCRIPT.py [ARGS...]" in r.stderr
     r = _run(["-m", "webtorch", "--devcie", "webgpu", "x.py"], webtorch=True)
     assert r.returncode == 1 and "unknown option '--devcie'" in r.stderr
+    r = _run(["-m", "webtorch", "--device", "cuda", "manual_sgd.py", "1"], webtorch=True)
+    assert r.returncode == 1 and r.stderr.startswith("webtorch: --device cuda: webtorch has no CUDA backend")
 
 
 def test_webtorch_run_entry_point():

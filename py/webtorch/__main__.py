@@ -41,9 +41,12 @@ def main(argv=None):
     import webtorch
     _torch_alias.install()
     if device is not None:
-        webtorch.set_default_device(device)
+        try:
+            webtorch.set_default_device(device)
+        except RuntimeError as e:
+            sys.exit(f"webtorch: --device {device}: {e}")
     sys.argv = argv
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    sys.path[0] = os.path.dirname(os.path.abspath(script))  # where `python SCRIPT.py` looks first
     try:
         runpy.run_path(script, run_name="__main__")
     except (SystemExit, KeyboardInterrupt):
