@@ -9,6 +9,8 @@ from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, flo
                      float64, get_default_dtype, set_default_dtype, promote_types)
 from ._device import device, set_default_device, get_default_device
 from ._tensor import Tensor, Size
+from ._legacy import TYPES as _LEGACY_TYPES
+globals().update(_LEGACY_TYPES)  # torch.FloatTensor, torch.LongTensor, ...
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled)
 from . import autograd
@@ -111,7 +113,8 @@ def _lazy(name):
 
 
 def __getattr__(name):
-    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples"):
+    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples",
+                "accelerator", "distributed", "onnx"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

@@ -179,9 +179,18 @@ def _creation_args(size, dtype, device):
     return shape, _resolve_dtype(dtype) or _dtype.get_default_dtype(), as_device(device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, memory_format=None, pin_memory=False,
+def _size_arg(fn, args, size):
+    """The shape given positionally (`zeros(2, 3)`, `zeros((2, 3))`) or as `size=` (`zeros(size=(2, 3))`)."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument 'size'")
+    return (size,)
+
+
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, memory_format=None, pin_memory=False,
           layout=None):
-    shape, dt, dev = _creation_args(size, dtype, device)
+    shape, dt, dev = _creation_args(_size_arg("empty", args, size), dtype, device)
     return _finish(_prims.empty(shape, dt, dev), requires_grad)
 
 
@@ -197,13 +206,13 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return _finish(t, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    shape, dt, dev = _creation_args(size, dtype, device)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    shape, dt, dev = _creation_args(_size_arg("zeros", args, size), dtype, device)
     return full(shape, False if dt is bool_ else 0, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    shape, dt, dev = _creation_args(size, dtype, device)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    shape, dt, dev = _creation_args(_size_arg("ones", args, size), dtype, device)
     return full(shape, True if dt is bool_ else 1, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
@@ -291,14 +300,14 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 # ---- random ---------------------------------------------------------------------------------
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    shape, dt, dev = _creation_args(size, dtype, device)
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    shape, dt, dev = _creation_args(_size_arg("rand", args, size), dtype, device)
     _check_float_random(dt, "check_uniform_bounds")
     return _finish(_prims.random(shape, "uniform", dt, dev, generator), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    shape, dt, dev = _creation_args(size, dtype, device)
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    shape, dt, dev = _creation_args(_size_arg("randn", args, size), dtype, device)
     _check_float_random(dt, "normal_kernel_cpu")
     return _finish(_prims.random(shape, "normal", dt, dev, generator), requires_grad)
 
@@ -527,12 +536,9 @@ def type_(self, dtype=None, non_blocking=False):
     if dtype is None:
         from .autograd.graph import _type_str
         return _type_str(self)
-    if isinstance(dtype, str):
-        names = {"torch.FloatTensor": _dtype.float32, "torch.DoubleTensor": _dtype.float64,
-                 "torch.LongTensor": int64, "torch.IntTensor": _dtype.int32, "torch.BoolTensor": bool_,
-                 "torch.HalfTensor": _dtype.float16, "torch.ByteTensor": uint8}
-        dtype = names[dtype]
-    return to(self, dtype)
+    from ._legacy import type_target
+    dt, dev = type_target(dtype)
+    return to(self, dt) if dev is None else to(self, dev, dt)
 
 
 def type_as(self, other):

@@ -45,6 +45,11 @@ NP_NAMES = {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", 
 ALIASES = {"float": float32, "double": float64, "half": float16, "int": int32, "long": int64,
            "short": int16, "bool": bool_}
 
+# PyTorch's legacy tensor type names (torch.FloatTensor, x.type() == 'torch.FloatTensor')
+TENSOR_TYPES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor", int64: "LongTensor",
+                int32: "IntTensor", int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor",
+                bool_: "BoolTensor", bfloat16: "BFloat16Tensor"}
+
 _default = [float32]
 
 

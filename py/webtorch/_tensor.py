@@ -163,6 +163,8 @@ class Tensor:
     def is_cuda(self):
         return False
 
+    is_xpu = is_mps = is_meta = is_cuda  # webtorch's GPU is "webgpu": never these devices
+
     @property
     def is_webgpu(self):
         return self._storage.device.type == "webgpu"
@@ -318,7 +320,14 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        """The same memory, detached, requires_grad False. As PyTorch's `.data` has a version
+        counter of its own, an in-place write through it is invisible to autograd (no "modified
+        by an inplace operation" error): a floating tensor's `.data` gets its own Storage record
+        over the same buffer."""
+        st = self._storage
+        if st.dtype.is_floating_point:
+            st = Storage(st.buf, st.dtype, st.device, st.numel, st.backend)
+        return Tensor._make(st, self._shape, self._stride, self._offset)
 
     @data.setter
     def data(self, value):

@@ -240,6 +240,8 @@ from webtorch_playground import run_user_code as __wt_run
 import webtorch
 if not hasattr(webtorch, "tensor"):
     raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
+from webtorch import _torch_alias
+_torch_alias.install()  # "import torch" in the page is webtorch: Pyodide has no other torch
 getattr(webtorch, "__version__", "?")
 `);
     versions.webtorch = String(ver);

@@ -21,11 +21,9 @@ FREED_MSG = (
 
 
 def _type_str(t):
-    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-             "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor", "uint8": "ByteTensor",
-             "int16": "ShortTensor", "int8": "CharTensor", "bfloat16": "BFloat16Tensor"}
+    from .._dtype import TENSOR_TYPES
     prefix = "torch." if t.device.type == "cpu" else "torch.webgpu."
-    return prefix + names.get(t.dtype.name, "Tensor")
+    return prefix + TENSOR_TYPES[t.dtype]
 
 
 _saved_hooks = []  # stack of (pack_hook, unpack_hook) from saved_tensors_hooks

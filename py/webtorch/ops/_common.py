@@ -190,7 +190,11 @@ class Composite(Function):
         ctx._s_args = args
         ctx._s_diff = tuple(isinstance(a, Tensor) and a._requires_grad and a.dtype.is_floating_point
                             and k not in no_edges for k, a in enumerate(args))
-        res = tuple(o._alias() if isinstance(o, Tensor) else o for o in outs)
+        # each output is a tensor of its own, as PyTorch's single op returns: never a view of the
+        # composition's intermediates (an in-place op on it would then write the inner graph's
+        # history, which this node's backward runs and frees: a "backward a second time" error)
+        res = tuple(Tensor._make(o._storage, o._shape, o._stride, o._offset) if isinstance(o, Tensor) else o
+                    for o in outs)
         return res if is_tuple else res[0]
 
     @staticmethod

@@ -226,6 +226,9 @@ def _expand_index(x, index):
             it = _to_index_tensor(it, x.device)
         elif isinstance(it, list):
             it = _to_index_tensor(it, x.device)
+        elif isinstance(it, range):  # a sequence of ints: an advanced index, as in PyTorch
+            from .._creation import tensor
+            it = tensor(list(it), dtype=int64, device=x.device)
         if isinstance(it, bool):
             it = _to_index_tensor(it, x.device)
         if isinstance(it, Tensor) and (it.device != x.device or it.dtype.is_floating_point):

@@ -1,0 +1,53 @@
+"""PyTorch's legacy tensor types: `torch.FloatTensor`, `torch.LongTensor`, ...
+
+Each is a constructor (`torch.FloatTensor([1, 2])` from data, `torch.FloatTensor(2, 3)` from sizes)
+and a type for isinstance: `isinstance(torch.randn(2), torch.FloatTensor)` is True, as in PyTorch,
+for a cpu tensor of that dtype. `x.type(torch.LongTensor)` casts to its dtype.
+"""
+from . import _dtype
+from ._device import as_device
+from ._tensor import Tensor, Size
+
+
+class _TensorType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
+
+    def __call__(cls, *args, device=None):
+        from ._creation import empty, tensor
+        if device is not None and as_device(device).type != "cpu":  # torch.FloatTensor is a cpu type
+            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                               f"{as_device(device).type} was passed")
+        device = "cpu"
+        if not args:
+            return empty(0, dtype=cls.dtype, device=device)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            t = args[0]
+            if t.dtype is not cls.dtype:
+                raise TypeError(f"torch.{cls.__name__}(tensor) expected a tensor of dtype {cls.dtype}, got "
+                                f"{t.dtype}: use tensor.to({cls.dtype})")
+            return t.detach()
+        if len(args) == 1 and isinstance(args[0], Size) or all(type(a) is int for a in args):
+            return empty(*args, dtype=cls.dtype, device=device)
+        if len(args) > 1:
+            raise TypeError(f"torch.{cls.__name__}() takes sizes as ints or one sequence of data, got {args}")
+        return tensor(args[0], dtype=cls.dtype, device=device)
+
+    def __repr__(cls):
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+TYPES = {name: _TensorType(name, (), {"dtype": dt, "is_cuda": False, "__module__": "torch"})
+         for dt, name in _dtype.TENSOR_TYPES.items()}
+
+
+def type_target(t):
+    """(dtype, device or None) that `x.type(t)` converts to: t is a dtype (device kept), a legacy
+    type such as torch.LongTensor, or its name 'torch.LongTensor' (both mean the cpu)."""
+    if isinstance(t, _dtype.dtype):
+        return t, None
+    if isinstance(t, _TensorType):
+        return t.dtype, "cpu"
+    if isinstance(t, str) and t.startswith("torch.") and t[6:] in TYPES:
+        return TYPES[t[6:]].dtype, "cpu"
+    raise ValueError(f"invalid type: {t!r}")

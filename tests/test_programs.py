@@ -1,0 +1,108 @@
+"""Unmodified PyTorch programs (tests/programs/) run under `python -m webtorch` print PyTorch's
+numbers: each runs once with real python + torch and with webtorch on `--device cpu` and
+`--device webgpu`; the text must match exactly apart from numbers, which must match within
+tolerance. The programs use no random values (webtorch's RNG differs from PyTorch's).
+
+To add a program (an LSTM, a Transformer, a new optimizer...), drop it in tests/programs/ and add
+a `Program` to PROGRAMS. Also here: what `python -m webtorch` promises a script (argv, __main__,
+its own traceback, its exit status) and the `webtorch-run` entry point."""
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from _printout import assert_same_printout
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.join(ROOT, "tests", "programs")
+
+
+@dataclass(frozen=True)
+class Program:
+    script: str
+    args: tuple = ()
+    rtol: float = 1e-3
+    atol: float = 1e-3
+
+    def __str__(self):
+        return self.script
+
+
+PROGRAMS = [
+    Program("mlp_regression.py", ("--epochs", "4")),       # torch.cuda idiom, DataParallel, StepLR
+    Program("cnn_classifier.py"),                          # torch.accelerator, in-place ReLU after conv
+    Program("manual_sgd.py", ("20",)),                     # .data updates, size=, range indexing
+]
+
+def _run(argv, webtorch):
+    env = dict(os.environ)
+    if webtorch:
+        env["PYTHONPATH"] = os.path.join(ROOT, "py")
+    else:
+        env.pop("PYTHONPATH", None)
+    return subprocess.run([sys.executable, *argv], cwd=HERE, env=env, capture_output=True, text=True, timeout=300)
+
+
+_torch_out = {}
+
+
+def _torch_stdout(prog):
+    if prog not in _torch_out:
+        r = _run([prog.script, *prog.args], webtorch=False)
+        assert r.returncode == 0, r.stderr
+        _torch_out[prog] = r.stdout
+    return _torch_out[prog]
+
+
+@pytest.mark.parametrize("dev", ["cpu", "webgpu"])
+@pytest.mark.parametrize("prog", PROGRAMS, ids=str)
+def test_program_prints_pytorchs_numbers(prog, dev):
+    if dev == "webgpu" and os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
+        pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller")
+    r = _run(["-m", "webtorch", "--device", dev, prog.script, *prog.args], webtorch=True)
+    assert r.returncode == 0, r.stderr
+    assert_same_printout(r.stdout, _torch_stdout(prog), prog.rtol, prog.atol)
+
+
+def test_script_sees_its_own_argv_name_and_traceback(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import sys, torch\n"
+        "print(sys.argv, __name__, torch.get_default_device())\n"
+        "import helper\n"  # the script's directory is first on sys.path
+        "def boom():\n"
+        "    raise ValueError('bad ' + helper.WORD)\n"
+        "boom()\n")
+    (tmp_path / "helper.py").write_text("WORD = 'input'\n")
+    r = _run(["-m", "webtorch", "--device", "cpu", str(script), "a", "--flag"], webtorch=True)
+    assert r.returncode == 1
+    assert r.stdout == f"[{str(script)!r}, 'a', '--flag'] __main__ cpu\n"
+    err = r.stderr
+    assert err.startswith("Traceback (most recent call last):\n"), err
+    assert f'File "{script}", line 6, in <module>' in err and f'File "{script}", line 5, in boom' in err
+    assert "raise ValueError('bad ' + helper.WORD)" in err and err.endswith("ValueError: bad input\n")
+    assert "runpy" not in err and "__main__.py" not in err, err
+
+
+def test_exit_status_and_usage():
+    r = _run(["-m", "webtorch", "manual_sgd.py", "6", "--fail-above", "0.0"], webtorch=True)
+    assert r.returncode == 3 and r.stderr == "loss too high\n"
+    r = _run(["-m", "webtorch"], webtorch=True)
+    assert r.returncode == 1 and "usage: python -m webtorch [--device {cpu,webgpu}] SCRIPT.py [ARGS...]" in r.stderr
+    r = _run(["-m", "webtorch", "--devcie", "webgpu", "x.py"], webtorch=True)
+    assert r.returncode == 1 and "unknown option '--devcie'" in r.stderr
+    r = _run(["-m", "webtorch", "--device", "cuda", "manual_sgd.py", "1"], webtorch=True)
+    assert r.returncode == 1 and r.stderr.startswith("webtorch: --device cuda: webtorch has no CUDA backend")
+
+
+def test_webtorch_run_entry_point():
+    import tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        scripts = tomllib.load(f)["project"]["scripts"]
+    assert scripts["webtorch-run"] == "webtorch.__main__:main"
+    from webtorch.__main__ import main
+    with pytest.raises(SystemExit) as e:
+        main(["--device"])
+    assert e.value.code.startswith("usage:")
