@@ -10,6 +10,7 @@ float32 cpu tensor as PyTorch does.
 """
 import copy
 import itertools
+import struct
 from collections import OrderedDict, defaultdict
 
 from .. import _dtype
@@ -25,7 +26,9 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 
-_STEP_KEYS = ("step",)
+# state entries PyTorch keeps in 0-d float32 tensors; here Python floats (no device round trip
+# per step), rounded to float32 where the value is not an integer (`f32`)
+_SCALAR_KEYS = ("step", "mu_product", "eta", "mu")
 
 
 def _to_scalar(x):
@@ -34,8 +37,43 @@ def _to_scalar(x):
     return x
 
 
+def f32(x):
+    """x rounded to float32, as PyTorch stores a Python float in a float32 tensor."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= _to_scalar(lr):
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_fused(fused, differentiable, foreach):
+    """PyTorch's checks on `fused` (the step is the same computation either way here)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _check_adam_args(eps, betas, weight_decay):
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= _to_scalar(betas[0]) < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= _to_scalar(betas[1]) < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 class Optimizer:
     def __init__(self, params, defaults):
+        if defaults.get("differentiable"):
+            raise NotImplementedError(f"{type(self).__name__}(differentiable=True) is not supported by webtorch: "
+                                      "its optimizer steps are not recorded by autograd")
         self.defaults = defaults
         self._optimizer_step_pre_hooks = OrderedDict()
         self._optimizer_step_post_hooks = OrderedDict()
@@ -131,23 +169,37 @@ class Optimizer:
 
     # ---- stepping -----------------------------------------------------------------------
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with grad_mode.enable_grad():
-                loss = closure()
+        return self._hooked(self._step, closure)
+
+    def _hooked(self, step, closure):
+        """Run `step(closure)` between the registered step pre- and post-hooks."""
         for hook in list(self._optimizer_step_pre_hooks.values()):
             r = hook(self, (), {})
             if r is not None:
                 raise RuntimeError("optimizer step pre hooks may not change arguments in webtorch")
-        with grad_mode.no_grad():
-            for group in self.param_groups:
-                self._step_group(group)
+        loss = step(closure)
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
         return loss
 
+    def _step(self, closure):
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        return loss
+
     def _step_group(self, group):
         raise NotImplementedError
+
+    def _with_grad(self, group):
+        """(param, its state) for each parameter of the group that has a gradient."""
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, self.state[p]
 
     def register_step_pre_hook(self, hook):
         h = RemovableHandle(self._optimizer_step_pre_hooks)
@@ -211,7 +263,7 @@ class Optimizer:
 def _export_state(st):
     out = {}
     for k, v in st.items():
-        if k in _STEP_KEYS and not isinstance(v, Tensor):
+        if k in _SCALAR_KEYS and not isinstance(v, Tensor):
             from .._creation import tensor
             v = tensor(float(v), dtype=_dtype.float32)
         out[k] = v
@@ -219,8 +271,17 @@ def _export_state(st):
 
 
 def _import_value(param, key, value):
-    if key in _STEP_KEYS:
-        return float(value.item() if isinstance(value, Tensor) else value)
+    """A loaded state entry as this optimizer keeps it: scalars as floats, tensors (webtorch's,
+    or PyTorch's / numpy's) on the parameter's device and, if floating, in its dtype."""
+    if key in _SCALAR_KEYS:
+        return float(value.item() if hasattr(value, "item") else value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_import_value(param, None, v) for v in value)
+    if not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "tolist"):
+        from .._creation import tensor
+        if hasattr(value, "detach"):
+            value = value.detach().cpu()
+        value = tensor(value.tolist(), dtype=_dtype.BY_NAME.get(str(value.dtype).replace("torch.", "")))
     if isinstance(value, Tensor):
         dt = param.dtype if param.is_floating_point() else value.dtype
         with grad_mode.no_grad():
