@@ -396,3 +396,35 @@ def test_lbfgs_state_dict_from_torch_and_errors():
     p.grad = wt.ones(2)
     with pytest.raises(RuntimeError, match="^only 'strong_wolfe' is supported$"):
         wt.optim.LBFGS([p], line_search_fn="armijo").step(lambda: (p * p).sum())
+
+
+def test_hooks_as_torch():
+    log = {}
+    for lib in (torch, wt):
+        calls = log[lib.__name__] = []
+        p = lib.ones(2, requires_grad=True)
+        opt = lib.optim.SGD([p], lr=0.5)
+        opt.register_step_pre_hook(lambda o, a, k: calls.append(("pre", len(a))))
+        h = opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+        opt.register_state_dict_pre_hook(lambda o: calls.append("sd-pre"))
+        opt.register_state_dict_post_hook(lambda o, sd: calls.append("sd-post-1"))
+        opt.register_state_dict_post_hook(lambda o, sd: {**sd, "extra": 1}, prepend=True)
+        opt.register_load_state_dict_pre_hook(lambda o, sd: calls.append(("load-pre", sd.get("extra"))))
+        opt.register_load_state_dict_post_hook(lambda o: calls.append("load-post"))
+
+        def closure():
+            opt.zero_grad()
+            loss = (p * p).sum()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        h.remove()
+        # a pre-hook may swap the closure
+        opt.register_step_pre_hook(lambda o, a, k: ((o,), {"closure": closure}))
+        opt.step()
+        sd = opt.state_dict()
+        calls.append(sorted(sd))
+        opt.load_state_dict(sd)
+        calls.append(p.detach().tolist())
+    assert log["webtorch"] == log["torch"]

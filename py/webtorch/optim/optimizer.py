@@ -172,14 +172,18 @@ class Optimizer:
         return self._hooked(self._step, closure)
 
     def _hooked(self, step, closure):
-        """Run `step(closure)` between the registered step pre- and post-hooks."""
+        """Run `step(closure)` between the registered step pre- and post-hooks; they see
+        `(self, closure)` as args, and a pre-hook may return new `(args, kwargs)`, as in PyTorch."""
+        args, kwargs = (self,) + ((closure,) if closure is not None else ()), {}
         for hook in list(self._optimizer_step_pre_hooks.values()):
-            r = hook(self, (), {})
+            r = hook(self, args, kwargs)
             if r is not None:
-                raise RuntimeError("optimizer step pre hooks may not change arguments in webtorch")
-        loss = step(closure)
+                if not (isinstance(r, tuple) and len(r) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {r}.")
+                args, kwargs = r
+        loss = step(*args[1:], **kwargs)
         for hook in list(self._optimizer_step_post_hooks.values()):
-            hook(self, (), {})
+            hook(self, args, kwargs)
         return loss
 
     def _step(self, closure):
@@ -201,18 +205,49 @@ class Optimizer:
             if p.grad is not None:
                 yield p, self.state[p]
 
-    def register_step_pre_hook(self, hook):
-        h = RemovableHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[h.id] = hook
+    def _register(self, name, hook, prepend=False):
+        hooks = self.__dict__.setdefault(name, OrderedDict())
+        h = RemovableHandle(hooks)
+        hooks[h.id] = hook
+        if prepend:
+            hooks.move_to_end(h.id, last=False)
         return h
 
+    def _run_hooks(self, name, state_dict=None):
+        """Call the hooks registered under `name`; a hook given a state dict may return a new one."""
+        for hook in list(self.__dict__.get(name, {}).values()):
+            if state_dict is None:
+                hook(self)
+            else:
+                r = hook(self, state_dict)
+                state_dict = state_dict if r is None else r
+        return state_dict
+
+    def register_step_pre_hook(self, hook):
+        return self._register("_optimizer_step_pre_hooks", hook)
+
     def register_step_post_hook(self, hook):
-        h = RemovableHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[h.id] = hook
-        return h
+        return self._register("_optimizer_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) runs before state_dict() builds the dict."""
+        return self._register("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> a replacement state dict or None, after state_dict()."""
+        return self._register("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> a replacement state dict or None, before loading."""
+        return self._register("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) runs after load_state_dict()."""
+        return self._register("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     # ---- state dicts --------------------------------------------------------------------
     def state_dict(self):
+        self._run_hooks("_optimizer_state_dict_pre_hooks")
         mapping = {}
         start = 0
         groups = []
@@ -227,10 +262,10 @@ class Optimizer:
         for k, v in self.state.items():
             key = mapping[id(k)] if isinstance(k, Tensor) else k
             state[key] = _export_state(v) if isinstance(v, dict) else v
-        return {"state": state, "param_groups": groups}
+        return self._run_hooks("_optimizer_state_dict_post_hooks", {"state": state, "param_groups": groups})
 
     def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
+        state_dict = self._run_hooks("_optimizer_load_state_dict_pre_hooks", dict(state_dict))
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -258,6 +293,7 @@ class Optimizer:
                 ng["betas"] = tuple(ng["betas"])
             new_groups.append(ng)
         self.__setstate__({"state": state, "param_groups": new_groups})
+        self._run_hooks("_optimizer_load_state_dict_post_hooks")
 
 
 def _export_state(st):
