@@ -186,7 +186,7 @@ class Optimizer:
             hook(self, args, kwargs)
         return loss
 
-    def _step(self, closure):
+    def _step(self, closure=None):
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():
