@@ -42,6 +42,8 @@ CASES = [
     ("ASGD", dict(lr=0.1, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1, maximize=True)),  # averaging from step 4
     ("Rprop", dict()),
     ("Rprop", dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.2), maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.1, beta2_decay=-0.5, eps=(1e-20, 1e-2), d=1.5, weight_decay=0.1, maximize=True)),
 ]
 
 SHAPES = [(4, 3), (5,)]
@@ -119,7 +121,7 @@ def _to_torch_state_dict(sd):
 @pytest.mark.parametrize("name,kw", [("Adadelta", dict(weight_decay=0.1)), ("Adamax", dict()),
                                      ("NAdam", dict(decoupled_weight_decay=True, weight_decay=0.1)),
                                      ("RAdam", dict(betas=(0.9, 0.9))), ("ASGD", dict(t0=1)),
-                                     ("Rprop", dict(lr=0.1)), ("Adam", dict(amsgrad=True)),
+                                     ("Rprop", dict(lr=0.1)), ("Adam", dict(amsgrad=True)), ("Adafactor", dict()),
                                      ("RMSprop", dict(centered=True, momentum=0.5))])
 def test_state_dict_both_ways(name, kw):
     """torch's state_dict() loads here as it is, and ours (as torch tensors) loads into torch: both
@@ -257,6 +259,8 @@ BAD = [
     ("NAdam", dict(weight_decay=-0.1)), ("RAdam", dict(lr=-1e-3)), ("RAdam", dict(betas=(0.9, 1.5))),
     ("ASGD", dict(lr=-1.0)), ("ASGD", dict(weight_decay=-1.0)), ("Rprop", dict(lr=-1.0)),
     ("Rprop", dict(etas=(1.5, 1.2))), ("Rprop", dict(etas=(0.5, 0.9))), ("LBFGS", dict(lr=-1.0)),
+    ("Adafactor", dict(lr=-1.0)), ("Adafactor", dict(beta2_decay=0.5)), ("Adafactor", dict(eps=(-1.0, 1e-3))),
+    ("Adafactor", dict(eps=(None, -1.0))), ("Adafactor", dict(d=0.5)), ("Adafactor", dict(weight_decay=-1.0)),
 ]
 
 
@@ -280,7 +284,8 @@ def test_differentiable_is_refused_not_ignored():
 
 
 def test_webgpu_steps_do_not_read_back(monkeypatch):
-    """Every optimizer but LBFGS steps without waiting on the GPU (its state scalars are host floats)."""
+    """Every optimizer but LBFGS steps without waiting on the GPU (state scalars are host floats;
+    Adafactor's norms stay on the device)."""
     from webtorch.backends import webgpu
     assert webgpu.is_available(), "no WebGPU adapter: the webgpu tier must run (mesa-vulkan-drivers)"
     drv = webgpu.get_backend().driver

@@ -10,7 +10,8 @@ from .nadam import NAdam, RAdam
 from .asgd import ASGD
 from .rprop import Rprop
 from .lbfgs import LBFGS
+from .adafactor import Adafactor
 from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "Rprop", "LBFGS", "lr_scheduler"]
+           "ASGD", "Rprop", "LBFGS", "Adafactor", "lr_scheduler"]

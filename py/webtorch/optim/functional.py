@@ -234,4 +234,31 @@ def rprop(p, g, state, *, etaminus, etaplus, step_size_min, step_size_max, maxim
     K.copy_(prev, g)
 
 
-__all__ = ["sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "FUSED"]
+def adafactor(p, g, state, *, lr, beta2_decay, eps1, eps2, d, weight_decay, maximize):
+    """PyTorch's Adafactor. Its two norms that PyTorch reads back to the host (the relative step
+    size and the update clipping) stay on the device here as 0-d tensors."""
+    if maximize:
+        g = -g
+    state["step"] = step = state["step"] + 1
+    one_minus_beta2_t = step ** beta2_decay
+    rho_t = min(lr, 1 / (step ** 0.5))
+    alpha = (p.norm(2) / (p.numel() ** 0.5)).clamp_(min=eps2).mul_(rho_t)
+    if weight_decay != 0:
+        K.inplace("mul", p, 1 - lr * weight_decay)
+    if g.dim() > 1:
+        row_var, col_var = state["row_var"], state["col_var"]
+        K.lerp_(row_var, g.norm(dim=-1, keepdim=True).square().div_(g.size(-1)), one_minus_beta2_t)
+        K.lerp_(col_var, g.norm(dim=-2, keepdim=True).square().div_(g.size(-2)), one_minus_beta2_t)
+        var_estimate = row_var @ col_var
+        var_estimate.div_(row_var.mean(dim=-2, keepdim=True).clamp_(min=eps1))
+    else:
+        variance = state["variance"]
+        K.lerp_(variance, K.new("mul", g, g), one_minus_beta2_t)
+        var_estimate = variance.clone()
+    update = var_estimate.clamp_(min=eps1 * eps1).rsqrt_()
+    update.mul_(g)
+    denom = (update.norm(2) / ((update.numel() ** 0.5) * d)).clamp_(min=1.0)
+    K.inplace("sub", p, update.mul_(alpha.div_(denom)))
+
+
+__all__ = ["adafactor", "sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "FUSED"]
