@@ -11,7 +11,7 @@ from .asgd import ASGD
 from .rprop import Rprop
 from .lbfgs import LBFGS
 from .adafactor import Adafactor
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "Rprop", "LBFGS", "Adafactor", "lr_scheduler"]
+           "ASGD", "Rprop", "LBFGS", "Adafactor", "lr_scheduler", "swa_utils"]
