@@ -36,16 +36,36 @@ def sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximiz
     K.add_(p, g, -lr)
 
 
+def _start(p, g, state, weight_decay, maximize, decoupled_lr=None):
+    """What most steps start with: maximize, the step count, weight decay (L2: g + wd * p; with
+    `decoupled_lr`: p *= 1 - lr * wd). Returns (g as used, step)."""
+    if maximize:
+        g = K.unary("neg", g)
+    state["step"] = step = state["step"] + 1
+    if weight_decay != 0:
+        if decoupled_lr is not None:
+            K.inplace("mul", p, 1 - decoupled_lr * weight_decay)
+        else:
+            g = K.add(g, p, weight_decay)
+    return g, step
+
+
+def _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize):
+    """_start, then both Adam moments. Returns (g as used, exp_avg, exp_avg_sq, step)."""
+    g, step = _start(p, g, state, weight_decay, maximize, lr if decoupled_weight_decay else None)
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    K.lerp_(m, g, 1 - beta1)
+    K.inplace("mul", v, beta2)
+    K.addcmul_(v, g, g, 1 - beta2)
+    return g, m, v, step
+
+
 def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay):
     f = _fused("adam", p)
     if f is not None:
         return f(p, g, state, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                  amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
-    if maximize:
-        g = K.unary("neg", g)
-    state["step"] = step = state["step"] + 1
-    g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
-    m, v = _moments(g, state, beta1, beta2)
+    g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     step_size = lr / bias_correction1
@@ -64,11 +84,7 @@ def rmsprop(p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, ma
     if f is not None:
         return f(p, g, state, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                  centered=centered, maximize=maximize)
-    if maximize:
-        g = K.unary("neg", g)
-    state["step"] = state["step"] + 1
-    if weight_decay != 0:
-        g = K.add(g, p, weight_decay)
+    g, _ = _start(p, g, state, weight_decay, maximize)
     sq = state["square_avg"]
     K.inplace("mul", sq, alpha)
     K.addcmul_(sq, g, g, 1 - alpha)
@@ -93,11 +109,7 @@ def adagrad(p, g, state, *, lr, lr_decay, weight_decay, eps, maximize):
     f = _fused("adagrad", p)
     if f is not None:
         return f(p, g, state, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps, maximize=maximize)
-    state["step"] = step = state["step"] + 1
-    if maximize:
-        g = K.unary("neg", g)
-    if weight_decay != 0:
-        g = K.add(g, p, weight_decay)
+    g, step = _start(p, g, state, weight_decay, maximize)
     clr = lr / (1 + (step - 1) * lr_decay)
     s = state["sum"]
     K.addcmul_(s, g, g, 1)
@@ -107,11 +119,7 @@ def adagrad(p, g, state, *, lr, lr_decay, weight_decay, eps, maximize):
 
 
 def adadelta(p, g, state, *, lr, rho, eps, weight_decay, maximize):
-    state["step"] = state["step"] + 1
-    if maximize:
-        g = K.unary("neg", g)
-    if weight_decay != 0:
-        g = K.add(g, p, weight_decay)
+    g, _ = _start(p, g, state, weight_decay, maximize)
     sq, acc = state["square_avg"], state["acc_delta"]
     K.inplace("mul", sq, rho)
     K.addcmul_(sq, g, g, 1 - rho)
@@ -127,11 +135,7 @@ def adadelta(p, g, state, *, lr, rho, eps, weight_decay, maximize):
 
 
 def adamax(p, g, state, *, lr, beta1, beta2, eps, weight_decay, maximize):
-    if maximize:
-        g = K.unary("neg", g)
-    state["step"] = step = state["step"] + 1
-    if weight_decay != 0:
-        g = K.add(g, p, weight_decay)
+    g, step = _start(p, g, state, weight_decay, maximize)
     m, u = state["exp_avg"], state["exp_inf"]
     K.lerp_(m, g, 1 - beta1)
     K.inplace("mul", u, beta2)
@@ -141,35 +145,13 @@ def adamax(p, g, state, *, lr, beta1, beta2, eps, weight_decay, maximize):
     K.addcdiv_(p, m, u, -lr / (1 - beta1 ** step))
 
 
-def _weight_decay(p, g, lr, weight_decay, decoupled):
-    """Adam-family weight decay: shrink p in place (decoupled) or return g + wd * p."""
-    if weight_decay == 0:
-        return g
-    if decoupled:
-        K.inplace("mul", p, 1 - lr * weight_decay)
-        return g
-    return K.add(g, p, weight_decay)
-
-
-def _moments(g, state, beta1, beta2):
-    m, v = state["exp_avg"], state["exp_avg_sq"]
-    K.lerp_(m, g, 1 - beta1)
-    K.inplace("mul", v, beta2)
-    K.addcmul_(v, g, g, 1 - beta2)
-    return m, v
-
-
 def nadam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, momentum_decay, decoupled_weight_decay, maximize):
-    if maximize:
-        g = K.unary("neg", g)
-    state["step"] = step = state["step"] + 1
+    g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
     bias_correction2 = 1 - beta2 ** step
-    g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
     # PyTorch keeps mu_product in a float32 0-d tensor: round as it does
     state["mu_product"] = mu_product = f32(state["mu_product"] * f32(mu))
-    m, v = _moments(g, state, beta1, beta2)
     denom = K.new("div", v, bias_correction2)
     K.unary_("sqrt", denom)
     K.inplace("add", denom, eps)
@@ -178,11 +160,7 @@ def nadam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, momentum_decay, d
 
 
 def radam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, decoupled_weight_decay, maximize):
-    if maximize:
-        g = K.unary("neg", g)
-    state["step"] = step = state["step"] + 1
-    g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
-    m, v = _moments(g, state, beta1, beta2)
+    g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     update = K.new("mul", K.new("div", m, bias_correction1), lr)
@@ -197,11 +175,7 @@ def radam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, decoupled_weight_
 
 
 def asgd(p, g, state, *, lr, lambd, alpha, t0, weight_decay, maximize):
-    if maximize:
-        g = K.unary("neg", g)
-    state["step"] = step = state["step"] + 1
-    if weight_decay != 0:
-        g = K.add(g, p, weight_decay)
+    g, step = _start(p, g, state, weight_decay, maximize)
     eta, mu, ax = state["eta"], state["mu"], state["ax"]
     K.inplace("mul", p, 1 - lambd * eta)
     K.add_(p, g, -eta)
