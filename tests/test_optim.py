@@ -336,7 +336,8 @@ def _lbfgs_run(lib, x0s, loss_fn, kw, steps, dtype, device=None):
     for _ in range(steps):
         loss = opt.step(closure)
         st = opt.state[xs[0]]
-        out.append((float(loss.detach()), [np.array(x.detach().cpu().tolist()) for x in xs], st["func_evals"], st["n_iter"]))
+        xs_now = [np.array(x.detach().cpu().tolist()) for x in xs]
+        out.append((float(loss.detach()), xs_now, st["func_evals"], st["n_iter"]))
     return out, opt
 
 

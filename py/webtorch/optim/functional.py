@@ -235,4 +235,5 @@ def adafactor(p, g, state, *, lr, beta2_decay, eps1, eps2, d, weight_decay, maxi
     K.inplace("sub", p, update.mul_(alpha.div_(denom)))
 
 
-__all__ = ["adafactor", "sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "FUSED"]
+__all__ = ["sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "adafactor",
+           "FUSED"]

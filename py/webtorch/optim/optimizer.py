@@ -13,7 +13,7 @@ import itertools
 import struct
 from collections import OrderedDict, defaultdict
 
-from .. import _dtype
+from .. import _creation, _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..utils.hooks import RemovableHandle
@@ -26,9 +26,6 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 
-# state entries PyTorch keeps in 0-d float32 tensors; here Python floats (no device round trip
-# per step), rounded to float32 where the value is not an integer (`f32`)
-_SCALAR_KEYS = ("step", "mu_product", "eta", "mu")
 
 
 def _to_scalar(x):
@@ -70,6 +67,10 @@ def _check_adam_args(eps, betas, weight_decay):
 
 
 class Optimizer:
+    # state entries PyTorch keeps in 0-d float32 tensors; here Python floats (no device round trip
+    # per step; `f32` rounds them as PyTorch's tensors do where they are not integers)
+    _scalar_state = ("step",)
+
     def __init__(self, params, defaults):
         if defaults.get("differentiable"):
             raise NotImplementedError(f"{type(self).__name__}(differentiable=True) is not supported by webtorch: "
@@ -261,8 +262,13 @@ class Optimizer:
         state = {}
         for k, v in self.state.items():
             key = mapping[id(k)] if isinstance(k, Tensor) else k
-            state[key] = _export_state(v) if isinstance(v, dict) else v
+            state[key] = self._export_state(v) if isinstance(v, dict) else v
         return self._run_hooks("_optimizer_state_dict_post_hooks", {"state": state, "param_groups": groups})
+
+    def _export_state(self, st):
+        scalar = self._scalar_state
+        return {k: _creation.tensor(float(v), dtype=_dtype.float32) if k in scalar and not isinstance(v, Tensor) else v
+                for k, v in st.items()}
 
     def load_state_dict(self, state_dict):
         state_dict = self._run_hooks("_optimizer_load_state_dict_pre_hooks", dict(state_dict))
@@ -281,7 +287,7 @@ class Optimizer:
                 k = int(k)
             if k in id_map:
                 param = id_map[k]
-                state[param] = {sk: _import_value(param, sk, sv) for sk, sv in v.items()}
+                state[param] = {sk: _import_value(param, sk, sv, self._scalar_state) for sk, sv in v.items()}
             else:
                 state[k] = v
         new_groups = []
@@ -296,28 +302,17 @@ class Optimizer:
         self._run_hooks("_optimizer_load_state_dict_post_hooks")
 
 
-def _export_state(st):
-    out = {}
-    for k, v in st.items():
-        if k in _SCALAR_KEYS and not isinstance(v, Tensor):
-            from .._creation import tensor
-            v = tensor(float(v), dtype=_dtype.float32)
-        out[k] = v
-    return out
-
-
-def _import_value(param, key, value):
+def _import_value(param, key, value, scalar_keys=()):
     """A loaded state entry as this optimizer keeps it: scalars as floats, tensors (webtorch's,
     or PyTorch's / numpy's) on the parameter's device and, if floating, in its dtype."""
-    if key in _SCALAR_KEYS:
+    if key in scalar_keys:
         return float(value.item() if hasattr(value, "item") else value)
     if isinstance(value, (list, tuple)):
         return type(value)(_import_value(param, None, v) for v in value)
     if not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "tolist"):
-        from .._creation import tensor
         if hasattr(value, "detach"):
             value = value.detach().cpu()
-        value = tensor(value.tolist(), dtype=_dtype.BY_NAME.get(str(value.dtype).replace("torch.", "")))
+        value = _creation.tensor(value.tolist(), dtype=_dtype.BY_NAME.get(str(value.dtype).replace("torch.", "")))
     if isinstance(value, Tensor):
         dt = param.dtype if param.is_floating_point() else value.dtype
         with grad_mode.no_grad():
