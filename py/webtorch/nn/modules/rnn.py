@@ -25,15 +25,24 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def _cell_math(mode, xg, hg, b_hh, h, c):
-    """One step's gate math from xg = x W_ih^T + b_ih and hg = h W_hh^T: (h', c') (c' None but for LSTM)."""
+def _fold_bias(mode, b_ih, b_hh):
+    """(bias of the input projection, b_hn): b_hh joins b_ih, but for GRU's new gate, where it is scaled by r."""
+    if b_hh is None:
+        return b_ih, None
+    if mode != "GRU":
+        return b_ih + b_hh, None
+    H = b_hh.shape[0] // 3
+    return b_ih + F.pad(b_hh[:2 * H], (0, H)), b_hh[2 * H:]
+
+
+def _cell_math(mode, xg, hg, b_hn, h, c):
+    """One step's gate math from xg = x W_ih^T + b_ih (+ b_hh) and hg = h W_hh^T: (h', c'), c' None but for
+    LSTM; b_hn is GRU's b_hh of the new gate."""
     n = _GATES[mode]
     xs, hs = xg.chunk(n, 1), hg.chunk(n, 1)
-    if b_hh is not None:
-        hs = [a + b for a, b in zip(hs, b_hh.chunk(n))]
     if mode == "GRU":
         r, z = (xs[0] + hs[0]).sigmoid(), (xs[1] + hs[1]).sigmoid()
-        n_ = (xs[2] + r * hs[2]).tanh()
+        n_ = (xs[2] + r * (hs[2] if b_hn is None else hs[2] + b_hn)).tanh()
         return n_ + z * (h - n_), None
     pre = [a + b for a, b in zip(xs, hs)]
     if mode == "LSTM":
@@ -45,7 +54,8 @@ def _cell_math(mode, xg, hg, b_hh, h, c):
 
 def _direction(mode, x, batch_sizes, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, reverse):
     """One layer, one direction over packed rows x (sum(batch_sizes), in): (output rows, h_n, c_n)."""
-    xs = F.linear(x, w_ih, b_ih).split(batch_sizes)
+    b_x, b_hn = _fold_bias(mode, b_ih, b_hh)
+    xs = F.linear(x, w_ih, b_x).split(batch_sizes)
     w_hh_t = w_hh.t()
     w_hr_t = None if w_hr is None else w_hr.t()
     T = len(batch_sizes)
@@ -65,7 +75,7 @@ def _direction(mode, x, batch_sizes, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, rever
             h = _shape.cat([h, h0[cur:bs]])
             if c is not None:
                 c = _shape.cat([c, c0[cur:bs]])
-        h, c = _cell_math(mode, xs[t], _la.matmul(h, w_hh_t), b_hh, h, c)
+        h, c = _cell_math(mode, xs[t], _la.matmul(h, w_hh_t), b_hn, h, c)
         if w_hr_t is not None:
             h = _la.matmul(h, w_hr_t)
         outs[t] = h
@@ -419,8 +429,8 @@ class RNNCellBase(Module):
         return input.dim() == 2
 
     def _step(self, mode, input, h, c):
-        hg = _la.matmul(h, self.weight_hh.t())
-        return _cell_math(mode, F.linear(input, self.weight_ih, self.bias_ih), hg, self.bias_hh, h, c)
+        b_x, b_hn = _fold_bias(mode, self.bias_ih, self.bias_hh)
+        return _cell_math(mode, F.linear(input, self.weight_ih, b_x), _la.matmul(h, self.weight_hh.t()), b_hn, h, c)
 
     def _zero(self, input):
         return _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
