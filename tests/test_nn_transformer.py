@@ -196,3 +196,26 @@ def test_causal_mask_detection(device):
     assert _detect_is_causal_mask(m, None, 3) is False
     assert _detect_is_causal_mask(m, False, 4) is False
     assert_close(m, torch.nn.Transformer.generate_square_subsequent_mask(4), device)
+
+
+def test_encoder_inference_with_padding_matches_nested_tensor_path(device):
+    """In inference without gradients PyTorch runs a padded batch as a nested tensor and returns zeros at
+    the padded positions (before the final norm); webtorch gives the same numbers."""
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for norm, mask_check in ((False, True), (True, False)):   # mask_check=False: padding taken as trailing
+            def make(nn):
+                layer = nn.TransformerEncoderLayer(4, 2, 8, batch_first=True)
+                return nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(4) if norm else None, mask_check=mask_check)
+            tm = make(torch.nn).eval()
+            wm = make(wt.nn).eval()
+            wm.load_state_dict({k: wt.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+            wm.to(device)
+            x = X(2, 4, 4)
+            for k in (kpm(2, 4), np.array([[False, False, True, True], [False, False, False, True]])):
+                with torch.no_grad():
+                    want = tm(torch.tensor(x), src_key_padding_mask=torch.tensor(k))
+                with wt.no_grad():
+                    got = wm(wt.tensor(x, device=device), src_key_padding_mask=wt.tensor(k, device=device))
+                assert_close(got, want, device, f"norm={norm} mask_check={mask_check} {k}")

@@ -4,6 +4,7 @@ import math
 import warnings
 
 from ... import _creation
+from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F, init
 from .activation import MultiheadAttention, ReLU, GELU
 from .container import ModuleList
@@ -137,8 +138,9 @@ def _why_not_sparsity_fast_path(layer):
 
 
 class TransformerEncoder(Module):
-    """A stack of encoder layers. webtorch has no nested tensors: `use_nested_tensor` is always False (a
-    padded batch is computed with its key padding mask, which gives PyTorch's numbers)."""
+    """A stack of encoder layers. webtorch has no nested tensors: a padded batch is computed with its key
+    padding mask, and where PyTorch would have used a nested tensor its zeros at the padded positions are
+    written in (`_nested_padding`), so the numbers are PyTorch's."""
     __constants__ = ["norm"]
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
@@ -147,12 +149,29 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
         why = _why_not_sparsity_fast_path(encoder_layer)
         if enable_nested_tensor and why:
             warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why}",
                           stacklevel=2)
+            self.use_nested_tensor = False
+
+    def _nested_padding(self, src, mask, key_padding_mask):
+        """The (batch, seq) bool mask of padded positions where PyTorch would run the stack on a nested tensor
+        (inference without gradients, a key padding mask, no mask, padding at the end of each row, which
+        mask_check=False assumes unchecked) and so return zeros there; else None."""
+        layer = self.layers[0]
+        if not getattr(self, "use_nested_tensor", False) or layer.training or src.dim() != 3 or \
+                key_padding_mask is None or mask is not None:
+            return None
+        if is_grad_enabled() and (src.requires_grad or any(p.requires_grad for p in layer.parameters())):
+            return None
+        padded = key_padding_mask != 0
+        if getattr(self, "mask_check", True) and bool((padded[:, :-1] & padded[:, 1:].logical_not()).any()):
+            return None
+        lengths = padded.logical_not().sum(1, keepdim=True)
+        return _creation.arange(padded.shape[1], device=padded.device) >= lengths
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask",
@@ -161,8 +180,13 @@ class TransformerEncoder(Module):
         output = src
         seq_len = _get_seq_len(src, self.layers[0].self_attn.batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None:
+            src_key_padding_mask = F._canonical_mask(padded, "src_key_padding_mask", None, "", src.dtype)
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if padded is not None:
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
