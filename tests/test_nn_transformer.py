@@ -132,6 +132,7 @@ def test_train_mode_shapes(device):
     assert np.allclose(np.array(m(src, tgt).tolist()), np.array(m(src, tgt).tolist()))
 
 
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 def test_square_subsequent_mask_state_dict_and_repr():
     for args, kw in (((3,), {}), ((4,), {"dtype": torch.float64}), ((2,), {"device": "cpu"})):
         wkw = {k: getattr(wt, str(v).split(".")[-1]) if k == "dtype" else v for k, v in kw.items()}
@@ -157,6 +158,7 @@ def test_square_subsequent_mask_state_dict_and_repr():
             assert float(p.detach().abs().max()) <= bound
 
 
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 def test_errors_and_warnings_match_torch():
     both = same_error
 
