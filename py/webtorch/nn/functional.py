@@ -18,6 +18,7 @@ from ..ops import pointwise as _pw
 from ..ops import reduction as _red
 from ..ops import linalg as _la
 from ..autograd.function import Function
+from .._tensor import Tensor
 from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
 
@@ -1024,11 +1025,44 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
     if mask is None:
         return None
+    if mask.dtype is not bool_ and not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+                      "instead.", stacklevel=2)
     if mask.dtype is bool_:
         return _neg_inf_mask(mask, target_type)
-    if not mask.dtype.is_floating_point:
-        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     return mask
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """PyTorch's checks of the inputs' ranks; True when the input is batched."""
+    nd = query.dim()
+    if nd not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {nd}-D query tensor")
+    kind = "batched (3-D)" if nd == 3 else "unbatched (2-D)"
+    if key.dim() != nd or value.dim() != nd:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {nd}-D but found {key.dim()}-D "
+                             f"and {value.dim()}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.dim() != nd - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {nd - 1}-D but found "
+                             f"{key_padding_mask.dim()}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                                 f"{attn_mask.dim()}-D tensor instead")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if nd == 2 and attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+    return nd == 3
 
 
 def _in_projection_packed(q, k, v, w, b=None):
@@ -1055,14 +1089,15 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
                                  v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
                                  is_causal=False):
-    is_batched = query.dim() == 3
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", None, "attn_mask", query.dtype)
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask",
+                                       query.dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
@@ -1076,6 +1111,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
     head_dim = embed_dim // num_heads
     assert head_dim * num_heads == embed_dim, f"embed_dim {embed_dim} not divisible by num_heads {num_heads}"
+    if use_separate_proj_weight and tuple(key.shape[:2]) != tuple(value.shape[:2]):
+        raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}")
+    if not use_separate_proj_weight and tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
     if not use_separate_proj_weight:
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     else:
@@ -1113,6 +1152,11 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = pad(key_padding_mask, (0, 1))
     src_len = k.size(1)
     if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got {key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
         kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1) \
             .reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm

@@ -16,7 +16,9 @@ from .activation import (Threshold, ReLU, RReLU, Hardtanh, ReLU6, Sigmoid, Hards
 from .loss import (L1Loss, NLLLoss, PoissonNLLLoss, GaussianNLLLoss, KLDivLoss, MSELoss, BCELoss, BCEWithLogitsLoss,
                    HingeEmbeddingLoss, SmoothL1Loss, HuberLoss, SoftMarginLoss, CrossEntropyLoss,
                    MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss)
-from .transformer import TransformerEncoderLayer, TransformerEncoder
+from .transformer import (Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+                          TransformerDecoderLayer)
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .padding import (ZeroPad1d, ZeroPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
                       ReplicationPad1d, ReplicationPad2d, CircularPad1d, CircularPad2d)
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
