@@ -105,3 +105,63 @@ def test_3d_grad_fn_names_and_errors():
         with pytest.raises(RuntimeError) as we:
             fn(*args)
         assert str(we.value) == str(te.value)
+
+
+def _interp(F, T, x, kw):
+    return F.interpolate(x, **kw)
+
+
+INTERP = [
+    ("bicubic_up", (1, 2, 3, 4), dict(size=(7, 5), mode="bicubic")),
+    ("bicubic_up_ac", (1, 2, 3, 4), dict(size=(7, 9), mode="bicubic", align_corners=True)),
+    ("bicubic_down_scale", (1, 1, 7, 6), dict(scale_factor=0.6, mode="bicubic")),
+    ("bicubic_scale_recompute", (2, 1, 3, 5), dict(scale_factor=(1.7, 2.3), mode="bicubic",
+                                                   recompute_scale_factor=True)),
+    ("bicubic_tiny", (1, 1, 1, 2), dict(size=(3, 5), mode="bicubic")),
+    ("trilinear", (1, 2, 2, 3, 4), dict(size=(3, 5, 2), mode="trilinear")),
+    ("trilinear_ac_scale", (1, 1, 3, 2, 3), dict(scale_factor=(1.5, 2, 0.7), mode="trilinear", align_corners=True)),
+    ("nearest_3d_scale", (1, 1, 2, 3, 4), dict(scale_factor=1.7)),
+    ("nearest_same_size_scale", (1, 1, 2, 3), dict(scale_factor=1.4)),
+    ("nearest_exact_3d", (1, 1, 3, 2, 5), dict(size=(4, 5, 3), mode="nearest-exact")),
+    ("area_3d", (1, 2, 5, 4, 6), dict(size=(2, 3, 4), mode="area")),
+    ("area_scale", (1, 1, 6, 5), dict(scale_factor=0.5, mode="area")),
+]
+
+
+@pytest.mark.parametrize("case", INTERP, ids=[c[0] for c in INTERP])
+def test_interpolate_matches_torch(case, device):
+    name, shape, kw = case
+    check(device, lambda nn, T: nn.Upsample(**kw), [X(*shape)], name=name)
+
+
+def test_interpolate_deprecated_aliases_and_errors():
+    x = X(1, 1, 2, 3)
+    for fn, kw in (("upsample", dict(scale_factor=2, mode="bicubic", align_corners=False)),
+                   ("upsample_nearest", dict(size=(3, 4))), ("upsample_bilinear", dict(scale_factor=1.5))):
+        with pytest.warns(UserWarning) as tw:
+            t = getattr(torch.nn.functional, fn)(torch.tensor(x), **kw)
+        with pytest.warns(UserWarning) as ww:
+            w = getattr(wt.nn.functional, fn)(wt.tensor(x), **kw)
+        assert str(ww[0].message) == str(tw[0].message)
+        assert_close(w, t, "cpu")
+    for shape, kw in (((1, 1, 2, 3), dict(size=3, scale_factor=2)),
+                      ((1, 1, 2, 3), dict(size=(2, 3), recompute_scale_factor=True)),
+                      ((1, 1, 2, 3), dict(scale_factor=(2, 2, 2))),
+                      ((1, 1, 2, 3), dict(size=3, mode="nearest", align_corners=True)),
+                      ((1, 1, 2, 3, 3), dict(size=3, mode="bilinear", antialias=True)),
+                      ((1, 1, 2, 3), dict(size=3, mode="bicubic", antialias=False, align_corners=None)),
+                      ((1, 1, 2), dict(size=3, mode="bicubic")),
+                      ((1, 1, 2, 3), dict(size=3, mode="trilinear")),
+                      ((2, 3), dict(size=3)),
+                      ((1, 1, 2, 3), dict(size=3, mode="lanczos"))):
+        x = X(*shape)
+        try:
+            want = torch.nn.functional.interpolate(torch.tensor(x), **kw)
+        except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+            with pytest.raises(type(e)) as we:
+                wt.nn.functional.interpolate(wt.tensor(x), **kw)
+            assert str(we.value) == str(e)
+        else:
+            assert_close(wt.nn.functional.interpolate(wt.tensor(x), **kw), want, "cpu")
+    assert repr(wt.nn.Upsample(scale_factor=2, mode="trilinear")) == \
+        repr(torch.nn.Upsample(scale_factor=2, mode="trilinear"))

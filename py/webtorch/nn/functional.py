@@ -7,6 +7,7 @@ right for overlapping windows) + one batched matmul; transposed convolution = ma
 bilinear interpolation = small interpolation matrices applied by matmul.
 """
 import math
+import struct
 import warnings
 
 from .. import _dtype
@@ -34,7 +35,8 @@ __all__ = [
     "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool2d",
     "batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm", "normalize",
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-    "embedding", "one_hot", "pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+    "pixel_shuffle", "pixel_unshuffle",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "sigmoid", "tanh", "softmax",
     "log_softmax", "softmin", "elu", "elu_", "selu", "celu", "hardswish", "hardsigmoid", "hardtanh",
@@ -963,22 +965,48 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ---- resampling ------------------------------------------------------------------------------
-def _interp_scales(in_sizes, size, scale_factor, recompute_scale_factor, n_sp):
+def _f32(x):
+    """x rounded to float32 (PyTorch computes nearest-neighbour source indices in float)."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode):
+    """(output sizes, per-dim scale factors passed to the kernel or None), as F.interpolate computes them."""
+    n_sp = input.dim() - 2
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
+    sfs = None
     if size is not None:
-        out = list(_ntuple(n_sp)(size))
-        if len(out) != n_sp:
-            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
-                             f"spatial dimensions of {list(in_sizes)} and output size of {size}. Please provide "
-                             "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
-                             "format.")
-        return out, [None] * n_sp
-    if scale_factor is None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != n_sp:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            if not all(isinstance(v, int) for v in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(v) for v in size]}")
+            out = [int(v) for v in size]
+        else:
+            out = [int(size)] * n_sp
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != n_sp:
+                raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            sfs = [float(f) for f in scale_factor]
+        else:
+            sfs = [float(scale_factor)] * n_sp
+        out = [int(n * f) for n, f in zip(input.shape[2:], sfs)]
+    else:
         raise ValueError("either size or scale_factor should be defined")
-    sf = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [float(scale_factor)] * n_sp
-    out = [int(math.floor(float(n) * float(f))) for n, f in zip(in_sizes, sf)]
-    return out, ([None] * n_sp if recompute_scale_factor else [float(f) for f in sf])
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor or mode == "area":
+        sfs = None
+    return out, sfs or [None] * n_sp
 
 
 def _src_scale(n_in, n_out, sf, align_corners):
@@ -987,66 +1015,98 @@ def _src_scale(n_in, n_out, sf, align_corners):
     return 1.0 / sf if sf is not None and sf > 0 else n_in / n_out
 
 
-def _linear_matrix(n_in, n_out, sf, align_corners, dtype, device):
+def _cubic1(x, A=-0.75):
+    return ((A + 2) * x - (A + 3)) * x * x + 1
+
+
+def _cubic2(x, A=-0.75):
+    return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+
+
+def _interp_matrix(n_in, n_out, sf, align_corners, cubic, dtype, device):
+    """(n_out, n_in) weights of PyTorch's linear or cubic-convolution (A = -0.75) interpolation along one
+    dim; taps past the border read the border element."""
     scale = _src_scale(n_in, n_out, sf, align_corners)
     rows = []
     for i in range(n_out):
-        if align_corners:
-            src = i * scale
-        else:
-            src = max(scale * (i + 0.5) - 0.5, 0.0)
+        src = i * scale if align_corners else scale * (i + 0.5) - 0.5
+        if not cubic:
+            src = max(src, 0.0)
         i0 = min(int(math.floor(src)), n_in - 1)
-        i1 = min(i0 + 1, n_in - 1)
-        l1 = src - i0
+        t = min(max(src - i0, 0.0), 1.0)
+        if cubic:
+            taps = ((i0 - 1, _cubic2(t + 1)), (i0, _cubic1(t)), (i0 + 1, _cubic1(1 - t)), (i0 + 2, _cubic2(2 - t)))
+        else:
+            taps = ((i0, 1.0 - t), (i0 + 1, t))
         row = [0.0] * n_in
-        row[i0] += 1.0 - l1
-        row[i1] += l1
+        for j, w in taps:
+            row[min(max(j, 0), n_in - 1)] += w
         rows.append(row)
     return _tensor(rows, dtype=dtype, device=device)
 
 
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                             "bicubic | trilinear")
     n_sp = input.dim() - 2
-    if n_sp < 1:
-        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
-                         f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
-                         f"{mode})")
-    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
-                         "bicubic | trilinear")
+    out_sizes, sfs = _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode)
     if antialias:
-        raise NotImplementedError("webtorch: interpolate(antialias=True) is not implemented")
+        if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                             "4-D tensor as input")
+        raise NotImplementedError(f"webtorch: interpolate(mode='{mode}', antialias=True) is not implemented")
+    if mode == "lanczos" and input.dim() == 4:
+        raise ValueError("Lanczos mode does not support align_corners=True" if align_corners else
+                         "Lanczos mode requires antialias=True")
+    want = _INTERP_DIMS.get(mode)
+    if n_sp not in (1, 2, 3) or (mode == "bicubic" and n_sp != 2) or (
+            want is None and mode not in ("nearest", "nearest-exact", "area")):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    if want is not None and want != n_sp:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {want + 2}D input")
     in_sizes = list(input.shape[2:])
-    out_sizes, sfs = _interp_scales(in_sizes, size, scale_factor, recompute_scale_factor, n_sp)
     x = input
     if mode in ("nearest", "nearest-exact"):
-        for i in range(n_sp):
-            n_in, n_out = in_sizes[i], out_sizes[i]
-            if n_in == n_out and sfs[i] in (None, 1.0):
-                continue
-            scale = 1.0 / sfs[i] if sfs[i] is not None else n_in / n_out
-            off = 0.5 if mode == "nearest-exact" else 0.0
-            src = [min(int(math.floor((j + off) * scale)), n_in - 1) for j in range(n_out)]
+        off = 0.5 if mode == "nearest-exact" else 0.0
+        for i, (n_in, n_out) in enumerate(zip(in_sizes, out_sizes)):
+            if mode == "nearest" and n_in == n_out:
+                continue  # as PyTorch: same size copies, whatever the scale factor
+            scale = _f32(1.0 / sfs[i] if sfs[i] is not None and sfs[i] > 0 else n_in / n_out)
+            src = [min(int(math.floor(_f32((j + off) * scale))), n_in - 1) for j in range(n_out)]
             x = _gather_dim(x, 2 + i, _idx(src, x.device))
         return x
     if mode == "area":
-        return {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d}[n_sp](input, out_sizes)
-    want = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
-    if want is None:
-        raise NotImplementedError(f"webtorch: interpolate mode '{mode}' is not implemented")
-    if want != n_sp:
-        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {want + 2}D input")
-    ac = bool(align_corners)
+        return _adaptive_avg_pool(input, out_sizes, n_sp)
     for i in range(n_sp):
-        A = _linear_matrix(in_sizes[i], out_sizes[i], sfs[i], ac, x.dtype, x.device)
-        d = 2 + i
-        x = _la.matmul(A, x.movedim(d, -2)).movedim(-2, d)
+        A = _interp_matrix(in_sizes[i], out_sizes[i], sfs[i], bool(align_corners), mode == "bicubic", x.dtype,
+                           x.device)
+        x = _apply_along(x, A, 2 + i)
     return x
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def pixel_shuffle(input, upscale_factor):
