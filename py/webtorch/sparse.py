@@ -133,7 +133,7 @@ class SparseTensor(Tensor):
             return None
         idx, inv = _unique_indices(self)
         return SparseTensor._new(idx, g.new_zeros((idx.shape[1],) + tuple(g.shape[1:])).index_copy(0, inv, g),
-                                 self._sp_size, coalesced=True)
+                                 self._sp_size)  # PyTorch does not flag it coalesced
 
     def detach(self):
         return SparseTensor._new(self._sp_indices, self._sp_values.detach(), self._sp_size, self._coalesced)
@@ -166,9 +166,8 @@ class SparseTensor(Tensor):
         if self._coalesced:
             return self
         idx, inv = _unique_indices(self)
-        v = self._sp_values
-        vals = v.new_zeros((idx.shape[1],) + tuple(v.shape[1:])).index_add(0, inv, v)
-        return SparseTensor._new(idx, vals, self._sp_size, coalesced=True)
+        return SparseTensor._new(idx, _Coalesce.call(self._sp_values, inv, idx.shape[1]), self._sp_size,
+                                 coalesced=True)
 
     def t(self):
         if self.sparse_dim() != 2 or self.dense_dim():
@@ -228,6 +227,13 @@ def _flat_index(s):
         t = idx[d] * pitch
         out = t if out is None else out + t
     return out
+
+
+def _sum_duplicates(v, inv, n):
+    return v.new_zeros((n,) + tuple(v.shape[1:])).index_add(0, inv, v)
+
+
+_Coalesce = composite_node("CoalesceBackward0", _sum_duplicates, no_edges=(1,))
 
 
 def _unique_indices(s):
@@ -304,7 +310,10 @@ def to_sparse(t, sparse_dim=None):
 
 
 # ---- ops -------------------------------------------------------------------------------------
-def _spmm_impl(values, dense, indices, n_rows):
+def _spmm_impl(values, dense, indices, n_rows, dense_left=False):
+    """sparse @ dense, or dense @ sparse (dense_left) as (sparse^T @ dense^T)^T."""
+    if dense_left:
+        return _spmm_impl(values, dense.t(), indices.flip(0), n_rows).t()
     contrib = dense.index_select(0, indices[1]) * values.reshape((-1,) + (1,) * (dense.dim() - 1))
     out = _zeros((n_rows,) + tuple(dense.shape[1:]), dtype=contrib.dtype, device=dense.device)
     return out.index_add(0, indices[0], contrib)
@@ -315,7 +324,7 @@ _Mm = composite_node("MmBackward0", _spmm_impl, no_edges=(2,))  # torch.mm / @ /
 
 
 def mm(mat1, mat2, reduce="sum"):
-    """torch.sparse.mm: sparse (n, m) @ dense (m, k) -> dense (n, k); dense @ sparse through the transpose."""
+    """torch.sparse.mm: sparse (n, m) @ dense (m, k) -> dense (n, k), or dense @ sparse."""
     if reduce != "sum":
         raise _unsupported(f"sparse.mm(reduce='{reduce}')")
     return _mm(mat1, mat2, _SparseAddmm)
@@ -325,11 +334,10 @@ def _mm(mat1, mat2, node=_Mm):
     a_sp, b_sp = isinstance(mat1, SparseTensor), isinstance(mat2, SparseTensor)
     if a_sp and b_sp:
         raise _unsupported("mm of two sparse tensors")
-    if b_sp:
-        return _mm(mat2.t(), mat1.t(), node).t()
-    if not a_sp:
+    if not (a_sp or b_sp):
         return mat1.mm(mat2)
-    if mat1.sparse_dim() != 2 or mat1.dense_dim() or mat2.dim() != 2:
+    sp = mat1 if a_sp else mat2
+    if sp.sparse_dim() != 2 or sp.dense_dim() or mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"mm: expected a 2-D sparse matrix and a 2-D dense matrix, but got sizes "
                            f"{list(mat1.shape)} and {list(mat2.shape)}")
     if mat1.shape[1] != mat2.shape[0]:
@@ -340,7 +348,9 @@ def _mm(mat1, mat2, node=_Mm):
     if mat1.device != mat2.device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{mat1.device} and {mat2.device}!")
-    return node.call(mat1._sp_values, mat2, mat1._sp_indices, mat1.shape[0])
+    if a_sp:
+        return node.call(sp._sp_values, mat2, sp._sp_indices, sp.shape[0])
+    return node.call(sp._sp_values, mat1, sp._sp_indices, sp.shape[1], True)
 
 
 def _matmul(input, other, *, out=None):
