@@ -9,6 +9,8 @@ webtorch ops on its indices and values, so every device runs it and autograd dif
     S.to_dense()    = zeros(numel).index_add(0, flat index, values).reshape(size)
     S.coalesce()    = sorted unique indices, duplicate values summed (index_add)
 """
+import math
+
 from . import _dtype
 from ._creation import tensor as _tensor, zeros as _zeros
 from ._layout import sparse_coo
@@ -151,7 +153,7 @@ class SparseTensor(Tensor):
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         dense = tuple(self._sp_values.shape[1:])
-        flat = self._sp_values.new_zeros((_numel(self._sp_size[:self.sparse_dim()]),) + dense)
+        flat = self._sp_values.new_zeros((math.prod(self._sp_size[:self.sparse_dim()]),) + dense)
         if self._nnz():
             flat = flat.index_add(0, _flat_index(self), self._sp_values)
         out = flat.reshape(tuple(self._sp_size))
@@ -210,13 +212,6 @@ class SparseTensor(Tensor):
         if impl is None:
             raise _unsupported(name)
         return impl(*args, **(kwargs or {}))
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _flat_index(s):
