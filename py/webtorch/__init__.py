@@ -25,6 +25,9 @@ from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, s
 from . import random
 from ._tensor_str import set_printoptions
 from . import overrides
+from ._layout import layout, strided, sparse_coo
+from . import sparse
+from .sparse import sparse_coo_tensor, spmm
 
 ops.bind_methods(Tensor, _creation)
 
@@ -35,7 +38,6 @@ int = int32  # noqa: A001
 long = int64
 short = int16
 cfloat = None
-strided = "torch.strided"
 contiguous_format = preserve_format = channels_last = None
 range = _creation.range_  # noqa: A001
 abs = ops.pointwise.abs  # noqa: A001
