@@ -217,7 +217,6 @@ def ewise_expr(op, cdtype, args):
     ct = CT[cdtype]
     if cdtype == "int64" and op in _L_OPS:
         return _L_OPS[op].format(*args), cdtype
-    z = ZERO[ct]
     if op == "where":
         return f"select({args[2]}, {args[1]}, {args[0]} != 0u)", cdtype
     if op in _CMP:
