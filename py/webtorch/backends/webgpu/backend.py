@@ -329,16 +329,21 @@ def scalar_bits(x, dt):
     return v & MASK
 
 
+def _count_error(n):
+    return RuntimeError(
+        f"webgpu: a kernel count or index is {n}, out of 32-bit range: WebGPU kernels count and "
+        f"index elements with 32-bit integers, so an op over 2**32 or more elements (2**31 for "
+        f"argmax/argmin; e.g. a sum of a large expanded view) is not supported; compute it on "
+        f"cpu or in chunks")
+
+
 def pack_words(words):
     try:
         return struct.pack(f"<{len(words)}I", *words)
     except struct.error:
         big = [w for w in words if not -2**31 <= w <= MASK]
         if big:
-            raise RuntimeError(
-                f"webgpu: a kernel parameter is {big[0]}, out of 32-bit range: WebGPU kernels count and "
-                f"index elements with 32-bit integers, so an op over 2**32 or more elements (e.g. a "
-                f"sum of a large expanded view) is not supported; compute it on cpu or in chunks") from None
+            raise _count_error(big[0]) from None
         return struct.pack(f"<{len(words)}I", *[w & MASK for w in words])
 
 
@@ -780,6 +785,8 @@ class WebGPUBackend(Backend):
         n_inner = prod(inner)
         accdt = {"sum": out.dtype, "prod": out.dtype, "any": "bool", "all": "bool"}.get(op, inp.dtype)
         arg = op in ("argmax", "argmin")
+        if arg and n_inner > 2**31:               # the index of the last element would not fit
+            raise _count_error(n_inner - 1)
         if n_inner > 8192 and n_out < 256:       # multi-pass: chunks -> temp -> final
             chunk = max(2048, -(-n_inner // 2048))
             nch = -(-n_inner // chunk)
