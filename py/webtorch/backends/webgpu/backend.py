@@ -11,7 +11,14 @@ Runs over any `Driver` (native wgpu-py or the browser's navigator.gpu). Pieces:
   parameter words, so strided, broadcast and offset views run without copies.
 
 Storage: float32 -> f32, float16 -> f16 (needs 'shader-f16'), int32 -> i32, int64 -> i32
-(values must fit in int32), bool and uint8 -> one u32 per element. float16 computes in f32.
+(values must fit in int32: uploads are range-checked, and every kernel whose int64 result can
+leave the range sets a device flag that the next sync reads and raises, see I64_WGSL), bool
+and uint8 -> one u32 per element. float16 computes in f32. Kernels count and index elements
+with 32-bit words (pack_words raises past them).
+
+NaN/inf: WGSL lets compilers assume finite floats, and lavapipe folds `x - x` or
+`(x + y) - y`; the fused kernels hide the second operand of each float op behind an opaque
+identity (lazy.py), and the prelude's helpers test NaN/inf by their bits.
 """
 import math
 import os
