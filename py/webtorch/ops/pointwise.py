@@ -679,7 +679,11 @@ def square(input):
 
 
 def _lerp_impl(input, end, weight):
-    return input + weight * (end - input)
+    # PyTorch's formula: from the nearer end, so lerp(a, b, 1) is b even for an infinite a
+    diff = end - input
+    if not isinstance(weight, Tensor):
+        return input + weight * diff if -0.5 < weight < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
 _Lerp = composite_node("LerpBackward0", _lerp_impl)
@@ -718,7 +722,8 @@ def logaddexp(input, other):
 
 @composite_op("HypotBackward0")
 def hypot(input, other):
-    return (input * input + other * other).sqrt()
+    r = (input * input + other * other).sqrt()
+    return where(input.isinf() | other.isinf(), math.inf, r)     # hypot(inf, nan) is inf
 
 
 def deg2rad(input):

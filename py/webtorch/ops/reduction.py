@@ -629,8 +629,9 @@ cummin = _make_cum("cummin", Cummin)
 @composite_op("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     d = wrap_dim(dim, input.dim())
-    m = amax(input.detach(), d, keepdim=True)
     from .pointwise import where
+    x = input.detach()
+    m = amax(where(x.isnan(), -math.inf, x), d, keepdim=True)      # a NaN spoils only what follows it
     m = where(m.isinf(), 0.0, m)
     return (input - m).exp().cumsum(d).log() + m
 
@@ -684,8 +685,7 @@ def _softmax_kernel(x, d, log):
             return out
     dt = x.dtype
     m = _prims.reduce("max", x, (d,), True, dt) if x.dim() else x
-    m = _prims.ewise("where", [_prims.ewise("isinf", [m], dt, bool_), 0.0, m], dt, dt)
-    z = _prims.ewise("sub", [x, m], dt, dt)
+    z = _prims.ewise("sub", [x, m], dt, dt)         # a row holding inf: NaN, as in PyTorch
     e = _prims.ewise("exp", [z], dt, dt)
     s = _prims.reduce("sum", e, (d,) if x.dim() else (), True, dt)
     if log:
