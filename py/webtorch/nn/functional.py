@@ -12,6 +12,7 @@ import warnings
 from .. import _dtype
 from .._creation import tensor as _tensor, zeros as _zeros, full as _full, arange as _arange, rand as _rand
 from ..autograd import grad_mode
+from .._tensor import _wrap_dim
 from ..ops import indexing as _ix
 from ..ops import shape as _shape
 from ..ops import pointwise as _pw
@@ -131,8 +132,9 @@ def _pad_index(n, lo, hi, mode):
             j = period - j if j >= n else j
         elif mode == "replicate":
             j = min(max(i, 0), n - 1)
-        else:  # circular
-            j = i % n
+        else:  # circular: negative pads crop first, the rest wraps around what is left
+            core = range(max(-lo, 0), n - max(-hi, 0))
+            j = core[(i + min(lo, 0)) % len(core)]
         out.append(j)
     return out
 
@@ -606,14 +608,15 @@ def _bshape(t, ndim):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     nd = input.dim()
-    if nd < 2:
-        raise ValueError(f"expected 2D or 3D input (got {nd}D input)")
-    C = input.shape[1]
     if training:
-        n = input.numel() // C
-        if n <= 1:
+        n = math.prod(input.shape[:1] + input.shape[2:])
+        if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    elif running_mean is None or running_var is None:
+    if nd < 2:  # no channel dim: PyTorch's dim 1 lookup fails, unless there is nothing to normalize
+        if input.numel() == 0:
+            return input.clone()
+        _wrap_dim(1, nd)
+    if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     update = None
     if training and (running_mean is not None or running_var is not None):
@@ -721,7 +724,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 
 def _group_norm_impl(input, weight, bias, num_groups, eps):
-    x = input.reshape(input.shape[0], num_groups, -1)
+    x = input.reshape(input.shape[0], num_groups, input.numel() // max(input.shape[0] * num_groups, 1))
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, unbiased=False, keepdim=True)
     y = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
@@ -823,6 +826,8 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_p(p)
     if not training or p == 0.0:
         return input
+    if p == 1.0:
+        return input * 0.0
     alpha_p = -1.7580993408473766
     keep = (_rand(input.shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
@@ -1406,7 +1411,7 @@ def glu(input, dim=-1):
 
 
 def prelu(input, weight):
-    w = weight
+    w = weight.reshape(()) if weight.numel() == 1 else weight
     if weight.numel() != 1 and input.dim() >= 2:
         w = weight.reshape((1, -1) + (1,) * (input.dim() - 2))
     return _pw.where(input > 0, input, input * w)
@@ -1721,6 +1726,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    x1, x2 = _shape.broadcast_tensors(x1, x2)
     w12 = (x1 * x2).sum(dim)
     n1 = (x1 * x1).sum(dim)
     n2 = (x2 * x2).sum(dim)

@@ -273,6 +273,8 @@ def permute(input, *dims):
 def transpose(input, dim0, dim1):
     nd = input.dim()
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+    if nd == 0:
+        return _view_apply(Transpose, input, ())
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return _view_apply(Transpose, input, tuple(dims))
@@ -569,19 +571,23 @@ def chunk(input, chunks, dim=0):
 def tensor_split(input, indices_or_sections, dim=0):
     d = wrap_dim(dim, input.dim())
     n = input._shape[d]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
-        q, r = divmod(n, k)
-        sizes = [q + 1] * r + [q] * (k - r)
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):  # a 0-d tensor is a number of sections, a 1-d one indices
+        if ios.dtype.is_floating_point or ios.dim() > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer dtype and to be "
+                               f"a zero-dimensional or one-dimensional tensor, but got a tensor with dtype "
+                               f"{ios.dtype} and {ios.dim()} dims")
+        ios = ios.tolist()
+    if isinstance(ios, int):
+        if ios <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
+        q, r = divmod(n, ios)
+        sizes = [q + 1] * r + [q] * (ios - r)
+        bounds = [(sum(sizes[:i]), sum(sizes[:i + 1])) for i in range(ios)]
     else:
-        idx = [min(max(i, 0), n) for i in indices_or_sections]
-        bounds = [0] + idx + [n]
-        sizes = [max(0, b - a) for a, b in zip(bounds, bounds[1:])]
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(input, d, start, s))
-        start += s
-    return tuple(out)
+        edges = [0] + list(ios) + [n]
+        bounds = [slice(a, b).indices(n)[:2] for a, b in zip(edges, edges[1:])]
+    return tuple(narrow(input, d, a, max(0, b - a)) for a, b in bounds)
 
 
 # ---- copies ---------------------------------------------------------------------------------------
@@ -812,14 +818,29 @@ def column_stack(tensors):
     return hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
 
 
+def _atleast(fn):
+    """atleast_Nd(t) -> a tensor; atleast_Nd(t1, t2, ...) or atleast_Nd([t1, t2]) -> a tuple."""
+    def public(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return fn(tensors[0])
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
+        return tuple(fn(t) for t in tensors)
+    public.__name__ = public.__qualname__ = fn.__name__
+    return public
+
+
+@_atleast
 def atleast_1d(t):
     return t.reshape(1) if t.dim() == 0 else t
 
 
+@_atleast
 def atleast_2d(t):
     return t.reshape(1, -1) if t.dim() < 2 else t
 
 
+@_atleast
 def atleast_3d(t):
     if t.dim() == 0:
         return t.reshape(1, 1, 1)
@@ -902,7 +923,7 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
-def repeat_interleave(input, repeats, dim=None):
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     if dim is None:
         input, dim = input.flatten(), 0
     d = wrap_dim(dim, input.dim())
@@ -914,7 +935,16 @@ def repeat_interleave(input, repeats, dim=None):
         out_shape[d] *= repeats
         return x.expand(shape).reshape(out_shape)
     from .._creation import tensor
-    reps = repeats.tolist() if isinstance(repeats, Tensor) else list(repeats)
+    reps = repeats.reshape(-1).tolist() if isinstance(repeats, Tensor) else list(repeats)
+    if len(reps) == 1:
+        reps = reps * input.shape[d]
+    if len(reps) != input.shape[d]:
+        raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{len(reps)} and input.size({d}) = {input.shape[d]}")
+    if any(r < 0 for r in reps):
+        raise RuntimeError("repeats can not be negative")
+    if output_size is not None and output_size != sum(reps):
+        raise RuntimeError("allocated size does not match required size")
     idx = [i for i, r in enumerate(reps) for _ in range(r)]
     return input.index_select(d, tensor(idx, dtype=int64, device=input.device))
 
