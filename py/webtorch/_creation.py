@@ -253,6 +253,8 @@ def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise TypeError(f"linspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
@@ -366,21 +368,41 @@ def bernoulli(input, p=None, *, generator=None):
     return (u < prob).to(input.dtype)
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None):
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     from .ops.reduction import cumsum
+    from .ops._common import check_tensor, name_of, write_out
+    check_tensor("multinomial", input)
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {name_of(input.dtype)}")
+    if out is not None and out.dtype is not _dtype.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {name_of(out.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = input.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if n > 1 << 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    bad, empty = stack_([((input < 0) | ~input.isfinite()).any(), (input.sum(-1) <= 0).any()], 0).tolist()
+    if bad:
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if empty:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     probs = input if input.dim() == 2 else input.unsqueeze(0)
     rows = probs.shape[0]
-    out = []
+    picks = []
     p = probs.detach().to(_dtype.float32).clone()
     for _ in range(num_samples):
         c = cumsum(p / p.sum(-1, keepdim=True), -1)
         u = rand(rows, 1, device=input.device, generator=generator)
         idx = (c < u).sum(-1).clamp(max=probs.shape[1] - 1)
-        out.append(idx)
+        picks.append(idx)
         if not replacement:
             p = p.scatter(1, idx.unsqueeze(1), 0.0)
-    r = stack_(out, 1)
-    return r if input.dim() == 2 else r.squeeze(0)
+    r = stack_(picks, 1)
+    return write_out(r if input.dim() == 2 else r.squeeze(0), out)
 
 
 def stack_(ts, d):

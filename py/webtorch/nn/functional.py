@@ -411,6 +411,12 @@ def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, name):
     k = _pair(kernel_size)
     s = _pair(stride) if stride not in (None, [], ()) else k
     p, d = _pair(padding), _pair(dilation)
+    for what, v, names in (("kernel_size", k, "kH kW"), ("stride", s, "dH dW"), ("dilation", d, "dilationH dilationW")):
+        if min(v) <= 0:
+            got = " ".join(f"{n}: {x}" for n, x in zip(names.split(), v))
+            raise RuntimeError(f"{name}(): {what} must be greater than zero, but got {got}")
+    if min(p) < 0:
+        raise RuntimeError(f"{name}(): pad must be non-negative, but got pad: {min(p)}")
     for i in range(2):
         if p[i] > k[i] // 2:
             raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but got pad={p[i]}, "
@@ -457,7 +463,14 @@ def _max_pool2d_impl(input, setup, return_indices):
 _MaxPool2d = _node("MaxPool2DWithIndicesBackward0", _max_pool2d_impl)
 
 
+def _check_1d_input(input, name):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"{name}() Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got: {list(input.shape)}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    _check_1d_input(input, "max_pool1d")
     unb = input.dim() == 2
     x = input.unsqueeze(0) if unb else input
     r = max_pool2d(x.unsqueeze(2), (1,) + _single(kernel_size),
@@ -484,6 +497,8 @@ def _avg_divisor(n, k, s, p, o, count_include_pad):
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("avg_pool2d(): divisor must be not zero")
     setup = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
     return _AvgPool2d.call(input, setup[2:], count_include_pad, divisor_override)
 
@@ -513,6 +528,7 @@ _AvgPool2d = _node("AvgPool2DBackward0", _avg_pool2d_impl)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_1d_input(input, "avg_pool1d")
     unb = input.dim() == 2
     x = input.unsqueeze(0) if unb else input
     y = avg_pool2d(x.unsqueeze(2), (1,) + _single(kernel_size),
@@ -541,18 +557,24 @@ def _adaptive_matrix(n, o, dtype, device):
     return _tensor(rows, dtype=dtype, device=device)
 
 
-def _adaptive_sizes(output_size, shape, n_sp):
+def _adaptive_sizes(output_size, shape, n_sp, negative="elements of output_size must be greater than or equal to 0"):
     o = list(_ntuple(n_sp)(output_size) if not isinstance(output_size, (list, tuple)) else output_size)
     if len(o) == 1 and n_sp > 1:
         o = o * n_sp
+    if len(shape) <= len(o):
+        raise ValueError(f"Input dimension should be at least {len(o) + 1}")
+    if len(o) != n_sp:
+        raise RuntimeError(f"output_size must be {n_sp}")
+    if any(v is not None and v < 0 for v in o):
+        raise RuntimeError(negative)
     return [shape[-n_sp + i] if o[i] is None else int(o[i]) for i in range(n_sp)]
 
 
 def adaptive_avg_pool2d(input, output_size):
+    oh, ow = _adaptive_sizes(output_size, input.shape, 2)
     if input.dim() not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
     H, W = input.shape[-2], input.shape[-1]
-    oh, ow = _adaptive_sizes(output_size, input.shape, 2)
     if oh == 1 and ow == 1:
         return input.mean((-2, -1), keepdim=True)
     if H % oh == 0 and W % ow == 0:
@@ -567,14 +589,21 @@ def adaptive_avg_pool2d(input, output_size):
     return x
 
 
+def _one_int(output_size):
+    if isinstance(output_size, (list, tuple)) and len(output_size) != 1:
+        raise RuntimeError("adaptive_pool1d: 'output_size' should contain one int")
+    return _single(output_size)
+
+
 def adaptive_avg_pool1d(input, output_size):
+    _one_int(output_size)
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1,) + _single(output_size)).squeeze(-2)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    oh, ow = _adaptive_sizes(output_size, input.shape, 2, "Trying to create tensor with negative dimension")
     x, unb = _batchify(input, 2, "adaptive_max_pool2d")
     N, C, H, W = x.shape
-    oh, ow = _adaptive_sizes(output_size, x.shape, 2)
     bh, bw = _adaptive_bounds(H, oh), _adaptive_bounds(W, ow)
     kh, kw = max(e - s for s, e in bh), max(e - s for s, e in bw)
     ih = [min(s + j, e - 1) for s, e in bh for j in range(kh)]
@@ -594,6 +623,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
+    _one_int(output_size)
     r = adaptive_max_pool2d(input.unsqueeze(-2), (1,) + _single(output_size), return_indices)
     if return_indices:
         return r[0].squeeze(-2), r[1].squeeze(-2)
@@ -716,6 +746,8 @@ _LayerNorm = _node("NativeLayerNormBackward0", _layer_norm_impl, optional=(2, 3)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     C = input.shape[1]
     if C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
@@ -743,6 +775,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     normalized_shape = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) \
         else (int(normalized_shape),)
     n = len(normalized_shape)
+    if n == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if tuple(input.shape[input.dim() - n:]) != normalized_shape or input.dim() < n:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.shape}")
     if eps is None:
         from .. import finfo
         eps = finfo(input.dtype).eps
@@ -841,6 +879,8 @@ feature_alpha_dropout = alpha_dropout
 # ---- sparse ----------------------------------------------------------------------------------
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype.is_floating_point:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
@@ -1398,6 +1438,8 @@ def tanhshrink(input):
 
 
 def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, +inf) for input dtype {input.dtype}, but found {lambd}")
     return _pw.where(input > lambd, input - lambd, _pw.where(input < -lambd, input + lambd, input * 0))
 
 
@@ -1411,6 +1453,10 @@ def glu(input, dim=-1):
 
 
 def prelu(input, weight):
+    if input.dim() == 0:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
     w = weight.reshape(()) if weight.numel() == 1 else weight
     if weight.numel() != 1 and input.dim() >= 2:
         w = weight.reshape((1, -1) + (1,) * (input.dim() - 2))
@@ -1418,6 +1464,8 @@ def prelu(input, weight):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound")
     if training:
         a = _rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
         return _act(input, inplace, lambda x: _pw.where(x >= 0, x, x * a))
@@ -1534,6 +1582,8 @@ def _smooth_l1_loss_impl(input, target, reduction, beta):
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_sizes(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return _HuberLoss.call(input, target, reduction, delta, weight)
 
 
@@ -1760,6 +1810,8 @@ def pdist(input, p=2):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: expected margin to be greater than 0, got {margin} instead")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:

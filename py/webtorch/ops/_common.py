@@ -11,6 +11,12 @@ def is_tensor(x):
     return isinstance(x, Tensor)
 
 
+def check_tensor(op, x, name="input", pos=1):
+    """PyTorch's TypeError where an op takes only a Tensor (a Python number included)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
 def wrap_dim(dim, ndim):
     return _wrap_dim(dim, ndim)
 

@@ -7,7 +7,8 @@ from .. import _dtype, _prims
 from .._tensor import Tensor, _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op
+from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op,
+                      check_tensor)
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -294,6 +295,7 @@ def _make_max(op):
     dim_node = MaxDim if op == "max" else MinDim
 
     def public(input, dim=None, keepdim=False, *, out=None):
+        check_tensor(op, input)
         if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
             from .pointwise import maximum, minimum
             return (maximum if op == "max" else minimum)(input, dim)

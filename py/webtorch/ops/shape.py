@@ -307,8 +307,16 @@ def adjoint(self):
 @torch_function
 def movedim(input, source, destination):
     nd = input.dim()
-    src = [wrap_dim(s, nd) for s in (source if isinstance(source, (list, tuple)) else [source])]
-    dst = [wrap_dim(d, nd) for d in (destination if isinstance(destination, (list, tuple)) else [destination])]
+    src_l = list(source) if isinstance(source, (list, tuple)) else [source]
+    dst_l = list(destination) if isinstance(destination, (list, tuple)) else [destination]
+    if len(src_l) != len(dst_l):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src_l} dims) should contain the "
+                           f"same number of dims as destination ({dst_l} dims)")
+    src = [wrap_dim(s, nd) for s in src_l]
+    dst = [wrap_dim(d, nd) for d in dst_l]
+    for name, given, ds in (("source", src_l, src), ("destination", dst_l, dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
     order = [None] * nd
     for s, d in zip(src, dst):
         order[d] = s
