@@ -236,6 +236,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
@@ -412,6 +414,8 @@ def stack_(ts, d):
 
 # in-place random fills (Tensor methods)
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     with _no_grad():
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         if (a, b) != (0.0, 1.0):
@@ -421,6 +425,8 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     with _no_grad():
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         if (mean, std) != (0.0, 1.0):
@@ -442,6 +448,8 @@ def random_(self, from_=0, to=None, *, generator=None):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     with _no_grad():
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         return _prims.copy_into(self, (-(1 - u).log()) / lambd)

@@ -1453,7 +1453,7 @@ def glu(input, dim=-1):
 
 
 def prelu(input, weight):
-    if input.dim() == 0:
+    if input.dim() == 0 and weight.numel() != 1:
         raise RuntimeError("Not allow zero-dim input tensor.")
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")

@@ -458,7 +458,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
                                f"larger than self {list(input.shape)} apart from dimension {d}")
     coords = [None] * nd
     coords[d] = _check_gather_range(index, input.shape[d], d)
-    return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out)
+    return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out, input, index)
 
 
 _RANGE_CACHE = weakref.WeakKeyDictionary()   # Storage -> {(view, version): (min, max)}
@@ -531,10 +531,10 @@ def take_along_dim(input, indices, dim=None):
 
 
 @torch_function
-def take(input, index):
+def take(input, index, *, out=None):
     idx = _check_range(index.to(int64), input.numel(), 0,
                        msg=None)
-    return take_flat(input.contiguous() if not input.is_contiguous() else input, idx)
+    return write_out(take_flat(input.contiguous() if not input.is_contiguous() else input, idx), out, input, index)
 
 
 def _scatter_offsets(self, d, index):
@@ -560,6 +560,8 @@ def _on_vector(fn, input, dim, index, src, *args, **kwargs):
 
 def _scatter(input, dim, index, src, accumulate, name):
     _check_index_tensor(index, name)
+    if isinstance(src, Tensor) and src.dtype is not input.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
     if input.dim() == 0:
         return _on_vector(_scatter, input, dim, index, src, accumulate, name)
     d = wrap_dim(dim, input.dim())
@@ -633,13 +635,17 @@ def index_select(input, dim, index, *, out=None):
     coords[d] = idx.reshape((idx.numel(),) + (1,) * (nd - d - 1))
     shape = list(input.shape)
     shape[d] = idx.numel()
-    return write_out(take_offsets(input, coords, tuple(shape), node=IndexSelect), out)
+    return write_out(take_offsets(input, coords, tuple(shape), node=IndexSelect), out, input, index)
 
 
 @torch_function
 def index_add(input, dim, index, source, *, alpha=1):
     if input.dim() == 0:
         return _on_vector(index_add, input, dim, index, source, alpha=alpha)
+    d = wrap_dim(dim, input.dim())
+    if source.dim() != input.dim() or any(s != t for k, (s, t) in enumerate(zip(source.shape, input.shape)) if k != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     lin = _index_dim_offsets(input, dim, index, source, RuntimeError, "")
     src = source if alpha == 1 else source * alpha
     return index_put_flat(input.contiguous(), lin, src, True).reshape(input.shape)
@@ -711,6 +717,8 @@ def masked_fill_(self, mask, value):
 
 
 def masked_scatter(input, mask, source):
+    if mask.dtype is not bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
     shape = _prims.broadcast_shapes(input.shape, mask.shape)
     nz = nonzero(mask.expand(shape).reshape(-1)).reshape(-1)
     out = input.expand(shape).reshape(-1).clone()
@@ -719,9 +727,9 @@ def masked_scatter(input, mask, source):
 
 
 @torch_function
-def masked_select(input, mask):
+def masked_select(input, mask, *, out=None):
     shape = _prims.broadcast_shapes(input.shape, mask.shape)
-    return getitem(input.expand(shape), mask.expand(shape))
+    return write_out(getitem(input.expand(shape), mask.expand(shape)), out, input, mask)
 
 
 @torch_function

@@ -238,6 +238,8 @@ def _to(t, dt):
 
 _OPERAND = (Tensor, bool, int, float)
 # binary ops whose first argument may be a Python number (torch.remainder(2, t)); the others want a Tensor
+# binary ops with no overload for a Python number at all (torch.maximum(t, 2) is a TypeError)
+_TENSOR_OTHER = {"maximum", "minimum", "fmax", "fmin", "atan2", "logical_and", "logical_or", "logical_xor"}
 _SCALAR_SELF = {"mul", "div", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "lshift",
                 "rshift"}
 
@@ -267,6 +269,8 @@ def _make_binary(op, rule, ga, gb):
             _check_operands(op, input, other)
         if op not in _SCALAR_SELF:
             check_tensor(op, input)
+        if op in _TENSOR_OTHER:
+            check_tensor(op, other, "other", 2)
         cdt, odt = _binary_dtypes(op, rule, input, other)
         if int_div and cdt.kind != "f":
             _check_int_div(other)

@@ -437,6 +437,8 @@ def narrow(input, dim, start, length):
     d = wrap_dim(dim, nd)
     n = input._shape[d]
     if isinstance(start, Tensor):
+        if start.dim() or start.dtype.kind != "i":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start.item())
     if start < 0:
         start += n
@@ -785,8 +787,8 @@ def cat(tensors, dim=0, *, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
     if dt.is_floating_point and recording(*full):
-        return write_out(Cat.apply(d, dt, *full), out)
-    return write_out(_cat_kernel(full, d, dt), out)
+        return write_out(Cat.apply(d, dt, *full), out, *tensors)
+    return write_out(_cat_kernel(full, d, dt), out, *tensors)
 
 
 concat = concatenate = cat
@@ -806,12 +808,19 @@ def stack(tensors, dim=0, *, out=None):
     return write_out(Stack.forward(_NullCtx, d, dt, *tensors), out)
 
 
+def _check_nonempty(tensors, name):
+    if len(tensors) == 0:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+
+
 def hstack(tensors):
+    _check_nonempty(tensors, "hstack")
     tensors = [atleast_1d(t) for t in tensors]
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
 def vstack(tensors):
+    _check_nonempty(tensors, "vstack")
     return cat([atleast_2d(t) for t in tensors], 0)
 
 
@@ -819,6 +828,7 @@ row_stack = vstack
 
 
 def dstack(tensors):
+    _check_nonempty(tensors, "dstack")
     return cat([atleast_3d(t) for t in tensors], 2)
 
 
@@ -881,10 +891,14 @@ def flip(input, dims):
 
 
 def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, [1])
 
 
 def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, [0])
 
 
