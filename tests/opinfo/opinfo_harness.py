@@ -30,9 +30,10 @@ if os.path.join(ROOT, "py") not in sys.path:
 import webtorch as wt  # noqa: E402
 
 MAX_SAMPLES = 24
-TOL = {"cpu": {torch.float32: (1.3e-5, 1e-5), torch.float64: (1e-7, 1e-7)},
+TOL = {"cpu": {torch.float32: (1.3e-5, 3e-5), torch.float64: (1e-7, 1e-7)},
        "webgpu": {torch.float32: (2e-4, 2e-5), torch.float64: (2e-4, 2e-5)}}
 TOL_FLOAT16 = {torch.float16: (1e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2)}
+GRAD_ATOL = 5e-5  # a gradient sums more float32 roundings than the forward
 KINDS = ("forward", "grad", "error")
 
 # ops left out on purpose: (name, variant) -> reason
@@ -156,6 +157,27 @@ _DT = {getattr(torch, n): getattr(wt, n) for n in ("float32", "float64", "float1
 _DT_BACK = {v.name: k for k, v in _DT.items()}
 
 
+# dtypes a webgpu tensor can have here (float64/int16/int8/bfloat16 raise TypeError by design; float16
+# needs the adapter's shader-f16 feature): a sample or result in another dtype is not checked there
+WEBGPU_DTYPES = {torch.float32, torch.int32, torch.int64, torch.bool, torch.uint8}
+
+
+def _check_device_dtypes(x, device):
+    if device == "webgpu":
+        for t in flat_tensors(x) + [v for v in _flat_values(x) if isinstance(v, torch.dtype)]:
+            d = t if isinstance(t, torch.dtype) else t.dtype
+            if d not in WEBGPU_DTYPES and isinstance(t, (torch.Tensor, torch.dtype)):
+                raise Unsupported(f"{d} on webgpu")
+
+
+def _flat_values(x):
+    if isinstance(x, (list, tuple)):
+        return [w for v in x for w in _flat_values(v)]
+    if isinstance(x, dict):
+        return [w for v in x.values() for w in _flat_values(v)]
+    return [x]
+
+
 class Unsupported(Exception):
     """A sample uses something webtorch has no equivalent of (complex dtype, sparse layout...)."""
 
@@ -209,6 +231,7 @@ def flat_tensors(x):
 
 
 def call(fn, s, device):
+    _check_device_dtypes([s.input, s.args, s.kwargs], device)
     memo = {}
     a = to_wt(s.input, device, memo)
     args = to_wt(s.args, device, memo)
@@ -216,7 +239,7 @@ def call(fn, s, device):
     return fn(a, *args, **kwargs), memo
 
 
-def compare(actual, expected, device, values=True, path="out"):
+def compare(actual, expected, device, values=True, path="out", atol_min=0.0):
     """Raise AssertionError when webtorch's `actual` is not torch's `expected`."""
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, wt.Tensor):
@@ -227,6 +250,7 @@ def compare(actual, expected, device, values=True, path="out"):
             raise AssertionError(f"{path}: dtype {actual.dtype} != torch's {expected.dtype}")
         if values:
             rtol, atol = {**TOL_FLOAT16, **TOL[device]}.get(expected.dtype, (0, 0))
+            atol = max(atol, atol_min) if expected.dtype.is_floating_point else atol
             torch.testing.assert_close(to_torch(actual), expected.detach(), rtol=rtol, atol=atol, equal_nan=True,
                                        msg=lambda m: f"{path}: {m}")
         return
@@ -234,7 +258,7 @@ def compare(actual, expected, device, values=True, path="out"):
         if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
             raise AssertionError(f"{path}: expected a sequence of {len(expected)}, got {actual!r:.80}")
         for i, (a, e) in enumerate(zip(actual, expected)):
-            compare(a, e, device, values, f"{path}[{i}]")
+            compare(a, e, device, values, f"{path}[{i}]", atol_min)
         return
     if isinstance(expected, (bool, int, float)):
         if isinstance(actual, wt.Tensor) or type(actual) is not type(expected):
@@ -312,8 +336,12 @@ def _is_missing(e):
 
 
 def _is_random(o, s):
-    return o.name in RANDOM or (o.name == "nn.functional.scaled_dot_product_attention"
-                                and s.kwargs.get("dropout_p", 0) > 0)
+    """Values depend on a random draw (dropout inside attention included)."""
+    if o.name == "nn.functional.scaled_dot_product_attention":
+        return s.kwargs.get("dropout_p", 0) > 0
+    if o.name == "nn.functional.multi_head_attention_forward":
+        return s.kwargs.get("training", True) and s.args[9] > 0
+    return o.name in RANDOM
 
 
 def run(k, device, kind):
@@ -334,6 +362,7 @@ def run(k, device, kind):
                 _check_grad(o, fn, s, device)
             else:
                 expected = o.op(s.input, *s.args, **s.kwargs)
+                _check_device_dtypes(expected, device)
                 with wt.no_grad():
                     actual, _ = call(fn, s, device)
                 compare(actual, expected, device, values=not random)
@@ -363,6 +392,7 @@ def _check_grad(o, fn, s, device):
     if not t_in:
         raise Unsupported("no input requires grad")
     t_out = s.output_process_fn_grad(o.op(s.input, *s.args, **s.kwargs))
+    _check_device_dtypes(t_out, device)
     t_outs = [t for t in flat_tensors(t_out) if t.requires_grad and t.dtype.is_floating_point]
     if not t_outs:
         raise Unsupported("no differentiable output")
@@ -386,7 +416,7 @@ def _check_grad(o, fn, s, device):
             tg = torch.zeros_like(t_in[j])
         if wg is None:
             wg = wt.zeros(tuple(tg.shape), device=device)
-        compare(wg, tg, device, path=f"grad[{j}]")
+        compare(wg, tg, device, path=f"grad[{j}]", atol_min=GRAD_ATOL)
 
 
 def _torch_error(o, s):

@@ -683,10 +683,16 @@ def index_fill(input, dim, index, value):
     if input.dim() == 0:
         return _on_vector(index_fill, input, dim, index, value)
     d = wrap_dim(dim, input.dim())
-    shape = list(input.shape)
-    shape[d] = index.numel()
-    return index_copy(input, d, index, input.new_full(shape, value) if not isinstance(value, Tensor)
-                      else value.expand(shape))
+    n = input.shape[d]
+    from .pointwise import where
+    idx = index.reshape(-1).to(int64)
+    if idx.numel():
+        safe = _guard(idx, 0, n, lambda bad: IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}"))
+        idx = idx if safe is True else safe
+    # a mask of the filled positions along dim (an index may repeat; each position is filled once)
+    hit = index_put_flat(input.new_zeros((n,), dtype=bool_), idx, True, False)
+    r = where(hit.reshape((n,) + (1,) * (input.dim() - d - 1)), value, input)
+    return r if r.dtype is input.dtype else r.to(input.dtype)
 
 
 @torch_function

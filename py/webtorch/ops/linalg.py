@@ -113,7 +113,7 @@ def matmul(input, other, *, out=None):
         return write_out(r.squeeze(-2), out)
     if db == 1 and da >= 3 and recording(a, b) and _foldable(a, b):
         # as PyTorch: fold a's batch into rows, one mv, and an unsafe view back
-        r = mv(a.reshape(-1, a.shape[-1]), b)
+        r = mv(a.reshape(_numel(a.shape[:-1]), a.shape[-1]), b)
         return write_out(_unsafe_view(r, tuple(a.shape[:-1])), out)
     if db == 1:
         r = matmul(a, b.unsqueeze(-1))
@@ -130,7 +130,7 @@ def matmul(input, other, *, out=None):
         if da >= 3 and db == 2 and _foldable(a, b):
             # as PyTorch (nn.Linear on a batch of sequences): a's batch folded into rows, one mm
             # (MmBackward0: a 2-d weight gradient, no batched product to reduce), an unsafe view back
-            r = Mm.apply(a.reshape(-1, a.shape[-1]), b)
+            r = Mm.apply(a.reshape(_numel(a.shape[:-1]), a.shape[-1]), b)
             return write_out(_unsafe_view(r, tuple(a.shape[:-1]) + (b.shape[-1],)), out)
         return write_out(F.apply(a, b), out)
     return write_out(_matmul_kernel(a, b), out)

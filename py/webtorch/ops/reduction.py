@@ -211,9 +211,11 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
             return ProdAll.apply(x)
         return _prims.reduce("prod", x, tuple(range(x.dim())), False, dt)
     d = wrap_dim(dim, x.dim())
+    if x.dim() == 0:  # the product of one value
+        return prod(x)
     if dt.is_floating_point and recording(x):
         return Prod.apply(x, d, keepdim)
-    return _prims.reduce("prod", x, (d,) if x.dim() else (), keepdim, dt)
+    return _prims.reduce("prod", x, (d,), keepdim, dt)
 
 
 # ---- max / min family ------------------------------------------------------------------------------
