@@ -306,7 +306,27 @@ def _conv2d_impl(x, weight, bias, stride, pads, dilation, groups, name, orig_sha
     return y
 
 
+def _check_conv(input, weight, bias, n_sp, stride, padding, dilation):
+    """PyTorch's argument errors of a convolution with n_sp spatial dims."""
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError(f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same")
+    if weight.dim() != n_sp + 2:
+        if weight.dim() < 3:
+            raise RuntimeError("weight should have at least three dimensions")
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.dim()}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+    if min(_ntuple(n_sp)(stride)) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if not isinstance(padding, str) and min(_ntuple(n_sp)(padding)) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(_ntuple(n_sp)(dilation)) <= 0:
+        raise RuntimeError("dilation should be greater than zero")
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    _check_conv(input, weight, bias, 2, stride, padding, dilation)
     x, unb = _batchify(input, 2, "conv2d")
     k = tuple(weight.shape[2:])
     d = _pair(dilation)
@@ -318,6 +338,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    _check_conv(input, weight, bias, 1, stride, padding, dilation)
     x, unb = _batchify(input, 1, "conv1d")
     k = tuple(weight.shape[2:])
     d = _single(dilation)

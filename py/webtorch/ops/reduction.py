@@ -569,7 +569,17 @@ class Cumprod(Function):
     def backward(ctx, g):
         x, y = ctx.saved_tensors
         d = ctx.d
-        return (g * y).flip(d).cumsum(d).flip(d) / x, None, None
+        from .pointwise import where
+
+        def rcumsum(t):
+            return t.flip(d).cumsum(d).flip(d)
+        # exact with zeros: before the first zero of a slice dy/dx_i = y_j / x_i; at the first zero,
+        # the products with that one factor left out (cumprod with it set to 1); after it, 0
+        zero = x == 0
+        count = zero.to(x.dtype).cumsum(d)
+        before, first = count == 0, zero & (count == 1)
+        at_first = rcumsum(g * where(first, 1.0, x).cumprod(d))
+        return where(before, rcumsum(g * y) / where(before, x, 1.0), where(first, at_first, 0.0)), None, None
 
 
 def _make_scan(op, node):
