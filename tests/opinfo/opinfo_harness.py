@@ -38,6 +38,8 @@ KINDS = ("forward", "grad", "error")
 
 # ops left out on purpose: (name, variant) -> reason
 EXCLUDE = {
+    ("as_strided", "partial_views"): "reads the input's storage (a view into a larger buffer), which the value copy "
+                                     "to webtorch does not reproduce",
 }
 # random ops: webtorch's generator is not PyTorch's, so only shape and dtype are compared
 RANDOM = {"bernoulli", "multinomial", "normal", "uniform", "exponential", "cauchy", "geometric", "log_normal",
@@ -46,7 +48,33 @@ RANDOM = {"bernoulli", "multinomial", "normal", "uniform", "exponential", "cauch
           "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
           "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout", "nn.functional.rrelu"}
 # known failures: (name, variant, kind, sample index or "*", device or "*") -> reason
+_AREA_3D = "5-D area interpolation (adaptive_avg_pool3d) is not implemented: KeyError leaks"
 XFAIL = {
+    **{("nn.functional.interpolate", "area", kind, i, "*"): _AREA_3D
+       for kind in ("forward", "grad") for i in range(14, 22)},
+    **{("bfloat16", "", kind, i, "cpu"): "bfloat16 has no storage on the numpy backend: KeyError leaks"
+       for kind in ("forward", "grad") for i in (0, 2)},
+    **{("as_strided", "", "grad", i, "cpu"): "as_strided with overlapping windows (stride 1 over a 2x2x2x2 view): "
+       "wrong gradient" for i in (3, 4)},
+    **{("as_strided", "", "grad", i, "webgpu"): "as_strided with overlapping windows (stride 1 over a 2x2x2x2 view): "
+       "wrong gradient" for i in (3, 4)},
+    **{("logcumsumexp", "", "grad", i, "*"): "the gradient of the composite log(cumsum(exp(x - max))) loses float32 "
+       "precision when a slice spans a wide range (2% off)" for i in (0, 1)},
+    **{(op, "", "error", i, "*"): "more than 64 dims: numpy's ValueError leaks (PyTorch: RuntimeError)"
+       for op in ("amax", "amin", "aminmax") for i in (1, 2)},
+    ("aminmax", "", "error", 3, "*"): "aminmax has no out= argument (TypeError)",
+    ("kthvalue", "", "error", 0, "*"): "kthvalue has no out= argument (TypeError)",
+    ("gather", "", "error", 1, "*"): "gather(out=) of another dtype casts instead of raising",
+    ("arange", "", "error", 6, "*"): "PyTorch casts step 0.5 to the int64 out= dtype (0) and raises; webtorch keeps "
+                                     "the step",
+    ("masked_fill", "", "error", 1, "*"): "a complex fill value: webtorch has no complex dtype (TypeError, PyTorch "
+                                          "RuntimeError)",
+    ("cat", "", "grad", 4, "*"): "cat of empty 1-D tensors that require grad: the result does not require grad",
+    ("linalg.cross", "", "error", 0, "*"): "webtorch.linalg.cross is torch.cross: without dim it takes the first "
+                                           "size-3 dim, not -1",
+    ("masked_select", "", "forward", 6, "webgpu"): "a 0-d tensor from numpy expanded and gathered on webgpu: the "
+                                                   "backend binds a numpy array (WebGPU error)",
+    ("masked_select", "", "grad", 6, "webgpu"): "same as the forward",
 }
 
 

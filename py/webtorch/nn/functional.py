@@ -485,7 +485,7 @@ _MaxPool2d = _node("MaxPool2DWithIndicesBackward0", _max_pool2d_impl)
 
 
 def _check_1d_input(input, name):
-    if input.dim() not in (2, 3):
+    if input.dim() not in (2, 3) or 0 in input.shape[input.dim() - 2:]:  # only a batch dim may be empty
         raise RuntimeError(f"{name}() Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                            f"input, but got: {list(input.shape)}")
 
@@ -1854,9 +1854,11 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    if var.dim() == input.dim() - 1 or (var.shape[-1] == 1 and input.shape[-1] != 1 and var.dim() == input.dim()):
-        if var.dim() == input.dim() - 1:
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):  # one variance per row: homoscedastic
             var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
     var = var.clamp_min(eps) if not var.requires_grad else var.clamp(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
