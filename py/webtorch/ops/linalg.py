@@ -379,14 +379,14 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def cross(input, other, dim=None):
     if input.dim() != other.dim():
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    input, other = _shape.broadcast_tensors(input, other)
     if dim is None:
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    if input.shape[dim] != 3:
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
                            f"{other.shape[dim]}")
+    input, other = _shape.broadcast_tensors(input, other)
     a0, a1, a2 = input.unbind(dim)
     b0, b1, b2 = other.unbind(dim)
     return _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
