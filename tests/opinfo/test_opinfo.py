@@ -1,6 +1,6 @@
 """PyTorch's OpInfo database against webtorch: forward, gradient and error_inputs of every op
 webtorch has, on cpu and webgpu (see opinfo_harness.py; the counts are printed at the end of
-the run by conftest.py)."""
+the run by summary.py)."""
 import collections
 import json
 

@@ -1,5 +1,6 @@
-"""Adds up the OpInfo counts each test reports (through user_properties, so under xdist too) and
-prints them per device; WEBTORCH_OPINFO_SUMMARY=path also writes them there as JSON."""
+"""pytest plugin (registered by tests/conftest.py, so it runs whichever tests are selected): adds up
+the OpInfo counts each test reports (through user_properties, so under xdist too) and prints them
+per device; WEBTORCH_OPINFO_SUMMARY=path also writes them there as JSON."""
 import collections
 import json
 import os
