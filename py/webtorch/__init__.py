@@ -21,6 +21,7 @@ from ._creation import (tensor, as_tensor, asarray, from_numpy, empty, full, zer
 from . import ops
 from .ops import *  # noqa: F401,F403
 from .ops.reduction import return_types
+linalg = __import__("importlib").import_module(".linalg", __name__)  # torch.linalg, not ops/linalg.py
 from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import random
 from ._tensor_str import set_printoptions

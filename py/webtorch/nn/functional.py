@@ -13,6 +13,7 @@ import warnings
 from .. import _dtype
 from .._creation import tensor as _tensor, zeros as _zeros, full as _full, arange as _arange, rand as _rand
 from ..autograd import grad_mode
+from .._tensor import _wrap_dim
 from ..ops import indexing as _ix
 from ..ops import shape as _shape
 from ..ops import pointwise as _pw
@@ -135,8 +136,9 @@ def _pad_index(n, lo, hi, mode):
             j = period - j if j >= n else j
         elif mode == "replicate":
             j = min(max(i, 0), n - 1)
-        else:  # circular
-            j = i % n
+        else:  # circular: negative pads crop first, the rest wraps around what is left
+            core = range(max(-lo, 0), n - max(-hi, 0))
+            j = core[(i + min(lo, 0)) % len(core)]
         out.append(j)
     return out
 
@@ -323,6 +325,25 @@ def _conv_impl(x, weight, bias, stride, pads, dilation, groups, name, orig_shape
     return y
 
 
+def _check_conv(input, weight, bias, n_sp, stride, padding, dilation):
+    """PyTorch's argument errors of a convolution with n_sp spatial dims."""
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError(f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same")
+    if weight.dim() != n_sp + 2:
+        if weight.dim() < 3:
+            raise RuntimeError("weight should have at least three dimensions")
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.dim()}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+    if min(_ntuple(n_sp)(stride)) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if not isinstance(padding, str) and min(_ntuple(n_sp)(padding)) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(_ntuple(n_sp)(dilation)) <= 0:
+        raise RuntimeError("dilation should be greater than zero")
+
+
 _Convolution = _node("ConvolutionBackward0", _conv_impl, optional=(2,))
 
 
@@ -334,6 +355,7 @@ def _conv_batchify(input, n_sp, name):
 
 
 def _convnd(input, weight, bias, stride, padding, dilation, groups, n_sp, name):
+    _check_conv(input, weight, bias, n_sp, stride, padding, dilation)
     x, unb = _conv_batchify(input, n_sp, name)
     tup = _ntuple(n_sp)
     s, d = tup(stride), tup(dilation)
@@ -429,13 +451,28 @@ def _pool_out(n, k, s, p, d, ceil_mode):
 
 
 def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, name, n_sp=2):
-    if input.dim() not in (n_sp + 1, n_sp + 2) or input.numel() == 0:
+    if input.dim() not in (n_sp + 1, n_sp + 2):
         raise RuntimeError(f"non-empty {n_sp + 1}D or {n_sp + 2}D (batch mode) tensor expected for input")
+    if 0 in input.shape[-n_sp - 1:]:  # only a batch dim may be empty
+        if n_sp == 2:
+            raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+                               f"but got:{list(input.shape)}")
+        where = "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else name
+        raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
+                           f"has a shape of {list(input.shape)} and non-batch dimension 0 has length zero!")
     x, unb = _batchify(input, n_sp, name)
     tup = _ntuple(n_sp)
     k = tup(kernel_size)
     s = tup(stride) if stride not in (None, [], ()) else k
     p, d = tup(padding), tup(dilation)
+    names = {2: ("kH kW", "dH dW", "dilationH dilationW"),
+             3: ("kT kH kW", "dT dH dW", "dilationT dilationH dilationW")}[n_sp]
+    for what, v, nm in zip(("kernel_size", "stride", "dilation"), (k, s, d), names):
+        if min(v) <= 0:
+            got = " ".join(f"{n}: {x}" for n, x in zip(nm.split(), v))
+            raise RuntimeError(f"{name}(): {what} must be greater than zero, but got {got}")
+    if min(p) < 0:
+        raise RuntimeError(f"{name}(): pad must be non-negative, but got pad: {min(p)}")
     for i in range(n_sp):
         if p[i] > k[i] // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[i]}, "
@@ -502,7 +539,14 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _MaxPool3d.call(input, setup[2:], return_indices)
 
 
+def _check_1d_input(input, name):
+    if input.dim() not in (2, 3) or 0 in input.shape[input.dim() - 2:]:  # only a batch dim may be empty
+        raise RuntimeError(f"{name}() Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got: {list(input.shape)}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    _check_1d_input(input, "max_pool1d")
     unb = input.dim() == 2
     x = input.unsqueeze(0) if unb else input
     r = max_pool2d(x.unsqueeze(2), (1,) + _single(kernel_size),
@@ -555,17 +599,22 @@ _AvgPool3d = _node("AvgPool3DBackward0", _avg_pool_impl)
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("avg_pool2d(): divisor must be not zero")
     setup = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
     return _AvgPool2d.call(input, setup[2:], count_include_pad, divisor_override)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     setup = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d", 3)
     return _AvgPool3d.call(input, setup[2:], count_include_pad, divisor_override)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_1d_input(input, "avg_pool1d")
     unb = input.dim() == 2
     x = input.unsqueeze(0) if unb else input
     y = avg_pool2d(x.unsqueeze(2), (1,) + _single(kernel_size),
@@ -594,10 +643,16 @@ def _adaptive_matrix(n, o, dtype, device):
     return _tensor(rows, dtype=dtype, device=device)
 
 
-def _adaptive_sizes(output_size, shape, n_sp):
+def _adaptive_sizes(output_size, shape, n_sp, negative="elements of output_size must be greater than or equal to 0"):
+    if isinstance(output_size, (list, tuple)) and len(shape) <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     o = list(_ntuple(n_sp)(output_size) if not isinstance(output_size, (list, tuple)) else output_size)
     if len(o) == 1 and n_sp > 1:
         o = o * n_sp
+    if len(o) != n_sp:
+        raise RuntimeError(f"output_size must be {n_sp}")
+    if any(v is not None and v < 0 for v in o):
+        raise RuntimeError(negative)
     return [shape[-n_sp + i] if o[i] is None else int(o[i]) for i in range(n_sp)]
 
 
@@ -609,11 +664,11 @@ def _apply_along(x, A, d):
 
 
 def _adaptive_avg_pool(input, output_size, n_sp):
+    o = _adaptive_sizes(output_size, input.shape, n_sp)
     if input.dim() not in (n_sp + 1, n_sp + 2):
         raise RuntimeError(f"adaptive_avg_pool{n_sp}d(): Expected {n_sp + 1}D or {n_sp + 2}D tensor, but got "
                            f"{list(input.shape)}")
     sp = tuple(input.shape[-n_sp:])
-    o = _adaptive_sizes(output_size, input.shape, n_sp)
     dims = tuple(range(-n_sp, 0))
     if all(v == 1 for v in o):
         return input.mean(dims, keepdim=True)
@@ -628,7 +683,14 @@ def _adaptive_avg_pool(input, output_size, n_sp):
     return x
 
 
+def _one_int(output_size):
+    if isinstance(output_size, (list, tuple)) and len(output_size) != 1:
+        raise RuntimeError("adaptive_pool1d: 'output_size' should contain one int")
+    return _single(output_size)
+
+
 def adaptive_avg_pool1d(input, output_size):
+    _one_int(output_size)
     return _adaptive_avg_pool(input, output_size, 1)
 
 
@@ -641,12 +703,12 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def _adaptive_max_pool(input, output_size, return_indices, n_sp):
+    o = _adaptive_sizes(output_size, input.shape, n_sp, "Trying to create tensor with negative dimension")
     if input.dim() not in (n_sp + 1, n_sp + 2):
         raise RuntimeError(f"adaptive_max_pool{n_sp}d(): Expected {n_sp + 1}D or {n_sp + 2}D tensor, but got: "
                            f"{list(input.shape)}")
     x, unb = _batchify(input, n_sp, f"adaptive_max_pool{n_sp}d")
     N, C, sp = x.shape[0], x.shape[1], tuple(x.shape[2:])
-    o = _adaptive_sizes(output_size, x.shape, n_sp)
     rows, ks = [], []
     for i in range(n_sp):
         b = _adaptive_bounds(sp[i], o[i])
@@ -673,6 +735,7 @@ def _adaptive_max_pool(input, output_size, return_indices, n_sp):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
+    _one_int(output_size)
     return _adaptive_max_pool(input, output_size, return_indices, 1)
 
 
@@ -692,14 +755,15 @@ def _bshape(t, ndim):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     nd = input.dim()
-    if nd < 2:
-        raise ValueError(f"expected 2D or 3D input (got {nd}D input)")
-    C = input.shape[1]
     if training:
-        n = input.numel() // C
-        if n <= 1:
+        n = math.prod(input.shape[:1] + input.shape[2:])
+        if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    elif running_mean is None or running_var is None:
+    if nd < 2:  # no channel dim: PyTorch's dim 1 lookup fails, unless there is nothing to normalize
+        if input.numel() == 0:
+            return input.clone()
+        _wrap_dim(1, nd)
+    if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     update = None
     if training and (running_mean is not None or running_var is not None):
@@ -799,6 +863,8 @@ _LayerNorm = _node("NativeLayerNormBackward0", _layer_norm_impl, optional=(2, 3)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     C = input.shape[1]
     if C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
@@ -807,7 +873,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 
 def _group_norm_impl(input, weight, bias, num_groups, eps):
-    x = input.reshape(input.shape[0], num_groups, -1)
+    x = input.reshape(input.shape[0], num_groups, input.numel() // max(input.shape[0] * num_groups, 1))
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, unbiased=False, keepdim=True)
     y = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
@@ -826,6 +892,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     normalized_shape = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) \
         else (int(normalized_shape),)
     n = len(normalized_shape)
+    if n == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if tuple(input.shape[input.dim() - n:]) != normalized_shape or input.dim() < n:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.shape}")
     if eps is None:
         from .. import finfo
         eps = finfo(input.dtype).eps
@@ -909,6 +981,8 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_p(p)
     if not training or p == 0.0:
         return input
+    if p == 1.0:
+        return input * 0.0
     alpha_p = -1.7580993408473766
     keep = (_rand(input.shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
@@ -922,6 +996,8 @@ feature_alpha_dropout = alpha_dropout
 # ---- sparse ----------------------------------------------------------------------------------
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype.is_floating_point:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
@@ -1580,6 +1656,8 @@ def tanhshrink(input):
 
 
 def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, +inf) for input dtype {input.dtype}, but found {lambd}")
     return _pw.where(input > lambd, input - lambd, _pw.where(input < -lambd, input + lambd, input * 0))
 
 
@@ -1593,13 +1671,19 @@ def glu(input, dim=-1):
 
 
 def prelu(input, weight):
-    w = weight
+    if input.dim() == 0 and weight.numel() != 1:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    w = weight.reshape(()) if weight.numel() == 1 else weight
     if weight.numel() != 1 and input.dim() >= 2:
         w = weight.reshape((1, -1) + (1,) * (input.dim() - 2))
     return _pw.where(input > 0, input, input * w)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound")
     if training:
         a = _rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
         return _act(input, inplace, lambda x: _pw.where(x >= 0, x, x * a))
@@ -1716,6 +1800,8 @@ def _smooth_l1_loss_impl(input, target, reduction, beta):
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_sizes(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return _HuberLoss.call(input, target, reduction, delta, weight)
 
 
@@ -1908,6 +1994,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    x1, x2 = _shape.broadcast_tensors(x1, x2)
     w12 = (x1 * x2).sum(dim)
     n1 = (x1 * x1).sum(dim)
     n2 = (x2 * x2).sum(dim)
@@ -1941,6 +2028,8 @@ def pdist(input, p=2):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: expected margin to be greater than 0, got {margin} instead")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -1962,9 +2051,11 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    if var.dim() == input.dim() - 1 or (var.shape[-1] == 1 and input.shape[-1] != 1 and var.dim() == input.dim()):
-        if var.dim() == input.dim() - 1:
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):  # one variance per row: homoscedastic
             var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
     var = var.clamp_min(eps) if not var.requires_grad else var.clamp(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
