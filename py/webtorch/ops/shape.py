@@ -365,6 +365,37 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids as expanded views of the 0-d/1-D inputs, as torch.meshgrid ("ij" by
+    default, with PyTorch's warning; "xy" swaps the first two dimensions)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != tensors[0].device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = (tensors[1], tensors[0]) + tuple(tensors[2:]) if swap else tuple(tensors)
+    shape = tuple(t.numel() for t in ts)
+    n = len(ts)
+    grids = [expand(t.reshape(tuple(-1 if d == i else 1 for d in range(n))), shape) for i, t in enumerate(ts)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
 def broadcast_shapes(*shapes):
     return Size(_prims.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
 
