@@ -193,3 +193,31 @@ def test_meshgrid(device):
     raises_like(device, lambda T, x: T.meshgrid(x, x.long(), indexing="ij"), a,
                 phrase="meshgrid expects all tensors to have the same dtype")
     raises_like(device, lambda T: T.meshgrid([], indexing="ij"), phrase="meshgrid expects a non-empty TensorList")
+
+
+def test_tensor_unfold(device):
+    """Tensor.unfold: sliding windows as a view (overlapping, disjoint, empty, 0-d), gradients that
+    add overlapping windows up, and PyTorch's errors."""
+    x = arr((3, 7), "float32")
+    for d, size, step in ((1, 3, 2), (1, 2, 1), (0, 3, 1), (-1, 7, 3), (1, 0, 1), (0, 1, 5)):
+        V(device, lambda T, t: t.unfold(d, size, step), x)
+    V(device, lambda T, t: t.unfold(0, 2, 2).unfold(1, 3, 3), arr((4, 6), "float32"))
+    cmp(device, lambda T, t: t.unfold(0, 1, 1), np.array(5.0, np.float32))
+    cmp(device, lambda T, t: t.t().unfold(0, 4, 1), x)
+    for lib, dev in ((torch, "cpu"), (wt, device)):
+        t = lib.tensor(x, requires_grad=True) if lib is torch else wt.tensor(x, device=dev, requires_grad=True)
+        w = t.unfold(1, 3, 1)
+        (w * w * lib.arange(3.0, device=None if lib is torch else dev)).sum().backward()
+        if lib is torch:
+            want = t.grad.numpy()
+    np.testing.assert_allclose(np.array(t.grad.cpu().tolist()), want, rtol=1e-5)
+    raises_like(device, lambda T, t: t.unfold(1, 8, 1), x, phrase="maximum size for tensor at dimension 1 is 7")
+    raises_like(device, lambda T, t: t.unfold(1, 2, 0), x, phrase="step is 0 but must be > 0")
+    raises_like(device, lambda T, t: t.unfold(1, -1, 1), x, phrase="size is -1 but must be >= 0")
+    raises_like(device, lambda T, t: t.unfold(2, 1, 1), x, phrase="Dimension out of range")
+
+
+def test_tensor_unfold_gradcheck():
+    t = wt.tensor(arr((2, 6), "float64"), requires_grad=True)
+    assert wt.autograd.gradcheck(lambda a: a.unfold(1, 3, 2) * a.unfold(1, 3, 2), (t,))
+    assert wt.autograd.gradcheck(lambda a: a.unfold(1, 4, 1).sum(-1), (t,))

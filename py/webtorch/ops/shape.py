@@ -526,6 +526,48 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _view_apply(Diagonal, input, shape, stride, off if n else input._offset)
 
 
+class Unfold(Function):
+    """Tensor.unfold: the windows of `dim` as a view (a last dim of `size`); windows may overlap,
+    so backward adds every window's gradient back into its positions (index_add)."""
+    _node_name = "UnfoldBackward0"
+
+    @staticmethod
+    def forward(ctx, x, d, size, step):
+        ctx.meta = (x.shape, d, size, step)
+        n = x._shape[d] if x.dim() else 1
+        nwin = (n - size) // step + 1
+        if not x.dim():
+            return _as_view(x, (size,), (1,), x._offset)
+        st = x._stride
+        return _as_view(x, x._shape[:d] + (nwin,) + x._shape[d + 1:] + (size,),
+                        st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],), x._offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._creation import tensor
+        shape, d, size, step = ctx.meta
+        if not shape:
+            return g.reshape(()), None, None, None
+        nwin = g.shape[d]
+        pos = tensor([w * step + j for w in range(nwin) for j in range(size)], dtype=_dtype.int64, device=g.device)
+        rows = g.movedim(-1, d + 1).reshape(shape[:d] + (nwin * size,) + shape[d + 1:])
+        return g.new_zeros(shape).index_add(d, pos, rows), None, None, None
+
+
+def tensor_unfold(self, dimension, size, step):
+    """Tensor.unfold(dimension, size, step) (a method only, as in PyTorch)."""
+    nd = self.dim()
+    d = wrap_dim(dimension, max(nd, 1))
+    n = self._shape[d] if nd else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return _view_apply(Unfold, self, d, size, step)
+
+
 class Unbind(Function):
     """unbind: every slice of `dim` as a view, one node (backward stacks the gradients)."""
     _node_name = "UnbindBackward0"
