@@ -37,6 +37,7 @@ PROGRAMS = [
     Program("seq_classifier.py"),                          # bi-LSTM over pack_padded_sequence, GRU, ReduceLROnPlateau
     Program("tiny_transformer.py"),                        # TransformerEncoder + causal mask, AdamW, SequentialLR
     Program("resume_checkpoint.py"),                       # Conv3d/BatchNorm3d, OneCycleLR, save/load resume
+    Program("sparse_gcn.py"),                              # sparse COO adjacency, torch.sparse.mm, early stopping
 ]
 
 def _run(argv, webtorch):
