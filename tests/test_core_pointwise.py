@@ -207,8 +207,9 @@ def test_integer_division_by_zero_raises(device, dt):
     for name, f in INT_DIVS.items():
         raises_like(device, lambda T, x, y: f(T, x, y).tolist(), x, zero, phrase="ZeroDivisionError")
         cmp(device, f, x, nonzero)
-    cmp(device, lambda T, x, y: T.div(x, y, rounding_mode="trunc"), np.array([2**40 + 1, -7], "int64"),
-        np.array([3, 2], "int64")) if device != "webgpu" else None
+    if device != "webgpu":  # exact beyond float32's 24 bits (webgpu's int64 is 32-bit: test_webgpu_limits.py)
+        cmp(device, lambda T, x, y: T.div(x, y, rounding_mode="trunc"), np.array([2**40 + 1, -7], "int64"),
+            np.array([3, 2], "int64"))
 
 
 UNARY = ["exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "erfc",
