@@ -152,3 +152,86 @@ def test_grad_scaler_protocol_errors():
         s2.load_state_dict({})
     f16 = wt.ones(2, dtype=wt.float16)
     assert s.scale(f16).dtype is wt.float32  # scaled in float32 like PyTorch (no float16 overflow)
+
+
+# ---- torch.cuda.amp / torch.amp spellings (PyTorch's deprecated forms keep their FutureWarnings) ----
+def test_cuda_amp_import_forms_print_pytorchs_output():
+    """tests/programs/amp_forms.py imports every spelling under `import torch`: real torch and
+    `python -m webtorch` print the same (FutureWarnings, classes, custom_fwd/custom_bwd numbers)."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.join(root, "tests", "programs")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ref = subprocess.run([sys.executable, "amp_forms.py"], cwd=here, env=env, capture_output=True, text=True,
+                         timeout=120)
+    env["PYTHONPATH"] = os.path.join(root, "py")
+    got = subprocess.run([sys.executable, "-m", "webtorch", "--device", "cpu", "amp_forms.py"], cwd=here, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert ref.returncode == 0 and got.returncode == 0, got.stderr
+    assert got.stdout == ref.stdout and "is deprecated" in ref.stdout
+
+
+def test_cuda_amp_autocast_and_scaler(device):
+    """torch.cuda.amp.autocast is "cuda" autocast, which webtorch runs on webgpu: it lowers webgpu
+    matmuls and, as in PyTorch, leaves cpu tensors alone."""
+    a = np.array([[1.0, 2.0, -0.5], [0.25, 3.0, 1.5]], np.float32)
+    b = np.array([[0.5, -1.0], [2.0, 0.125], [1.0, 1.0]], np.float32)
+    with pytest.warns(FutureWarning, match=r"torch.cuda.amp.autocast\(args...\)` is deprecated"):
+        ac = wt.cuda.amp.autocast()
+    with ac:
+        y = wt.tensor(a, device=device) @ wt.tensor(b, device=device)
+    if device == "cpu":
+        with pytest.warns(FutureWarning), torch.cuda.amp.autocast():
+            ref = torch.tensor(a) @ torch.tensor(b)
+    else:
+        with torch.autocast("cpu", dtype=torch.float16):
+            ref = torch.tensor(a) @ torch.tensor(b)
+        ref = ref if _has_f16(device) else ref.float()
+    assert str(y.dtype) == str(ref.dtype)
+    np.testing.assert_allclose(np.array(y.float().cpu().tolist()), ref.float().numpy(), rtol=1e-3)
+    with pytest.warns(FutureWarning, match=r"torch.cuda.amp.GradScaler\(args...\)` is deprecated"):
+        s = wt.cuda.amp.GradScaler(init_scale=8.0)
+    assert isinstance(s, wt.amp.GradScaler) and s._device == "webgpu"
+    assert wt.autocast is wt.amp.autocast and isinstance(ac, wt.amp.autocast)
+
+
+def _custom_square(lib, device_type):
+    class Mul(lib.autograd.Function):
+        @staticmethod
+        @lib.amp.custom_fwd(device_type=device_type, cast_inputs=lib.float32)
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            ctx.fwd_dtypes = (x.dtype, w.dtype, lib.is_autocast_enabled(device_type))
+            return x @ w
+
+        @staticmethod
+        @lib.amp.custom_bwd(device_type=device_type)
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            ctx.bwd_state = (lib.is_autocast_enabled(device_type), g.dtype)
+            return g @ w.t(), x.t() @ g
+    return Mul
+
+
+def test_custom_fwd_bwd_match_torch(device):
+    xs = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    ws = np.array([[0.5, -1.0], [2.0, 0.25]], np.float32)
+    out = {}
+    for lib, dev in ((torch, "cpu"), (wt, device)):
+        x = lib.tensor(xs, requires_grad=True) if lib is torch else wt.tensor(xs, device=dev, requires_grad=True)
+        w = lib.tensor(ws, requires_grad=True) if lib is torch else wt.tensor(ws, device=dev, requires_grad=True)
+        fn = _custom_square(lib, "cpu" if lib is torch else device)
+        with lib.autocast("cpu" if lib is torch else device, dtype=lib.float16):
+            h = x @ w
+            y = fn.apply(h, w)
+        y.sum().backward()
+        node = y.grad_fn
+        out[lib] = (str(h.dtype), str(y.dtype), [str(v) for v in node.fwd_dtypes], [str(v) for v in node.bwd_state],
+                    x.grad.tolist(), w.grad.tolist(), str(x.grad.dtype))
+    if device == "webgpu" and not _has_f16(device):
+        pytest.skip("adapter without shader-f16: autocast runs in float32 there (test_fallback_to_float32_warns_once)")
+    assert out[wt] == out[torch]
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        wt.amp.custom_fwd(device_type=0)

@@ -186,6 +186,32 @@ def test_broadcast_errors(device):
                                                                                "powers are not allowed")
 
 
+INT_DIVS = {"//": lambda T, x, y: x // y, "%": lambda T, x, y: x % y, "rfloordiv": lambda T, x, y: 7 // y,
+            "rmod": lambda T, x, y: 7 % y, "floor_divide": lambda T, x, y: T.floor_divide(x, y),
+            "ifloordiv": lambda T, x, y: x.__ifloordiv__(y), "imod": lambda T, x, y: x.__imod__(y),
+            "div trunc": lambda T, x, y: T.div(x, y, rounding_mode="trunc"),
+            "div floor": lambda T, x, y: T.div(x, y, rounding_mode="floor"), "fmod": lambda T, x, y: T.fmod(x, y),
+            "remainder": lambda T, x, y: T.remainder(x, y), "fmod_": lambda T, x, y: x.fmod_(y),
+            "through a chain": lambda T, x, y: ((x + 1) * 2) // (y * 3) + 1}
+
+
+@pytest.mark.parametrize("dt", ["int64", "int32", "uint8"])
+def test_integer_division_by_zero_raises(device, dt):
+    """PyTorch raises RuntimeError("ZeroDivisionError") for an integer divisor holding a zero; on
+    webgpu the kernel flags it and the next sync raises (no wait of its own), never a silent 0
+    (a webgpu result that nothing ever reads is never computed, so it raises nothing).
+    Divisors without zeros give PyTorch's numbers, also right after such an error."""
+    lo = 0 if dt == "uint8" else -9
+    x = np.array([7, lo + 2, 9, 100], dt)
+    zero, nonzero = np.array([3, 0, 2, 1], dt), np.array([3, 1 if dt == "uint8" else -4, 2, 7], dt)
+    for name, f in INT_DIVS.items():
+        raises_like(device, lambda T, x, y: f(T, x, y).tolist(), x, zero, phrase="ZeroDivisionError")
+        cmp(device, f, x, nonzero)
+    if device != "webgpu":  # exact beyond float32's 24 bits (webgpu's int64 is 32-bit: test_webgpu_limits.py)
+        cmp(device, lambda T, x, y: T.div(x, y, rounding_mode="trunc"), np.array([2**40 + 1, -7], "int64"),
+            np.array([3, 2], "int64"))
+
+
 UNARY = ["exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "erfc",
          "floor", "ceil", "round", "trunc", "frac", "sign", "exp2", "expm1", "log2", "log10", "log1p", "reciprocal",
          "asin", "acos", "atan", "sinh", "cosh", "asinh", "relu", "square", "isnan", "isinf", "isfinite",

@@ -216,11 +216,48 @@ def test_sort_topk(device):
     for k in (1, 3):
         cmp(device, lambda T, x: T.topk(x, k), b)
         cmp(device, lambda T, x: x.topk(k, dim=0, largest=False), b)
-    cmp(device, lambda T, x: x.topk(2), arr((5,), "int64", 0, 100))
+    cmp(device, lambda T, x: x.topk(2), np.array([41, 7, 93, 12, 58], "int64"))
     w, t = cmp(device, lambda T, x: x.topk(2), b)
     assert type(w).__name__ == "topk" and w.values is w[0]
     cmp(device, lambda T, x: (x.kthvalue(2, 1), x.median(), x.median(1), x.msort()), b)
     raises_like(device, lambda T, x: x.topk(7), a, phrase="selected index k out of range")
+
+
+def _stable_topk(T, x, k, dim, largest):
+    """topk with webtorch's tie rule: equal values in index order (PyTorch's own stable sort)."""
+    if T is wt:
+        return x.topk(k, dim, largest)
+    v, i = torch.sort(x, dim=dim, descending=largest, stable=True)
+    return torch.return_types.topk((v.narrow(dim, 0, k), i.narrow(dim, 0, k)))
+
+
+TIES = np.array([[1, 3, 3, 2, 3, 1, 1, 0, 3, 2, 2, 1, 0, 0, 3, 1, 2, 2, 0, 1],
+                 [5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5],
+                 [0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9]], "float32")
+
+
+@pytest.mark.parametrize("dt", ["float32", "int64"])
+def test_sort_topk_ties(device, dt):
+    """Equal values come in index order (lowest first) on every device, for topk (largest or
+    not, any k) and for sort/argsort whether or not stable=True. PyTorch leaves that order
+    unspecified: its CPU topk orders ties as std::nth_element/partial_sort leave them
+    (torch.zeros(100).topk(5) gives indices [65, 68, 67, 66, 69]), and sort(stable=False)
+    over more than 16 values is an unstable std::sort. So values are compared with
+    torch.topk/torch.sort, and indices with PyTorch's stable sort."""
+    x = TIES.astype(dt)
+    nan = np.array([[2.0, np.nan, 2.0, -np.inf, np.nan, 2.0, np.inf, 2.0]], "float32")
+    for arr_ in (x, x.T.copy()) + ((nan,) if dt == "float32" else ()):
+        for dim in (0, 1):
+            n = arr_.shape[dim]
+            for k in sorted({min(k, n) for k in (1, 2, 3, n // 2, n)}):
+                for largest in (True, False):
+                    cmp(device, lambda T, t: T.topk(t, k, dim, largest).values, arr_)
+                    cmp(device, lambda T, t: _stable_topk(T, t, k, dim, largest), arr_)
+            for desc in (False, True):
+                cmp(device, lambda T, t: T.sort(t, dim, descending=desc).values, arr_)
+                cmp(device, lambda T, t: T.sort(t, dim=dim, descending=desc, stable=True), arr_)
+                cmp(device, lambda T, t: t.argsort(dim, descending=desc) if T is wt else
+                    t.argsort(dim=dim, descending=desc, stable=True), arr_)
 
 
 def test_shape_building(device):

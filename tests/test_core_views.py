@@ -1,4 +1,5 @@
 """Core tensor library vs PyTorch: views (shapes, strides, storage offsets), writes through views."""
+import numpy as np
 import pytest
 import torch
 
@@ -166,3 +167,57 @@ def test_contiguous_copies(device):
     c.zero_()
     check_same(wb, torch.from_numpy(X))  # the copy does not alias the base
     assert wb.contiguous() is wb
+
+
+def test_meshgrid(device):
+    """torch.meshgrid (met in a real program building 3-D coordinates): expanded views, "ij"
+    and "xy", list or varargs, 0-d inputs, gradients, PyTorch's warning and errors."""
+    a, b, c = np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0, 5.0], np.float32), np.array(7.0, np.float32)
+    for ix in ("ij", "xy"):
+        cmp(device, lambda T, x, y, z: T.meshgrid(x, y, z, indexing=ix), a, b, c)  # (a size-1 dim: any stride)
+        cmp(device, lambda T, x, y: T.meshgrid([x, y], indexing=ix), a, b, strides=True)
+        cmp(device, lambda T, x: T.meshgrid(x, indexing=ix), a)
+    for lib, dev in ((torch, "cpu"), (wt, device)):
+        x = lib.tensor(a, requires_grad=True) if lib is torch else wt.tensor(a, device=dev, requires_grad=True)
+        y = lib.tensor(b, requires_grad=True) if lib is torch else wt.tensor(b, device=dev, requires_grad=True)
+        gx, gy = lib.meshgrid(x, y, indexing="xy")
+        (gx * gy * gx).sum().backward()
+        if lib is torch:
+            want = (x.grad.tolist(), y.grad.tolist())
+    assert (x.grad.tolist(), y.grad.tolist()) == want
+    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+        assert wt.meshgrid(wt.ones(2, device=device))[0].shape == (2,)
+    raises_like(device, lambda T, x: T.meshgrid(x, x, indexing="yx"), a, phrase='indexing must be one of "xy" or "ij"')
+    raises_like(device, lambda T, x: T.meshgrid(x, indexing="ij"), np.ones((2, 2), np.float32),
+                phrase="Expected 0D or 1D tensor in the tensor list")
+    raises_like(device, lambda T, x: T.meshgrid(x, x.long(), indexing="ij"), a,
+                phrase="meshgrid expects all tensors to have the same dtype")
+    raises_like(device, lambda T: T.meshgrid([], indexing="ij"), phrase="meshgrid expects a non-empty TensorList")
+
+
+def test_tensor_unfold(device):
+    """Tensor.unfold: sliding windows as a view (overlapping, disjoint, empty, 0-d), gradients that
+    add overlapping windows up, and PyTorch's errors."""
+    x = arr((3, 7), "float32")
+    for d, size, step in ((1, 3, 2), (1, 2, 1), (0, 3, 1), (-1, 7, 3), (1, 0, 1), (0, 1, 5)):
+        V(device, lambda T, t: t.unfold(d, size, step), x)
+    V(device, lambda T, t: t.unfold(0, 2, 2).unfold(1, 3, 3), arr((4, 6), "float32"))
+    cmp(device, lambda T, t: t.unfold(0, 1, 1), np.array(5.0, np.float32))
+    cmp(device, lambda T, t: t.t().unfold(0, 4, 1), x)
+    for lib, dev in ((torch, "cpu"), (wt, device)):
+        t = lib.tensor(x, requires_grad=True) if lib is torch else wt.tensor(x, device=dev, requires_grad=True)
+        w = t.unfold(1, 3, 1)
+        (w * w * lib.arange(3.0, device=None if lib is torch else dev)).sum().backward()
+        if lib is torch:
+            want = t.grad.numpy()
+    np.testing.assert_allclose(np.array(t.grad.cpu().tolist()), want, rtol=1e-5)
+    raises_like(device, lambda T, t: t.unfold(1, 8, 1), x, phrase="maximum size for tensor at dimension 1 is 7")
+    raises_like(device, lambda T, t: t.unfold(1, 2, 0), x, phrase="step is 0 but must be > 0")
+    raises_like(device, lambda T, t: t.unfold(1, -1, 1), x, phrase="size is -1 but must be >= 0")
+    raises_like(device, lambda T, t: t.unfold(2, 1, 1), x, phrase="Dimension out of range")
+
+
+def test_tensor_unfold_gradcheck():
+    t = wt.tensor(arr((2, 6), "float64"), requires_grad=True)
+    assert wt.autograd.gradcheck(lambda a: a.unfold(1, 3, 2) * a.unfold(1, 3, 2), (t,))
+    assert wt.autograd.gradcheck(lambda a: a.unfold(1, 4, 1).sum(-1), (t,))

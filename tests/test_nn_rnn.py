@@ -208,3 +208,22 @@ def test_lstm_step_dispatches():
     for grad in (False, True):
         per_step = (count(12, grad) - count(4, grad)) / 8
         assert per_step <= 3, (grad, per_step)
+
+
+def test_packing_under_a_default_device(device):
+    """batch_sizes and pad_packed_sequence's lengths live on cpu whatever the default device, as
+    in PyTorch (`python -m webtorch --device webgpu` sets the default device: an LSTM over a
+    packed batch failed there)."""
+    U = wt.nn.utils.rnn
+    prev = wt.get_default_device()
+    wt.set_default_device(device)
+    try:
+        x = wt.tensor([[[1.0], [2.0], [3.0]], [[4.0], [5.0], [0.0]]])
+        p = U.pack_padded_sequence(x, wt.tensor([3, 2]), batch_first=True, enforce_sorted=False)
+        assert p.batch_sizes.device.type == "cpu" and p.data.device.type == device.split(":")[0]
+        out, (h, c) = wt.nn.LSTM(1, 2, batch_first=True)(p)
+        padded, lengths = U.pad_packed_sequence(out, batch_first=True)
+        assert lengths.device.type == "cpu" and lengths.tolist() == [3, 2] and padded.shape == (2, 3, 2)
+        assert padded[1, 2].tolist() == [0.0, 0.0] and out.batch_sizes.tolist() == [2, 2, 1]
+    finally:
+        wt.set_default_device(prev)

@@ -34,6 +34,10 @@ PROGRAMS = [
     Program("mlp_regression.py", ("--epochs", "4")),       # torch.cuda idiom, DataParallel, StepLR
     Program("cnn_classifier.py"),                          # torch.accelerator, in-place ReLU after conv
     Program("manual_sgd.py", ("20",)),                     # .data updates, size=, range indexing
+    Program("seq_classifier.py"),                          # bi-LSTM over pack_padded_sequence, GRU, ReduceLROnPlateau
+    Program("tiny_transformer.py"),                        # TransformerEncoder + causal mask, AdamW, SequentialLR
+    Program("resume_checkpoint.py"),                       # Conv3d/BatchNorm3d, OneCycleLR, save/load resume
+    Program("sparse_gcn.py"),                              # sparse COO adjacency, torch.sparse.mm, early stopping
 ]
 
 def _run(argv, webtorch):

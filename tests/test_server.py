@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi")
+# fastapi and httpx(2) are test dependencies (pyproject's `test`/`server` extras): a missing one
+# fails this tier loudly instead of skipping it
 try:  # starlette's TestClient takes httpx2 (preferred) or httpx
     import httpx2  # noqa: F401
 except ImportError:
-    pytest.importorskip("httpx")
+    import httpx  # noqa: F401
 
 from fastapi.testclient import TestClient  # noqa: E402
 

@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "py"))
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402  (the oracle: a test dependency, never a reason to skip this tier)
 import webtorch as wt  # noqa: E402
 
 if os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":

@@ -107,6 +107,13 @@ def test_int64_overflow_is_raised_at_sync_without_extra_waits():
         assert "cpu" in str(e.value) and "asynchronously" in str(e.value)
         del y
         assert (x + 1).item() == M - 9            # the flag was cleared
+        n = len(waits)
+        q = x // wt.tensor([0], device="webgpu")  # integer division by zero: the other flag word
+        assert len(waits) == n
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            webgpu.synchronize()
+        del q
+        assert (x // 2).item() == (M - 10) // 2
         f = wt.ones(3, device="webgpu") * 2       # float work alone reads no flag
         be.driver.read_buffer = lambda *a, **k: pytest.fail("float-only work must not read the flag") or rb(*a, **k)
         assert be._i64_armed is False

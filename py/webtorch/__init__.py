@@ -124,7 +124,7 @@ def __getattr__(name):
     if name in ("save", "load"):
         from . import serialization
         return getattr(serialization, name)
-    if name == "autocast":
-        from .amp import autocast
-        return autocast
+    if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
+        from . import amp
+        return getattr(amp, name)
     raise AttributeError(f"module 'webtorch' has no attribute '{name}'")

@@ -11,6 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 from torch.optim.lr_scheduler import StepLR
+from torch.cuda.amp import GradScaler, autocast
 
 torch.manual_seed(0)
 torch.backends.cudnn.benchmark = True
@@ -39,6 +40,7 @@ for epoch in range(4):
 print(torch.float32, torch.LongTensor([1, 2]).type(), isinstance(torch.ones(2), torch.FloatTensor))
 print(model[0].weight.grad.shape, list(model.state_dict())[:2])
 print(model(torch.tensor([[0.5]]).to(device)).detach().cpu())
+print(issubclass(autocast, torch.amp.autocast), issubclass(GradScaler, torch.amp.GradScaler))
 '''
 
 

@@ -326,7 +326,7 @@ class Result:
         self.failures = []   # (sample index, message)
         self.unsupported = 0  # samples using what webtorch has no equivalent of (complex, sparse, ...)
         self.not_implemented = []  # (sample index, message): webtorch raised NotImplementedError
-        self.missing = False  # webtorch lacks a name the op uses
+        self.missing = ""  # webtorch lacks a name the op uses: the AttributeError's message
         self.checked = set()  # sample indices whose outcome was checked (passed or failed)
         self.same_type = self.msg_match = self.total = 0  # error kind
 
@@ -356,7 +356,7 @@ class Result:
 
     def counts(self):
         return {"passed": self.passed, "failed": len(self.failures), "not_implemented": len(self.not_implemented),
-                "missing": int(self.missing), "same_type": self.same_type, "msg_match": self.msg_match,
+                "missing": int(bool(self.missing)), "same_type": self.same_type, "msg_match": self.msg_match,
                 "total": self.total}
 
 
@@ -406,7 +406,7 @@ def run(k, device, kind):
             res.not_implemented.append((i, _brief(e)))
         except Exception as e:  # webtorch raised where torch did not
             if _is_missing(e):
-                res.missing, res.passed, res.failures, res.not_implemented = True, 0, [], []
+                res.missing, res.passed, res.failures, res.not_implemented = str(e), 0, [], []
                 return res
             res.fail(i, "raised " + _brief(e))
     return res

@@ -29,7 +29,7 @@ def test_opinfo(op, device, kind, request):
     res = H.run(op, dev, kind)
     request.node.user_properties.append(("opinfo", json.dumps([op, dev, kind, res.counts()])))
     if res.missing:
-        pytest.skip(f"{op}: not implemented in webtorch (a name it uses is missing)")
+        pytest.skip(f"{op}: not implemented in webtorch ({res.missing})")
     bad = res.unexpected()
     assert not bad, f"{op} {dev} {kind}: " + "; ".join(f"#{i}: {m}" for i, m in bad)
     fixed = res.xpassed()

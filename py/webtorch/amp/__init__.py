@@ -1,7 +1,8 @@
 """webtorch.amp: autocast and GradScaler (mixed precision), as torch.amp."""
 import importlib
 
-from .autocast_mode import autocast, is_autocast_enabled, get_autocast_dtype, is_autocast_available
+from .autocast_mode import (autocast, custom_bwd, custom_fwd, get_autocast_dtype, is_autocast_available,
+                            is_autocast_enabled)
 
 
 def __getattr__(name):
@@ -11,4 +12,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'webtorch.amp' has no attribute '{name}'")
 
 
-__all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype", "is_autocast_available"]
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd", "is_autocast_enabled", "get_autocast_dtype",
+           "is_autocast_available"]

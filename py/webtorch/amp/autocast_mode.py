@@ -127,3 +127,58 @@ def cast_fp32(t):
     if t.device.type in STATE and t.dtype.kind == "f" and t.dtype.itemsize < 4:
         return t.to(_dtype.float32)
     return t
+
+
+# ---- custom autograd Functions under autocast (torch.amp.custom_fwd / custom_bwd) --------------------
+def _cast(value, device_type, dt):
+    """Floating tensors of device_type in value (nested lists/tuples/dicts) cast to dt, as PyTorch."""
+    from .._tensor import Tensor
+    if isinstance(value, Tensor):
+        ok = value.dtype.is_floating_point and value.device.type == device_type and value.dtype is not _dtype.float64
+        return value.to(dt) if ok else value
+    if isinstance(value, dict):
+        return {k: _cast(v, device_type, dt) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dt) for v in value)
+    return value
+
+
+def _device_str(device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    return "webgpu" if device_type == "cuda" else device_type
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for a custom Function's forward: with cast_inputs, floating inputs are cast to it
+    and forward runs with autocast off (only inside an autocast region), as torch.amp.custom_fwd."""
+    device = _device_str(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        args[0]._dtype = get_autocast_dtype(device)
+        on = device in STATE
+        if cast_inputs is None:
+            args[0]._fwd_used_autocast = on
+            return fwd(*args, **kwargs)
+        args[0]._fwd_used_autocast = False
+        if not on:
+            return fwd(*args, **kwargs)
+        with autocast(device, enabled=False):
+            return fwd(*_cast(args, device, cast_inputs), **_cast(kwargs, device, cast_inputs))
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for a custom Function's backward: it runs with forward's autocast state."""
+    device = _device_str(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        with autocast(device, enabled=args[0]._fwd_used_autocast, dtype=args[0]._dtype):
+            return bwd(*args, **kwargs)
+    return decorate_bwd

@@ -431,4 +431,12 @@ def _check_grad(node, g, nxt, nr):
     from .._tensor import Tensor
     if not isinstance(g, Tensor):
         raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__}, expected Tensor")
-    return g
+    # as PyTorch's validate_outputs: a gradient takes its input's dtype (a custom Function's
+    # backward may return float32 for a float16 input, e.g. under torch.amp.custom_fwd)
+    if isinstance(nxt, AccumulateGrad):
+        leaf = nxt.variable
+        dt = leaf.dtype if leaf is not None else g.dtype
+    else:
+        meta = nxt._outputs_meta[nr] if nr < len(nxt._outputs_meta) else None
+        dt = meta[1] if meta is not None else g.dtype
+    return g if g.dtype is dt else g.to(dt)

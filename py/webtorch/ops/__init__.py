@@ -47,6 +47,7 @@ def bind_methods(Tensor, creation):
         for n in names.split():
             methods[n] = getattr(mod, n)
     methods["where"] = lambda self, condition, other: p.where(condition, self, other)  # self is the input
+    methods["unfold"] = s.tensor_unfold
     methods.update({"float": c.float_, "int": c.int_, "bool": c.bool_m, "type": c.type_,
                     "div_": p.div_, "divide_": p.div_, "mul_": p.mul_, "multiply_": p.mul_,
                     "subtract_": p.sub_, "true_divide_": p.div_})

@@ -470,9 +470,11 @@ def divide(input, other, *, rounding_mode=None, out=None):
             else _div_plain(input, other).floor()
     elif rounding_mode == "trunc":
         rt = _dtype.result_type(input, other)
-        r = _div_plain(input, other).trunc()
-        if not rt.is_floating_point:
-            r = r.to(rt)
+        if rt.is_floating_point:
+            r = _div_plain(input, other).trunc()
+        else:   # exact integer division (a float quotient would round large int64 values)
+            _check_int_div(other)
+            r = _prims.ewise("div", [input, other], rt, rt)
     else:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")

@@ -784,6 +784,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     n = input.shape[d] if input.dim() else 1
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
+    # equal values in index order on every device (PyTorch leaves the order of ties unspecified;
+    # its CPU kernel's comes from std::nth_element): values always equal PyTorch's
     v, i = sort(input, d, descending=largest, stable=True)
     if input.dim() == 0:
         return return_types.topk(v, i)

@@ -365,6 +365,37 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids as expanded views of the 0-d/1-D inputs, as torch.meshgrid ("ij" by
+    default, with PyTorch's warning; "xy" swaps the first two dimensions)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != tensors[0].device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = (tensors[1], tensors[0]) + tuple(tensors[2:]) if swap else tuple(tensors)
+    shape = tuple(t.numel() for t in ts)
+    n = len(ts)
+    grids = [expand(t.reshape(tuple(-1 if d == i else 1 for d in range(n))), shape) for i, t in enumerate(ts)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
 def broadcast_shapes(*shapes):
     return Size(_prims.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
 
@@ -493,6 +524,48 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     shape = tuple(input._shape[d] for d in keep) + (n,)
     stride = tuple(input._stride[d] for d in keep) + (input._stride[d1] + input._stride[d2],)
     return _view_apply(Diagonal, input, shape, stride, off if n else input._offset)
+
+
+class Unfold(Function):
+    """Tensor.unfold: the windows of `dim` as a view (a last dim of `size`); windows may overlap,
+    so backward adds every window's gradient back into its positions (index_add)."""
+    _node_name = "UnfoldBackward0"
+
+    @staticmethod
+    def forward(ctx, x, d, size, step):
+        ctx.meta = (x.shape, d, size, step)
+        n = x._shape[d] if x.dim() else 1
+        nwin = (n - size) // step + 1
+        if not x.dim():
+            return _as_view(x, (size,), (1,), x._offset)
+        st = x._stride
+        return _as_view(x, x._shape[:d] + (nwin,) + x._shape[d + 1:] + (size,),
+                        st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],), x._offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._creation import tensor
+        shape, d, size, step = ctx.meta
+        if not shape:
+            return g.reshape(()), None, None, None
+        nwin = g.shape[d]
+        pos = tensor([w * step + j for w in range(nwin) for j in range(size)], dtype=_dtype.int64, device=g.device)
+        rows = g.movedim(-1, d + 1).reshape(shape[:d] + (nwin * size,) + shape[d + 1:])
+        return g.new_zeros(shape).index_add(d, pos, rows), None, None, None
+
+
+def tensor_unfold(self, dimension, size, step):
+    """Tensor.unfold(dimension, size, step) (a method only, as in PyTorch)."""
+    nd = self.dim()
+    d = wrap_dim(dimension, max(nd, 1))
+    n = self._shape[d] if nd else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return _view_apply(Unfold, self, d, size, step)
 
 
 class Unbind(Function):

@@ -146,8 +146,8 @@ _I_UN = {"copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "sign({0})",
 _I_UN_B = {"logical_not": "({0} == 0)", "isnan": "false", "isinf": "false", "isfinite": "true",
            "signbit": "({0} < 0)"}
 _I_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
-          "div": "select({0} / {1}, 0, {1} == 0)", "floor_divide": "ifloordiv({0}, {1})",
-          "remainder": "iremainder({0}, {1})", "fmod": "select({0} % {1}, 0, {1} == 0)",
+          "div": "({0} / i64_nz({1}))", "floor_divide": "ifloordiv({0}, i64_nz({1}))",
+          "remainder": "iremainder({0}, i64_nz({1}))", "fmod": "({0} % i64_nz({1}))",
           "pow": "ipow({0}, {1})", "maximum": "max({0}, {1})", "minimum": "min({0}, {1})",
           "fmax": "max({0}, {1})", "fmin": "min({0}, {1})",
           "atan2": "i32(atan2(f32({0}), f32({1})))", "bitwise_and": "({0} & {1})",
@@ -159,8 +159,8 @@ _U_UN = {"copy": "{0}", "neg": "(0u - {0})", "abs": "{0}", "sign": "select(0u, 1
 _U_UN_B = {"logical_not": "({0} == 0u)", "isnan": "false", "isinf": "false", "isfinite": "true",
            "signbit": "false"}
 _U_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
-          "div": "select({0} / {1}, 0u, {1} == 0u)", "floor_divide": "select({0} / {1}, 0u, {1} == 0u)",
-          "remainder": "select({0} % {1}, 0u, {1} == 0u)", "fmod": "select({0} % {1}, 0u, {1} == 0u)",
+          "div": "({0} / i64_nzu({1}))", "floor_divide": "({0} / i64_nzu({1}))",
+          "remainder": "({0} % i64_nzu({1}))", "fmod": "({0} % i64_nzu({1}))",
           "pow": "upow({0}, {1})", "maximum": "max({0}, {1})", "minimum": "min({0}, {1})",
           "fmax": "max({0}, {1})", "fmin": "min({0}, {1})",
           "atan2": "u32(atan2(f32({0}), f32({1})))", "bitwise_and": "({0} & {1})",
@@ -168,16 +168,20 @@ _U_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
           "rshift": "ushr({0}, {1})"}
 
 
-# int64 lives in an i32: the ops that can leave its range flag the overflow (I64_WGSL)
+# int64 lives in an i32: the ops that can leave its range flag the overflow (I64_WGSL); integer
+# division and remainder by zero (any integer dtype) flag too, as PyTorch raises ZeroDivisionError
 _L_OPS = {"add": "i64_add({0}, {1})", "sub": "i64_sub({0}, {1})", "mul": "i64_mul({0}, {1})",
           "neg": "i64_sub(0, {0})", "abs": "i64_abs({0})", "pow": "i64_pow({0}, {1})",
-          "div": "i64_div({0}, {1})", "floor_divide": "i64_floordiv({0}, {1})",
+          "div": "i64_div({0}, i64_nz({1}))", "floor_divide": "i64_floordiv({0}, i64_nz({1}))",
           "lshift": "i64_shl({0}, {1})"}
 
 I64_WGSL = """
-// int64 stored as i32 (webgpu): a result outside the i32 range sets i64_flag[0], which the
-// backend reads at the next sync and raises (backend.py, `_i64_fail`)
+// int64 stored as i32 (webgpu): a result outside the i32 range sets i64_flag[0], an integer
+// division by zero sets i64_flag[1]; the backend reads both at the next sync and raises
+// (backend.py, `_i64_fail`)
 fn i64_ovf() { i64_flag[0] = 1u; }
+fn i64_nz(b: i32) -> i32 { if (b == 0) { i64_flag[1] = 1u; return 1; } return b; }
+fn i64_nzu(b: u32) -> u32 { if (b == 0u) { i64_flag[1] = 1u; return 1u; } return b; }
 fn i64_add(a: i32, b: i32) -> i32 { let r = a + b; if (((a ^ r) & (b ^ r)) < 0) { i64_ovf(); } return r; }
 fn i64_sub(a: i32, b: i32) -> i32 { let r = a - b; if (((a ^ b) & (a ^ r)) < 0) { i64_ovf(); } return r; }
 fn i64_mul(a: i32, b: i32) -> i32 {
@@ -194,10 +198,9 @@ fn i64_pow(a: i32, b: i32) -> i32 {
 }
 fn i64_div(a: i32, b: i32) -> i32 {
   if (b == -1 && a == (-2147483647 - 1)) { i64_ovf(); }
-  return select(a / b, 0, b == 0);
+  return a / b;
 }
 fn i64_floordiv(a: i32, b: i32) -> i32 {
-  if (b == 0) { return 0; }
   let q = i64_div(a, b);
   return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
 }
@@ -508,7 +511,7 @@ class WebGPUBackend(Backend):
         """the buffer handles of a dispatch, plus the int64 overflow flag where the kernel sets it"""
         if id(pipe) in self._i64_pipes:
             if self._i64_flag is None:
-                self._i64_flag = self.from_flat([0], "int32")
+                self._i64_flag = self.from_flat([0, 0], "int32")
             self._i64_armed = True
             handles = handles + [self._i64_flag.handle]
         return handles
@@ -628,9 +631,10 @@ class WebGPUBackend(Backend):
     # the first failed check's error there, as CUDA reports device-side asserts.
     CHECKS_MAX = 256      # resolved early (one wait) beyond this many pending checks
 
-    ASYNC_NOTE = ("\n(webgpu: detected asynchronously at this synchronization point; index bounds "
-                  "and int64 overflow are checked on the device and reported at the next item()/tolist()/numpy()/"
-                  "cpu()/print/bool()/synchronize(), so the failing op was queued before this call)")
+    ASYNC_NOTE = ("\n(webgpu: detected asynchronously at this synchronization point; index bounds, "
+                  "int64 overflow and integer division by zero are checked on the device and reported at the next "
+                  "item()/tolist()/numpy()/cpu()/print/bool()/synchronize(), so the failing op was queued before "
+                  "this call)")
 
     def defer_check(self, view, keep, fail):
         """Register a pending check: `view` (contiguous, int32/int64) holds values computed on
@@ -646,12 +650,12 @@ class WebGPUBackend(Backend):
         self.fusion.flush()
         if self._i64_armed:
             self._i64_armed = False
-            self._checks.append((View(self._i64_flag, (1,), (1,), 0, "int32"), None, self._i64_fail))
+            self._checks.append((View(self._i64_flag, (2,), (1,), 0, "int32"), None, self._i64_fail))
 
     def _i64_fail(self, vals):
-        if vals[0]:
-            self.driver.write_buffer(self._i64_flag.handle, 0, bytes(4))
-            return RuntimeError(I64_MSG)
+        if vals[0] or vals[1]:
+            self.driver.write_buffer(self._i64_flag.handle, 0, bytes(8))
+            return RuntimeError("ZeroDivisionError" if vals[1] else I64_MSG)
         return None
 
     def _read_checked(self, src, a0, size):

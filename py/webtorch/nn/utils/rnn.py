@@ -119,7 +119,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     batch_sizes = [sum(1 for n in lens if n > t) for t in range(lens[0])]
     rows = _creation.tensor(_packed_rows(batch_sizes, T, B), dtype=_dtype.int64, device=input.device)
     data = input.reshape((T * B,) + tuple(input.shape[2:])).index_select(0, rows)
-    bs = _creation.tensor(batch_sizes, dtype=_dtype.int64)
+    bs = _creation.tensor(batch_sizes, dtype=_dtype.int64, device="cpu")  # on cpu whatever the default device
     return PackedSequence(data, bs, sorted_indices, None)
 
 
@@ -142,7 +142,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     padded = _shape.cat([data, pad_row]).index_select(0, idx).reshape((T, B) + tuple(data.shape[1:]))
     if batch_first:
         padded = padded.transpose(0, 1)
-    lengths = _creation.tensor([sum(1 for n in batch_sizes if n > b) for b in range(B)], dtype=_dtype.int64)
+    lengths = _creation.tensor([sum(1 for n in batch_sizes if n > b) for b in range(B)], dtype=_dtype.int64,
+                               device="cpu")
     unsorted_indices = sequence.unsorted_indices
     if unsorted_indices is not None:
         return padded.index_select(0 if batch_first else 1, unsorted_indices), lengths[unsorted_indices.cpu()]
