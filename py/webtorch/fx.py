@@ -119,16 +119,22 @@ class Node:
         return self.name
 
 
+_METHOD_ONLY = frozenset("view view_as expand expand_as contiguous type_as to float double long int bool half repeat "
+                         "reshape_as new_zeros new_ones new_full new_empty".split())
+
+
 def target_name(fn):
     """How a node's target prints: PyTorch's spelling of where the op lives."""
     if fn is operator.getitem:
         return "operator.getitem"
-    mod = getattr(fn, "__module__", "") or ""
     name = fn.__name__
-    if mod.endswith("nn.functional"):
+    if name in ("getitem", "setitem"):
+        return f"torch.Tensor.__{name}__"
+    if (getattr(fn, "__module__", "") or "").endswith("nn.functional"):
         return f"torch.nn.functional.{name}"
     import webtorch
-    return f"torch.{name}" if getattr(webtorch, name, None) is fn else f"torch.Tensor.{name}"
+    return f"torch.{name}" if getattr(webtorch, name, None) is fn and name not in _METHOD_ONLY \
+        else f"torch.Tensor.{name}"
 
 
 def _fmt(a):
@@ -276,6 +282,7 @@ class Tracer:
         self._env = {}    # id(tensor) -> Node (None: stale, written through an alias)
         self._keep = {}   # id(tensor) -> tensor: keeps the ids of recorded tensors unique
         self._undo = []   # (id, previous Node or missing) for rolling a decomposition back
+        self._trying = []  # per op being decomposed: whether it used a tensor no recorded op made
 
     def __enter__(self):
         if _active[0] is not None:
@@ -304,13 +311,16 @@ class Tracer:
             raise RuntimeError(f"a {TensorMeta(t.shape, t.dtype)} tensor was written in place through a view after it "
                                "was used: the traced graph cannot express that; clone it first")
         if node is _MISSING:
-            st = t._storage
-            for k, other in self._keep.items():
-                if other._storage is st and self._env.get(k) is not None:
-                    if (other._shape, other._stride, other._offset) == (t._shape, t._stride, t._offset):
-                        return self._env[k]
-                    raise RuntimeError("the traced program used a view of a traced tensor made outside webtorch's "
-                                       "ops (Tensor._make / an alias): it cannot be recorded")
+            if self._trying:  # an op being decomposed computed this without recorded ops: it stays one node
+                self._trying[-1] = True
+            else:
+                st = t._storage
+                for k, other in self._keep.items():
+                    if other._storage is st and self._env.get(k) is not None:
+                        if (other._shape, other._stride, other._offset) == (t._shape, t._stride, t._offset):
+                            return self._env[k]
+                        raise RuntimeError("the traced program used a view of a traced tensor made outside "
+                                           "webtorch's ops (Tensor._make / an alias): it cannot be recorded")
             node = self.graph.get_attr(t)
             self._bind(t, node)
         return node
@@ -327,8 +337,17 @@ class Tracer:
                 self._depth -= 1
             return self._record(public, args, kwargs, out)
         mark = (len(self.graph.nodes), len(self._undo))
-        out = fn(*args, **kwargs)
-        if all(self._env.get(id(t)) is not None for t in _tensors(out)) and not (mutates(public) and out is None):
+        self._trying.append(False)
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            tainted = self._trying.pop()
+        # the decomposition stands when the op's results come from recorded ops on known tensors (and
+        # an in-place op's target was rewritten by them); else the op is one node
+        outs_known = all(self._env.get(id(t)) is not None for t in _tensors(out))
+        if mutates(public) and args and isinstance(args[0], Tensor):
+            outs_known = outs_known and any(k == id(args[0]) for k, _, _ in self._undo[mark[1]:])
+        if outs_known and not tainted:
             return out
         self._rollback(*mark)
         return self._record(public, args, kwargs, out)

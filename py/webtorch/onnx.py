@@ -200,8 +200,9 @@ def _cast(b, name, src, dst):
 
 
 def _binary(op_type, cmp=False):
-    def conv(b, node, a, vals):
+    def conv(b, node, vals):
         x, y = vals[0], vals[1]
+        a = node.args
         metas = [m for m in (a[0], a[1]) if isinstance(m, fx.Node)]
         if cmp:
             dts = [_meta(m).dtype for m in metas]
@@ -225,7 +226,7 @@ def _binary(op_type, cmp=False):
 
 
 def _unary(op_type, **attrs):
-    return lambda b, node, a, vals: b.op(op_type, [vals[0]], **attrs)
+    return lambda b, node, vals: b.op(op_type, [vals[0]], **attrs)
 
 
 class _Args:
@@ -248,7 +249,7 @@ def _pairs(v, n):
     return list(v) * (n // len(v)) if isinstance(v, (list, tuple)) else [int(v)] * n
 
 
-def _conv(b, node, a, vals):
+def _conv(b, node, vals):
     p = _Args(b, node)
     x, w = p["input"], p["weight"]
     k = list(_meta(node.normalized_arguments()["weight"]).shape[2:])
@@ -268,7 +269,7 @@ def _conv(b, node, a, vals):
                 group=int(p["groups"]))
 
 
-def _conv_transpose(b, node, a, vals):
+def _conv_transpose(b, node, vals):
     p = _Args(b, node)
     k = list(_meta(node.normalized_arguments()["weight"]).shape[2:])
     n = len(k)
@@ -279,7 +280,7 @@ def _conv_transpose(b, node, a, vals):
 
 
 def _pool(kind):
-    def conv(b, node, a, vals):
+    def conv(b, node, vals):
         p = _Args(b, node)
         n = 1 if _op_name(node.target).endswith("1d") else 2
         k = _pairs(p["kernel_size"], n)
@@ -304,7 +305,7 @@ def _pool(kind):
 
 
 def _adaptive(kind):
-    def conv(b, node, a, vals):
+    def conv(b, node, vals):
         inp = _meta(node.args[0]).shape
         out = _meta(node).shape
         x = vals[0]
@@ -320,7 +321,7 @@ def _adaptive(kind):
     return conv
 
 
-def _batch_norm(b, node, a, vals):
+def _batch_norm(b, node, vals):
     p = _Args(b, node)
     if p["training"]:
         raise OnnxExporterError("torch.onnx.export: batch_norm in training mode; call model.eval() first (or leave "
@@ -333,7 +334,7 @@ def _batch_norm(b, node, a, vals):
                 epsilon=float(p["eps"]))
 
 
-def _layer_norm(b, node, a, vals):
+def _layer_norm(b, node, vals):
     p = _Args(b, node)
     ns = p["normalized_shape"]
     ns = list(ns) if isinstance(ns, (list, tuple)) else [int(ns)]
@@ -346,7 +347,7 @@ def _layer_norm(b, node, a, vals):
     return b.op("LayerNormalization", ins, axis=-len(ns), epsilon=float(p["eps"]))
 
 
-def _group_norm(b, node, a, vals):
+def _group_norm(b, node, vals):
     p = _Args(b, node)
     G, dt = int(p["num_groups"]), _meta(node).dtype.name
     shape = _meta(node).shape
@@ -361,7 +362,7 @@ def _group_norm(b, node, a, vals):
     return y
 
 
-def _linear(b, node, a, vals):
+def _linear(b, node, vals):
     p = _Args(b, node)
     x, w, bias = p["input"], p["weight"], p["bias"]
     if len(_meta(node.args[0]).shape) == 2 and len(_meta(node.args[1]).shape) == 2:
@@ -370,13 +371,13 @@ def _linear(b, node, a, vals):
     return b.op("Add", [y, bias]) if bias is not None else y
 
 
-def _addmm(b, node, a, vals):
+def _addmm(b, node, vals):
     p = _Args(b, node)
     return b.op("Gemm", [p["mat1"], p["mat2"], p["input"]], alpha=float(p["alpha"]), beta=float(p["beta"]))
 
 
 def _softmax(op_type):
-    def conv(b, node, a, vals):
+    def conv(b, node, vals):
         p = _Args(b, node)
         x, dim = p["input"], p["dim"]
         if dim is None:
@@ -387,7 +388,7 @@ def _softmax(op_type):
     return conv
 
 
-def _gelu(b, node, a, vals):
+def _gelu(b, node, vals):
     x, dt = vals[0], _meta(node).dtype.name
     c = (lambda v: b.const(v, dt))
     if node.normalized_arguments()["approximate"] == "tanh":
@@ -398,22 +399,22 @@ def _gelu(b, node, a, vals):
     return b.op("Mul", [b.op("Mul", [c(0.5), x]), b.op("Add", [c(1.0), erf])])
 
 
-def _silu(b, node, a, vals):
+def _silu(b, node, vals):
     return b.op("Mul", [vals[0], b.op("Sigmoid", [vals[0]])])
 
 
-def _hardtanh(b, node, a, vals):
+def _hardtanh(b, node, vals):
     p, dt = _Args(b, node), _meta(node).dtype.name
     return b.op("Clip", [vals[0], b.const(p["min_val"], dt), b.const(p["max_val"], dt)])
 
 
-def _clamp(b, node, a, vals):
+def _clamp(b, node, vals):
     p, dt = _Args(b, node), _meta(node).dtype.name
     bound = (lambda v: "" if v is None else _scalar_or(b, v, dt))
     return b.op("Clip", [vals[0], bound(p["min"]), bound(p["max"])])
 
 
-def _dropout(b, node, a, vals):
+def _dropout(b, node, vals):
     p = _Args(b, node)
     if p["training"] and p["p"] > 0:
         raise OnnxExporterError(f"torch.onnx.export: {node.target.__name__} in training mode; call model.eval() "
@@ -421,30 +422,30 @@ def _dropout(b, node, a, vals):
     return b.op("Identity", [vals[0]])
 
 
-def _identity(b, node, a, vals):
+def _identity(b, node, vals):
     return b.op("Identity", [vals[0]])
 
 
-def _to_meta_dtype(b, node, a, vals):
+def _to_meta_dtype(b, node, vals):
     return _cast(b, vals[0], _meta(node.args[0]).dtype.name, _meta(node).dtype.name)
 
 
-def _reshape_to_meta(b, node, a, vals):
+def _reshape_to_meta(b, node, vals):
     return b.op("Reshape", [vals[0], b.ints(_meta(node).shape)])
 
 
-def _expand(b, node, a, vals):
+def _expand(b, node, vals):
     return b.op("Expand", [vals[0], b.ints(_meta(node).shape)])
 
 
-def _permute(b, node, a, vals):
+def _permute(b, node, vals):
     dims = node.args[1:]
     dims = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) else list(dims or node.kwargs["dims"])
     n = len(dims)
     return b.op("Transpose", [vals[0]], perm=[d % n for d in dims])
 
 
-def _transpose(b, node, a, vals):
+def _transpose(b, node, vals):
     p = _Args(b, node)
     n = len(_meta(node).shape)
     perm = list(range(n))
@@ -453,17 +454,17 @@ def _transpose(b, node, a, vals):
     return b.op("Transpose", [vals[0]], perm=perm)
 
 
-def _t(b, node, a, vals):
+def _t(b, node, vals):
     return b.op("Transpose", [vals[0]], perm=[1, 0]) if len(_meta(node).shape) == 2 else b.op("Identity", [vals[0]])
 
 
-def _cat(b, node, a, vals):
+def _cat(b, node, vals):
     p = _Args(b, node)
     tensors = [b.values[t.name] for t in node.normalized_arguments()["tensors"]]
     return b.op("Concat", tensors, axis=int(p["dim"]) % len(_meta(node).shape))
 
 
-def _split(b, node, a, vals):
+def _split(b, node, vals):
     metas = _meta(node)
     dim = node.normalized_arguments()["dim"] % len(metas[0].shape)
     sizes = [m.shape[dim] for m in metas]
@@ -473,11 +474,11 @@ def _split(b, node, a, vals):
         else [b.op("Identity", [vals[0]])]
 
 
-def _getitem_tuple(b, node, a, vals):
+def _getitem_tuple(b, node, vals):
     return b.values[node.args[0].name][node.args[1]]
 
 
-def _getitem(b, node, a, vals):
+def _getitem(b, node, vals):
     """Tensor indexing with ints, slices, None and Ellipsis (Slice / Gather / Unsqueeze)."""
     index = node.args[1]
     index = list(index) if isinstance(index, tuple) else [index]
@@ -518,7 +519,7 @@ def _getitem(b, node, a, vals):
 
 
 def _reduction(op_type):
-    def conv(b, node, a, vals):
+    def conv(b, node, vals):
         p = _Args(b, node)
         n = len(_meta(node.args[0]).shape)
         dim = p["dim"]
@@ -535,13 +536,13 @@ def _reduction(op_type):
     return conv
 
 
-def _masked_fill(b, node, a, vals):
+def _masked_fill(b, node, vals):
     dt = _meta(node).dtype.name
     value = vals[2] if isinstance(node.args[2], fx.Node) else b.const(node.args[2], dt)
     return b.op("Where", [vals[1], value, vals[0]])
 
 
-def _where(b, node, a, vals):
+def _where(b, node, vals):
     dt = _meta(node).dtype.name
     ins = [vals[0]]
     for v, arg in ((vals[1], node.args[1]), (vals[2], node.args[2])):
@@ -549,19 +550,19 @@ def _where(b, node, a, vals):
     return b.op("Where", ins)
 
 
-def _embedding(b, node, a, vals):
+def _embedding(b, node, vals):
     p = _Args(b, node)
     if p["max_norm"] is not None:
         raise OnnxExporterError("torch.onnx.export: embedding(max_norm=...) has no ONNX mapping")
     return b.op("Gather", [p["weight"], p["input"]], axis=0)
 
 
-def _unsqueeze(b, node, a, vals):
+def _unsqueeze(b, node, vals):
     return b.op("Unsqueeze", [vals[0], b.const([node.normalized_arguments()["dim"] % len(_meta(node).shape)],
                                                   "int64")])
 
 
-def _pad(b, node, a, vals):
+def _pad(b, node, vals):
     p = _Args(b, node)
     if p["mode"] != "constant":
         return b.op("Pad", [vals[0], b.const(_onnx_pads(p["pad"], len(_meta(node).shape)), "int64")],
@@ -578,7 +579,7 @@ def _onnx_pads(pad, n):
     return lo + hi
 
 
-def _sdpa(b, node, a, vals):
+def _sdpa(b, node, vals):
     p = _Args(b, node)
     q, k, v = p["query"], p["key"], p["value"]
     qm = p.meta("query")
@@ -612,7 +613,7 @@ def _sdpa(b, node, a, vals):
     return b.op("MatMul", [w, v])
 
 
-def _baddbmm(b, node, a, vals):
+def _baddbmm(b, node, vals):
     p, dt = _Args(b, node), _meta(node).dtype.name
     y = b.op("MatMul", [p["batch1"], p["batch2"]])
     if p["alpha"] != 1:
@@ -621,19 +622,19 @@ def _baddbmm(b, node, a, vals):
     return b.op("Add", [inp, y])
 
 
-def _rsqrt(b, node, a, vals):
+def _rsqrt(b, node, vals):
     return b.op("Reciprocal", [b.op("Sqrt", [vals[0]])])
 
 
-def _leaky_relu(b, node, a, vals):
+def _leaky_relu(b, node, vals):
     return b.op("LeakyRelu", [vals[0]], alpha=float(node.normalized_arguments()["negative_slope"]))
 
 
-def _elu(b, node, a, vals):
+def _elu(b, node, vals):
     return b.op("Elu", [vals[0]], alpha=float(node.normalized_arguments()["alpha"]))
 
 
-def _softplus(b, node, a, vals):
+def _softplus(b, node, vals):
     p = _Args(b, node)
     if p["beta"] != 1 or p["threshold"] != 20:
         raise OnnxExporterError("torch.onnx.export: softplus with beta != 1 or threshold != 20 has no ONNX mapping "
@@ -805,11 +806,11 @@ def _to_onnx(ep, opset, input_names, output_names, dynamic_axes):
 
 def _convert(b, node):
     if node.target is operator.getitem:
-        return _getitem_tuple(b, node, node, None)
+        return _getitem_tuple(b, node, None)
     name = _op_name(node.target)
     conv = _OPS.get(name)
     if conv is None:
         raise OnnxExporterError(f"torch.onnx.export: the op '{fx.target_name(node.target)}' (node {node.name}) has "
                                 "no ONNX mapping in webtorch")
     vals = [b.values[a.name] if isinstance(a, fx.Node) else a for a in node.args]
-    return conv(b, node, node, vals)
+    return conv(b, node, vals)
