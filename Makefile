@@ -12,7 +12,7 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
-PYTEST_ARGS ?= -q
+PYTEST_ARGS ?= -q -n 2
 BENCH_ARGS  ?=
 
 PIP_STAMP   := $(VENV)/.webtorch-pip.stamp

@@ -44,7 +44,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       for (var r = 0u; r < 4u; r = r + 1u) { a[r] = As[kk * {{BM}}u + lid.y + r * 16u]; }
       for (var c = 0u; c < 4u; c = c + 1u) { b[c] = Bs[kk * {{BN}}u + lid.x + c * 16u]; }
       for (var r = 0u; r < 4u; r = r + 1u) {
-        for (var c = 0u; c < 4u; c = c + 1u) { acc[r][c] = acc[r][c] + a[r] * b[c]; }
+        for (var c = 0u; c < 4u; c = c + 1u) { acc[r][c] = {{MAC}}; }
       }
     }
     workgroupBarrier();

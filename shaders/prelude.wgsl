@@ -11,13 +11,11 @@ fn wsignbit(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
 fn wnan() -> f32 { var u = 0x7fc00000u; return bitcast<f32>(u); }
 fn winf() -> f32 { var u = 0x7f800000u; return bitcast<f32>(u); }
 
-fn wsign(x: f32) -> f32 {   // PyTorch: sign(nan) = 0, sign(-0.0) = 0
-  if (x > 0.0) { return 1.0; }
-  if (x < 0.0) { return -1.0; }
-  return 0.0;
+fn wsign(x: f32) -> f32 {   // PyTorch: sign(nan) = 0, sign(-0.0) = +0 (branches gave -0.0 on lavapipe)
+  return f32(x > 0.0) - f32(x < 0.0);
 }
 fn wexpm1(x: f32) -> f32 {
-  if (abs(x) < 1e-5) { return x + 0.5 * x * x; }
+  if (abs(x) < 1e-5) { return x * (1.0 + 0.5 * x); }   // (keeps -0.0)
   if (x > 88.7) { return winf(); }
   let u = exp(x);
   if (u == 1.0) { return x; }
@@ -47,7 +45,7 @@ fn wasinh(x: f32) -> f32 {
   var r: f32;
   if (a > 1e18) { r = log(a) + 0.6931471805599453; }
   else { r = wlog1p(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
-  return select(r, -r, x < 0.0);
+  return select(r, -r, wsignbit(x));
 }
 fn wacosh(x: f32) -> f32 {
   if (x > 1e18) { return log(x) + 0.6931471805599453; }
@@ -124,7 +122,7 @@ fn wpow(a: f32, b: f32) -> f32 {
   if (a == 0.0) { return select(0.0, winf(), b < 0.0); }
   let r = exp2(b * log2(abs(a)));
   if (a < 0.0) {
-    if (!is_int) { return wnan(); }
+    if (!is_int) { return select(wnan(), r, wisinf(a)); }   // pow(-inf, 0.5) = inf
     let odd = abs(bi - 2.0 * trunc(bi * 0.5)) == 1.0;
     return select(r, -r, odd);
   }
@@ -137,7 +135,8 @@ fn wfmin(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { 
 fn wfmod(a: f32, b: f32) -> f32 {
   if (b == 0.0 || wisinf(a) || wisnan(b)) { return wnan(); }
   if (wisinf(b)) { return a; }
-  return a - b * trunc(a / b);
+  let r = a - b * trunc(a / b);
+  return select(r, bitcast<f32>(bitcast<u32>(a) & 0x80000000u), r == 0.0);   // a zero has a's sign
 }
 fn wremainder(a: f32, b: f32) -> f32 {
   var m = wfmod(a, b);
@@ -149,12 +148,13 @@ fn wfloordiv(a: f32, b: f32) -> f32 {
   let m = wfmod(a, b);
   var d = (a - m) / b;
   if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { d = d - 1.0; }
+  if (wisnan(d)) { return d; }    // (naga's `!=` is ordered: false for NaN)
   if (d != 0.0) {
     var f = floor(d);
     if (d - f > 0.5) { f = f + 1.0; }
     return f;
   }
-  return select(0.0, -0.0, (a / b) < 0.0);
+  return bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u);   // copysign(0, a / b)
 }
 fn wlogaddexp(a: f32, b: f32) -> f32 {
   if (wisnan(a) || wisnan(b)) { return wnan(); }
@@ -192,12 +192,25 @@ fn ishr(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return select(0, -1, a 
 fn ushl(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a << b; }
 fn ushr(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a >> b; }
 // lavapipe's asin/acos builtins are off by ~4e-4; these go through atan2
-fn wasin(x: f32) -> f32 { return atan2(x, sqrt((1.0 - x) * (1.0 + x))); }
-fn wacos(x: f32) -> f32 { return atan2(sqrt((1.0 - x) * (1.0 + x)), x); }
+fn wasin(x: f32) -> f32 {
+  if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }    // atan2 of NaN is not NaN there
+  return watan2(x, sqrt((1.0 - x) * (1.0 + x)));
+}
+fn wacos(x: f32) -> f32 {
+  if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }
+  return watan2(sqrt((1.0 - x) * (1.0 + x)), x);
+}
+fn watan(x: f32) -> f32 { if (wisnan(x) || x == 0.0) { return x; } return atan(x); }   // lavapipe: atan(NaN), atan(-0.0)
 fn watan2(y: f32, x: f32) -> f32 {   // atan2(±0, ±0) is undefined in WGSL; IEEE/PyTorch values
   if (y == 0.0 && x == 0.0) {
     let r = select(0.0, 3.141592653589793, wsignbit(x));
     return select(r, -r, wsignbit(y));
   }
-  return atan2(y, x);
+  if (wisnan(x) || wisnan(y)) { return x + y; }
+  if (wisinf(x) && wisinf(y)) {           // IEEE: ±pi/4, ±3pi/4
+    let r = select(0.7853981633974483, 2.356194490192345, x < 0.0);
+    return select(r, -r, y < 0.0);
+  }
+  let r = atan2(y, x);
+  return select(r, bitcast<f32>(bitcast<u32>(y) & 0x80000000u), y == 0.0 && x > 0.0);   // atan2(-0, x) = -0
 }

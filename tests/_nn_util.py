@@ -146,3 +146,13 @@ def check(device, make, arrays, *, call=None, train=True, rand_params=True, rand
     for n, b in tm.named_buffers():
         assert_close(wb[n], b, device, f"buffer {n}", rtol, atol)
     return tm, wm
+
+
+def same_error(fn):
+    """fn(torch) raises; fn(webtorch) raises the same exception type with the same message."""
+    import pytest
+    with pytest.raises(Exception) as te:
+        fn(torch)
+    with pytest.raises(type(te.value)) as we:
+        fn(wt)
+    assert str(we.value) == str(te.value)

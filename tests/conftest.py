@@ -48,3 +48,6 @@ def device(request):
                 _device._backends["cpu"] = prev
         return
     yield "cpu"
+
+
+pytest_plugins = ["opinfo.summary"]  # the OpInfo tier's counts at the end of the run

@@ -641,7 +641,7 @@ def test_custom_function_returning_input_and_non_tensor_args():
 COMPOSITE_NAMES = {
     "square", "sgn", "deg2rad", "rad2deg", "rdiv_scalar", "clamp_tensor", "median", "median_dim", "kthvalue",
     "topk", "topk_smallest_dim0", "roll_flat", "repeat", "repeat_newdim", "tile", "repeat_interleave", "scatter",
-    "scatter_value", "scatter_add", "masked_fill", "masked_fill_bcast", "take_along_dim_flat", "take", "index_add",
+    "scatter_value", "scatter_add", "masked_fill", "masked_fill_bcast", "take", "index_add",
     "index_copy", "index_fill", "masked_select", "masked_scatter", "index_put_accumulate", "matmul_batched_bcast",
     "diag_1d", "diag_2d", "einsum_trace_diag", "einsum_outer_sum",
 }

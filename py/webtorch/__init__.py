@@ -21,10 +21,14 @@ from ._creation import (tensor, as_tensor, asarray, from_numpy, empty, full, zer
 from . import ops
 from .ops import *  # noqa: F401,F403
 from .ops.reduction import return_types
+linalg = __import__("importlib").import_module(".linalg", __name__)  # torch.linalg, not ops/linalg.py
 from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import random
 from ._tensor_str import set_printoptions
 from . import overrides
+from ._layout import layout, strided, sparse_coo
+from . import sparse
+from .sparse import sparse_coo_tensor, spmm
 
 ops.bind_methods(Tensor, _creation)
 
@@ -35,7 +39,6 @@ int = int32  # noqa: A001
 long = int64
 short = int16
 cfloat = None
-strided = "torch.strided"
 contiguous_format = preserve_format = channels_last = None
 range = _creation.range_  # noqa: A001
 abs = ops.pointwise.abs  # noqa: A001

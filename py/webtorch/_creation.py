@@ -245,6 +245,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
@@ -262,6 +264,8 @@ def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise TypeError(f"linspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
@@ -375,21 +379,41 @@ def bernoulli(input, p=None, *, generator=None):
     return (u < prob).to(input.dtype)
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None):
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     from .ops.reduction import cumsum
+    from .ops._common import check_tensor, name_of, write_out
+    check_tensor("multinomial", input)
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {name_of(input.dtype)}")
+    if out is not None and out.dtype is not _dtype.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {name_of(out.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = input.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if n > 1 << 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    bad, empty = stack_([((input < 0) | ~input.isfinite()).any(), (input.sum(-1) <= 0).any()], 0).tolist()
+    if bad:
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if empty:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     probs = input if input.dim() == 2 else input.unsqueeze(0)
     rows = probs.shape[0]
-    out = []
+    picks = []
     p = probs.detach().to(_dtype.float32).clone()
     for _ in range(num_samples):
         c = cumsum(p / p.sum(-1, keepdim=True), -1)
         u = rand(rows, 1, device=input.device, generator=generator)
         idx = (c < u).sum(-1).clamp(max=probs.shape[1] - 1)
-        out.append(idx)
+        picks.append(idx)
         if not replacement:
             p = p.scatter(1, idx.unsqueeze(1), 0.0)
-    r = stack_(out, 1)
-    return r if input.dim() == 2 else r.squeeze(0)
+    r = stack_(picks, 1)
+    return write_out(r if input.dim() == 2 else r.squeeze(0), out)
 
 
 def stack_(ts, d):
@@ -399,6 +423,8 @@ def stack_(ts, d):
 
 # in-place random fills (Tensor methods)
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     with _no_grad():
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         if (a, b) != (0.0, 1.0):
@@ -408,6 +434,8 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     with _no_grad():
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         if (mean, std) != (0.0, 1.0):
@@ -429,6 +457,8 @@ def random_(self, from_=0, to=None, *, generator=None):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     with _no_grad():
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         return _prims.copy_into(self, (-(1 - u).log()) / lambd)

@@ -168,7 +168,7 @@ def matmul3(a, b, out_dtype):
     """[B,M,K] @ [B,K,N] -> [B,M,N]; a, b any strided 3-d tensors (batch dims broadcast)."""
     Ba, M, K = a._shape
     Bb, _, N = b._shape
-    B = max(Ba, Bb)
+    B = Ba if Bb == 1 else Bb  # broadcast: a batch of 1 takes the other's size, 0 included
     out = empty((B, M, N), out_dtype, a._storage.device)
     if out._storage.numel:
         va = View(a._storage.buf, (B, M, K), (a._stride[0] if Ba != 1 else 0,) + a._stride[1:],

@@ -11,6 +11,7 @@ from .autograd import grad_mode
 from .autograd import function as _function
 from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle
 from .backends.base import View
+from ._layout import strided
 
 
 _NON_LEAF_GRAD_MSG = (
@@ -175,7 +176,16 @@ class Tensor:
 
     @property
     def layout(self):
-        return "torch.strided"
+        return strided
+
+    is_sparse = False
+
+    def to_sparse(self, sparse_dim=None):
+        from .sparse import to_sparse
+        return to_sparse(self, sparse_dim)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
 
     @property
     def ndim(self):

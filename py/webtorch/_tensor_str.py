@@ -132,7 +132,8 @@ def _tensor_str(vals, shape, indent, fmt, summarize):
     return "[" + ("," + "\n" * (len(shape) - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
-def tensor_repr(t, prefix="tensor(", indent=None):
+def tensor_repr(t, prefix="tensor(", indent=None, bare=False):
+    """repr(t); bare: the values only, no device/dtype/grad suffixes (a sparse tensor's parts)."""
     indent = len(prefix) if indent is None else indent
     shape = tuple(t.shape)
     numel = t.numel()
@@ -163,6 +164,8 @@ def tensor_repr(t, prefix="tensor(", indent=None):
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     s = prefix + body
+    if bare:
+        return s + ")"
     last = len(s.split("\n")[-1])
     for suf in suffixes:
         if last + len(suf) + 2 > PRINT_OPTS.linewidth:

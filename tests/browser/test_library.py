@@ -108,6 +108,34 @@ def test_train_digits_with_run_button_and_screenshot(playground, webtorch_loaded
     assert shot.stat().st_size > 20_000
 
 
+def test_nan_int64_overflow_and_f16_in_the_browser(playground, webtorch_loaded):
+    """Tint/SwiftShader as well as lavapipe: NaN/inf survive fused chains, an int64 result out
+    of int32 range raises at the sync, float16 fuses (where the adapter has shader-f16)."""
+    code = r'''
+import json, math
+import webtorch as torch
+from webtorch.backends import webgpu as wg
+x = torch.tensor([float("nan"), float("inf"), 1.0], device="webgpu")
+y = torch.tensor([2.0, 3.0, float("inf")], device="webgpu")
+r = {"sub": (x - x).tolist(), "negadd": (x + (-x)).tolist(), "assoc": ((x + y) - y).tolist(),
+     "ne": (x != x).tolist()}
+try:
+    (torch.tensor([2**31 - 1], device="webgpu") + 1).item()
+    r["i64"] = "no error"
+except RuntimeError as e:
+    r["i64"] = str(e)
+r["i64_after"] = (torch.tensor([5], device="webgpu") * 3).item()
+if "shader-f16" in wg.adapter_info()["features"]:
+    r["f16"] = (torch.ones(2, device="webgpu").half() * 3 + 1).float().tolist()
+print(json.dumps(r, default=str).replace("NaN", '"nan"').replace("Infinity", '"inf"'))
+'''
+    j = py_json(playground.run_ok(code))
+    assert j["sub"] == ["nan", "nan", 0.0] and j["negadd"] == ["nan", "nan", 0.0], j
+    assert j["assoc"] == ["nan", "inf", "nan"] and j["ne"] == [True, False, False], j
+    assert j["i64"].startswith("int64 overflow on webgpu") and j["i64_after"] == 15, j
+    assert j.get("f16", [4.0, 4.0]) == [4.0, 4.0], j
+
+
 def test_library_device_and_memory_released(playground, webtorch_loaded):
     code = r'''
 import gc, json

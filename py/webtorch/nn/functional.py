@@ -7,17 +7,20 @@ right for overlapping windows) + one batched matmul; transposed convolution = ma
 bilinear interpolation = small interpolation matrices applied by matmul.
 """
 import math
+import struct
 import warnings
 
 from .. import _dtype
 from .._creation import tensor as _tensor, zeros as _zeros, full as _full, arange as _arange, rand as _rand
 from ..autograd import grad_mode
+from .._tensor import _wrap_dim
 from ..ops import indexing as _ix
 from ..ops import shape as _shape
 from ..ops import pointwise as _pw
 from ..ops import reduction as _red
 from ..ops import linalg as _la
 from ..autograd.function import Function
+from .._tensor import Tensor
 from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
 
@@ -28,12 +31,14 @@ int64, bool_ = _dtype.int64, _dtype.bool_
 _node = composite_node
 
 __all__ = [
-    "linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
-    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool2d",
+    "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool2d",
     "batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm", "normalize",
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-    "embedding", "one_hot", "pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+    "pixel_shuffle", "pixel_unshuffle",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "sigmoid", "tanh", "softmax",
     "log_softmax", "softmin", "elu", "elu_", "selu", "celu", "hardswish", "hardsigmoid", "hardtanh",
@@ -131,8 +136,9 @@ def _pad_index(n, lo, hi, mode):
             j = period - j if j >= n else j
         elif mode == "replicate":
             j = min(max(i, 0), n - 1)
-        else:  # circular
-            j = i % n
+        else:  # circular: negative pads crop first, the rest wraps around what is left
+            core = range(max(-lo, 0), n - max(-hi, 0))
+            j = core[(i + min(lo, 0)) % len(core)]
         out.append(j)
     return out
 
@@ -186,15 +192,27 @@ def bilinear(input1, input2, weight, bias=None):
     return out + bias if bias is not None else out
 
 
-# ---- im2col / col2im ------------------------------------------------------------------------
-def _window_offsets(Wp, kernel, dilation, stride, out, device):
-    """int64 (kh*kw*oh*ow,) offsets into a (Hp*Wp) plane: (ky*dh + oy*sh) * Wp + kx*dw + ox*sw."""
-    (kh, kw), (dh, dw), (sh, sw), (oh, ow) = kernel, dilation, stride, out
-    ky = (_iota(kh, device) * (dh * Wp)).reshape(kh, 1, 1, 1)
-    kx = (_iota(kw, device) * dw).reshape(1, kw, 1, 1)
-    oy = (_iota(oh, device) * (sh * Wp)).reshape(1, 1, oh, 1)
-    ox = (_iota(ow, device) * sw).reshape(1, 1, 1, ow)
-    return (((ky + kx) + oy) + ox).reshape(-1)
+# ---- im2col / col2im (any number of spatial dims) -------------------------------------------
+def _pitches(sizes):
+    """Row-major element strides of a contiguous block of `sizes`."""
+    p = [1] * len(sizes)
+    for i in range(len(sizes) - 2, -1, -1):
+        p[i] = p[i + 1] * sizes[i + 1]
+    return p
+
+
+def _window_offsets(sizes, kernel, dilation, stride, out, device):
+    """int64 (prod(kernel)*prod(out),) offsets into a flattened (padded) block of `sizes`:
+    sum over dims of (k_i*d_i + o_i*s_i) * pitch_i, kernel positions major, output positions minor."""
+    n = len(sizes)
+    total = None
+    for i, pitch in enumerate(_pitches(sizes)):
+        ks, os_ = [1] * (2 * n), [1] * (2 * n)
+        ks[i], os_[n + i] = kernel[i], out[i]
+        t = (_iota(kernel[i], device) * (dilation[i] * pitch)).reshape(ks) + \
+            (_iota(out[i], device) * (stride[i] * pitch)).reshape(os_)
+        total = t if total is None else total + t
+    return total.reshape(-1)
 
 
 def _out_size(n, k, s, d, p_total):
@@ -202,23 +220,27 @@ def _out_size(n, k, s, d, p_total):
 
 
 def _im2col(x, kernel, dilation, stride, out):
-    """x (N, C, Hp, Wp), already padded -> (N, C, kh*kw, oh*ow) windows (a differentiable gather)."""
-    N, C, Hp, Wp = x.shape
-    K, L = kernel[0] * kernel[1], out[0] * out[1]
-    x3 = x.reshape(N, C, Hp * Wp)
-    idx = _window_offsets(Wp, kernel, dilation, stride, out, x.device).reshape(1, 1, K * L)
+    """x (N, C, *sizes), already padded -> (N, C, prod(kernel), prod(out)) windows (a differentiable gather)."""
+    N, C, sizes = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    K, L = math.prod(kernel), math.prod(out)
+    x3 = x.reshape(N, C, math.prod(sizes))
+    idx = _window_offsets(sizes, kernel, dilation, stride, out, x.device).reshape(1, 1, K * L)
     return _ix.take_offsets(x3, [None, None, idx], (N, C, K * L)).reshape(N, C, K, L)
 
 
-def _col2im(cols, Hp, Wp, kernel, dilation, stride, out):
-    """cols (N, C, kh*kw, oh*ow) summed into a zero (N, C, Hp, Wp) image (a differentiable scatter-add)."""
+def _col2im(cols, sizes, kernel, dilation, stride, out):
+    """cols (N, C, prod(kernel), prod(out)) summed into a zero (N, C, *sizes) block (a differentiable scatter-add)."""
     N, C = cols.shape[0], cols.shape[1]
-    K, L = kernel[0] * kernel[1], out[0] * out[1]
-    plane = _window_offsets(Wp, kernel, dilation, stride, out, cols.device).reshape(1, 1, K * L)
-    base = (_iota(N * C, cols.device) * (Hp * Wp)).reshape(N, C, 1)
-    lin = plane + base
-    z = cols.new_zeros((N * C * Hp * Wp,))
-    return _ix.index_put_flat(z, lin, cols.reshape(N, C, K * L), True).reshape(N, C, Hp, Wp)
+    K, L, V = math.prod(kernel), math.prod(out), math.prod(sizes)
+    plane = _window_offsets(sizes, kernel, dilation, stride, out, cols.device).reshape(1, 1, K * L)
+    base = (_iota(N * C, cols.device) * V).reshape(N, C, 1)
+    z = cols.new_zeros((N * C * V,))
+    return _ix.index_put_flat(z, plane + base, cols.reshape(N, C, K * L), True).reshape((N, C) + tuple(sizes))
+
+
+def _pads_last_first(pads):
+    """[(lo, hi) per spatial dim] -> F.pad's (last_lo, last_hi, second_last_lo, ...)."""
+    return tuple(v for lo_hi in reversed(pads) for v in lo_hi)
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -247,12 +269,12 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given output_size={o}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{out[0]} * {out[1]} = {out[0] * out[1]}, but got input.size(2)={L}.")
-    img = _col2im(x.reshape(N, CK // K, K, L), o[0] + 2 * p[0], o[1] + 2 * p[1], k, d, s, out)
+    img = _col2im(x.reshape(N, CK // K, K, L), (o[0] + 2 * p[0], o[1] + 2 * p[1]), k, d, s, out)
     img = img[:, :, p[0]:p[0] + o[0], p[1]:p[1] + o[1]]
     return img.squeeze(0) if unb else img
 
 
-# ---- convolution -----------------------------------------------------------------------------
+# ---- convolution (1/2/3-D: one implementation) -----------------------------------------------
 def _conv_padding(padding, k, d, n_sp):
     """(per-dim (lo, hi)) for an int/tuple/'same'/'valid' padding."""
     if isinstance(padding, str):
@@ -269,9 +291,9 @@ def _conv_padding(padding, k, d, n_sp):
     return [(v, v) for v in p]
 
 
-def _conv2d_impl(x, weight, bias, stride, pads, dilation, groups, name, orig_shape):
-    N, C, H, W = x.shape
-    O, Cg, kh, kw = weight.shape
+def _conv_impl(x, weight, bias, stride, pads, dilation, groups, name, orig_shape):
+    N, C, sp = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    O, Cg, k = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
     if C != Cg * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {_shape_str(weight.shape)}, expected "
                            f"input{_shape_str(orig_shape)} to have {Cg * groups} channels, but got {C} channels "
@@ -279,80 +301,104 @@ def _conv2d_impl(x, weight, bias, stride, pads, dilation, groups, name, orig_sha
     if O % groups:
         raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at dimension 0, but got weight of "
                            "size %s instead" % (groups, groups, _shape_str(weight.shape)))
-    (pt, pb), (pl, pr) = pads
-    Hp, Wp = H + pt + pb, W + pl + pr
-    if Hp < dilation[0] * (kh - 1) + 1 or Wp < dilation[1] * (kw - 1) + 1:
-        raise RuntimeError(f"Calculated padded input size per channel: ({Hp} x {Wp}). Kernel size: "
-                           f"({dilation[0] * (kh - 1) + 1} x {dilation[1] * (kw - 1) + 1}). Kernel size can't be "
-                           "greater than actual input size")
-    if pt or pb or pl or pr:
-        x = _pad_constant(x, (pl, pr, pt, pb))
-    out = (_out_size(Hp, kh, stride[0], dilation[0], 0), _out_size(Wp, kw, stride[1], dilation[1], 0))
-    L = out[0] * out[1]
-    if kh == 1 and kw == 1 and stride == (1, 1):
+    padded = [n + lo + hi for n, (lo, hi) in zip(sp, pads)]
+    span = [d * (kk - 1) + 1 for d, kk in zip(dilation, k)]
+    if any(p < s for p, s in zip(padded, span)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                           f"size: ({' x '.join(map(str, span))}). Kernel size can't be greater than actual input "
+                           "size")
+    if any(lo or hi for lo, hi in pads):
+        x = _pad_constant(x, _pads_last_first(pads))
+    out = tuple(_out_size(p, kk, s, d, 0) for p, kk, s, d in zip(padded, k, stride, dilation))
+    K, L = math.prod(k), math.prod(out)
+    if K == 1 and all(s == 1 for s in stride):
         cols = x.reshape(N, C, 1, L)
     else:
-        cols = _im2col(x, (kh, kw), dilation, stride, out)
-    K = kh * kw
+        cols = _im2col(x, k, dilation, stride, out)
     if groups == 1:
         y = _la.matmul(weight.reshape(O, Cg * K), cols.reshape(N, Cg * K, L))
     else:
         y = _la.matmul(weight.reshape(groups, O // groups, Cg * K), cols.reshape(N, groups, Cg * K, L))
-    y = y.reshape(N, O, out[0], out[1])
+    y = y.reshape((N, O) + out)
     if bias is not None:
-        y = y + bias.reshape(1, O, 1, 1)
+        y = y + bias.reshape((1, O) + (1,) * len(out))
     return y
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    x, unb = _batchify(input, 2, "conv2d")
-    k = tuple(weight.shape[2:])
-    d = _pair(dilation)
-    if isinstance(padding, str) and padding == "same" and _pair(stride) != (1, 1):
+def _check_conv(input, weight, bias, n_sp, stride, padding, dilation):
+    """PyTorch's argument errors of a convolution with n_sp spatial dims."""
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError(f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same")
+    if weight.dim() != n_sp + 2:
+        if weight.dim() < 3:
+            raise RuntimeError("weight should have at least three dimensions")
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.dim()}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+    if min(_ntuple(n_sp)(stride)) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if not isinstance(padding, str) and min(_ntuple(n_sp)(padding)) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(_ntuple(n_sp)(dilation)) <= 0:
+        raise RuntimeError("dilation should be greater than zero")
+
+
+_Convolution = _node("ConvolutionBackward0", _conv_impl, optional=(2,))
+
+
+def _conv_batchify(input, n_sp, name):
+    if input.dim() not in (n_sp + 1, n_sp + 2):
+        raise RuntimeError(f"Expected {n_sp + 1}D (unbatched) or {n_sp + 2}D (batched) input to {name}, but got input "
+                           f"of size: {list(input.shape)}")
+    return _batchify(input, n_sp, name)
+
+
+def _convnd(input, weight, bias, stride, padding, dilation, groups, n_sp, name):
+    _check_conv(input, weight, bias, n_sp, stride, padding, dilation)
+    x, unb = _conv_batchify(input, n_sp, name)
+    tup = _ntuple(n_sp)
+    s, d = tup(stride), tup(dilation)
+    if isinstance(padding, str) and padding == "same" and any(v != 1 for v in s):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
-    pads = _conv_padding(padding, k, d, 2)
-    y = _Convolution.call(x, weight, bias, _pair(stride), pads, d, groups, "conv2d", input.shape)
+    pads = _conv_padding(padding, tuple(weight.shape[2:]), d, n_sp)
+    y = _Convolution.call(x, weight, bias, s, pads, d, groups, name, input.shape)
     return y.squeeze(0) if unb else y
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    x, unb = _batchify(input, 1, "conv1d")
-    k = tuple(weight.shape[2:])
-    d = _single(dilation)
-    if isinstance(padding, str) and padding == "same" and _single(stride) != (1,):
-        raise RuntimeError("padding='same' is not supported for strided convolutions")
-    pads = [(0, 0)] + _conv_padding(padding, k, d, 1)
-    y = _Convolution1d.call(x, weight, bias, (1,) + _single(stride), pads, (1,) + d, groups, "conv1d", input.shape)
-    return y.squeeze(0) if unb else y
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
-def _conv1d_impl(x, weight, bias, *args):
-    return _conv2d_impl(x.unsqueeze(2), weight.unsqueeze(2), bias, *args).squeeze(2)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
-_Convolution = _node("ConvolutionBackward0", _conv2d_impl, optional=(2,))
-_Convolution1d = _node("ConvolutionBackward0", _conv1d_impl, optional=(2,))
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
-def _conv_transpose2d_impl(x, weight, bias, stride, padding, output_padding, groups, dilation, output_size=None):
-    N, C, H, W = x.shape
-    Cin, Og, kh, kw = weight.shape
+def _conv_transpose_impl(x, weight, bias, stride, padding, output_padding, groups, dilation):
+    N, C, sp = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    Cin, Og, k = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
     if C != Cin:
         raise RuntimeError(f"Given transposed=1, weight of size {_shape_str(weight.shape)}, expected input"
                            f"{_shape_str(x.shape)} to have {Cin} channels, but got {C} channels instead")
-    O = Og * groups
-    K, L = kh * kw, H * W
-    Hout = (H - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1
-    Wout = (W - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1
-    Hp, Wp = Hout + 2 * padding[0], Wout + 2 * padding[1]
+    O, K, L = Og * groups, math.prod(k), math.prod(sp)
+    outs = [(n - 1) * s - 2 * p + d * (kk - 1) + op + 1
+            for n, s, p, d, kk, op in zip(sp, stride, padding, dilation, k, output_padding)]
     w = weight.reshape(groups, Cin // groups, Og * K).transpose(1, 2)  # (g, Og*K, Cin/g)
     cols = _la.matmul(w, x.reshape(N, groups, Cin // groups, L))  # (N, g, Og*K, L)
-    img = _col2im(cols.reshape(N, O, K, L), Hp, Wp, (kh, kw), dilation, stride, (H, W))
-    if padding[0] or padding[1]:
-        img = img[:, :, padding[0]:padding[0] + Hout, padding[1]:padding[1] + Wout]
+    img = _col2im(cols.reshape(N, O, K, L), [o + 2 * p for o, p in zip(outs, padding)], k, dilation, stride, sp)
+    for i, p in enumerate(padding):
+        if p:
+            img = img.narrow(2 + i, p, outs[i])
     if bias is not None:
-        img = img + bias.reshape(1, O, 1, 1)
+        img = img + bias.reshape((1, O) + (1,) * len(sp))
     return img
+
+
+_ConvTranspose = _node("ConvolutionBackward0", _conv_transpose_impl, optional=(2,))
 
 
 def _output_padding(input_size, output_size, stride, padding, kernel, dilation, n_sp):
@@ -370,29 +416,29 @@ def _output_padding(input_size, output_size, stride, padding, kernel, dilation, 
     return tuple(res)
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    x, unb = _batchify(input, 2, "conv_transpose2d")
-    y = _ConvTranspose.call(x, weight, bias, _pair(stride), _pair(padding), _pair(output_padding), groups,
-                            _pair(dilation))
+def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, n_sp, name):
+    x, unb = _conv_batchify(input, n_sp, name)
+    tup = _ntuple(n_sp)
+    y = _ConvTranspose.call(x, weight, bias, tup(stride), tup(padding), tup(output_padding), groups, tup(dilation))
     return y.squeeze(0) if unb else y
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    x, unb = _batchify(input, 1, "conv_transpose1d")
-    y = _ConvTranspose1d.call(x, weight, bias, (1,) + _single(stride), (0,) + _single(padding),
-                              (0,) + _single(output_padding), groups, (1,) + _single(dilation))
-    return y.squeeze(0) if unb else y
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                             "conv_transpose1d")
 
 
-def _conv_transpose1d_impl(x, weight, bias, *args):
-    return _conv_transpose2d_impl(x.unsqueeze(2), weight.unsqueeze(2), bias, *args).squeeze(2)
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                             "conv_transpose2d")
 
 
-_ConvTranspose = _node("ConvolutionBackward0", _conv_transpose2d_impl, optional=(2,))
-_ConvTranspose1d = _node("ConvolutionBackward0", _conv_transpose1d_impl, optional=(2,))
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                             "conv_transpose3d")
 
 
-# ---- pooling ---------------------------------------------------------------------------------
+# ---- pooling (2/3-D: one implementation; 1-D as PyTorch, through 2-D) ------------------------
 def _pool_out(n, k, s, p, d, ceil_mode):
     num = n + 2 * p - d * (k - 1) - 1
     if ceil_mode:
@@ -404,25 +450,83 @@ def _pool_out(n, k, s, p, d, ceil_mode):
     return o
 
 
-def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, name):
-    x, unb = _batchify(input, 2, name)
-    k = _pair(kernel_size)
-    s = _pair(stride) if stride not in (None, [], ()) else k
-    p, d = _pair(padding), _pair(dilation)
-    for i in range(2):
+def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, name, n_sp=2):
+    if input.dim() not in (n_sp + 1, n_sp + 2):
+        raise RuntimeError(f"non-empty {n_sp + 1}D or {n_sp + 2}D (batch mode) tensor expected for input")
+    if 0 in input.shape[-n_sp - 1:]:  # only a batch dim may be empty
+        if n_sp == 2:
+            raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+                               f"but got:{list(input.shape)}")
+        where = "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else name
+        raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
+                           f"has a shape of {list(input.shape)} and non-batch dimension 0 has length zero!")
+    x, unb = _batchify(input, n_sp, name)
+    tup = _ntuple(n_sp)
+    k = tup(kernel_size)
+    s = tup(stride) if stride not in (None, [], ()) else k
+    p, d = tup(padding), tup(dilation)
+    names = {2: ("kH kW", "dH dW", "dilationH dilationW"),
+             3: ("kT kH kW", "dT dH dW", "dilationT dilationH dilationW")}[n_sp]
+    for what, v, nm in zip(("kernel_size", "stride", "dilation"), (k, s, d), names):
+        if min(v) <= 0:
+            got = " ".join(f"{n}: {x}" for n, x in zip(nm.split(), v))
+            raise RuntimeError(f"{name}(): {what} must be greater than zero, but got {got}")
+    if min(p) < 0:
+        raise RuntimeError(f"{name}(): pad must be non-negative, but got pad: {min(p)}")
+    for i in range(n_sp):
         if p[i] > k[i] // 2:
-            raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but got pad={p[i]}, "
-                               f"kernel_size={k[i]} and dilation={d[i]}" if name.startswith("max") else
-                               "pad should be at most half of kernel size, but got pad=%d and kernel_size=%d"
-                               % (p[i], k[i]))
-    N, C, H, W = x.shape
-    out = (_pool_out(H, k[0], s[0], p[0], d[0], ceil_mode), _pool_out(W, k[1], s[1], p[1], d[1], ceil_mode))
-    if out[0] <= 0 or out[1] <= 0:
-        raise RuntimeError(f"Given input size: ({C}x{H}x{W}). Calculated output size: ({C}x{out[0]}x{out[1]}). "
-                           "Output size is too small")
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[i]}, "
+                               f"kernel_size={k[i]} and dilation={d[i]}")
+    C, sp = x.shape[1], tuple(x.shape[2:])
+    if name == "avg_pool3d" and any(n < kk for n, kk in zip(sp, k)):
+        raise RuntimeError(f"input image (T: {sp[0]} H: {sp[1]} W: {sp[2]}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    out = tuple(_pool_out(sp[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n_sp))
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (C,) + sp))}). Calculated output size: "
+                           f"({'x'.join(map(str, (C,) + out))}). Output size is too small")
     # extra padding at the end for ceil_mode windows that run past the input
-    extra = [max(0, (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - ((H, W)[i] + 2 * p[i])) for i in range(2)]
+    extra = tuple(max(0, (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - (sp[i] + 2 * p[i])) for i in range(n_sp))
     return x, unb, k, s, p, d, out, extra
+
+
+def _pool_windows(input, setup, fill, name):
+    """(batched input, unbatched?, (N, C, K, L) padded windows) for a pooling setup."""
+    k, s, p, d, out, extra = setup
+    x, unb = _batchify(input, len(k), name)
+    pads = [(lo, lo + e) for lo, e in zip(p, extra)]
+    if any(lo or hi for lo, hi in pads):
+        x = _pad_constant(x, _pads_last_first(pads), fill)
+    return x, unb, _im2col(x, k, d, s, out)
+
+
+def _max_pool_impl(input, setup, return_indices):
+    k, s, p, d, out, _ = setup
+    x, unb, win = _pool_windows(input, setup, -math.inf, "max_pool")
+    N, C = x.shape[0], x.shape[1]
+    vals, arg = _red.max(win, 2)
+    vals = vals.reshape((N, C) + out)
+    if not return_indices:
+        return vals.squeeze(0) if unb else vals
+    # the flat index into the unpadded input plane: sum over dims of (o_i*s_i - p_i + k_i*d_i) * pitch_i
+    sp = tuple(input.shape[-len(k):])
+    ind, kstride = None, math.prod(k)
+    for i, pitch in enumerate(_pitches(sp)):
+        kstride //= k[i]
+        shp = [1] * len(out)
+        shp[i] = out[i]
+        o = (_iota(out[i], x.device) * s[i] - p[i]).reshape(shp).expand(out).reshape(-1)
+        kk = _pw.remainder(_pw.floor_divide(arg, kstride), k[i]) * d[i]
+        term = (o + kk) * pitch
+        ind = term if ind is None else ind + term
+    ind = ind.reshape((N, C) + out)
+    if unb:
+        return vals.squeeze(0), ind.squeeze(0)
+    return vals, ind
+
+
+_MaxPool2d = _node("MaxPool2DWithIndicesBackward0", _max_pool_impl)
+_MaxPool3d = _node("MaxPool3DWithIndicesBackward0", _max_pool_impl)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -430,32 +534,19 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _MaxPool2d.call(input, setup[2:], return_indices)
 
 
-def _max_pool2d_impl(input, setup, return_indices):
-    x, unb = _batchify(input, 2, "max_pool2d")
-    k, s, p, d, out, extra = setup
-    N, C, H, W = x.shape
-    if p[0] or p[1] or extra[0] or extra[1]:
-        x = _pad_constant(x, (p[1], p[1] + extra[1], p[0], p[0] + extra[0]), -math.inf)
-    win = _im2col(x, k, d, s, out)  # (N, C, K, L)
-    vals, arg = _red.max(win, 2)
-    vals = vals.reshape(N, C, out[0], out[1])
-    if not return_indices:
-        return vals.squeeze(0) if unb else vals
-    dev = input.device
-    ky = _pw.floor_divide(arg, k[1]) * d[0]
-    kx = _pw.remainder(arg, k[1]) * d[1]
-    oy = (_iota(out[0], dev) * s[0] - p[0]).reshape(out[0], 1).expand(out[0], out[1]).reshape(-1)
-    ox = (_iota(out[1], dev) * s[1] - p[1]).reshape(1, out[1]).expand(out[0], out[1]).reshape(-1)
-    ind = ((oy + ky) * W + ox + kx).reshape(N, C, out[0], out[1])
-    if unb:
-        return vals.squeeze(0), ind.squeeze(0)
-    return vals, ind
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    setup = _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d", 3)
+    return _MaxPool3d.call(input, setup[2:], return_indices)
 
 
-_MaxPool2d = _node("MaxPool2DWithIndicesBackward0", _max_pool2d_impl)
+def _check_1d_input(input, name):
+    if input.dim() not in (2, 3) or 0 in input.shape[input.dim() - 2:]:  # only a batch dim may be empty
+        raise RuntimeError(f"{name}() Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got: {list(input.shape)}")
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    _check_1d_input(input, "max_pool1d")
     unb = input.dim() == 2
     x = input.unsqueeze(0) if unb else input
     r = max_pool2d(x.unsqueeze(2), (1,) + _single(kernel_size),
@@ -480,37 +571,50 @@ def _avg_divisor(n, k, s, p, o, count_include_pad):
     return out
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    setup = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
-    return _AvgPool2d.call(input, setup[2:], count_include_pad, divisor_override)
-
-
-def _avg_pool2d_impl(input, setup, count_include_pad, divisor_override):
-    x, unb = _batchify(input, 2, "avg_pool2d")
-    k, s, p, d, out, extra = setup
-    N, C, H, W = x.shape
-    if p[0] or p[1] or extra[0] or extra[1]:
-        x = _pad_constant(x, (p[1], p[1] + extra[1], p[0], p[0] + extra[0]), 0.0)
-    win = _im2col(x, k, (1, 1), s, out)
-    total = win.sum(2).reshape(N, C, out[0], out[1])
+def _avg_pool_impl(input, setup, count_include_pad, divisor_override):
+    k, s, p, d, out, _ = setup
+    x, unb, win = _pool_windows(input, setup, 0.0, "avg_pool")
+    total = win.sum(2).reshape((x.shape[0], x.shape[1]) + out)
     if divisor_override:
         y = total / divisor_override
     else:
-        dh = _avg_divisor(H, k[0], s[0], p[0], out[0], count_include_pad)
-        dw = _avg_divisor(W, k[1], s[1], p[1], out[1], count_include_pad)
-        if len(set(dh)) == 1 and len(set(dw)) == 1:
-            y = total / (dh[0] * dw[0])
-        else:
-            div = _tensor([[a * b for b in dw] for a in dh], dtype=total.dtype, device=total.device)
+        sp = tuple(input.shape[-len(k):])
+        divs = [_avg_divisor(sp[i], k[i], s[i], p[i], out[i], count_include_pad) for i in range(len(k))]
+        if all(len(set(dv)) == 1 for dv in divs):
+            y = total / math.prod(dv[0] for dv in divs)
+        else:  # the outer product of the per-dim window sizes
+            div = None
+            for i, dv in enumerate(divs):
+                shp = [1] * len(out)
+                shp[i] = out[i]
+                t = _tensor(dv, dtype=total.dtype, device=total.device).reshape(shp)
+                div = t if div is None else div * t
             y = total / div
     return y.squeeze(0) if unb else y
 
 
-_AvgPool2d = _node("AvgPool2DBackward0", _avg_pool2d_impl)
+_AvgPool2d = _node("AvgPool2DBackward0", _avg_pool_impl)
+_AvgPool3d = _node("AvgPool3DBackward0", _avg_pool_impl)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("avg_pool2d(): divisor must be not zero")
+    setup = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+    return _AvgPool2d.call(input, setup[2:], count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    setup = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d", 3)
+    return _AvgPool3d.call(input, setup[2:], count_include_pad, divisor_override)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_1d_input(input, "avg_pool1d")
     unb = input.dim() == 2
     x = input.unsqueeze(0) if unb else input
     y = avg_pool2d(x.unsqueeze(2), (1,) + _single(kernel_size),
@@ -539,63 +643,108 @@ def _adaptive_matrix(n, o, dtype, device):
     return _tensor(rows, dtype=dtype, device=device)
 
 
-def _adaptive_sizes(output_size, shape, n_sp):
+def _adaptive_sizes(output_size, shape, n_sp, negative="elements of output_size must be greater than or equal to 0"):
+    if isinstance(output_size, (list, tuple)) and len(shape) <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     o = list(_ntuple(n_sp)(output_size) if not isinstance(output_size, (list, tuple)) else output_size)
     if len(o) == 1 and n_sp > 1:
         o = o * n_sp
+    if len(o) != n_sp:
+        raise RuntimeError(f"output_size must be {n_sp}")
+    if any(v is not None and v < 0 for v in o):
+        raise RuntimeError(negative)
     return [shape[-n_sp + i] if o[i] is None else int(o[i]) for i in range(n_sp)]
 
 
-def adaptive_avg_pool2d(input, output_size):
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    H, W = input.shape[-2], input.shape[-1]
-    oh, ow = _adaptive_sizes(output_size, input.shape, 2)
-    if oh == 1 and ow == 1:
-        return input.mean((-2, -1), keepdim=True)
-    if H % oh == 0 and W % ow == 0:
-        lead = tuple(input.shape[:-2])
-        x = input.reshape(lead + (oh, H // oh, ow, W // ow))
-        return x.mean((-3, -1))
+def _apply_along(x, A, d):
+    """A (m, n) applied to dim d of x (size n -> m) by one matmul."""
+    if d == x.dim() - 1:
+        return _la.matmul(x, A.t())
+    return _la.matmul(A, x.movedim(d, -2)).movedim(-2, d)
+
+
+def _adaptive_avg_pool(input, output_size, n_sp):
+    o = _adaptive_sizes(output_size, input.shape, n_sp)
+    if input.dim() not in (n_sp + 1, n_sp + 2):
+        raise RuntimeError(f"adaptive_avg_pool{n_sp}d(): Expected {n_sp + 1}D or {n_sp + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    sp = tuple(input.shape[-n_sp:])
+    dims = tuple(range(-n_sp, 0))
+    if all(v == 1 for v in o):
+        return input.mean(dims, keepdim=True)
+    if all(n % v == 0 for n, v in zip(sp, o)):
+        lead = tuple(input.shape[:-n_sp])
+        x = input.reshape(lead + tuple(v for n, oo in zip(sp, o) for v in (oo, n // oo)))
+        return x.mean(tuple(-1 - 2 * i for i in range(n_sp)))
     x = input
-    if oh != H:
-        x = _la.matmul(_adaptive_matrix(H, oh, input.dtype, input.device), x)
-    if ow != W:
-        x = _la.matmul(x, _adaptive_matrix(W, ow, input.dtype, input.device).t())
+    for i in range(n_sp):
+        if o[i] != sp[i]:
+            x = _apply_along(x, _adaptive_matrix(sp[i], o[i], input.dtype, input.device), input.dim() - n_sp + i)
     return x
 
 
+def _one_int(output_size):
+    if isinstance(output_size, (list, tuple)) and len(output_size) != 1:
+        raise RuntimeError("adaptive_pool1d: 'output_size' should contain one int")
+    return _single(output_size)
+
+
 def adaptive_avg_pool1d(input, output_size):
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1,) + _single(output_size)).squeeze(-2)
+    _one_int(output_size)
+    return _adaptive_avg_pool(input, output_size, 1)
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    x, unb = _batchify(input, 2, "adaptive_max_pool2d")
-    N, C, H, W = x.shape
-    oh, ow = _adaptive_sizes(output_size, x.shape, 2)
-    bh, bw = _adaptive_bounds(H, oh), _adaptive_bounds(W, ow)
-    kh, kw = max(e - s for s, e in bh), max(e - s for s, e in bw)
-    ih = [min(s + j, e - 1) for s, e in bh for j in range(kh)]
-    iw = [min(s + j, e - 1) for s, e in bw for j in range(kw)]
-    g = _gather_dim(_gather_dim(x, 2, _idx(ih, x.device)), 3, _idx(iw, x.device))
-    g = g.reshape(N, C, oh, kh, ow, kw).permute(0, 1, 2, 4, 3, 5).reshape(N, C, oh, ow, kh * kw)
-    vals, arg = _red.max(g, -1)
+def adaptive_avg_pool2d(input, output_size):
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_pool(input, output_size, 3)
+
+
+def _adaptive_max_pool(input, output_size, return_indices, n_sp):
+    o = _adaptive_sizes(output_size, input.shape, n_sp, "Trying to create tensor with negative dimension")
+    if input.dim() not in (n_sp + 1, n_sp + 2):
+        raise RuntimeError(f"adaptive_max_pool{n_sp}d(): Expected {n_sp + 1}D or {n_sp + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    x, unb = _batchify(input, n_sp, f"adaptive_max_pool{n_sp}d")
+    N, C, sp = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    rows, ks = [], []
+    for i in range(n_sp):
+        b = _adaptive_bounds(sp[i], o[i])
+        k = max(e - s for s, e in b)
+        ks.append(k)
+        rows.append(_idx([min(s + j, e - 1) for s, e in b for j in range(k)], x.device))
+        x = _gather_dim(x, 2 + i, rows[i])
+    # (N, C, o0*k0, o1*k1, ...) -> (N, C, o0, o1, ..., k0*k1*...)
+    x = x.reshape((N, C) + tuple(v for oo, k in zip(o, ks) for v in (oo, k)))
+    x = x.permute((0, 1) + tuple(2 + 2 * i for i in range(n_sp)) + tuple(3 + 2 * i for i in range(n_sp)))
+    K = math.prod(ks)
+    vals, arg = _red.max(x.reshape((N, C) + tuple(o) + (K,)), -1)
     if not return_indices:
         return vals.squeeze(0) if unb else vals
-    rows = _idx(ih, x.device).reshape(oh, kh)
-    cols = _idx(iw, x.device).reshape(ow, kw)
-    ry = rows.reshape(oh, 1, kh, 1).expand(oh, ow, kh, kw).reshape(oh, ow, kh * kw)
-    rx = cols.reshape(1, ow, 1, kw).expand(oh, ow, kh, kw).reshape(oh, ow, kh * kw)
-    flat = (ry * W + rx).expand(N, C, oh, ow, kh * kw)
-    ind = flat.gather(4, arg.unsqueeze(-1)).squeeze(-1)
+    flat = None
+    for i, pitch in enumerate(_pitches(sp)):
+        shp = [1] * (2 * n_sp)
+        shp[i], shp[n_sp + i] = o[i], ks[i]
+        t = (rows[i] * pitch).reshape(shp)
+        flat = t if flat is None else flat + t
+    flat = flat.reshape(tuple(o) + (K,)).expand((N, C) + tuple(o) + (K,))
+    ind = flat.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
     return (vals.squeeze(0), ind.squeeze(0)) if unb else (vals, ind)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    r = adaptive_max_pool2d(input.unsqueeze(-2), (1,) + _single(output_size), return_indices)
-    if return_indices:
-        return r[0].squeeze(-2), r[1].squeeze(-2)
-    return r.squeeze(-2)
+    _one_int(output_size)
+    return _adaptive_max_pool(input, output_size, return_indices, 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max_pool(input, output_size, return_indices, 3)
 
 
 # ---- normalization ---------------------------------------------------------------------------
@@ -606,14 +755,15 @@ def _bshape(t, ndim):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     nd = input.dim()
-    if nd < 2:
-        raise ValueError(f"expected 2D or 3D input (got {nd}D input)")
-    C = input.shape[1]
     if training:
-        n = input.numel() // C
-        if n <= 1:
+        n = math.prod(input.shape[:1] + input.shape[2:])
+        if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    elif running_mean is None or running_var is None:
+    if nd < 2:  # no channel dim: PyTorch's dim 1 lookup fails, unless there is nothing to normalize
+        if input.numel() == 0:
+            return input.clone()
+        _wrap_dim(1, nd)
+    if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     update = None
     if training and (running_mean is not None or running_var is not None):
@@ -713,6 +863,8 @@ _LayerNorm = _node("NativeLayerNormBackward0", _layer_norm_impl, optional=(2, 3)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     C = input.shape[1]
     if C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
@@ -721,7 +873,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 
 def _group_norm_impl(input, weight, bias, num_groups, eps):
-    x = input.reshape(input.shape[0], num_groups, -1)
+    x = input.reshape(input.shape[0], num_groups, input.numel() // max(input.shape[0] * num_groups, 1))
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, unbiased=False, keepdim=True)
     y = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
@@ -740,6 +892,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     normalized_shape = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) \
         else (int(normalized_shape),)
     n = len(normalized_shape)
+    if n == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if tuple(input.shape[input.dim() - n:]) != normalized_shape or input.dim() < n:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.shape}")
     if eps is None:
         from .. import finfo
         eps = finfo(input.dtype).eps
@@ -823,6 +981,8 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_p(p)
     if not training or p == 0.0:
         return input
+    if p == 1.0:
+        return input * 0.0
     alpha_p = -1.7580993408473766
     keep = (_rand(input.shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
@@ -836,6 +996,8 @@ feature_alpha_dropout = alpha_dropout
 # ---- sparse ----------------------------------------------------------------------------------
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype.is_floating_point:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
@@ -880,22 +1042,48 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ---- resampling ------------------------------------------------------------------------------
-def _interp_scales(in_sizes, size, scale_factor, recompute_scale_factor, n_sp):
+def _f32(x):
+    """x rounded to float32 (PyTorch computes nearest-neighbour source indices in float)."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode):
+    """(output sizes, per-dim scale factors passed to the kernel or None), as F.interpolate computes them."""
+    n_sp = input.dim() - 2
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
+    sfs = None
     if size is not None:
-        out = list(_ntuple(n_sp)(size))
-        if len(out) != n_sp:
-            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
-                             f"spatial dimensions of {list(in_sizes)} and output size of {size}. Please provide "
-                             "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
-                             "format.")
-        return out, [None] * n_sp
-    if scale_factor is None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != n_sp:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            if not all(isinstance(v, int) for v in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(v) for v in size]}")
+            out = [int(v) for v in size]
+        else:
+            out = [int(size)] * n_sp
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != n_sp:
+                raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            sfs = [float(f) for f in scale_factor]
+        else:
+            sfs = [float(scale_factor)] * n_sp
+        out = [int(n * f) for n, f in zip(input.shape[2:], sfs)]
+    else:
         raise ValueError("either size or scale_factor should be defined")
-    sf = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [float(scale_factor)] * n_sp
-    out = [int(math.floor(float(n) * float(f))) for n, f in zip(in_sizes, sf)]
-    return out, ([None] * n_sp if recompute_scale_factor else [float(f) for f in sf])
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor or mode == "area":
+        sfs = None
+    return out, sfs or [None] * n_sp
 
 
 def _src_scale(n_in, n_out, sf, align_corners):
@@ -904,66 +1092,98 @@ def _src_scale(n_in, n_out, sf, align_corners):
     return 1.0 / sf if sf is not None and sf > 0 else n_in / n_out
 
 
-def _linear_matrix(n_in, n_out, sf, align_corners, dtype, device):
+def _cubic1(x, A=-0.75):
+    return ((A + 2) * x - (A + 3)) * x * x + 1
+
+
+def _cubic2(x, A=-0.75):
+    return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+
+
+def _interp_matrix(n_in, n_out, sf, align_corners, cubic, dtype, device):
+    """(n_out, n_in) weights of PyTorch's linear or cubic-convolution (A = -0.75) interpolation along one
+    dim; taps past the border read the border element."""
     scale = _src_scale(n_in, n_out, sf, align_corners)
     rows = []
     for i in range(n_out):
-        if align_corners:
-            src = i * scale
-        else:
-            src = max(scale * (i + 0.5) - 0.5, 0.0)
+        src = i * scale if align_corners else scale * (i + 0.5) - 0.5
+        if not cubic:
+            src = max(src, 0.0)
         i0 = min(int(math.floor(src)), n_in - 1)
-        i1 = min(i0 + 1, n_in - 1)
-        l1 = src - i0
+        t = min(max(src - i0, 0.0), 1.0)
+        if cubic:
+            taps = ((i0 - 1, _cubic2(t + 1)), (i0, _cubic1(t)), (i0 + 1, _cubic1(1 - t)), (i0 + 2, _cubic2(2 - t)))
+        else:
+            taps = ((i0, 1.0 - t), (i0 + 1, t))
         row = [0.0] * n_in
-        row[i0] += 1.0 - l1
-        row[i1] += l1
+        for j, w in taps:
+            row[min(max(j, 0), n_in - 1)] += w
         rows.append(row)
     return _tensor(rows, dtype=dtype, device=device)
 
 
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                             "bicubic | trilinear")
     n_sp = input.dim() - 2
-    if n_sp < 1:
-        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
-                         f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
-                         f"{mode})")
-    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
-                         "bicubic | trilinear")
+    out_sizes, sfs = _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode)
     if antialias:
-        raise NotImplementedError("webtorch: interpolate(antialias=True) is not implemented")
+        if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                             "4-D tensor as input")
+        raise NotImplementedError(f"webtorch: interpolate(mode='{mode}', antialias=True) is not implemented")
+    if mode == "lanczos" and input.dim() == 4:
+        raise ValueError("Lanczos mode does not support align_corners=True" if align_corners else
+                         "Lanczos mode requires antialias=True")
+    want = _INTERP_DIMS.get(mode)
+    if n_sp not in (1, 2, 3) or (mode == "bicubic" and n_sp != 2) or (
+            want is None and mode not in ("nearest", "nearest-exact", "area")):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    if want is not None and want != n_sp:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {want + 2}D input")
     in_sizes = list(input.shape[2:])
-    out_sizes, sfs = _interp_scales(in_sizes, size, scale_factor, recompute_scale_factor, n_sp)
     x = input
     if mode in ("nearest", "nearest-exact"):
-        for i in range(n_sp):
-            n_in, n_out = in_sizes[i], out_sizes[i]
-            if n_in == n_out and sfs[i] in (None, 1.0):
-                continue
-            scale = 1.0 / sfs[i] if sfs[i] is not None else n_in / n_out
-            off = 0.5 if mode == "nearest-exact" else 0.0
-            src = [min(int(math.floor((j + off) * scale)), n_in - 1) for j in range(n_out)]
+        off = 0.5 if mode == "nearest-exact" else 0.0
+        for i, (n_in, n_out) in enumerate(zip(in_sizes, out_sizes)):
+            if mode == "nearest" and n_in == n_out:
+                continue  # as PyTorch: same size copies, whatever the scale factor
+            scale = _f32(1.0 / sfs[i] if sfs[i] is not None and sfs[i] > 0 else n_in / n_out)
+            src = [min(int(math.floor(_f32((j + off) * scale))), n_in - 1) for j in range(n_out)]
             x = _gather_dim(x, 2 + i, _idx(src, x.device))
         return x
     if mode == "area":
-        return {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d}[n_sp](input, out_sizes)
-    want = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
-    if want is None:
-        raise NotImplementedError(f"webtorch: interpolate mode '{mode}' is not implemented")
-    if want != n_sp:
-        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {want + 2}D input")
-    ac = bool(align_corners)
+        return _adaptive_avg_pool(input, out_sizes, n_sp)
     for i in range(n_sp):
-        A = _linear_matrix(in_sizes[i], out_sizes[i], sfs[i], ac, x.dtype, x.device)
-        d = 2 + i
-        x = _la.matmul(A, x.movedim(d, -2)).movedim(-2, d)
+        A = _interp_matrix(in_sizes[i], out_sizes[i], sfs[i], bool(align_corners), mode == "bicubic", x.dtype,
+                           x.device)
+        x = _apply_along(x, A, 2 + i)
     return x
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def pixel_shuffle(input, upscale_factor):
@@ -1024,11 +1244,44 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
     if mask is None:
         return None
+    if mask.dtype is not bool_ and not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+                      "instead.", stacklevel=2)
     if mask.dtype is bool_:
         return _neg_inf_mask(mask, target_type)
-    if not mask.dtype.is_floating_point:
-        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     return mask
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """PyTorch's checks of the inputs' ranks; True when the input is batched."""
+    nd = query.dim()
+    if nd not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {nd}-D query tensor")
+    kind = "batched (3-D)" if nd == 3 else "unbatched (2-D)"
+    if key.dim() != nd or value.dim() != nd:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {nd}-D but found {key.dim()}-D "
+                             f"and {value.dim()}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.dim() != nd - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {nd - 1}-D but found "
+                             f"{key_padding_mask.dim()}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                                 f"{attn_mask.dim()}-D tensor instead")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if nd == 2 and attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+    return nd == 3
 
 
 def _in_projection_packed(q, k, v, w, b=None):
@@ -1055,14 +1308,15 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
                                  v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
                                  is_causal=False):
-    is_batched = query.dim() == 3
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", None, "attn_mask", query.dtype)
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask",
+                                       query.dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
@@ -1076,6 +1330,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
     head_dim = embed_dim // num_heads
     assert head_dim * num_heads == embed_dim, f"embed_dim {embed_dim} not divisible by num_heads {num_heads}"
+    if use_separate_proj_weight and tuple(key.shape[:2]) != tuple(value.shape[:2]):
+        raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}")
+    if not use_separate_proj_weight and tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
     if not use_separate_proj_weight:
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     else:
@@ -1113,6 +1371,11 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = pad(key_padding_mask, (0, 1))
     src_len = k.size(1)
     if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got {key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
         kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1) \
             .reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
@@ -1393,6 +1656,8 @@ def tanhshrink(input):
 
 
 def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, +inf) for input dtype {input.dtype}, but found {lambd}")
     return _pw.where(input > lambd, input - lambd, _pw.where(input < -lambd, input + lambd, input * 0))
 
 
@@ -1406,13 +1671,19 @@ def glu(input, dim=-1):
 
 
 def prelu(input, weight):
-    w = weight
+    if input.dim() == 0 and weight.numel() != 1:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    w = weight.reshape(()) if weight.numel() == 1 else weight
     if weight.numel() != 1 and input.dim() >= 2:
         w = weight.reshape((1, -1) + (1,) * (input.dim() - 2))
     return _pw.where(input > 0, input, input * w)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound")
     if training:
         a = _rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
         return _act(input, inplace, lambda x: _pw.where(x >= 0, x, x * a))
@@ -1529,6 +1800,8 @@ def _smooth_l1_loss_impl(input, target, reduction, beta):
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_sizes(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return _HuberLoss.call(input, target, reduction, delta, weight)
 
 
@@ -1721,6 +1994,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    x1, x2 = _shape.broadcast_tensors(x1, x2)
     w12 = (x1 * x2).sum(dim)
     n1 = (x1 * x1).sum(dim)
     n2 = (x2 * x2).sum(dim)
@@ -1754,6 +2028,8 @@ def pdist(input, p=2):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: expected margin to be greater than 0, got {margin} instead")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -1775,9 +2051,11 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    if var.dim() == input.dim() - 1 or (var.shape[-1] == 1 and input.shape[-1] != 1 and var.dim() == input.dim()):
-        if var.dim() == input.dim() - 1:
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):  # one variance per row: homoscedastic
             var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
     var = var.clamp_min(eps) if not var.requires_grad else var.clamp(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:

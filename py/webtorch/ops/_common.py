@@ -11,6 +11,12 @@ def is_tensor(x):
     return isinstance(x, Tensor)
 
 
+def check_tensor(op, x, name="input", pos=1):
+    """PyTorch's TypeError where an op takes only a Tensor (a Python number included)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
 def wrap_dim(dim, ndim):
     return _wrap_dim(dim, ndim)
 
@@ -141,10 +147,13 @@ def inplace_result(self, result):
     return self
 
 
-def write_out(result, out):
-    """Support for the out= argument."""
+def write_out(result, out, *inputs):
+    """Support for the out= argument; `inputs` may not share out's memory (PyTorch's overlap error)."""
     if out is None:
         return result
+    if any(isinstance(t, Tensor) and t._storage is out._storage for t in inputs):
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
+                           "to a single memory location. Please clone() the tensor before performing the operation.")
     if tuple(out.shape) != tuple(result.shape):
         out.resize_(result.shape)
     check_inplace_dtype(result.dtype, out)

@@ -445,20 +445,23 @@ class Gather(Take):
 
 @torch_function
 def gather(input, dim, index, *, sparse_grad=False, out=None):
-    _check_index_tensor(index, "gather")
+    if not (isinstance(index, Tensor) and index.numel() == 0):  # PyTorch checks no dtype of an empty index
+        _check_index_tensor(index, "gather")
     nd = input.dim()
     d = wrap_dim(dim, nd)
-    if index.dim() != nd and not (nd == 0 and index.dim() <= 1):
+    if index.numel() == 0:  # any shape of empty index: an empty result
+        return write_out(input.reshape(-1)[:0].reshape(index.shape), out)
+    if nd == 0 and index.dim() <= 1:
+        return write_out(gather(input.reshape(1), 0, index.reshape(-1)).reshape(index.shape), out)
+    if index.dim() != nd:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     for k in range(nd):
         if k != d and index.shape[k] > input.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be no "
                                f"larger than self {list(input.shape)} apart from dimension {d}")
-    idx = _check_gather_range(index, input.shape[d] if nd else 1, d)
     coords = [None] * nd
-    if nd:
-        coords[d] = idx
-    return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out)
+    coords[d] = _check_gather_range(index, input.shape[d], d)
+    return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out, input, index)
 
 
 _RANGE_CACHE = weakref.WeakKeyDictionary()   # Storage -> {(view, version): (min, max)}
@@ -517,8 +520,10 @@ class TakeAlongDim(Take):
 @torch_function
 def take_along_dim(input, indices, dim=None):
     if dim is None:
-        return take(input, indices)
+        return take_along_dim(input.reshape(-1), indices.reshape(-1), 0)
     d = wrap_dim(dim, input.dim())
+    from .pointwise import where
+    indices = where(indices < 0, indices + input.shape[d], indices)  # negative indices count from the end
     shape = list(_prims.broadcast_shapes(tuple(s if k != d else 1 for k, s in enumerate(input.shape)),
                                          tuple(s if k != d else 1 for k, s in enumerate(indices.shape))))
     ishape = list(shape)
@@ -529,10 +534,10 @@ def take_along_dim(input, indices, dim=None):
 
 
 @torch_function
-def take(input, index):
+def take(input, index, *, out=None):
     idx = _check_range(index.to(int64), input.numel(), 0,
                        msg=None)
-    return take_flat(input.contiguous() if not input.is_contiguous() else input, idx)
+    return write_out(take_flat(input.contiguous() if not input.is_contiguous() else input, idx), out, input, index)
 
 
 def _scatter_offsets(self, d, index):
@@ -549,8 +554,19 @@ def _src_view(src, index):
         else src
 
 
+def _on_vector(fn, input, dim, index, src, *args, **kwargs):
+    """fn (an op along dim) on a 0-d input: PyTorch treats it as its one-element vector."""
+    wrap_dim(dim, 0)
+    src = src.reshape(-1) if isinstance(src, Tensor) else src
+    return fn(input.reshape(1), 0, index.reshape(-1), src, *args, **kwargs).reshape(())
+
+
 def _scatter(input, dim, index, src, accumulate, name):
     _check_index_tensor(index, name)
+    if isinstance(src, Tensor) and src.dtype is not input.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    if input.dim() == 0:
+        return _on_vector(_scatter, input, dim, index, src, accumulate, name)
     d = wrap_dim(dim, input.dim())
     if index.dim() != input.dim():
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
@@ -622,11 +638,17 @@ def index_select(input, dim, index, *, out=None):
     coords[d] = idx.reshape((idx.numel(),) + (1,) * (nd - d - 1))
     shape = list(input.shape)
     shape[d] = idx.numel()
-    return write_out(take_offsets(input, coords, tuple(shape), node=IndexSelect), out)
+    return write_out(take_offsets(input, coords, tuple(shape), node=IndexSelect), out, input, index)
 
 
 @torch_function
 def index_add(input, dim, index, source, *, alpha=1):
+    if input.dim() == 0:
+        return _on_vector(index_add, input, dim, index, source, alpha=alpha)
+    d = wrap_dim(dim, input.dim())
+    if source.dim() != input.dim() or any(s != t for k, (s, t) in enumerate(zip(source.shape, input.shape)) if k != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     lin = _index_dim_offsets(input, dim, index, source, RuntimeError, "")
     src = source if alpha == 1 else source * alpha
     return index_put_flat(input.contiguous(), lin, src, True).reshape(input.shape)
@@ -654,16 +676,26 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 @torch_function
 def index_copy(input, dim, index, source):
+    if input.dim() == 0:
+        return _on_vector(index_copy, input, dim, index, source)
     lin = _index_dim_offsets(input, dim, index, source, IndexError, "index_copy_(): ")
     return index_put_flat(input.contiguous(), lin, source, False).reshape(input.shape)
 
 
 def index_fill(input, dim, index, value):
+    if input.dim() == 0:
+        return _on_vector(index_fill, input, dim, index, value)
     d = wrap_dim(dim, input.dim())
-    shape = list(input.shape)
-    shape[d] = index.numel()
-    return index_copy(input, d, index, input.new_full(shape, value) if not isinstance(value, Tensor)
-                      else value.expand(shape))
+    n = input.shape[d]
+    from .pointwise import where
+    idx = index.reshape(-1).to(int64)
+    if idx.numel():
+        safe = _guard(idx, 0, n, lambda bad: IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}"))
+        idx = idx if safe is True else safe
+    # a mask of the filled positions along dim (an index may repeat; each position is filled once)
+    hit = index_put_flat(input.new_zeros((n,), dtype=bool_), idx, True, False)
+    r = where(hit.reshape((n,) + (1,) * (input.dim() - d - 1)), value, input)
+    return r if r.dtype is input.dtype else r.to(input.dtype)
 
 
 @torch_function
@@ -694,16 +726,19 @@ def masked_fill_(self, mask, value):
 
 
 def masked_scatter(input, mask, source):
-    nz = nonzero(mask.expand(input.shape).reshape(-1)).reshape(-1)
-    out = input.reshape(-1).clone()
+    if mask.dtype is not bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    shape = _prims.broadcast_shapes(input.shape, mask.shape)
+    nz = nonzero(mask.expand(shape).reshape(-1)).reshape(-1)
+    out = input.expand(shape).reshape(-1).clone()
     out[nz] = source.reshape(-1)[: nz.numel()]
-    return out.reshape(input.shape)
+    return out.reshape(shape)
 
 
 @torch_function
-def masked_select(input, mask):
+def masked_select(input, mask, *, out=None):
     shape = _prims.broadcast_shapes(input.shape, mask.shape)
-    return getitem(input.expand(shape), mask.expand(shape))
+    return write_out(getitem(input.expand(shape), mask.expand(shape)), out, input, mask)
 
 
 @torch_function

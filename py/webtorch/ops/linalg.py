@@ -3,7 +3,7 @@ from .. import _dtype, _prims
 from .._tensor import Tensor, _numel, contiguous_strides
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import recording, write_out, sum_to, composite_op
+from ._common import recording, write_out, sum_to, composite_op, wrap_dim
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -113,7 +113,7 @@ def matmul(input, other, *, out=None):
         return write_out(r.squeeze(-2), out)
     if db == 1 and da >= 3 and recording(a, b) and _foldable(a, b):
         # as PyTorch: fold a's batch into rows, one mv, and an unsafe view back
-        r = mv(a.reshape(-1, a.shape[-1]), b)
+        r = mv(a.reshape(_numel(a.shape[:-1]), a.shape[-1]), b)
         return write_out(_unsafe_view(r, tuple(a.shape[:-1])), out)
     if db == 1:
         r = matmul(a, b.unsqueeze(-1))
@@ -130,7 +130,7 @@ def matmul(input, other, *, out=None):
         if da >= 3 and db == 2 and _foldable(a, b):
             # as PyTorch (nn.Linear on a batch of sequences): a's batch folded into rows, one mm
             # (MmBackward0: a 2-d weight gradient, no batched product to reduce), an unsafe view back
-            r = Mm.apply(a.reshape(-1, a.shape[-1]), b)
+            r = Mm.apply(a.reshape(_numel(a.shape[:-1]), a.shape[-1]), b)
             return write_out(_unsafe_view(r, tuple(a.shape[:-1]) + (b.shape[-1],)), out)
         return write_out(F.apply(a, b), out)
     return write_out(_matmul_kernel(a, b), out)
@@ -322,8 +322,19 @@ def tensordot(a, b, dims=2):
         db = list(range(dims))
     else:
         da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
         da = [d % a.dim() for d in da]
         db = [d % b.dim() for d in db]
+    for x, y in zip(da, db):  # a contracted dim of size 1 broadcasts against the other's
+        sa, sb = a.shape[x], b.shape[y]
+        if sa != sb and 1 not in (sa, sb):
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} in dim {x} and "
+                               f"second has size {sb} in dim {y}")
+        if sa == 1 and sb != 1:
+            a = a.expand(tuple(sb if k == x else s for k, s in enumerate(a.shape)))
+        elif sb == 1 and sa != 1:
+            b = b.expand(tuple(sa if k == y else s for k, s in enumerate(b.shape)))
     fa = [d for d in range(a.dim()) if d not in da]
     fb = [d for d in range(b.dim()) if d not in db]
     K = _numel([a.shape[d] for d in da])
@@ -354,14 +365,28 @@ def diag(input, diagonal=0):
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    return _shape.stack([diag(v, offset) for v in input.reshape(-1, input.shape[-1])]).reshape(
-        tuple(input.shape[:-1]) + (input.shape[-1] + abs(offset),) * 2)
+    nd = input.dim() + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] + abs(offset)
+    out = _shape.stack([diag(v, offset) for v in input.reshape(-1, input.shape[-1])]).reshape(
+        tuple(input.shape[:-1]) + (n, n))
+    return _shape.movedim(out, (-2, -1), (d1, d2))
 
 
 @composite_op("LinalgCrossBackward0")
 def cross(input, other, dim=None):
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if dim is None:
-        dim = next(i for i, s in enumerate(input.shape) if s == 3)
+        dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
+                           f"{other.shape[dim]}")
+    input, other = _shape.broadcast_tensors(input, other)
     a0, a1, a2 = input.unbind(dim)
     b0, b1, b2 = other.unbind(dim)
     return _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)

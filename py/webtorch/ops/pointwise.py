@@ -11,7 +11,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (float_of, sum_to, recording, check_leaf_inplace, inplace_result, write_out,
-                      check_inplace_dtype, name_of, composite_node, composite_op)
+                      check_inplace_dtype, name_of, composite_node, composite_op, check_tensor)
 
 bool_ = _dtype.bool_
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -110,8 +110,10 @@ def _make_unary(op, rule, formula):
     fn = _unary_function(op, formula) if formula is not None else None
 
     def public(input, *, out=None):
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        check_tensor(op, input)
+        if op == "neg" and input.dtype is bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                               "invert a mask, use the `~` or `logical_not()` operator instead.")
         if op == "bitwise_not" and input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
         dt = _unary_dtype(rule, input)
@@ -235,6 +237,11 @@ def _to(t, dt):
 
 
 _OPERAND = (Tensor, bool, int, float)
+# binary ops whose first argument may be a Python number (torch.remainder(2, t)); the others want a Tensor
+# binary ops with no overload for a Python number at all (torch.maximum(t, 2) is a TypeError)
+_TENSOR_OTHER = {"maximum", "minimum", "fmax", "fmin", "atan2", "logical_and", "logical_or", "logical_xor"}
+_SCALAR_SELF = {"mul", "div", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "lshift",
+                "rshift"}
 
 
 def _check_operands(op, input, other):
@@ -260,6 +267,10 @@ def _make_binary(op, rule, ga, gb):
     def public(input, other, *, out=None):
         if not (isinstance(input, _OPERAND) and isinstance(other, _OPERAND)):
             _check_operands(op, input, other)
+        if op not in _SCALAR_SELF:
+            check_tensor(op, input)
+        if op in _TENSOR_OTHER:
+            check_tensor(op, other, "other", 2)
         cdt, odt = _binary_dtypes(op, rule, input, other)
         if int_div and cdt.kind != "f":
             _check_int_div(other)
@@ -440,6 +451,7 @@ class RsubScalar(Rsub):
 @torch_function
 def rsub(input, other, *, alpha=1):
     _check_operands("rsub", input, other)
+    check_tensor("rsub", input)
     cdt = _add_dtype("sub", other, input, alpha)
     if cdt.is_floating_point and recording(input, other):
         return (Rsub if isinstance(other, Tensor) else RsubScalar).apply(input, other, alpha, cdt)
@@ -537,6 +549,8 @@ def _pow_dtype(a, b):
 
 @torch_function
 def pow(input, exponent, *, out=None):
+    if not isinstance(exponent, Tensor):
+        check_tensor("pow", input)
     dt = _pow_dtype(input, exponent)
     if isinstance(input, Tensor) and isinstance(exponent, Tensor):
         r = PowTensor.apply(input, exponent, dt) if dt.is_floating_point and recording(input, exponent) \
@@ -561,6 +575,8 @@ def pow_(self, exponent):
 
 
 def float_power(input, exponent):
+    if not isinstance(exponent, Tensor):
+        check_tensor("float_power", input)
     return pow(input.double() if isinstance(input, Tensor) else input,
                exponent.double() if isinstance(exponent, Tensor) else exponent)
 
@@ -667,10 +683,12 @@ clip, clip_ = clamp, clamp_
 
 
 def clamp_min(input, min):
+    check_tensor("clamp_min", input)
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    check_tensor("clamp_max", input)
     return clamp(input, max=max)
 
 
@@ -679,7 +697,11 @@ def square(input):
 
 
 def _lerp_impl(input, end, weight):
-    return input + weight * (end - input)
+    # PyTorch's formula: from the nearer end, so lerp(a, b, 1) is b even for an infinite a
+    diff = end - input
+    if not isinstance(weight, Tensor):
+        return input + weight * diff if -0.5 < weight < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
 _Lerp = composite_node("LerpBackward0", _lerp_impl)
@@ -712,13 +734,18 @@ def xlogy(input, other):
 
 @composite_op("LogaddexpBackward0")
 def logaddexp(input, other):
+    check_tensor("logaddexp", input)
+    check_tensor("logaddexp", other, "other", 2)
     m = maximum(input, other)
     return m + ((input - m).exp() + (other - m).exp()).log()
 
 
 @composite_op("HypotBackward0")
 def hypot(input, other):
-    return (input * input + other * other).sqrt()
+    check_tensor("hypot", input)
+    check_tensor("hypot", other, "other", 2)
+    r = (input * input + other * other).sqrt()
+    return where(input.isinf() | other.isinf(), math.inf, r)     # hypot(inf, nan) is inf
 
 
 def deg2rad(input):
@@ -741,6 +768,12 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    check_tensor("isclose", input)
+    check_tensor("isclose", other, "other", 2)
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     diff = (input - other).abs()
     close = (input == other) | (diff <= atol + rtol * other.abs())
     if equal_nan:

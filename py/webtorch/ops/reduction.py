@@ -7,7 +7,8 @@ from .. import _dtype, _prims
 from .._tensor import Tensor, _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op
+from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op,
+                      check_tensor)
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -210,9 +211,11 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
             return ProdAll.apply(x)
         return _prims.reduce("prod", x, tuple(range(x.dim())), False, dt)
     d = wrap_dim(dim, x.dim())
+    if x.dim() == 0:  # the product of one value
+        return prod(x)
     if dt.is_floating_point and recording(x):
         return Prod.apply(x, d, keepdim)
-    return _prims.reduce("prod", x, (d,) if x.dim() else (), keepdim, dt)
+    return _prims.reduce("prod", x, (d,), keepdim, dt)
 
 
 # ---- max / min family ------------------------------------------------------------------------------
@@ -294,6 +297,7 @@ def _make_max(op):
     dim_node = MaxDim if op == "max" else MinDim
 
     def public(input, dim=None, keepdim=False, *, out=None):
+        check_tensor(op, input)
         if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
             from .pointwise import maximum, minimum
             return (maximum if op == "max" else minimum)(input, dim)
@@ -453,11 +457,15 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @composite_op("VarMeanBackward0")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):  # var_mean(x, unbiased)
+        unbiased, dim = dim, None
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 @composite_op("StdMeanBackward0")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):  # std_mean(x, unbiased)
+        unbiased, dim = dim, None
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
@@ -561,7 +569,17 @@ class Cumprod(Function):
     def backward(ctx, g):
         x, y = ctx.saved_tensors
         d = ctx.d
-        return (g * y).flip(d).cumsum(d).flip(d) / x, None, None
+        from .pointwise import where
+
+        def rcumsum(t):
+            return t.flip(d).cumsum(d).flip(d)
+        # exact with zeros: before the first zero of a slice dy/dx_i = y_j / x_i; at the first zero,
+        # the products with that one factor left out (cumprod with it set to 1); after it, 0
+        zero = x == 0
+        count = zero.to(x.dtype).cumsum(d)
+        before, first = count == 0, zero & (count == 1)
+        at_first = rcumsum(g * where(first, 1.0, x).cumprod(d))
+        return where(before, rcumsum(g * y) / where(before, x, 1.0), where(first, at_first, 0.0)), None, None
 
 
 def _make_scan(op, node):
@@ -629,8 +647,9 @@ cummin = _make_cum("cummin", Cummin)
 @composite_op("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     d = wrap_dim(dim, input.dim())
-    m = amax(input.detach(), d, keepdim=True)
     from .pointwise import where
+    x = input.detach()
+    m = amax(where(x.isnan(), -math.inf, x), d, keepdim=True)      # a NaN spoils only what follows it
     m = where(m.isinf(), 0.0, m)
     return (input - m).exp().cumsum(d).log() + m
 
@@ -684,8 +703,7 @@ def _softmax_kernel(x, d, log):
             return out
     dt = x.dtype
     m = _prims.reduce("max", x, (d,), True, dt) if x.dim() else x
-    m = _prims.ewise("where", [_prims.ewise("isinf", [m], dt, bool_), 0.0, m], dt, dt)
-    z = _prims.ewise("sub", [x, m], dt, dt)
+    z = _prims.ewise("sub", [x, m], dt, dt)         # a row holding inf: NaN, as in PyTorch
     e = _prims.ewise("exp", [z], dt, dt)
     s = _prims.reduce("sum", e, (d,) if x.dim() else (), True, dt)
     if log:
@@ -774,6 +792,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 def kthvalue(input, k, dim=-1, keepdim=False):
     d = wrap_dim(dim, input.dim())
+    if input.dim() == 0:  # one value along the (implicit) dim
+        v, i = kthvalue(input.reshape(1), k, 0)
+        return return_types.kthvalue(v.reshape(()), i.reshape(()))
     n = input.shape[d] if input.dim() else 1
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
@@ -790,13 +811,13 @@ def median(input, dim=None, keepdim=False):
         v, _ = sort(flat, 0, stable=True)
         return v[(flat.numel() - 1) // 2]
     d = wrap_dim(dim, input.dim())
-    n = input.shape[d]
+    n = input.shape[d] if input.dim() else 1
     r = kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
     return return_types.median(*r)
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    x = input.reshape(-1) if dim is None else input
+    x = input.reshape(-1) if dim is None or input.dim() == 0 else input
     d = 0 if dim is None else wrap_dim(dim, input.dim())
     v = sort(x, d)[0]
     n = v.shape[d]
@@ -807,9 +828,11 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     for qq in qs:
         pos = qq * (n - 1)
         lo, hi = int(math.floor(pos)), int(math.ceil(pos))
+        frac = {"linear": pos - lo, "lower": 0, "higher": 1, "midpoint": 0.5,
+                "nearest": float(round(pos) == hi)}[interpolation]
         a, b = v.select(d, lo), v.select(d, hi)
-        r = a + (b - a) * (pos - lo)
-        outs.append(r.unsqueeze(d) if keepdim else r)
+        r = a if frac == 0 else b if frac == 1 else a + (b - a) * frac
+        outs.append(r.unsqueeze(d) if keepdim and input.dim() else r)
     if isinstance(q, (list, tuple)) or (isinstance(q, Tensor) and q.dim() > 0):
         return _shape.stack(outs, 0)
     return outs[0]
@@ -835,7 +858,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 def bincount(input, weights=None, minlength=0):
     from .._creation import zeros
     n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
-    dt = weights.dtype if weights is not None else int64
+    dt = int64 if weights is None else weights.dtype if weights.dtype is _dtype.float32 else _dtype.float64
     out = zeros(n, dtype=dt, device=input.device)
     return out.index_add(0, input, weights if weights is not None else
                          _prims.ewise("copy", [1], int64, int64, shape=input.shape, device=input.device))

@@ -273,6 +273,8 @@ def permute(input, *dims):
 def transpose(input, dim0, dim1):
     nd = input.dim()
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+    if nd == 0:
+        return _view_apply(Transpose, input, ())
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return _view_apply(Transpose, input, tuple(dims))
@@ -305,8 +307,16 @@ def adjoint(self):
 @torch_function
 def movedim(input, source, destination):
     nd = input.dim()
-    src = [wrap_dim(s, nd) for s in (source if isinstance(source, (list, tuple)) else [source])]
-    dst = [wrap_dim(d, nd) for d in (destination if isinstance(destination, (list, tuple)) else [destination])]
+    src_l = list(source) if isinstance(source, (list, tuple)) else [source]
+    dst_l = list(destination) if isinstance(destination, (list, tuple)) else [destination]
+    if len(src_l) != len(dst_l):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src_l} dims) should contain the "
+                           f"same number of dims as destination ({dst_l} dims)")
+    src = [wrap_dim(s, nd) for s in src_l]
+    dst = [wrap_dim(d, nd) for d in dst_l]
+    for name, given, ds in (("source", src_l, src), ("destination", dst_l, dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
     order = [None] * nd
     for s, d in zip(src, dst):
         order[d] = s
@@ -427,6 +437,8 @@ def narrow(input, dim, start, length):
     d = wrap_dim(dim, nd)
     n = input._shape[d]
     if isinstance(start, Tensor):
+        if start.dim() or start.dtype.kind != "i":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start.item())
     if start < 0:
         start += n
@@ -569,19 +581,23 @@ def chunk(input, chunks, dim=0):
 def tensor_split(input, indices_or_sections, dim=0):
     d = wrap_dim(dim, input.dim())
     n = input._shape[d]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
-        q, r = divmod(n, k)
-        sizes = [q + 1] * r + [q] * (k - r)
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):  # a 0-d tensor is a number of sections, a 1-d one indices
+        if ios.dtype.is_floating_point or ios.dim() > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer dtype and to be "
+                               f"a zero-dimensional or one-dimensional tensor, but got a tensor with dtype "
+                               f"{ios.dtype} and {ios.dim()} dims")
+        ios = ios.tolist()
+    if isinstance(ios, int):
+        if ios <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
+        q, r = divmod(n, ios)
+        sizes = [q + 1] * r + [q] * (ios - r)
+        bounds = [(sum(sizes[:i]), sum(sizes[:i + 1])) for i in range(ios)]
     else:
-        idx = [min(max(i, 0), n) for i in indices_or_sections]
-        bounds = [0] + idx + [n]
-        sizes = [max(0, b - a) for a, b in zip(bounds, bounds[1:])]
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(input, d, start, s))
-        start += s
-    return tuple(out)
+        edges = [0] + list(ios) + [n]
+        bounds = [slice(a, b).indices(n)[:2] for a, b in zip(edges, edges[1:])]
+    return tuple(narrow(input, d, a, max(0, b - a)) for a, b in bounds)
 
 
 # ---- copies ---------------------------------------------------------------------------------------
@@ -771,8 +787,8 @@ def cat(tensors, dim=0, *, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
     if dt.is_floating_point and recording(*full):
-        return write_out(Cat.apply(d, dt, *full), out)
-    return write_out(_cat_kernel(full, d, dt), out)
+        return write_out(Cat.apply(d, dt, *full), out, *tensors)
+    return write_out(_cat_kernel(full, d, dt), out, *tensors)
 
 
 concat = concatenate = cat
@@ -792,12 +808,19 @@ def stack(tensors, dim=0, *, out=None):
     return write_out(Stack.forward(_NullCtx, d, dt, *tensors), out)
 
 
+def _check_nonempty(tensors, name):
+    if len(tensors) == 0:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+
+
 def hstack(tensors):
+    _check_nonempty(tensors, "hstack")
     tensors = [atleast_1d(t) for t in tensors]
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
 def vstack(tensors):
+    _check_nonempty(tensors, "vstack")
     return cat([atleast_2d(t) for t in tensors], 0)
 
 
@@ -805,6 +828,7 @@ row_stack = vstack
 
 
 def dstack(tensors):
+    _check_nonempty(tensors, "dstack")
     return cat([atleast_3d(t) for t in tensors], 2)
 
 
@@ -812,14 +836,29 @@ def column_stack(tensors):
     return hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
 
 
+def _atleast(fn):
+    """atleast_Nd(t) -> a tensor; atleast_Nd(t1, t2, ...) or atleast_Nd([t1, t2]) -> a tuple."""
+    def public(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return fn(tensors[0])
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
+        return tuple(fn(t) for t in tensors)
+    public.__name__ = public.__qualname__ = fn.__name__
+    return public
+
+
+@_atleast
 def atleast_1d(t):
     return t.reshape(1) if t.dim() == 0 else t
 
 
+@_atleast
 def atleast_2d(t):
     return t.reshape(1, -1) if t.dim() < 2 else t
 
 
+@_atleast
 def atleast_3d(t):
     if t.dim() == 0:
         return t.reshape(1, 1, 1)
@@ -852,10 +891,14 @@ def flip(input, dims):
 
 
 def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, [1])
 
 
 def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, [0])
 
 
@@ -902,7 +945,7 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
-def repeat_interleave(input, repeats, dim=None):
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     if dim is None:
         input, dim = input.flatten(), 0
     d = wrap_dim(dim, input.dim())
@@ -914,7 +957,16 @@ def repeat_interleave(input, repeats, dim=None):
         out_shape[d] *= repeats
         return x.expand(shape).reshape(out_shape)
     from .._creation import tensor
-    reps = repeats.tolist() if isinstance(repeats, Tensor) else list(repeats)
+    reps = repeats.reshape(-1).tolist() if isinstance(repeats, Tensor) else list(repeats)
+    if len(reps) == 1:
+        reps = reps * input.shape[d]
+    if len(reps) != input.shape[d]:
+        raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{len(reps)} and input.size({d}) = {input.shape[d]}")
+    if any(r < 0 for r in reps):
+        raise RuntimeError("repeats can not be negative")
+    if output_size is not None and output_size != sum(reps):
+        raise RuntimeError("allocated size does not match required size")
     idx = [i for i, r in enumerate(reps) for _ in range(r)]
     return input.index_select(d, tensor(idx, dtype=int64, device=input.device))
 

@@ -4,6 +4,14 @@ from .sgd import SGD
 from .adam import Adam, AdamW
 from .rmsprop import RMSprop
 from .adagrad import Adagrad
-from . import lr_scheduler
+from .adadelta import Adadelta
+from .adamax import Adamax
+from .nadam import NAdam, RAdam
+from .asgd import ASGD
+from .rprop import Rprop
+from .lbfgs import LBFGS
+from .adafactor import Adafactor
+from . import lr_scheduler, swa_utils
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "ASGD", "Rprop", "LBFGS", "Adafactor", "lr_scheduler", "swa_utils"]

@@ -6,14 +6,25 @@ dispatches listed here and no autograd or argument-checking work. A backend that
 fused optimizer kernel can replace a whole per-parameter update in `functional.py`
 (see `functional.FUSED`) without touching the optimizer classes.
 """
-from .. import _prims
+from .. import _dtype, _prims
 from .._tensor import Tensor
 
 
 def new(op, a, b):
-    """A new tensor op(a, b) (a is a tensor; b a tensor or Python number)."""
-    dt = a.dtype
+    """A new tensor op(a, b) (a or b a tensor, the other a tensor or Python number)."""
+    dt = (a if isinstance(a, Tensor) else b).dtype
     return _prims.ewise(op, [a, b], dt, dt)
+
+
+def cmp(op, a, b):
+    """A new bool tensor op(a, b) for a comparison op ('gt', 'lt', ...)."""
+    return _prims.ewise(op, [a, b], a.dtype, _dtype.bool_)
+
+
+def where(cond, a, b):
+    """A new tensor: a where cond else b (a or b a tensor, the other maybe a number)."""
+    dt = (a if isinstance(a, Tensor) else b).dtype
+    return _prims.ewise("where", [cond, a, b], dt, dt, shape=cond.shape)
 
 
 def unary(op, a):

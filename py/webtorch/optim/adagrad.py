@@ -1,15 +1,14 @@
 """Adagrad, as torch.optim.Adagrad (state is created for every parameter at construction)."""
 from .. import _creation
 from ..autograd import grad_mode
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import Optimizer, _check_fused, _check_lr, _to_scalar
 from . import functional as F
 
 
 class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if not 0.0 <= _to_scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= lr_decay:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
         if not 0.0 <= weight_decay:
@@ -22,6 +21,7 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        _check_fused(fused, differentiable, foreach)
         with grad_mode.no_grad():
             for group in self.param_groups:
                 for p in group["params"]:

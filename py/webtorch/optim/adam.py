@@ -1,6 +1,7 @@
 """Adam and AdamW (decoupled weight decay), as torch.optim.Adam / AdamW."""
 from .. import _creation
-from .optimizer import Optimizer, _to_scalar
+from .._tensor import Tensor
+from .optimizer import Optimizer, _check_adam_args, _check_fused, _check_lr, _to_scalar
 from . import functional as F
 
 
@@ -8,20 +9,24 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if not 0.0 <= _to_scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= _to_scalar(betas[0]) < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= _to_scalar(betas[1]) < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+        _check_lr(lr)
+        _check_adam_args(eps, betas, weight_decay)
+        if not (all(isinstance(b, float) for b in betas) or all(isinstance(b, Tensor) for b in betas)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i, b in enumerate(betas):
+            if isinstance(b, Tensor):
+                if not capturable and foreach:
+                    raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
+                if b.numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(map(_to_scalar, betas))
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        _check_fused(fused, differentiable, foreach)
 
     def __setstate__(self, state):
         super().__setstate__(state)

@@ -6,6 +6,7 @@ device type; a backend with a fused kernel registers it there, e.g.
 `FUSED[("adam", "webgpu")] = my_fused_adam`, and the optimizer classes pick it up.
 """
 from . import _kernels as K
+from .optimizer import f32
 
 FUSED = {}
 
@@ -35,23 +36,36 @@ def sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximiz
     K.add_(p, g, -lr)
 
 
+def _start(p, g, state, weight_decay, maximize, decoupled_lr=None):
+    """What most steps start with: maximize, the step count, weight decay (L2: g + wd * p; with
+    `decoupled_lr`: p *= 1 - lr * wd). Returns (g as used, step)."""
+    if maximize:
+        g = K.unary("neg", g)
+    state["step"] = step = state["step"] + 1
+    if weight_decay != 0:
+        if decoupled_lr is not None:
+            K.inplace("mul", p, 1 - decoupled_lr * weight_decay)
+        else:
+            g = K.add(g, p, weight_decay)
+    return g, step
+
+
+def _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize):
+    """_start, then both Adam moments. Returns (g as used, exp_avg, exp_avg_sq, step)."""
+    g, step = _start(p, g, state, weight_decay, maximize, lr if decoupled_weight_decay else None)
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    K.lerp_(m, g, 1 - beta1)
+    K.inplace("mul", v, beta2)
+    K.addcmul_(v, g, g, 1 - beta2)
+    return g, m, v, step
+
+
 def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay):
     f = _fused("adam", p)
     if f is not None:
         return f(p, g, state, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                  amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
-    if maximize:
-        g = K.unary("neg", g)
-    state["step"] = step = state["step"] + 1
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            K.inplace("mul", p, 1 - lr * weight_decay)
-        else:
-            g = K.add(g, p, weight_decay)
-    m, v = state["exp_avg"], state["exp_avg_sq"]
-    K.lerp_(m, g, 1 - beta1)
-    K.inplace("mul", v, beta2)
-    K.addcmul_(v, g, g, 1 - beta2)
+    g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     step_size = lr / bias_correction1
@@ -70,11 +84,7 @@ def rmsprop(p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, ma
     if f is not None:
         return f(p, g, state, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                  centered=centered, maximize=maximize)
-    if maximize:
-        g = K.unary("neg", g)
-    state["step"] = state["step"] + 1
-    if weight_decay != 0:
-        g = K.add(g, p, weight_decay)
+    g, _ = _start(p, g, state, weight_decay, maximize)
     sq = state["square_avg"]
     K.inplace("mul", sq, alpha)
     K.addcmul_(sq, g, g, 1 - alpha)
@@ -99,11 +109,7 @@ def adagrad(p, g, state, *, lr, lr_decay, weight_decay, eps, maximize):
     f = _fused("adagrad", p)
     if f is not None:
         return f(p, g, state, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps, maximize=maximize)
-    state["step"] = step = state["step"] + 1
-    if maximize:
-        g = K.unary("neg", g)
-    if weight_decay != 0:
-        g = K.add(g, p, weight_decay)
+    g, step = _start(p, g, state, weight_decay, maximize)
     clr = lr / (1 + (step - 1) * lr_decay)
     s = state["sum"]
     K.addcmul_(s, g, g, 1)
@@ -112,4 +118,122 @@ def adagrad(p, g, state, *, lr, lr_decay, weight_decay, eps, maximize):
     K.addcdiv_(p, g, std, -clr)
 
 
-__all__ = ["sgd", "adam", "rmsprop", "adagrad", "FUSED"]
+def adadelta(p, g, state, *, lr, rho, eps, weight_decay, maximize):
+    g, _ = _start(p, g, state, weight_decay, maximize)
+    sq, acc = state["square_avg"], state["acc_delta"]
+    K.inplace("mul", sq, rho)
+    K.addcmul_(sq, g, g, 1 - rho)
+    std = K.new("add", sq, eps)
+    K.unary_("sqrt", std)
+    delta = K.new("add", acc, eps)
+    K.unary_("sqrt", delta)
+    K.inplace("div", delta, std)
+    K.inplace("mul", delta, g)
+    K.inplace("mul", acc, rho)
+    K.addcmul_(acc, delta, delta, 1 - rho)
+    K.add_(p, delta, -lr)
+
+
+def adamax(p, g, state, *, lr, beta1, beta2, eps, weight_decay, maximize):
+    g, step = _start(p, g, state, weight_decay, maximize)
+    m, u = state["exp_avg"], state["exp_inf"]
+    K.lerp_(m, g, 1 - beta1)
+    K.inplace("mul", u, beta2)
+    a = K.unary("abs", g)
+    K.inplace("add", a, eps)
+    K.inplace("maximum", u, a)
+    K.addcdiv_(p, m, u, -lr / (1 - beta1 ** step))
+
+
+def nadam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, momentum_decay, decoupled_weight_decay, maximize):
+    g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
+    bias_correction2 = 1 - beta2 ** step
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+    # PyTorch keeps mu_product in a float32 0-d tensor: round as it does
+    state["mu_product"] = mu_product = f32(state["mu_product"] * f32(mu))
+    denom = K.new("div", v, bias_correction2)
+    K.unary_("sqrt", denom)
+    K.inplace("add", denom, eps)
+    K.addcdiv_(p, g, denom, -lr * (1.0 - mu) / (1.0 - mu_product))
+    K.addcdiv_(p, m, denom, (-lr * mu_next) / (1.0 - mu_product * mu_next))
+
+
+def radam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, decoupled_weight_decay, maximize):
+    g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    update = K.new("mul", K.new("div", m, bias_correction1), lr)
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+    if rho_t > 5.0:
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        denom = K.unary("sqrt", v)
+        K.inplace("add", denom, eps)
+        update = K.new("mul", K.new("mul", update, K.new("div", bias_correction2 ** 0.5, denom)), rect)
+    K.inplace("sub", p, update)
+
+
+def asgd(p, g, state, *, lr, lambd, alpha, t0, weight_decay, maximize):
+    g, step = _start(p, g, state, weight_decay, maximize)
+    eta, mu, ax = state["eta"], state["mu"], state["ax"]
+    K.inplace("mul", p, 1 - lambd * eta)
+    K.add_(p, g, -eta)
+    if mu != 1:
+        d = K.new("sub", p, ax)
+        K.inplace("mul", d, mu)
+        K.inplace("add", ax, d)
+    else:
+        K.copy_(ax, p)
+    # eta and mu live in float32 0-d tensors in PyTorch
+    state["eta"] = f32(lr / ((1 + lambd * lr * step) ** alpha))
+    state["mu"] = f32(1 / max(1, step - t0))
+
+
+def rprop(p, g, state, *, etaminus, etaplus, step_size_min, step_size_max, maximize):
+    if maximize:
+        g = K.unary("neg", g)
+    state["step"] = state["step"] + 1
+    prev, step_size = state["prev"], state["step_size"]
+    sign = K.unary("sign", K.new("mul", g, prev))
+    # etaplus where the gradient kept its sign, etaminus where it flipped, 1 where either was 0
+    # (sign + 1), NaN where the product is NaN
+    factor = K.where(K.cmp("gt", sign, 0), etaplus,
+                     K.where(K.cmp("lt", sign, 0), etaminus, K.new("add", sign, 1)))
+    K.inplace("mul", step_size, factor)
+    K.inplace("maximum", step_size, step_size_min)
+    K.inplace("minimum", step_size, step_size_max)
+    g = K.where(K.cmp("lt", sign, 0), 0, g)
+    K.inplace("sub", p, K.new("mul", K.unary("sign", g), step_size))
+    K.copy_(prev, g)
+
+
+def adafactor(p, g, state, *, lr, beta2_decay, eps1, eps2, d, weight_decay, maximize):
+    """PyTorch's Adafactor. Its two norms that PyTorch reads back to the host (the relative step
+    size and the update clipping) stay on the device here as 0-d tensors."""
+    if maximize:
+        g = -g
+    state["step"] = step = state["step"] + 1
+    one_minus_beta2_t = step ** beta2_decay
+    rho_t = min(lr, 1 / (step ** 0.5))
+    alpha = (p.norm(2) / (p.numel() ** 0.5)).clamp_(min=eps2).mul_(rho_t)
+    if weight_decay != 0:
+        K.inplace("mul", p, 1 - lr * weight_decay)
+    if g.dim() > 1:
+        row_var, col_var = state["row_var"], state["col_var"]
+        K.lerp_(row_var, g.norm(dim=-1, keepdim=True).square().div_(g.size(-1)), one_minus_beta2_t)
+        K.lerp_(col_var, g.norm(dim=-2, keepdim=True).square().div_(g.size(-2)), one_minus_beta2_t)
+        var_estimate = row_var @ col_var
+        var_estimate.div_(row_var.mean(dim=-2, keepdim=True).clamp_(min=eps1))
+    else:
+        variance = state["variance"]
+        K.lerp_(variance, K.new("mul", g, g), one_minus_beta2_t)
+        var_estimate = variance.clone()
+    update = var_estimate.clamp_(min=eps1 * eps1).rsqrt_()
+    update.mul_(g)
+    denom = (update.norm(2) / ((update.numel() ** 0.5) * d)).clamp_(min=1.0)
+    K.inplace("sub", p, update.mul_(alpha.div_(denom)))
+
+
+__all__ = ["sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "adafactor",
+           "FUSED"]

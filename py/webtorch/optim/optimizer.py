@@ -10,9 +10,10 @@ float32 cpu tensor as PyTorch does.
 """
 import copy
 import itertools
+import struct
 from collections import OrderedDict, defaultdict
 
-from .. import _dtype
+from .. import _creation, _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..utils.hooks import RemovableHandle
@@ -25,7 +26,6 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 
-_STEP_KEYS = ("step",)
 
 
 def _to_scalar(x):
@@ -34,8 +34,47 @@ def _to_scalar(x):
     return x
 
 
+def f32(x):
+    """x rounded to float32, as PyTorch stores a Python float in a float32 tensor."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= _to_scalar(lr):
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_fused(fused, differentiable, foreach):
+    """PyTorch's checks on `fused` (the step is the same computation either way here)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _check_adam_args(eps, betas, weight_decay):
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= _to_scalar(betas[0]) < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= _to_scalar(betas[1]) < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 class Optimizer:
+    # state entries PyTorch keeps in 0-d float32 tensors; here Python floats (no device round trip
+    # per step; `f32` rounds them as PyTorch's tensors do where they are not integers)
+    _scalar_state = ("step",)
+
     def __init__(self, params, defaults):
+        if defaults.get("differentiable"):
+            raise NotImplementedError(f"{type(self).__name__}(differentiable=True) is not supported by webtorch: "
+                                      "its optimizer steps are not recorded by autograd")
         self.defaults = defaults
         self._optimizer_step_pre_hooks = OrderedDict()
         self._optimizer_step_post_hooks = OrderedDict()
@@ -131,36 +170,85 @@ class Optimizer:
 
     # ---- stepping -----------------------------------------------------------------------
     def step(self, closure=None):
+        return self._hooked(self._step, closure)
+
+    def _hooked(self, step, closure):
+        """Run `step(closure)` between the registered step pre- and post-hooks; they see
+        `(self, closure)` as args, and a pre-hook may return new `(args, kwargs)`, as in PyTorch."""
+        args, kwargs = (self,) + ((closure,) if closure is not None else ()), {}
+        for hook in list(self._optimizer_step_pre_hooks.values()):
+            r = hook(self, args, kwargs)
+            if r is not None:
+                if not (isinstance(r, tuple) and len(r) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {r}.")
+                args, kwargs = r
+        loss = step(*args[1:], **kwargs)
+        for hook in list(self._optimizer_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return loss
+
+    def _step(self, closure=None):
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():
                 loss = closure()
-        for hook in list(self._optimizer_step_pre_hooks.values()):
-            r = hook(self, (), {})
-            if r is not None:
-                raise RuntimeError("optimizer step pre hooks may not change arguments in webtorch")
         with grad_mode.no_grad():
             for group in self.param_groups:
                 self._step_group(group)
-        for hook in list(self._optimizer_step_post_hooks.values()):
-            hook(self, (), {})
         return loss
 
     def _step_group(self, group):
         raise NotImplementedError
 
-    def register_step_pre_hook(self, hook):
-        h = RemovableHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[h.id] = hook
+    def _with_grad(self, group):
+        """(param, its state) for each parameter of the group that has a gradient."""
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, self.state[p]
+
+    def _register(self, name, hook, prepend=False):
+        hooks = self.__dict__.setdefault(name, OrderedDict())
+        h = RemovableHandle(hooks)
+        hooks[h.id] = hook
+        if prepend:
+            hooks.move_to_end(h.id, last=False)
         return h
 
+    def _run_hooks(self, name, state_dict=None):
+        """Call the hooks registered under `name`; a hook given a state dict may return a new one."""
+        for hook in list(self.__dict__.get(name, {}).values()):
+            if state_dict is None:
+                hook(self)
+            else:
+                r = hook(self, state_dict)
+                state_dict = state_dict if r is None else r
+        return state_dict
+
+    def register_step_pre_hook(self, hook):
+        return self._register("_optimizer_step_pre_hooks", hook)
+
     def register_step_post_hook(self, hook):
-        h = RemovableHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[h.id] = hook
-        return h
+        return self._register("_optimizer_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) runs before state_dict() builds the dict."""
+        return self._register("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> a replacement state dict or None, after state_dict()."""
+        return self._register("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> a replacement state dict or None, before loading."""
+        return self._register("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) runs after load_state_dict()."""
+        return self._register("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     # ---- state dicts --------------------------------------------------------------------
     def state_dict(self):
+        self._run_hooks("_optimizer_state_dict_pre_hooks")
         mapping = {}
         start = 0
         groups = []
@@ -174,11 +262,16 @@ class Optimizer:
         state = {}
         for k, v in self.state.items():
             key = mapping[id(k)] if isinstance(k, Tensor) else k
-            state[key] = _export_state(v) if isinstance(v, dict) else v
-        return {"state": state, "param_groups": groups}
+            state[key] = self._export_state(v) if isinstance(v, dict) else v
+        return self._run_hooks("_optimizer_state_dict_post_hooks", {"state": state, "param_groups": groups})
+
+    def _export_state(self, st):
+        scalar = self._scalar_state
+        return {k: _creation.tensor(float(v), dtype=_dtype.float32) if k in scalar and not isinstance(v, Tensor) else v
+                for k, v in st.items()}
 
     def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
+        state_dict = self._run_hooks("_optimizer_load_state_dict_pre_hooks", dict(state_dict))
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -194,7 +287,7 @@ class Optimizer:
                 k = int(k)
             if k in id_map:
                 param = id_map[k]
-                state[param] = {sk: _import_value(param, sk, sv) for sk, sv in v.items()}
+                state[param] = {sk: _import_value(param, sk, sv, self._scalar_state) for sk, sv in v.items()}
             else:
                 state[k] = v
         new_groups = []
@@ -206,21 +299,20 @@ class Optimizer:
                 ng["betas"] = tuple(ng["betas"])
             new_groups.append(ng)
         self.__setstate__({"state": state, "param_groups": new_groups})
+        self._run_hooks("_optimizer_load_state_dict_post_hooks")
 
 
-def _export_state(st):
-    out = {}
-    for k, v in st.items():
-        if k in _STEP_KEYS and not isinstance(v, Tensor):
-            from .._creation import tensor
-            v = tensor(float(v), dtype=_dtype.float32)
-        out[k] = v
-    return out
-
-
-def _import_value(param, key, value):
-    if key in _STEP_KEYS:
-        return float(value.item() if isinstance(value, Tensor) else value)
+def _import_value(param, key, value, scalar_keys=()):
+    """A loaded state entry as this optimizer keeps it: scalars as floats, tensors (webtorch's,
+    or PyTorch's / numpy's) on the parameter's device and, if floating, in its dtype."""
+    if key in scalar_keys:
+        return float(value.item() if hasattr(value, "item") else value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_import_value(param, None, v) for v in value)
+    if not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "tolist"):
+        if hasattr(value, "detach"):
+            value = value.detach().cpu()
+        value = _creation.tensor(value.tolist(), dtype=_dtype.BY_NAME.get(str(value.dtype).replace("torch.", "")))
     if isinstance(value, Tensor):
         dt = param.dtype if param.is_floating_point() else value.dtype
         with grad_mode.no_grad():

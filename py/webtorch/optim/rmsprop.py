@@ -1,14 +1,13 @@
 """RMSprop, as torch.optim.RMSprop."""
 from .. import _creation
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import Optimizer, _check_lr, _to_scalar
 from . import functional as F
 
 
 class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        if not 0.0 <= _to_scalar(lr):
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= momentum:

@@ -1,14 +1,12 @@
 """Stochastic gradient descent (optionally with momentum / Nesterov), as torch.optim.SGD."""
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import Optimizer, _check_fused, _check_lr, _to_scalar
 from . import functional as F
 
 
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
-        if isinstance(lr, float) or isinstance(lr, int):
-            if lr < 0.0:
-                raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
@@ -19,6 +17,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        _check_fused(fused, differentiable, foreach)
 
     def __setstate__(self, state):
         super().__setstate__(state)

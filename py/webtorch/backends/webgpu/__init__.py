@@ -59,14 +59,16 @@ def adapter_info():
 
 def counters():
     """Counters that prove batching and caching: dispatches, submits, pipelines compiled,
-    allocator buffers created / reused, bytes allocated / cached / reserved."""
+    allocator buffers created / reused, bytes allocated / cached / reserved, and the GPU
+    buffers alive (handed out) and pooled (free, cached for reuse)."""
     b = get_backend()
     b.fusion.flush()
     a = b.alloc
     return {"dispatches": b.driver.dispatches, "submits": b.driver.submits,
             "pipelines": b.pipelines_compiled, "buffers_created": a.creates, "buffers_reused": a.reuses,
             "allocated_bytes": a.allocated_bytes, "cached_bytes": a.cached_bytes,
-            "reserved_bytes": a.reserved_bytes}
+            "reserved_bytes": a.reserved_bytes, "live_buffers": len(a.live),
+            "pooled_buffers": sum(len(v) for v in a.pool.values())}
 
 
 def dispatch_count():

@@ -11,7 +11,14 @@ Runs over any `Driver` (native wgpu-py or the browser's navigator.gpu). Pieces:
   parameter words, so strided, broadcast and offset views run without copies.
 
 Storage: float32 -> f32, float16 -> f16 (needs 'shader-f16'), int32 -> i32, int64 -> i32
-(values must fit in int32), bool and uint8 -> one u32 per element. float16 computes in f32.
+(values must fit in int32: uploads are range-checked, and every kernel whose int64 result can
+leave the range sets a device flag that the next sync reads and raises, see I64_WGSL), bool
+and uint8 -> one u32 per element. float16 computes in f32. Kernels count and index elements
+with 32-bit words (pack_words raises past them).
+
+NaN/inf: WGSL lets compilers assume finite floats, and lavapipe folds `x - x` or
+`(x + y) - y`; the fused kernels hide the second operand of each float op behind an opaque
+identity (lazy.py), and the prelude's helpers test NaN/inf by their bits.
 """
 import math
 import os
@@ -78,11 +85,18 @@ def load(expr, dt):
     return f"f32({expr})" if dt == "float16" else expr
 
 
+def _nonzero(v, ct):
+    """v != 0 that is true for NaN (naga compiles a float `!=` to an ordered compare)"""
+    return f"!(({v}) == 0.0)" if ct == "f32" else f"(({v}) != {ZERO[ct]})"
+
+
 def conv(v, src, dst):
     """value of CT[src] -> CT[dst] with PyTorch conversion semantics"""
     cs, cd = CT[src], CT[dst]
+    if dst == "int64" and cs == "f32":
+        return f"i64_f2i({v})"
     if dst == "bool":
-        return v if src == "bool" else f"select(0u, 1u, ({v}) != {ZERO[cs]})"
+        return v if src == "bool" else f"select(0u, 1u, {_nonzero(v, cs)})"
     if dst == "uint8":
         if src in ("bool", "uint8"):
             return v
@@ -108,7 +122,7 @@ _F_UN = {
     "exp2": "exp2({0})", "expm1": "wexpm1({0})", "log": "log({0})", "log2": "log2({0})",
     "log10": "(log2({0}) * 0.3010299956639812)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
     "rsqrt": "(1.0 / sqrt({0}))", "reciprocal": "(1.0 / {0})", "sin": "sin({0})", "cos": "cos({0})",
-    "tan": "tan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "atan({0})",
+    "tan": "tan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
     "sinh": "wsinh({0})", "cosh": "wcosh({0})", "tanh": "wtanh({0})", "asinh": "wasinh({0})",
     "acosh": "wacosh({0})", "atanh": "watanh({0})", "sigmoid": "wsigmoid({0})", "erf": "werf({0})",
     "erfc": "werfc({0})", "erfinv": "werfinv({0})", "floor": "floor({0})", "ceil": "ceil({0})",
@@ -154,17 +168,69 @@ _U_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
           "rshift": "ushr({0}, {1})"}
 
 
+# int64 lives in an i32: the ops that can leave its range flag the overflow (I64_WGSL)
+_L_OPS = {"add": "i64_add({0}, {1})", "sub": "i64_sub({0}, {1})", "mul": "i64_mul({0}, {1})",
+          "neg": "i64_sub(0, {0})", "abs": "i64_abs({0})", "pow": "i64_pow({0}, {1})",
+          "div": "i64_div({0}, {1})", "floor_divide": "i64_floordiv({0}, {1})",
+          "lshift": "i64_shl({0}, {1})"}
+
+I64_WGSL = """
+// int64 stored as i32 (webgpu): a result outside the i32 range sets i64_flag[0], which the
+// backend reads at the next sync and raises (backend.py, `_i64_fail`)
+fn i64_ovf() { i64_flag[0] = 1u; }
+fn i64_add(a: i32, b: i32) -> i32 { let r = a + b; if (((a ^ r) & (b ^ r)) < 0) { i64_ovf(); } return r; }
+fn i64_sub(a: i32, b: i32) -> i32 { let r = a - b; if (((a ^ b) & (a ^ r)) < 0) { i64_ovf(); } return r; }
+fn i64_mul(a: i32, b: i32) -> i32 {
+  let r = a * b;
+  if (a != 0 && (r / a != b || (a == -1 && b == (-2147483647 - 1)))) { i64_ovf(); }
+  return r;
+}
+fn i64_abs(a: i32) -> i32 { if (a == (-2147483647 - 1)) { i64_ovf(); } return abs(a); }
+fn i64_pow(a: i32, b: i32) -> i32 {
+  if (b < 0) { if (a == 1) { return 1; } if (a == -1) { return select(-1, 1, (b & 1) == 0); } return 0; }
+  var e = u32(b); var base = a; var r = 1;
+  loop { if ((e & 1u) != 0u) { r = i64_mul(r, base); } e = e >> 1u; if (e == 0u) { break; } base = i64_mul(base, base); }
+  return r;
+}
+fn i64_div(a: i32, b: i32) -> i32 {
+  if (b == -1 && a == (-2147483647 - 1)) { i64_ovf(); }
+  return select(a / b, 0, b == 0);
+}
+fn i64_floordiv(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  let q = i64_div(a, b);
+  return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
+}
+fn i64_shl(a: i32, b: i32) -> i32 {
+  if (a == 0 || b < 0 || b >= 64) { return 0; }
+  if (b >= 32) { i64_ovf(); return 0; }
+  let r = a << u32(b);
+  if ((r >> u32(b)) != a) { i64_ovf(); }
+  return r;
+}
+fn i64_f2i(v: f32) -> i32 {   // by bits: NaN and +-inf flag too (compilers may assume finite)
+  let u = bitcast<u32>(v);
+  if ((u & 0x7fffffffu) >= 0x4f000000u && u != 0xcf000000u) { i64_ovf(); }
+  return i32(v);
+}
+"""
+I64_MSG = ("int64 overflow on webgpu: WebGPU stores int64 as 32-bit integers and a result left the "
+           "range [-2147483648, 2147483647]; compute on cpu (x.cpu()) where int64 values need 64 bits")
+_P_DECL = re.compile(r"@group\(0\) @binding\((\d+)\) var<storage, read> P: array<u32>;")
+
+
 def ewise_expr(op, cdtype, args):
     """WGSL expression for `op` in compute dtype `cdtype` -> (expr, result dtype)."""
     ct = CT[cdtype]
-    z = ZERO[ct]
+    if cdtype == "int64" and op in _L_OPS:
+        return _L_OPS[op].format(*args), cdtype
     if op == "where":
         return f"select({args[2]}, {args[1]}, {args[0]} != 0u)", cdtype
     if op in _CMP:
         return f"select(0u, 1u, {_CMP[op].format(*args)})", "bool"
     if op in ("logical_and", "logical_or", "logical_xor"):
         j = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[op]
-        return f"select(0u, 1u, ({args[0]} != {z}) {j} ({args[1]} != {z}))", "bool"
+        return f"select(0u, 1u, {_nonzero(args[0], ct)} {j} {_nonzero(args[1], ct)})", "bool"
     un, unb, bi = {"f32": (_F_UN, _F_UN_B, _F_BIN), "i32": (_I_UN, _I_UN_B, _I_BIN),
                    "u32": (_U_UN, _U_UN_B, _U_BIN)}[ct]
     if cdtype == "bool" and op == "bitwise_not":
@@ -270,8 +336,22 @@ def scalar_bits(x, dt):
     return v & MASK
 
 
+def _count_error(n):
+    return RuntimeError(
+        f"webgpu: a kernel count or index is {n}, out of 32-bit range: WebGPU kernels count and "
+        f"index elements with 32-bit integers, so an op over 2**32 or more elements (2**31 for "
+        f"argmax/argmin; e.g. a sum of a large expanded view) is not supported; compute it on "
+        f"cpu or in chunks")
+
+
 def pack_words(words):
-    return struct.pack(f"<{len(words)}I", *[w & MASK for w in words])
+    try:
+        return struct.pack(f"<{len(words)}I", *words)
+    except struct.error:
+        big = [w for w in words if not -2**31 <= w <= MASK]
+        if big:
+            raise _count_error(big[0]) from None
+        return struct.pack(f"<{len(words)}I", *[w & MASK for w in words])
 
 
 def _next_pow2(n):
@@ -402,14 +482,36 @@ class WebGPUBackend(Backend):
         from .lazy import Fusion       # lazy element-wise fusion (wraps the driver's calls)
         self.fusion = Fusion(self)
         self._checks = []       # pending device-side checks: (view, keep-alive, fail)
+        self._i64_pipes = set()  # id() of pipelines that flag int64 overflow (bind i64_flag)
+        self._i64_flag = None    # GPUBuffer: 1 u32, set by a kernel on int64 overflow
+        self._i64_armed = False  # a flagging kernel ran since the flag was last read
 
     # ---- plumbing ---------------------------------------------------------------------
     def pipeline(self, src):
         p = self._pipes.get(src)
         if p is None:
-            p = self._pipes[src] = self.driver.create_pipeline(src, "main")
+            code = src
+            i64 = "i64_" in src
+            if i64:     # bind the overflow flag just before P (P moves up one binding)
+                m = _P_DECL.search(src)
+                n = int(m.group(1))
+                code = (f"{src[:m.start()]}@group(0) @binding({n}) var<storage, read_write> i64_flag: "
+                       f"array<u32>;\n@group(0) @binding({n + 1}) var<storage, read> P: array<u32>;\n"
+                       f"{I64_WGSL}{src[m.end():]}")
+            p = self._pipes[src] = self.driver.create_pipeline(code, "main")
+            if i64:
+                self._i64_pipes.add(id(p))
             self.pipelines_compiled += 1
         return p
+
+    def _bind(self, pipe, handles):
+        """the buffer handles of a dispatch, plus the int64 overflow flag where the kernel sets it"""
+        if id(pipe) in self._i64_pipes:
+            if self._i64_flag is None:
+                self._i64_flag = self.from_flat([0], "int32")
+            self._i64_armed = True
+            handles = handles + [self._i64_flag.handle]
+        return handles
 
     def grid(self, ngroups):
         m = self.max_wg
@@ -421,7 +523,7 @@ class WebGPUBackend(Backend):
         return (m, m, -(-y // m))
 
     def run(self, pipe, bufs, words, ngroups):
-        self.driver.dispatch(pipe, [b.handle if isinstance(b, GPUBuffer) else b for b in bufs],
+        self.driver.dispatch(pipe, self._bind(pipe, [b.handle if isinstance(b, GPUBuffer) else b for b in bufs]),
                              pack_words(words), self.grid(ngroups))
 
     def _check_dtype(self, dtype):
@@ -511,6 +613,7 @@ class WebGPUBackend(Backend):
         start = off * it
         a0 = start & ~3
         end = (start + n * it + 3) & ~3
+        self._check_i64()
         if self._checks:
             raw = self._read_checked(src, a0, end - a0)
         else:
@@ -526,7 +629,7 @@ class WebGPUBackend(Backend):
     CHECKS_MAX = 256      # resolved early (one wait) beyond this many pending checks
 
     ASYNC_NOTE = ("\n(webgpu: detected asynchronously at this synchronization point; index bounds "
-                  "are checked on the device and reported at the next item()/tolist()/numpy()/"
+                  "and int64 overflow are checked on the device and reported at the next item()/tolist()/numpy()/"
                   "cpu()/print/bool()/synchronize(), so the failing op was queued before this call)")
 
     def defer_check(self, view, keep, fail):
@@ -537,6 +640,19 @@ class WebGPUBackend(Backend):
         self._checks.append((view, keep, fail))
         if len(self._checks) >= self.CHECKS_MAX:
             self._read_checked(None, 0, 0)
+
+    def _check_i64(self):
+        """a kernel that flags int64 overflow ran: read the flag with the next wait"""
+        self.fusion.flush()
+        if self._i64_armed:
+            self._i64_armed = False
+            self._checks.append((View(self._i64_flag, (1,), (1,), 0, "int32"), None, self._i64_fail))
+
+    def _i64_fail(self, vals):
+        if vals[0]:
+            self.driver.write_buffer(self._i64_flag.handle, 0, bytes(4))
+            return RuntimeError(I64_MSG)
+        return None
 
     def _read_checked(self, src, a0, size):
         """`size` bytes of buffer src from byte a0, read together with every pending check's
@@ -592,6 +708,7 @@ class WebGPUBackend(Backend):
         return a.reshape(view.shape)
 
     def synchronize(self):
+        self._check_i64()
         if self._checks:      # the read waits for all submitted work
             self._read_checked(None, 0, 0)
             return
@@ -675,6 +792,8 @@ class WebGPUBackend(Backend):
         n_inner = prod(inner)
         accdt = {"sum": out.dtype, "prod": out.dtype, "any": "bool", "all": "bool"}.get(op, inp.dtype)
         arg = op in ("argmax", "argmin")
+        if arg and n_inner > 2**31:               # the index of the last element would not fit
+            raise _count_error(n_inner - 1)
         if n_inner > 8192 and n_out < 256:       # multi-pass: chunks -> temp -> final
             chunk = max(2048, -(-n_inner // 2048))
             nch = -(-n_inner // chunk)
@@ -775,7 +894,9 @@ class WebGPUBackend(Backend):
             better = f"{nan}  if (bv {cmp} av) {{ return true; }}\n  return bv == av && bi < ai;"
         else:
             better = "  return false;"
-        combine = {"sum": "a + b", "prod": "a * b", "any": "a | b", "all": "a & b",
+        combine = {"sum": ewise_expr("add", accdt, "ab")[0] if act != "f32" else "a + b",
+                   "prod": ewise_expr("mul", accdt, "ab")[0] if act != "f32" else "a * b",
+                   "any": "a | b", "all": "a & b",
                    "max": "wmaximum(a, b)" if act == "f32" else "max(a, b)",
                    "min": "wminimum(a, b)" if act == "f32" else "min(a, b)"}.get(op, "a")
         lo = {"f32": "-winf()", "i32": "(-2147483647 - 1)", "u32": "0u"}[act]
@@ -850,7 +971,9 @@ class WebGPUBackend(Backend):
             takeb = "  return true;"
             step = "        nv = comb(pv, nv);"
             cin = "      v = comb(carry, v);"
-        combine = {"cumsum": "a + b", "cumprod": "a * b", "logcumsumexp": "wlogaddexp(a, b)"}.get(op, "b")
+        combine = {"cumsum": ewise_expr("add", accdt, "ab")[0] if act != "f32" else "a + b",
+                   "cumprod": ewise_expr("mul", accdt, "ab")[0] if act != "f32" else "a * b",
+                   "logcumsumexp": "wlogaddexp(a, b)"}.get(op, "b")
         lo = {"f32": "-winf()", "i32": "(-2147483647 - 1)", "u32": "0u"}[act]
         hi = {"f32": "winf()", "i32": "2147483647", "u32": "0xffffffffu"}[act]
         ident = {"cumsum": ZERO[act], "cumprod": ONE[act], "cummax": lo, "cummin": hi,
@@ -1016,6 +1139,8 @@ class WebGPUBackend(Backend):
                 body.append("  atomic_add_u8(k, v);")
             elif ddt == "bool":
                 body.append("  if (v != 0u) { atomicOr(&dst[k], 1u); }")
+            elif ddt == "int64":     # the sum as it was before this add: flag an overflow
+                body.append(f"  _ = {_L_OPS['add'].format('bitcast<i32>(atomicAdd(&dst[k], bitcast<u32>(v)))', 'v')};")
             else:
                 body.append("  atomicAdd(&dst[k], bitcast<u32>(v));")
         return fill("ewise.wgsl", ENABLE=self.enable(ddt, vdt), PRELUDE="",
@@ -1028,6 +1153,8 @@ class WebGPUBackend(Backend):
         if n == 0:
             return
         dt = out.dtype
+        if dt == "int64":
+            scalar_bits(start + step * (n - 1), dt)      # the last value must fit too
         key = ("arange", dt)
         pipe = self._memo.get(key)
         if pipe is None:
@@ -1152,7 +1279,8 @@ class WebGPUBackend(Backend):
             src = fill("matmul_tiled.wgsl", ENABLE=self.enable(a.dtype, b.dtype, out.dtype), OS=ST[out.dtype],
                        AS=ST[a.dtype], BS=ST[b.dtype], CT=CT[cd], BM=64, BN=64, BK=16,
                        ALOAD=conv(load("x", a.dtype), a.dtype, cd), BLOAD=conv(load("x", b.dtype), b.dtype, cd),
-                       OSTORE=store(conv(norm("v", cd), cd, out.dtype), out.dtype))
+                       OSTORE=store(conv(norm("v", cd), cd, out.dtype), out.dtype),
+                       MAC=ewise_expr("add", cd, ["acc[r][c]", ewise_expr("mul", cd, ["a[r]", "b[c]"])[0]])[0])
             pipe = self._memo[key] = self.pipeline(_alias_b(src) if same else src)
         gx, gy = -(-N // 64), -(-M // 64)
         for b0 in range(0, B, self.max_wg):
@@ -1161,7 +1289,7 @@ class WebGPUBackend(Backend):
                      b.offset, b.strides[0], b.strides[1], b.strides[2],
                      out.offset, out.strides[0], out.strides[1], out.strides[2]]
             bufs = [out.buf.handle, a.buf.handle] + ([] if same else [b.buf.handle])
-            self.driver.dispatch(pipe, bufs, pack_words(words), (gx, gy, nb))
+            self.driver.dispatch(pipe, self._bind(pipe, bufs), pack_words(words), (gx, gy, nb))
 
 
 def _mm_reg_src(TM, TN, WX, WY, la, lb, vout):

@@ -251,6 +251,7 @@ class Fusion:
             for v, st in zip(used_leaves, sts):
                 words += [v.offset, *st]
             words += words_sc
+            words.append(0)                       # the zero word of _source's opaque uses
             be.run(pipe, bufs, words, -(-n // WG))
             self.kernels += 1
         finally:
@@ -271,18 +272,25 @@ class Fusion:
         for li, (v, j) in enumerate(zip(leaves, lbind)):
             body.append(f"  let l{li} = {load(f'x{j}[o{li}]', v.dtype)};")
         sc = 1 + R + nl * (1 + R)
+        zero = sc + sum(1 for _, _, _, ad in descs for a in ad if a[0] == "s")
         dts = []
+        uses = 0
         for i, (op, cdtype, odt, ad) in enumerate(descs):
             args = []
             for k, a in enumerate(ad):
                 want = "bool" if (op == "where" and k == 0) else cdtype
-                if a[0] == "l":
-                    args.append(conv(f"l{a[1]}", leaves[a[1]].dtype, want))
-                elif a[0] == "n":
-                    args.append(conv(f"v{a[1]}", dts[a[1]], want))
-                else:
+                if a[0] == "s":
                     args.append(f"bitcast<{CT[want]}>(P[{sc}u])" if CT[want] != "u32" else f"P[{sc}u]")
                     sc += 1
+                    continue
+                v = conv(f"l{a[1]}", leaves[a[1]].dtype, want) if a[0] == "l" else conv(f"v{a[1]}", dts[a[1]], want)
+                if k and CT[want] == "f32":
+                    # Shader compilers assume finite floats (WGSL allows it) and fold x - x,
+                    # x + (-x) and (x + y) - y; a value the compiler cannot see through (a
+                    # runtime zero word masked by a constant distinct per use) keeps NaN/inf
+                    uses += 1
+                    v = f"bitcast<f32>(bitcast<u32>({v}) ^ (P[{zero}u] & {uses}u))"
+                args.append(v)
             expr, rdt = ewise_expr(op, cdtype, args)
             v = conv(expr, rdt, odt)
             if odt == "float16":                 # as if stored to f16 and loaded back
@@ -292,6 +300,6 @@ class Fusion:
         for k, (i, dt) in enumerate(zip(out_nodes, out_dts)):
             body.append(f"  y{k}[i] = {store(f'v{i}', dt)};")
         names = [(f"o{li}", contig[li]) for li in range(nl)]
-        alldt = list(out_dts) + [v.dtype for v in leaves]
+        alldt = list(out_dts) + [v.dtype for v in leaves] + dts
         return fill("ewise.wgsl", ENABLE=self.be.enable(*alldt), PRELUDE=self.be._prelude,
                     BINDINGS="\n".join(binds), INDEX=index_code(R, names), BODY="\n".join(body))

@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (im2col + matmul; see nn.functional)."""
+"""Conv1d/2d/3d, ConvTranspose1d/2d/3d (im2col + matmul; see nn.functional)."""
 import math
 
 from ..parameter import Parameter
@@ -6,7 +6,7 @@ from .. import functional as F, init
 from .module import Module
 from .linear import _empty
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -93,44 +93,38 @@ class _ConvNd(Module):
             self.padding_mode = "zeros"
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: `_n` spatial dims, computed by F.conv{_n}d."""
+    _n = 2
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
-        kernel_size_ = F._single(kernel_size)
-        stride_ = F._single(stride)
-        padding_ = padding if isinstance(padding, str) else F._single(padding)
-        dilation_ = F._single(dilation)
-        super().__init__(in_channels, out_channels, kernel_size_, stride_, padding_, dilation_, False,
-                         F._single(0), groups, bias, padding_mode, device, dtype)
+        tup = F._ntuple(self._n)
+        padding_ = padding if isinstance(padding, str) else tup(padding)
+        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride), padding_, tup(dilation), False,
+                         tup(0), groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
+        conv = (F.conv1d, F.conv2d, F.conv3d)[self._n - 1]
         if self.padding_mode != "zeros":
-            return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
-                            bias, self.stride, F._single(0), self.dilation, self.groups)
-        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+            return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
+                        bias, self.stride, F._ntuple(self._n)(0), self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
 
 
-class Conv2d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        kernel_size_ = F._pair(kernel_size)
-        stride_ = F._pair(stride)
-        padding_ = padding if isinstance(padding, str) else F._pair(padding)
-        dilation_ = F._pair(dilation)
-        super().__init__(in_channels, out_channels, kernel_size_, stride_, padding_, dilation_, False,
-                         F._pair(0), groups, bias, padding_mode, device, dtype)
+class Conv1d(_Conv):
+    _n = 1
 
-    def _conv_forward(self, input, weight, bias):
-        if self.padding_mode != "zeros":
-            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
-                            bias, self.stride, F._pair(0), self.dilation, self.groups)
-        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight, self.bias)
+class Conv2d(_Conv):
+    _n = 2
+
+
+class Conv3d(_Conv):
+    _n = 3
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -142,30 +136,32 @@ class _ConvTransposeNd(_ConvNd):
                                  dilation, num_spatial_dims)
 
 
-class ConvTranspose1d(_ConvTransposeNd):
+class _ConvTranspose(_ConvTransposeNd):
+    """ConvTranspose1d/2d/3d: `_n` spatial dims, computed by F.conv_transpose{_n}d."""
+    _n = 2
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
-        super().__init__(in_channels, out_channels, F._single(kernel_size), F._single(stride), F._single(padding),
-                         F._single(dilation), True, F._single(output_padding), groups, bias, padding_mode, device,
-                         dtype)
+        tup = F._ntuple(self._n)
+        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride), tup(padding), tup(dilation),
+                         True, tup(output_padding), groups, bias, padding_mode, device, dtype)
 
     def forward(self, input, output_size=None):
-        op = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, 1, self.dilation)
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+        op = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, self._n,
                                   self.dilation)
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._n - 1]
+        return conv(input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
 
 
-class ConvTranspose2d(_ConvTransposeNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
-        super().__init__(in_channels, out_channels, F._pair(kernel_size), F._pair(stride), F._pair(padding),
-                         F._pair(dilation), True, F._pair(output_padding), groups, bias, padding_mode, device, dtype)
+class ConvTranspose1d(_ConvTranspose):
+    _n = 1
 
-    def forward(self, input, output_size=None):
-        op = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, 2, self.dilation)
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
-                                  self.dilation)
+
+class ConvTranspose2d(_ConvTranspose):
+    _n = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    _n = 3

@@ -2,8 +2,9 @@
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+           "LPPool1d", "LPPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -35,6 +36,12 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
+class MaxPool3d(_MaxPoolNd):
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
 class _AvgPoolNd(Module):
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
 
@@ -56,7 +63,8 @@ class AvgPool1d(_AvgPoolNd):
                             self.count_include_pad)
 
 
-class AvgPool2d(_AvgPoolNd):
+class _AvgPool(_AvgPoolNd):
+    """AvgPool2d/3d (with divisor_override)."""
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -70,8 +78,16 @@ class AvgPool2d(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                        self.divisor_override)
+
+
+class AvgPool2d(_AvgPool):
+    _fn = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPool):
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -95,6 +111,11 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class _AdaptiveMaxPoolNd(Module):
     __constants__ = ["output_size", "return_indices"]
 
@@ -115,6 +136,11 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class _LPPoolNd(Module):

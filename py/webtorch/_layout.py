@@ -1,0 +1,22 @@
+"""torch.layout: how a tensor's elements are stored (torch.strided, torch.sparse_coo)."""
+
+
+class layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+
+
+def _by_name(name):
+    return {"strided": strided, "sparse_coo": sparse_coo}[name]

@@ -1,0 +1,11 @@
+"""torch.linalg: the linear-algebra namespace. Its ops are defined once in ops/linalg.py; this
+module gives them PyTorch's linalg signatures where those differ."""
+from .ops.linalg import matmul, cross as _cross  # noqa: F401
+from .overrides import torch_function
+
+
+@torch_function
+def cross(input, other, *, dim=-1):
+    """linalg.cross: the product along `dim`, the last one by default (torch.cross without dim
+    takes the first dim of size 3)."""
+    return _cross(input, other, dim)

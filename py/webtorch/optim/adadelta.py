@@ -1,0 +1,29 @@
+"""Adadelta, as torch.optim.Adadelta."""
+from .. import _creation
+from .optimizer import Optimizer, _check_lr, _to_scalar
+from . import functional as F
+
+
+class Adadelta(Optimizer):
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
+                        foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _step_group(self, group):
+        kw = dict(lr=_to_scalar(group["lr"]), rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
+                  maximize=group["maximize"])
+        for p, state in self._with_grad(group):
+            if len(state) == 0:
+                state["step"] = 0.0
+                state["square_avg"] = _creation.zeros_like(p)
+                state["acc_delta"] = _creation.zeros_like(p)
+            F.adadelta(p, p.grad, state, **kw)

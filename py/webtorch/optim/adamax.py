@@ -1,0 +1,25 @@
+"""Adamax (Adam with the infinity norm), as torch.optim.Adamax."""
+from .. import _creation
+from .optimizer import Optimizer, _check_adam_args, _check_lr, _to_scalar
+from . import functional as F
+
+
+class Adamax(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        _check_adam_args(eps, betas, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _step_group(self, group):
+        beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+        kw = dict(lr=_to_scalar(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
+                  weight_decay=group["weight_decay"], maximize=group["maximize"])
+        for p, state in self._with_grad(group):
+            if len(state) == 0:
+                state["step"] = 0.0
+                state["exp_avg"] = _creation.zeros_like(p)
+                state["exp_inf"] = _creation.zeros_like(p)
+            F.adamax(p, p.grad, state, **kw)

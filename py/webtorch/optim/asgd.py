@@ -1,0 +1,29 @@
+"""Averaged SGD, as torch.optim.ASGD (the running average of the iterates is state['ax'])."""
+from .. import _creation
+from .optimizer import Optimizer, _check_lr, _to_scalar, f32
+from . import functional as F
+
+
+class ASGD(Optimizer):
+    _scalar_state = ("step", "eta", "mu")
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _step_group(self, group):
+        lr = _to_scalar(group["lr"])
+        kw = dict(lr=lr, lambd=group["lambd"], alpha=group["alpha"], t0=group["t0"],
+                  weight_decay=group["weight_decay"], maximize=group["maximize"])
+        for p, state in self._with_grad(group):
+            if len(state) == 0:
+                state["step"] = 0.0
+                state["eta"] = f32(lr)
+                state["mu"] = 1.0
+                state["ax"] = _creation.zeros_like(p)
+            F.asgd(p, p.grad, state, **kw)

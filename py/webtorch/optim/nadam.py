@@ -1,0 +1,58 @@
+"""NAdam (Adam with Nesterov momentum) and RAdam (rectified Adam), as torch.optim.NAdam / RAdam."""
+from .. import _creation
+from .optimizer import Optimizer, _check_adam_args, _check_lr, _to_scalar
+from . import functional as F
+
+
+def _init_adam_state(p, state):
+    state["step"] = 0.0
+    state["exp_avg"] = _creation.zeros_like(p)
+    state["exp_avg_sq"] = _creation.zeros_like(p)
+
+
+class NAdam(Optimizer):
+    _scalar_state = ("step", "mu_product")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        _check_lr(lr)
+        _check_adam_args(eps, betas, weight_decay)
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _step_group(self, group):
+        beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+        kw = dict(lr=_to_scalar(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
+                  weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
+                  decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
+        for p, state in self._with_grad(group):
+            if len(state) == 0:
+                _init_adam_state(p, state)
+                state["mu_product"] = 1.0
+            F.nadam(p, p.grad, state, **kw)
+
+
+class RAdam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
+                 *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        _check_lr(lr)
+        _check_adam_args(eps, betas, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _step_group(self, group):
+        beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+        kw = dict(lr=_to_scalar(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
+                  weight_decay=group["weight_decay"], decoupled_weight_decay=group["decoupled_weight_decay"],
+                  maximize=group["maximize"])
+        for p, state in self._with_grad(group):
+            if len(state) == 0:
+                _init_adam_state(p, state)
+            F.radam(p, p.grad, state, **kw)

@@ -1,0 +1,518 @@
+"""PyTorch's own OpInfo database (`op_db`) run against webtorch.
+
+Every OpInfo whose op webtorch has (found by name: `torch.X`, `torch.nn.functional.X`,
+`torch.linalg.X`, a Tensor method, or the names a lambda op uses) is run three ways on a device:
+
+  forward  webtorch's output equals torch's (shape, dtype, values within the dtype's tolerance)
+  grad     the gradient of every floating input that requires grad equals torch's for a fixed
+           random cotangent (float32)
+  error    every ErrorInput raises PyTorch's exception type; whether the message matches
+           PyTorch's regex is counted, not asserted
+
+One dtype per op: float32 when the op supports it, else int64, else bool. Samples come from
+`sample_inputs` (not `reference_inputs`), at most MAX_SAMPLES per op (the first ones).
+`run(op, device, kind)` returns a Result; the tests assert it has no failure that XFAIL does
+not list, and the summary adds the counts up.
+"""
+import functools
+import math
+import os
+import re
+import sys
+import types
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if os.path.join(ROOT, "py") not in sys.path:
+    sys.path.insert(0, os.path.join(ROOT, "py"))
+
+import webtorch as wt  # noqa: E402
+
+MAX_SAMPLES = 24
+TOL = {"cpu": {torch.float32: (1.3e-5, 3e-5), torch.float64: (1e-7, 1e-7)},
+       "webgpu": {torch.float32: (2e-4, 2e-5), torch.float64: (2e-4, 2e-5)}}
+TOL_FLOAT16 = {torch.float16: (1e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2)}
+GRAD_ATOL = 5e-5  # a gradient sums more float32 roundings than the forward
+KINDS = ("forward", "grad", "error")
+
+# ops left out on purpose: (name, variant) -> reason
+EXCLUDE = {
+    ("as_strided", "partial_views"): "reads the input's storage (a view into a larger buffer), which the value copy "
+                                     "to webtorch does not reproduce",
+}
+# random ops: webtorch's generator is not PyTorch's, so only shape and dtype are compared
+RANDOM = {"bernoulli", "multinomial", "normal", "uniform", "exponential", "cauchy", "geometric", "log_normal",
+          "rand_like", "randn", "randn_like", "randint", "randint_like", "empty", "empty_like", "new_empty",
+          "empty_strided", "new_empty_strided", "empty_permuted",
+          "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
+          "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout", "nn.functional.rrelu"}
+# known failures: (name, variant, kind, sample index or "*", device or "*") -> reason
+XFAIL = {
+    **{("bfloat16", "", kind, i, "cpu"): "bfloat16 has no storage on the numpy backend: KeyError leaks"
+       for kind in ("forward", "grad") for i in (0, 2)},
+    **{("as_strided", "", "grad", i, "cpu"): "as_strided with overlapping windows (stride 1 over a 2x2x2x2 view): "
+       "wrong gradient" for i in (3, 4)},
+    **{("as_strided", "", "grad", i, "webgpu"): "as_strided with overlapping windows (stride 1 over a 2x2x2x2 view): "
+       "wrong gradient" for i in (3, 4)},
+    **{("logcumsumexp", "", "grad", i, "*"): "the gradient of the composite log(cumsum(exp(x - max))) loses float32 "
+       "precision when a slice spans a wide range (2% off)" for i in (0, 1)},
+    **{(op, "", "error", i, "*"): "more than 64 dims: numpy's ValueError leaks (PyTorch: RuntimeError)"
+       for op in ("amax", "amin", "aminmax") for i in (1, 2)},
+    ("aminmax", "", "error", 3, "*"): "aminmax has no out= argument (TypeError)",
+    ("kthvalue", "", "error", 0, "*"): "kthvalue has no out= argument (TypeError)",
+    ("gather", "", "error", 1, "*"): "gather(out=) of another dtype casts instead of raising",
+    ("arange", "", "error", 6, "*"): "PyTorch casts step 0.5 to the int64 out= dtype (0) and raises; webtorch keeps "
+                                     "the step",
+    ("masked_fill", "", "error", 1, "*"): "a complex fill value: webtorch has no complex dtype (TypeError, PyTorch "
+                                          "RuntimeError)",
+    ("cat", "", "grad", 4, "*"): "cat of empty 1-D tensors that require grad: the result does not require grad",
+    ("masked_select", "", "forward", 6, "webgpu"): "a 0-d tensor from numpy expanded and gathered on webgpu: the "
+                                                   "backend binds a numpy array (WebGPU error)",
+    ("masked_select", "", "grad", 6, "webgpu"): "same as the forward",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def op_db():
+    from torch.testing._internal.common_methods_invocations import op_db as db
+    return {key(o): o for o in db}
+
+
+def key(o):
+    return o.name + ("." + o.variant_test_name if o.variant_test_name else "")
+
+
+# --- finding webtorch's op -------------------------------------------------------------------
+
+_SPACES = ("", "nn", "nn.functional", "linalg", "Tensor")
+
+
+def _lookup(path, root=wt):
+    obj = root
+    for p in path.split("."):
+        obj = getattr(obj, p, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _rebind(fn):
+    """A copy of a Python function from PyTorch's test code whose global `torch` is webtorch."""
+    g = dict(fn.__globals__)
+    g["torch"] = wt
+    g["wrapper_set_seed"] = _set_seed_and_call
+    g["F"] = wt.nn.functional
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def _set_seed_and_call(op, *args, **kwargs):
+    wt.manual_seed(42)
+    return op(*args, **kwargs)
+
+
+def _names_exist(code):
+    """Every attribute name a lambda op uses exists somewhere in webtorch."""
+    skip = {"torch", "wrapper_set_seed", "F"}
+    roots = [_lookup(s) for s in _SPACES if s] + [wt]
+    return all(n in skip or any(hasattr(r, n) for r in roots) for n in code.co_names)
+
+
+@functools.lru_cache(maxsize=None)
+def resolve(k):
+    """webtorch's callable for OpInfo key k, or None when webtorch lacks it."""
+    o = op_db()[k]
+    op = o.op
+    if getattr(op, "__name__", "") == "<lambda>" or (isinstance(op, types.FunctionType)
+                                                     and op.__module__.startswith("torch.testing")):
+        return _rebind(op) if _names_exist(op.__code__) else None
+    is_method = getattr(op, "__qualname__", "").startswith(("TensorBase.", "Tensor.")) or \
+        isinstance(op, (types.MethodDescriptorType, types.WrapperDescriptorType))
+    if is_method:
+        return None if _lookup(o.name, wt.Tensor) is None else functools.partial(_method, o.name)
+    for space in ("",):
+        f = _lookup(o.name)
+        if f is not None and callable(f) and not isinstance(f, types.ModuleType):
+            return f
+    return None
+
+
+def _method(name, self, *args, **kwargs):
+    if not isinstance(self, wt.Tensor):  # Tensor.__radd__(2, t): calling an unbound method on a number
+        raise Unsupported("a method called on a non-Tensor")
+    return getattr(self, name)(*args, **kwargs)
+
+
+def dtype_for(o):
+    ds = o.supported_dtypes("cpu")
+    for d in (torch.float32, torch.int64, torch.bool):
+        if d in ds:
+            return d
+    return None
+
+
+# --- samples ----------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def samples(k, grad):
+    o = op_db()[k]
+    dt = dtype_for(o)
+    torch.manual_seed(0)
+    out = []
+    for s in o.sample_inputs("cpu", dt, requires_grad=grad):
+        out.append(s)
+        if len(out) == MAX_SAMPLES:
+            break
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def error_samples(k):
+    o = op_db()[k]
+    if o.error_inputs_func is None:
+        return []
+    torch.manual_seed(0)
+    return list(o.error_inputs("cpu"))[:MAX_SAMPLES]
+
+
+_DT = {getattr(torch, n): getattr(wt, n) for n in ("float32", "float64", "float16", "bfloat16", "int64", "int32",
+                                                     "int16", "int8", "uint8", "bool")}
+_DT_BACK = {v.name: k for k, v in _DT.items()}
+
+
+# dtypes a webgpu tensor can have here (float64/int16/int8/bfloat16 raise TypeError by design; float16
+# needs the adapter's shader-f16 feature): a sample or result in another dtype is not checked there
+WEBGPU_DTYPES = {torch.float32, torch.int32, torch.int64, torch.bool, torch.uint8}
+
+
+def _check_device_dtypes(x, device):
+    if device == "webgpu":
+        for t in flat_tensors(x) + [v for v in _flat_values(x) if isinstance(v, torch.dtype)]:
+            d = t if isinstance(t, torch.dtype) else t.dtype
+            if d not in WEBGPU_DTYPES and isinstance(t, (torch.Tensor, torch.dtype)):
+                raise Unsupported(f"{d} on webgpu")
+
+
+def _flat_values(x):
+    if isinstance(x, (list, tuple)):
+        return [w for v in x for w in _flat_values(v)]
+    if isinstance(x, dict):
+        return [w for v in x.values() for w in _flat_values(v)]
+    return [x]
+
+
+class Unsupported(Exception):
+    """A sample uses something webtorch has no equivalent of (complex dtype, sparse layout...)."""
+
+
+def to_wt(x, device, memo):
+    """torch values -> webtorch values (tensors nested in lists, tuples, dicts), same values."""
+    if isinstance(x, torch.Tensor):
+        if id(x) in memo:
+            return memo[id(x)]
+        if x.dtype not in _DT or x.layout != torch.strided:
+            raise Unsupported(f"tensor of {x.dtype}/{x.layout}")
+        if device == "webgpu" and x.dtype == torch.int64 and x.numel() and x.abs().max() >= 1 << 31:
+            raise Unsupported("webgpu stores int64 as int32 (a value beyond it raises by design)")
+        t = wt.tensor(x.detach().contiguous().numpy(), dtype=_DT[x.dtype], device=device)
+        if x.requires_grad:
+            t.requires_grad_()
+        memo[id(x)] = t
+        return t
+    if isinstance(x, torch.dtype):
+        if x not in _DT:
+            raise Unsupported(str(x))
+        return _DT[x]
+    if isinstance(x, torch.Size):
+        return tuple(x)
+    if isinstance(x, torch.device):
+        return wt.device(device)
+    if isinstance(x, (torch.memory_format, torch.layout, torch.Generator)):
+        raise Unsupported(str(x))
+    if isinstance(x, list):
+        return [to_wt(v, device, memo) for v in x]
+    if isinstance(x, tuple):
+        return type(x)(*[to_wt(v, device, memo) for v in x]) if hasattr(x, "_fields") else \
+            tuple(to_wt(v, device, memo) for v in x)
+    if isinstance(x, dict):
+        return {kk: to_wt(v, device, memo) for kk, v in x.items()}
+    return x
+
+
+def to_torch(t):
+    if t.dtype.name not in _DT_BACK:
+        raise AssertionError(f"webtorch returned dtype {t.dtype}")
+    return torch.tensor(t.detach().cpu().reshape(-1).tolist(), dtype=_DT_BACK[t.dtype.name]).reshape(tuple(t.shape))
+
+
+def flat_tensors(x):
+    if isinstance(x, (torch.Tensor, wt.Tensor)):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in flat_tensors(v)]
+    if isinstance(x, dict):
+        return [t for v in x.values() for t in flat_tensors(v)]
+    return []
+
+
+def call(fn, s, device):
+    _check_device_dtypes([s.input, s.args, s.kwargs], device)
+    memo = {}
+    a = to_wt(s.input, device, memo)
+    args = to_wt(s.args, device, memo)
+    kwargs = to_wt(s.kwargs, device, memo)
+    return fn(a, *args, **kwargs), memo
+
+
+def compare(actual, expected, device, values=True, path="out", atol_min=0.0):
+    """Raise AssertionError when webtorch's `actual` is not torch's `expected`."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, wt.Tensor):
+            raise AssertionError(f"{path}: expected a Tensor, got {type(actual).__name__}")
+        if tuple(actual.shape) != tuple(expected.shape):
+            raise AssertionError(f"{path}: shape {tuple(actual.shape)} != torch's {tuple(expected.shape)}")
+        if _DT_BACK.get(actual.dtype.name) != expected.dtype:
+            raise AssertionError(f"{path}: dtype {actual.dtype} != torch's {expected.dtype}")
+        if values:
+            rtol, atol = {**TOL_FLOAT16, **TOL[device]}.get(expected.dtype, (0, 0))
+            atol = max(atol, atol_min) if expected.dtype.is_floating_point else atol
+            torch.testing.assert_close(to_torch(actual), expected.detach(), rtol=rtol, atol=atol, equal_nan=True,
+                                       msg=lambda m: f"{path}: {m}")
+        return
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
+            raise AssertionError(f"{path}: expected a sequence of {len(expected)}, got {actual!r:.80}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            compare(a, e, device, values, f"{path}[{i}]", atol_min)
+        return
+    if isinstance(expected, (bool, int, float)):
+        if isinstance(actual, wt.Tensor) or type(actual) is not type(expected):
+            raise AssertionError(f"{path}: expected {type(expected).__name__} {expected}, got {actual!r:.80}")
+        if values and not (actual == expected or (isinstance(expected, float) and math.isclose(
+                actual, expected, rel_tol=1e-5, abs_tol=1e-6)) or (expected != expected and actual != actual)):
+            raise AssertionError(f"{path}: {actual} != torch's {expected}")
+        return
+    if isinstance(expected, torch.Size):
+        if tuple(actual) != tuple(expected):
+            raise AssertionError(f"{path}: {actual} != torch's {expected}")
+        return
+    if isinstance(expected, torch.dtype):
+        if _DT_BACK.get(getattr(actual, "name", None)) != expected:
+            raise AssertionError(f"{path}: {actual} != torch's {expected}")
+        return
+    if expected is None:
+        if actual is not None:
+            raise AssertionError(f"{path}: expected None, got {actual!r:.80}")
+        return
+    raise Unsupported(f"output of type {type(expected).__name__}")
+
+
+def _sync(x):
+    for t in flat_tensors(x):
+        if isinstance(t, wt.Tensor):
+            t.detach().cpu().reshape(-1).tolist()
+
+
+def _brief(e):
+    return f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+
+
+# --- running ---------------------------------------------------------------------------------
+
+class Result:
+    def __init__(self, k, device, kind):
+        self.key, self.device, self.kind = k, device, kind
+        self.passed = 0
+        self.failures = []   # (sample index, message)
+        self.unsupported = 0  # samples using what webtorch has no equivalent of (complex, sparse, ...)
+        self.not_implemented = []  # (sample index, message): webtorch raised NotImplementedError
+        self.missing = False  # webtorch lacks a name the op uses
+        self.checked = set()  # sample indices whose outcome was checked (passed or failed)
+        self.same_type = self.msg_match = self.total = 0  # error kind
+
+    def fail(self, i, msg):
+        self.failures.append((i, msg))
+        self.checked.add(i)
+
+    def ok(self, i):
+        self.passed += 1
+        self.checked.add(i)
+
+    def _listed(self):
+        """{sample index or "*": reason} XFAIL gives for this op, device and kind."""
+        o = op_db()[self.key]
+        return {i: r for (n, v, kind, i, dev), r in XFAIL.items()
+                if (n, v, kind) == (o.name, o.variant_test_name, self.kind) and dev in ("*", self.device)}
+
+    def unexpected(self):
+        """Failures XFAIL does not list."""
+        listed = self._listed()
+        return [(i, m) for i, m in self.failures if i not in listed and "*" not in listed]
+
+    def xpassed(self):
+        """XFAIL entries of this op, device and kind that passed (the list must shrink when a bug is fixed)."""
+        failed = {i for i, _ in self.failures}
+        return [i for i in self._listed() if i in self.checked and i not in failed]
+
+    def counts(self):
+        return {"passed": self.passed, "failed": len(self.failures), "not_implemented": len(self.not_implemented),
+                "missing": int(self.missing), "same_type": self.same_type, "msg_match": self.msg_match,
+                "total": self.total}
+
+
+def _is_missing(e):
+    """webtorch lacks a name a (lambda) op uses: the op is not implemented, not failing."""
+    return isinstance(e, AttributeError) and (str(e).startswith("module 'webtorch") or
+                                              "'Tensor' object has no attribute" in str(e))
+
+
+def _is_random(o, s):
+    """Values depend on a random draw (dropout inside attention included)."""
+    if o.name == "nn.functional.scaled_dot_product_attention":
+        return s.kwargs.get("dropout_p", 0) > 0
+    if o.name == "nn.functional.multi_head_attention_forward":
+        return s.kwargs.get("training", True) and s.args[9] > 0
+    return o.name in RANDOM
+
+
+def run(k, device, kind):
+    o = op_db()[k]
+    fn = resolve(k)
+    res = Result(k, device, kind)
+    if kind == "error":
+        return _run_errors(o, fn, device, res)
+    grad = kind == "grad"
+    if grad and not (o.supports_autograd and dtype_for(o).is_floating_point):
+        return res
+    for i, s in enumerate(samples(k, grad)):
+        random = _is_random(o, s)
+        try:
+            if grad:
+                if random:  # the gradient depends on the random draw
+                    raise Unsupported("random")
+                _check_grad(o, fn, s, device)
+            else:
+                expected = o.op(s.input, *s.args, **s.kwargs)
+                _check_device_dtypes(expected, device)
+                with wt.no_grad():
+                    actual, _ = call(fn, s, device)
+                compare(actual, expected, device, values=not random)
+            res.ok(i)
+        except Unsupported:
+            res.unsupported += 1
+        except AssertionError as e:
+            res.fail(i, str(e).splitlines()[0][:200] if str(e) else "AssertionError")
+        except NotImplementedError as e:
+            res.not_implemented.append((i, _brief(e)))
+        except Exception as e:  # webtorch raised where torch did not
+            if _is_missing(e):
+                res.missing, res.passed, res.failures, res.not_implemented = True, 0, [], []
+                return res
+            res.fail(i, "raised " + _brief(e))
+    return res
+
+
+_COT_SEED = 1234
+
+
+def _check_grad(o, fn, s, device):
+    def diff_inputs(x):
+        return [t for t in flat_tensors(x) if t.requires_grad and t.dtype.is_floating_point]
+
+    t_in = diff_inputs([s.input, s.args, s.kwargs])
+    if not t_in:
+        raise Unsupported("no input requires grad")
+    t_out = s.output_process_fn_grad(o.op(s.input, *s.args, **s.kwargs))
+    _check_device_dtypes(t_out, device)
+    t_outs = [t for t in flat_tensors(t_out) if t.requires_grad and t.dtype.is_floating_point]
+    if not t_outs:
+        raise Unsupported("no differentiable output")
+    gen = torch.Generator().manual_seed(_COT_SEED)
+    cots = [torch.randn(t.shape, generator=gen, dtype=t.dtype) for t in t_outs]
+    t_grads = torch.autograd.grad(t_outs, t_in, cots, allow_unused=True)
+
+    w_out, memo = call(fn, s, device)
+    process = s.output_process_fn_grad
+    if isinstance(process, types.FunctionType) and process.__module__.startswith("torch.testing"):
+        process = _rebind(process)
+    w_out = process(w_out)
+    w_in = [memo[id(t)] for t in t_in]
+    w_outs = [t for t in flat_tensors(w_out) if t.requires_grad and t.dtype.is_floating_point]
+    if len(w_outs) != len(t_outs):
+        raise AssertionError(f"{len(w_outs)} differentiable outputs, torch has {len(t_outs)}")
+    w_cots = [to_wt(c, device, {}) for c in cots]
+    w_grads = wt.autograd.grad(w_outs, w_in, w_cots, allow_unused=True)
+    for j, (wg, tg) in enumerate(zip(w_grads, t_grads)):
+        if tg is None:
+            tg = torch.zeros_like(t_in[j])
+        if wg is None:
+            wg = wt.zeros(tuple(tg.shape), device=device)
+        compare(wg, tg, device, path=f"grad[{j}]", atol_min=GRAD_ATOL)
+
+
+def _torch_error(o, s):
+    """The exception PyTorch itself raises for an ErrorInput's sample (None: it accepts it; some
+    generic ErrorInputs, like a Python number where a `_refs` op wants a Tensor, are accepted)."""
+    try:
+        o.op(s.input, *s.args, **s.kwargs)
+    except Exception as e:
+        return e
+    return None
+
+
+def _same_type(got, expected):
+    t = type(expected)
+    return type(got) is t or (t.__module__ == "builtins" and isinstance(got, t)) or type(got).__name__ == t.__name__
+
+
+def _aliased(s):
+    """Arguments sharing memory (an out= that overlaps the input, an expanded out=): the value
+    copy to webtorch does not reproduce that, so such an error input cannot be checked."""
+    ts = list({id(t): t for t in flat_tensors([s.input, s.args, s.kwargs])}.values())
+    ptrs = [t.untyped_storage().data_ptr() for t in ts if t.numel()]
+    return len(set(ptrs)) != len(ptrs) or any(st == 0 and n > 1 for t in ts for st, n in zip(t.stride(), t.shape))
+
+
+def _run_errors(o, fn, device, res):
+    for i, e in enumerate(error_samples(key(o))):
+        s = e.sample_input
+        expected = _torch_error(o, s)
+        if expected is None:
+            continue
+        if _aliased(s):
+            res.unsupported += 1
+            continue
+        try:
+            out, _ = call(fn, s, device)
+            _sync(out)
+        except Unsupported:
+            res.unsupported += 1
+            continue
+        except Exception as got:
+            res.total += 1
+            if _same_type(got, expected):
+                res.same_type += 1
+                res.ok(i)
+                if re.search(e.error_regex, str(got)):
+                    res.msg_match += 1
+            else:
+                res.fail(i, f"expected {type(expected).__name__} ({e.error_regex[:80]}), got {_brief(got)}")
+            continue
+        res.total += 1
+        res.fail(i, f"expected {type(expected).__name__} ({e.error_regex[:80]}), nothing raised")
+    return res
+
+
+def selected():
+    """(key, reason or None) for every op_db entry: None when it runs, else why it does not."""
+    out = []
+    for k, o in op_db().items():
+        if (o.name, o.variant_test_name) in EXCLUDE:
+            out.append((k, EXCLUDE[(o.name, o.variant_test_name)]))
+        elif dtype_for(o) is None:
+            out.append((k, "no float32/int64/bool dtype (complex-only)"))
+        elif resolve(k) is None:
+            out.append((k, "not implemented in webtorch"))
+        else:
+            out.append((k, None))
+    return out
