@@ -198,3 +198,19 @@ def test_jit_trace_runs_saves_and_loads(tmp_path):
     def helper(v):
         return v + 1
     assert helper(1) == 2 and wt.jit.unused(helper) is helper and wt.jit.is_scripting() is False
+
+
+def test_onnx_without_numpy_writes_the_same_bytes():
+    """Pyodide offline has no numpy: the file written by the pure-Python path is the numpy path's."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['numpy'] = None; sys.path.insert(0, sys.argv[1])\n"
+            "import webtorch as wt\nwt.manual_seed(0)\n"
+            "m = wt.nn.Sequential(wt.nn.Linear(3, 4), wt.nn.ReLU(), wt.nn.LayerNorm(4))\n"
+            "sys.stdout.buffer.write(wt.onnx.export(m, (wt.randn(2, 3),), None))\n")
+    py = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "py")
+    pure = subprocess.run([sys.executable, "-c", code, py], capture_output=True, check=True).stdout
+    wt.manual_seed(0)
+    m = wt.nn.Sequential(wt.nn.Linear(3, 4), wt.nn.ReLU(), wt.nn.LayerNorm(4))
+    assert pure == wt.onnx.export(m, (wt.randn(2, 3),), None)

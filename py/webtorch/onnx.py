@@ -127,9 +127,11 @@ class _Builder:
             raise OnnxExporterError("torch.onnx.export: bfloat16 initializers are not supported; convert the model "
                                     "to float32 first")
         try:
-            raw = t.numpy().astype(_NP[dt]).tobytes()
-        except ImportError:
+            import numpy  # noqa: F401
+        except ImportError:  # Pyodide offline
             raw = _raw(t.reshape(-1).tolist(), dt)
+        else:
+            raw = t.numpy().astype(_NP[dt]).tobytes()
         self.inits.append(_tensor_proto(name, t.shape, dt, raw))
         return name
 
