@@ -100,6 +100,61 @@ def test_onnx_runs_in_onnxruntime(name, make):
         assert_close(wt.tensor(got), want, "cpu", f"{name} onnxruntime vs torch", 1e-4, 1e-5)
 
 
+def zoo(T):
+    """Many layers at once: transposed/1-d/'same' convolution, padding, pooling, instance and layer norm,
+    embedding, attention with weights, causal scaled_dot_product_attention, activations, views."""
+    nn, F = T.nn, T.nn.functional
+
+    class Zoo(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)
+            self.c1 = nn.Conv1d(4, 6, 3, padding="same")
+            self.inorm = nn.InstanceNorm1d(6, affine=True)
+            self.mha = nn.MultiheadAttention(6, 2, batch_first=True)
+            self.ln = nn.LayerNorm(6)
+            self.emb = nn.Embedding(10, 6, padding_idx=0)
+
+        def forward(self, x, tok):
+            y = F.leaky_relu(self.up(x), 0.1)
+            y = F.elu(F.avg_pool2d(F.pad(y, (1, 1, 1, 1)), 2, count_include_pad=False)).flatten(2)
+            y = F.hardtanh(self.c1(y), -0.5, 0.5) + F.relu6(y[:, :1] * 3)
+            y = T.cat([F.softplus(self.inorm(y)).transpose(1, 2), self.emb(tok)], 1)
+            a, w = self.mha(y, y, y)
+            y = self.ln(F.hardswish(a) + y)
+            q, k = y.chunk(2, dim=-1)
+            y = F.scaled_dot_product_attention(q.unsqueeze(1), k.unsqueeze(1), k.unsqueeze(1), is_causal=True)
+            return y.squeeze(1).amax(-1) + w.mean((1, 2)).unsqueeze(1), F.adaptive_max_pool2d(x, 1).sigmoid()
+    return Zoo()
+
+
+def test_onnx_layer_zoo_and_default_transformer_encoder():
+    tm, wm = _pair(zoo, "zoo")
+    rng = rng_for("zoo inputs")
+
+    def inputs(b):
+        return rng.standard_normal((b, 3, 4, 4)).astype(np.float32), rng.randint(0, 10, (b, 4)).astype(np.int64)
+    data = wt.onnx.export(wm, tuple(wt.tensor(a) for a in inputs(2)), None, input_names=["x", "tok"],
+                          dynamic_axes={"x": {0: "b"}, "tok": {0: "b"}})
+    onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for b in (2, 3):
+        x, tok = inputs(b)
+        got = sess.run(None, {"x": x, "tok": tok})
+        with torch.no_grad():
+            want = tm(torch.from_numpy(x), torch.from_numpy(tok))
+        mine = wm(wt.tensor(x), wt.tensor(tok))
+        for g, w, m in zip(got, want, mine):
+            assert_close(wt.tensor(g), w, "cpu", "zoo vs torch", 1e-4, 1e-5)
+            assert_close(wt.tensor(g), m, "cpu", "zoo vs webtorch", 1e-4, 1e-5)
+    enc = wt.nn.TransformerEncoder(wt.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 1).eval()
+    x = wt.randn(3, 5, 8)
+    sess = ort.InferenceSession(wt.onnx.export(enc, (x,), None, input_names=["src"], dynamic_axes={"src": [0, 1]}))
+    for shape in ((3, 5, 8), (2, 5, 8)):
+        x = wt.randn(*shape)
+        assert_close(wt.tensor(sess.run(None, {"src": x.numpy()})[0]), enc(x), "cpu", "encoder", 1e-4, 1e-5)
+
+
 def test_onnx_op_mapping_and_opset():
     wm = _pair(cnn, "cnn")[1]
     data = wt.onnx.export(wm, (wt.randn(2, 3, 12, 12),), None, opset_version=18)

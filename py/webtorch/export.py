@@ -1,11 +1,14 @@
 """torch.export: trace a module into an ExportedProgram (an fx graph with its parameters lifted to
 inputs, a graph signature, and `module()` that runs it).
 
-Dynamic dimensions: the module is traced once at the example sizes, once more per dynamic dim with
-that dim one larger, and once with all of them changed. The graphs must match op for op; an integer
-that changes between them (a view's size, a shape) becomes `Sym` (const + coef * dim) and the last
-trace checks that guess, so a size the graph cannot express raises instead of baking in a number.
+Dynamic dimensions: the module is traced at the example sizes, once more for every set of dynamic
+dims made one larger (1 more trace for one dim, 3 for two), and once with all of them changed. The
+graphs must match op for op; an integer that changes between them (a view's size, a shape) becomes
+a `Sym`, the polynomial linear in each dim through those values (`batch`, `batch*seq`, `2*seq + 1`),
+and the last trace checks it, so a size the graph cannot express raises instead of baking in a number.
 """
+import itertools
+
 from . import fx
 from ._tensor import Tensor
 
@@ -213,23 +216,24 @@ def _generalize(mod, args, kwargs, dyn, graph, leaf):
         if base.setdefault(s, flat[k].shape[d]) != flat[k].shape[d]:
             raise ValueError(f"dynamic dim {s} has two different example sizes")
     syms = list(base)
-    bumped = []
-    for s in syms:
-        sizes = dict(base)
-        sizes[s] += 1
-        bumped.append(fx.trace_module(mod, *_resized(args, kwargs, dyn, sizes), leaf)[0])
+    subsets = [c for k in range(1, len(syms) + 1) for c in itertools.combinations(syms, k)]
+    traces = []
+    for subset in subsets:  # each set of dims one larger: fits any polynomial linear in each dim
+        sizes = {s: base[s] + (s in subset) for s in syms}
+        traces.append(fx.trace_module(mod, *_resized(args, kwargs, dyn, sizes), leaf)[0])
     delta = {s: 2 + i for i, s in enumerate(syms)}
     check = fx.trace_module(mod, *_resized(args, kwargs, dyn, {s: base[s] + delta[s] for s in syms}), leaf)[0]
+    traces.append(check)
     where = {}
     for (k, d), s in dyn.items():
         where.setdefault(s, (k, d))
-    u = _Unifier(syms, base, delta)
-    for nodes in zip(graph.nodes, *[g.nodes for g in bumped], check.nodes):
+    u = _Unifier(syms, subsets, base, delta)
+    for nodes in zip(graph.nodes, *[g.nodes for g in traces]):
         u.node(nodes)
-    if not all(len(g.nodes) == len(graph.nodes) for g in bumped + [check]):
+    if not all(len(g.nodes) == len(graph.nodes) for g in traces):
         raise u.error("the graph has a different number of ops")
     for name, t in graph.constants.items():
-        others = [g.constants.get(name) for g in bumped + [check]]
+        others = [g.constants.get(name) for g in traces]
         if any(o is None or tuple(o.shape) != tuple(t.shape) or not bool((o == t).all()) for o in others):
             raise u.error(f"the tensor constant {name} made inside forward changes")
     return graph, where
@@ -238,8 +242,8 @@ def _generalize(mod, args, kwargs, dyn, graph, leaf):
 class _Unifier:
     """Merges the traces of the generalization into the base graph (see the module doc)."""
 
-    def __init__(self, syms, base, delta):
-        self.syms, self.base, self.delta = syms, base, delta
+    def __init__(self, syms, subsets, base, delta):
+        self.syms, self.subsets, self.base, self.delta = syms, subsets, base, delta
 
     def error(self, what):
         return RuntimeError(f"torch.export: {what} when a dynamic dim ({', '.join(self.syms)}) changes size: the "
@@ -285,13 +289,28 @@ class _Unifier:
         return v0
 
     def integer(self, vs):
-        v0, bumped, check = vs[0], vs[1:-1], vs[-1]
-        coefs = {s: v - v0 for s, v in zip(self.syms, bumped) if v != v0}
-        if v0 + sum(c * self.delta[s] for s, c in coefs.items()) != check:
-            raise self.error(f"the integer {v0} changes in a way that is not linear in the dim")
-        if not coefs:
-            return v0
-        return fx.Sym(coefs, v0 - sum(c * self.base[s] for s, c in coefs.items()))
+        """The polynomial (linear in each dim) through the traced values, checked on the last trace."""
+        v = dict(zip([()] + self.subsets, vs[:-1]))
+        poly = {(): v[()]}
+        for m in self.subsets:
+            # coefficient of prod(dim - base) over m: a finite difference; then expanded in the dims
+            c = sum((-1) ** (len(m) - len(s)) * v[s] for s in _subsets(m))
+            for t in _subsets(m) if c else ():
+                k = c
+                for s in m:
+                    if s not in t:
+                        k *= -self.base[s]
+                poly[t] = poly.get(t, 0) + k
+        const = poly.pop(())
+        poly = {t: c for t, c in poly.items() if c}
+        sym = fx.Sym(poly, const)
+        if sym.eval({s: self.base[s] + self.delta[s] for s in self.syms}) != vs[-1]:
+            raise self.error(f"the integer {v[()]} changes in a way that is not linear in each dim")
+        return sym if poly else const
+
+
+def _subsets(m):
+    return [c for k in range(len(m) + 1) for c in itertools.combinations(m, k)]
 
 
 def save(ep, f, **kwargs):

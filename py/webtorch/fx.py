@@ -56,14 +56,20 @@ _DT = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
 
 
 class Sym:
-    """An integer that depends on the dynamic dimensions: const + sum(coef * dim)."""
+    """An integer that depends on the dynamic dimensions: a polynomial, const + sum of coef * product of
+    dims (coefs: {tuple of dim names: coef}), as `batch`, `2*batch + 1` or `batch*seq`."""
     __slots__ = ("coefs", "const")
 
     def __init__(self, coefs, const=0):
-        self.coefs, self.const = dict(coefs), const
+        self.coefs, self.const = {tuple(k): c for k, c in dict(coefs).items()}, const
 
     def eval(self, dims):
-        return self.const + sum(c * dims[s] for s, c in self.coefs.items())
+        total = self.const
+        for names, c in self.coefs.items():
+            for s in names:
+                c *= dims[s]
+            total += c
+        return total
 
     def __eq__(self, other):
         return isinstance(other, Sym) and self.coefs == other.coefs and self.const == other.const
@@ -72,7 +78,7 @@ class Sym:
         return hash((tuple(sorted(self.coefs.items())), self.const))
 
     def __repr__(self):
-        parts = [s if c == 1 else f"{c}*{s}" for s, c in self.coefs.items()]
+        parts = ["*".join(names) if c == 1 else f"{c}*{'*'.join(names)}" for names, c in self.coefs.items()]
         if self.const:
             parts.append(str(self.const))
         return " + ".join(parts).replace("+ -", "- ")

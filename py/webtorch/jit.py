@@ -125,7 +125,7 @@ def _enc(v):
     if isinstance(v, fx.Node):
         return {"node": v.name}
     if isinstance(v, fx.Sym):
-        return {"sym": [v.coefs, v.const]}
+        return {"sym": [[[list(k), c] for k, c in v.coefs.items()], v.const]}
     if isinstance(v, fx.TensorMeta):
         return {"meta": [_enc(v.shape), v.dtype.name]}
     if isinstance(v, _dtype.dtype):
@@ -156,7 +156,7 @@ def _dec(v, nodes):
     if k == "node":
         return nodes[x]
     if k == "sym":
-        return fx.Sym(x[0], x[1])
+        return fx.Sym({tuple(k): c for k, c in x[0]}, x[1])
     if k == "meta":
         return fx.TensorMeta(_dec(x[0], nodes), _dtype.BY_NAME[x[1]])
     if k == "dtype":

@@ -153,9 +153,12 @@ class _Builder:
         """A 1-element int64 tensor holding the value of Sym s (computed from the inputs' shapes)."""
         if s not in self._sym_cache:
             terms = []
-            for name, c in s.coefs.items():
-                src, d = self.dims[name]
-                v = self.op("Gather", [self.op("Shape", [src]), self.const([d], "int64")], axis=0)
+            for names, c in s.coefs.items():
+                v = None
+                for name in names:
+                    src, d = self.dims[name]
+                    g = self.op("Gather", [self.op("Shape", [src]), self.const([d], "int64")], axis=0)
+                    v = g if v is None else self.op("Mul", [v, g])
                 terms.append(v if c == 1 else self.op("Mul", [v, self.const([c], "int64")]))
             v = terms[0]
             for t in terms[1:]:
@@ -362,6 +365,36 @@ def _group_norm(b, node, vals):
     if p["bias"] is not None:
         y = b.op("Add", [y, b.op("Reshape", [p["bias"], b.const([-1] + per_channel, "int64")])])
     return y
+
+
+def _instance_norm(b, node, vals):
+    p = _Args(b, node)
+    C, dt = _meta(node).shape[1], _meta(node).dtype.name
+    w = p["weight"] if p["weight"] is not None else b.const([1.0] * C, dt)
+    bias = p["bias"] if p["bias"] is not None else b.const([0.0] * C, dt)
+    if p["use_input_stats"]:
+        return b.op("InstanceNormalization", [p["input"], w, bias], epsilon=float(p["eps"]))
+    return b.op("BatchNormalization", [p["input"], w, bias, p["running_mean"], p["running_var"]],
+                epsilon=float(p["eps"]))
+
+
+def _var(b, node, vals):
+    p = _Args(b, node)
+    shape = _meta(node.args[0]).shape
+    n = len(shape)
+    dim = p["dim"]
+    dims = list(range(n)) if dim is None or dim == () or dim == [] else \
+        [d % n for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+    count = 1
+    for d in dims:
+        if isinstance(shape[d], fx.Sym):
+            raise OnnxExporterError("torch.onnx.export: var over a dynamic dim has no ONNX mapping here")
+        count *= shape[d]
+    correction = p["correction"] if p["correction"] is not None else (0 if p["unbiased"] is False else 1)
+    dt = _meta(node).dtype.name
+    d = b.op("Sub", [vals[0], b.reduce("ReduceMean", vals[0], dims, True)])
+    v = b.reduce("ReduceMean", b.op("Mul", [d, d]), dims, p["keepdim"])
+    return v if correction == 0 else b.op("Mul", [v, b.const(count / max(count - correction, 0), dt)])
 
 
 def _linear(b, node, vals):
@@ -651,7 +684,7 @@ _OPS = {
     "conv_transpose2d": _conv_transpose, "max_pool1d": _pool("max"), "max_pool2d": _pool("max"),
     "avg_pool1d": _pool("avg"), "avg_pool2d": _pool("avg"), "adaptive_avg_pool1d": _adaptive("avg"),
     "adaptive_avg_pool2d": _adaptive("avg"), "adaptive_max_pool2d": _adaptive("max"),
-    "batch_norm": _batch_norm, "layer_norm": _layer_norm, "group_norm": _group_norm, "embedding": _embedding,
+    "batch_norm": _batch_norm, "layer_norm": _layer_norm, "group_norm": _group_norm, "instance_norm": _instance_norm, "embedding": _embedding,
     "softmax": _softmax("Softmax"), "log_softmax": _softmax("LogSoftmax"), "gelu": _gelu, "silu": _silu,
     "hardtanh": _hardtanh, "leaky_relu": _leaky_relu, "elu": _elu, "softplus": _softplus,
     "hardswish": _unary("HardSwish"), "hardsigmoid": _unary("HardSigmoid", alpha=1.0 / 6, beta=0.5),
@@ -681,7 +714,7 @@ _OPS = {
     "to": _to_meta_dtype, "float": _to_meta_dtype, "double": _to_meta_dtype, "long": _to_meta_dtype,
     "int": _to_meta_dtype, "bool": _to_meta_dtype, "type_as": _to_meta_dtype, "half": _to_meta_dtype,
     "mean": _reduction("ReduceMean"), "sum": _reduction("ReduceSum"), "amax": _reduction("ReduceMax"),
-    "amin": _reduction("ReduceMin"), "max": _reduction("ReduceMax"), "min": _reduction("ReduceMin"),
+    "amin": _reduction("ReduceMin"), "var": _var, "max": _reduction("ReduceMax"), "min": _reduction("ReduceMin"),
     "masked_fill": _masked_fill, "where": _where,
 }
 del _OPS["unbind"]
