@@ -269,3 +269,19 @@ def test_onnx_without_numpy_writes_the_same_bytes():
     wt.manual_seed(0)
     m = wt.nn.Sequential(wt.nn.Linear(3, 4), wt.nn.ReLU(), wt.nn.LayerNorm(4))
     assert pure == wt.onnx.export(m, (wt.randn(2, 3),), None)
+
+
+def test_reading_a_traced_value_raises_in_export_and_warns_in_jit_trace():
+    def f(x):
+        return x * 2 if x.sum() > 0 else x - 1
+    with pytest.raises(RuntimeError, match=r"reads a traced tensor's value as a Python number \(Tensor.__bool__"):
+        wt.export.export(f, (wt.ones(3),))
+    with pytest.warns(wt.jit.TracerWarning, match="might cause the trace to be incorrect"):
+        traced = wt.jit.trace(f, wt.ones(3))
+    assert traced(-wt.ones(3)).tolist() == [-2.0] * 3  # as PyTorch's trace: the example's branch
+    # an op being decomposed that reads values inside (one_hot's num_classes) stays one node
+    graph = wt.fx.trace_module(lambda x: wt.nn.functional.one_hot(x.argmax(-1)), (wt.eye(3),),
+                               leaf=lambda fn: fn.__name__ != "one_hot")[0]
+    assert [n.target.__name__ for n in graph.nodes if n.op == "call_function"] == ["argmax", "one_hot"]
+    graph = wt.fx.trace_module(wt.nn.functional.relu6, (wt.eye(3),), leaf=lambda fn: fn.__name__ != "relu6")[0]
+    assert "relu6" not in str(graph) and "torch.nn.functional.hardtanh(%input, 0.0, 6.0" in str(graph)

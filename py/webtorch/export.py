@@ -139,12 +139,12 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     return _export(mod, args, kwargs or {}, dynamic_shapes)
 
 
-def _export(mod, args, kwargs, dynamic_shapes, leaf=lambda fn: True):
+def _export(mod, args, kwargs, dynamic_shapes, leaf=lambda fn: True, on_value_read=None):
     dyn = _dynamic_dims(mod, args, kwargs, dynamic_shapes)
-    graph, inputs, tensors = fx.trace_module(mod, args, kwargs, leaf)
+    graph, inputs, tensors = fx.trace_module(mod, args, kwargs, leaf, on_value_read)
     dims = {}
     if dyn:
-        graph, dims = _generalize(mod, args, kwargs, dyn, graph, leaf)
+        graph, dims = _generalize(mod, args, kwargs, dyn, graph, leaf, on_value_read)
     return ExportedProgram(graph, inputs, tensors, dims, (args, kwargs))
 
 
@@ -209,7 +209,7 @@ def _resized(args, kwargs, dyn, sizes):
     return tuple(a), kw
 
 
-def _generalize(mod, args, kwargs, dyn, graph, leaf):
+def _generalize(mod, args, kwargs, dyn, graph, leaf, on_value_read):
     flat = fx.flatten_inputs(args, kwargs)
     base = {}
     for (k, d), s in dyn.items():
@@ -220,9 +220,10 @@ def _generalize(mod, args, kwargs, dyn, graph, leaf):
     traces = []
     for subset in subsets:  # each set of dims one larger: fits any polynomial linear in each dim
         sizes = {s: base[s] + (s in subset) for s in syms}
-        traces.append(fx.trace_module(mod, *_resized(args, kwargs, dyn, sizes), leaf)[0])
+        traces.append(fx.trace_module(mod, *_resized(args, kwargs, dyn, sizes), leaf, on_value_read)[0])
     delta = {s: 2 + i for i, s in enumerate(syms)}
-    check = fx.trace_module(mod, *_resized(args, kwargs, dyn, {s: base[s] + delta[s] for s in syms}), leaf)[0]
+    check = fx.trace_module(mod, *_resized(args, kwargs, dyn, {s: base[s] + delta[s] for s in syms}), leaf,
+                            on_value_read)[0]
     traces.append(check)
     where = {}
     for (k, d), s in dyn.items():

@@ -281,9 +281,10 @@ def _tensors(v):
 class Tracer:
     """Records the webtorch ops run inside `with tracer:` into `tracer.graph` (see the module doc)."""
 
-    def __init__(self, leaf=lambda fn: True):
+    def __init__(self, leaf=lambda fn: True, on_value_read=None):
         self.graph = Graph()
         self.leaf = leaf
+        self.on_value_read = on_value_read or _refuse_value_read
         self._depth = 0
         self._env = {}    # id(tensor) -> Node (None: stale, written through an alias)
         self._keep = {}   # id(tensor) -> tensor: keeps the ids of recorded tensors unique
@@ -294,11 +295,27 @@ class Tracer:
         if _active[0] is not None:
             raise RuntimeError("a trace is already being recorded")
         _active[0] = self
+        self._saved = {n: Tensor.__dict__[n] for n in _VALUE_READS}
+        for n, f in self._saved.items():
+            setattr(Tensor, n, _guarded(f))
         return self
 
     def __exit__(self, *exc):
         _active[0] = None
+        for n, f in self._saved.items():
+            setattr(Tensor, n, f)
         return False
+
+    def _value_read(self, t, what):
+        """A traced tensor's value is read as a Python number (control flow, sizes): the graph would
+        bake in this example's value. Inside an op being decomposed, that op stays one node."""
+        node = self._env.get(id(t))
+        if node is None or node.op == "get_attr":
+            return
+        if self._trying:
+            self._trying[-1] = True
+        else:
+            self.on_value_read(t, what)
 
     def placeholder(self, name, t):
         node = self.graph.placeholder(name, {"val": TensorMeta(t.shape, t.dtype)})
@@ -408,6 +425,28 @@ class Tracer:
 
 
 _MISSING = object()
+_VALUE_READS = ("item", "__bool__", "__int__", "__float__", "__index__")
+
+
+def _guarded(f):
+    def read(t, *args, **kwargs):
+        tracer = _active[0]
+        if tracer is None or tracer._depth:
+            return f(t, *args, **kwargs)
+        tracer._value_read(t, f.__name__)
+        tracer._depth += 1  # __bool__ reads through item(): one report
+        try:
+            return f(t, *args, **kwargs)
+        finally:
+            tracer._depth -= 1
+    read.__name__ = f.__name__
+    return read
+
+
+def _refuse_value_read(t, what):
+    raise RuntimeError(f"the traced program reads a traced tensor's value as a Python number (Tensor.{what}, as "
+                       "`if x.sum() > 0:` or `int(n)` do): the graph would bake in this example's value. Compute "
+                       "with tensor ops instead (torch.where), or make it an input")
 
 
 class Interpreter:
@@ -518,7 +557,7 @@ class GraphModule(_module_base()):
                 raise RuntimeError(f"Expected input at *args[{pos}].shape[{i}] to be equal to {w}, but got {g}")
 
 
-def trace_module(module, args, kwargs=None, leaf=lambda fn: True):
+def trace_module(module, args, kwargs=None, leaf=lambda fn: True, on_value_read=None):
     """Record module(*args, **kwargs) (a Module or a plain function). Parameters and buffers become
     placeholders p_<path> / b_<path>, tensor arguments placeholders named after forward's
     parameters. Returns (graph, inputs, tensors): `inputs` as GraphModule takes it, `tensors` the
@@ -526,7 +565,7 @@ def trace_module(module, args, kwargs=None, leaf=lambda fn: True):
     import inspect
     from .autograd import grad_mode
     kwargs = kwargs or {}
-    tracer = Tracer(leaf)
+    tracer = Tracer(leaf, on_value_read)
     inputs, tensors = {}, {}
     with tracer, grad_mode.no_grad():
         if hasattr(module, "named_parameters"):

@@ -14,7 +14,7 @@ from . import _dtype, fx
 from ._tensor import Tensor
 
 __all__ = ["trace", "script", "ignore", "unused", "export", "is_scripting", "is_tracing", "annotate", "save",
-           "load", "freeze", "optimize_for_inference", "ScriptModule", "TracedModule", "Final"]
+           "load", "freeze", "optimize_for_inference", "ScriptModule", "TracedModule", "Final", "TracerWarning"]
 
 _FORMAT = "webtorch.fx graph 1"
 
@@ -35,7 +35,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
           example_kwarg_inputs=None, _store_inputs=True):
     """torch.jit.trace: record func(*example_inputs) into a TracedModule. When every tensor input has
     the same first dimension (2 or more) it is made dynamic if the graph allows it, so the traced
-    module takes other batch sizes, as a TorchScript trace of shape-generic code does."""
+    module takes other batch sizes, as a TorchScript trace of shape-generic code does. Reading a
+    traced value as a Python number warns (TracerWarning), as PyTorch's trace does."""
     from .export import _export, Dim
     if example_inputs is None and example_kwarg_inputs is None:
         raise RuntimeError("torch.jit.trace: example_inputs is required")
@@ -52,8 +53,20 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         except (RuntimeError, ValueError, StopIteration):
             ep = None
     if ep is None:
-        ep = _export(func, args, kwargs, None)
+        ep = _export(func, args, kwargs, None, on_value_read=_warn_value_read)
     return TracedModule(ep.graph, ep._tensors, ep._inputs, dims=ep._dims)
+
+
+class TracerWarning(Warning):
+    pass
+
+
+def _warn_value_read(t, what):
+    import warnings
+    warnings.warn(f"Converting a tensor to a Python value (Tensor.{what}) might cause the trace to be incorrect. We "
+                  "can't record the data flow of Python values, so this value will be treated as a constant in the "
+                  "future. This means that the trace might not generalize to other inputs!", TracerWarning,
+                  stacklevel=3)
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
