@@ -311,6 +311,9 @@ def _pool(kind):
 
 def _adaptive(kind):
     def conv(b, node, vals):
+        if node.normalized_arguments().get("return_indices"):
+            raise OnnxExporterError(f"torch.onnx.export: {node.target.__name__} with return_indices=True has no ONNX "
+                                    "mapping here")
         inp = _meta(node.args[0]).shape
         out = _meta(node).shape
         x = vals[0]
@@ -378,13 +381,19 @@ def _instance_norm(b, node, vals):
                 epsilon=float(p["eps"]))
 
 
+def _dims(dim, n):
+    """A reduction's dim argument (None, (), an int or a list) as non-negative axes."""
+    if dim is None or dim == () or dim == []:
+        return list(range(n))
+    return [d % n for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+
+
 def _var(b, node, vals):
     p = _Args(b, node)
     shape = _meta(node.args[0]).shape
     n = len(shape)
     dim = p["dim"]
-    dims = list(range(n)) if dim is None or dim == () or dim == [] else \
-        [d % n for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+    dims = _dims(dim, n)
     count = 1
     for d in dims:
         if isinstance(shape[d], fx.Sym):
@@ -562,8 +571,7 @@ def _reduction(op_type):
                 node.target.__name__ in ("max", "min"):
             raise OnnxExporterError(f"torch.onnx.export: {node.target.__name__} over a dim (values and indices) "
                                     "has no ONNX mapping here; use amax/amin")
-        dims = list(range(n)) if dim is None or dim == () or dim == [] else \
-            [d % n for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+        dims = _dims(dim, n)
         x = vals[0]
         if p.by_name.get("dtype") is not None:
             x = b.op("Cast", [x], to=_ELEM[p["dtype"].name])
