@@ -19,7 +19,11 @@ PyTorch); while a `Tracer` is active there, a call made outside any recorded cal
   - when `tracer.leaf(op)` is true, as one node (what it calls inside is not recorded);
   - otherwise the op runs with recording on: if its tensor outputs come from recorded nodes (it
     decomposed into recorded ops, or returned an input) those nodes stay; if not (it computed
-    with backend primitives directly) they are dropped and the call becomes one node.
+    with backend primitives directly, used a tensor no recorded op made, such as an index built
+    with torch.arange, or read a value with .item()) they are dropped and the call is one node.
+Tensors made outside recorded ops at the top level (torch.arange in a forward) become get_attr
+constants; reading a traced value as a Python number there (`if x.sum() > 0`) calls
+`on_value_read` (export raises, jit.trace warns), since the graph would bake in the value.
 So the level is the caller's choice: onnx passes leaf = "has an ONNX mapping" and gets linear,
 conv2d, batch_norm, layer_norm, scaled_dot_product_attention as single nodes, while ops without
 a mapping decompose into the ops they are written in.
