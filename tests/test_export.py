@@ -202,6 +202,12 @@ def test_export_prints_graph_and_module_equals_eager(device):
         m(wt.randn(2, 2, 28, 28, device=device))
     with pytest.raises(RuntimeError, match="ExportedProgram directly"):
         ep(x)
+    f = io.BytesIO()
+    wt.export.save(ep, f)
+    f.seek(0)
+    loaded = wt.export.load(f)
+    assert str(loaded) == str(ep)
+    assert_close(loaded.module().to(device)(xb), m(xb), device, "export.load", 0, 0)
 
 
 def test_export_static_and_graph_level_ops():

@@ -315,11 +315,14 @@ def _subsets(m):
 
 
 def save(ep, f, **kwargs):
-    """torch.export.save: the program's graph and tensors (webtorch's own format; load with export.load)."""
+    """torch.export.save: the program's graph and tensors (webtorch's own format, as torch.jit.save's)."""
     from . import jit
     jit._save_graph(ep.graph_module, f)
 
 
 def load(f, **kwargs):
+    """torch.export.load: an ExportedProgram saved by torch.export.save."""
     from . import jit
-    return jit.load(f)
+    gm = jit.load(f)
+    tensors = {t: fx._get_path(gm, t) for kind, t in gm._inputs.values() if kind != "input"}
+    return ExportedProgram(gm.graph, gm._inputs, tensors, gm._dims, None)
