@@ -553,8 +553,8 @@ class GraphModule(_module_base()):
             raise TypeError(f"Expected input at *args[{pos}] to be a Tensor, but got {type(t).__name__}")
         want = node.meta["val"].shape
         if len(want) != t.dim():
-            raise RuntimeError(f"Unexpected number of dimensions in input at *args[{pos}].shape (expected {list(want)}, "
-                               f"but got {list(t.shape)})")
+            raise RuntimeError(f"Unexpected number of dimensions in input at *args[{pos}].shape (expected "
+                               f"{list(want)}, but got {list(t.shape)})")
         for i, (w, g) in enumerate(zip(want, t.shape)):
             w = w.eval(dims) if isinstance(w, Sym) else w
             if w != g:
