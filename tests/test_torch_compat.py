@@ -113,12 +113,6 @@ def test_distributed_not_initialized_as_pytorch():
         wt.nn.parallel.DistributedDataParallel(wt.nn.Linear(2, 2))
 
 
-def test_onnx_importable_export_not_implemented():
-    import webtorch.onnx
-    with pytest.raises(NotImplementedError, match="torch.onnx.export is not implemented in webtorch"):
-        webtorch.onnx.export(wt.nn.Linear(1, 1), wt.zeros(1), "m.onnx")
-
-
 def test_data_parallel_as_pytorch(device):
     tm = torch.nn.DataParallel(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2)))
     wm = wt.nn.DataParallel(wt.nn.Sequential(wt.nn.Linear(3, 4), wt.nn.Tanh(), wt.nn.Linear(4, 2)))

@@ -117,7 +117,7 @@ def _lazy(name):
 
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples",
-                "accelerator", "distributed", "onnx"):
+                "accelerator", "distributed", "onnx", "export", "jit", "fx"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

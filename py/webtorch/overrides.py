@@ -41,6 +41,9 @@ def handle_torch_function(public, args, kwargs):
                     f"__torch_function__: {[t.__name__ for t in types]}")
 
 
+_tracing = [None]  # the fx.Tracer recording op calls now, if any
+
+
 _PLAIN = frozenset((Tensor, int, float, bool, type(None)))  # argument types that never override
 
 
@@ -53,6 +56,8 @@ def torch_function(fn):
                 if _overloaded(args, kwargs):
                     return handle_torch_function(public, args, kwargs)
                 break
+        if _tracing[0] is not None:
+            return _tracing[0].call(public, fn, args, kwargs)
         return fn(*args, **kwargs)
     public._impl = fn
     return public

@@ -2070,3 +2070,13 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         loss = loss * weight
     loss = loss.sum(-1) / input.size(-1)
     return _reduce(loss, reduction)
+
+
+# every function here honours __torch_function__, as PyTorch's do (which is also where fx records them)
+def _dispatching():
+    from ..overrides import torch_function
+    for name in __all__:
+        globals()[name] = torch_function(globals()[name])
+
+
+_dispatching()

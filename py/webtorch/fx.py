@@ -1,0 +1,602 @@
+"""torch.fx for webtorch: a graph of webtorch op calls, recorded as they execute, and an interpreter
+that runs it. The one graph representation behind `torch.export`, `torch.onnx.export` and
+`torch.jit.trace` (and the one `torch.compile` is meant to reuse).
+
+A `Graph` is a plain list of `Node`s, printable with `graph.print()` (or `str(graph)`):
+
+    placeholder    a parameter, buffer or user input (target: its name)
+    get_attr       a tensor made during tracing and used as a constant (torch.arange, a mask...)
+    call_function  target(*args, **kwargs), target a public webtorch op (torch.add, Tensor.view,
+                   nn.functional.linear, ...); Node arguments stand for tensors
+    output         the traced function's result (args[0], with Nodes for tensors)
+
+`node.meta["val"]` is the output's `TensorMeta(shape, dtype)` (a tuple of them for ops that return
+several tensors, whose elements `operator.getitem` nodes pick). A dimension made dynamic is a `Sym`
+(`2*s0 + 1`) wherever it appears: in shapes and in the integer arguments of ops (view sizes...).
+
+Recording. Every public op goes through `overrides.torch_function` (nn.functional's included, as in
+PyTorch); while a `Tracer` is active there, a call made outside any recorded call is recorded:
+  - when `tracer.leaf(op)` is true, as one node (what it calls inside is not recorded);
+  - otherwise the op runs with recording on: if its tensor outputs come from recorded nodes (it
+    decomposed into recorded ops, or returned an input) those nodes stay; if not (it computed
+    with backend primitives directly, used a tensor no recorded op made, such as an index built
+    with torch.arange, or read a value with .item()) they are dropped and the call is one node.
+Tensors made outside recorded ops at the top level (torch.arange in a forward) become get_attr
+constants; reading a traced value as a Python number there (`if x.sum() > 0`) calls
+`on_value_read` (export raises, jit.trace warns), since the graph would bake in the value.
+So the level is the caller's choice: onnx passes leaf = "has an ONNX mapping" and gets linear,
+conv2d, batch_norm, layer_norm, scaled_dot_product_attention as single nodes, while ops without
+a mapping decompose into the ops they are written in.
+
+How torch.compile (#12) should reuse this: trace a training step with `Tracer(leaf=...)` choosing
+the lowest level it fuses (leaf=lambda op: False records the ops the layers are written in); the
+autograd engine runs derivative formulas as webtorch ops, so a tracer kept active through
+`loss.backward()` records the backward pass as nodes too (what it must add: grad accumulation
+into `.grad` and optimizer in-place updates, which are mutations of placeholders, already
+recorded as in-place op nodes). Replay is `Interpreter(graph).run(...)` on any device; a backend
+that compiles the graph (fusing nodes into WGSL kernels) consumes the same Node list.
+"""
+import operator
+
+from ._tensor import Tensor
+
+__all__ = ["Graph", "Node", "GraphModule", "Interpreter", "Tracer", "TensorMeta", "Sym", "symbolic_trace"]
+
+from .overrides import _tracing as _active  # the Tracer recording now (torch_function looks there)
+
+
+class TensorMeta:
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
+
+    def __repr__(self):
+        return f"{_DT.get(self.dtype.name, self.dtype.name)}[{', '.join(str(s) for s in self.shape)}]"
+
+
+_DT = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int64": "i64", "int32": "i32",
+       "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "b8"}
+
+
+class Sym:
+    """An integer that depends on the dynamic dimensions: a polynomial, const + sum of coef * product of
+    dims (coefs: {tuple of dim names: coef}), as `batch`, `2*batch + 1` or `batch*seq`."""
+    __slots__ = ("coefs", "const")
+
+    def __init__(self, coefs, const=0):
+        self.coefs, self.const = {tuple(k): c for k, c in dict(coefs).items()}, const
+
+    def eval(self, dims):
+        total = self.const
+        for names, c in self.coefs.items():
+            for s in names:
+                c *= dims[s]
+            total += c
+        return total
+
+    def __eq__(self, other):
+        return isinstance(other, Sym) and self.coefs == other.coefs and self.const == other.const
+
+    def __hash__(self):
+        return hash((tuple(sorted(self.coefs.items())), self.const))
+
+    def __repr__(self):
+        parts = ["*".join(names) if c == 1 else f"{c}*{'*'.join(names)}" for names, c in self.coefs.items()]
+        if self.const:
+            parts.append(str(self.const))
+        return " + ".join(parts).replace("+ -", "- ")
+
+
+class Node:
+    __slots__ = ("graph", "name", "op", "target", "args", "kwargs", "meta")
+
+    def __init__(self, graph, name, op, target, args=(), kwargs=None, meta=None):
+        self.graph, self.name, self.op, self.target = graph, name, op, target
+        self.args, self.kwargs, self.meta = tuple(args), dict(kwargs or {}), dict(meta or {})
+
+    @property
+    def all_input_nodes(self):
+        out = []
+        map_arg((self.args, self.kwargs), lambda n: out.append(n) or n)
+        return out
+
+    @property
+    def users(self):
+        return [n for n in self.graph.nodes if self in n.all_input_nodes]
+
+    def normalized_arguments(self):
+        """The call's arguments bound to the target's signature, defaults filled in (torch.fx's name)."""
+        import inspect
+        sig = inspect.signature(getattr(self.target, "_impl", self.target))
+        b = sig.bind(*self.args, **self.kwargs)
+        b.apply_defaults()
+        return b.arguments
+
+    def format_node(self):
+        val = self.meta.get("val")
+        ann = f': "{val}"' if isinstance(val, TensorMeta) else ""
+        if self.op == "placeholder":
+            return f"%{self.name}{ann} = placeholder[target={self.target}]"
+        if self.op == "get_attr":
+            return f"%{self.name}{ann} = get_attr[target={self.target}]"
+        if self.op == "output":
+            return f"return {_fmt(self.args[0])}"
+        args = ", ".join([_fmt(a) for a in self.args] + [f"{k}={_fmt(v)}" for k, v in self.kwargs.items()])
+        return f"%{self.name}{ann} = {target_name(self.target)}({args})"
+
+    def __repr__(self):
+        return self.name
+
+
+_METHOD_ONLY = frozenset("view view_as expand expand_as contiguous type_as to float double long int bool half repeat "
+                         "reshape_as new_zeros new_ones new_full new_empty".split())
+
+
+def target_name(fn):
+    """How a node's target prints: PyTorch's spelling of where the op lives."""
+    if fn is operator.getitem:
+        return "operator.getitem"
+    name = fn.__name__
+    if name in ("getitem", "setitem"):
+        return f"torch.Tensor.__{name}__"
+    if (getattr(fn, "__module__", "") or "").endswith("nn.functional"):
+        return f"torch.nn.functional.{name}"
+    import webtorch
+    return f"torch.{name}" if getattr(webtorch, name, None) is fn and name not in _METHOD_ONLY \
+        else f"torch.Tensor.{name}"
+
+
+def _fmt(a):
+    if isinstance(a, Node):
+        return "%" + a.name
+    if isinstance(a, tuple):
+        return "(" + ", ".join(_fmt(x) for x in a) + ("," if len(a) == 1 else "") + ")"
+    if isinstance(a, list):
+        return "[" + ", ".join(_fmt(x) for x in a) + "]"
+    if isinstance(a, dict):
+        return "{" + ", ".join(f"{k!r}: {_fmt(v)}" for k, v in a.items()) + "}"
+    if isinstance(a, slice):
+        return f"slice({_fmt(a.start)}, {_fmt(a.stop)}, {_fmt(a.step)})"
+    if isinstance(a, Tensor):
+        return f"tensor({TensorMeta(a.shape, a.dtype)})"
+    if hasattr(a, "is_floating_point") and hasattr(a, "itemsize"):
+        return f"torch.{a.name}"
+    return repr(a)
+
+
+def map_arg(a, fn):
+    """a with every Node in it (inside tuples, lists, dicts, slices) replaced by fn(node)."""
+    return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
+
+
+def map_aggregate(a, fn):
+    t = type(a)
+    if t is tuple or t is list:
+        return t(map_aggregate(x, fn) for x in a)
+    if isinstance(a, tuple) and hasattr(t, "_fields"):  # a namedtuple (return_types)
+        return t(*(map_aggregate(x, fn) for x in a))
+    if t is dict:
+        return {k: map_aggregate(v, fn) for k, v in a.items()}
+    if t is slice:
+        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn), map_aggregate(a.step, fn))
+    return fn(a)
+
+
+class Graph:
+    def __init__(self):
+        self.nodes = []
+        self.constants = {}  # get_attr name -> tensor
+        self._counts = {}   # base name -> how many nodes took it
+        self._base = {}     # node name -> its base name
+
+    def _name(self, base):
+        k = self._counts.get(base, 0)
+        self._counts[base] = k + 1
+        name = base if k == 0 else f"{base}_{k}"
+        self._base[name] = base
+        return name
+
+    def create_node(self, op, target, args=(), kwargs=None, name=None, meta=None):
+        base = name or (target if isinstance(target, str) else getattr(target, "__name__", "node"))
+        node = Node(self, self._name(base), op, target, args, kwargs, meta)
+        self.nodes.append(node)
+        return node
+
+    def placeholder(self, name, meta=None):
+        return self.create_node("placeholder", name, name=name, meta=meta)
+
+    def get_attr(self, tensor):
+        node = self.create_node("get_attr", None, name="_tensor_constant",
+                                meta={"val": TensorMeta(tensor.shape, tensor.dtype)})
+        node.target = node.name
+        self.constants[node.name] = tensor
+        return node
+
+    def call_function(self, target, args=(), kwargs=None, meta=None):
+        return self.create_node("call_function", target, args, kwargs, meta=meta)
+
+    def output(self, result):
+        return self.create_node("output", "output", (result,), name="output")
+
+    def truncate(self, n):
+        """Drop the nodes from position n on (the tracer's undo of a decomposition)."""
+        for node in self.nodes[n:]:
+            self._counts[self._base.pop(node.name)] -= 1
+            self.constants.pop(node.name, None)
+        del self.nodes[n:]
+
+    def eliminate_dead_code(self):
+        """Remove nodes whose results nothing uses (in-place ops stay: they write their input)."""
+        used = set()
+        for node in reversed(self.nodes):
+            if node.op == "output" or node.name in used or (node.op == "call_function" and mutates(node.target)):
+                used.update(n.name for n in node.all_input_nodes)
+                used.add(node.name)
+        keep = [n for n in self.nodes if n.name in used or n.op == "placeholder"]
+        for n in self.nodes:
+            if n not in keep:
+                self.constants.pop(n.name, None)
+        self.nodes = keep
+
+    def python_code(self):
+        lines = [n.format_node() for n in self.nodes]
+        return "graph():\n" + "\n".join("    " + line for line in lines)
+
+    def __str__(self):
+        return self.python_code()
+
+    def print(self):
+        print(self)
+
+    def print_tabular(self):
+        rows = [(n.op, n.name, target_name(n.target) if n.op == "call_function" else str(n.target),
+                 _fmt(n.args), _fmt(n.kwargs), str(n.meta.get("val", ""))) for n in self.nodes]
+        head = ("opcode", "name", "target", "args", "kwargs", "val")
+        widths = [max(len(r[i]) for r in rows + [head]) for i in range(6)]
+        for r in [head] + rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def mutates(fn):
+    """Whether op fn writes into its first argument (add_, copy_, __setitem__)."""
+    name = getattr(fn, "__name__", "")
+    return (name.endswith("_") and not name.startswith("_")) or name == "setitem"
+
+
+def _meta(v):
+    if isinstance(v, Tensor):
+        return TensorMeta(v.shape, v.dtype)
+    if isinstance(v, (tuple, list)):
+        return tuple(_meta(x) for x in v)
+    return None
+
+
+def _tensors(v):
+    if isinstance(v, Tensor):
+        return [v]
+    if isinstance(v, (tuple, list)):
+        return [t for x in v for t in _tensors(x)]
+    if isinstance(v, dict):
+        return [t for x in v.values() for t in _tensors(x)]
+    return []
+
+
+class Tracer:
+    """Records the webtorch ops run inside `with tracer:` into `tracer.graph` (see the module doc)."""
+
+    def __init__(self, leaf=lambda fn: True, on_value_read=None):
+        self.graph = Graph()
+        self.leaf = leaf
+        self.on_value_read = on_value_read or _refuse_value_read
+        self._depth = 0
+        self._env = {}    # id(tensor) -> Node (None: stale, written through an alias)
+        self._keep = {}   # id(tensor) -> tensor: keeps the ids of recorded tensors unique
+        self._undo = []   # (id, previous Node or missing) for rolling a decomposition back
+        self._trying = []  # per op being decomposed: whether it used a tensor no recorded op made
+
+    def __enter__(self):
+        if _active[0] is not None:
+            raise RuntimeError("a trace is already being recorded")
+        _active[0] = self
+        self._saved = {n: Tensor.__dict__[n] for n in _VALUE_READS}
+        for n, f in self._saved.items():
+            setattr(Tensor, n, _guarded(f))
+        return self
+
+    def __exit__(self, *exc):
+        _active[0] = None
+        for n, f in self._saved.items():
+            setattr(Tensor, n, f)
+        return False
+
+    def _value_read(self, t, what):
+        """A traced tensor's value is read as a Python number (control flow, sizes): the graph would
+        bake in this example's value. Inside an op being decomposed, that op stays one node."""
+        node = self._env.get(id(t))
+        if node is None or node.op == "get_attr":
+            return
+        if self._trying:
+            self._trying[-1] = True
+        else:
+            self.on_value_read(t, what)
+
+    def placeholder(self, name, t):
+        node = self.graph.placeholder(name, {"val": TensorMeta(t.shape, t.dtype)})
+        self._bind(t, node)
+        return node
+
+    def _bind(self, t, node):
+        k = id(t)
+        self._undo.append((k, self._env.get(k, _MISSING), self._keep.get(k)))
+        self._env[k], self._keep[k] = node, t
+
+    def node_of(self, t):
+        """The node a tensor argument stands for (a constant node for one made outside the trace)."""
+        node = self._env.get(id(t), _MISSING)
+        if node is None:
+            raise RuntimeError(f"a {TensorMeta(t.shape, t.dtype)} tensor was written in place through a view after it "
+                               "was used: the traced graph cannot express that; clone it first")
+        if node is _MISSING:
+            if self._trying:  # an op being decomposed computed this without recorded ops: it stays one node
+                self._trying[-1] = True
+            else:
+                st = t._storage
+                for k, other in self._keep.items():
+                    if other._storage is st and self._env.get(k) is not None:
+                        if (other._shape, other._stride, other._offset) == (t._shape, t._stride, t._offset):
+                            return self._env[k]
+                        raise RuntimeError("the traced program used a view of a traced tensor made outside "
+                                           "webtorch's ops (Tensor._make / an alias): it cannot be recorded")
+            node = self.graph.get_attr(t)
+            self._bind(t, node)
+        return node
+
+    def call(self, public, fn, args, kwargs):
+        """overrides.torch_function's hook: run op `fn` (public wrapper `public`), recording it."""
+        if self._depth:
+            return fn(*args, **kwargs)
+        if self.leaf(public):
+            self._depth += 1
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                self._depth -= 1
+            return self._record(public, args, kwargs, out)
+        mark = (len(self.graph.nodes), len(self._undo))
+        self._trying.append(False)
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            tainted = self._trying.pop()
+        # the decomposition stands when the op's results come from recorded ops on known tensors (and
+        # an in-place op's target was rewritten by them); else the op is one node
+        outs_known = all(self._env.get(id(t)) is not None for t in _tensors(out))
+        if mutates(public) and args and isinstance(args[0], Tensor):
+            outs_known = outs_known and any(k == id(args[0]) for k, _, _ in self._undo[mark[1]:])
+        if outs_known and not tainted:
+            return out
+        self._rollback(*mark)
+        return self._record(public, args, kwargs, out)
+
+    def _rollback(self, n_nodes, n_undo):
+        self.graph.truncate(n_nodes)
+        while len(self._undo) > n_undo:
+            k, prev, kept = self._undo.pop()
+            if prev is _MISSING:
+                self._env.pop(k, None)
+                self._keep.pop(k, None)
+            else:
+                self._env[k], self._keep[k] = prev, kept
+
+    def _record(self, public, args, kwargs, out):
+        to_node = (lambda x: self.node_of(x) if isinstance(x, Tensor) else x)
+        a, kw = map_aggregate(args, to_node), map_aggregate(kwargs, to_node)
+        writes = mutates(public) and args and isinstance(args[0], Tensor)
+        if writes and a[0].op == "get_attr":  # a constant is never written: the write goes to a copy
+            from .ops.shape import clone
+            a = (self.graph.call_function(clone, (a[0],), meta={"val": a[0].meta["val"]}),) + tuple(a[1:])
+        if writes and out is None:  # __setitem__: the node's value is the written tensor
+            node = self.graph.call_function(public, a, kw, meta={"val": _meta(args[0])})
+            self._rebind(args[0], node)
+            return out
+        node = self.graph.call_function(public, a, kw, meta={"val": _meta(out)})
+        if isinstance(out, Tensor):
+            if writes and out is args[0]:
+                self._rebind(out, node)
+            else:
+                self._bind(out, node)
+        elif isinstance(out, (tuple, list)):
+            for i, o in enumerate(out):
+                if isinstance(o, Tensor):
+                    self._bind(o, self.graph.call_function(operator.getitem, (node, i), meta={"val": _meta(o)}))
+        return out
+
+    def _rebind(self, t, node):
+        """t was written in place: it now stands for node; other tensors on its memory go stale."""
+        for k, other in list(self._keep.items()):
+            if other is not t and other._storage is t._storage and self._env.get(k) is not None:
+                self._undo.append((k, self._env[k], other))
+                self._env[k] = None
+        self._bind(t, node)
+
+    def output(self, result):
+        """Finish the graph with `result` (tensors in any nesting) as its output."""
+        out = map_aggregate(result, lambda x: self.node_of(x) if isinstance(x, Tensor) else x)
+        self.graph.output(out)
+        self.graph.eliminate_dead_code()
+        return self.graph
+
+
+_MISSING = object()
+_VALUE_READS = ("item", "__bool__", "__int__", "__float__", "__index__")
+
+
+def _guarded(f):
+    def read(t, *args, **kwargs):
+        tracer = _active[0]
+        if tracer is None or tracer._depth:
+            return f(t, *args, **kwargs)
+        tracer._value_read(t, f.__name__)
+        tracer._depth += 1  # __bool__ reads through item(): one report
+        try:
+            return f(t, *args, **kwargs)
+        finally:
+            tracer._depth -= 1
+    read.__name__ = f.__name__
+    return read
+
+
+def _refuse_value_read(t, what):
+    raise RuntimeError(f"the traced program reads a traced tensor's value as a Python number (Tensor.{what}, as "
+                       "`if x.sum() > 0:` or `int(n)` do): the graph would bake in this example's value. Compute "
+                       "with tensor ops instead (torch.where), or make it an input")
+
+
+class Interpreter:
+    """Runs a graph node by node with eager webtorch ops (any device; equals eager)."""
+
+    def __init__(self, graph, constants=None):
+        self.graph = graph
+        self.constants = graph.constants if constants is None else constants
+
+    def run(self, inputs, dims=None):
+        """inputs: {placeholder name: tensor}; dims: values of the dynamic dims (Sym names)."""
+        env = {}
+        dims = dims or {}
+
+        def load(x):
+            if isinstance(x, Node):
+                return env[x.name]
+            if isinstance(x, Sym):
+                return x.eval(dims)
+            return x
+        for node in self.graph.nodes:
+            if node.op == "placeholder":
+                env[node.name] = inputs[node.name]
+            elif node.op == "get_attr":
+                env[node.name] = self.constants[node.target]
+            elif node.op == "output":
+                return map_aggregate(node.args[0], load)
+            else:
+                a, kw = map_aggregate(node.args, load), map_aggregate(node.kwargs, load)
+                r = node.target(*a, **kw)
+                env[node.name] = a[0] if r is None and mutates(node.target) else r
+        return None
+
+
+def _set_path(root, path, value, kind):
+    from .nn import Module
+    *mods, leaf = path.split(".")
+    m = root
+    for name in mods:
+        if name not in m._modules:
+            m.add_module(name, Module())
+        m = m._modules[name]
+    if kind == "parameter":
+        m.register_parameter(leaf, value)
+    else:
+        m.register_buffer(leaf, value, persistent=kind == "buffer")
+
+
+def _get_path(root, path):
+    for name in path.split("."):
+        root = getattr(root, name)
+    return root
+
+
+def _module_base():
+    from .nn import Module
+    return Module
+
+
+class GraphModule(_module_base()):
+    """A module whose forward runs a graph. Parameters and buffers sit where they sat in the traced
+    module (so its state_dict has the same keys); `inputs` maps each placeholder to
+    ("parameter"|"buffer"|"constant", target) or ("input", position); `dims` maps each dynamic dim's
+    name to (input position, dim)."""
+
+    def __init__(self, graph, tensors, inputs, out_spec=None, dims=None):
+        super().__init__()
+        self.graph = graph
+        self._inputs = dict(inputs)
+        self._dims = dict(dims or {})
+        for name, (kind, target) in self._inputs.items():
+            if kind in ("parameter", "buffer", "constant"):
+                _set_path(self, target, tensors[target], kind)
+        for name, t in graph.constants.items():
+            self.register_buffer(name, t, persistent=False)
+        self._n_user = sum(kind == "input" for kind, _ in self._inputs.values())
+
+    @property
+    def code(self):
+        return self.graph.python_code()
+
+    def forward(self, *args, **kwargs):
+        flat = flatten_inputs(args, kwargs)
+        if len(flat) != self._n_user:
+            raise TypeError(f"forward() expected {self._n_user} tensor input{'s' if self._n_user != 1 else ''} but "
+                            f"got {len(flat)}")
+        inputs = {}
+        for name, (kind, target) in self._inputs.items():
+            inputs[name] = flat[target] if kind == "input" else _get_path(self, target)
+        dims = {s: flat[p].shape[d] for s, (p, d) in self._dims.items()}
+        for node in self.graph.nodes:
+            if node.op == "placeholder" and self._inputs[node.name][0] == "input":
+                self._check_input(node, inputs[node.name], dims)
+        consts = {k: getattr(self, k) for k in self.graph.constants}
+        return Interpreter(self.graph, consts).run(inputs, dims)
+
+    def _check_input(self, node, t, dims):
+        pos = self._inputs[node.name][1]
+        if not isinstance(t, Tensor):
+            raise TypeError(f"Expected input at *args[{pos}] to be a Tensor, but got {type(t).__name__}")
+        want = node.meta["val"].shape
+        if len(want) != t.dim():
+            raise RuntimeError(f"Unexpected number of dimensions in input at *args[{pos}].shape (expected "
+                               f"{list(want)}, but got {list(t.shape)})")
+        for i, (w, g) in enumerate(zip(want, t.shape)):
+            w = w.eval(dims) if isinstance(w, Sym) else w
+            if w != g:
+                raise RuntimeError(f"Expected input at *args[{pos}].shape[{i}] to be equal to {w}, but got {g}")
+
+
+def trace_module(module, args, kwargs=None, leaf=lambda fn: True, on_value_read=None):
+    """Record module(*args, **kwargs) (a Module or a plain function). Parameters and buffers become
+    placeholders p_<path> / b_<path>, tensor arguments placeholders named after forward's
+    parameters. Returns (graph, inputs, tensors): `inputs` as GraphModule takes it, `tensors` the
+    parameters and buffers by their paths."""
+    import inspect
+    from .autograd import grad_mode
+    kwargs = kwargs or {}
+    tracer = Tracer(leaf, on_value_read)
+    inputs, tensors = {}, {}
+    with tracer, grad_mode.no_grad():
+        if hasattr(module, "named_parameters"):
+            for kind, prefix, items in (("parameter", "p_", module.named_parameters()),
+                                        ("buffer", "b_", module.named_buffers())):
+                for path, t in items:
+                    node = tracer.placeholder(prefix + path.replace(".", "_"), t)
+                    inputs[node.name] = (kind, path)
+                    tensors[path] = t
+            np_ = set(getattr(module, "_non_persistent_buffers_set", ()))
+            for path in tensors:  # a non-persistent buffer is no part of the state dict
+                if path in np_:
+                    inputs["b_" + path.replace(".", "_")] = ("constant", path)
+        fwd = getattr(module, "forward", module)
+        try:
+            names = list(inspect.signature(fwd).parameters)
+        except (TypeError, ValueError):
+            names = []
+        for i, t in enumerate(flatten_inputs(args, kwargs)):
+            base = names[i] if i < len(names) and i < len(args) and args[i] is t else f"arg{i}"
+            node = tracer.placeholder(base, t)
+            inputs[node.name] = ("input", i)
+        out = module(*args, **kwargs)
+        graph = tracer.output(out)
+    return graph, inputs, tensors
+
+
+def flatten_inputs(args, kwargs):
+    """The tensors among a call's arguments, in order (the graph's user inputs)."""
+    return _tensors(list(args) + [kwargs[k] for k in sorted(kwargs)])
