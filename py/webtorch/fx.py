@@ -40,7 +40,7 @@ import operator
 
 from ._tensor import Tensor
 
-__all__ = ["Graph", "Node", "GraphModule", "Interpreter", "Tracer", "TensorMeta", "Sym", "symbolic_trace"]
+__all__ = ["Graph", "Node", "GraphModule", "Interpreter", "Tracer", "TensorMeta", "Sym"]
 
 from .overrides import _tracing as _active  # the Tracer recording now (torch_function looks there)
 
