@@ -190,10 +190,10 @@ UNARY = ["exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tan", "tanh
          "floor", "ceil", "round", "trunc", "frac", "sign", "exp2", "expm1", "log2", "log10", "log1p", "reciprocal",
          "asin", "acos", "atan", "sinh", "cosh", "asinh", "relu", "square", "isnan", "isinf", "isfinite",
          "signbit", "logical_not", "sgn", "deg2rad", "rad2deg", "positive" if hasattr(wt, "positive") else "neg",
-         "nan_to_num", "erfinv", "atanh", "acosh"]
+         "nan_to_num", "erfinv", "atanh", "acosh", "logit"]
 DOMAIN = {"log": (0.1, 4), "sqrt": (0.1, 4), "rsqrt": (0.1, 4), "log2": (0.1, 4), "log10": (0.1, 4),
           "log1p": (-0.5, 3), "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "erfinv": (-0.9, 0.9),
-          "acosh": (1.1, 4), "reciprocal": (0.5, 3)}
+          "acosh": (1.1, 4), "reciprocal": (0.5, 3), "logit": (0.05, 0.95)}
 
 
 @pytest.mark.parametrize("name", UNARY)

@@ -4,6 +4,7 @@ from .._tensor import Tensor, _numel, contiguous_strides
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import recording, write_out, sum_to, composite_op, wrap_dim
+from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -93,6 +94,7 @@ def _tn(dt):
             "int32": "int", "bool": "bool", "uint8": "unsigned char"}.get(dt.name, dt.name)
 
 
+@register
 @torch_function
 def matmul(input, other, *, out=None):
     if _autocast.STATE and isinstance(input, Tensor) and isinstance(other, Tensor):
@@ -148,6 +150,7 @@ def _unsafe_view(t, shape):
     return _shape._view_apply(_shape.UnsafeView, t, shape, contiguous_strides(shape))
 
 
+@register
 @torch_function
 def mm(input, mat2, *, out=None):
     if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
@@ -160,6 +163,7 @@ def mm(input, mat2, *, out=None):
     return matmul(input, mat2, out=out)
 
 
+@register
 @torch_function
 def bmm(input, mat2, *, out=None):
     if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
@@ -191,6 +195,7 @@ class Mv(Function):
         return ga, gv
 
 
+@register
 @torch_function
 def mv(input, vec, *, out=None):
     _check_mm(input, vec, "mv")
@@ -218,6 +223,7 @@ class Dot(Function):
         return (g * b if ctx.needs_input_grad[0] else None), (g * a if ctx.needs_input_grad[1] else None)
 
 
+@register
 @torch_function
 def dot(input, tensor, *, out=None):
     _check_mm(input, tensor, "dot")
@@ -233,16 +239,20 @@ def dot(input, tensor, *, out=None):
 
 
 vdot = inner_1d = dot
+register(dot, "vdot")
 
 
+@register
 @torch_function
 def outer(input, vec2):
     return input.unsqueeze(-1) * vec2.unsqueeze(0)
 
 
 ger = outer
+register(outer, "ger")
 
 
+@register
 def inner(input, other):
     if input.dim() == 0 or other.dim() == 0:
         return input * other
@@ -282,6 +292,7 @@ def _addmm_kernel(input, mat1, mat2, beta, alpha):
     return r + (input if beta == 1 else input * beta) if beta != 0 else r
 
 
+@register
 @torch_function
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor):
@@ -299,23 +310,27 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out)
 
 
+@register
 @composite_op("AddmvBackward0")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     r = mv(mat, vec) * alpha
     return r + input * beta if beta != 0 else r
 
 
+@register
 @composite_op("BaddbmmBackward0")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     r = bmm(batch1, batch2) * alpha
     return r + input * beta if beta != 0 else r
 
 
+@register
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     r = bmm(batch1, batch2).sum(0) * alpha
     return r + input * beta if beta != 0 else r
 
 
+@register
 def tensordot(a, b, dims=2):
     if isinstance(dims, int):
         da = list(range(a.dim() - dims, a.dim()))
@@ -343,6 +358,7 @@ def tensordot(a, b, dims=2):
     return matmul(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
 
 
+@register
 @composite_op("TraceBackward0")
 def trace(input):
     if input.dim() != 2:
@@ -350,6 +366,7 @@ def trace(input):
     return input.diagonal().sum()
 
 
+@register
 def diag(input, diagonal=0):
     if input.dim() == 1:
         from .indexing import index_put_flat
@@ -364,6 +381,7 @@ def diag(input, diagonal=0):
     return input.diagonal(diagonal).clone()
 
 
+@register
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     nd = input.dim() + 1
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
@@ -375,6 +393,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return _shape.movedim(out, (-2, -1), (d1, d2))
 
 
+@register
 @composite_op("LinalgCrossBackward0")
 def cross(input, other, dim=None):
     if input.dim() != other.dim():
@@ -467,6 +486,7 @@ def _einsum_pair(ta, a, tb, b, keep):
     return "".join(batch + left + right), r.reshape(bshape + [size[c] for c in left] + [size[c] for c in right])
 
 
+@register(method=False)
 @torch_function
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
