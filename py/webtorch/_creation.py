@@ -140,7 +140,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         for v in flat:
             if v < lo or v > hi:
                 if dt.name == "int64":
-                    raise RuntimeError(f"Overflow when unpacking long")
+                    raise RuntimeError("Overflow when unpacking long")
                 raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
     if requires_grad and not dt.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

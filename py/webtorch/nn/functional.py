@@ -1538,7 +1538,7 @@ _gelu = _activation("GeluBackward0", _gelu_fn, _gelu_grad)
 
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return _gelu(input, approximate)
 
 
@@ -1683,7 +1683,7 @@ def prelu(input, weight):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
-        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound")
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if training:
         a = _rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
         return _act(input, inplace, lambda x: _pw.where(x >= 0, x, x * a))

@@ -4,7 +4,7 @@ from .._tensor import Tensor, _numel, contiguous_strides
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import recording, write_out, sum_to, composite_op, wrap_dim
-from .registry import register, register_method
+from .registry import register
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -85,7 +85,7 @@ def _check_mm(a, b, name):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tn(a.dtype)} != {_tn(b.dtype)}")
     if a.dtype is _dtype.bool_:
-        raise NotImplementedError(f"\"addmm_impl_cpu_\" not implemented for 'Bool'")
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     _prims.common_device([a, b])
 
 
@@ -157,9 +157,9 @@ def mm(input, mat2, *, out=None):
         input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
     _check_mm(input, mat2, "mm")
     if input.dim() != 2:
-        raise RuntimeError(f"self must be a matrix")
+        raise RuntimeError("self must be a matrix")
     if mat2.dim() != 2:
-        raise RuntimeError(f"mat2 must be a matrix")
+        raise RuntimeError("mat2 must be a matrix")
     return matmul(input, mat2, out=out)
 
 
@@ -170,9 +170,9 @@ def bmm(input, mat2, *, out=None):
         input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
     _check_mm(input, mat2, "bmm")
     if input.dim() != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.dim() != 3:
-        raise RuntimeError(f"batch2 must be a 3D tensor")
+        raise RuntimeError("batch2 must be a 3D tensor")
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
                            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
@@ -420,7 +420,7 @@ def _parse_einsum(eq, operands):
         lhs, out = eq, None
     terms = lhs.split(",")
     if len(terms) != len(operands):
-        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
+        raise ValueError("einsum(): more operands were provided than specified in the equation"
                          if len(operands) > len(terms) else
                          "einsum(): fewer operands were provided than specified in the equation")
     # expand ellipses into fresh capital-free symbols

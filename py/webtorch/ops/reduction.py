@@ -453,7 +453,7 @@ def _var_like(F, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(x, unbiased)
         unbiased, dim = dim, None
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"std and var only support floating point and complex dtypes")
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = norm_dims(dim, input.dim())
     c = _correction(unbiased, correction)
     if recording(input):

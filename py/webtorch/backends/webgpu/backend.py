@@ -879,7 +879,7 @@ class WebGPUBackend(Backend):
             fold = f"    acc = comb(acc, {v});"
             tree = "      sv[lix] = comb(sv[lix], sv[lix + s]);"
         if to_temp:
-            st = f"    outv[o * n_chunks + c] = sv[0];"
+            st = "    outv[o * n_chunks + c] = sv[0];"
             if arg:
                 st += "\n    outi[o * n_chunks + c] = si[0];"
         elif arg:

@@ -47,7 +47,7 @@ def _softmax_src(be, mode, dts, R, wg, code):
     loop = f"for (var j = lix; j < L; j = j + {wg}u)"
     if mode < 2:
         y, pre = _FWD[mode]
-        k = [f"  var m = -winf();",
+        k = ["  var m = -winf();",
              f"  {loop} {{ m = wmaximum(m, {ld('x', 0)}); }}",
              "  m = wg_reduce(m, lix, true);",
              "  if (m == -winf()) { m = 0.0; }      // a row of -inf: NaN, as in PyTorch",
