@@ -10,8 +10,6 @@ import pytest
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if os.path.join(ROOT, "py") not in sys.path:
-    sys.path.insert(0, os.path.join(ROOT, "py"))
 
 from webtorch.backends.base import View, EWISE_OPS, UNARY, BINARY, REDUCE_OPS, SCAN_OPS  # noqa: E402
 from webtorch.backends.cpu import NumpyBackend, PureBackend, make_backend  # noqa: E402
