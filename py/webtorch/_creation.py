@@ -3,7 +3,8 @@ import math
 
 from . import _dtype, _prims
 from ._device import CPU, as_device, backend_for, device as _devcls
-from ._tensor import Storage, Tensor, contiguous_strides
+from ._tensor import Storage, Tensor
+from ._geometry import contiguous_strides
 from .autograd.function import Function
 from .overrides import torch_function
 from .ops._common import recording

@@ -3,7 +3,8 @@ scatter-like op to `put` (the two indexing primitives of the backend)."""
 import weakref
 
 from .. import _dtype, _prims
-from .._tensor import Tensor, contiguous_strides, _numel
+from .._tensor import Tensor
+from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out

@@ -1,6 +1,7 @@
 """The matmul family and einsum: everything lowers to one batched-matmul primitive."""
 from .. import _dtype, _prims
-from .._tensor import Tensor, _numel, contiguous_strides
+from .._tensor import Tensor
+from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import recording, write_out, sum_to, composite_op, wrap_dim
@@ -146,7 +147,6 @@ def _foldable(a, b):
 
 
 def _unsafe_view(t, shape):
-    from .._tensor import contiguous_strides
     return _shape._view_apply(_shape.UnsafeView, t, shape, contiguous_strides(shape))
 
 

@@ -4,7 +4,8 @@ import math
 from collections import namedtuple
 
 from .. import _dtype, _prims
-from .._tensor import Tensor, _numel
+from .._tensor import Tensor
+from .._geometry import numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op,

@@ -1,6 +1,7 @@
 """Views (metadata-only: share memory with their base) and shape-changing ops."""
 from .. import _dtype, _prims
-from .._tensor import Tensor, Size, contiguous_strides, _numel
+from .._tensor import Tensor, Size
+from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import wrap_dim, recording, write_out, sum_to, composite_node

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..base import Backend, View, EWISE_OPS
 from ... import _philox
+from ..._geometry import numel as _numel
 from . import _special
 
 _NP = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
@@ -292,13 +293,6 @@ def _kind(dtype):
     if dtype == "uint8":
         return "u"
     return "f" if dtype.startswith("float") else "i"
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 _KIND = {d: _kind(d) for d in _NP}

@@ -16,6 +16,7 @@ from array import array
 
 from ..base import Backend, View
 from ... import _philox
+from ..._geometry import numel as _numel, is_contiguous
 from . import _special
 
 TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "int8": "b", "int16": "h",
@@ -34,33 +35,9 @@ def _kind(dtype):
     return "f" if dtype in _FLOATS else "i"
 
 
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-def _contig_strides(shape):
-    st, acc = [], 1
-    for s in reversed(shape):
-        st.append(acc)
-        acc *= s
-    return st[::-1]
-
-
-def _is_contig(shape, strides):
-    acc = 1
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n != 1 and s != acc:
-            return False
-        acc *= n
-    return True
-
-
 def offsets(shape, strides, offset):
     """Flat element offsets of a strided view in row-major order (a list or a range)."""
-    if _is_contig(shape, strides):
+    if is_contiguous(shape, strides):
         return range(offset, offset + _numel(shape))
     offs = [offset]
     for n, s in zip(shape, strides):

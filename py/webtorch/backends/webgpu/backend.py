@@ -28,6 +28,7 @@ import sys
 from array import array
 
 from ..base import Backend, View, EWISE_OPS
+from ..._geometry import numel, contiguous_strides
 
 try:
     import numpy as _np
@@ -254,21 +255,6 @@ def _alias_b(src):
 
 
 # ---- shape helpers -------------------------------------------------------------------------
-def prod(xs):
-    p = 1
-    for x in xs:
-        p *= x
-    return p
-
-
-def contiguous_strides(shape):
-    st, acc = [], 1
-    for s in reversed(shape):
-        st.append(acc)
-        acc *= s
-    return tuple(reversed(st))
-
-
 def collapse(shape, strides_list):
     """Drop size-1 dims and merge dims that are contiguous for every operand."""
     dims = [d for d in range(len(shape)) if shape[d] != 1]
@@ -599,7 +585,7 @@ class WebGPUBackend(Backend):
     def _read_contiguous(self, view):
         """bytes of the view's elements in row-major order (a host read: pending checks are
         resolved by the same wait)"""
-        n = prod(view.shape)
+        n = numel(view.shape)
         if n == 0:
             return b""
         it = ITEM[view.dtype]
@@ -659,7 +645,7 @@ class WebGPUBackend(Backend):
         values (one wait); raises the first failed check's error (all pending checks are
         consumed either way)."""
         checks, self._checks = self._checks, []
-        sizes = [prod(v.shape) * 4 for v, _, _ in checks]
+        sizes = [numel(v.shape) * 4 for v, _, _ in checks]
         tmp = self.empty((size + sum(sizes)) // 4, "int32")
         if size:
             self.driver.copy_buffer(src.handle, a0, tmp.handle, 0, size)
@@ -683,7 +669,7 @@ class WebGPUBackend(Backend):
 
     def to_flat(self, view):
         raw = self._read_contiguous(view)
-        n = prod(view.shape)
+        n = numel(view.shape)
         if n == 0:
             return []
         dt = view.dtype
@@ -718,7 +704,7 @@ class WebGPUBackend(Backend):
     def ewise(self, op, out, inputs, cdtype):
         if op not in EWISE_OPS:
             raise ValueError(f"unknown element-wise op {op!r}")
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         self._check_dtype(cdtype)
@@ -784,12 +770,12 @@ class WebGPUBackend(Backend):
 
     # ---- reductions -------------------------------------------------------------------
     def reduce(self, op, out, inp):
-        n_out = prod(out.shape)
+        n_out = numel(out.shape)
         if n_out == 0:
             return
         ro = len(out.shape)
         inner = tuple(inp.shape[ro:])
-        n_inner = prod(inner)
+        n_inner = numel(inner)
         accdt = {"sum": out.dtype, "prod": out.dtype, "any": "bool", "all": "bool"}.get(op, inp.dtype)
         arg = op in ("argmax", "argmin")
         if arg and n_inner > 2**31:               # the index of the last element would not fit
@@ -821,7 +807,7 @@ class WebGPUBackend(Backend):
         if pipe is None:
             pipe = self._memo[key] = self.pipeline(
                 self._reduce_src(op, accdt, inp.dtype, odt, Ro, Ri, wg, idx_in is not None, temp is not None))
-        words = [n_out, prod(inner), chunk, nch, *osh, inp.offset, *ist,
+        words = [n_out, numel(inner), chunk, nch, *osh, inp.offset, *ist,
                  out.offset if out is not None else 0, *ost, *ish, *iist]
         if temp is not None:
             bufs = [temp[0]] + ([temp[1]] if arg else []) + [inp.buf]
@@ -932,10 +918,10 @@ class WebGPUBackend(Backend):
                     code.append(f"      b{k} = b{k} + c * i32(P[{pbase + R + k * (R + 2) + 1 + d}u]);")
                 code.append("    }")
             code.append("  }")
-        return prod(lead), L, words, "\n".join(code), R
+        return numel(lead), L, words, "\n".join(code), R
 
     def scan(self, op, out, inp, out_idx=None):
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         if len(out.shape) == 0:
@@ -987,7 +973,7 @@ class WebGPUBackend(Backend):
                     CARRY_IN=cin, STEP=step, STORE=st)
 
     def sort(self, out_values, out_indices, inp, descending, stable):
-        n = prod(inp.shape)
+        n = numel(inp.shape)
         if n == 0:
             return
         if len(inp.shape) == 0:
@@ -1063,7 +1049,7 @@ class WebGPUBackend(Backend):
 
     # ---- gather / scatter -------------------------------------------------------------
     def take(self, out, src_buf, src_dtype, idx):
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         shape, sts = collapse(tuple(out.shape), [out.strides, idx.strides])
@@ -1087,7 +1073,7 @@ class WebGPUBackend(Backend):
         self.run(pipe, [out.buf, idx.buf, src_buf], words, -(-n // WG))
 
     def put(self, dst_buf, dst_dtype, idx, values, accumulate):
-        n = prod(idx.shape)
+        n = numel(idx.shape)
         if n == 0:
             return
         scalar = not isinstance(values, View)
@@ -1149,7 +1135,7 @@ class WebGPUBackend(Backend):
 
     # ---- creation ---------------------------------------------------------------------
     def arange(self, out, start, step):
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         dt = out.dtype
@@ -1165,7 +1151,7 @@ class WebGPUBackend(Backend):
         self.run(pipe, [out.buf], [n, out.offset, scalar_bits(start, dt), scalar_bits(step, dt)], -(-n // WG))
 
     def random(self, out, kind, seed, offset):
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         dt = out.dtype
@@ -1236,7 +1222,7 @@ class WebGPUBackend(Backend):
         return None
 
     def _contig(self, v):
-        t = self.empty(prod(v.shape), v.dtype)
+        t = self.empty(numel(v.shape), v.dtype)
         cv = View(t, v.shape, contiguous_strides(v.shape), 0, v.dtype)
         self.ewise("copy", cv, [v], v.dtype)
         return View(t, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, cv.strides)), 0, v.dtype)

@@ -12,7 +12,8 @@ On lavapipe a dispatch costs ~50 us whatever it does, so a training step is most
 of dispatches; these keep that count down.
 """
 from ..base import View
-from .backend import ST, fill, load, store, f32_bits, collapse, contiguous_strides, index_code
+from ..._geometry import contiguous_strides
+from .backend import ST, fill, load, store, f32_bits, collapse, index_code
 
 FLOATS = ("float32", "float16")
 
