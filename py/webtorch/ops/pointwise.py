@@ -47,6 +47,12 @@ def _unary_kernel(op, ref, x, dt, pvals):
     return ref(x if x.dtype is dt else x.to(dt), *pvals)
 
 
+def elementwise_node(node, formula, ref, params=()):
+    """The graph node (a Function) `node` of the element-wise `ref(x, *params)`: apply(x, out dtype,
+    *param values); backward is `formula`. nn.functional's activations are nodes of this kind."""
+    return _unary_function(None, node, formula, ref, params)
+
+
 def _unary_function(op, node, formula, ref, params):
     fparams = _params(formula)[1:]
     saves_x, saves_y = "x" in fparams, "y" in fparams
