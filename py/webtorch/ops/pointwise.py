@@ -86,15 +86,6 @@ def _unary_dtype(rule, x):
     return bool_
 
 
-def _check_unary(op, input):
-    check_tensor(op, input)
-    if op == "neg" and input.dtype is bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
-    if op == "bitwise_not" and input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
-
-
 def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplace=True):
     """Declare the element-wise op `op(input, *params, out=None)`, its method and, when `inplace`,
     its in-place form `op_`. rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
@@ -102,19 +93,29 @@ def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplac
     ref: a reference decomposition `ref(x, *params)` (None: the backend primitive `op`). params: the
     op's own parameters, name -> default."""
     params = params or {}
+    defaults = tuple(params.values())
     fn = _unary_function(op, node, derivative, ref, params) if derivative is not None else None
     ELEMENTWISE[op] = Decl("unary", rule, node, ref)
 
-    def compute(input, pvals):
+    def public(input, *args, out=None, **kwargs):
+        check_tensor(op, input)
+        if op == "neg" and input.dtype is bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                               "invert a mask, use the `~` or `logical_not()` operator instead.")
+        if op == "bitwise_not" and input.dtype.is_floating_point:
+            raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
+        pvals = _bind_params(op, params, args, kwargs) if args or kwargs else defaults
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
-            return fn.apply(input, dt, *pvals)
-        if ref is not None:
-            return _unary_kernel(op, ref, input, dt, pvals)
-        # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
-        return _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
+            r = fn.apply(input, dt, *pvals)
+        elif ref is not None:
+            r = _unary_kernel(op, ref, input, dt, pvals)
+        else:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
+            r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
+        return r if out is None else write_out(r, out)
 
-    def inplace_compute(self, pvals):
+    def in_place(self, *args, **kwargs):
+        pvals = _bind_params(op + "_", params, args, kwargs) if args or kwargs else defaults
         check_leaf_inplace(self)
         dt = _unary_dtype(rule, self)
         check_inplace_dtype(dt, self)
@@ -125,28 +126,10 @@ def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplac
             return _prims.copy_into(self, ref(self, *pvals))
         return _prims.ewise_into(op, self, [self], dt if dt.kind == "f" else self.dtype)
 
-    has_inplace = inplace
-    if params:
-        def public(input, *args, out=None, **kwargs):
-            _check_unary(op, input)
-            r = compute(input, _bind_params(op, params, args, kwargs))
-            return r if out is None else write_out(r, out)
-
-        def inplace(self, *args, **kwargs):
-            return inplace_compute(self, _bind_params(op + "_", params, args, kwargs))
-    else:
-        def public(input, *, out=None):
-            _check_unary(op, input)
-            r = compute(input, ())
-            return r if out is None else write_out(r, out)
-
-        def inplace(self):
-            return inplace_compute(self, ())
-
     public.__name__ = op
-    inplace.__name__ = op + "_"
-    if has_inplace:
-        register(inplace)
+    in_place.__name__ = op + "_"
+    if inplace:
+        register(in_place)
     return register(public)
 
 
