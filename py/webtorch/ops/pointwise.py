@@ -88,7 +88,7 @@ def _unary_dtype(rule, x):
 
 def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplace=True):
     """Declare the element-wise op `op(input, *params, out=None)`, its method and, when `inplace`,
-    its in-place form `op_`. rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
+    its in-place form `op_` (a function and a method; `inplace="method"`: a method only). rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
     gives bool. node/derivative: PyTorch's node name and the formula (None: not differentiable).
     ref: a reference decomposition `ref(x, *params)` (None: the backend primitive `op`). params: the
     op's own parameters, name -> default."""
@@ -129,7 +129,7 @@ def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplac
     public.__name__ = op
     in_place.__name__ = op + "_"
     if inplace:
-        register(in_place)
+        register(in_place, function=inplace is True)
     return register(public)
 
 
@@ -152,7 +152,7 @@ def _logit_grad(g, x, eps):
 # ---- unary ops: name = unary(name, dtype rule, PyTorch's node, derivative, [ref=, params=]) --------
 neg = unary("neg", "same", "NegBackward0", lambda g: -g)
 abs = unary("abs", "same", "AbsBackward0", lambda g, x: g * x.sign())
-sign = unary("sign", "same", "SignBackward0", _zeros)
+sign = unary("sign", "same", "SignBackward0", _zeros, inplace="method")
 exp = unary("exp", "float", "ExpBackward0", lambda g, y: g * y)
 exp2 = unary("exp2", "float", "Exp2Backward0", lambda g, y: g * y * LN2)
 expm1 = unary("expm1", "float", "Expm1Backward0", lambda g, y: g * (y + 1))
@@ -179,15 +179,16 @@ sigmoid = unary("sigmoid", "float", "SigmoidBackward0", lambda g, y: g * y * (1 
 logit = unary("logit", "float", "LogitBackward0", _logit_grad, ref=_logit, params={"eps": None})
 erf = unary("erf", "float", "ErfBackward0", lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp())
 erfc = unary("erfc", "float", "ErfcBackward0", lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp())
-erfinv = unary("erfinv", "float", "ErfinvBackward0", lambda g, y: g * (SQRT_PI / 2) * (y * y).exp())
+erfinv = unary("erfinv", "float", "ErfinvBackward0", lambda g, y: g * (SQRT_PI / 2) * (y * y).exp(),
+               inplace="method")
 floor = unary("floor", "same", "FloorBackward0", _zeros)
 ceil = unary("ceil", "same", "CeilBackward0", _zeros)
 round = unary("round", "same", "RoundBackward0", _zeros)
 trunc = unary("trunc", "same", "TruncBackward0", _zeros)
 frac = unary("frac", "same", "FracBackward0", lambda g: g)
 relu = unary("relu", "same", "ReluBackward0", lambda g, y: g * (y > 0))
-logical_not = unary("logical_not", "bool")
-bitwise_not = unary("bitwise_not", "same")
+logical_not = unary("logical_not", "bool", inplace="method")
+bitwise_not = unary("bitwise_not", "same", inplace="method")
 isnan = unary("isnan", "bool", inplace=False)
 isinf = unary("isinf", "bool", inplace=False)
 isfinite = unary("isfinite", "bool", inplace=False)

@@ -38,7 +38,7 @@ MAX_NODES = 64
 _DUMMY = ("a", "b", "c")
 
 
-class Node:
+class Pending:
     __slots__ = ("op", "cdtype", "odt", "args", "ref", "idx")
 
     def __init__(self, op, cdtype, odt, args, buf, idx):
@@ -163,7 +163,7 @@ class Fusion:
         self.leaves.update(newv)
         self.leafviews.extend(self._newviews)
         self.leafbufs.update(newb)
-        nd = Node(op, cdtype, out.dtype, tuple(args), ob, len(self.nodes))
+        nd = Pending(op, cdtype, out.dtype, tuple(args), ob, len(self.nodes))
         self.nodes.append(nd)
         ob.pend = nd
         self.fused_ops += 1
