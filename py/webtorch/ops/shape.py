@@ -74,7 +74,7 @@ def _view_strides(old_shape, old_stride, new_shape):
 
 
 # ---- the view functions -------------------------------------------------------------------------
-class View(Function):
+class ViewOp(Function):  # the view op (backends.base.View is a strided window)
     _node_name = "ViewBackward0"
 
     @staticmethod
@@ -87,27 +87,27 @@ class View(Function):
         return g.reshape(ctx.in_shape), None, None
 
 
-class UnsafeView(View):
+class UnsafeView(ViewOp):
     _node_name = "UnsafeViewBackward0"
 
 
-class Squeeze(View):
+class Squeeze(ViewOp):
     _node_name = "SqueezeBackward0"  # squeeze()
 
 
-class SqueezeDim(View):
+class SqueezeDim(ViewOp):
     _node_name = "SqueezeBackward1"  # squeeze(dim)
 
 
-class SqueezeDims(View):
+class SqueezeDims(ViewOp):
     _node_name = "SqueezeBackward2"  # squeeze(dims)
 
 
-class SqueezeDimInplace(View):
+class SqueezeDimInplace(ViewOp):
     _node_name = "SqueezeBackward4"  # squeeze_(dim), as matmul uses it
 
 
-class Unsqueeze(View):
+class Unsqueeze(ViewOp):
     _node_name = "UnsqueezeBackward0"
 
 
@@ -237,7 +237,7 @@ def view(self, *shape):
     if stride is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-    return _view_apply(View, self, shape, stride)
+    return _view_apply(ViewOp, self, shape, stride)
 
 
 @register
@@ -246,7 +246,7 @@ def reshape(input, *shape):
     shape = _infer_shape(_sizes(shape), input.numel())
     stride = _view_strides(input._shape, input._stride, shape)
     if stride is not None:
-        return _view_apply(View, input, shape, stride)
+        return _view_apply(ViewOp, input, shape, stride)
     c = input.clone(memory_format=None) if recording(input) else _prims.contiguous(input)
     return _view_apply(UnsafeView, c, shape, contiguous_strides(shape))
 
