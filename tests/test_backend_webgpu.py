@@ -85,7 +85,7 @@ def close(got, want, rtol=1e-5, atol=1e-6):
 # ---------------------------------------------------------------------------------------------
 DOMAIN = {"log": (0.05, 5), "log2": (0.05, 5), "log10": (0.05, 5), "sqrt": (0.01, 5), "rsqrt": (0.05, 5),
           "log1p": (-0.9, 5), "asin": (-0.99, 0.99), "acos": (-0.99, 0.99), "atanh": (-0.95, 0.95),
-          "erfinv": (-0.99, 0.99), "acosh": (1.01, 5), "reciprocal": (0.1, 3), "tan": (-1.3, 1.3)}
+          "erfinv": (-0.99, 0.99), "acosh": (1.01, 5), "tan": (-1.3, 1.3)}
 TORCH_UN = {"copy": torch.clone, "relu": torch.relu, "bitwise_not": torch.bitwise_not,
             "logical_not": torch.logical_not}
 TOL = {"erfinv": 5e-5, "tan": 2e-5, "expm1": 2e-5, "sinh": 2e-5, "cosh": 2e-5, "erfc": 2e-5, "acosh": 5e-5,
@@ -100,7 +100,7 @@ def torch_un(op):
 def test_unary_float32(op):
     lo, hi = DOMAIN.get(op, (-4, 4))
     x = rng.uniform(lo, hi, size=(5, 7)).astype(np.float32)
-    if op in ("round", "floor", "ceil", "trunc", "frac", "sign", "relu", "abs", "signbit"):
+    if op in ("round", "floor", "ceil", "trunc", "sign", "relu", "abs", "signbit"):
         x[0, :4] = [2.5, -2.5, 0.5, -0.0]
     if op in ("isnan", "isinf", "isfinite", "signbit", "copy", "neg", "abs", "relu", "sign"):
         x[1, :3] = [np.nan, np.inf, -np.inf]

@@ -280,7 +280,6 @@ _FUN1 = {
     "log1p": _guard(math.log1p, _log1p_special),
     "sqrt": _guard(math.sqrt, _nan),
     "rsqrt": _rsqrt,
-    "reciprocal": lambda x: _fdiv(1.0, x),
     "sin": _guard(math.sin, _nan), "cos": _guard(math.cos, _nan), "tan": _guard(math.tan, _nan),
     "asin": _guard(math.asin, _nan), "acos": _guard(math.acos, _nan), "atan": math.atan,
     "sinh": _guard(math.sinh, _sinh_special), "cosh": _guard(math.cosh, lambda x: _INF),
@@ -401,10 +400,6 @@ class _Ops:
                 return [round(x, 0) for x in a], cd
             f = {"floor": _ffloor, "ceil": _fceil, "trunc": _ftrunc}[op]
             return list(map(f, a)), cd
-        if op == "frac":
-            if k != "f":
-                return [0] * len(a), cd
-            return [x - _ftrunc(x) for x in a], cd
         if op == "relu":
             if k == "b":
                 return a, cd
