@@ -5,7 +5,7 @@ A case is (name, fn, args). `fn(T, *tensors)` is written once against the torch 
 with T = torch and T = webtorch. Each arg is a spec:
 
   F(*shape, kind=...)  a float input that requires grad; kind picks the value range:
-                       any (-2, 2), pos (0.5, 2), unit (-0.9, 0.9), gt1 (1.2, 3)
+                       any (-2, 2), pos (0.5, 2), unit (-0.9, 0.9), gt1 (1.2, 3), prob (0.05, 0.95)
   I(list)              a constant int64 tensor (indices)
   B(list)              a constant bool tensor (masks)
 
@@ -30,7 +30,7 @@ def B(values):
     return ("b", values)
 
 
-_RANGES = {"any": (-2.0, 2.0), "pos": (0.5, 2.0), "unit": (-0.9, 0.9), "gt1": (1.2, 3.0)}
+_RANGES = {"any": (-2.0, 2.0), "pos": (0.5, 2.0), "unit": (-0.9, 0.9), "gt1": (1.2, 3.0), "prob": (0.05, 0.95)}
 
 
 def case_arrays(case):
@@ -84,7 +84,7 @@ UNARY_KINDS = {
     "cosh": "any", "tanh": "any", "asinh": "any", "acosh": "gt1", "atanh": "unit", "sigmoid": "any",
     "erf": "any", "erfc": "any", "erfinv": "unit", "floor": "any", "ceil": "any", "round": "any",
     "trunc": "any", "frac": "any", "relu": "any", "square": "any", "sgn": "any", "deg2rad": "any",
-    "rad2deg": "any",
+    "rad2deg": "any", "logit": "prob",
 }
 
 CASES = []
@@ -93,6 +93,7 @@ for _op, _kind in UNARY_KINDS.items():
 CASES += [
     _c("abs_method", lambda T, x: x.abs().exp(), F(5)),
     _c("unary_0d", lambda T, x: x.sin(), F()),
+    _c("logit_eps", lambda T, x: T.logit(x, eps=0.2), F(2, 3, kind="unit")),
 ]
 
 BINARY = {

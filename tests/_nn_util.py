@@ -8,16 +8,11 @@ gradients, parameter gradients and buffers.
 numpy arrays (float arrays get gradients unless wrapped in `NoGrad(...)`); `call(m, T, *xs)` runs the
 module (default `m(*xs)`).
 """
-import os
-import sys
 import zlib
 
 import numpy as np
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if os.path.join(ROOT, "py") not in sys.path:
-    sys.path.insert(0, os.path.join(ROOT, "py"))
 
 import webtorch as wt  # noqa: E402
 

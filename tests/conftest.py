@@ -5,13 +5,8 @@
   webgpu    WGSL kernels through wgpu-py (lavapipe in CI)
 """
 import os
-import sys
 
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "py"))
-sys.path.insert(0, os.path.join(ROOT, "server"))  # this checkout's webtorch_server too
 
 DEVICES = ["cpu", "cpu-pure", "webgpu"]
 
@@ -24,16 +19,28 @@ def _webgpu_ok():
         return False
 
 
+def require_webgpu():
+    """The webgpu tier runs: skipped only when the caller says so, a failure without an adapter."""
+    if os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
+        pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller")
+    if not _webgpu_ok():
+        pytest.fail("no WebGPU adapter: install mesa-vulkan-drivers (lavapipe) — the webgpu tier must run")
+
+
+@pytest.fixture
+def webgpu():
+    """A test (or, through `pytestmark = pytest.mark.usefixtures("webgpu")`, a module) of the webgpu tier."""
+    require_webgpu()
+    return "webgpu"
+
+
 @pytest.fixture(params=DEVICES)
 def device(request):
     """The device string to create tensors on; 'cpu-pure' swaps the CPU backend for the test."""
     from webtorch import _device
     from webtorch.backends.cpu import PureBackend
     if request.param == "webgpu":
-        if os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
-            pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller")
-        if not _webgpu_ok():
-            pytest.fail("no WebGPU adapter: install mesa-vulkan-drivers (lavapipe) — the webgpu tier must run")
+        require_webgpu()
         yield "webgpu"
         return
     if request.param == "cpu-pure":

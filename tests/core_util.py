@@ -8,16 +8,11 @@ as numpy arrays or torch tensors and arrive as the matching library's tensors (o
 webtorch). Non-tensor arguments pass through unchanged.
 """
 import math
-import os
-import sys
 
 import numpy as np
 import pytest
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if os.path.join(ROOT, "py") not in sys.path:
-    sys.path.insert(0, os.path.join(ROOT, "py"))
 
 import webtorch as wt  # noqa: E402
 

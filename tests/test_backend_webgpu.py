@@ -4,26 +4,22 @@ Every primitive and every element-wise op name runs on strided / broadcast / off
 0-d and empty shapes, and is compared with torch on the same numbers. Also: allocator reuse,
 command batching, the 65,535 workgroups-per-dimension fold, and the clear errors.
 """
-import math
 import os
 import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "py"))
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import torch  # noqa: E402  (the oracle: a test dependency, never a reason to skip this tier)
-from webtorch.backends.base import View, UNARY, BINARY, EWISE_OPS  # noqa: E402
+from webtorch.backends.base import View, UNARY, EWISE_OPS  # noqa: E402
 from webtorch.backends import webgpu  # noqa: E402
 from webtorch import _philox  # noqa: E402
 
-if os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
-    pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller", allow_module_level=True)
-assert webgpu.is_available(), "no WebGPU adapter: install mesa-vulkan-drivers (lavapipe) — the webgpu tier must run"
+pytestmark = pytest.mark.usefixtures("webgpu")  # conftest: skipped only by WEBTORCH_SKIP_WEBGPU=1
 
-be = webgpu.get_backend()
+be = webgpu.get_backend() if webgpu.is_available() else None  # no adapter: the fixture fails each test
 NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int64": np.int64,
       "bool": np.bool_, "uint8": np.uint8}
 TT = {"float32": torch.float32, "float16": torch.float16, "int32": torch.int32, "int64": torch.int64,
@@ -89,7 +85,7 @@ def close(got, want, rtol=1e-5, atol=1e-6):
 # ---------------------------------------------------------------------------------------------
 DOMAIN = {"log": (0.05, 5), "log2": (0.05, 5), "log10": (0.05, 5), "sqrt": (0.01, 5), "rsqrt": (0.05, 5),
           "log1p": (-0.9, 5), "asin": (-0.99, 0.99), "acos": (-0.99, 0.99), "atanh": (-0.95, 0.95),
-          "erfinv": (-0.99, 0.99), "acosh": (1.01, 5), "reciprocal": (0.1, 3), "tan": (-1.3, 1.3)}
+          "erfinv": (-0.99, 0.99), "acosh": (1.01, 5), "tan": (-1.3, 1.3)}
 TORCH_UN = {"copy": torch.clone, "relu": torch.relu, "bitwise_not": torch.bitwise_not,
             "logical_not": torch.logical_not}
 TOL = {"erfinv": 5e-5, "tan": 2e-5, "expm1": 2e-5, "sinh": 2e-5, "cosh": 2e-5, "erfc": 2e-5, "acosh": 5e-5,
@@ -104,7 +100,7 @@ def torch_un(op):
 def test_unary_float32(op):
     lo, hi = DOMAIN.get(op, (-4, 4))
     x = rng.uniform(lo, hi, size=(5, 7)).astype(np.float32)
-    if op in ("round", "floor", "ceil", "trunc", "frac", "sign", "relu", "abs", "signbit"):
+    if op in ("round", "floor", "ceil", "trunc", "sign", "relu", "abs", "signbit"):
         x[0, :4] = [2.5, -2.5, 0.5, -0.0]
     if op in ("isnan", "isinf", "isfinite", "signbit", "copy", "neg", "abs", "relu", "sign"):
         x[1, :3] = [np.nan, np.inf, -np.inf]

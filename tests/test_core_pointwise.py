@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from _autograd_cases import UNARY_KINDS
 from core_util import wt, cmp, raises_like, arr, skip_unsupported
 
 ARITH = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
@@ -212,14 +213,11 @@ def test_integer_division_by_zero_raises(device, dt):
             np.array([3, 2], "int64"))
 
 
-UNARY = ["exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "erfc",
-         "floor", "ceil", "round", "trunc", "frac", "sign", "exp2", "expm1", "log2", "log10", "log1p", "reciprocal",
-         "asin", "acos", "atan", "sinh", "cosh", "asinh", "relu", "square", "isnan", "isinf", "isfinite",
-         "signbit", "logical_not", "sgn", "deg2rad", "rad2deg", "positive" if hasattr(wt, "positive") else "neg",
-         "nan_to_num", "erfinv", "atanh", "acosh"]
-DOMAIN = {"log": (0.1, 4), "sqrt": (0.1, 4), "rsqrt": (0.1, 4), "log2": (0.1, 4), "log10": (0.1, 4),
-          "log1p": (-0.5, 3), "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "erfinv": (-0.9, 0.9),
-          "acosh": (1.1, 4), "reciprocal": (0.5, 3)}
+# the differentiable unary ops of the autograd table (with its value ranges), and the others
+UNARY = list(UNARY_KINDS) + ["isnan", "isinf", "isfinite", "signbit", "logical_not", "nan_to_num",
+                             "positive" if hasattr(wt, "positive") else "neg"]
+DOMAIN = {name: {"pos": (0.1, 4), "unit": (-0.9, 0.9), "gt1": (1.1, 4), "prob": (0.05, 0.95)}[kind]
+          for name, kind in UNARY_KINDS.items() if kind != "any"}
 
 
 @pytest.mark.parametrize("name", UNARY)

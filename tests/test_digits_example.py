@@ -74,9 +74,9 @@ def test_trains_and_matches_pytorch_twin(tmp_path):
 
 
 @pytest.mark.parametrize("device", ["cpu", "webgpu"])
-def test_cli_and_checkpoint_in_pytorch(device, tmp_path):
-    if device == "webgpu" and os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
-        pytest.skip("WEBTORCH_SKIP_WEBGPU=1")
+def test_cli_and_checkpoint_in_pytorch(device, tmp_path, request):
+    if device == "webgpu":
+        request.getfixturevalue("webgpu")
     ck = tmp_path / "digits.pt"
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "py") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-m", "webtorch.examples.digits", "--device", device, "--epochs", "2",

@@ -11,6 +11,7 @@ import torch
 
 from core_util import to_torch, to_wt, wt
 from webtorch.backends import webgpu
+from webtorch.ops import registry
 
 S = [math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, -2.0]
 X = np.array(S, np.float32)
@@ -18,10 +19,9 @@ XC, YR = X.reshape(-1, 1), X.reshape(1, -1)               # all pairs by broadca
 ROWS = np.array([[1, math.nan, 2], [math.inf, 1, 2], [math.inf, -math.inf, 1], [-0.0, -0.0, -0.0],
                  [1, 2, 3], [-math.inf, -math.inf, -math.inf]], np.float32)
 
-UNARY = ["neg", "abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-         "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
-         "acosh", "atanh", "sigmoid", "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc", "frac",
-         "relu", "isnan", "isinf", "isfinite", "signbit", "logical_not", "square", "nan_to_num"]
+# every declared element-wise unary op (bitwise_not takes integers only), and composites
+UNARY = [op for op, d in registry.ELEMENTWISE.items() if d.kind == "unary" and op != "bitwise_not"] + [
+    "square", "nan_to_num"]
 BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum",
           "fmax", "fmin", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
           "logical_xor", "hypot"]

@@ -1,6 +1,5 @@
 """nn.RNN / LSTM / GRU, their cells and nn.utils.rnn against PyTorch: torch's weights copied in, same
 inputs -> same outputs, final states, input gradients and every parameter's gradient, on every device."""
-import os
 import warnings
 
 import numpy as np
@@ -187,13 +186,11 @@ def test_packed_sequence_namedtuple():
     assert wt.nn.utils.rnn.invert_permutation(wt.tensor([2, 0, 1])).tolist() == [1, 2, 0]
 
 
+@pytest.mark.usefixtures("webgpu")
 def test_lstm_step_dispatches():
     """On webgpu an LSTM time step is one matmul (h @ W_hh^T), one fused kernel for the gate math and
     one copy into the output sequence; the input projection is one matmul for all steps."""
     from webtorch import webgpu
-    if os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
-        pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller")
-    assert webgpu.is_available(), "no WebGPU adapter: install mesa-vulkan-drivers (lavapipe)"
     dev = "webgpu"
 
     def count(T, grad):

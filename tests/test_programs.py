@@ -62,9 +62,9 @@ def _torch_stdout(prog):
 
 @pytest.mark.parametrize("dev", ["cpu", "webgpu"])
 @pytest.mark.parametrize("prog", PROGRAMS, ids=str)
-def test_program_prints_pytorchs_numbers(prog, dev):
-    if dev == "webgpu" and os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
-        pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller")
+def test_program_prints_pytorchs_numbers(prog, dev, request):
+    if dev == "webgpu":
+        request.getfixturevalue("webgpu")
     r = _run(["-m", "webtorch", "--device", dev, prog.script, *prog.args], webtorch=True)
     assert r.returncode == 0, r.stderr
     assert_same_printout(r.stdout, _torch_stdout(prog), prog.rtol, prog.atol)

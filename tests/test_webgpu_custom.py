@@ -1,20 +1,16 @@
 """webtorch.webgpu: the public device module and custom WGSL ops (forward and gradient vs
 PyTorch, node names, parameters, custom shapes/dtypes, errors)."""
 import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "py"))
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import torch  # noqa: E402  (the oracle: a test dependency, never a reason to skip this tier)
 import webtorch as wt  # noqa: E402
 
-if os.environ.get("WEBTORCH_SKIP_WEBGPU") == "1":
-    pytest.skip("WEBTORCH_SKIP_WEBGPU=1 was set by the caller", allow_module_level=True)
-assert wt.webgpu.is_available(), "no WebGPU adapter: install mesa-vulkan-drivers (lavapipe) — the webgpu tier must run"
+pytestmark = pytest.mark.usefixtures("webgpu")  # conftest: skipped only by WEBTORCH_SKIP_WEBGPU=1
 
 SILU = """
 @compute @workgroup_size(WG)

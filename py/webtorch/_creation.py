@@ -3,7 +3,8 @@ import math
 
 from . import _dtype, _prims
 from ._device import CPU, as_device, backend_for, device as _devcls
-from ._tensor import Storage, Tensor, contiguous_strides
+from ._tensor import Storage, Tensor
+from ._geometry import contiguous_strides
 from .autograd.function import Function
 from .overrides import torch_function
 from .ops._common import recording
@@ -140,7 +141,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         for v in flat:
             if v < lo or v > hi:
                 if dt.name == "int64":
-                    raise RuntimeError(f"Overflow when unpacking long")
+                    raise RuntimeError("Overflow when unpacking long")
                 raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
     if requires_grad and not dt.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

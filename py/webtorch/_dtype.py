@@ -63,7 +63,7 @@ def get_default_dtype():
 
 def set_default_dtype(d):
     if d not in (float16, float32, float64, bfloat16):
-        raise TypeError(f"only floating-point types are supported as the default type")
+        raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 
 

@@ -5,7 +5,8 @@ the backend's primitive. Everything a backend must implement is in `backends/bas
 """
 from . import _dtype
 from ._device import as_device, backend_for
-from ._tensor import Tensor, Storage, contiguous_strides, _numel
+from ._tensor import Tensor, Storage
+from ._geometry import contiguous_strides, numel as _numel
 from .backends.base import View
 
 bool_, int64 = _dtype.bool_, _dtype.int64

@@ -12,6 +12,7 @@ from .autograd import function as _function
 from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle
 from .backends.base import View
 from ._layout import strided
+from ._geometry import numel as _numel, is_contiguous
 
 
 _NON_LEAF_GRAD_MSG = (
@@ -28,10 +29,7 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self):
-        n = 1
-        for s in self:
-            n *= s
-        return n
+        return _numel(self)
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
@@ -52,24 +50,6 @@ class Storage:
         self.backend = backend or backend_for(device)
         self.numel = numel
         self.version = 0
-
-
-def contiguous_strides(shape):
-    if len(shape) == 1:
-        return (1,)
-    strides = []
-    acc = 1
-    for s in reversed(tuple(shape)):  # tuple(): Size's Python __getitem__ would serve reversed()
-        strides.append(acc)
-        acc *= s if s > 1 else 1
-    return tuple(reversed(strides))
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 class Tensor:
@@ -221,14 +201,7 @@ class Tensor:
         return self.numel() * self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None):
-        if self.numel() == 0:
-            return True
-        expected = 1
-        for s, st in zip(reversed(self._shape), reversed(self._stride)):
-            if s != 1 and st != expected:
-                return False
-            expected *= s
-        return True
+        return is_contiguous(self._shape, self._stride)
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -445,7 +418,7 @@ class Tensor:
 
     def __bool__(self):
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __float__(self):

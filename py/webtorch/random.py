@@ -12,7 +12,7 @@ class Generator:
     def manual_seed(self, seed):
         seed = int(seed)
         if seed < -(1 << 63) or seed >= (1 << 64):
-            raise RuntimeError(f"Overflow when unpacking long")
+            raise RuntimeError("Overflow when unpacking long")
         self._seed = seed & ((1 << 64) - 1)
         self._offset = 0
         return self

@@ -61,7 +61,8 @@ from collections import Counter, OrderedDict
 
 from . import _dtype, _prims
 from ._device import as_device, device as _device_cls
-from ._tensor import Tensor, contiguous_strides
+from ._tensor import Tensor
+from ._geometry import contiguous_strides
 
 try:
     import numpy as _np

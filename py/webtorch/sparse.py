@@ -14,7 +14,8 @@ import math
 from . import _dtype
 from ._creation import tensor as _tensor, zeros as _zeros
 from ._layout import sparse_coo
-from ._tensor import Tensor, Size, contiguous_strides
+from ._tensor import Tensor, Size
+from ._geometry import contiguous_strides
 from .autograd import grad_mode
 from .ops._common import composite_node
 

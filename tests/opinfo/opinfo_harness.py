@@ -16,16 +16,11 @@ not list, and the summary adds the counts up.
 """
 import functools
 import math
-import os
 import re
-import sys
 import types
 
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if os.path.join(ROOT, "py") not in sys.path:
-    sys.path.insert(0, os.path.join(ROOT, "py"))
 
 import webtorch as wt  # noqa: E402
 

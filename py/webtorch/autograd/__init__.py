@@ -20,7 +20,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
     out = []
     grads = grads if grads is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs")
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
     for o, g in zip(outputs, grads):
         if g is None:
             if o.numel() != 1:

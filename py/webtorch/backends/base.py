@@ -28,9 +28,9 @@ from collections import namedtuple
 View = namedtuple("View", "buf shape strides offset dtype")
 
 UNARY = (
-    "copy neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal "
+    "copy neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt "
     "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh sigmoid erf erfc erfinv "
-    "floor ceil round trunc frac relu logical_not bitwise_not isnan isinf isfinite signbit"
+    "floor ceil round trunc relu logical_not bitwise_not isnan isinf isfinite signbit"
 ).split()
 BINARY = (
     "add sub mul div floor_divide remainder fmod pow maximum minimum fmax fmin atan2 "

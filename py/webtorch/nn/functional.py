@@ -19,7 +19,6 @@ from ..ops import shape as _shape
 from ..ops import pointwise as _pw
 from ..ops import reduction as _red
 from ..ops import linalg as _la
-from ..autograd.function import Function
 from .._tensor import Tensor
 from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
@@ -1436,35 +1435,18 @@ def relu_(input):
     return input.relu_()
 
 
-class _Activation(Function):
-    """An activation as one graph node named as PyTorch's (GeluBackward0, ...): forward runs `fn`
-    (composed of pointwise ops), backward its derivative `grad(g, x, *params)`, written once in
-    webtorch ops (so it runs on every backend and differentiates again)."""
-
-    @staticmethod
-    def forward(ctx, x, *params):
-        ctx.save_for_backward(x)
-        ctx.params = params
-        return ctx._fn.fn(x, *params)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return (ctx._fn.grad(g, x, *ctx.params),) + (None,) * len(ctx.params)
-
-
 def _activation(name, fn, grad, inplace_name=None):
-    """`call(input, *params, inplace=False)`: fn recorded as one node `name` (`inplace_name` for the
-    in-place form, where PyTorch numbers it apart), written into input when inplace."""
-    def node(nm):
-        return type(nm[:nm.index("Backward")], (_Activation,), {
-            "__module__": __name__, "_node_name": nm, "fn": staticmethod(fn), "grad": staticmethod(grad)})
-    out_of_place = node(name)
-    in_place = node(inplace_name) if inplace_name else out_of_place
+    """`call(input, *params, inplace=False)`: the element-wise `fn(x, *params)` recorded as one node
+    `name` named as PyTorch's (`inplace_name` for the in-place form, where PyTorch numbers it apart),
+    whose backward is `grad(g, x, *params)` — the same kind of node as the element-wise ops'
+    (`ops/pointwise.py`, `elementwise_node`); written into input when inplace."""
+    params = fn.__code__.co_varnames[1:fn.__code__.co_argcount]
+    out_of_place = _pw.elementwise_node(name, grad, fn, params)
+    in_place = _pw.elementwise_node(inplace_name, grad, fn, params) if inplace_name else out_of_place
 
     def call(input, *params, inplace=False):
         F = in_place if inplace else out_of_place
-        return _act(input, inplace, lambda x: F.apply(x, *params) if _recording(x) else fn(x, *params))
+        return _act(input, inplace, lambda x: F.apply(x, x.dtype, *params) if _recording(x) else fn(x, *params))
     return call
 
 
@@ -1538,7 +1520,7 @@ _gelu = _activation("GeluBackward0", _gelu_fn, _gelu_grad)
 
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return _gelu(input, approximate)
 
 
@@ -1683,7 +1665,7 @@ def prelu(input, weight):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
-        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound")
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if training:
         a = _rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
         return _act(input, inplace, lambda x: _pw.where(x >= 0, x, x * a))

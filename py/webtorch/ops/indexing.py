@@ -3,10 +3,12 @@ scatter-like op to `put` (the two indexing primitives of the backend)."""
 import weakref
 
 from .. import _dtype, _prims
-from .._tensor import Tensor, contiguous_strides, _numel
+from .._tensor import Tensor
+from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out
+from .registry import register, register_method
 from . import shape as _shape
 
 int64, bool_ = _dtype.int64, _dtype.bool_
@@ -415,6 +417,7 @@ def _index_put_view(self, v, adv, value, accumulate):
     _prims.put(self, storage, value, accumulate)
 
 
+@register
 @torch_function
 def index_put_(self, indices, values, accumulate=False):
     v, adv = _expand_index(self, tuple(indices))
@@ -428,6 +431,7 @@ def index_put_(self, indices, values, accumulate=False):
     return self
 
 
+@register
 @torch_function
 def index_put(input, indices, values, accumulate=False):
     return index_put_(input.clone(), indices, values, accumulate)
@@ -443,6 +447,7 @@ class Gather(Take):
     _node_name = "GatherBackward0"
 
 
+@register
 @torch_function
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     if not (isinstance(index, Tensor) and index.numel() == 0):  # PyTorch checks no dtype of an empty index
@@ -517,6 +522,7 @@ class TakeAlongDim(Take):
     _node_name = "TakeAlongDimBackward0"
 
 
+@register
 @torch_function
 def take_along_dim(input, indices, dim=None):
     if dim is None:
@@ -533,6 +539,7 @@ def take_along_dim(input, indices, dim=None):
     return gather(input.expand(xshape), d, indices.expand(ishape))
 
 
+@register
 @torch_function
 def take(input, index, *, out=None):
     idx = _check_range(index.to(int64), input.numel(), 0,
@@ -588,6 +595,7 @@ def _narrow_to(src, shape):
     return src
 
 
+@register
 @torch_function
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if src is None:
@@ -601,15 +609,18 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     return _scatter(input, dim, index, src, False, "scatter")
 
 
+@register
 @torch_function
 def scatter_add(input, dim, index, src):
     return _scatter(input, dim, index, src, True, "scatter_add")
 
 
+@register_method
 def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     return _shape.copy_(self, scatter(self, dim, index, src, value, reduce=reduce))
 
 
+@register_method
 def scatter_add_(self, dim, index, src):
     return _shape.copy_(self, scatter_add(self, dim, index, src))
 
@@ -618,6 +629,7 @@ class IndexSelect(Take):
     _node_name = "IndexSelectBackward0"
 
 
+@register
 @torch_function
 def index_select(input, dim, index, *, out=None):
     if not isinstance(index, Tensor) or index.dtype not in (int64, _dtype.int32):
@@ -641,6 +653,7 @@ def index_select(input, dim, index, *, out=None):
     return write_out(take_offsets(input, coords, tuple(shape), node=IndexSelect), out, input, index)
 
 
+@register
 @torch_function
 def index_add(input, dim, index, source, *, alpha=1):
     if input.dim() == 0:
@@ -670,10 +683,12 @@ def _index_dim_offsets(input, dim, index, source, kind, prefix):
     return _offsets(coords, tuple(source.shape), contiguous_strides(input.shape), 0, input.device)
 
 
+@register_method
 def index_add_(self, dim, index, source, *, alpha=1):
     return _shape.copy_(self, index_add(self, dim, index, source, alpha=alpha))
 
 
+@register
 @torch_function
 def index_copy(input, dim, index, source):
     if input.dim() == 0:
@@ -682,6 +697,7 @@ def index_copy(input, dim, index, source):
     return index_put_flat(input.contiguous(), lin, source, False).reshape(input.shape)
 
 
+@register
 def index_fill(input, dim, index, value):
     if input.dim() == 0:
         return _on_vector(index_fill, input, dim, index, value)
@@ -698,6 +714,7 @@ def index_fill(input, dim, index, value):
     return r if r.dtype is input.dtype else r.to(input.dtype)
 
 
+@register
 @torch_function
 def masked_fill(input, mask, value):
     from .pointwise import where
@@ -714,6 +731,7 @@ def masked_fill(input, mask, value):
     return r if tuple(shape) == tuple(input.shape) else r
 
 
+@register_method
 def masked_fill_(self, mask, value):
     shape = _prims.broadcast_shapes(self.shape, mask.shape)
     if tuple(shape) != tuple(self.shape):
@@ -725,6 +743,7 @@ def masked_fill_(self, mask, value):
     return _prims.ewise_into("where", self, [mask, value, self], self.dtype)
 
 
+@register
 def masked_scatter(input, mask, source):
     if mask.dtype is not bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
@@ -735,12 +754,14 @@ def masked_scatter(input, mask, source):
     return out.reshape(shape)
 
 
+@register
 @torch_function
 def masked_select(input, mask, *, out=None):
     shape = _prims.broadcast_shapes(input.shape, mask.shape)
     return write_out(getitem(input.expand(shape), mask.expand(shape)), out, input, mask)
 
 
+@register
 @torch_function
 def nonzero(input, *, as_tuple=False):
     from .._creation import tensor
@@ -763,9 +784,11 @@ def nonzero(input, *, as_tuple=False):
     return out
 
 
+@register
 def argwhere(input):
     return nonzero(input)
 
 
+@register
 def count_nonzero(input, dim=None):
     return (input != 0).sum(dim)

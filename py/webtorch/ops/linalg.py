@@ -1,9 +1,11 @@
 """The matmul family and einsum: everything lowers to one batched-matmul primitive."""
 from .. import _dtype, _prims
-from .._tensor import Tensor, _numel, contiguous_strides
+from .._tensor import Tensor
+from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import recording, write_out, sum_to, composite_op, wrap_dim
+from .registry import register
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -84,7 +86,7 @@ def _check_mm(a, b, name):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tn(a.dtype)} != {_tn(b.dtype)}")
     if a.dtype is _dtype.bool_:
-        raise NotImplementedError(f"\"addmm_impl_cpu_\" not implemented for 'Bool'")
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     _prims.common_device([a, b])
 
 
@@ -93,6 +95,7 @@ def _tn(dt):
             "int32": "int", "bool": "bool", "uint8": "unsigned char"}.get(dt.name, dt.name)
 
 
+@register
 @torch_function
 def matmul(input, other, *, out=None):
     if _autocast.STATE and isinstance(input, Tensor) and isinstance(other, Tensor):
@@ -144,31 +147,32 @@ def _foldable(a, b):
 
 
 def _unsafe_view(t, shape):
-    from .._tensor import contiguous_strides
     return _shape._view_apply(_shape.UnsafeView, t, shape, contiguous_strides(shape))
 
 
+@register
 @torch_function
 def mm(input, mat2, *, out=None):
     if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
         input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
     _check_mm(input, mat2, "mm")
     if input.dim() != 2:
-        raise RuntimeError(f"self must be a matrix")
+        raise RuntimeError("self must be a matrix")
     if mat2.dim() != 2:
-        raise RuntimeError(f"mat2 must be a matrix")
+        raise RuntimeError("mat2 must be a matrix")
     return matmul(input, mat2, out=out)
 
 
+@register
 @torch_function
 def bmm(input, mat2, *, out=None):
     if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
         input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
     _check_mm(input, mat2, "bmm")
     if input.dim() != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.dim() != 3:
-        raise RuntimeError(f"batch2 must be a 3D tensor")
+        raise RuntimeError("batch2 must be a 3D tensor")
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
                            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
@@ -191,6 +195,7 @@ class Mv(Function):
         return ga, gv
 
 
+@register
 @torch_function
 def mv(input, vec, *, out=None):
     _check_mm(input, vec, "mv")
@@ -218,6 +223,7 @@ class Dot(Function):
         return (g * b if ctx.needs_input_grad[0] else None), (g * a if ctx.needs_input_grad[1] else None)
 
 
+@register
 @torch_function
 def dot(input, tensor, *, out=None):
     _check_mm(input, tensor, "dot")
@@ -233,16 +239,20 @@ def dot(input, tensor, *, out=None):
 
 
 vdot = inner_1d = dot
+register(dot, "vdot")
 
 
+@register
 @torch_function
 def outer(input, vec2):
     return input.unsqueeze(-1) * vec2.unsqueeze(0)
 
 
 ger = outer
+register(outer, "ger")
 
 
+@register
 def inner(input, other):
     if input.dim() == 0 or other.dim() == 0:
         return input * other
@@ -282,6 +292,7 @@ def _addmm_kernel(input, mat1, mat2, beta, alpha):
     return r + (input if beta == 1 else input * beta) if beta != 0 else r
 
 
+@register
 @torch_function
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor):
@@ -299,23 +310,27 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out)
 
 
+@register
 @composite_op("AddmvBackward0")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     r = mv(mat, vec) * alpha
     return r + input * beta if beta != 0 else r
 
 
+@register
 @composite_op("BaddbmmBackward0")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     r = bmm(batch1, batch2) * alpha
     return r + input * beta if beta != 0 else r
 
 
+@register
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     r = bmm(batch1, batch2).sum(0) * alpha
     return r + input * beta if beta != 0 else r
 
 
+@register
 def tensordot(a, b, dims=2):
     if isinstance(dims, int):
         da = list(range(a.dim() - dims, a.dim()))
@@ -343,6 +358,7 @@ def tensordot(a, b, dims=2):
     return matmul(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
 
 
+@register
 @composite_op("TraceBackward0")
 def trace(input):
     if input.dim() != 2:
@@ -350,6 +366,7 @@ def trace(input):
     return input.diagonal().sum()
 
 
+@register
 def diag(input, diagonal=0):
     if input.dim() == 1:
         from .indexing import index_put_flat
@@ -364,6 +381,7 @@ def diag(input, diagonal=0):
     return input.diagonal(diagonal).clone()
 
 
+@register
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     nd = input.dim() + 1
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
@@ -375,6 +393,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return _shape.movedim(out, (-2, -1), (d1, d2))
 
 
+@register
 @composite_op("LinalgCrossBackward0")
 def cross(input, other, dim=None):
     if input.dim() != other.dim():
@@ -401,7 +420,7 @@ def _parse_einsum(eq, operands):
         lhs, out = eq, None
     terms = lhs.split(",")
     if len(terms) != len(operands):
-        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
+        raise ValueError("einsum(): more operands were provided than specified in the equation"
                          if len(operands) > len(terms) else
                          "einsum(): fewer operands were provided than specified in the equation")
     # expand ellipses into fresh capital-free symbols
@@ -467,6 +486,7 @@ def _einsum_pair(ta, a, tb, b, keep):
     return "".join(batch + left + right), r.reshape(bshape + [size[c] for c in left] + [size[c] for c in right])
 
 
+@register(method=False)
 @torch_function
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

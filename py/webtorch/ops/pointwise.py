@@ -1,8 +1,12 @@
-"""Element-wise ops: one table row per op gives its kernel name, dtype rule and derivative.
+"""Element-wise ops, each declared once: `name = unary(...)` / `name = binary(...)` below.
 
-Derivative formulas are written in webtorch ops (so they run on every backend and can be
-differentiated again). A formula's parameter names say what the node saves: `x`/`a`/`b` the
-inputs, `y` the result.
+A declaration owns the op's public names (function, Tensor method, in-place `name_`, out=),
+its dtype rule, PyTorch's autograd node name and its derivative: a formula written in webtorch
+ops (so it runs on every backend and differentiates again) whose parameter names say what the
+node saves: `x`/`a`/`b` the inputs, `y` the result, and the op's own parameters by name; None
+when the op is not differentiable. `ref=` gives a reference decomposition in webtorch ops (the
+op is then no backend primitive); without it the op is a backend primitive
+(`backends/base.py`). How to add one: docs/adding_an_op.md.
 """
 import math
 
@@ -12,88 +16,64 @@ from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (float_of, sum_to, recording, check_leaf_inplace, inplace_result, write_out,
                       check_inplace_dtype, name_of, composite_node, composite_op, check_tensor)
+from .registry import register, register_method, ELEMENTWISE, Decl, METHODS
 
 bool_ = _dtype.bool_
 LN2, LN10 = math.log(2.0), math.log(10.0)
 SQRT_PI = math.sqrt(math.pi)
 
 
-def _zeros(g, x=None, y=None):
-    return g * 0
-
-
-# name: (dtype rule, formula(g, x, y) or None when not differentiable)
-#   rule 'same': keeps the dtype; 'float': integers become the default float; 'bool': bool out
-UNARY = {
-    "neg": ("same", lambda g: -g),
-    "abs": ("same", lambda g, x: g * x.sign()),
-    "sign": ("same", _zeros),
-    "exp": ("float", lambda g, y: g * y),
-    "exp2": ("float", lambda g, y: g * y * LN2),
-    "expm1": ("float", lambda g, y: g * (y + 1)),
-    "log": ("float", lambda g, x: g / x),
-    "log2": ("float", lambda g, x: g / (x * LN2)),
-    "log10": ("float", lambda g, x: g / (x * LN10)),
-    "log1p": ("float", lambda g, x: g / (x + 1)),
-    "sqrt": ("float", lambda g, y: g / (2 * y)),
-    "rsqrt": ("float", lambda g, y: g * y.pow(3) * -0.5),
-    "reciprocal": ("float", lambda g, y: -g * y * y),
-    "sin": ("float", lambda g, x: g * x.cos()),
-    "cos": ("float", lambda g, x: -g * x.sin()),
-    "tan": ("float", lambda g, y: g * (y * y + 1)),
-    "asin": ("float", lambda g, x: g / (1 - x * x).sqrt()),
-    "acos": ("float", lambda g, x: -g / (1 - x * x).sqrt()),
-    "atan": ("float", lambda g, x: g / (x * x + 1)),
-    "sinh": ("float", lambda g, x: g * x.cosh()),
-    "cosh": ("float", lambda g, x: g * x.sinh()),
-    "tanh": ("float", lambda g, y: g * (1 - y * y)),
-    "asinh": ("float", lambda g, x: g / (x * x + 1).sqrt()),
-    "acosh": ("float", lambda g, x: g / (x * x - 1).sqrt()),
-    "atanh": ("float", lambda g, x: g / (1 - x * x)),
-    "sigmoid": ("float", lambda g, y: g * y * (1 - y)),
-    "erf": ("float", lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp()),
-    "erfc": ("float", lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp()),
-    "erfinv": ("float", lambda g, y: g * (SQRT_PI / 2) * (y * y).exp()),
-    "floor": ("same", _zeros),
-    "ceil": ("same", _zeros),
-    "round": ("same", _zeros),
-    "trunc": ("same", _zeros),
-    "frac": ("same", lambda g: g),
-    "relu": ("same", lambda g, y: g * (y > 0)),
-    "logical_not": ("bool", None),
-    "bitwise_not": ("same", None),
-    "isnan": ("bool", None),
-    "isinf": ("bool", None),
-    "isfinite": ("bool", None),
-    "signbit": ("bool", None),
-}
-
-
 def _params(fn):
     return fn.__code__.co_varnames[:fn.__code__.co_argcount]
 
 
-def _unary_function(op, formula):
-    saves_x = "x" in _params(formula)
-    saves_y = "y" in _params(formula)
-    params = _params(formula)
+def _bind_params(op, params, args, kwargs):
+    """The values of an op's own parameters (`params`: name -> default) from a call's arguments."""
+    if len(args) > len(params):
+        raise TypeError(f"{op}() takes at most {len(params) + 1} positional arguments but {len(args) + 1} "
+                        f"were given")
+    vals = dict(params)
+    vals.update(zip(params, args))
+    for k, v in kwargs.items():
+        if k not in params:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{k}'")
+        vals[k] = v
+    return tuple(vals.values())
+
+
+def _unary_kernel(op, ref, x, dt, pvals):
+    if ref is None:
+        return _prims.ewise(op, [x], dt, dt, shape=x.shape)
+    return ref(x if x.dtype is dt else x.to(dt), *pvals)
+
+
+def elementwise_node(node, formula, ref, params=()):
+    """The graph node (a Function) `node` of the element-wise `ref(x, *params)`: apply(x, out dtype,
+    *param values); backward is `formula`. nn.functional's activations are nodes of this kind."""
+    return _unary_function(None, node, formula, ref, params)
+
+
+def _unary_function(op, node, formula, ref, params):
+    fparams = _params(formula)[1:]
+    saves_x, saves_y = "x" in fparams, "y" in fparams
 
     class Unary(Function):
-        _node_name = {"log1p": "Log1PBackward0"}.get(op, op.capitalize() + "Backward0")
+        _node_name = node
 
         @staticmethod
-        def forward(ctx, x, out_dtype):
-            y = _prims.ewise(op, [x], out_dtype, out_dtype, shape=x.shape)
+        def forward(ctx, x, out_dtype, *pvals):
+            y = _unary_kernel(op, ref, x, out_dtype, pvals)
             ctx.save_for_backward(x if saves_x else None, y if saves_y else None)
+            ctx.pvals = pvals
             return y
 
         @staticmethod
         def backward(ctx, g):
             x, y = ctx.saved_tensors
-            kw = {"x": x, "y": y}
-            return formula(g, *[kw[p] for p in params[1:]]), None
+            kw = {"x": x, "y": y, **dict(zip(params, ctx.pvals))}
+            return (formula(g, *[kw[p] for p in fparams]), None) + (None,) * len(ctx.pvals)
 
-    Unary.__name__ = Unary.__qualname__ = op.capitalize()
+    Unary.__name__ = Unary.__qualname__ = node[:node.index("Backward")]
     Unary.saves_self = saves_x
     return Unary
 
@@ -106,65 +86,118 @@ def _unary_dtype(rule, x):
     return bool_
 
 
-def _make_unary(op, rule, formula):
-    fn = _unary_function(op, formula) if formula is not None else None
+def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplace=True):
+    """Declare the element-wise op `op(input, *params, out=None)`, its method and, when `inplace`,
+    its in-place form `op_` (a function and a method; `inplace="method"`: a method only). rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
+    gives bool. node/derivative: PyTorch's node name and the formula (None: not differentiable).
+    ref: a reference decomposition `ref(x, *params)` (None: the backend primitive `op`). params: the
+    op's own parameters, name -> default."""
+    params = params or {}
+    defaults = tuple(params.values())
+    fn = _unary_function(op, node, derivative, ref, params) if derivative is not None else None
+    ELEMENTWISE[op] = Decl("unary", rule, node, ref)
 
-    def public(input, *, out=None):
+    def public(input, *args, out=None, **kwargs):
         check_tensor(op, input)
         if op == "neg" and input.dtype is bool_:
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                                "invert a mask, use the `~` or `logical_not()` operator instead.")
         if op == "bitwise_not" and input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
+        pvals = _bind_params(op, params, args, kwargs) if args or kwargs else defaults
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
-            r = fn.apply(input, dt)
+            r = fn.apply(input, dt, *pvals)
+        elif ref is not None:
+            r = _unary_kernel(op, ref, input, dt, pvals)
         else:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
             r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
         return r if out is None else write_out(r, out)
 
-    def inplace(self):
+    def in_place(self, *args, **kwargs):
+        pvals = _bind_params(op + "_", params, args, kwargs) if args or kwargs else defaults
         check_leaf_inplace(self)
         dt = _unary_dtype(rule, self)
         check_inplace_dtype(dt, self)
-        if recording(self):
+        if fn is not None and recording(self):
             src = self.clone() if fn.saves_self else self
-            return inplace_result(self, fn.apply(src, dt))
+            return inplace_result(self, fn.apply(src, dt, *pvals))
+        if ref is not None:
+            return _prims.copy_into(self, ref(self, *pvals))
         return _prims.ewise_into(op, self, [self], dt if dt.kind == "f" else self.dtype)
 
     public.__name__ = op
-    inplace.__name__ = op + "_"
-    return torch_function(public), torch_function(inplace)
+    in_place.__name__ = op + "_"
+    if inplace:
+        register(in_place, function=inplace is True)
+    return register(public)
+
+
+def _zeros(g, x=None, y=None):
+    return g * 0
+
+
+def _logit(x, eps):
+    z = x if eps is None else x.clamp(eps, 1.0 - eps)
+    return (z / (1 - z)).log()
+
+
+def _logit_grad(g, x, eps):
+    d = g / (x * (1 - x))
+    if eps is None:  # PyTorch: NaN outside [0, 1], zero outside [eps, 1 - eps]
+        return where((x < 0) | (x > 1), math.nan, d)
+    return where((x < eps) | (x > 1 - eps), 0.0, d)
+
+
+# ---- unary ops: name = unary(name, dtype rule, PyTorch's node, derivative, [ref=, params=]) --------
+neg = unary("neg", "same", "NegBackward0", lambda g: -g)
+abs = unary("abs", "same", "AbsBackward0", lambda g, x: g * x.sign())
+sign = unary("sign", "same", "SignBackward0", _zeros, inplace="method")
+exp = unary("exp", "float", "ExpBackward0", lambda g, y: g * y)
+exp2 = unary("exp2", "float", "Exp2Backward0", lambda g, y: g * y * LN2)
+expm1 = unary("expm1", "float", "Expm1Backward0", lambda g, y: g * (y + 1))
+log = unary("log", "float", "LogBackward0", lambda g, x: g / x)
+log2 = unary("log2", "float", "Log2Backward0", lambda g, x: g / (x * LN2))
+log10 = unary("log10", "float", "Log10Backward0", lambda g, x: g / (x * LN10))
+log1p = unary("log1p", "float", "Log1PBackward0", lambda g, x: g / (x + 1))
+sqrt = unary("sqrt", "float", "SqrtBackward0", lambda g, y: g / (2 * y))
+rsqrt = unary("rsqrt", "float", "RsqrtBackward0", lambda g, y: g * y.pow(3) * -0.5)
+reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", lambda g, y: -g * y * y, ref=lambda x: 1 / x)
+sin = unary("sin", "float", "SinBackward0", lambda g, x: g * x.cos())
+cos = unary("cos", "float", "CosBackward0", lambda g, x: -g * x.sin())
+tan = unary("tan", "float", "TanBackward0", lambda g, y: g * (y * y + 1))
+asin = unary("asin", "float", "AsinBackward0", lambda g, x: g / (1 - x * x).sqrt())
+acos = unary("acos", "float", "AcosBackward0", lambda g, x: -g / (1 - x * x).sqrt())
+atan = unary("atan", "float", "AtanBackward0", lambda g, x: g / (x * x + 1))
+sinh = unary("sinh", "float", "SinhBackward0", lambda g, x: g * x.cosh())
+cosh = unary("cosh", "float", "CoshBackward0", lambda g, x: g * x.sinh())
+tanh = unary("tanh", "float", "TanhBackward0", lambda g, y: g * (1 - y * y))
+asinh = unary("asinh", "float", "AsinhBackward0", lambda g, x: g / (x * x + 1).sqrt())
+acosh = unary("acosh", "float", "AcoshBackward0", lambda g, x: g / (x * x - 1).sqrt())
+atanh = unary("atanh", "float", "AtanhBackward0", lambda g, x: g / (1 - x * x))
+sigmoid = unary("sigmoid", "float", "SigmoidBackward0", lambda g, y: g * y * (1 - y))
+logit = unary("logit", "float", "LogitBackward0", _logit_grad, ref=_logit, params={"eps": None})
+erf = unary("erf", "float", "ErfBackward0", lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp())
+erfc = unary("erfc", "float", "ErfcBackward0", lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp())
+erfinv = unary("erfinv", "float", "ErfinvBackward0", lambda g, y: g * (SQRT_PI / 2) * (y * y).exp(),
+               inplace="method")
+floor = unary("floor", "same", "FloorBackward0", _zeros)
+ceil = unary("ceil", "same", "CeilBackward0", _zeros)
+round = unary("round", "same", "RoundBackward0", _zeros)
+trunc = unary("trunc", "same", "TruncBackward0", _zeros)
+frac = unary("frac", "same", "FracBackward0", lambda g: g, ref=lambda x: x - x.trunc())
+relu = unary("relu", "same", "ReluBackward0", lambda g, y: g * (y > 0))
+logical_not = unary("logical_not", "bool", inplace="method")
+bitwise_not = unary("bitwise_not", "same", inplace="method")
+isnan = unary("isnan", "bool", inplace=False)
+isinf = unary("isinf", "bool", inplace=False)
+isfinite = unary("isfinite", "bool", inplace=False)
+signbit = unary("signbit", "bool", inplace=False)
 
 
 # ------------------------------------------------------------------------------------------
-# binary ops: name: (dtype rule, grad_a, grad_b). Rules: 'arith' result_type; 'div' integers
-# become float; 'cmp' bool out computed in result_type; 'logical' bool out; 'int' integer only
-BINARY = {
-    "mul": ("arith", lambda g, b: g * b, lambda g, a: g * a),
-    "div": ("div", lambda g, b: g / b, lambda g, a, b: -g * a / (b * b)),
-    "floor_divide": ("arith", None, None),
-    "remainder": ("arith", lambda g: g, lambda g, a, b: -g * (a / b).floor()),
-    "fmod": ("arith", lambda g: g, lambda g, a, b: -g * (a / b).trunc()),
-    "maximum": ("arith", lambda g, a, b: g * ((a > b) + (a == b) * 0.5),
-                lambda g, a, b: g * ((b > a) + (a == b) * 0.5)),
-    "minimum": ("arith", lambda g, a, b: g * ((a < b) + (a == b) * 0.5),
-                lambda g, a, b: g * ((b < a) + (a == b) * 0.5)),
-    "fmax": ("arith", lambda g, a, b: g * ((a >= b) | b.isnan()), lambda g, a, b: g * ((b > a) | a.isnan())),
-    "fmin": ("arith", lambda g, a, b: g * ((a <= b) | b.isnan()), lambda g, a, b: g * ((b < a) | a.isnan())),
-    "atan2": ("div", lambda g, a, b: g * b / (a * a + b * b), lambda g, a, b: -g * a / (a * a + b * b)),
-    "eq": ("cmp", None, None), "ne": ("cmp", None, None), "lt": ("cmp", None, None),
-    "le": ("cmp", None, None), "gt": ("cmp", None, None), "ge": ("cmp", None, None),
-    "logical_and": ("logical", None, None), "logical_or": ("logical", None, None),
-    "logical_xor": ("logical", None, None),
-    "bitwise_and": ("int", None, None), "bitwise_or": ("int", None, None), "bitwise_xor": ("int", None, None),
-    "lshift": ("int", None, None), "rshift": ("int", None, None),
-}
-NODE_NAMES = {"mul": "MulBackward0", "div": "DivBackward0", "remainder": "RemainderBackward1",
-              "fmod": "FmodBackward1", "maximum": "MaximumBackward0", "minimum": "MinimumBackward0",
-              "fmax": "FmaxBackward0", "fmin": "FminBackward0", "atan2": "Atan2Backward0"}
-
-
+# binary ops. Rules: 'arith' result_type; 'div' integers become float; 'cmp' bool out computed in
+# result_type; 'logical' bool out; 'int' integer only
 def _binary_dtypes(op, rule, a, b):
     """(compute dtype, out dtype) for a binary op, with PyTorch's errors."""
     rt = _dtype.result_type(a, b)
@@ -182,13 +215,13 @@ def _binary_dtypes(op, rule, a, b):
     return rt, rt
 
 
-def _binary_function(op, ga, gb):
+def _binary_function(op, node, ga, gb, scalar_node):
     pa = _params(ga)
     pb = _params(gb)
     needs = set(pa[1:]) | set(pb[1:])
 
     class Binary(Function):
-        _node_name = NODE_NAMES.get(op, op.capitalize() + "Backward0")
+        _node_name = node
         _scalar_edges = (0, 1)
 
         @staticmethod
@@ -217,15 +250,12 @@ def _binary_function(op, ga, gb):
                 rb = _to(sum_to(gb(g, *[kw[p] for p in pb[1:]]), ctx.shapes[1]), ctx.dtypes[1])
             return ra, rb, None, None
 
-    Binary.__name__ = Binary.__qualname__ = op.capitalize()
+    Binary.__name__ = Binary.__qualname__ = node[:node.index("Backward")]
     Binary.saves_self = "a" in needs
-    if op in SCALAR_NODE_NAMES:  # PyTorch's overload with a Python number: its own node, one edge
+    if scalar_node:  # PyTorch's overload with a Python number: its own node, one edge
         Binary.scalar = type(Binary.__name__ + "Scalar", (Binary,), {
-            "_node_name": SCALAR_NODE_NAMES[op], "_scalar_edges": (0,), "__module__": __name__})
+            "_node_name": scalar_node, "_scalar_edges": (0,), "__module__": __name__})
     return Binary
-
-
-SCALAR_NODE_NAMES = {"remainder": "RemainderBackward0", "fmod": "FmodBackward0"}
 
 
 def _binary_node(fn, other):
@@ -237,11 +267,6 @@ def _to(t, dt):
 
 
 _OPERAND = (Tensor, bool, int, float)
-# binary ops whose first argument may be a Python number (torch.remainder(2, t)); the others want a Tensor
-# binary ops with no overload for a Python number at all (torch.maximum(t, 2) is a TypeError)
-_TENSOR_OTHER = {"maximum", "minimum", "fmax", "fmin", "atan2", "logical_and", "logical_or", "logical_xor"}
-_SCALAR_SELF = {"mul", "div", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "lshift",
-                "rshift"}
 
 
 def _check_operands(op, input, other):
@@ -260,16 +285,23 @@ def _check_inplace_shape(self, other):
                                f"{list(shape)}")
 
 
-def _make_binary(op, rule, ga, gb):
-    fn = _binary_function(op, ga, gb) if ga is not None else None
+def binary(op, rule, node=None, grad_a=None, grad_b=None, *, scalar_node=None, scalar_self=False,
+           tensor_other=False, names=()):
+    """Declare the element-wise op `op(input, other, out=None)`, its method and in-place method.
+    rule: the dtype rule above. node, grad_a, grad_b: PyTorch's node name and the two formulas (None:
+    not differentiable); scalar_node: the node of PyTorch's overload with a Python number `other`.
+    scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
+    must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op)."""
+    fn = _binary_function(op, node, grad_a, grad_b, scalar_node) if grad_a is not None else None
     int_div = op in ("floor_divide", "remainder", "fmod")
+    ELEMENTWISE[op] = Decl("binary", rule, node, None)
 
     def public(input, other, *, out=None):
         if not (isinstance(input, _OPERAND) and isinstance(other, _OPERAND)):
             _check_operands(op, input, other)
-        if op not in _SCALAR_SELF:
+        if not scalar_self:
             check_tensor(op, input)
-        if op in _TENSOR_OTHER:
+        if tensor_other:
             check_tensor(op, other, "other", 2)
         cdt, odt = _binary_dtypes(op, rule, input, other)
         if int_div and cdt.kind != "f":
@@ -296,7 +328,8 @@ def _make_binary(op, rule, ga, gb):
 
     public.__name__ = op
     inplace.__name__ = op + "_"
-    return torch_function(public), torch_function(inplace)
+    register(inplace, *[n + "_" for n in names or (op,)], function=False)
+    return register(public, *names)
 
 
 def _check_int_div(other):
@@ -307,11 +340,38 @@ def _check_int_div(other):
         raise RuntimeError("ZeroDivisionError")
 
 
-_g = globals()
-for _op, (_rule, _f) in UNARY.items():
-    _g[_op], _g[_op + "_"] = _make_unary(_op, _rule, _f)
-for _op, (_rule, _ga, _gb) in BINARY.items():
-    _g[_op], _g[_op + "_"] = _make_binary(_op, _rule, _ga, _gb)
+# ---- binary ops: name = binary(name, dtype rule, PyTorch's node, d/da, d/db, [flags]) --------------
+mul = binary("mul", "arith", "MulBackward0", lambda g, b: g * b, lambda g, a: g * a, scalar_self=True)
+div = binary("div", "div", "DivBackward0", lambda g, b: g / b, lambda g, a, b: -g * a / (b * b), scalar_self=True)
+floor_divide = binary("floor_divide", "arith", scalar_self=True)
+remainder = binary("remainder", "arith", "RemainderBackward1", lambda g: g, lambda g, a, b: -g * (a / b).floor(),
+                   scalar_node="RemainderBackward0", scalar_self=True)
+fmod = binary("fmod", "arith", "FmodBackward1", lambda g: g, lambda g, a, b: -g * (a / b).trunc(),
+              scalar_node="FmodBackward0")
+maximum = binary("maximum", "arith", "MaximumBackward0", lambda g, a, b: g * ((a > b) + (a == b) * 0.5),
+                 lambda g, a, b: g * ((b > a) + (a == b) * 0.5), tensor_other=True)
+minimum = binary("minimum", "arith", "MinimumBackward0", lambda g, a, b: g * ((a < b) + (a == b) * 0.5),
+                 lambda g, a, b: g * ((b < a) + (a == b) * 0.5), tensor_other=True)
+fmax = binary("fmax", "arith", "FmaxBackward0", lambda g, a, b: g * ((a >= b) | b.isnan()),
+              lambda g, a, b: g * ((b > a) | a.isnan()), tensor_other=True)
+fmin = binary("fmin", "arith", "FminBackward0", lambda g, a, b: g * ((a <= b) | b.isnan()),
+              lambda g, a, b: g * ((b < a) | a.isnan()), tensor_other=True)
+atan2 = binary("atan2", "div", "Atan2Backward0", lambda g, a, b: g * b / (a * a + b * b),
+               lambda g, a, b: -g * a / (a * a + b * b), tensor_other=True)
+eq = binary("eq", "cmp")
+ne = binary("ne", "cmp")
+lt = binary("lt", "cmp")
+le = binary("le", "cmp")
+gt = binary("gt", "cmp")
+ge = binary("ge", "cmp")
+logical_and = binary("logical_and", "logical", tensor_other=True)
+logical_or = binary("logical_or", "logical", tensor_other=True)
+logical_xor = binary("logical_xor", "logical", tensor_other=True)
+bitwise_and = binary("bitwise_and", "int", scalar_self=True)
+bitwise_or = binary("bitwise_or", "int", scalar_self=True)
+bitwise_xor = binary("bitwise_xor", "int", scalar_self=True)
+bitwise_left_shift = binary("lshift", "int", scalar_self=True, names=("bitwise_left_shift",))
+bitwise_right_shift = binary("rshift", "int", scalar_self=True, names=("bitwise_right_shift",))
 
 
 # ---- add / sub (alpha) ----------------------------------------------------------------------
@@ -414,14 +474,19 @@ def _make_add(opname, F):
 
 add, add_ = _make_add("add", Add)
 sub, sub_ = _make_add("sub", Sub)
-subtract = sub
-multiply = mul
-divide_ = div_
-true_divide = div
-negative = neg
-absolute = abs
-arctan2 = atan2
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+register(add)
+register_method(add_)
+register(sub, "sub", "subtract")
+register_method(sub_, "sub_", "subtract_")
+register(mul, "multiply")
+register_method(METHODS["mul_"], "multiply_")
+register(div, "true_divide")
+register_method(METHODS["div_"], "divide_", "true_divide_")
+register(neg, "negative")
+register(abs, "absolute")
+register(atan2, "arctan2")
+for _name, _f in (("greater", gt), ("greater_equal", ge), ("less", lt), ("less_equal", le), ("not_equal", ne)):
+    register(_f, _name)
 
 
 class Rsub(Function):
@@ -448,7 +513,7 @@ class RsubScalar(Rsub):
     _scalar_edges = ()
 
 
-@torch_function
+@register
 def rsub(input, other, *, alpha=1):
     _check_operands("rsub", input, other)
     check_tensor("rsub", input)
@@ -461,7 +526,7 @@ def rsub(input, other, *, alpha=1):
 _div_plain = div
 
 
-@torch_function
+@register
 def divide(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return _div_plain(input, other, out=out)
@@ -549,7 +614,7 @@ def _pow_dtype(a, b):
     return dt
 
 
-@torch_function
+@register
 def pow(input, exponent, *, out=None):
     if not isinstance(exponent, Tensor):
         check_tensor("pow", input)
@@ -566,7 +631,7 @@ def pow(input, exponent, *, out=None):
     return write_out(r, out)
 
 
-@torch_function
+@register_method
 def pow_(self, exponent):
     check_leaf_inplace(self)
     dt = _pow_dtype(self, exponent)
@@ -576,6 +641,7 @@ def pow_(self, exponent):
     return _prims.ewise_into("pow", self, [self, exponent], dt)
 
 
+@register
 def float_power(input, exponent):
     if not isinstance(exponent, Tensor):
         check_tensor("float_power", input)
@@ -604,7 +670,7 @@ class Where(Function):
         return None, ga, gb, None
 
 
-@torch_function
+@register
 def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
@@ -654,7 +720,7 @@ def _clamp_kernel(x, lo, hi, dt):
     return r if r is not x else _prims.ewise("copy", [x], dt, dt)
 
 
-@torch_function
+@register
 def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -673,7 +739,7 @@ def clamp(input, min=None, max=None, *, out=None):
     return write_out(r, out)
 
 
-@torch_function
+@register
 def clamp_(self, min=None, max=None):
     check_leaf_inplace(self)
     if recording(self, min, max):
@@ -681,19 +747,23 @@ def clamp_(self, min=None, max=None):
     return _prims.copy_into(self, clamp(self, min, max))
 
 
-clip, clip_ = clamp, clamp_
+register(clamp, "clip")
+register(clamp_, "clip_")
 
 
+@register
 def clamp_min(input, min):
     check_tensor("clamp_min", input)
     return clamp(input, min=min)
 
 
+@register
 def clamp_max(input, max):
     check_tensor("clamp_max", input)
     return clamp(input, max=max)
 
 
+@register
 def square(input):
     return input * input
 
@@ -710,30 +780,35 @@ _Lerp = composite_node("LerpBackward0", _lerp_impl)
 _LerpTensor = composite_node("LerpBackward1", _lerp_impl)
 
 
-@torch_function
+@register
 def lerp(input, end, weight):
     return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).call(input, end, weight)
 
 
+@register
 @composite_op("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 * tensor2
 
 
+@register
 @composite_op("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 / tensor2
 
 
+@register
 def sgn(input):
     return sign(input)
 
 
+@register
 @composite_op("XlogyBackward0")
 def xlogy(input, other):
     return where(input == 0, 0.0, input * log(other) if isinstance(other, Tensor) else input * math.log(other))
 
 
+@register
 @composite_op("LogaddexpBackward0")
 def logaddexp(input, other):
     check_tensor("logaddexp", input)
@@ -742,6 +817,7 @@ def logaddexp(input, other):
     return m + ((input - m).exp() + (other - m).exp()).log()
 
 
+@register
 @composite_op("HypotBackward0")
 def hypot(input, other):
     check_tensor("hypot", input)
@@ -750,14 +826,17 @@ def hypot(input, other):
     return where(input.isinf() | other.isinf(), math.inf, r)     # hypot(inf, nan) is inf
 
 
+@register
 def deg2rad(input):
     return input * (math.pi / 180)
 
 
+@register
 def rad2deg(input):
     return input * (180 / math.pi)
 
 
+@register
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     if not input.dtype.is_floating_point:
         return input.clone()
@@ -769,6 +848,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return where(r == -math.inf, lo, r)
 
 
+@register
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     check_tensor("isclose", input)
     check_tensor("isclose", other, "other", 2)
@@ -783,19 +863,21 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close
 
 
+@register
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
+@register
 def equal(input, other):
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all().item())
 
 
-div = divide  # torch.div takes rounding_mode
+div = register(divide, "div")  # torch.div takes rounding_mode
 _round_plain = round
 
 
-@torch_function
+@register
 def round(input, *, decimals=0, out=None):
     if decimals == 0:
         return _round_plain(input, out=out)
@@ -803,6 +885,7 @@ def round(input, *, decimals=0, out=None):
     return write_out(_round_plain(input * s) / s, out)
 
 
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
-bitwise_left_shift, bitwise_right_shift = lshift, rshift
-fix = trunc
+for _name, _f in (("arcsin", asin), ("arccos", acos), ("arctan", atan), ("arcsinh", asinh), ("arccosh", acosh),
+                  ("arctanh", atanh), ("fix", trunc)):
+    register(_f, _name)
+register_method(lambda self, condition, other: where(condition, self, other), "where")  # self is the input

@@ -4,11 +4,13 @@ import math
 from collections import namedtuple
 
 from .. import _dtype, _prims
-from .._tensor import Tensor, _numel
+from .._tensor import Tensor
+from .._geometry import numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op,
                       check_tensor)
+from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 
@@ -69,6 +71,7 @@ def _sum_dtype(x, dtype):
     return int64 if x.dtype.kind != "f" else x.dtype
 
 
+@register
 @torch_function
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if _autocast.STATE and dtype is None and isinstance(input, Tensor):
@@ -83,12 +86,14 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return write_out(r, out)
 
 
+@register
 @composite_op("NansumBackward0")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return sum(input.nan_to_num(0.0, math.inf, -math.inf) if input.is_floating_point() else input,
                dim, keepdim, dtype=dtype)
 
 
+@register_method
 def sum_to_size(self, *size):
     size = _shape._sizes(size)
     g = self
@@ -130,6 +135,7 @@ def _mean_kernel(x, dims, keepdim, n):
     return _prims.ewise("div", [s, n if n else math.nan], x.dtype, x.dtype) if n != 1 else s
 
 
+@register
 @torch_function
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if _autocast.STATE and dtype is None and isinstance(input, Tensor):
@@ -148,6 +154,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return write_out(r, out)
 
 
+@register
 def nanmean(input, dim=None, keepdim=False):
     notnan = (~input.isnan()).sum(dim, keepdim)
     return nansum(input, dim, keepdim) / notnan
@@ -200,6 +207,7 @@ class _FakeCtx:
         self.meta = meta
 
 
+@register
 @torch_function
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
@@ -322,7 +330,9 @@ def _make_max(op):
 
 
 max = _make_max("max")
+register(max, "max")
 min = _make_max("min")
+register(min, "min")
 
 
 def _make_amax(op, node):
@@ -338,9 +348,12 @@ def _make_amax(op, node):
 
 
 amax = _make_amax("max", Amax)
+register(amax, "amax")
 amin = _make_amax("min", Amin)
+register(amin, "amin")
 
 
+@register
 def aminmax(input, *, dim=None, keepdim=False):
     return return_types.aminmax(amin(input, dim if dim is not None else (), keepdim),
                                 amax(input, dim if dim is not None else (), keepdim))
@@ -365,15 +378,19 @@ def _make_arg(op):
 
 
 argmax = _make_arg("max")
+register(argmax, "argmax")
 argmin = _make_arg("min")
+register(argmin, "argmin")
 
 
+@register
 @torch_function
 def all(input, dim=None, keepdim=False):
     dims = norm_dims(dim, input.dim())
     return _prims.reduce("all", input, dims, keepdim, bool_ if input.dtype is not _dtype.uint8 else _dtype.uint8)
 
 
+@register
 @torch_function
 def any(input, dim=None, keepdim=False):
     dims = norm_dims(dim, input.dim())
@@ -437,7 +454,7 @@ def _var_like(F, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(x, unbiased)
         unbiased, dim = dim, None
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"std and var only support floating point and complex dtypes")
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = norm_dims(dim, input.dim())
     c = _correction(unbiased, correction)
     if recording(input):
@@ -445,16 +462,19 @@ def _var_like(F, input, dim, unbiased, keepdim, correction):
     return F.forward(_shape._NullCtx, input, dims, c, keepdim)
 
 
+@register
 @torch_function
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var_like(Var, input, dim, unbiased, keepdim, correction)
 
 
+@register
 @torch_function
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var_like(Std, input, dim, unbiased, keepdim, correction)
 
 
+@register
 @composite_op("VarMeanBackward0")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # var_mean(x, unbiased)
@@ -462,6 +482,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
+@register
 @composite_op("StdMeanBackward0")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # std_mean(x, unbiased)
@@ -504,6 +525,7 @@ def _vector_norm_impl(input, p, dims, keepdim):
 _VectorNorm = composite_node("LinalgVectorNormBackward0", _vector_norm_impl)
 
 
+@register
 @torch_function
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if dtype is not None:
@@ -521,6 +543,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return _VectorNorm.call(input, p, dims, keepdim)
 
 
+@register
 @torch_function
 @composite_op("LogsumexpBackward0")
 def logsumexp(input, dim, keepdim=False):
@@ -598,7 +621,9 @@ def _make_scan(op, node):
 
 
 cumsum = _make_scan("cumsum", Cumsum)
+register(cumsum, "cumsum")
 cumprod = _make_scan("cumprod", Cumprod)
+register(cumprod, "cumprod")
 
 
 class CumExtreme(Function):
@@ -641,9 +666,12 @@ def _make_cum(op, node):
 
 
 cummax = _make_cum("cummax", Cummax)
+register(cummax, "cummax")
 cummin = _make_cum("cummin", Cummin)
+register(cummin, "cummin")
 
 
+@register
 @composite_op("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     d = wrap_dim(dim, input.dim())
@@ -726,11 +754,13 @@ def _softmax_like(F, input, dim, dtype):
     return _softmax_kernel(input, d, F is LogSoftmax)
 
 
+@register
 @torch_function
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     return _softmax_like(Softmax, input, dim, dtype)
 
 
+@register
 @torch_function
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     return _softmax_like(LogSoftmax, input, dim, dtype)
@@ -759,6 +789,7 @@ class Topk(Sort):
     _node_name = "TopkBackward0"
 
 
+@register
 @torch_function
 def sort(input, dim=-1, descending=False, stable=False):
     if input.dim() == 0:
@@ -769,15 +800,18 @@ def sort(input, dim=-1, descending=False, stable=False):
     return return_types.sort(*_prims.sort(input, d, descending, stable))
 
 
+@register
 @torch_function
 def argsort(input, dim=-1, descending=False, stable=False):
     return sort(input, dim, descending, stable)[1]
 
 
+@register
 def msort(input):
     return sort(input, 0)[0]
 
 
+@register
 @torch_function
 def topk(input, k, dim=-1, largest=True, sorted=True):
     d = wrap_dim(dim, input.dim())
@@ -792,6 +826,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return return_types.topk(v.narrow(d, 0, k), i.narrow(d, 0, k))
 
 
+@register
 def kthvalue(input, k, dim=-1, keepdim=False):
     d = wrap_dim(dim, input.dim())
     if input.dim() == 0:  # one value along the (implicit) dim
@@ -807,6 +842,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return return_types.kthvalue(v, i)
 
 
+@register
 def median(input, dim=None, keepdim=False):
     if dim is None:
         flat = input.reshape(-1)
@@ -818,6 +854,7 @@ def median(input, dim=None, keepdim=False):
     return return_types.median(*r)
 
 
+@register
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     x = input.reshape(-1) if dim is None or input.dim() == 0 else input
     d = 0 if dim is None else wrap_dim(dim, input.dim())
@@ -840,6 +877,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return outs[0]
 
 
+@register
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     from .._creation import tensor
     vals = input.reshape(-1).tolist()
@@ -857,6 +895,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return res[0] if len(res) == 1 else tuple(res)
 
 
+@register
 def bincount(input, weights=None, minlength=0):
     from .._creation import zeros
     n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)

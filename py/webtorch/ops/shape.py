@@ -1,9 +1,11 @@
 """Views (metadata-only: share memory with their base) and shape-changing ops."""
 from .. import _dtype, _prims
-from .._tensor import Tensor, Size, contiguous_strides, _numel
+from .._tensor import Tensor, Size
+from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import wrap_dim, recording, write_out, sum_to, composite_node
+from .registry import register, register_method
 
 int64 = _dtype.int64
 
@@ -72,7 +74,7 @@ def _view_strides(old_shape, old_stride, new_shape):
 
 
 # ---- the view functions -------------------------------------------------------------------------
-class View(Function):
+class ViewOp(Function):  # the view op (backends.base.View is a strided window)
     _node_name = "ViewBackward0"
 
     @staticmethod
@@ -85,27 +87,27 @@ class View(Function):
         return g.reshape(ctx.in_shape), None, None
 
 
-class UnsafeView(View):
+class UnsafeView(ViewOp):
     _node_name = "UnsafeViewBackward0"
 
 
-class Squeeze(View):
+class Squeeze(ViewOp):
     _node_name = "SqueezeBackward0"  # squeeze()
 
 
-class SqueezeDim(View):
+class SqueezeDim(ViewOp):
     _node_name = "SqueezeBackward1"  # squeeze(dim)
 
 
-class SqueezeDims(View):
+class SqueezeDims(ViewOp):
     _node_name = "SqueezeBackward2"  # squeeze(dims)
 
 
-class SqueezeDimInplace(View):
+class SqueezeDimInplace(ViewOp):
     _node_name = "SqueezeBackward4"  # squeeze_(dim), as matmul uses it
 
 
-class Unsqueeze(View):
+class Unsqueeze(ViewOp):
     _node_name = "UnsqueezeBackward0"
 
 
@@ -225,6 +227,7 @@ class _NullCtxType:
 _NullCtx = _NullCtxType()
 
 
+@register_method
 @torch_function
 def view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
@@ -234,27 +237,31 @@ def view(self, *shape):
     if stride is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-    return _view_apply(View, self, shape, stride)
+    return _view_apply(ViewOp, self, shape, stride)
 
 
+@register
 @torch_function
 def reshape(input, *shape):
     shape = _infer_shape(_sizes(shape), input.numel())
     stride = _view_strides(input._shape, input._stride, shape)
     if stride is not None:
-        return _view_apply(View, input, shape, stride)
+        return _view_apply(ViewOp, input, shape, stride)
     c = input.clone(memory_format=None) if recording(input) else _prims.contiguous(input)
     return _view_apply(UnsafeView, c, shape, contiguous_strides(shape))
 
 
+@register_method
 def view_as(self, other):
     return view(self, other.shape)
 
 
+@register_method
 def reshape_as(self, other):
     return reshape(self, other.shape)
 
 
+@register
 @torch_function
 def permute(input, *dims):
     dims = _sizes(dims)
@@ -269,6 +276,7 @@ def permute(input, *dims):
     return _view_apply(Permute, input, dims)
 
 
+@register
 @torch_function
 def transpose(input, dim0, dim1):
     nd = input.dim()
@@ -281,8 +289,10 @@ def transpose(input, dim0, dim1):
 
 
 swapaxes = swapdims = transpose
+register(transpose, "swapaxes", "swapdims")
 
 
+@register
 @torch_function
 def t(input):
     if input.dim() > 2:
@@ -300,10 +310,12 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
+@register
 def adjoint(self):
     return transpose(self, -2, -1)
 
 
+@register
 @torch_function
 def movedim(input, source, destination):
     nd = input.dim()
@@ -326,8 +338,10 @@ def movedim(input, source, destination):
 
 
 moveaxis = movedim
+register(movedim, "moveaxis")
 
 
+@register_method
 @torch_function
 def expand(self, *sizes):
     sizes = _sizes(sizes)
@@ -349,15 +363,18 @@ def _alias_view(self):
     return _as_view(self, self._shape, self._stride, self._offset)
 
 
+@register_method
 def expand_as(self, other):
     return expand(self, other.shape)
 
 
+@register
 @torch_function
 def broadcast_to(input, shape):
     return expand(input, shape)
 
 
+@register(method=False)
 def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
@@ -365,6 +382,7 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
+@register(method=False)
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids as expanded views of the 0-d/1-D inputs, as torch.meshgrid ("ij" by
     default, with PyTorch's warning; "xy" swaps the first two dimensions)."""
@@ -396,10 +414,12 @@ def meshgrid(*tensors, indexing=None):
     return tuple(grids)
 
 
+@register(method=False)
 def broadcast_shapes(*shapes):
     return Size(_prims.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
 
 
+@register
 @torch_function
 def squeeze(input, dim=None):
     nd = input.dim()
@@ -414,6 +434,7 @@ def squeeze(input, dim=None):
     return _view_apply(node, input, shape, stride)
 
 
+@register
 @torch_function
 def unsqueeze(input, dim):
     nd = input.dim()
@@ -426,6 +447,7 @@ def unsqueeze(input, dim):
     return _view_apply(Unsqueeze, input, tuple(shape), tuple(stride))
 
 
+@register
 @torch_function
 def flatten(input, start_dim=0, end_dim=-1):
     nd = input.dim()
@@ -440,6 +462,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape)
 
 
+@register
 @torch_function
 def unflatten(input, dim, sizes):
     nd = input.dim()
@@ -454,12 +477,14 @@ def unflatten(input, dim, sizes):
     return reshape(input, input._shape[:d] + sizes + input._shape[d + 1:])
 
 
+@register
 @torch_function
 def as_strided(input, size, stride, storage_offset=None):
     off = input._offset if storage_offset is None else storage_offset
     return _view_apply(AsStrided, input, tuple(size), tuple(stride), off)
 
 
+@register
 @torch_function
 def narrow(input, dim, start, length):
     nd = input.dim()
@@ -489,6 +514,7 @@ def slice_dim(input, d, start, stop, step):
     return _view_apply(Slice, input, shape, stride, input._offset + start * input._stride[d])
 
 
+@register
 @torch_function
 def select(input, dim, index):
     nd = input.dim()
@@ -507,6 +533,7 @@ def select(input, dim, index):
     return _view_apply(Select, input, shape, stride, input._offset + index * input._stride[d])
 
 
+@register
 @torch_function
 def diagonal(input, offset=0, dim1=0, dim2=1):
     nd = input.dim()
@@ -554,7 +581,8 @@ class Unfold(Function):
         return g.new_zeros(shape).index_add(d, pos, rows), None, None, None
 
 
-def tensor_unfold(self, dimension, size, step):
+@register_method
+def unfold(self, dimension, size, step):
     """Tensor.unfold(dimension, size, step) (a method only, as in PyTorch)."""
     nd = self.dim()
     d = wrap_dim(dimension, max(nd, 1))
@@ -613,6 +641,7 @@ def _multi_view_apply(F, x, *args):
     return F.forward(_NullCtx, x, *args)
 
 
+@register
 @torch_function
 def unbind(input, dim=0):
     if input.dim() == 0:
@@ -620,6 +649,7 @@ def unbind(input, dim=0):
     return _multi_view_apply(Unbind, input, wrap_dim(dim, input.dim()))
 
 
+@register
 @torch_function
 def split(tensor, split_size_or_sections, dim=0):
     d = wrap_dim(dim, tensor.dim())
@@ -638,6 +668,7 @@ def split(tensor, split_size_or_sections, dim=0):
                              tuple(sizes), d)
 
 
+@register
 @torch_function
 def chunk(input, chunks, dim=0):
     if chunks <= 0:
@@ -650,6 +681,7 @@ def chunk(input, chunks, dim=0):
     return split(input, size, d)
 
 
+@register
 @torch_function
 def tensor_split(input, indices_or_sections, dim=0):
     d = wrap_dim(dim, input.dim())
@@ -687,6 +719,7 @@ class Clone(Function):
         return g
 
 
+@register
 @torch_function
 def clone(input, *, memory_format=None):
     if recording(input):
@@ -697,6 +730,7 @@ def clone(input, *, memory_format=None):
     return out
 
 
+@register_method
 @torch_function
 def contiguous(input, memory_format=None):
     if input.is_contiguous():
@@ -722,6 +756,7 @@ class Copy(Function):
         return g * 0, gs
 
 
+@register_method
 @torch_function
 def copy_(self, src, non_blocking=False):
     from ._common import check_leaf_inplace, inplace_result
@@ -744,11 +779,13 @@ def _bad_copy(src, dst):
     raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(src.shape)}")
 
 
+@register
 @torch_function
 def zero_(self):
     return fill_(self, 0)
 
 
+@register
 @torch_function
 def fill_(self, value):
     from ._common import check_leaf_inplace, inplace_result
@@ -765,6 +802,7 @@ def fill_(self, value):
     return _prims.ewise_into("copy", self, [value], self.dtype)
 
 
+@register_method
 def resize_(self, *shape):
     shape = _sizes(shape)
     if _numel(shape) <= self._storage.numel - self._offset:
@@ -840,6 +878,7 @@ def _check_cat(tensors, dim, name):
     return _dtype.result_type(*[t for t in tensors]) if len({t.dtype for t in tensors}) > 1 else tensors[0].dtype
 
 
+@register(method=False)
 @torch_function
 def cat(tensors, dim=0, *, out=None):
     dt = _check_cat(tensors, dim, "torch.cat")
@@ -865,8 +904,10 @@ def cat(tensors, dim=0, *, out=None):
 
 
 concat = concatenate = cat
+register(cat, "concat", "concatenate", method=False)
 
 
+@register(method=False)
 @torch_function
 def stack(tensors, dim=0, *, out=None):
     dt = _check_cat(tensors, dim, "stack")
@@ -886,25 +927,30 @@ def _check_nonempty(tensors, name):
         raise RuntimeError(f"{name} expects a non-empty TensorList")
 
 
+@register(method=False)
 def hstack(tensors):
     _check_nonempty(tensors, "hstack")
     tensors = [atleast_1d(t) for t in tensors]
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
+@register(method=False)
 def vstack(tensors):
     _check_nonempty(tensors, "vstack")
     return cat([atleast_2d(t) for t in tensors], 0)
 
 
 row_stack = vstack
+register(vstack, "row_stack", method=False)
 
 
+@register(method=False)
 def dstack(tensors):
     _check_nonempty(tensors, "dstack")
     return cat([atleast_3d(t) for t in tensors], 2)
 
 
+@register(method=False)
 def column_stack(tensors):
     return hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
 
@@ -921,16 +967,19 @@ def _atleast(fn):
     return public
 
 
+@register(method=False)
 @_atleast
 def atleast_1d(t):
     return t.reshape(1) if t.dim() == 0 else t
 
 
+@register(method=False)
 @_atleast
 def atleast_2d(t):
     return t.reshape(1, -1) if t.dim() < 2 else t
 
 
+@register(method=False)
 @_atleast
 def atleast_3d(t):
     if t.dim() == 0:
@@ -952,6 +1001,7 @@ def _gather_dims(input, index_per_dim, node):
     return indexing.take_offsets(input, coords, tuple(input.shape), node=getattr(indexing, node))
 
 
+@register
 @torch_function
 def flip(input, dims):
     nd = input.dim()
@@ -963,18 +1013,21 @@ def flip(input, dims):
     return _gather_dims(input, idx, "Flip")
 
 
+@register
 def fliplr(input):
     if input.dim() < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, [1])
 
 
+@register
 def flipud(input):
     if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, [0])
 
 
+@register
 @torch_function
 def roll(input, shifts, dims=None):
     from .._creation import arange
@@ -994,6 +1047,7 @@ def roll(input, shifts, dims=None):
     return _gather_dims(input, idx, "Roll")
 
 
+@register_method
 @torch_function
 def repeat(input, *sizes):
     sizes = _sizes(sizes)
@@ -1010,6 +1064,7 @@ def repeat(input, *sizes):
     return x.reshape(inter).expand(expd).reshape(final)
 
 
+@register
 @torch_function
 def tile(input, dims):
     dims = tuple(dims)
@@ -1018,6 +1073,7 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
+@register
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     if dim is None:
         input, dim = input.flatten(), 0
@@ -1059,19 +1115,23 @@ _Tril = composite_node("TrilBackward0", _tri_impl)
 _Triu = composite_node("TriuBackward0", _tri_impl)
 
 
+@register
 @torch_function
 def tril(input, diagonal=0):
     return _Tril.call(input, diagonal, True)
 
 
+@register
 @torch_function
 def triu(input, diagonal=0):
     return _Triu.call(input, diagonal, False)
 
 
+@register_method
 def tril_(self, diagonal=0):
     return copy_(self, tril(self, diagonal))
 
 
+@register_method
 def triu_(self, diagonal=0):
     return copy_(self, triu(self, diagonal))

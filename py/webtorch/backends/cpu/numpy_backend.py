@@ -19,6 +19,7 @@ import numpy as np
 
 from ..base import Backend, View, EWISE_OPS
 from ... import _philox
+from ..._geometry import numel as _numel
 from . import _special
 
 _NP = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
@@ -241,7 +242,6 @@ OPS = {
     "log": _float_only(np.log), "log2": _float_only(np.log2), "log10": _float_only(np.log10),
     "log1p": _float_only(np.log1p), "sqrt": _float_only(np.sqrt),
     "rsqrt": _float_only(lambda a: 1 / np.sqrt(a)),
-    "reciprocal": _float_only(lambda a: 1 / a),
     "sin": _float_only(np.sin), "cos": _float_only(np.cos), "tan": _float_only(np.tan),
     "asin": _float_only(np.arcsin), "acos": _float_only(np.arccos), "atan": _float_only(np.arctan),
     "sinh": _float_only(np.sinh), "cosh": _float_only(np.cosh), "tanh": _float_only(np.tanh),
@@ -253,7 +253,6 @@ OPS = {
     "erfinv": _float_only(lambda a: _special.np_erfinv(a).astype(a.dtype)),
     "floor": _ident_int(np.floor), "ceil": _ident_int(np.ceil), "round": _ident_int(np.rint),
     "trunc": _ident_int(np.trunc),
-    "frac": lambda k, a: a - np.trunc(a) if k == "f" else np.zeros_like(a),
     "relu": _relu,
     "logical_not": lambda k, a: np.logical_not(a),
     "bitwise_not": lambda k, a: np.invert(a),
@@ -292,13 +291,6 @@ def _kind(dtype):
     if dtype == "uint8":
         return "u"
     return "f" if dtype.startswith("float") else "i"
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 _KIND = {d: _kind(d) for d in _NP}

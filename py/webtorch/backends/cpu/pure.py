@@ -16,6 +16,7 @@ from array import array
 
 from ..base import Backend, View
 from ... import _philox
+from ..._geometry import numel as _numel, is_contiguous
 from . import _special
 
 TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "int8": "b", "int16": "h",
@@ -34,33 +35,9 @@ def _kind(dtype):
     return "f" if dtype in _FLOATS else "i"
 
 
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-def _contig_strides(shape):
-    st, acc = [], 1
-    for s in reversed(shape):
-        st.append(acc)
-        acc *= s
-    return st[::-1]
-
-
-def _is_contig(shape, strides):
-    acc = 1
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n != 1 and s != acc:
-            return False
-        acc *= n
-    return True
-
-
 def offsets(shape, strides, offset):
     """Flat element offsets of a strided view in row-major order (a list or a range)."""
-    if _is_contig(shape, strides):
+    if is_contiguous(shape, strides):
         return range(offset, offset + _numel(shape))
     offs = [offset]
     for n, s in zip(shape, strides):
@@ -303,7 +280,6 @@ _FUN1 = {
     "log1p": _guard(math.log1p, _log1p_special),
     "sqrt": _guard(math.sqrt, _nan),
     "rsqrt": _rsqrt,
-    "reciprocal": lambda x: _fdiv(1.0, x),
     "sin": _guard(math.sin, _nan), "cos": _guard(math.cos, _nan), "tan": _guard(math.tan, _nan),
     "asin": _guard(math.asin, _nan), "acos": _guard(math.acos, _nan), "atan": math.atan,
     "sinh": _guard(math.sinh, _sinh_special), "cosh": _guard(math.cosh, lambda x: _INF),
@@ -424,10 +400,6 @@ class _Ops:
                 return [round(x, 0) for x in a], cd
             f = {"floor": _ffloor, "ceil": _fceil, "trunc": _ftrunc}[op]
             return list(map(f, a)), cd
-        if op == "frac":
-            if k != "f":
-                return [0] * len(a), cd
-            return [x - _ftrunc(x) for x in a], cd
         if op == "relu":
             if k == "b":
                 return a, cd

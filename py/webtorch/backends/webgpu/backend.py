@@ -28,6 +28,7 @@ import sys
 from array import array
 
 from ..base import Backend, View, EWISE_OPS
+from ..._geometry import numel, contiguous_strides
 
 try:
     import numpy as _np
@@ -121,12 +122,12 @@ _F_UN = {
     "copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "wsign({0})", "exp": "exp({0})",
     "exp2": "exp2({0})", "expm1": "wexpm1({0})", "log": "log({0})", "log2": "log2({0})",
     "log10": "(log2({0}) * 0.3010299956639812)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
-    "rsqrt": "(1.0 / sqrt({0}))", "reciprocal": "(1.0 / {0})", "sin": "sin({0})", "cos": "cos({0})",
+    "rsqrt": "(1.0 / sqrt({0}))", "sin": "sin({0})", "cos": "cos({0})",
     "tan": "tan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
     "sinh": "wsinh({0})", "cosh": "wcosh({0})", "tanh": "wtanh({0})", "asinh": "wasinh({0})",
     "acosh": "wacosh({0})", "atanh": "watanh({0})", "sigmoid": "wsigmoid({0})", "erf": "werf({0})",
     "erfc": "werfc({0})", "erfinv": "werfinv({0})", "floor": "floor({0})", "ceil": "ceil({0})",
-    "round": "round({0})", "trunc": "trunc({0})", "frac": "({0} - trunc({0}))",
+    "round": "round({0})", "trunc": "trunc({0})",
     "relu": "select({0}, 0.0, {0} < 0.0)",
 }
 _F_UN_B = {"logical_not": "({0} == 0.0)", "isnan": "wisnan({0})", "isinf": "wisinf({0})",
@@ -141,7 +142,7 @@ _F_BIN = {
 _CMP = {"eq": "({0} == {1})", "ne": "(!({0} == {1}))", "lt": "({0} < {1})", "le": "({0} <= {1})",
         "gt": "({0} > {1})", "ge": "({0} >= {1})"}
 _I_UN = {"copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "sign({0})", "floor": "{0}",
-         "ceil": "{0}", "round": "{0}", "trunc": "{0}", "frac": "0", "relu": "max({0}, 0)",
+         "ceil": "{0}", "round": "{0}", "trunc": "{0}", "relu": "max({0}, 0)",
          "bitwise_not": "(~{0})"}
 _I_UN_B = {"logical_not": "({0} == 0)", "isnan": "false", "isinf": "false", "isfinite": "true",
            "signbit": "({0} < 0)"}
@@ -154,7 +155,7 @@ _I_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
           "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})", "lshift": "ishl({0}, {1})",
           "rshift": "ishr({0}, {1})"}
 _U_UN = {"copy": "{0}", "neg": "(0u - {0})", "abs": "{0}", "sign": "select(0u, 1u, {0} > 0u)",
-         "floor": "{0}", "ceil": "{0}", "round": "{0}", "trunc": "{0}", "frac": "0u", "relu": "{0}",
+         "floor": "{0}", "ceil": "{0}", "round": "{0}", "trunc": "{0}", "relu": "{0}",
          "bitwise_not": "(~{0})"}
 _U_UN_B = {"logical_not": "({0} == 0u)", "isnan": "false", "isinf": "false", "isfinite": "true",
            "signbit": "false"}
@@ -257,21 +258,6 @@ def _alias_b(src):
 
 
 # ---- shape helpers -------------------------------------------------------------------------
-def prod(xs):
-    p = 1
-    for x in xs:
-        p *= x
-    return p
-
-
-def contiguous_strides(shape):
-    st, acc = [], 1
-    for s in reversed(shape):
-        st.append(acc)
-        acc *= s
-    return tuple(reversed(st))
-
-
 def collapse(shape, strides_list):
     """Drop size-1 dims and merge dims that are contiguous for every operand."""
     dims = [d for d in range(len(shape)) if shape[d] != 1]
@@ -602,7 +588,7 @@ class WebGPUBackend(Backend):
     def _read_contiguous(self, view):
         """bytes of the view's elements in row-major order (a host read: pending checks are
         resolved by the same wait)"""
-        n = prod(view.shape)
+        n = numel(view.shape)
         if n == 0:
             return b""
         it = ITEM[view.dtype]
@@ -663,7 +649,7 @@ class WebGPUBackend(Backend):
         values (one wait); raises the first failed check's error (all pending checks are
         consumed either way)."""
         checks, self._checks = self._checks, []
-        sizes = [prod(v.shape) * 4 for v, _, _ in checks]
+        sizes = [numel(v.shape) * 4 for v, _, _ in checks]
         tmp = self.empty((size + sum(sizes)) // 4, "int32")
         if size:
             self.driver.copy_buffer(src.handle, a0, tmp.handle, 0, size)
@@ -687,7 +673,7 @@ class WebGPUBackend(Backend):
 
     def to_flat(self, view):
         raw = self._read_contiguous(view)
-        n = prod(view.shape)
+        n = numel(view.shape)
         if n == 0:
             return []
         dt = view.dtype
@@ -722,7 +708,7 @@ class WebGPUBackend(Backend):
     def ewise(self, op, out, inputs, cdtype):
         if op not in EWISE_OPS:
             raise ValueError(f"unknown element-wise op {op!r}")
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         self._check_dtype(cdtype)
@@ -788,12 +774,12 @@ class WebGPUBackend(Backend):
 
     # ---- reductions -------------------------------------------------------------------
     def reduce(self, op, out, inp):
-        n_out = prod(out.shape)
+        n_out = numel(out.shape)
         if n_out == 0:
             return
         ro = len(out.shape)
         inner = tuple(inp.shape[ro:])
-        n_inner = prod(inner)
+        n_inner = numel(inner)
         accdt = {"sum": out.dtype, "prod": out.dtype, "any": "bool", "all": "bool"}.get(op, inp.dtype)
         arg = op in ("argmax", "argmin")
         if arg and n_inner > 2**31:               # the index of the last element would not fit
@@ -825,7 +811,7 @@ class WebGPUBackend(Backend):
         if pipe is None:
             pipe = self._memo[key] = self.pipeline(
                 self._reduce_src(op, accdt, inp.dtype, odt, Ro, Ri, wg, idx_in is not None, temp is not None))
-        words = [n_out, prod(inner), chunk, nch, *osh, inp.offset, *ist,
+        words = [n_out, numel(inner), chunk, nch, *osh, inp.offset, *ist,
                  out.offset if out is not None else 0, *ost, *ish, *iist]
         if temp is not None:
             bufs = [temp[0]] + ([temp[1]] if arg else []) + [inp.buf]
@@ -883,7 +869,7 @@ class WebGPUBackend(Backend):
             fold = f"    acc = comb(acc, {v});"
             tree = "      sv[lix] = comb(sv[lix], sv[lix + s]);"
         if to_temp:
-            st = f"    outv[o * n_chunks + c] = sv[0];"
+            st = "    outv[o * n_chunks + c] = sv[0];"
             if arg:
                 st += "\n    outi[o * n_chunks + c] = si[0];"
         elif arg:
@@ -936,10 +922,10 @@ class WebGPUBackend(Backend):
                     code.append(f"      b{k} = b{k} + c * i32(P[{pbase + R + k * (R + 2) + 1 + d}u]);")
                 code.append("    }")
             code.append("  }")
-        return prod(lead), L, words, "\n".join(code), R
+        return numel(lead), L, words, "\n".join(code), R
 
     def scan(self, op, out, inp, out_idx=None):
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         if len(out.shape) == 0:
@@ -991,7 +977,7 @@ class WebGPUBackend(Backend):
                     CARRY_IN=cin, STEP=step, STORE=st)
 
     def sort(self, out_values, out_indices, inp, descending, stable):
-        n = prod(inp.shape)
+        n = numel(inp.shape)
         if n == 0:
             return
         if len(inp.shape) == 0:
@@ -1067,7 +1053,7 @@ class WebGPUBackend(Backend):
 
     # ---- gather / scatter -------------------------------------------------------------
     def take(self, out, src_buf, src_dtype, idx):
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         shape, sts = collapse(tuple(out.shape), [out.strides, idx.strides])
@@ -1091,7 +1077,7 @@ class WebGPUBackend(Backend):
         self.run(pipe, [out.buf, idx.buf, src_buf], words, -(-n // WG))
 
     def put(self, dst_buf, dst_dtype, idx, values, accumulate):
-        n = prod(idx.shape)
+        n = numel(idx.shape)
         if n == 0:
             return
         scalar = not isinstance(values, View)
@@ -1153,7 +1139,7 @@ class WebGPUBackend(Backend):
 
     # ---- creation ---------------------------------------------------------------------
     def arange(self, out, start, step):
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         dt = out.dtype
@@ -1169,7 +1155,7 @@ class WebGPUBackend(Backend):
         self.run(pipe, [out.buf], [n, out.offset, scalar_bits(start, dt), scalar_bits(step, dt)], -(-n // WG))
 
     def random(self, out, kind, seed, offset):
-        n = prod(out.shape)
+        n = numel(out.shape)
         if n == 0:
             return
         dt = out.dtype
@@ -1240,7 +1226,7 @@ class WebGPUBackend(Backend):
         return None
 
     def _contig(self, v):
-        t = self.empty(prod(v.shape), v.dtype)
+        t = self.empty(numel(v.shape), v.dtype)
         cv = View(t, v.shape, contiguous_strides(v.shape), 0, v.dtype)
         self.ewise("copy", cv, [v], v.dtype)
         return View(t, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, cv.strides)), 0, v.dtype)

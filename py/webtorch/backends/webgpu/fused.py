@@ -12,7 +12,8 @@ On lavapipe a dispatch costs ~50 us whatever it does, so a training step is most
 of dispatches; these keep that count down.
 """
 from ..base import View
-from .backend import ST, fill, load, store, f32_bits, collapse, contiguous_strides, index_code
+from ..._geometry import contiguous_strides
+from .backend import ST, fill, load, store, f32_bits, collapse, index_code
 
 FLOATS = ("float32", "float16")
 
@@ -47,7 +48,7 @@ def _softmax_src(be, mode, dts, R, wg, code):
     loop = f"for (var j = lix; j < L; j = j + {wg}u)"
     if mode < 2:
         y, pre = _FWD[mode]
-        k = [f"  var m = -winf();",
+        k = ["  var m = -winf();",
              f"  {loop} {{ m = wmaximum(m, {ld('x', 0)}); }}",
              "  m = wg_reduce(m, lix, true);",
              "  if (m == -winf()) { m = 0.0; }      // a row of -inf: NaN, as in PyTorch",

@@ -31,23 +31,14 @@ import os
 import weakref
 
 from ..base import View
-from .backend import (CT, ST, WG, conv, load, store, ewise_expr, collapse, contiguous_strides,
-                      index_code, scalar_bits, fill, prod)
+from ..._geometry import numel, contiguous_strides, is_contiguous
+from .backend import CT, ST, WG, conv, load, store, ewise_expr, collapse, index_code, scalar_bits, fill
 
 MAX_NODES = 64
 _DUMMY = ("a", "b", "c")
 
 
-def _is_contig(shape, strides):
-    acc = 1
-    for s, st in zip(reversed(shape), reversed(strides)):
-        if s != 1 and st != acc:
-            return False
-        acc *= s
-    return True
-
-
-class Node:
+class Pending:
     __slots__ = ("op", "cdtype", "odt", "args", "ref", "idx")
 
     def __init__(self, op, cdtype, odt, args, buf, idx):
@@ -110,7 +101,7 @@ class Fusion:
             nd = getattr(b, "pend", None)
             if nd is not None:
                 if x.offset != 0 or tuple(x.shape) != shape or x.dtype != nd.odt or \
-                        not _is_contig(shape, x.strides):
+                        not is_contiguous(shape, x.strides):
                     return None
                 args.append(("n", nd.idx))
                 continue
@@ -138,9 +129,9 @@ class Fusion:
             return False
         ob = out.buf
         shape = tuple(out.shape)
-        n = prod(shape)
+        n = numel(shape)
         if out.offset != 0 or getattr(ob, "numel", -1) != n or getattr(ob, "pend", 1) is not None or \
-                out.dtype != ob.dtype or not _is_contig(shape, out.strides):
+                out.dtype != ob.dtype or not is_contiguous(shape, out.strides):
             return False
         for x in inputs:
             if isinstance(x, View) and (x.buf is ob or getattr(x.buf, "dtype", None) is None):
@@ -172,7 +163,7 @@ class Fusion:
         self.leaves.update(newv)
         self.leafviews.extend(self._newviews)
         self.leafbufs.update(newb)
-        nd = Node(op, cdtype, out.dtype, tuple(args), ob, len(self.nodes))
+        nd = Pending(op, cdtype, out.dtype, tuple(args), ob, len(self.nodes))
         self.nodes.append(nd)
         ob.pend = nd
         self.fused_ops += 1
