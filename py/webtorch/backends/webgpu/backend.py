@@ -250,11 +250,19 @@ def ewise_expr(op, cdtype, args):
     raise TypeError(f"webgpu: op {op!r} is not supported for dtype {cdtype}")
 
 
-def _alias_b(src):
-    """matmul of a buffer with itself (x @ x.T): read B through A's binding, bind it once"""
-    lines = [l for l in src.split("\n") if "var<storage, read_write> B:" not in l]
-    src = "\n".join(lines).replace("@binding(3) var<storage, read> P", "@binding(2) var<storage, read> P")
-    return re.sub(r"\bB\[", "A[", src)
+def _mm_bindings(ot, at, bt, same, epi, nwords):
+    """A matmul kernel's bindings: O (or a fused epilogue's outputs and leaves, lazy.py), A,
+    B (left out for a product of a buffer with itself, x @ x.T: B is read through A, bound
+    once), then P (nwords words, then the epilogue's)."""
+    names = ([] if epi else [("O", ot)]) + [("A", at)] + ([] if same else [("B", bt)])
+    decl = [f"@group(0) @binding({k}) var<storage, read_write> {n}: array<{t}>;" for k, (n, t) in enumerate(names)]
+    decl.append(epi.source(len(names), nwords) if epi else
+                f"@group(0) @binding({len(names)}) var<storage, read> P: array<u32>;")
+    return "\n".join(decl)
+
+
+def _alias_b(src, same):
+    return re.sub(r"\bB\[", "A[", src) if same else src
 
 
 # ---- shape helpers -------------------------------------------------------------------------
@@ -1202,8 +1210,18 @@ class WebGPUBackend(Backend):
                 if lb is None and N % 4 == 0:
                     b, lb = self._contig(b), "n"
             if (vout or sout) and la is not None and lb is not None:
-                return self._matmul_reg(out, a, b, B, M, N, K, la, lb, vout)
-        self._matmul_tiled(out, a, b, B, M, N, K)
+                return self._matmul(out, a, b, f32, self._matmul_reg, B, M, N, K, la, lb, vout)
+        self._matmul(out, a, b, f32, self._matmul_tiled, B, M, N, K)
+
+    def _matmul(self, out, a, b, f32, kernel, *args):
+        """run kernel(out, a, b, *args, epi=...) now, or later with the element-wise ops that
+        consume the product fused into its store (lazy.py)"""
+        shape, strides, offset, dtype = out.shape, out.strides, out.offset, out.dtype
+
+        def launch(buf, epi):     # holds no reference to out's buffer: it may die pending
+            kernel(View(buf, shape, strides, offset, dtype), a, b, *args, epi=epi)
+        if not (f32 and self.fusion.defer_matmul(out, (a, b), launch)):
+            launch(out.buf, None)
 
     @staticmethod
     def _mm_layout(v, mn, which):
@@ -1235,7 +1253,7 @@ class WebGPUBackend(Backend):
     # lavapipe at 1024: 8x16 in 8x8 is as fast as larger blocks (26 GFLOP/s on an idle machine)
     REG = dict(TM=8, TN=16, WX=8, WY=8)
 
-    def _matmul_reg(self, out, a, b, B, M, N, K, la="n", lb="n", vout=True):
+    def _matmul_reg(self, out, a, b, B, M, N, K, la="n", lb="n", vout=True, epi=None):
         TM, TN, WX, WY = (self.REG[k] for k in ("TM", "TN", "WX", "WY"))
         # small products: shrink the workgroup so that both lavapipe threads get work
         while B * -(-(-(-N // TN)) // WX) * -(-(-(-M // TM)) // WY) < 4 and WX * WY > 8:
@@ -1244,11 +1262,12 @@ class WebGPUBackend(Backend):
             else:
                 WX //= 2
         same = a.buf is b.buf
-        key = ("mmreg", TM, TN, WX, WY, la, lb, vout, same)
+        key = ("mmreg", TM, TN, WX, WY, la, lb, vout, same, epi and epi.key)
         pipe = self._memo.get(key)
         if pipe is None:
-            src = _mm_reg_src(TM, TN, WX, WY, la, lb, vout)
-            pipe = self._memo[key] = self.pipeline(_alias_b(src) if same else src)
+            src = _mm_reg_src(TM, TN, WX, WY, la, lb, vout, epi is not None, ENABLE=self.enable(*(epi.dtypes if epi else ())),
+                              BINDINGS=_mm_bindings("vec4<f32>" if vout else "f32", "vec4<f32>", "vec4<f32>", same, epi, 13))
+            pipe = self._memo[key] = self.pipeline(_alias_b(src, same))
         gx = -(-(-(-N // TN)) // WX)
         gy = -(-(-(-M // TM)) // WY)
         ou = 4 if vout else 1
@@ -1257,34 +1276,44 @@ class WebGPUBackend(Backend):
             words = [M, N, K // 4, b0, a.offset // 4, a.strides[0] // 4, a.strides[1 if la == "n" else 2] // 4,
                      b.offset // 4, b.strides[0] // 4, b.strides[1 if lb == "n" else 2] // 4,
                      out.offset // ou, out.strides[0] // ou, out.strides[1] // ou]
-            bufs = [out.buf.handle, a.buf.handle] + ([] if same else [b.buf.handle])
-            self.driver.dispatch(pipe, bufs, pack_words(words), (gx, gy, nb))
+            self._mm_dispatch(pipe, out, a, b, same, epi, words, (gx, gy, nb))
 
-    def _matmul_tiled(self, out, a, b, B, M, N, K):
+    def _mm_dispatch(self, pipe, out, a, b, same, epi, words, grid):
+        """bind the buffers as _mm_bindings declares them; dispatch"""
+        ab = [a.buf.handle] + ([] if same else [b.buf.handle])
+        if epi:
+            bufs, words = ab + [x.handle for x in epi.bufs], words + epi.words
+        else:
+            bufs = [out.buf.handle] + ab
+        self.driver.dispatch(pipe, self._bind(pipe, bufs), pack_words(words), grid)
+
+    def _matmul_tiled(self, out, a, b, B, M, N, K, epi=None):
         cd = out.dtype if out.dtype in ("int32", "int64", "uint8", "bool") else "float32"
         same = a.buf is b.buf
-        key = ("mmtiled", a.dtype, b.dtype, out.dtype, same)
+        key = ("mmtiled", a.dtype, b.dtype, out.dtype, same, epi and epi.key)
         pipe = self._memo.get(key)
         if pipe is None:
-            src = fill("matmul_tiled.wgsl", ENABLE=self.enable(a.dtype, b.dtype, out.dtype), OS=ST[out.dtype],
-                       AS=ST[a.dtype], BS=ST[b.dtype], CT=CT[cd], BM=64, BN=64, BK=16,
+            st = "epilogue((u32(bt) * M + gm) * N + gn, v);" if epi else \
+                f"O[obase + i32(gm) * oms + i32(gn) * ons] = {store(conv(norm('v', cd), cd, out.dtype), out.dtype)};"
+            src = fill("matmul_tiled.wgsl", ENABLE=self.enable(a.dtype, b.dtype, out.dtype, *(epi.dtypes if epi else ())),
+                       BINDINGS=_mm_bindings(ST[out.dtype], ST[a.dtype], ST[b.dtype], same, epi, 16), STORE=st,
+                       CT=CT[cd], BM=64, BN=64, BK=16,
                        ALOAD=conv(load("x", a.dtype), a.dtype, cd), BLOAD=conv(load("x", b.dtype), b.dtype, cd),
-                       OSTORE=store(conv(norm("v", cd), cd, out.dtype), out.dtype),
                        MAC=ewise_expr("add", cd, ["acc[r][c]", ewise_expr("mul", cd, ["a[r]", "b[c]"])[0]])[0])
-            pipe = self._memo[key] = self.pipeline(_alias_b(src) if same else src)
+            pipe = self._memo[key] = self.pipeline(_alias_b(src, same))
         gx, gy = -(-N // 64), -(-M // 64)
         for b0 in range(0, B, self.max_wg):
             nb = min(self.max_wg, B - b0)
             words = [M, N, K, b0, a.offset, a.strides[0], a.strides[1], a.strides[2],
                      b.offset, b.strides[0], b.strides[1], b.strides[2],
                      out.offset, out.strides[0], out.strides[1], out.strides[2]]
-            bufs = [out.buf.handle, a.buf.handle] + ([] if same else [b.buf.handle])
-            self.driver.dispatch(pipe, self._bind(pipe, bufs), pack_words(words), (gx, gy, nb))
+            self._mm_dispatch(pipe, out, a, b, same, epi, words, (gx, gy, nb))
 
 
-def _mm_reg_src(TM, TN, WX, WY, la, lb, vout):
+def _mm_reg_src(TM, TN, WX, WY, la, lb, vout, fused, **parts):
     """WGSL of the register-block matmul for operand layouts la/lb ('n' or 't', see
-    shaders/matmul_reg.wgsl) and a vec4 (vout) or scalar output."""
+    shaders/matmul_reg.wgsl) and a vec4 (vout) or scalar output, or each element handed to
+    a fused `epilogue` (lazy.py); parts: the template's ENABLE and BINDINGS."""
     TN4, TM4 = TN // 4, TM // 4
     xyzw = "xyzw"
     setup, body, st = [], [], []
@@ -1315,6 +1344,11 @@ def _mm_reg_src(TM, TN, WX, WY, la, lb, vout):
         body.append("    }")
     decl = [f"  var acc{r}_{j} = vec4<f32>(0.0);" for r in range(TM) for j in range(TN4)]
     for r in range(TM):
+        if fused:
+            st.append(f"  if (r0 + {r}u < M) {{ let erow = (bt * M + r0 + {r}u) * N + c0;")
+            st += [f"    if (c0 + {n}u < N) {{ epilogue(erow + {n}u, acc{r}_{n // 4}.{xyzw[n % 4]}); }}" for n in range(TN)]
+            st.append("  }")
+            continue
         st.append(f"  if (r0 + {r}u < M) {{ let orow = obase + (r0 + {r}u) * ors;")
         for j in range(TN4):
             if vout:
@@ -1323,5 +1357,5 @@ def _mm_reg_src(TM, TN, WX, WY, la, lb, vout):
                 st += [f"    if (c0 + {4 * j + c}u < N) {{ O[orow + c0 + {4 * j + c}u] = acc{r}_{j}.{xyzw[c]}; }}"
                        for c in range(4)]
         st.append("  }")
-    return fill("matmul_reg.wgsl", OT="vec4<f32>" if vout else "f32", TM=TM, TN=TN, WX=WX, WY=WY,
-                SETUP="\n".join(setup), DECL="\n".join(decl), BODY="\n".join(body), STORE="\n".join(st))
+    return fill("matmul_reg.wgsl", TM=TM, TN=TN, WX=WX, WY=WY, SETUP="\n".join(setup), DECL="\n".join(decl),
+                BODY="\n".join(body), STORE="\n".join(st), **parts)
