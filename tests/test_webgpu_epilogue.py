@@ -70,10 +70,10 @@ EPILOGUES = {
 
 
 @pytest.mark.parametrize("name", sorted(EPILOGUES))
-@pytest.mark.parametrize("K", [16, 7])           # register-block kernel (K % 4 == 0) / tiled kernel
-def test_linear_epilogues_match_torch(device, name, K):
-    a = [arr(6, K), arr(12, K, scale=0.5), arr(12)]
-    close(run(wt, device, EPILOGUES[name], a), run(torch, "cpu", EPILOGUES[name], a))
+def test_linear_epilogues_match_torch(device, name):
+    for K in (16, 7) if device == "webgpu" else (7,):    # register-block kernel (K % 4 == 0) / tiled
+        a = [arr(6, K), arr(12, K, scale=0.5), arr(12)]
+        close(run(wt, device, EPILOGUES[name], a), run(torch, "cpu", EPILOGUES[name], a))
 
 
 @pytest.mark.parametrize("K", [16, 7])
