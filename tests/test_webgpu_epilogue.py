@@ -185,3 +185,14 @@ def test_mlp_training_step_fewer_dispatches_same_numbers(webgpu):
     n1, _ = count(lambda: WF.relu(WF.linear(x, w, b)).sum().backward())
     n0, _ = unfused(lambda: count(lambda: WF.relu(WF.linear(x, w, b)).sum().backward()))
     assert n1 < n0
+
+
+def test_epilogue_outputs_of_other_dtypes(webgpu):
+    a, w = arr(8, 16), arr(16, 12)
+    x, W = wt.tensor(a, device="webgpu"), wt.tensor(w, device="webgpu")
+    n, (big, pos) = count(lambda: [v.cpu() for v in (((x @ W) * 1000).long(), (x @ W) > 0)])
+    assert n == 2
+    np.testing.assert_array_equal(big.numpy(), ((a @ w) * 1000).astype(np.int64))
+    np.testing.assert_array_equal(pos.numpy(), (a @ w) > 0)
+    with pytest.raises(RuntimeError, match="int64 overflow"):    # the overflow flag is set in the store
+        ((x @ W) * 1e12).long().cpu()
