@@ -185,7 +185,7 @@ class CompiledFunction:
     def _trace(self, entry, args, kwargs):
         counters["frames"]["total"] += 1
         tracer = _StepTracer(leaf=lambda op: False)
-        marks = []
+        marks, reads = [], []
 
         def on_break(t, what):
             fs = _user_frame()
@@ -195,6 +195,8 @@ class CompiledFunction:
                                   f"in {fs.name}\n    {fs.line}", gb_type=reason.reason)
             entry.breaks.append(reason)
             marks.append(len(tracer.graph.nodes))
+            if t is not None:
+                reads.append(t)
             counters["graph_break"][reason.reason] += 1
         tracer.on_value_read = on_break
         with _Compiling(), tracer:
@@ -203,7 +205,7 @@ class CompiledFunction:
             out = self.call(*args, **kwargs)
         for i, node in enumerate(tracer.graph.nodes):
             node.meta["graph_id"] = bisect.bisect_right(marks, i)
-        entry.graph = tracer.output(out)
+        entry.graph = tracer.output((out, reads) if reads else out)  # values read at a break are graph outputs
         entry.graphs = _split(entry.graph, len(marks) + 1)
         entry.calls = 1
         if entry.breaks:
