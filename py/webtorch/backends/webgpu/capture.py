@@ -478,8 +478,8 @@ class Program:
             for g, n in self.generators:
                 base.append((g._seed, g._offset))
                 g._offset += n
-            words = [(off, struct.pack("<3I", base[gi][0] & MASK, (base[gi][0] >> 32) & MASK,
-                                       (base[gi][1] + rel) & MASK)) for off, gi, rel in self.rng]
+            words = [(off, (base[gi][0] & MASK, (base[gi][0] >> 32) & MASK, (base[gi][1] + rel) & MASK))
+                     for off, gi, rel in self.rng]
         else:
             for g, n in self.generators:
                 g._offset += n
@@ -530,7 +530,7 @@ class _NativeReplay:
         q = d.queue
         if words:
             for off, w in words:
-                q.write_buffer(self.params, off, w)
+                q.write_buffer(self.params, off, struct.pack("<3I", *w))
         enc = d.device.create_command_encoder()
         cp = enc.copy_buffer_to_buffer
         for a in pre:
