@@ -5,7 +5,10 @@ single-tensor implementations (same order of operations, so results agree to rou
 device type; a backend with a fused kernel registers it there, e.g.
 `FUSED[("adam", "webgpu")] = my_fused_adam`, and the optimizer classes pick it up.
 """
+import sys
+
 from . import _kernels as K
+from .._tensor import Tensor
 from .optimizer import f32
 
 FUSED = {}
@@ -36,12 +39,34 @@ def sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximiz
     K.add_(p, g, -lr)
 
 
+def _capturing(p):
+    """True while a webgpu capture records p's updates (backends/webgpu/capture.py)."""
+    cap = sys.modules.get("webtorch.backends.webgpu.capture")
+    return cap is not None and cap.active() is not None and p.device.type == "webgpu"
+
+
+def _device_step(p, state):
+    """While a webgpu capture records, the step count moves into a 0-d device tensor (PyTorch's
+    capturable=True): the recorded kernels then read it from memory instead of baking a
+    per-step Python value into their parameters, and a replay advances it."""
+    s = state["step"]
+    if not isinstance(s, Tensor) and _capturing(p):
+        from .._creation import tensor
+        from ..backends.webgpu.capture import paused
+        with paused():                   # one-time setup, not part of the recorded step
+            state["step"] = tensor(float(s), device=p.device)
+
+
 def _start(p, g, state, weight_decay, maximize, decoupled_lr=None):
     """What most steps start with: maximize, the step count, weight decay (L2: g + wd * p; with
     `decoupled_lr`: p *= 1 - lr * wd). Returns (g as used, step)."""
     if maximize:
         g = K.unary("neg", g)
-    state["step"] = step = state["step"] + 1
+    step = state["step"]
+    if isinstance(step, Tensor):
+        K.inplace("add", step, 1)
+    else:
+        state["step"] = step = step + 1
     if weight_decay != 0:
         if decoupled_lr is not None:
             K.inplace("mul", p, 1 - decoupled_lr * weight_decay)
@@ -65,7 +90,10 @@ def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
     if f is not None:
         return f(p, g, state, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                  amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+    _device_step(p, state)
     g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
+    if isinstance(step, Tensor):
+        return _adam_capturable(p, m, v, step, state, lr, beta1, beta2, eps, amsgrad)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     step_size = lr / bias_correction1
@@ -77,6 +105,21 @@ def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
     denom = K.new("div", K.unary("sqrt", v), bias_correction2_sqrt)
     K.inplace("add", denom, eps)
     K.addcdiv_(p, m, denom, -step_size)
+
+
+def _adam_capturable(p, m, v, step, state, lr, beta1, beta2, eps, amsgrad):
+    """Adam's update with the step count in a device tensor, as PyTorch's capturable=True."""
+    bias_correction1 = K.new("sub", 1, K.new("pow", beta1, step))
+    bias_correction2 = K.new("sub", 1, K.new("pow", beta2, step))
+    step_size_neg = K.unary("neg", K.new("div", lr, bias_correction1))
+    bias_correction2_sqrt = K.unary("sqrt", bias_correction2)
+    if amsgrad:
+        vmax = state["max_exp_avg_sq"]
+        K.inplace("maximum", vmax, v)
+        v = vmax
+    denom = K.new("div", K.unary("sqrt", v), K.new("mul", bias_correction2_sqrt, step_size_neg))
+    K.inplace("add", denom, K.new("div", eps, step_size_neg))
+    K.addcdiv_(p, m, denom)
 
 
 def rmsprop(p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, maximize):
