@@ -62,8 +62,8 @@ ZOO = {"mlp": (mlp, (3, 6)), "cnn": (cnn, (2, 2, 4, 4)), "lstm": (_LSTMHead, (2,
 
 @pytest.mark.parametrize("name", list(ZOO))
 def test_zoo_compiled_equals_pytorch(device, name):
-    """Calls 1-3 of a compiled module (eval mode: BN running stats, dropout off) equal PyTorch eager; gradients
-    through the compiled forward equal PyTorch's."""
+    """Calls 1-5 of a compiled module under no_grad (eval mode: BN running stats, dropout off; on webgpu calls 4-5
+    replay) equal PyTorch eager; gradients through a compiled forward equal PyTorch's."""
     make, shape = ZOO[name]
     rng = rng_for(name)
     tm = make(torch)
@@ -71,24 +71,26 @@ def test_zoo_compiled_equals_pytorch(device, name):
     tm.eval()
     wm = sync(tm, make(wt), device).eval()
     cm = wt.compile(wm)
-    for call in range(3):
+    for call in range(5):
         x = randn(rng, *shape)
-        want = tm(torch.tensor(x))
-        got = cm(wt.tensor(x, device=device))
-        assert_close(got, want, device, f"{name} call {call + 1}")
+        with torch.no_grad(), wt.no_grad():
+            assert_close(cm(wt.tensor(x, device=device)), tm(torch.tensor(x)), device, f"{name} call {call + 1}")
+    if device == "webgpu":
+        assert counters["webgpu"] == {"captures": 2, "replays": 2}, (counters["webgpu"], counters["replay_refused"])
+    want, got = tm(torch.tensor(x)), cm(wt.tensor(x, device=device))
     cot = randn(rng, *want.shape)
     (want * torch.tensor(cot)).sum().backward()
     (got * wt.tensor(cot, device=device)).sum().backward()
     wp = dict(wm.named_parameters())
     for n, p in tm.named_parameters():
         assert_close(wp[n].grad, p.grad, device, f"grad of {n}")
-    assert len(entries(cm)) == 1
+    assert len(entries(cm)) == 2
 
 
 @pytest.mark.parametrize("opt", ["sgd", "adamw"])
 def test_training_step_compiled_equals_pytorch(device, opt):
-    """forward + loss.backward() + optimizer.step() + zero_grad() inside the compiled function, 5 steps (BN in
-    training mode): losses, parameters and running stats equal PyTorch's eager loop."""
+    """forward + loss.backward() + optimizer.step() + zero_grad() inside the compiled function, 6 steps (BN in
+    training mode; on webgpu steps 4-6 replay): losses, parameters and running stats equal PyTorch's eager loop."""
     def make(T):
         nn = T.nn
         return nn.Sequential(nn.Linear(5, 12), nn.Tanh(), nn.BatchNorm1d(12), nn.Linear(12, 2))
@@ -113,7 +115,7 @@ def test_training_step_compiled_equals_pytorch(device, opt):
     @wt.compile
     def w_step(x, y):
         return step(wt, wm, w_opt, x, y)
-    for i in range(5):
+    for i in range(6):
         x, y = randn(rng, 8, 5), randn(rng, 8, 2)
         want = step(torch, tm, t_opt, torch.tensor(x), torch.tensor(y))
         got = w_step(wt.tensor(x, device=device), wt.tensor(y, device=device))
@@ -122,6 +124,8 @@ def test_training_step_compiled_equals_pytorch(device, opt):
     for k, v in tm.state_dict().items():
         assert_close(ws[k], v, device, k)
     assert len(entries(w_step)) == 1
+    if device == "webgpu":  # calls 2-3 captured, 4-6 replayed
+        assert counters["webgpu"] == {"captures": 2, "replays": 3}, (counters["webgpu"], counters["replay_refused"])
     graph = str(entries(w_step)[0].graph)
     assert f"torch.optim.{type(w_opt).__name__}.step" in graph and "torch.nn.functional.batch_norm" in graph
 
@@ -306,3 +310,103 @@ def test_disable_is_compiling_and_arguments():
     x = wt.ones(2, 3)
     wt._dynamo.mark_dynamic(x, 0)
     assert x._dynamo_dynamic_indices == {0} and wt.compile(f, dynamic=True)(x).shape == (2, 3)
+
+
+# ---- webgpu: capture (calls 2-3) and replay (calls 4+) ----------------------------------------------------------
+def _dropout_net(T):
+    nn = T.nn
+    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 4))
+
+
+def _train(webgpu_dev, compiled, steps=7):
+    """steps of an AdamW training step with dropout (zero_grad first, so .grad holds the last step's gradients)
+    from seed 0; per step the loss, the dropout mask's effect and the webgpu counters' deltas."""
+    from webtorch.backends import webgpu
+    rng = rng_for("replay")
+    wt.manual_seed(0)
+    m = _dropout_net(wt).to(webgpu_dev)
+    opt = wt.optim.AdamW(m.parameters(), lr=0.01, weight_decay=0.01)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = wt.nn.functional.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    fn = wt.compile(step) if compiled else step
+    losses, deltas = [], []
+    for i in range(steps):
+        x = wt.tensor(randn(rng, 8, 16), device=webgpu_dev)
+        y = wt.tensor(rng.randint(0, 4, 8), device=webgpu_dev)
+        c0 = webgpu.counters()
+        loss = fn(x, y)
+        c1 = webgpu.counters()
+        deltas.append({k: c1[k] - c0[k] for k in ("buffers_created", "submits", "dispatches")})
+        losses.append(loss.item())
+    return m, losses, deltas
+
+
+def test_replay_training_step_equals_eager(webgpu):
+    """A compiled AdamW step with dropout: losses, parameters and gradients equal eager webtorch from the same seed
+    (the dropout masks drawn from the same Philox offsets); a replay is one submit and creates no GPU buffer."""
+    me, le, _ = _train(webgpu, False)
+    mc, lc, deltas = _train(webgpu, True)
+    assert counters["webgpu"] == {"captures": 2, "replays": 4}, counters["replay_refused"]
+    np.testing.assert_allclose(lc, le, rtol=1e-5, atol=1e-6)
+    for (n, pc), pe in zip(mc.named_parameters(), me.parameters()):
+        assert_close(pc, pe, webgpu, n, rtol=1e-5, atol=1e-6)
+        assert_close(pc.grad, pe.grad, webgpu, f"grad of {n}", rtol=1e-5, atol=1e-6)
+    for d in deltas[4:]:   # replays after the first: outputs come from pooled buffers
+        assert d["buffers_created"] == 0 and d["submits"] == 1, deltas
+
+
+def test_replay_dropout_masks_differ_and_match_eager(webgpu):
+    def f(x):
+        return wt.nn.functional.dropout(x, 0.5, training=True) * 2
+    x = wt.ones(4, 64, device=webgpu)
+    outs = {}
+    for compiled in (False, True):
+        wt.manual_seed(7)
+        g = wt.compile(f) if compiled else f
+        outs[compiled] = [g(x).tolist() for _ in range(6)]
+    assert counters["webgpu"] == {"captures": 2, "replays": 3}
+    assert outs[True] == outs[False]
+    masks = {str(o) for o in outs[True]}
+    assert len(masks) == 6
+
+
+def test_replay_refused_stays_eager_and_correct(webgpu):
+    """What a replay could not reproduce runs eagerly: an output whose backward runs outside the compiled function,
+    Python state the function changes, a value baked into a kernel that changes between calls unguarded."""
+    lin = wt.nn.Linear(3, 2).to(webgpu)
+    cm = wt.compile(lin)
+    for _ in range(5):
+        cm(wt.ones(1, 3, device=webgpu)).sum().backward()
+    assert_close(lin.bias.grad, torch.full((2,), 5.0), webgpu)
+    calls = [0]
+
+    def counted(x):
+        calls[0] += 1
+        return x * 2
+    f = wt.compile(counted)
+
+    class Box:
+        pass
+    box = Box()
+    box.inner = Box()
+    box.inner.k = 1
+
+    def baked(x):
+        box.inner.k += 1
+        return x * box.inner.k
+    g = wt.compile(baked)
+    x = wt.ones(2, device=webgpu)
+    got = [g(x).tolist() for _ in range(5)]
+    assert got == [[k, k] for k in (2.0, 3.0, 4.0, 5.0, 6.0)]
+    for _ in range(5):
+        f(x)
+    assert counters["webgpu"]["replays"] == 0
+    assert dict(counters["replay_refused"]) == {
+        "an output requires grad (its backward runs outside the compiled function)": 1,
+        "two captures differ: a Python value baked into a kernel changed between calls": 1}
+    assert calls[0] == 5 and len(entries(f)) == 5  # a guarded value the function changes: a retrace per call

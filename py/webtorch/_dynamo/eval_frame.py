@@ -124,11 +124,34 @@ class _Entry:
         self.breaks = []         # GraphCompileReason per break
         self.calls = 0
         self.eager_reason = None  # why calls 2+ run eagerly (None: capture/replay where the device can)
-        self.captures = []
-        self.program = None
+        self.backend = None      # the webgpu backend when the call's tensors live there
+        self.captures = []       # [(capture, program, output template)] of call 2, until call 3 compares
+        self.program = None      # what calls 4+ replay
+        self.template = None     # call 2's result: its tensors stand for the program's outputs
+        self.params = []         # the parameters the call reaches (whose .grad it may set)
+        self.grads = None        # their .grad objects before and after call 2 (what the program reads and writes)
 
     def out_guards(self):
         return [guards.Guard(name, value) for name, value in self.guards]
+
+    def stay_eager(self, compiled, why, args, kwargs):
+        self.eager_reason = why
+        counters["replay_refused"][why] += 1
+        counters["webgpu"]["eager"] += 1
+        return _eager(compiled.call, args, kwargs)
+
+    def replay(self, compiled, args, kwargs):
+        """Calls 4+: the program of call 2 on this call's tensor inputs; the outputs in the function's structure.
+        The program writes the .grad tensors call 2 left (and reads those it found, when it accumulated into them in
+        place: a call that finds others runs eagerly)."""
+        if self.grads[0] is not None and not _same([p.grad for p in self.params], self.grads[0]):
+            counters["webgpu"]["eager"] += 1
+            return _eager(compiled.call, args, kwargs)
+        outs = iter(self.program.replay(fx.flatten_inputs(args, kwargs)))
+        for p, g in zip(self.params, self.grads[1]):
+            p.grad = g
+        counters["webgpu"]["replays"] += 1
+        return fx.map_aggregate(self.template, lambda x: next(outs) if isinstance(x, Tensor) else x)
 
 
 class CompiledFunction:
@@ -199,8 +222,14 @@ class CompiledFunction:
                 reads.append(t)
             counters["graph_break"][reason.reason] += 1
         tracer.on_value_read = on_break
-        with _Compiling(), tracer:
-            for name, t in _named_tensors(self.code_fn, self.root, args, kwargs):
+        reached = _reached(self.code_fn, self.root)
+        entry.params = _trainable(reached)
+        named = list(_named_tensors(reached, self.code_fn, self.root, args, kwargs))
+        if any(t.device.type == "webgpu" for _, t in named):
+            from ..backends import webgpu
+            entry.backend = webgpu.get_backend()
+        with _Compiling(), tracer, _HostReads(entry.backend, lambda: entry.breaks or on_break(None, "__host_read__")):
+            for name, t in named:
                 tracer.placeholder(name, t)
             out = self.call(*args, **kwargs)
         for i, node in enumerate(tracer.graph.nodes):
@@ -211,6 +240,8 @@ class CompiledFunction:
         if entry.breaks:
             fs = entry.breaks[0].user_stack[-1]
             entry.eager_reason = f"graph break at {fs.filename}:{fs.lineno} ({entry.breaks[0].reason})"
+            if entry.backend is not None:
+                counters["replay_refused"][entry.eager_reason] += 1
         counters["frames"]["ok"] += 1
         counters["stats"]["unique_graphs"] += len(entry.graphs)
         counters["stats"]["calls_captured"] += sum(len(ops) for ops in _ops(entry.graphs))
@@ -218,12 +249,109 @@ class CompiledFunction:
 
     def _run(self, entry, args, kwargs):
         entry.calls += 1
+        if entry.program is not None:
+            return entry.replay(self, args, kwargs)
+        if entry.eager_reason is None and getattr(entry.backend, "capture", None) is not None:
+            return self._capture(entry, args, kwargs)
+        if entry.backend is not None:
+            counters["webgpu"]["eager"] += 1
         return _eager(self.call, args, kwargs)
+
+    def _capture(self, entry, args, kwargs):
+        """Calls 2 and 3 on webgpu: run eagerly under the backend's capture, on clones of the tensor inputs; after
+        call 3, replay call 2's program if the two recordings are equivalent."""
+        tensors = fx.flatten_inputs(args, kwargs)
+        why = next((w for w, bad in (("an input requires grad", any(t.requires_grad for t in tensors)),
+                                     ("an input is not on webgpu", any(t.device.type != "webgpu" for t in tensors)))
+                    if bad), None)
+        if why:
+            return entry.stay_eager(self, why, args, kwargs)
+        be = entry.backend
+        clones = {id(t): t.detach().clone() for t in tensors}
+        swap = (lambda x: clones[id(x)] if isinstance(x, Tensor) else x)
+        cargs, ckwargs = fx.map_aggregate(args, swap), fx.map_aggregate(kwargs, swap)
+        versions = {k: c._version for k, c in clones.items()}
+        read = []
+        grads_in = [p.grad for p in entry.params]
+        cap = be.capture()
+
+        def host_read(buf, offset, size):  # a read the tracer did not see at call 1 (data-dependent path): no replay
+            read.append(_user_frame())
+            return cap._orig(be.driver, "read_buffer")(buf, offset, size)
+        cap._read = host_read
+        with _Compiling(), cap:
+            out = self.call(*cargs, **ckwargs)
+        for t in tensors:
+            if clones[id(t)]._version != versions[id(t)]:
+                t.copy_(clones[id(t)])  # the function wrote into an input: hand the write to the caller's tensor
+        outs = fx._tensors(out)
+        why = next((w for w, bad in (
+            (f"a read to the host at {read[0].filename}:{read[0].lineno}" if read else "", read),
+            ("the function writes into an input", any(clones[id(t)]._version != versions[id(t)] for t in tensors)),
+            ("an output requires grad (its backward runs outside the compiled function)",
+             any(o.requires_grad and (o.grad_fn is None or not o.grad_fn._freed) for o in outs)),
+            ("an output is not on webgpu", any(o.device.type != "webgpu" for o in outs)),
+            ("the function changes the Python state its guards read",
+             guards.collect(self.code_fn, self.root, args, kwargs) != entry.guards)) if bad), None)
+        # the .grad tensors found at the start matter only when a recorded command touches their memory (gradients
+        # accumulated or zeroed in place); then every replay must find the same ones
+        touched = cap.pins.handles  # id() of every buffer a recorded command touches (capture.py)
+        if not any(g is not None and id(g._storage.buf.handle) in touched for g in grads_in):
+            grads_in = None
+        grads = (grads_in, [p.grad for p in entry.params])
+        if why:
+            entry.eager_reason = why
+        elif not entry.captures:
+            entry.captures = [(cap, cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs), out, grads)]
+        elif (grads_in is None) != (entry.captures[0][3][0] is None) or \
+                (grads_in is not None and not _same(grads_in, entry.captures[0][3][0])):
+            entry.eager_reason = "the .grad tensors change from call to call (gradients accumulated out of place)"
+        elif cap.equivalent(entry.captures[0][0]):
+            _, entry.program, entry.template, entry.grads = entry.captures[0]
+        else:
+            entry.eager_reason = "two captures differ: a Python value baked into a kernel changed between calls"
+        if entry.eager_reason:
+            counters["replay_refused"][entry.eager_reason] += 1
+        if entry.eager_reason or entry.program is not None:
+            entry.captures = []
+        counters["webgpu"]["captures"] += 1
+        return out
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _eager(call, args, kwargs):
     with _Compiling():
         return call(*args, **kwargs)
+
+
+class _HostReads:
+    """On webgpu, a read to the host that the tracer did not report (inside an op whose result's size depends on
+    the data, as nonzero; printing a constant) is a graph break too: report(), once per read, while active."""
+
+    def __init__(self, backend, report):
+        self.driver, self.report = getattr(backend, "driver", None), report
+
+    def __enter__(self):
+        d = self.driver
+        if d is not None:
+            self.own = d.__dict__.get("read_buffer")
+            orig, report = d.read_buffer, self.report
+
+            def read_buffer(*a):
+                report()
+                return orig(*a)
+            d.read_buffer = read_buffer
+
+    def __exit__(self, *exc):
+        d = self.driver
+        if d is not None:
+            if self.own is None:
+                del d.read_buffer
+            else:
+                d.read_buffer = self.own
 
 
 class _Compiling:
@@ -236,18 +364,48 @@ class _Compiling:
         _state["compiling"] -= 1
 
 
-def _named_tensors(code_fn, root, args, kwargs):
+def _reached(code_fn, root):
+    """(name prefix, object) of what a call reaches besides its arguments: self (and a plain object's attributes),
+    and the globals and closure cells its code names."""
+    from ..nn import Module
+    out = []
+    if root is not None:
+        out.append(("", root))
+        if not isinstance(root, Module) and isinstance(getattr(root, "__dict__", None), dict):
+            out += [(k + "_", v) for k, v in vars(root).items()]
+    code = getattr(code_fn, "__code__", None)
+    if code is not None:
+        names = guards._code_names(code)
+        out += [(n + "_", v) for n, v in code_fn.__globals__.items() if n in names]
+        for n, c in zip(code.co_freevars, code_fn.__closure__ or ()):
+            try:
+                out.append((n + "_", c.cell_contents))
+            except ValueError:  # an empty cell
+                pass
+    return out
+
+
+def _trainable(reached):
+    """The leaf tensors whose .grad a call may set: the parameters of the modules and optimizers it reaches."""
+    from ..nn import Module
+    from ..optim import Optimizer
+    found = {}
+    for _, v in reached:
+        if isinstance(v, Module):
+            found.update((id(p), p) for p in v.parameters())
+        elif isinstance(v, Optimizer):
+            found.update((id(p), p) for g in v.param_groups for p in g["params"])
+    return list(found.values())
+
+
+def _named_tensors(reached, code_fn, root, args, kwargs):
     """(placeholder name, tensor) for the parameters and buffers of the modules the call reaches, then its tensor
     arguments (named after the function's parameters)."""
     from ..nn import Module
     seen = set()
-    mods = [("", root)] if isinstance(root, Module) else []
-    code = getattr(code_fn, "__code__", None)
-    if code is not None:
-        mods += [(n + "_", v) for n, v in code_fn.__globals__.items() if n in code.co_names and isinstance(v, Module)]
-        mods += [(n + "_", c.cell_contents) for n, c in zip(code.co_freevars, code_fn.__closure__ or ())
-                 if isinstance(getattr(c, "cell_contents", None), Module)]
-    for prefix, m in mods:
+    for prefix, m in reached:
+        if not isinstance(m, Module):
+            continue
         for kind, items in (("p_", m.named_parameters()), ("b_", m.named_buffers())):
             for path, t in items:
                 if id(t) not in seen:
@@ -417,6 +575,7 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 
 _REASONS["__disabled__"] = "Skip calling `torch.compiler.disable()`d function"
+_REASONS["__host_read__"] = "a read to the host inside an op (its result depends on the data, as nonzero's size)"
 
 
 class ExplainOutput:
