@@ -57,7 +57,8 @@ def encoder(T):
     return T.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.1, batch_first=True)
 
 
-ZOO = {"mlp": (mlp, (3, 6)), "cnn": (cnn, (2, 2, 4, 4)), "lstm": (_LSTMHead, (2, 5, 4)), "encoder": (encoder, (2, 5, 8))}
+ZOO = {"mlp": (mlp, (3, 6)), "cnn": (cnn, (2, 2, 4, 4)), "lstm": (_LSTMHead, (2, 5, 4)),
+       "encoder": (encoder, (2, 5, 8))}
 
 
 @pytest.mark.parametrize("name", list(ZOO))
@@ -166,7 +167,7 @@ def test_graph_break_item_correct_and_explained(device):
     assert e.break_reasons[0].reason == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
     fs = e.break_reasons[0].user_stack[-1]
     assert (fs.filename, fs.lineno) == (__file__, _line(_with_item, ".item()"))
-    assert [[wt.fx.target_name(t) for t in ops] for ops in e.ops_per_graph][0] == ["torch.sin", "torch.mul", "torch.sum"]
+    assert [wt.fx.target_name(t) for t in e.ops_per_graph[0]] == ["torch.sin", "torch.mul", "torch.sum"]
     text = str(e)
     assert "Graph Count: 2\nGraph Break Count: 1\n" in text and f"line {fs.lineno} in _with_item" in text
     assert counters["graph_break"]["Unsupported Tensor.item() call with capture_scalar_outputs=False"] >= 1
@@ -221,7 +222,8 @@ def test_guards_retrace():
     assert dict(counters["recompiles"]) == {
         "tensor 'x' size mismatch at index 0. expected 2, actual 5": 1, "L['m'].training == True": 1,
         "L['opt'].param_groups[0]['lr'] == 0.1": 1, "L['k'] == 1": 1,
-        "L['scale'][0] == 2.0": 1,        "tensor 'x' requires_grad mismatch. expected False, actual True": 1, "GLOBAL_STATE changed: grad_mode ": 1}
+        "L['scale'][0] == 2.0": 1, "tensor 'x' requires_grad mismatch. expected False, actual True": 1,
+        "GLOBAL_STATE changed: grad_mode ": 1}
 
 
 def test_module_guards_and_optimized_module():

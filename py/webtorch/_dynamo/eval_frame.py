@@ -34,7 +34,7 @@ _state = {"compiling": 0, "disabled": 0}
 _ALL = weakref.WeakSet()  # every compiled callable (reset() drops their entries)
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
-_TROUBLESHOOTING = "https://pytorch.org/docs/main/compile/programming_model.recompilation.html"
+_TROUBLESHOOTING = "https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html"
 _REASONS = {
     "item": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
     "__bool__": "Data-dependent branching: bool() of a tensor",
@@ -116,16 +116,14 @@ class _StepTracer(fx.Tracer):
 class _Entry:
     """One guard list's compiled state."""
 
-    def __init__(self, guard_items, recompile_reason):
+    def __init__(self, guard_items):
         self.guards = guard_items
-        self.recompile_reason = recompile_reason
         self.graph = None        # the whole call's op graph (fx.Graph)
         self.graphs = []         # the graph split at the breaks
         self.breaks = []         # GraphCompileReason per break
-        self.calls = 0
         self.eager_reason = None  # why calls 2+ run eagerly (None: capture/replay where the device can)
         self.backend = None      # the webgpu backend when the call's tensors live there
-        self.captures = []       # [(capture, program, output template)] of call 2, until call 3 compares
+        self.captures = []       # [(capture, program, output template, grads)] of call 2, until call 3 compares
         self.program = None      # what calls 4+ replay
         self.template = None     # call 2's result: its tensors stand for the program's outputs
         self.params = []         # the parameters the call reaches (whose .grad it may set)
@@ -198,7 +196,7 @@ class CompiledFunction:
             return _eager(self.call, args, kwargs)
         if self.entries:
             counters["recompiles"][self.last_reason.split(": ", 1)[1]] += 1
-        entry = self.entries[items] = _Entry(items, self.last_reason if self.entries else None)
+        entry = self.entries[items] = _Entry(items)
         try:
             return self._trace(entry, args, kwargs)
         except BaseException:
@@ -236,7 +234,6 @@ class CompiledFunction:
             node.meta["graph_id"] = bisect.bisect_right(marks, i)
         entry.graph = tracer.output((out, reads) if reads else out)  # values read at a break are graph outputs
         entry.graphs = _split(entry.graph, len(marks) + 1)
-        entry.calls = 1
         if entry.breaks:
             fs = entry.breaks[0].user_stack[-1]
             entry.eager_reason = f"graph break at {fs.filename}:{fs.lineno} ({entry.breaks[0].reason})"
@@ -248,7 +245,6 @@ class CompiledFunction:
         return out
 
     def _run(self, entry, args, kwargs):
-        entry.calls += 1
         if entry.program is not None:
             return entry.replay(self, args, kwargs)
         if entry.eager_reason is None and getattr(entry.backend, "capture", None) is not None:
@@ -296,15 +292,14 @@ class CompiledFunction:
         # the .grad tensors found at the start matter only when a recorded command touches their memory (gradients
         # accumulated or zeroed in place); then every replay must find the same ones
         touched = cap.pins.handles  # id() of every buffer a recorded command touches (capture.py)
-        if not any(g is not None and id(g._storage.buf.handle) in touched for g in grads_in):
+        if not any(g is not None and id(getattr(g._storage.buf, "handle", None)) in touched for g in grads_in):
             grads_in = None
         grads = (grads_in, [p.grad for p in entry.params])
         if why:
             entry.eager_reason = why
         elif not entry.captures:
             entry.captures = [(cap, cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs), out, grads)]
-        elif (grads_in is None) != (entry.captures[0][3][0] is None) or \
-                (grads_in is not None and not _same(grads_in, entry.captures[0][3][0])):
+        elif not _same(grads_in, entry.captures[0][3][0]):
             entry.eager_reason = "the .grad tensors change from call to call (gradients accumulated out of place)"
         elif cap.equivalent(entry.captures[0][0]):
             _, entry.program, entry.template, entry.grads = entry.captures[0]
@@ -319,6 +314,9 @@ class CompiledFunction:
 
 
 def _same(a, b):
+    """Two lists of the same objects (or both None)."""
+    if a is None or b is None:
+        return a is b
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 

@@ -143,23 +143,28 @@ def miss_reason(old, new):
 
 
 class Guard:
-    """One guard as torch._dynamo.explain's out_guards lists it."""
+    """One guard as torch._dynamo.explain's out_guards lists it (PyTorch's printout)."""
 
     def __init__(self, name, value):
         self.name = name
-        self.source = "global" if name.startswith("G[") or name in ("GRAD_MODE", "AUTOCAST") else "local"
-        tensor = isinstance(value, tuple) and value and value[0] == "tensor"
-        self.create_fn = name if name in ("GRAD_MODE", "AUTOCAST") else "TENSOR_MATCH" if tensor else "EQUALS_MATCH"
-        if tensor:
+        state = name in ("GRAD_MODE", "AUTOCAST")
+        self.source = "global" if state or name.startswith("G[") else "local"
+        if state:
+            self.create_fn, self.code_list = name, [f"{name} == {value!r}"]
+        elif name.endswith(("._parameters", "._buffers")):
+            self.create_fn, self.code_list = "ID_MATCH", [f"[id(t) for t in {name}.values()] == {list(value)}"]
+        elif value[0] == "tensor":
+            self.create_fn = "TENSOR_MATCH"
             self.code_list = [f"{name}.size() == {list(value[1])}", f"{name}.dtype == torch.{value[2]}",
                               f"{name}.device.type == {value[3]!r}", f"{name}.requires_grad == {value[4]}"]
-        elif name in ("GRAD_MODE", "AUTOCAST"):
-            self.code_list = [f"{name} == {value!r}"]
+            if len(value) > 5:
+                self.code_list.append(f"___check_obj_id({name}, {value[5]})")
         else:
-            self.code_list = [f"{name} == {value[1]!r}"]
+            self.create_fn, self.code_list = "EQUALS_MATCH", [f"{name} == {value[1]!r}"]
+        self.guard_types = [self.create_fn]
 
     def __str__(self):
-        return (f"\n        Name: {self.name!r}\n            Source: {self.source}\n"
-                f"            Create Function: {self.create_fn}\n            Code List: {self.code_list}\n        ")
+        return (f"Name: {self.name!r}\n    Source: {self.source}\n    Create Function: {self.create_fn}\n"
+                f"    Guard Types: {self.guard_types}\n    Code List: {self.code_list}\n")
 
     __repr__ = __str__
