@@ -116,8 +116,9 @@ class _StepTracer(fx.Tracer):
 class _Entry:
     """One guard list's compiled state."""
 
-    def __init__(self, guard_items):
-        self.guards = guard_items
+    def __init__(self, key, guards):
+        self.key = key           # the guards' values (the cache key)
+        self.guards = guards     # (source, value) pairs: out_guards, recompile reasons
         self.graph = None        # the whole call's op graph (fx.Graph)
         self.graphs = []         # the graph split at the breaks
         self.breaks = []         # GraphCompileReason per break
@@ -157,6 +158,7 @@ class CompiledFunction:
 
     def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None):
         self.call, self.code_fn, self.root, self.fullgraph = call, code_fn, root, fullgraph
+        self.arg_names = guards.arg_names(code_fn, root)
         self.recompile_limit = recompile_limit  # torch.compile(..., recompile_limit=n): this function's own limit
         self.entries = {}
         self.limit_warned = False
@@ -172,13 +174,14 @@ class CompiledFunction:
             # inside torch.compiler.disable, or a trace (an enclosing compiled function, torch.export) is
             # already recording: run inline
             return self.call(*args, **kwargs)
-        items = guards.collect(self.code_fn, self.root, args, kwargs)
-        entry = self.entries.get(items)
+        key = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names)
+        entry = self.entries.get(key)
         if entry is not None:
             return self._run(entry, args, kwargs)
+        named = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names, named=True)
         if self.entries:
-            self.last_reason = "0/%d: %s" % (len(self.entries) - 1, guards.miss_reason(next(reversed(
-                self.entries)), items))
+            last = self.entries[next(reversed(self.entries))]
+            self.last_reason = "0/%d: %s" % (len(self.entries) - 1, guards.miss_reason(last.guards, named))
         limit = config.recompile_limit if self.recompile_limit is None else self.recompile_limit
         if len(self.entries) >= limit:
             if config.fail_on_recompile_limit_hit:
@@ -196,11 +199,11 @@ class CompiledFunction:
             return _eager(self.call, args, kwargs)
         if self.entries:
             counters["recompiles"][self.last_reason.split(": ", 1)[1]] += 1
-        entry = self.entries[items] = _Entry(items)
+        entry = self.entries[key] = _Entry(key, named)
         try:
             return self._trace(entry, args, kwargs)
         except BaseException:
-            self.entries.pop(items, None)  # nothing cached from a call that failed: the next call traces again
+            self.entries.pop(key, None)  # nothing cached from a call that failed: the next call traces again
             raise
 
     def _trace(self, entry, args, kwargs):
@@ -288,7 +291,7 @@ class CompiledFunction:
              any(o.requires_grad and (o.grad_fn is None or not o.grad_fn._freed) for o in outs)),
             ("an output is not on webgpu", any(o.device.type != "webgpu" for o in outs)),
             ("the function changes the Python state its guards read",
-             guards.collect(self.code_fn, self.root, args, kwargs) != entry.guards)) if bad), None)
+             guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names) != entry.key)) if bad), None)
         # the .grad tensors found at the start matter only when a recorded command touches their memory (gradients
         # accumulated or zeroed in place); then every replay must find the same ones
         touched = cap.pins.handles  # id() of every buffer a recorded command touches (capture.py)
@@ -373,7 +376,7 @@ def _reached(code_fn, root):
             out += [(k + "_", v) for k, v in vars(root).items()]
     code = getattr(code_fn, "__code__", None)
     if code is not None:
-        names = guards._code_names(code)
+        names = guards.code_names(code)
         out += [(n + "_", v) for n, v in code_fn.__globals__.items() if n in names]
         for n, c in zip(code.co_freevars, code_fn.__closure__ or ()):
             try:

@@ -1,6 +1,7 @@
 """The guards of a compiled entry: what a call must match to reuse it.
 
-A guard list is a tuple of (source, value) pairs, its own cache key:
+A call's guards are values (a tuple of them is the cache key; `collect(..., named=True)` pairs each with its
+source, as `L['x']` or `G['model'].0.training`, for the recompile reason and explain's out_guards):
   tensors in the arguments     (shape, dtype, device, requires_grad)       TENSOR_MATCH
   Python scalars in arguments  (type, value)                                EQUALS_MATCH
   grad mode, autocast state                                                 GRAD_MODE, AUTOCAST
@@ -11,6 +12,7 @@ A guard list is a tuple of (source, value) pairs, its own cache key:
 Reachable: the arguments, `self` (a compiled module, the object of a bound method), and the
 globals/closure cells the code names (one level into a plain object's attributes).
 """
+import functools
 import inspect
 import types
 
@@ -18,6 +20,8 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 
 _SCALARS = (bool, int, float, str, type(None))
+_ATTRS = frozenset((bool, int, float, str, tuple))  # module attributes that may be baked into kernels
+_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 
 
 def _hashable(v):
@@ -29,76 +33,110 @@ def _hashable(v):
 
 
 def _walk(src, v, out, depth=0, held=False):
-    """Append the guards of value v (reached as src) to out. A tensor the function holds (not an argument) is
-    guarded by identity too: a replay reads and writes the same memory."""
+    """Append the guards of value v (reached as src) to out: (src, value) pairs, or bare values when src is None
+    (the cache key, computed per call without formatting a name). A tensor the function holds (not an argument)
+    is guarded by identity too: a replay reads and writes the same memory."""
     from ..nn import Module
     from ..optim import Optimizer
+    named = src is not None
     if isinstance(v, Tensor):
-        out.append((src, ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad)
-                    + ((id(v),) if held else ())))
+        g = ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad) + ((id(v),) if held else ())
+        out.append((src, g) if named else g)
     elif isinstance(v, _SCALARS):
-        out.append((src, _hashable(v)))
+        out.append((src, _hashable(v)) if named else _hashable(v))
     elif isinstance(v, (tuple, list)):
+        if not named:
+            out.append((type(v).__name__, len(v)))
         for i, x in enumerate(v):
-            _walk(f"{src}[{i}]", x, out, depth, held)
+            _walk(f"{src}[{i}]" if named else None, x, out, depth, held)
     elif isinstance(v, dict):
+        if not named:
+            out.append(tuple(v))
         for k, x in v.items():
-            _walk(f"{src}[{k!r}]", x, out, depth, held)
+            _walk(f"{src}[{k!r}]" if named else None, x, out, depth, held)
     elif isinstance(v, Module):
-        for path, m in v.named_modules():
-            base = f"{src}.{path}" if path else src
-            out.append((f"{base}._parameters", tuple(id(p) for p in m._parameters.values())))
-            out.append((f"{base}._buffers", tuple(id(b) for b in m._buffers.values())))
-            for k, x in m.__dict__.items():
-                if isinstance(x, (bool, int, float)):
-                    out.append((f"{base}.{k}", _hashable(x)))
+        stack = [(src, v)]
+        while stack:
+            base, m = stack.pop()
+            ids = (tuple(map(id, m._parameters.values())), tuple(map(id, m._buffers.values())))
+            out.extend(((f"{base}._parameters", ids[0]), (f"{base}._buffers", ids[1])) if named else ids)
+            d = m.__dict__
+            for k in _attr_names(m):
+                x = d.get(k)
+                h = _hashable(x)
+                if h is not None:
+                    out.append((f"{base}.{k}", h) if named else h)
                 elif isinstance(x, Optimizer):
-                    _walk(f"{base}.{k}", x, out, depth, True)
+                    _walk(f"{base}.{k}" if named else None, x, out, depth, True)
+            subs = [(f"{base}.{k}" if named else None, c) for k, c in m._modules.items() if c is not None]
+            stack.extend(reversed(subs))
     elif isinstance(v, Optimizer):
         for i, g in enumerate(v.param_groups):
             for k, x in g.items():
                 h = _hashable(x) if k != "params" else None
                 if h is not None:
-                    out.append((f"{src}.param_groups[{i}][{k!r}]", h))
-    elif depth == 0 and not isinstance(v, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)) \
-            and isinstance(getattr(v, "__dict__", None), dict):
+                    out.append((f"{src}.param_groups[{i}][{k!r}]", h) if named else h)
+    elif depth == 0 and not isinstance(v, _OPAQUE) and isinstance(getattr(v, "__dict__", None), dict):
+        if not named:
+            out.append(tuple(v.__dict__))
         for k, x in v.__dict__.items():
-            _walk(f"{src}.{k}", x, out, depth + 1, True)
+            _walk(f"{src}.{k}" if named else None, x, out, depth + 1, True)
 
 
-def _code_names(code):
+_NAMES = {}  # id(module) -> (len(its __dict__), the names of its attributes worth guarding)
+
+
+def _attr_names(m):
+    """A module's scalar attributes (and optimizers it holds), by name; looked up again when its __dict__ grows
+    or shrinks, so a call walks a few names per module instead of its whole __dict__."""
+    from ..optim import Optimizer
+    d = m.__dict__
+    c = _NAMES.get(id(m))
+    if c is None or c[0] != len(d):
+        c = _NAMES[id(m)] = (len(d), tuple(k for k, x in d.items() if type(x) in _ATTRS or isinstance(x, Optimizer)))
+    return c[1]
+
+
+@functools.lru_cache(maxsize=None)
+def code_names(code):
+    """The global names a code object (and the functions defined in it) reads, sorted."""
     names = set(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            names |= _code_names(c)
-    return names
+            names |= set(code_names(c))
+    return tuple(sorted(names))
 
 
-def collect(fn, root, args, kwargs):
-    """The guard list of calling fn (a plain function, its code's globals and closure) on root (self or None)
-    with args/kwargs."""
+def collect(fn, root, args, kwargs, arg_names, named=False):
+    """The guards of calling fn (a plain function: its code's globals and closure) on root (self or None) with
+    args/kwargs (arg_names: fn's positional parameter names): a tuple of values, the cache key, or with
+    named=True of (source, value) pairs in the same order, for reports."""
     from ..amp import autocast_mode
-    out = [("GRAD_MODE", grad_mode.is_grad_enabled()), ("AUTOCAST", tuple(sorted(
-        (k, v.name) for k, v in autocast_mode.STATE.items())))]
-    names = arg_names(fn, root)
+    out = [] if named else [len(args)]
+    for src, v in (("GRAD_MODE", grad_mode.is_grad_enabled()),
+                   ("AUTOCAST", tuple(sorted((k, v.name) for k, v in autocast_mode.STATE.items())))):
+        out.append((src, v) if named else v)
+    n = len(arg_names)
     for i, a in enumerate(args):
-        _walk(f"L[{names[i]!r}]" if i < len(names) else f"L['args'][{i}]", a, out)
+        _walk((f"L[{arg_names[i]!r}]" if i < n else f"L['args'][{i}]") if named else None, a, out)
     for k in sorted(kwargs):
-        _walk(f"L[{k!r}]", kwargs[k], out)
+        if not named:
+            out.append(k)
+        _walk(f"L[{k!r}]" if named else None, kwargs[k], out)
     if root is not None:
-        _walk("L['self']", root, out, held=True)
+        _walk("L['self']" if named else None, root, out, held=True)
     code = getattr(fn, "__code__", None)
     if code is not None:
         g = fn.__globals__
-        for name in sorted(_code_names(code)):
+        for name in code_names(code):
             if name in g:
-                _walk(f"G[{name!r}]", g[name], out, 1, True)
+                _walk(f"G[{name!r}]" if named else None, g[name], out, 1, True)
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
             try:
                 v = cell.cell_contents
             except ValueError:  # an empty cell
                 continue
-            _walk(f"L[{name!r}]", v, out, 1, True)
+            _walk(f"L[{name!r}]" if named else None, v, out, 1, True)
     return tuple(out)
 
 
