@@ -412,3 +412,21 @@ def test_replay_refused_stays_eager_and_correct(webgpu):
         "an output requires grad (its backward runs outside the compiled function)": 1,
         "two captures differ: a Python value baked into a kernel changed between calls": 1}
     assert calls[0] == 5 and len(entries(f)) == 5  # a guarded value the function changes: a retrace per call
+
+
+def _data_dependent(x):
+    idx = wt.nonzero(x > 0)
+    return idx.sum() + x.sum()
+
+
+def test_host_read_inside_an_op_is_a_graph_break(webgpu):
+    """nonzero reads the GPU to size its result: on webgpu that is a graph break at the user's line (the call
+    stays eager and correct; fullgraph=True raises there)."""
+    x = wt.tensor([1.0, -1.0, 2.0], device=webgpu)
+    f = wt.compile(_data_dependent)
+    assert [f(x).item() for _ in range(5)] == [5.0] * 5
+    assert counters["webgpu"] == {"eager": 4}
+    e = wt._dynamo.explain(_data_dependent)(x)
+    assert e.graph_break_count == 1 and e.break_reasons[0].user_stack[-1].lineno == _line(_data_dependent, "nonzero")
+    with pytest.raises(wt._dynamo.exc.Unsupported, match="a read to the host inside an op"):
+        wt.compile(_data_dependent, fullgraph=True)(x)

@@ -17,7 +17,10 @@ import inspect
 import types
 
 from .._tensor import Tensor
+from ..amp import autocast_mode
 from ..autograd import grad_mode
+from ..nn import Module
+from ..optim import Optimizer
 
 _SCALARS = (bool, int, float, str, type(None))
 _ATTRS = frozenset((bool, int, float, str, tuple))  # module attributes that may be baked into kernels
@@ -36,8 +39,6 @@ def _walk(src, v, out, depth=0, held=False):
     """Append the guards of value v (reached as src) to out: (src, value) pairs, or bare values when src is None
     (the cache key, computed per call without formatting a name). A tensor the function holds (not an argument)
     is guarded by identity too: a replay reads and writes the same memory."""
-    from ..nn import Module
-    from ..optim import Optimizer
     named = src is not None
     if isinstance(v, Tensor):
         g = ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad) + ((id(v),) if held else ())
@@ -89,7 +90,6 @@ _NAMES = {}  # id(module) -> (len(its __dict__), the names of its attributes wor
 def _attr_names(m):
     """A module's scalar attributes (and optimizers it holds), by name; looked up again when its __dict__ grows
     or shrinks, so a call walks a few names per module instead of its whole __dict__."""
-    from ..optim import Optimizer
     d = m.__dict__
     c = _NAMES.get(id(m))
     if c is None or c[0] != len(d):
@@ -111,7 +111,6 @@ def collect(fn, root, args, kwargs, arg_names, named=False):
     """The guards of calling fn (a plain function: its code's globals and closure) on root (self or None) with
     args/kwargs (arg_names: fn's positional parameter names): a tuple of values, the cache key, or with
     named=True of (source, value) pairs in the same order, for reports."""
-    from ..amp import autocast_mode
     out = [] if named else [len(args)]
     for src, v in (("GRAD_MODE", grad_mode.is_grad_enabled()),
                    ("AUTOCAST", tuple(sorted((k, v.name) for k, v in autocast_mode.STATE.items())))):
