@@ -424,7 +424,7 @@ def test_host_read_inside_an_op_is_a_graph_break(webgpu):
     stays eager and correct; fullgraph=True raises there)."""
     x = wt.tensor([1.0, -1.0, 2.0], device=webgpu)
     f = wt.compile(_data_dependent)
-    assert [f(x).item() for _ in range(5)] == [5.0] * 5
+    assert [f(x).item() for _ in range(5)] == [4.0] * 5
     assert counters["webgpu"] == {"eager": 4}
     e = wt._dynamo.explain(_data_dependent)(x)
     assert e.graph_break_count == 1 and e.break_reasons[0].user_stack[-1].lineno == _line(_data_dependent, "nonzero")
