@@ -367,8 +367,9 @@ class Program:
         self._pins = _Pins(alloc)
         self._own = []
         self.inputs = [self._slot(t, "input") for t in inputs]
-        self.outputs = [(self._slot(t, "output"), t) for t in outputs]
-        for s in self.inputs + [s for s, _ in self.outputs]:
+        self.outputs = [(self._slot(t, "output"), t._storage.numel, t._shape, t._stride, t._offset, t.device)
+                        for t in outputs]
+        for s in self.inputs + [o[0] for o in self.outputs]:
             self._pins.add(s[0])
         # temporaries: buffers the capture touched whose tensors are gone (the program's own)
         temps = {k for k in cap.pins.handles if alloc.pins[k][2] is not None}
@@ -467,11 +468,10 @@ class Program:
                 raise ValueError("replay: an input whose byte offset is not a multiple of 4")
             pre.append((src, so, h, off, (nb + 3) & ~3))
         post, outs = [], []
-        for (h, off, nb, shape, dt), t in self.outputs:
-            st = t._storage
-            buf = be.empty(st.numel, dt.name)
-            post.append((h, 0, buf.handle, 0, min(buf.nbytes, (st.numel * ITEM[dt.name] + 3) & ~3)))
-            outs.append(Tensor._make(Storage(buf, dt, st.device, st.numel, be), t._shape, t._stride, t._offset))
+        for (h, _, _, _, dt), numel, shape, stride, offset, device in self.outputs:
+            buf = be.empty(numel, dt.name)
+            post.append((h, 0, buf.handle, 0, min(buf.nbytes, (numel * ITEM[dt.name] + 3) & ~3)))
+            outs.append(Tensor._make(Storage(buf, dt, device, numel, be), shape, stride, offset))
         words = None
         if self.rng:
             base = []
@@ -491,19 +491,27 @@ class Program:
         d.dispatches += self.dispatches
         if self.i64:
             be._i64_armed = True
-        if self.checks:
-            be._checks.extend(self.checks)
+        if self.checks:        # the device-side checks (index bounds) of the latest replay's values
+            pending = {id(c) for c in be._checks}
+            be._checks.extend(c for c in self.checks if id(c) not in pending)
         return outs
 
 
 class _NativeReplay:
-    """wgpu-py: bind groups built once; a replay encodes the list into one command buffer."""
+    """wgpu-py: bind groups built once; a replay encodes the list into one command buffer. The
+    compute-pass calls go straight to wgpu-native's C functions (wgpu-py's wrappers cost ~10 us
+    per call; the bind groups were validated when built, and the encoder's errors still raise
+    at finish/submit)."""
 
     def __init__(self, prog, plan):
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
         d = prog.be.driver
         dev = d.device
         self.d = d
+        self.keep = []                      # the wgpu objects whose C handles the list holds
         self.ops = []
+        self.fns = (lib.wgpuComputePassEncoderSetPipeline, lib.wgpuComputePassEncoderSetBindGroup,
+                    lib.wgpuComputePassEncoderDispatchWorkgroups, ffi.NULL, lib.wgpuCommandEncoderCopyBufferToBuffer)
         cur = None
         for c in plan:
             if c[0] == "d":
@@ -513,16 +521,15 @@ class _NativeReplay:
                 entries.append({"binding": len(bufs),
                                 "resource": {"buffer": prog._params, "offset": start, "size": size}})
                 bg = dev.create_bind_group(layout=d._layouts[id(pipe)], entries=entries)
+                self.keep.append(bg)
                 if cur is None:
                     cur = []
                     self.ops.append((True, cur))
-                cur.append((pipe, bg, wg))
+                cur.append((pipe._internal, bg._internal, *(tuple(wg) + (1, 1))[:3]))
             else:
                 cur = None
-                if c[0] == "c":
-                    self.ops.append((False, c[1:]))
-                else:
-                    self.ops.append((False, (prog._consts, c[1], c[2], c[3], c[4])))
+                src, so, dst, do, n = c[1:] if c[0] == "c" else (prog._consts, *c[1:])
+                self.ops.append((False, (src._internal, so, dst._internal, do, n)))
         self.params = prog._params
 
     def run(self, pre, post, words):
@@ -531,27 +538,28 @@ class _NativeReplay:
         if words:
             for off, w in words:
                 q.write_buffer(self.params, off, struct.pack("<3I", *w))
+        set_pipeline, set_bind_group, dispatch, null, copy = self.fns
         enc = d.device.create_command_encoder()
-        cp = enc.copy_buffer_to_buffer
-        for a in pre:
-            cp(*a)
+        ei = enc._internal
+        for src, so, dst, do, n in pre:
+            copy(ei, src._internal, so, dst._internal, do, n)
         for is_pass, items in self.ops:
             if is_pass:
                 p = enc.begin_compute_pass()
+                pi = p._internal
                 last = None
-                for pipe, bg, wg in items:
-                    if pipe is not last:
-                        p.set_pipeline(pipe)
+                for pipe, bg, x, y, z in items:
+                    if pipe != last:
+                        set_pipeline(pi, pipe)
                         last = pipe
-                    p.set_bind_group(0, bg)
-                    p.dispatch_workgroups(*wg)
+                    set_bind_group(pi, 0, bg, 0, null)
+                    dispatch(pi, x, y, z)
                 p.end()
             else:
-                cp(*items)
-        for a in post:
-            cp(*a)
+                copy(ei, *items)
+        for src, so, dst, do, n in post:
+            copy(ei, src._internal, so, dst._internal, do, n)
         q.submit([enc.finish()])
-
 
 
 __all__ = ["Capture", "CaptureBreak", "Program", "active", "paused"]
