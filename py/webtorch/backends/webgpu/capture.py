@@ -35,6 +35,7 @@ and workgroups, buffers matched by role (the order of first use) and random slot
 bias correction) makes two captures of the same step differ; the optimizers take such values
 from device tensors while a capture is active (`optim/functional.py`), so they do not.
 """
+import gc
 import re
 import struct
 
@@ -122,6 +123,12 @@ class Capture:
         be = self.be
         be.fusion.flush()
         be.driver.flush()
+        # no cycle collection while recording: which temporaries are alive when fused work is
+        # materialized (lazy.py writes only live outputs) then depends on the code alone, so
+        # two captures of one step record the same kernels
+        gc.collect()
+        self._gc = gc.isenabled()
+        gc.disable()
         self._nchecks = len(be._checks)
         d, a = be.driver, be.alloc
         for obj, name, fn in ((d, "dispatch", self._dispatch), (d, "copy_buffer", self._copy),
@@ -142,6 +149,8 @@ class Capture:
                 self.checks = list(self.be._checks[self._nchecks:])
         finally:
             _ACTIVE = None
+            if self._gc:
+                gc.enable()
             from ... import random as _random
             _random._draw_hook = None
             for obj, name, own, _ in self._saved.values():
