@@ -5,7 +5,7 @@
     prog = cap.program(inputs=[...], outputs=[...])
     outs = prog.replay(new_inputs)        # fresh tensors holding the outputs' new values
 
-Recording is at the driver-protocol level (`driver.py`): every `dispatch`, `copy_buffer` and
+Recording is at the driver-protocol level (`drivers/driver.py`): every `dispatch`, `copy_buffer` and
 `write_buffer` the backend makes while the capture is active is kept with its buffer handles
 and parameter words; `read_buffer` (`.item()`, `.tolist()`, `bool(t)`, printing) raises
 `CaptureBreak`.
@@ -27,20 +27,21 @@ parameter words live in one parameter buffer; bind groups are created once. A re
 new inputs into the captured input buffers (GPU-side), patches the random kernels' Philox
 seed/offset words (advancing each generator exactly as the eager calls would), encodes the
 prebuilt list and submits it once, then copies the outputs into allocator-cached buffers. In
-the browser (`browser.py`) the list lives in JavaScript: one replay is one JS call.
+the browser (`drivers/browser.py`) the list lives in JavaScript: one replay is one JS call;
+natively (`drivers/native.py`) the compute-pass calls go straight to wgpu-native.
 
 `equivalent(other)`: the same commands with the same pipelines, parameter words, host writes
 and workgroups, buffers matched by role (the order of first use) and random slots matched by
 (generator, relative offset). A per-step Python value baked into a kernel (a step counter, a
 bias correction) makes two captures of the same step differ; the optimizers take such values
-from device tensors while a capture is active (`optim/functional.py`), so they do not.
+from device tensors while a capture is active (`Optimizer._capture_prologue`), so they do not.
 """
 import gc
 import re
 import struct
 
 from ..._geometry import contiguous_strides
-from .backend import ITEM
+from .codegen import ITEM
 
 _ACTIVE = None          # the Capture recording now (one at a time)
 MASK = 0xFFFFFFFF
@@ -422,8 +423,7 @@ class Program:
         self.submits = 1
         self._params = self._buffer(params)
         self._consts = self._buffer(consts) if consts else None
-        build = getattr(d, "build_replay", None)
-        self._impl = build(self, plan) if build is not None else _NativeReplay(self, plan)
+        self._impl = d.build_replay(self, plan)
 
     def _buffer(self, data):
         d = self.be.driver
@@ -504,71 +504,6 @@ class Program:
             pending = {id(c) for c in be._checks}
             be._checks.extend(c for c in self.checks if id(c) not in pending)
         return outs
-
-
-class _NativeReplay:
-    """wgpu-py: bind groups built once; a replay encodes the list into one command buffer. The
-    compute-pass calls go straight to wgpu-native's C functions (wgpu-py's wrappers cost ~10 us
-    per call; the bind groups were validated when built, and the encoder's errors still raise
-    at finish/submit)."""
-
-    def __init__(self, prog, plan):
-        from wgpu.backends.wgpu_native._ffi import ffi, lib
-        d = prog.be.driver
-        dev = d.device
-        self.d = d
-        self.keep = []                      # the wgpu objects whose C handles the list holds
-        self.ops = []
-        self.fns = (lib.wgpuComputePassEncoderSetPipeline, lib.wgpuComputePassEncoderSetBindGroup,
-                    lib.wgpuComputePassEncoderDispatchWorkgroups, ffi.NULL, lib.wgpuCommandEncoderCopyBufferToBuffer)
-        cur = None
-        for c in plan:
-            if c[0] == "d":
-                _, pipe, bufs, start, size, wg = c
-                entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                           for i, b in enumerate(bufs)]
-                entries.append({"binding": len(bufs),
-                                "resource": {"buffer": prog._params, "offset": start, "size": size}})
-                bg = dev.create_bind_group(layout=d._layouts[id(pipe)], entries=entries)
-                self.keep.append(bg)
-                if cur is None:
-                    cur = []
-                    self.ops.append((True, cur))
-                cur.append((pipe._internal, bg._internal, *(tuple(wg) + (1, 1))[:3]))
-            else:
-                cur = None
-                src, so, dst, do, n = c[1:] if c[0] == "c" else (prog._consts, *c[1:])
-                self.ops.append((False, (src._internal, so, dst._internal, do, n)))
-        self.params = prog._params
-
-    def run(self, pre, post, words):
-        d = self.d
-        q = d.queue
-        if words:
-            for off, w in words:
-                q.write_buffer(self.params, off, struct.pack("<3I", *w))
-        set_pipeline, set_bind_group, dispatch, null, copy = self.fns
-        enc = d.device.create_command_encoder()
-        ei = enc._internal
-        for src, so, dst, do, n in pre:
-            copy(ei, src._internal, so, dst._internal, do, n)
-        for is_pass, items in self.ops:
-            if is_pass:
-                p = enc.begin_compute_pass()
-                pi = p._internal
-                last = None
-                for pipe, bg, x, y, z in items:
-                    if pipe != last:
-                        set_pipeline(pi, pipe)
-                        last = pipe
-                    set_bind_group(pi, 0, bg, 0, null)
-                    dispatch(pi, x, y, z)
-                p.end()
-            else:
-                copy(ei, *items)
-        for src, so, dst, do, n in post:
-            copy(ei, src._internal, so, dst._internal, do, n)
-        q.submit([enc.finish()])
 
 
 __all__ = ["Capture", "CaptureBreak", "Program", "active", "paused"]

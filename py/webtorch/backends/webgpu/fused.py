@@ -13,7 +13,7 @@ of dispatches; these keep that count down.
 """
 from ..base import View
 from ..._geometry import contiguous_strides
-from .backend import ST, fill, load, store, f32_bits, collapse, index_code
+from .codegen import ST, fill, load, store, f32_bits, collapse, index_code
 
 FLOATS = ("float32", "float16")
 
