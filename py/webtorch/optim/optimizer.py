@@ -206,14 +206,12 @@ class Optimizer:
         """While a webgpu capture records (backends/webgpu/capture.py), the per-step scalars of
         the state (`_capturable_state`) move into 0-d device tensors: the recorded kernels then
         read them from memory instead of baking per-step Python values into their parameters,
-        and each replay advances them. Pending fused work is materialized first, so that every
-        capture of a step groups its kernels alike."""
+        and each replay advances them."""
         cap = sys.modules.get("webtorch.backends.webgpu.capture")
         active = cap.active() if cap is not None else None
         if active is None or not self._capturable_state:
             return
-        active.be.fusion.flush()
-        with cap.paused():               # one-time setup, not part of the recorded step
+        with active.setup():             # one-time setup, not part of the recorded step
             for p, st in self.state.items():
                 if isinstance(p, Tensor) and p.device.type == "webgpu":
                     for k in self._capturable_state:

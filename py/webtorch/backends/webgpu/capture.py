@@ -216,6 +216,13 @@ class Capture:
         if self._live():
             self.draws.append((gen, seed, offset))
 
+    def setup(self):
+        """Context manager for one-time setup made inside a capture (an optimizer moving its step
+        count onto the device): pending fused work is materialized first (recorded, so every
+        capture of the step groups its kernels alike), then the setup's commands run unrecorded."""
+        self.be.fusion.flush()
+        return paused()
+
     # -- results
     @property
     def dispatches(self):
