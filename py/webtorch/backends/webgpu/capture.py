@@ -121,6 +121,8 @@ class Capture:
         global _ACTIVE
         if _ACTIVE is not None:
             raise RuntimeError("webgpu capture: a capture is already active (captures do not nest)")
+        if self.done:
+            raise RuntimeError("webgpu capture: a Capture records once; make a new one with backend.capture()")
         be = self.be
         be.fusion.flush()
         be.driver.flush()
