@@ -105,7 +105,7 @@ def test_two_captures_of_a_step_are_equivalent_and_replay_advances_adam_step():
             step(x, y)
         caps.append(cap)
     assert caps[0].equivalent(caps[1]) and caps[1].equivalent(caps[0])
-    prog = caps[0].program(inputs=[x, y])
+    prog = caps[1].program(inputs=[x, y])      # the latest: its gradients are the ones p.grad holds
     prog.replay([x, y])
     prog.replay([x, y])
     # the step count lives on the device (as PyTorch's capturable Adam keeps it) and the replays
@@ -250,6 +250,29 @@ def test_batchnorm_running_stats_updated_by_replay():
         a, b = getattr(bn_c, name).cpu().numpy(), getattr(bn_e, name).cpu().numpy()
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(a, getattr(bn_t, name).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_dead_commands_eliminated_and_temporaries_share_buffers():
+    be = webgpu.get_backend()
+    r = np.random.default_rng(5)
+    x = wt.tensor(r.standard_normal((32, 64)).astype(np.float32), device="webgpu")
+    w = wt.tensor(r.standard_normal((64, 64)).astype(np.float32), device="webgpu")
+    xin = x.clone()
+    with be.capture() as cap:
+        unused = (xin @ w).sum(1)                  # computed, then dropped: dead
+        h = xin
+        for _ in range(4):                         # a chain of matmul temporaries, one live at a time
+            h = (h @ w).tanh()
+        out = h.sum()
+        del unused
+    prog = cap.program(inputs=[xin], outputs=[out])
+    assert prog.eliminated >= 2 and prog.reused >= 1
+    assert prog.dispatches == cap.dispatches - prog.eliminated
+    x2 = wt.tensor(r.standard_normal((32, 64)).astype(np.float32), device="webgpu")
+    ref = x2
+    for _ in range(4):
+        ref = (ref @ w).tanh()
+    np.testing.assert_allclose(prog.replay([x2])[0].item(), ref.sum().item(), rtol=1e-5)
 
 
 def test_program_buffers_are_pinned_and_returned():

@@ -64,14 +64,10 @@ class paused:
     def __enter__(self):
         global _ACTIVE
         self.cap, _ACTIVE = _ACTIVE, None
-        if self.cap is not None:
-            self.cap._paused += 1
         return self
 
     def __exit__(self, *exc):
         global _ACTIVE
-        if self.cap is not None:
-            self.cap._paused -= 1
         _ACTIVE = self.cap
 
 
@@ -110,10 +106,8 @@ class Capture:
         self.fresh = set()          # id() of handles the allocator handed out during the capture
         self.draws = []             # (generator, seed, offset) of each random draw, in order
         self.checks = []            # deferred device-side checks registered during the capture
-        self.created = 0            # GPU buffers the driver created during the capture
         self.done = False
         self.broken = None
-        self._paused = 0
         self._saved = {}
 
     # -- context manager
@@ -136,7 +130,7 @@ class Capture:
         d, a = be.driver, be.alloc
         for obj, name, fn in ((d, "dispatch", self._dispatch), (d, "copy_buffer", self._copy),
                               (d, "write_buffer", self._write), (d, "read_buffer", self._read),
-                              (d, "create_buffer", self._create), (a, "alloc", self._alloc)):
+                              (a, "alloc", self._alloc)):
             self._saved[(id(obj), name)] = (obj, name, obj.__dict__.get(name), getattr(obj, name))
             setattr(obj, name, fn)
         from ... import random as _random
@@ -204,10 +198,6 @@ class Capture:
                 "a read to the host (.item(), .tolist(), .numpy(), bool(tensor), printing) inside a "
                 "webgpu capture: the captured step cannot contain it (a graph break)")
         return self._orig(self.be.driver, "read_buffer")(buf, offset, size)
-
-    def _create(self, size):
-        self.created += 1
-        return self._orig(self.be.driver, "create_buffer")(size)
 
     def _alloc(self, nbytes):
         h, size = self._orig(self.be.alloc, "alloc")(nbytes)
