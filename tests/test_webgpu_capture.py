@@ -231,6 +231,29 @@ def test_item_inside_capture_is_a_capture_break():
     assert (x * 2).sum().item() == 30.0         # eager works after the break
 
 
+def test_index_checks_of_every_replay_are_reported():
+    """A target out of range in one replay raises at the next sync (as eager's device-side check
+    does), even when a later replay's targets are valid."""
+    be = webgpu.get_backend()
+    logits = wt.randn(4, 10, device="webgpu")
+    y = wt.tensor([1, 2, 3, 4], device="webgpu")
+    yin = y.clone()
+    with be.capture() as cap:
+        loss = wt.nn.functional.cross_entropy(logits, yin)
+    prog = cap.program(inputs=[yin], outputs=[loss])
+    bad = wt.tensor([1, 2, 10, 4], device="webgpu")
+    with pytest.raises(Exception) as eager:
+        wt.nn.functional.cross_entropy(logits, bad).item()
+    prog.replay([bad])
+    out, = prog.replay([y])
+    with pytest.raises(type(eager.value), match="out of bounds"):
+        out.item()
+    ref = wt.nn.functional.cross_entropy(logits, y).item()
+    for _ in range(70):                            # more replays than the ring holds, no host read
+        out, = prog.replay([y])
+    assert out.item() == pytest.approx(ref, rel=1e-6)
+
+
 def test_batchnorm_running_stats_updated_by_replay():
     be = webgpu.get_backend()
     r = np.random.default_rng(3)

@@ -40,11 +40,13 @@ import gc
 import re
 import struct
 
-from ..._geometry import contiguous_strides
+from ..base import View
+from ..._geometry import contiguous_strides, numel
 from .codegen import ITEM
 
 _ACTIVE = None          # the Capture recording now (one at a time)
 MASK = 0xFFFFFFFF
+RING = 64               # replays whose device-side checks can be queued at once (Program)
 
 
 class CaptureBreak(RuntimeError):
@@ -370,6 +372,24 @@ def _plan(cmds, temps, size_of):
 class Program:
     """A captured step, prebuilt for replay (see the module doc)."""
 
+    def _ring_copies(self, post):
+        """Copies of this replay's checked values into the next ring slot (`self._queued`: the
+        checks on it, queued after the submit)."""
+        be, k = self.be, self._ring_slot
+        self._ring_slot = (k + 1) % RING
+        queued = {id(c) for c in be._checks}
+        if any(id(c) in queued for c in self._ring_queued[k]):
+            be._read_checked(None, 0, 0)           # one wait; raises a failed check's error
+        base = k * self._ring_stride
+        self._queued = []
+        for v, _, fail in self.checks:
+            n = numel(v.shape)
+            post.append((v.buf.handle, v.offset * 4, self._ring.handle, base * 4, n * 4))
+            self._queued.append((View(self._ring, tuple(v.shape), contiguous_strides(v.shape), base, "int32"),
+                                 None, fail))
+            base += n
+        self._ring_queued[k] = self._queued
+
     def __init__(self, cap, inputs, outputs):
         be = self.be = cap.be
         d, alloc = be.driver, be.alloc
@@ -414,7 +434,16 @@ class Program:
             if all(g is not x for x in gens):
                 gens.append(g)
         self.generators = [(g, sum(1 for x, _, _ in cap.draws if x is g)) for g in gens]
+        # device-side checks (index bounds, `backend.defer_check`): each replay copies the checked
+        # values into a slot of a ring and queues the checks on that slot, so every replay's values
+        # are checked at the next sync; reusing a slot whose checks are still queued resolves them
+        # first (one wait per RING replays made without any host read)
         self.checks = cap.checks
+        if self.checks:
+            self._ring_stride = sum(numel(v.shape) for v, _, _ in self.checks)
+            self._ring = be.empty(RING * self._ring_stride, "int32")
+            self._ring_slot = 0
+            self._ring_queued = [()] * RING
         flag = be._i64_flag.handle if be._i64_flag is not None else None
         self.i64 = flag is not None and any(c[0] == "d" and any(h is flag for h in c[2]) for c in plan)
         self.dispatches = sum(1 for c in plan if c[0] == "d")
@@ -476,10 +505,10 @@ class Program:
                 raise ValueError("replay: an input whose byte offset is not a multiple of 4")
             pre.append((src, so, h, off, (nb + 3) & ~3))
         post, outs = [], []
-        for (h, _, _, _, dt), numel, shape, stride, offset, device in self.outputs:
-            buf = be.empty(numel, dt.name)
-            post.append((h, 0, buf.handle, 0, min(buf.nbytes, (numel * ITEM[dt.name] + 3) & ~3)))
-            outs.append(Tensor._make(Storage(buf, dt, device, numel, be), shape, stride, offset))
+        for (h, _, _, _, dt), n, shape, stride, offset, device in self.outputs:
+            buf = be.empty(n, dt.name)
+            post.append((h, 0, buf.handle, 0, min(buf.nbytes, (n * ITEM[dt.name] + 3) & ~3)))
+            outs.append(Tensor._make(Storage(buf, dt, device, n, be), shape, stride, offset))
         words = None
         if self.rng:
             base = []
@@ -491,6 +520,8 @@ class Program:
         else:
             for g, n in self.generators:
                 g._offset += n
+        if self.checks:
+            self._ring_copies(post)
         be.fusion.flush()
         be.driver.flush()
         self._impl.run(pre, post, words)
@@ -499,9 +530,8 @@ class Program:
         d.dispatches += self.dispatches
         if self.i64:
             be._i64_armed = True
-        if self.checks:        # the device-side checks (index bounds) of the latest replay's values
-            pending = {id(c) for c in be._checks}
-            be._checks.extend(c for c in self.checks if id(c) not in pending)
+        if self.checks:
+            be._checks.extend(self._queued)
         return outs
 
 
