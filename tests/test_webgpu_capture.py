@@ -105,7 +105,7 @@ def test_two_captures_of_a_step_are_equivalent_and_replay_advances_adam_step():
             step(x, y)
         caps.append(cap)
     assert caps[0].equivalent(caps[1]) and caps[1].equivalent(caps[0])
-    prog = caps[0].program(inputs=[x, y])
+    prog = caps[1].program(inputs=[x, y])      # the latest: its gradients are the ones p.grad holds
     prog.replay([x, y])
     prog.replay([x, y])
     # the step count lives on the device (as PyTorch's capturable Adam keeps it) and the replays
@@ -124,9 +124,9 @@ def test_baked_python_value_makes_captures_not_equivalent():
         caps.append(cap)
     assert caps[0].equivalent(caps[1])
     assert not caps[1].equivalent(caps[2])
-    # an optimizer whose per-step values are still Python numbers (NAdam's bias corrections)
+    # an optimizer whose per-step values are still Python numbers (ASGD's eta and mu)
     xs, ys, ps = _data(2)
-    _, step = _mlp(wt, "webgpu", ps, lambda lib, p: lib.optim.NAdam(p, lr=0.01))
+    _, step = _mlp(wt, "webgpu", ps, lambda lib, p: lib.optim.ASGD(p, lr=0.01, t0=1))
     x, y = wt.tensor(xs[0], device="webgpu"), wt.tensor(ys[0], device="webgpu")
     step(x, y)
     caps = []
@@ -135,6 +135,64 @@ def test_baked_python_value_makes_captures_not_equivalent():
             step(x, y)
         caps.append(cap)
     assert not caps[0].equivalent(caps[1])
+
+
+OPTIMS = {
+    "nadam": lambda lib, p: lib.optim.NAdam(p, lr=0.05),
+    "radam": lambda lib, p: lib.optim.RAdam(p, lr=0.05, weight_decay=0.01),
+    "adamax": lambda lib, p: lib.optim.Adamax(p, lr=0.05),
+    "adagrad": lambda lib, p: lib.optim.Adagrad(p, lr=0.1, lr_decay=0.05),
+    "rmsprop": lambda lib, p: lib.optim.RMSprop(p, lr=0.01, momentum=0.5),
+    "adadelta": lambda lib, p: lib.optim.Adadelta(p, lr=0.5),
+    "rprop": lambda lib, p: lib.optim.Rprop(p, lr=0.01),
+    "adam_amsgrad": lambda lib, p: lib.optim.Adam(p, lr=0.05, amsgrad=True),
+}
+
+
+@pytest.mark.parametrize("name", OPTIMS)
+def test_optimizer_steps_are_capture_safe(name):
+    """Two captures of a step are equivalent (the step count and NAdam's mu_product live on the
+    device while capturing), and replays continue eager's (and PyTorch's) trajectory; RAdam
+    crosses its rectification threshold (step 6) inside the replays."""
+    r = np.random.default_rng(4)
+    x0, y0 = r.standard_normal((16, 8)).astype(np.float32), r.standard_normal((16, 4)).astype(np.float32)
+    w0, b0 = (r.standard_normal((4, 8)) * 0.3).astype(np.float32), np.zeros(4, np.float32)
+
+    def make(lib, dev):
+        w, b = lib.tensor(w0, device=dev).requires_grad_(), lib.tensor(b0, device=dev).requires_grad_()
+        x, y = lib.tensor(x0, device=dev), lib.tensor(y0, device=dev)
+        opt = OPTIMS[name](lib, [w, b])
+
+        def step():
+            opt.zero_grad()
+            loss = ((x @ w.t() + b - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+        return (w, b), step
+    n = 9
+    pe, se = make(wt, "webgpu")
+    pt, st = make(torch, "cpu")
+    for _ in range(n):
+        se()
+        st()
+    pc, sc = make(wt, "webgpu")
+    sc()
+    be = webgpu.get_backend()
+    caps = []
+    for _ in range(2):
+        with be.capture() as cap:
+            sc()
+        caps.append(cap)
+    assert caps[0].equivalent(caps[1])
+    prog = caps[1].program()
+    for _ in range(n - 3):
+        prog.replay()
+    # RAdam's rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t) cancels (1999 - 1994 near step 6): with
+    # the step in a float32 tensor it carries float32's error, as PyTorch's capturable RAdam does
+    tol = 3e-4 if name == "radam" else 1e-5
+    for a, b, c in zip(pc, pe, pt):
+        np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy(), rtol=tol, atol=tol)
+        np.testing.assert_allclose(a.detach().cpu().numpy(), c.detach().numpy(), rtol=max(tol, 1e-4), atol=tol)
 
 
 def test_dropout_masks_differ_per_replay_and_match_eager():
@@ -173,6 +231,29 @@ def test_item_inside_capture_is_a_capture_break():
     assert (x * 2).sum().item() == 30.0         # eager works after the break
 
 
+def test_index_checks_of_every_replay_are_reported():
+    """A target out of range in one replay raises at the next sync (as eager's device-side check
+    does), even when a later replay's targets are valid."""
+    be = webgpu.get_backend()
+    logits = wt.randn(4, 10, device="webgpu")
+    y = wt.tensor([1, 2, 3, 4], device="webgpu")
+    yin = y.clone()
+    with be.capture() as cap:
+        loss = wt.nn.functional.cross_entropy(logits, yin)
+    prog = cap.program(inputs=[yin], outputs=[loss])
+    bad = wt.tensor([1, 2, 10, 4], device="webgpu")
+    with pytest.raises(Exception) as eager:
+        wt.nn.functional.cross_entropy(logits, bad).item()
+    prog.replay([bad])
+    out, = prog.replay([y])
+    with pytest.raises(type(eager.value), match="out of bounds"):
+        out.item()
+    ref = wt.nn.functional.cross_entropy(logits, y).item()
+    for _ in range(70):                            # more replays than the ring holds, no host read
+        out, = prog.replay([y])
+    assert out.item() == pytest.approx(ref, rel=1e-6)
+
+
 def test_batchnorm_running_stats_updated_by_replay():
     be = webgpu.get_backend()
     r = np.random.default_rng(3)
@@ -192,6 +273,29 @@ def test_batchnorm_running_stats_updated_by_replay():
         a, b = getattr(bn_c, name).cpu().numpy(), getattr(bn_e, name).cpu().numpy()
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(a, getattr(bn_t, name).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_dead_commands_eliminated_and_temporaries_share_buffers():
+    be = webgpu.get_backend()
+    r = np.random.default_rng(5)
+    x = wt.tensor(r.standard_normal((32, 64)).astype(np.float32), device="webgpu")
+    w = wt.tensor(r.standard_normal((64, 64)).astype(np.float32), device="webgpu")
+    xin = x.clone()
+    with be.capture() as cap:
+        unused = (xin @ w).sum(1)                  # computed, then dropped: dead
+        h = xin
+        for _ in range(4):                         # a chain of matmul temporaries, one live at a time
+            h = (h @ w).tanh()
+        out = h.sum()
+        del unused
+    prog = cap.program(inputs=[xin], outputs=[out])
+    assert prog.eliminated >= 2 and prog.reused >= 1
+    assert prog.dispatches == cap.dispatches - prog.eliminated
+    x2 = wt.tensor(r.standard_normal((32, 64)).astype(np.float32), device="webgpu")
+    ref = x2
+    for _ in range(4):
+        ref = (ref @ w).tanh()
+    np.testing.assert_allclose(prog.replay([x2])[0].item(), ref.sum().item(), rtol=1e-5)
 
 
 def test_program_buffers_are_pinned_and_returned():

@@ -5,7 +5,7 @@
     prog = cap.program(inputs=[...], outputs=[...])
     outs = prog.replay(new_inputs)        # fresh tensors holding the outputs' new values
 
-Recording is at the driver-protocol level (`driver.py`): every `dispatch`, `copy_buffer` and
+Recording is at the driver-protocol level (`drivers/driver.py`): every `dispatch`, `copy_buffer` and
 `write_buffer` the backend makes while the capture is active is kept with its buffer handles
 and parameter words; `read_buffer` (`.item()`, `.tolist()`, `bool(t)`, printing) raises
 `CaptureBreak`.
@@ -27,22 +27,26 @@ parameter words live in one parameter buffer; bind groups are created once. A re
 new inputs into the captured input buffers (GPU-side), patches the random kernels' Philox
 seed/offset words (advancing each generator exactly as the eager calls would), encodes the
 prebuilt list and submits it once, then copies the outputs into allocator-cached buffers. In
-the browser (`browser.py`) the list lives in JavaScript: one replay is one JS call.
+the browser (`drivers/browser.py`) the list lives in JavaScript: one replay is one JS call;
+natively (`drivers/native.py`) the compute-pass calls go straight to wgpu-native.
 
 `equivalent(other)`: the same commands with the same pipelines, parameter words, host writes
 and workgroups, buffers matched by role (the order of first use) and random slots matched by
 (generator, relative offset). A per-step Python value baked into a kernel (a step counter, a
 bias correction) makes two captures of the same step differ; the optimizers take such values
-from device tensors while a capture is active (`optim/functional.py`), so they do not.
+from device tensors while a capture is active (`Optimizer._capture_prologue`), so they do not.
 """
+import gc
 import re
 import struct
 
-from ..._geometry import contiguous_strides
-from .backend import ITEM
+from ..base import View
+from ..._geometry import contiguous_strides, numel
+from .codegen import ITEM
 
 _ACTIVE = None          # the Capture recording now (one at a time)
 MASK = 0xFFFFFFFF
+RING = 64               # replays whose device-side checks can be queued at once (Program)
 
 
 class CaptureBreak(RuntimeError):
@@ -62,14 +66,10 @@ class paused:
     def __enter__(self):
         global _ACTIVE
         self.cap, _ACTIVE = _ACTIVE, None
-        if self.cap is not None:
-            self.cap._paused += 1
         return self
 
     def __exit__(self, *exc):
         global _ACTIVE
-        if self.cap is not None:
-            self.cap._paused -= 1
         _ACTIVE = self.cap
 
 
@@ -108,10 +108,8 @@ class Capture:
         self.fresh = set()          # id() of handles the allocator handed out during the capture
         self.draws = []             # (generator, seed, offset) of each random draw, in order
         self.checks = []            # deferred device-side checks registered during the capture
-        self.created = 0            # GPU buffers the driver created during the capture
         self.done = False
         self.broken = None
-        self._paused = 0
         self._saved = {}
 
     # -- context manager
@@ -119,14 +117,22 @@ class Capture:
         global _ACTIVE
         if _ACTIVE is not None:
             raise RuntimeError("webgpu capture: a capture is already active (captures do not nest)")
+        if self.done:
+            raise RuntimeError("webgpu capture: a Capture records once; make a new one with backend.capture()")
         be = self.be
         be.fusion.flush()
         be.driver.flush()
+        # no cycle collection while recording: which temporaries are alive when fused work is
+        # materialized (lazy.py writes only live outputs) then depends on the code alone, so
+        # two captures of one step record the same kernels
+        gc.collect()
+        self._gc = gc.isenabled()
+        gc.disable()
         self._nchecks = len(be._checks)
         d, a = be.driver, be.alloc
         for obj, name, fn in ((d, "dispatch", self._dispatch), (d, "copy_buffer", self._copy),
                               (d, "write_buffer", self._write), (d, "read_buffer", self._read),
-                              (d, "create_buffer", self._create), (a, "alloc", self._alloc)):
+                              (a, "alloc", self._alloc)):
             self._saved[(id(obj), name)] = (obj, name, obj.__dict__.get(name), getattr(obj, name))
             setattr(obj, name, fn)
         from ... import random as _random
@@ -142,6 +148,8 @@ class Capture:
                 self.checks = list(self.be._checks[self._nchecks:])
         finally:
             _ACTIVE = None
+            if self._gc:
+                gc.enable()
             from ... import random as _random
             _random._draw_hook = None
             for obj, name, own, _ in self._saved.values():
@@ -193,10 +201,6 @@ class Capture:
                 "webgpu capture: the captured step cannot contain it (a graph break)")
         return self._orig(self.be.driver, "read_buffer")(buf, offset, size)
 
-    def _create(self, size):
-        self.created += 1
-        return self._orig(self.be.driver, "create_buffer")(size)
-
     def _alloc(self, nbytes):
         h, size = self._orig(self.be.alloc, "alloc")(nbytes)
         self.fresh.add(id(h))
@@ -205,6 +209,13 @@ class Capture:
     def _draw(self, gen, seed, offset):
         if self._live():
             self.draws.append((gen, seed, offset))
+
+    def setup(self):
+        """Context manager for one-time setup made inside a capture (an optimizer moving its step
+        count onto the device): pending fused work is materialized first (recorded, so every
+        capture of the step groups its kernels alike), then the setup's commands run unrecorded."""
+        self.be.fusion.flush()
+        return paused()
 
     # -- results
     @property
@@ -361,14 +372,33 @@ def _plan(cmds, temps, size_of):
 class Program:
     """A captured step, prebuilt for replay (see the module doc)."""
 
+    def _ring_copies(self, post):
+        """Copies of this replay's checked values into the next ring slot (`self._queued`: the
+        checks on it, queued after the submit)."""
+        be, k = self.be, self._ring_slot
+        self._ring_slot = (k + 1) % RING
+        queued = {id(c) for c in be._checks}
+        if any(id(c) in queued for c in self._ring_queued[k]):
+            be._read_checked(None, 0, 0)           # one wait; raises a failed check's error
+        base = k * self._ring_stride
+        self._queued = []
+        for v, _, fail in self.checks:
+            n = numel(v.shape)
+            post.append((v.buf.handle, v.offset * 4, self._ring.handle, base * 4, n * 4))
+            self._queued.append((View(self._ring, tuple(v.shape), contiguous_strides(v.shape), base, "int32"),
+                                 None, fail))
+            base += n
+        self._ring_queued[k] = self._queued
+
     def __init__(self, cap, inputs, outputs):
         be = self.be = cap.be
         d, alloc = be.driver, be.alloc
         self._pins = _Pins(alloc)
         self._own = []
         self.inputs = [self._slot(t, "input") for t in inputs]
-        self.outputs = [(self._slot(t, "output"), t) for t in outputs]
-        for s in self.inputs + [s for s, _ in self.outputs]:
+        self.outputs = [(self._slot(t, "output"), t._storage.numel, t._shape, t._stride, t._offset, t.device)
+                        for t in outputs]
+        for s in self.inputs + [o[0] for o in self.outputs]:
             self._pins.add(s[0])
         # temporaries: buffers the capture touched whose tensors are gone (the program's own)
         temps = {k for k in cap.pins.handles if alloc.pins[k][2] is not None}
@@ -404,7 +434,16 @@ class Program:
             if all(g is not x for x in gens):
                 gens.append(g)
         self.generators = [(g, sum(1 for x, _, _ in cap.draws if x is g)) for g in gens]
+        # device-side checks (index bounds, `backend.defer_check`): each replay copies the checked
+        # values into a slot of a ring and queues the checks on that slot, so every replay's values
+        # are checked at the next sync; reusing a slot whose checks are still queued resolves them
+        # first (one wait per RING replays made without any host read)
         self.checks = cap.checks
+        if self.checks:
+            self._ring_stride = sum(numel(v.shape) for v, _, _ in self.checks)
+            self._ring = be.empty(RING * self._ring_stride, "int32")
+            self._ring_slot = 0
+            self._ring_queued = [()] * RING
         flag = be._i64_flag.handle if be._i64_flag is not None else None
         self.i64 = flag is not None and any(c[0] == "d" and any(h is flag for h in c[2]) for c in plan)
         self.dispatches = sum(1 for c in plan if c[0] == "d")
@@ -412,8 +451,7 @@ class Program:
         self.submits = 1
         self._params = self._buffer(params)
         self._consts = self._buffer(consts) if consts else None
-        build = getattr(d, "build_replay", None)
-        self._impl = build(self, plan) if build is not None else _NativeReplay(self, plan)
+        self._impl = d.build_replay(self, plan)
 
     def _buffer(self, data):
         d = self.be.driver
@@ -467,11 +505,10 @@ class Program:
                 raise ValueError("replay: an input whose byte offset is not a multiple of 4")
             pre.append((src, so, h, off, (nb + 3) & ~3))
         post, outs = [], []
-        for (h, off, nb, shape, dt), t in self.outputs:
-            st = t._storage
-            buf = be.empty(st.numel, dt.name)
-            post.append((h, 0, buf.handle, 0, min(buf.nbytes, (st.numel * ITEM[dt.name] + 3) & ~3)))
-            outs.append(Tensor._make(Storage(buf, dt, st.device, st.numel, be), t._shape, t._stride, t._offset))
+        for (h, _, _, _, dt), n, shape, stride, offset, device in self.outputs:
+            buf = be.empty(n, dt.name)
+            post.append((h, 0, buf.handle, 0, min(buf.nbytes, (n * ITEM[dt.name] + 3) & ~3)))
+            outs.append(Tensor._make(Storage(buf, dt, device, n, be), shape, stride, offset))
         words = None
         if self.rng:
             base = []
@@ -483,6 +520,8 @@ class Program:
         else:
             for g, n in self.generators:
                 g._offset += n
+        if self.checks:
+            self._ring_copies(post)
         be.fusion.flush()
         be.driver.flush()
         self._impl.run(pre, post, words)
@@ -492,66 +531,8 @@ class Program:
         if self.i64:
             be._i64_armed = True
         if self.checks:
-            be._checks.extend(self.checks)
+            be._checks.extend(self._queued)
         return outs
-
-
-class _NativeReplay:
-    """wgpu-py: bind groups built once; a replay encodes the list into one command buffer."""
-
-    def __init__(self, prog, plan):
-        d = prog.be.driver
-        dev = d.device
-        self.d = d
-        self.ops = []
-        cur = None
-        for c in plan:
-            if c[0] == "d":
-                _, pipe, bufs, start, size, wg = c
-                entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                           for i, b in enumerate(bufs)]
-                entries.append({"binding": len(bufs),
-                                "resource": {"buffer": prog._params, "offset": start, "size": size}})
-                bg = dev.create_bind_group(layout=d._layouts[id(pipe)], entries=entries)
-                if cur is None:
-                    cur = []
-                    self.ops.append((True, cur))
-                cur.append((pipe, bg, wg))
-            else:
-                cur = None
-                if c[0] == "c":
-                    self.ops.append((False, c[1:]))
-                else:
-                    self.ops.append((False, (prog._consts, c[1], c[2], c[3], c[4])))
-        self.params = prog._params
-
-    def run(self, pre, post, words):
-        d = self.d
-        q = d.queue
-        if words:
-            for off, w in words:
-                q.write_buffer(self.params, off, struct.pack("<3I", *w))
-        enc = d.device.create_command_encoder()
-        cp = enc.copy_buffer_to_buffer
-        for a in pre:
-            cp(*a)
-        for is_pass, items in self.ops:
-            if is_pass:
-                p = enc.begin_compute_pass()
-                last = None
-                for pipe, bg, wg in items:
-                    if pipe is not last:
-                        p.set_pipeline(pipe)
-                        last = pipe
-                    p.set_bind_group(0, bg)
-                    p.dispatch_workgroups(*wg)
-                p.end()
-            else:
-                cp(*items)
-        for a in post:
-            cp(*a)
-        q.submit([enc.finish()])
-
 
 
 __all__ = ["Capture", "CaptureBreak", "Program", "active", "paused"]
