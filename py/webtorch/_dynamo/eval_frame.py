@@ -8,7 +8,9 @@ Per entry, as TinyJit does:
   calls 2+   run eagerly on a device without `backend.capture()` (cpu) and for a function with a
              break (the break's frame runs eagerly; explain shows the split). On webgpu without a
              break, calls 2 and 3 run under the backend's capture; if the two recordings are
-             equivalent, calls 4+ replay the second one, else the entry stays eager and says why.
+             equivalent, calls 4+ replay the latest (the buffers it left, fresh .grad tensors, are
+             the ones Python holds), else the entry stays eager and says why
+             (counters["replay_refused"]).
 A call whose guards match no entry retraces, up to config.recompile_limit entries per function;
 beyond it, new guard lists run eagerly with PyTorch's warning.
 """
@@ -124,11 +126,11 @@ class _Entry:
         self.breaks = []         # GraphCompileReason per break
         self.eager_reason = None  # why calls 2+ run eagerly (None: capture/replay where the device can)
         self.backend = None      # the webgpu backend when the call's tensors live there
-        self.captures = []       # [(capture, program, output template, grads)] of call 2, until call 3 compares
-        self.program = None      # what calls 4+ replay
-        self.template = None     # call 2's result: its tensors stand for the program's outputs
+        self.captures = []       # [(capture, .grad tensors it read)] of call 2, until call 3 compares
+        self.program = None      # what calls 4+ replay (call 3's capture)
+        self.template = None     # call 3's result: its tensors stand for the program's outputs
         self.params = []         # the parameters the call reaches (whose .grad it may set)
-        self.grads = None        # their .grad objects before and after call 2 (what the program reads and writes)
+        self.grads = None        # their .grad objects before and after call 3 (what the program reads and writes)
 
     def out_guards(self):
         return [guards.Guard(name, value) for name, value in self.guards]
@@ -140,8 +142,8 @@ class _Entry:
         return _eager(compiled.call, args, kwargs)
 
     def replay(self, compiled, args, kwargs):
-        """Calls 4+: the program of call 2 on this call's tensor inputs; the outputs in the function's structure.
-        The program writes the .grad tensors call 2 left (and reads those it found, when it accumulated into them in
+        """Calls 4+: the program of call 3 on this call's tensor inputs; the outputs in the function's structure.
+        The program writes the .grad tensors call 3 left (and reads those it found, when it accumulated into them in
         place: a call that finds others runs eagerly)."""
         if self.grads[0] is not None and not _same([p.grad for p in self.params], self.grads[0]):
             counters["webgpu"]["eager"] += 1
@@ -257,8 +259,8 @@ class CompiledFunction:
         return _eager(self.call, args, kwargs)
 
     def _capture(self, entry, args, kwargs):
-        """Calls 2 and 3 on webgpu: run eagerly under the backend's capture, on clones of the tensor inputs; after
-        call 3, replay call 2's program if the two recordings are equivalent."""
+        """Calls 2 and 3 on webgpu: run eagerly under the backend's capture, on clones of the tensor inputs; if the
+        two recordings are equivalent, call 3's becomes the program calls 4+ replay."""
         tensors = fx.flatten_inputs(args, kwargs)
         why = next((w for w, bad in (("an input requires grad", any(t.requires_grad for t in tensors)),
                                      ("an input is not on webgpu", any(t.device.type != "webgpu" for t in tensors)))
@@ -297,15 +299,17 @@ class CompiledFunction:
         touched = cap.pins.handles  # id() of every buffer a recorded command touches (capture.py)
         if not any(g is not None and id(getattr(g._storage.buf, "handle", None)) in touched for g in grads_in):
             grads_in = None
-        grads = (grads_in, [p.grad for p in entry.params])
         if why:
             entry.eager_reason = why
         elif not entry.captures:
-            entry.captures = [(cap, cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs), out, grads)]
-        elif not _same(grads_in, entry.captures[0][3][0]):
+            entry.captures = [(cap, grads_in)]
+        elif not _same(grads_in, entry.captures[0][1]):
             entry.eager_reason = "the .grad tensors change from call to call (gradients accumulated out of place)"
         elif cap.equivalent(entry.captures[0][0]):
-            _, entry.program, entry.template, entry.grads = entry.captures[0]
+            # the latest capture is replayed: the buffers it leaves behind (fresh .grad tensors) are the ones Python
+            # holds now
+            entry.program = cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs)
+            entry.template, entry.grads = out, (grads_in, [p.grad for p in entry.params])
         else:
             entry.eager_reason = "two captures differ: a Python value baked into a kernel changed between calls"
         if entry.eager_reason:
