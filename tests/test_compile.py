@@ -143,6 +143,8 @@ def test_graph_print_shows_ops_shapes_dtypes():
     assert '%p_m_weight: "f32[3, 4]" = placeholder[target=p_m_weight]' in text
     assert '%relu: "f32[2, 3]" = torch.relu(' in text
     assert '%sum: "f32[2]" = torch.sum(%relu, dim=1)' in text
+    shown = str(wt._dynamo.explain(f)(wt.randn(2, 4)).graphs[0])   # what a user prints: explain's graphs
+    assert '%relu: "f32[2, 3]" = torch.relu(' in shown and "placeholder[target=p_m_weight]" in shown
 
 
 def _line(fn, text):
