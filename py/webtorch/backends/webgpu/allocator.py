@@ -54,6 +54,23 @@ class CachingAllocator:
         # too, it could be released before GPUBuffer.__del__ returns it to the pool, and the
         # pool would then hand out a dead buffer
         self.live = {}
+        self.pins = {}                   # id(handle) -> [pin count, handle, size if released]
+
+    def pin(self, h):
+        """Keep handle h out of the pool while a captured program uses it (capture.py)."""
+        e = self.pins.get(id(h))
+        if e is None:
+            self.pins[id(h)] = [1, h, None]
+        else:
+            e[0] += 1
+
+    def unpin(self, h):
+        e = self.pins[id(h)]
+        e[0] -= 1
+        if e[0] == 0:
+            del self.pins[id(h)]
+            if e[2] is not None:         # its tensor died while pinned: pool it now
+                self.release(h, e[2])
 
     def alloc(self, nbytes):
         if nbytes > self.max_bytes:
@@ -86,6 +103,10 @@ class CachingAllocator:
         return h, size
 
     def release(self, handle, size):
+        e = self.pins.get(id(handle)) if self.pins else None
+        if e is not None:
+            e[2] = size
+            return
         self.live.pop(id(handle), None)
         self.allocated_bytes -= size
         self.pool.setdefault(size, []).append(handle)

@@ -18,6 +18,8 @@ from ..base import Backend, View
 from ..._geometry import numel, contiguous_strides
 from .allocator import GPUBuffer, CachingAllocator
 from .codegen import ST, ITEM, PACK, I64_WGSL, I64_MSG, _P_DECL, shader, pack_words
+from .fused import install as install_fused
+from .lazy import Fusion
 from .primitives import Primitives
 
 try:
@@ -43,14 +45,18 @@ class WebGPUBackend(Primitives, Backend):
         self._memo = {}         # kernel signature -> (pipeline, extra)
         self._prelude = shader("prelude.wgsl")
         self.pipelines_compiled = 0
-        from .fused import install     # fused kernels: softmax hooks, fused SGD step
-        install(self)
-        from .lazy import Fusion       # lazy element-wise fusion (wraps the driver's calls)
-        self.fusion = Fusion(self)
+        install_fused(self)            # fused kernels: softmax hooks, fused optimizer steps
+        self.fusion = Fusion(self)     # lazy element-wise fusion (wraps the driver's calls)
         self._checks = []       # pending device-side checks: (view, keep-alive, fail)
         self._i64_pipes = set()  # id() of pipelines that flag int64 overflow (bind i64_flag)
         self._i64_flag = None    # GPUBuffer: 1 u32, set by a kernel on int64 overflow
         self._i64_armed = False  # a flagging kernel ran since the flag was last read
+
+    def capture(self):
+        """`with backend.capture() as cap:` records the driver commands of a step for replay
+        (capture.py)."""
+        from .capture import Capture
+        return Capture(self)
 
     # ---- plumbing ---------------------------------------------------------------------
     def pipeline(self, src):
