@@ -25,7 +25,7 @@ def setup():
     return step
 
 
-def train(step, steps=150, warmup=3):
+def train(step, steps=100, warmup=3):
     for _ in range(warmup):                       # compiled: trace, then capture (twice)
         step()
     t0 = time.perf_counter()
