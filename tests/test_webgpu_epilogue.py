@@ -3,7 +3,6 @@ feeds pending element-wise ops runs as ONE dispatch whose store applies them (F.
 activation, attention's scale + causal mask, an activation's backward after the input-gradient
 product). Forward and gradients against PyTorch 2.13 on every device; on webgpu also equal to
 the unfused kernels (WEBTORCH_FUSION off), NaN/inf through the fused store, dispatch counts."""
-import math
 import os
 
 import numpy as np

@@ -224,7 +224,7 @@ for name, build in WORKLOADS.items():  # noqa: F821
             for _ in range(5):   # compiled: call 1 traces, calls 2-3 capture, then replays
                 wstep()
             d, s = counts(block)
-            ts = time_it(block, 0, 1 if QUICK else 2 if name == "poly" else 3)
+            ts = time_it(block, 0, 1 if QUICK else 2 if name == "poly" else 3)  # noqa: F821
             row("steps", f"{name} {mode}", ts, per_step_ms=round(statistics.median(ts) / n, 3),
                 dispatches=round(d / n, 1), submits=round(s / n, 2), loss=round(block(), 4))
         except Exception as e:  # noqa: BLE001 - one failing workload must not hide the others

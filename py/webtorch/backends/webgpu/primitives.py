@@ -648,7 +648,7 @@ def _mm_reg_src(TM, TN, WX, WY, la, lb, vout, fused, **parts):
         st = [f"  var accs = array<vec4<f32>, {TM * TN4}>({accs});",
               f"  for (var q = 0u; q < {TM * TN}u; q = q + 1u) {{",
               f"    let r = r0 + q / {TN}u; let c = c0 + q % {TN}u;",
-              f"    if (r < M && c < N) {{ epilogue((bt * M + r) * N + c, accs[q / 4u][q % 4u]); }}",
+              "    if (r < M && c < N) { epilogue((bt * M + r) * N + c, accs[q / 4u][q % 4u]); }",
               "  }"]
     for r in range(TM if not fused else 0):
         st.append(f"  if (r0 + {r}u < M) {{ let orow = obase + (r0 + {r}u) * ors;")
