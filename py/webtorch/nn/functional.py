@@ -1212,15 +1212,15 @@ def _neg_inf_mask(mask, dtype):
 _FUTURE = {}
 
 
-def _causal_future(L, S, device):
-    """the (L, S) bool mask of the keys after each query (True = masked), kept per device: a
-    causal model asks for the same one in every layer and step"""
-    key = (L, S, str(device))
+def _causal_future(L, S, like):
+    """the (L, S) bool mask of the keys after each query (True = masked), kept per device (and
+    backend) of `like`: a causal model asks for the same one in every layer and step"""
+    key = (L, S, str(like.device))
     m = _FUTURE.get(key)
-    if m is None:
+    if m is None or m._backend is not like._backend:
         if len(_FUTURE) >= 8:
             _FUTURE.clear()
-        m = _FUTURE[key] = _shape.tril(_full((L, S), True, dtype=bool_, device=device)).logical_not()
+        m = _FUTURE[key] = _shape.tril(_full((L, S), True, dtype=bool_, device=like.device)).logical_not()
     return m
 
 
@@ -1236,8 +1236,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
-        future = _causal_future(L, S, query.device)   # before the product: on webgpu scale and
-                                                       # mask then run in its store (lazy.py)
+        # built before the product: on webgpu scale and mask then run in its store (lazy.py)
+        future = _causal_future(L, S, query)
     attn = _la.matmul(query, key.transpose(-2, -1)) * scale_factor
     if is_causal:
         attn = attn.masked_fill(future, -math.inf)
