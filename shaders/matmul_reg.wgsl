@@ -7,13 +7,12 @@
 //   B "n": rows of B contiguous, a vec4 holds 4 columns at one k (N % 4 == 0);
 //   B "t": B^T contiguous (x @ W.t()), a vec4 holds 4 k-values of one column.
 // Out-of-range rows/columns are clamped on load and skipped on store (no early return, no
-// bounds checks in the K loop). O is vec4 when N % 4 == 0, else scalar.
+// bounds checks in the K loop). O is vec4 when N % 4 == 0, else scalar. Bindings: O, A, B, P
+// (B left out when it is A's buffer; O replaced by a fused epilogue's, see lazy.py).
 // P: [M, N, K4, batch0, a_off, a_bs, a_s, b_off, b_bs, b_s, o_off, o_bs, o_rs] where a_s/b_s
 // is the stride of the non-contiguous dim; A/B words in vec4 units, O words in O's units.
-@group(0) @binding(0) var<storage, read_write> O: array<{{OT}}>;
-@group(0) @binding(1) var<storage, read_write> A: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> B: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> P: array<u32>;
+{{ENABLE}}
+{{BINDINGS}}
 
 @compute @workgroup_size({{WX}}, {{WY}}, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {

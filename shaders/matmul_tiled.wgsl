@@ -1,12 +1,10 @@
 // matmul_tiled.wgsl: out[b] = A[b] @ B[b] for any strides and dtypes (the general path, and
 // the fast path on real GPUs). A BMxBN output tile per workgroup of 16x16 threads,
 // BK-deep tiles of A and B staged in workgroup memory, a 4x4 register block per thread.
+// Bindings: O, A, B, P as in matmul_reg.wgsl.
 // P: [M, N, K, batch0, a_off, a_bs, a_ms, a_ks, b_off, b_bs, b_ks, b_ns, o_off, o_bs, o_ms, o_ns]
 {{ENABLE}}
-@group(0) @binding(0) var<storage, read_write> O: array<{{OS}}>;
-@group(0) @binding(1) var<storage, read_write> A: array<{{AS}}>;
-@group(0) @binding(2) var<storage, read_write> B: array<{{BS}}>;
-@group(0) @binding(3) var<storage, read> P: array<u32>;
+{{BINDINGS}}
 
 var<workgroup> As: array<{{CT}}, {{BK}} * {{BM}}>;
 var<workgroup> Bs: array<{{CT}}, {{BK}} * {{BN}}>;
@@ -54,7 +52,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let gm = row0 + lid.y + r * 16u;
     for (var c = 0u; c < 4u; c = c + 1u) {
       let gn = col0 + lid.x + c * 16u;
-      if (gm < M && gn < N) { let v = acc[r][c]; O[obase + i32(gm) * oms + i32(gn) * ons] = {{OSTORE}}; }
+      if (gm < M && gn < N) { let v = acc[r][c]; {{STORE}} }
     }
   }
 }

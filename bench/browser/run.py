@@ -145,7 +145,8 @@ def run_webtorch(ctx, base, quick, profile=False):
     if not (ready.get("versions") or {}).get("webtorch"):
         page.close()
         return {"lib": "webtorch", "rows": [], "errors": [f"webtorch did not load: {ready}"]}
-    code = f"QUICK = {bool(quick)}\nPROFILE = {bool(profile)}\n" + (HERE / "webtorch_bench.py").read_text()
+    code = f"QUICK = {bool(quick)}\nPROFILE = {bool(profile)}\n" + (HERE.parent / "workloads.py").read_text() + "\n" \
+        + (HERE / "webtorch_bench.py").read_text()
     r = page.evaluate("code => window.webtorchPlayground.run(code)", code)
     page.close()
     lines = [ln for ln in r["stdout"].splitlines() if ln.strip()]
@@ -160,7 +161,8 @@ def run_webtorch(ctx, base, quick, profile=False):
 
 # ---- report -------------------------------------------------------------------------------------
 def table(results):
-    by = {r["lib"]: {row["bench"] + " " + row["variant"].split(" ")[0] if row["bench"] == "matmul" else row["bench"]: row
+    by = {r["lib"]: {row["bench"] + " " + " ".join(row["variant"].split(" ")[:2 if row["bench"] == "steps" else 1])
+                     if row["bench"] in ("matmul", "steps") else row["bench"]: row
                      for row in r.get("rows", [])} for r in results}
     wt, tf, th = by.get("webtorch", {}), by.get("tfjs", {}), by.get("torch", {})
     lines = []
@@ -192,6 +194,18 @@ def table(results):
                  + f" {ratio(m[0], m[1]):>9} {ratio(m[0], m[2]):>14}  webtorch <= 1/2 tfjs: "
                  + {None: "n/a", True: "MET", False: "not met"}[ok])
     lines.append("ratios: webtorch / peer (GFLOP/s: higher is better for webtorch; us and ms: lower is better)")
+    steps = [k for k in wt if k.startswith("steps ")]
+    if steps:       # issue #12's training steps: webtorch eager vs torch.compile (per step; poly: per step of 2,000)
+        lines.append("")
+        lines.append(f"{'training step (ms/step)':<26} {'eager':>9} {'compiled':>9} {'speedup':>8} {'vs tfjs':>8}  "
+                     f"dispatches, submits per step (eager -> compiled)")
+        for w in ("mlp", "transformer", "poly"):
+            e, c = wt.get(f"steps {w} eager", {}), wt.get(f"steps {w} compiled", {})
+            pe, pc = e.get("per_step_ms"), c.get("per_step_ms")
+            vs = ratio(pc, m[1]) if w == "mlp" else "-"
+            lines.append(f"{w:<26} {pe if pe is not None else '-':>9} {pc if pc is not None else '-':>9} "
+                         f"{ratio(pe, pc):>8} {vs:>8}  {e.get('dispatches')}, {e.get('submits')} -> "
+                         f"{c.get('dispatches')}, {c.get('submits')}")
     losses = []
     for r in results:
         row = by.get(r["lib"], {}).get("mlp")

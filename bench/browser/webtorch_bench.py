@@ -205,6 +205,32 @@ out["profile"]["mlp"] = {"dispatches": d, "submits": s, "record_ms": round(stati
                          "readback_ms": round(statistics.median(wait), 3)}
 out["counters"] = wg.counters()
 
+# ---- issue #12's training steps, eager and torch.compile'd (bench/workloads.py, prepended by run.py)
+for name, build in WORKLOADS.items():  # noqa: F821
+    for mode in ("eager", "compiled"):
+        if mode == "compiled" and not hasattr(torch, "compile"):
+            out["errors"].append("torch.compile is not in this wheel")
+            continue
+        try:
+            wstep = build(torch, DEV)
+            if mode == "compiled":
+                wstep = torch.compile(wstep)
+            n = (50 if QUICK else POLY_STEPS) if name == "poly" else (3 if QUICK else 10)  # noqa: F821
+
+            def block():
+                for _ in range(n):
+                    wloss = wstep()
+                return wloss.item()
+            for _ in range(5):   # compiled: call 1 traces, calls 2-3 capture, then replays
+                wstep()
+            d, s = counts(block)
+            ts = time_it(block, 0, 1 if QUICK else 2 if name == "poly" else 3)  # noqa: F821
+            row("steps", f"{name} {mode}", ts, per_step_ms=round(statistics.median(ts) / n, 3),
+                dispatches=round(d / n, 1), submits=round(s / n, 2), loss=round(block(), 4))
+        except Exception as e:  # noqa: BLE001 - one failing workload must not hide the others
+            out["errors"].append(f"steps {name} {mode}: {type(e).__name__}: {e}")
+        wstep = None
+
 # ---- optional: cProfile of the chain and of the MLP step (run.py --profile) ----------------------
 if PROFILE:  # noqa: F821
     import cProfile
@@ -224,7 +250,7 @@ if PROFILE:  # noqa: F821
     # * submit every K dispatches instead of at the readback (lets the GPU overlap Python);
     # * the MLP step without gather's index range check (nll_loss gathers with a new tensor,
     #   where(valid, target, 0), every step, so the per-storage cache misses: a readback per step).
-    from webtorch.backends.webgpu import browser as _br
+    from webtorch.backends.webgpu.drivers import browser as _br
     from webtorch.ops import indexing as _ix
     keep_batch, keep_check = _br._MAX_BATCH, _ix._check_gather_range
 

@@ -55,6 +55,21 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,  # noqa: A001
+            name=None, disable=False, recompile_limit=None, isolate_recompiles=False, shapes_spec=None):
+    """torch.compile: see webtorch/_dynamo/eval_frame.py (per guard list: trace once, then replay on webgpu)."""
+    from ._dynamo import eval_frame
+    kw = dict(fullgraph=fullgraph, dynamic=dynamic, backend="inductor" if backend is None else backend, mode=mode,
+              options=options, disable=disable, recompile_limit=recompile_limit)
+    if model is None:
+        def fn(model):
+            if model is None:
+                raise RuntimeError("Model can't be None")
+            return eval_frame.compile_callable(model, **kw)
+        return fn
+    return eval_frame.compile_callable(model, **kw)
+
+
 def is_floating_point(t):
     return t.dtype.is_floating_point
 
@@ -117,7 +132,7 @@ def _lazy(name):
 
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples",
-                "accelerator", "distributed", "onnx", "export", "jit", "fx"):
+                "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

@@ -137,6 +137,8 @@ def target_name(fn):
     """How a node's target prints: PyTorch's spelling of where the op lives."""
     if fn is operator.getitem:
         return "operator.getitem"
+    if hasattr(fn, "_fx_target_name"):  # a call that is no webtorch op (an optimizer's step in torch.compile's graph)
+        return fn._fx_target_name
     name = fn.__name__
     if name in ("getitem", "setitem"):
         return f"torch.Tensor.__{name}__"
@@ -284,6 +286,7 @@ def _tensors(v):
 
 class Tracer:
     """Records the webtorch ops run inside `with tracer:` into `tracer.graph` (see the module doc)."""
+    value_reads = ("item", "__bool__", "__int__", "__float__", "__index__")  # Tensor methods that reach on_value_read
 
     def __init__(self, leaf=lambda fn: True, on_value_read=None):
         self.graph = Graph()
@@ -299,7 +302,7 @@ class Tracer:
         if _active[0] is not None:
             raise RuntimeError("a trace is already being recorded")
         _active[0] = self
-        self._saved = {n: Tensor.__dict__[n] for n in _VALUE_READS}
+        self._saved = {n: Tensor.__dict__[n] for n in self.value_reads}
         for n, f in self._saved.items():
             setattr(Tensor, n, _guarded(f))
         return self
@@ -429,7 +432,6 @@ class Tracer:
 
 
 _MISSING = object()
-_VALUE_READS = ("item", "__bool__", "__int__", "__float__", "__index__")
 
 
 def _guarded(f):

@@ -1,6 +1,8 @@
 """Generators: a seed plus an offset that advances once per draw (counter-based Philox)."""
 import time
 
+_draw_hook = None
+
 
 class Generator:
     def __init__(self, device="cpu"):
@@ -40,6 +42,8 @@ class Generator:
     def _next_draw(self):
         off = self._offset
         self._offset += 1
+        if _draw_hook is not None:       # a webgpu capture records which generator drew
+            _draw_hook(self, self._seed, off)
         return self._seed, off
 
 

@@ -67,11 +67,21 @@ def check_train_digits(r, pg):
     assert "AccumulateGrad" in labels and len(labels) >= 8, labels
 
 
+def check_compile(r, pg):
+    out = r["stdout"]
+    runs = {k: re.search(rf"{k}:\s+([0-9.]+) ms/step, loss ([0-9.]+)", out) for k in ("eager", "compiled")}
+    assert all(runs.values()) and "device: webgpu" in out, out
+    eager, compiled = (float(runs[k].group(2)) for k in ("eager", "compiled"))
+    assert abs(eager - compiled) < 1e-3 and eager < 2.0, out   # the same loop, the same numbers; it learned
+    assert re.search(r"speedup:\s+[0-9.]+x", out), out
+
+
 CHECKS = {
     "01_tensor_basics": check_tensor_basics,
     "02_autograd": check_autograd,
     "03_custom_net": check_custom_net,
     "04_train_digits": check_train_digits,
+    "05_compile": check_compile,
 }
 
 

@@ -1209,6 +1209,21 @@ def _neg_inf_mask(mask, dtype):
     return _zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
 
 
+_FUTURE = {}
+
+
+def _causal_future(L, S, like):
+    """the (L, S) bool mask of the keys after each query (True = masked), kept per device (and
+    backend) of `like`: a causal model asks for the same one in every layer and step"""
+    key = (L, S, str(like.device))
+    m = _FUTURE.get(key)
+    if m is None or m._backend is not like._backend:
+        if len(_FUTURE) >= 8:
+            _FUTURE.clear()
+        m = _FUTURE[key] = _shape.tril(_full((L, S), True, dtype=bool_, device=like.device)).logical_not()
+    return m
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     L, S, E = query.size(-2), key.size(-2), query.size(-1)
@@ -1217,13 +1232,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         rep = query.size(-3) // key.size(-3)
         key = key.repeat_interleave(rep, dim=-3)
         value = value.repeat_interleave(rep, dim=-3)
-    attn = _la.matmul(query, key.transpose(-2, -1)) * scale_factor
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
-        causal = _shape.tril(_full((L, S), True, dtype=bool_, device=query.device))
-        attn = attn.masked_fill(causal.logical_not(), -math.inf)
+        # built before the product: on webgpu scale and mask then run in its store (lazy.py)
+        future = _causal_future(L, S, query)
+    attn = _la.matmul(query, key.transpose(-2, -1)) * scale_factor
+    if is_causal:
+        attn = attn.masked_fill(future, -math.inf)
     if attn_mask is not None:
         if attn_mask.dtype is bool_:
             attn = attn.masked_fill(attn_mask.logical_not(), -math.inf)

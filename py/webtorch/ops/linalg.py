@@ -23,10 +23,10 @@ class Matmul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         ga = gb = None
-        if ctx.needs_input_grad[0]:
-            ga = sum_to(matmul(g, b.mT), a.shape)
         if ctx.needs_input_grad[1]:
             gb = sum_to(matmul(a.mT, g), b.shape)
+        if ctx.needs_input_grad[0]:   # last: the activation's backward can join its store (webgpu)
+            ga = sum_to(matmul(g, b.mT), a.shape)
         return ga, gb
 
 
@@ -278,10 +278,10 @@ class Addmm(Function):
         if ctx.needs_input_grad[0]:
             gi = sum_to(g if beta == 1 else g * beta, shape)
         ga = g if alpha == 1 else g * alpha
-        if ctx.needs_input_grad[1]:
-            g1 = matmul(ga, mat2.mT)
         if ctx.needs_input_grad[2]:
             g2 = matmul(mat1.mT, ga)
+        if ctx.needs_input_grad[1]:   # last: the activation's backward can join its store (webgpu)
+            g1 = matmul(ga, mat2.mT)
         return gi, g1, g2, None, None
 
 

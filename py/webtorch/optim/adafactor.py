@@ -7,6 +7,7 @@ from . import functional as F
 
 
 class Adafactor(Optimizer):
+    _capturable_state = ()          # its step sizes are computed from the step in Python
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
         if isinstance(lr, Tensor) and lr.numel() != 1:

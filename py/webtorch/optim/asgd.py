@@ -6,6 +6,7 @@ from . import functional as F
 
 class ASGD(Optimizer):
     _scalar_state = ("step", "eta", "mu")
+    _capturable_state = ()          # eta and mu are computed from the step in Python
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):

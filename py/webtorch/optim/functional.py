@@ -1,25 +1,27 @@
 """One function per optimizer: the update of one parameter, written as in PyTorch's
 single-tensor implementations (same order of operations, so results agree to rounding).
 
-`FUSED` maps an optimizer name to a replacement `fn(param, grad, state, **hyper)` for a
-device type; a backend with a fused kernel registers it there, e.g.
-`FUSED[("adam", "webgpu")] = my_fused_adam`, and the optimizer classes pick it up.
+A backend may do a whole update in fused kernels: each function first offers it to the
+parameter's backend through the optional hook `fused_step(name, param, grad, state, **hyper)`,
+which returns True when it did the update and False for a case it does not cover (the webgpu
+backend's SGD step: `backends/webgpu/fused.py`). The backend never imports optim.
 """
 from . import _kernels as K
+from .. import _prims
+from .._tensor import Tensor
 from .optimizer import f32
 
-FUSED = {}
 
-
-def _fused(name, p):
-    return FUSED.get((name, p.device.type)) if FUSED else None
+def _fused(name, p, g, state, **hyper):
+    """True when p's backend did optimizer `name`'s update of p in fused kernels."""
+    step = getattr(p._backend, "fused_step", None)
+    return step is not None and step(name, p, g, state, **hyper)
 
 
 def sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
-    f = _fused("sgd", p)
-    if f is not None:
-        return f(p, g, state, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                 nesterov=nesterov, maximize=maximize)
+    if _fused("sgd", p, g, state, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+              nesterov=nesterov, maximize=maximize):
+        return
     if maximize:
         g = K.unary("neg", g)
     if weight_decay != 0:
@@ -36,12 +38,23 @@ def sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximiz
     K.add_(p, g, -lr)
 
 
+def _count_step(state):
+    """state["step"] += 1, in place when it lives on the device (a 0-d tensor, see
+    Optimizer._capture_prologue); returns the new step."""
+    step = state["step"]
+    if isinstance(step, Tensor):
+        K.inplace("add", step, 1)
+    else:
+        state["step"] = step = step + 1
+    return step
+
+
 def _start(p, g, state, weight_decay, maximize, decoupled_lr=None):
     """What most steps start with: maximize, the step count, weight decay (L2: g + wd * p; with
     `decoupled_lr`: p *= 1 - lr * wd). Returns (g as used, step)."""
     if maximize:
         g = K.unary("neg", g)
-    state["step"] = step = state["step"] + 1
+    step = _count_step(state)
     if weight_decay != 0:
         if decoupled_lr is not None:
             K.inplace("mul", p, 1 - decoupled_lr * weight_decay)
@@ -61,11 +74,12 @@ def _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_de
 
 
 def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay):
-    f = _fused("adam", p)
-    if f is not None:
-        return f(p, g, state, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                 amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+    if _fused("adam", p, g, state, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay):
+        return
     g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
+    if isinstance(step, Tensor):
+        return _adam_capturable(p, m, v, step, state, lr, beta1, beta2, eps, amsgrad)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     step_size = lr / bias_correction1
@@ -79,11 +93,25 @@ def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
     K.addcdiv_(p, m, denom, -step_size)
 
 
+def _adam_capturable(p, m, v, step, state, lr, beta1, beta2, eps, amsgrad):
+    """Adam's update with the step count in a device tensor, as PyTorch's capturable=True."""
+    bias_correction1 = K.new("sub", 1, K.new("pow", beta1, step))
+    bias_correction2 = K.new("sub", 1, K.new("pow", beta2, step))
+    step_size_neg = K.unary("neg", K.new("div", lr, bias_correction1))
+    bias_correction2_sqrt = K.unary("sqrt", bias_correction2)
+    if amsgrad:
+        vmax = state["max_exp_avg_sq"]
+        K.inplace("maximum", vmax, v)
+        v = vmax
+    denom = K.new("div", K.unary("sqrt", v), K.new("mul", bias_correction2_sqrt, step_size_neg))
+    K.inplace("add", denom, K.new("div", eps, step_size_neg))
+    K.addcdiv_(p, m, denom)
+
+
 def rmsprop(p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, maximize):
-    f = _fused("rmsprop", p)
-    if f is not None:
-        return f(p, g, state, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-                 centered=centered, maximize=maximize)
+    if _fused("rmsprop", p, g, state, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+              centered=centered, maximize=maximize):
+        return
     g, _ = _start(p, g, state, weight_decay, maximize)
     sq = state["square_avg"]
     K.inplace("mul", sq, alpha)
@@ -106,16 +134,21 @@ def rmsprop(p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, ma
 
 
 def adagrad(p, g, state, *, lr, lr_decay, weight_decay, eps, maximize):
-    f = _fused("adagrad", p)
-    if f is not None:
-        return f(p, g, state, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps, maximize=maximize)
+    if _fused("adagrad", p, g, state, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+              maximize=maximize):
+        return
     g, step = _start(p, g, state, weight_decay, maximize)
-    clr = lr / (1 + (step - 1) * lr_decay)
     s = state["sum"]
     K.addcmul_(s, g, g, 1)
     std = K.unary("sqrt", s)
     K.inplace("add", std, eps)
-    K.addcdiv_(p, g, std, -clr)
+    if lr_decay == 0:
+        K.addcdiv_(p, g, std, -lr)
+    elif isinstance(step, Tensor):          # the decayed lr from the device step
+        clr = K.new("div", lr, K.new("add", K.new("mul", K.new("sub", step, 1), lr_decay), 1))
+        K.inplace("sub", p, K.new("mul", K.new("div", g, std), clr))
+    else:
+        K.addcdiv_(p, g, std, -(lr / (1 + (step - 1) * lr_decay)))
 
 
 def adadelta(p, g, state, *, lr, rho, eps, weight_decay, maximize):
@@ -142,11 +175,16 @@ def adamax(p, g, state, *, lr, beta1, beta2, eps, weight_decay, maximize):
     a = K.unary("abs", g)
     K.inplace("add", a, eps)
     K.inplace("maximum", u, a)
-    K.addcdiv_(p, m, u, -lr / (1 - beta1 ** step))
+    if isinstance(step, Tensor):            # PyTorch's capturable form
+        K.addcdiv_(p, m, K.new("mul", u, K.new("div", K.new("sub", K.new("pow", beta1, step), 1), lr)))
+    else:
+        K.addcdiv_(p, m, u, -lr / (1 - beta1 ** step))
 
 
 def nadam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, momentum_decay, decoupled_weight_decay, maximize):
     g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
+    if isinstance(step, Tensor):
+        return _nadam_capturable(p, g, m, v, step, state["mu_product"], lr, beta1, beta2, eps, momentum_decay)
     bias_correction2 = 1 - beta2 ** step
     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
@@ -159,12 +197,31 @@ def nadam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, momentum_decay, d
     K.addcdiv_(p, m, denom, (-lr * mu_next) / (1.0 - mu_product * mu_next))
 
 
+def _nadam_capturable(p, g, m, v, step, mu_product, lr, beta1, beta2, eps, momentum_decay):
+    """NAdam's update with the step count and mu_product in device tensors (PyTorch's capturable)."""
+    def mu_at(s):          # beta1 * (1 - 0.5 * 0.96 ** (s * momentum_decay))
+        return K.new("mul", K.new("sub", 1.0, K.new("mul", K.new("pow", 0.96, K.new("mul", s, momentum_decay)), 0.5)),
+                     beta1)
+    mu, mu_next = mu_at(step), mu_at(K.new("add", step, 1))
+    K.inplace("mul", mu_product, mu)
+    denom = K.new("div", v, K.new("sub", 1, K.new("pow", beta2, step)))
+    K.unary_("sqrt", denom)
+    K.inplace("add", denom, eps)
+    mu_product_next = K.new("mul", mu_product, mu_next)
+    gs = K.new("mul", g, K.new("div", K.new("mul", K.new("sub", 1.0, mu), -lr), K.new("sub", 1.0, mu_product)))
+    ms = K.new("mul", m, K.new("div", K.new("mul", mu_next, -lr), K.new("sub", 1.0, mu_product_next)))
+    K.addcdiv_(p, gs, denom)
+    K.addcdiv_(p, ms, denom)
+
+
 def radam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, decoupled_weight_decay, maximize):
     g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
+    rho_inf = 2 / (1 - beta2) - 1
+    if isinstance(step, Tensor):
+        return _radam_capturable(p, m, v, step, lr, beta1, beta2, eps, rho_inf)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     update = K.new("mul", K.new("div", m, bias_correction1), lr)
-    rho_inf = 2 / (1 - beta2) - 1
     rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
     if rho_t > 5.0:
         rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
@@ -172,6 +229,21 @@ def radam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, decoupled_weight_
         K.inplace("add", denom, eps)
         update = K.new("mul", K.new("mul", update, K.new("div", bias_correction2 ** 0.5, denom)), rect)
     K.inplace("sub", p, update)
+
+
+def _radam_capturable(p, m, v, step, lr, beta1, beta2, eps, rho_inf):
+    """RAdam's update with the step count in a device tensor: the rectification's branch is a
+    `where` on the device (PyTorch's capturable form)."""
+    bias_correction1 = K.new("sub", 1, K.new("pow", beta1, step))
+    bias_correction2 = K.new("sub", 1, K.new("pow", beta2, step))
+    rho_t = K.new("sub", rho_inf, K.new("div", K.new("mul", K.new("mul", step, 2), K.new("pow", beta2, step)),
+                                        bias_correction2))
+    rect = K.new("pow", K.new("div", K.new("mul", K.new("mul", K.new("sub", rho_t, 4), K.new("sub", rho_t, 2)), rho_inf),
+                              K.new("mul", rho_t, (rho_inf - 4) * (rho_inf - 2))), 0.5)
+    adaptive = K.new("div", K.new("pow", bias_correction2, 0.5), K.new("add", K.unary("sqrt", v), eps))
+    update = _prims.ewise("where", [K.cmp("gt", rho_t, 5.0), K.new("mul", rect, adaptive), 1.0], v.dtype, v.dtype,
+                          shape=v.shape)
+    K.inplace("sub", p, K.new("mul", K.new("mul", K.new("div", m, bias_correction1), lr), update))
 
 
 def asgd(p, g, state, *, lr, lambd, alpha, t0, weight_decay, maximize):
@@ -193,7 +265,7 @@ def asgd(p, g, state, *, lr, lambd, alpha, t0, weight_decay, maximize):
 def rprop(p, g, state, *, etaminus, etaplus, step_size_min, step_size_max, maximize):
     if maximize:
         g = K.unary("neg", g)
-    state["step"] = state["step"] + 1
+    _count_step(state)
     prev, step_size = state["prev"], state["step_size"]
     sign = K.unary("sign", K.new("mul", g, prev))
     # etaplus where the gradient kept its sign, etaminus where it flipped, 1 where either was 0
@@ -235,5 +307,4 @@ def adafactor(p, g, state, *, lr, beta2_decay, eps1, eps2, d, weight_decay, maxi
     K.inplace("sub", p, update.mul_(alpha.div_(denom)))
 
 
-__all__ = ["sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "adafactor",
-           "FUSED"]
+__all__ = ["sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "adafactor"]

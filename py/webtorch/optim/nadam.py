@@ -12,6 +12,7 @@ def _init_adam_state(p, state):
 
 class NAdam(Optimizer):
     _scalar_state = ("step", "mu_product")
+    _capturable_state = ("step", "mu_product")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,

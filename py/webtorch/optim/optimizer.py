@@ -11,6 +11,7 @@ float32 cpu tensor as PyTorch does.
 import copy
 import itertools
 import struct
+import sys
 from collections import OrderedDict, defaultdict
 
 from .. import _creation, _dtype
@@ -70,6 +71,9 @@ class Optimizer:
     # state entries PyTorch keeps in 0-d float32 tensors; here Python floats (no device round trip
     # per step; `f32` rounds them as PyTorch's tensors do where they are not integers)
     _scalar_state = ("step",)
+    # the entries of _scalar_state the update can read from 0-d device tensors (PyTorch's
+    # capturable=True): moved there while a webgpu capture records (_capture_prologue)
+    _capturable_state = ("step",)
 
     def __init__(self, params, defaults):
         if defaults.get("differentiable"):
@@ -193,9 +197,26 @@ class Optimizer:
             with grad_mode.enable_grad():
                 loss = closure()
         with grad_mode.no_grad():
+            self._capture_prologue()
             for group in self.param_groups:
                 self._step_group(group)
         return loss
+
+    def _capture_prologue(self):
+        """While a webgpu capture records (backends/webgpu/capture.py), the per-step scalars of
+        the state (`_capturable_state`) move into 0-d device tensors: the recorded kernels then
+        read them from memory instead of baking per-step Python values into their parameters,
+        and each replay advances them."""
+        cap = sys.modules.get("webtorch.backends.webgpu.capture")
+        active = cap.active() if cap is not None else None
+        if active is None or not self._capturable_state:
+            return
+        with active.setup():             # one-time setup, not part of the recorded step
+            for p, st in self.state.items():
+                if isinstance(p, Tensor) and p.device.type == "webgpu":
+                    for k in self._capturable_state:
+                        if k in st and not isinstance(st[k], Tensor):
+                            st[k] = _creation.tensor(float(st[k]), device=p.device)
 
     def _step_group(self, group):
         raise NotImplementedError

@@ -22,6 +22,15 @@ When the group is materialized
 * when the group reaches MAX_NODES nodes or the storage bindings it needs (distinct input
   buffers + live outputs) would pass maxStorageBuffersPerShaderStage - 1 (P takes one).
 
+Epilogues: a float32 matmul into a full contiguous `out` starts a group as its root node
+(`defer_matmul`); the ewise ops that follow join it as above (they may read the product
+through any contiguous view of its elements), and the group is dispatched as ONE matmul
+kernel whose store evaluates them per element (`Epilogue`): bias + activation after
+`F.linear`, scale + mask in attention, relu's backward mask after a weight-gradient product.
+The product itself is stored only if its buffer is still alive. A matmul always starts a new
+group (its operands are materialized first); an op that reads one of its operands as a leaf
+cannot join.
+
 The kernel is cached by the group's structure (ops, dtypes, collapsed rank, which operands
 are contiguous, binding map); scalars travel in the parameter words, so `x + 1` and `x + 2`
 share a pipeline. Set WEBTORCH_FUSION=0 (or `set_enabled(False)`) to dispatch every op at
@@ -32,10 +41,21 @@ import weakref
 
 from ..base import View
 from ..._geometry import numel, contiguous_strides, is_contiguous
-from .backend import CT, ST, WG, conv, load, store, ewise_expr, collapse, index_code, scalar_bits, fill
+from .codegen import CT, ST, WG, conv, load, store, ewise_expr, collapse, bind_once, index_code, scalar_bits, fill
 
 MAX_NODES = 64
 _DUMMY = ("a", "b", "c")
+
+
+class Epilogue:
+    """A pending group's element-wise tail, applied by a matmul kernel at its store: `source(
+    bbase, pbase)` is WGSL declaring `bufs` at bindings bbase.. and `fn epilogue(i: u32, mm: f32)`
+    (i: the product's row-major index, mm: its value) reading `words` from P[pbase..]; `key`
+    identifies the generated code, `dtypes` the storage types it touches."""
+    __slots__ = ("key", "bufs", "words", "dtypes", "source")
+
+    def __init__(self, key, bufs, words, dtypes, source):
+        self.key, self.bufs, self.words, self.dtypes, self.source = key, bufs, words, dtypes, source
 
 
 class Pending:
@@ -66,7 +86,9 @@ class Fusion:
         self.nodes = []
         self.leaves = {}          # (id(buf), offset, strides, dtype) -> leaf index
         self.leafviews = []       # strong references: a leaf buffer cannot die and be reused
-        self.leafbufs = {}        # id(buf) -> buf
+        self.leafbufs = {}        # id(buf) -> buf (and the root matmul's operands)
+        self.root = None          # the group's matmul: root(Epilogue or None) dispatches it
+        self.rootbufs = ()        # ids of its operands' buffers
 
     def set_enabled(self, on):
         self.flush()
@@ -105,7 +127,7 @@ class Fusion:
                     return None
                 args.append(("n", nd.idx))
                 continue
-            if x.dtype != getattr(b, "dtype", None):
+            if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
                 return None
             key = (id(b), x.offset, tuple(x.strides), x.dtype)
             li = self.leaves.get(key)
@@ -143,7 +165,10 @@ class Fusion:
             ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))
             self.checked.add(ck)
         if self.nodes and shape != self.shape:
-            self.flush()
+            if self.root is not None and len(self.nodes) == 1 and n == self.n:
+                self.shape = shape         # a lone product's elements, read in row-major order
+            else:
+                self.flush()
         if not self.nodes:
             self.shape, self.n = shape, n
         r = self._args(op, inputs, cdtype)
@@ -169,11 +194,32 @@ class Fusion:
         self.fused_ops += 1
         return True
 
+    def defer_matmul(self, out, operands, launch):
+        """Record a float32 matmul into `out` as the root of a new group; `launch(buf, None)`
+        later dispatches the plain kernel storing into `out`'s buffer, `launch(None, epilogue)`
+        the fused one (`launch` must not hold `out`'s buffer: a dead product is not stored).
+        False when it must run now (fusion off, or `out` not a full contiguous float32 buffer)."""
+        ob = out.buf
+        shape = tuple(out.shape)
+        n = numel(shape)
+        if not self.enabled or self.busy or out.dtype != "float32" or out.offset != 0 or \
+                getattr(ob, "numel", -1) != n or getattr(ob, "pend", 1) is not None or \
+                ob.dtype != "float32" or not is_contiguous(shape, out.strides):
+            return False
+        self.flush()                        # the operands may be pending outputs
+        self.shape, self.n, self.root = shape, n, launch
+        self.rootbufs = {id(v.buf) for v in operands}
+        self.leafbufs.update((id(v.buf), v.buf) for v in operands)   # in-place writes flush first
+        nd = Pending("matmul", "float32", "float32", (), ob, 0)
+        self.nodes.append(nd)
+        ob.pend = nd
+        return True
+
     # ---- materializing ----------------------------------------------------------------
     def flush(self):
         if not self.nodes or self.busy:
             return
-        nodes, leafviews, shape, n = self.nodes, self.leafviews, self.shape, self.n
+        nodes, leafviews, shape, n, root = self.nodes, self.leafviews, self.shape, self.n, self.root
         self._reset()
         outs = []                                  # (node index, buffer) of live outputs
         for nd in nodes:
@@ -214,59 +260,73 @@ class Fusion:
             descs.append((nd.op, nd.cdtype, nd.odt, tuple(ad)))
         # bindings: live outputs first, then each distinct leaf buffer once
         bufs = [b for _, b in outs]
-        lbind = []
-        for v in used_leaves:
-            for j, b in enumerate(bufs):
-                if b is v.buf:
-                    lbind.append(j)
-                    break
-            else:
-                lbind.append(len(bufs))
-                bufs.append(v.buf)
+        lbind = bind_once(bufs, used_leaves)
         cs, sts = collapse(shape, [contiguous_strides(shape)] + [v.strides for v in used_leaves])
         sts = sts[1:]
         R = len(cs)
         cst = contiguous_strides(cs)
         contig = tuple(st == cst for st in sts)
         be = self.be
-        key = ("fuse", R, tuple(descs), tuple(nmap[i] for i, _ in outs),
+        out_nodes, out_dts = [nmap[i] for i, _ in outs], [b.dtype for _, b in outs]
+        key = ("fuse", R, tuple(descs), tuple(out_nodes),
                tuple(zip(lbind, (v.dtype for v in used_leaves), contig)))
+        words = [n, *cs]
+        for v, st in zip(used_leaves, sts):
+            words += [v.offset, *st]
+        words += words_sc
+        words.append(0)                           # the zero word of _code's opaque uses
         self.busy = True
         try:
-            pipe = be._memo.get(key)
-            if pipe is None:
-                pipe = be._memo[key] = be.pipeline(self._source(descs, [nmap[i] for i, _ in outs],
-                                                                [b.dtype for b in bufs[:len(outs)]],
-                                                                used_leaves, lbind, R, contig))
-            words = [n, *cs]
-            for v, st in zip(used_leaves, sts):
-                words += [v.offset, *st]
-            words += words_sc
-            words.append(0)                       # the zero word of _source's opaque uses
-            be.run(pipe, bufs, words, -(-n // WG))
+            if root is not None:
+                if len(descs) == 1 and len(outs) == 1:
+                    root(bufs[0], None)           # nothing joined: the plain product
+                else:
+                    root(None, Epilogue(key, bufs, words, out_dts + [v.dtype for v in used_leaves] + [d[2] for d in descs],
+                                  lambda bbase, pbase: self._epilogue(descs, out_nodes, out_dts, used_leaves,
+                                                                      lbind, R, contig, bbase, pbase)))
+            else:
+                pipe = be._memo.get(key)
+                if pipe is None:
+                    pipe = be._memo[key] = be.pipeline(self._source(descs, out_nodes, out_dts, used_leaves,
+                                                                    lbind, R, contig))
+                be.run(pipe, bufs, words, -(-n // WG))
             self.kernels += 1
         finally:
             self.busy = False
         del leafviews, outs, bufs                 # (held until the dispatch is recorded)
 
     def _source(self, descs, out_nodes, out_dts, leaves, lbind, R, contig):
+        """the group as an ewise.wgsl kernel over its elements"""
+        decls, body, alldt = self._code(descs, out_nodes, out_dts, leaves, lbind, R, contig, 0, 0)
+        names = [(f"o{li}", contig[li]) for li in range(len(leaves))]
+        return fill("ewise.wgsl", ENABLE=self.be.enable(*alldt), PRELUDE=self.be._prelude, BINDINGS=decls,
+                    INDEX=index_code(R, names), BODY=body)
+
+    def _code(self, descs, out_nodes, out_dts, leaves, lbind, R, contig, bbase, pbase):
+        """-> (binding declarations: outputs and leaves from binding bbase, then P; the body
+        for element i, its words from P[pbase]; the dtypes it touches). A matmul node is `mm`."""
         nl = len(leaves)
-        binds = [f"@group(0) @binding({k}) var<storage, read_write> y{k}: array<{ST[dt]}>;"
+        binds = [f"@group(0) @binding({bbase + k}) var<storage, read_write> y{k}: array<{ST[dt]}>;"
                  for k, dt in enumerate(out_dts)]
         seen = set(range(len(out_dts)))
         for v, j in zip(leaves, lbind):
             if j not in seen:
                 seen.add(j)
-                binds.append(f"@group(0) @binding({j}) var<storage, read_write> x{j}: array<{ST[v.dtype]}>;")
-        binds.append(f"@group(0) @binding({len(seen)}) var<storage, read> P: array<u32>;")
+                binds.append(f"@group(0) @binding({bbase + j}) var<storage, read_write> x{j}: "
+                             f"array<{ST[v.dtype]}>;")
+        binds.append(f"@group(0) @binding({bbase + len(seen)}) var<storage, read> P: array<u32>;")
         body = []
         for li, (v, j) in enumerate(zip(leaves, lbind)):
             body.append(f"  let l{li} = {load(f'x{j}[o{li}]', v.dtype)};")
-        sc = 1 + R + nl * (1 + R)
+        sc = pbase + 1 + R + nl * (1 + R)
         zero = sc + sum(1 for _, _, _, ad in descs for a in ad if a[0] == "s")
         dts = []
         uses = 0
         for i, (op, cdtype, odt, ad) in enumerate(descs):
+            if op == "matmul":
+                body.append(f"  let v{i} = mm;")
+                dts.append(odt)
+                continue
             args = []
             for k, a in enumerate(ad):
                 want = "bool" if (op == "where" and k == 0) else cdtype
@@ -290,7 +350,12 @@ class Fusion:
             dts.append(odt)
         for k, (i, dt) in enumerate(zip(out_nodes, out_dts)):
             body.append(f"  y{k}[i] = {store(f'v{i}', dt)};")
-        names = [(f"o{li}", contig[li]) for li in range(nl)]
         alldt = list(out_dts) + [v.dtype for v in leaves] + dts
-        return fill("ewise.wgsl", ENABLE=self.be.enable(*alldt), PRELUDE=self.be._prelude,
-                    BINDINGS="\n".join(binds), INDEX=index_code(R, names), BODY="\n".join(body))
+        return "\n".join(binds), "\n".join(body), alldt
+
+    def _epilogue(self, descs, out_nodes, out_dts, leaves, lbind, R, contig, bbase, pbase):
+        """the group after its matmul root as WGSL: bindings, the prelude, `fn epilogue`"""
+        decls, body, _ = self._code(descs, out_nodes, out_dts, leaves, lbind, R, contig, bbase, pbase)
+        index = index_code(R, [(f"o{li}", contig[li]) for li in range(len(leaves))], pbase=pbase + 1 + R,
+                           shape_base=pbase + 1)
+        return f"{decls}\n{self.be._prelude}\nfn epilogue(i: u32, mm: f32) {{\n{index}\n{body}\n}}\n"

@@ -6,6 +6,8 @@ uploads go through a mapped staging buffer and a recorded copy, so they stay ord
 the recorded dispatches without forcing a submit. wgpu 0.32's
 `on_submitted_work_done_sync` is broken, so the wait is a small `queue.read_buffer`.
 """
+import struct
+
 from .driver import ARENA_BYTES, Driver
 
 _WANTED_LIMITS = (
@@ -87,11 +89,6 @@ class NativeDriver(Driver):
         if self._encoder is None:
             self._encoder = self.device.create_command_encoder()
         return self._encoder
-
-    def _end_pass(self):
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = None
 
     # ---- buffers -------------------------------------------------------------------------
     def create_buffer(self, size):
@@ -214,3 +211,72 @@ class NativeDriver(Driver):
             self.queue.read_buffer(self._sync_buf, 0, 4)
         except Exception as e:
             raise self._wrap(e) from None
+
+    # ---- capture and replay (capture.py) -------------------------------------------------
+    def build_replay(self, prog, plan):
+        """A captured program's command list with its bind groups made once (`_Replay`)."""
+        return _Replay(self, prog, plan)
+
+
+class _Replay:
+    """wgpu-py: bind groups built once; a replay encodes the list into one command buffer. The
+    compute-pass calls go straight to wgpu-native's C functions (wgpu-py's wrappers cost ~10 us
+    per call; the bind groups were validated when built, and the encoder's errors still raise
+    at finish/submit)."""
+
+    def __init__(self, d, prog, plan):
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+        dev = d.device
+        self.d = d
+        self.keep = []                      # the wgpu objects whose C handles the list holds
+        self.ops = []
+        self.fns = (lib.wgpuComputePassEncoderSetPipeline, lib.wgpuComputePassEncoderSetBindGroup,
+                    lib.wgpuComputePassEncoderDispatchWorkgroups, ffi.NULL, lib.wgpuCommandEncoderCopyBufferToBuffer)
+        cur = None
+        for c in plan:
+            if c[0] == "d":
+                _, pipe, bufs, start, size, wg = c
+                entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                           for i, b in enumerate(bufs)]
+                entries.append({"binding": len(bufs),
+                                "resource": {"buffer": prog._params, "offset": start, "size": size}})
+                bg = dev.create_bind_group(layout=d._layouts[id(pipe)], entries=entries)
+                self.keep.append(bg)
+                if cur is None:
+                    cur = []
+                    self.ops.append((True, cur))
+                cur.append((pipe._internal, bg._internal, *(tuple(wg) + (1, 1))[:3]))
+            else:
+                cur = None
+                src, so, dst, do, n = c[1:] if c[0] == "c" else (prog._consts, *c[1:])
+                self.ops.append((False, (src._internal, so, dst._internal, do, n)))
+        self.params = prog._params
+
+    def run(self, pre, post, words):
+        d = self.d
+        q = d.queue
+        if words:
+            for off, w in words:
+                q.write_buffer(self.params, off, struct.pack("<3I", *w))
+        set_pipeline, set_bind_group, dispatch, null, copy = self.fns
+        enc = d.device.create_command_encoder()
+        ei = enc._internal
+        for src, so, dst, do, n in pre:
+            copy(ei, src._internal, so, dst._internal, do, n)
+        for is_pass, items in self.ops:
+            if is_pass:
+                p = enc.begin_compute_pass()
+                pi = p._internal
+                last = None
+                for pipe, bg, x, y, z in items:
+                    if pipe != last:
+                        set_pipeline(pi, pipe)
+                        last = pipe
+                    set_bind_group(pi, 0, bg, 0, null)
+                    dispatch(pi, x, y, z)
+                p.end()
+            else:
+                copy(ei, *items)
+        for src, so, dst, do, n in post:
+            copy(ei, src._internal, so, dst._internal, do, n)
+        q.submit([enc.finish()])

@@ -2,7 +2,7 @@
 
 Two implementations exist: `native.py` (wgpu-py, CPython on Vulkan/Metal/D3D12) and
 `browser.py` (JS WebGPU through `pyodide.ffi`, in a Web Worker). The backend
-(`backend.py`) is written against this class only.
+(`../backend.py`) is written against this class only.
 
 Conventions every driver follows
 --------------------------------
@@ -105,6 +105,17 @@ class Driver:
         """flush() and wait until the GPU has finished all submitted work."""
         raise NotImplementedError
 
+    # ---- capture and replay -------------------------------------------------------------
+    def build_replay(self, prog, plan):
+        """Prebuild a captured program (capture.py) for replay; returns an object whose
+        `run(pre, post, words)` submits it ONCE: the copies `pre` (src, src_offset, dst,
+        dst_offset, size), then `plan` in order — ("d", pipeline, buffers, params_offset,
+        params_size, workgroups) binding the window of `prog._params`, ("c", src, so, dst, do,
+        size), ("k", consts_offset, dst, dst_offset, size) copying from `prog._consts` — then the
+        copies `post`. `words` is None or [(byte offset in prog._params, (w0, w1, w2))] written
+        first (the random kernels' seed/offset words). Bind groups are made here, once."""
+        raise NotImplementedError
+
     def _reserve_params(self, params):
         """Append one dispatch's parameter words to the batch's arena (`self._arena`, aligned to
         `self._align`), flushing first when the arena or the batch is full; returns the
@@ -120,3 +131,9 @@ class Driver:
         arena.extend(params)
         arena.extend(b"\0" * (psize - len(params)))
         return start, psize
+
+    def _end_pass(self):
+        """End the open compute pass (`self._pass`) that dispatches are recorded into, if any."""
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None

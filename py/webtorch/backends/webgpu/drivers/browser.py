@@ -292,11 +292,6 @@ class BrowserDriver(Driver):
             self._encoder = self.device.createCommandEncoder()
         return self._encoder
 
-    def _end_pass(self):
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = None
-
     def _write(self, buf, offset, mv):
         """queue.writeBuffer from a contiguous byte memoryview (length a multiple of 4)."""
         if self._host_write is not None:
@@ -501,3 +496,78 @@ class BrowserDriver(Driver):
         if self._scope_open or self._unwaited:
             self._wait_once()
         self._check()
+
+    # ---- capture and replay (capture.py) -------------------------------------------------
+    def build_replay(self, prog, plan):
+        """A captured program's command list kept in JavaScript: a replay is one JS call."""
+        return _BrowserReplay(self, prog, plan)
+
+
+# One replay: patch the random slots' words, copy the inputs in, encode the prebuilt list (bind
+# groups made once), copy the outputs out, submit once. `pre`/`post`/`patches` arrive as Python
+# lists (argument proxies, released after the call); `scope` opens the driver's error scope.
+_REPLAY_JS = """(device, scope, params, patches, ops, pre, post) => {
+  const q = device.queue;
+  if (scope) device.pushErrorScope('validation');
+  if (patches) {
+    const p = patches.toJs();
+    for (let i = 0; i < p.length; i += 4) q.writeBuffer(params, p[i], new Uint32Array(p.slice(i + 1, i + 4)));
+  }
+  const enc = device.createCommandEncoder();
+  const copies = (c) => { for (let i = 0; i < c.length; i += 5) enc.copyBufferToBuffer(c[i], c[i + 1], c[i + 2], c[i + 3], c[i + 4]); };
+  copies(pre.toJs());
+  let pass = null;
+  for (const op of ops) {
+    if (op[0] === 0) {
+      if (pass === null) pass = enc.beginComputePass();
+      pass.setPipeline(op[1]);
+      pass.setBindGroup(0, op[2]);
+      pass.dispatchWorkgroups(op[3], op[4], op[5]);
+    } else {
+      if (pass !== null) { pass.end(); pass = null; }
+      enc.copyBufferToBuffer(op[1], op[2], op[3], op[4], op[5]);
+    }
+  }
+  if (pass !== null) pass.end();
+  copies(post.toJs());
+  q.submit([enc.finish()]);
+}"""
+
+
+class _BrowserReplay:
+    def __init__(self, d, prog, plan):
+        from pyodide.code import run_js
+        self.d = d
+        ops = []
+        for c in plan:
+            if c[0] == "d":
+                _, pipe, bufs, start, size, wg = c
+                bound = list(bufs)
+                for j in range(1, len(bufs)):       # aliased bindings: a snapshot, as _dealias
+                    if any(bufs[j] is a for a in bufs[:j]):
+                        n = int(bufs[j].size)
+                        snap = d._create(n, _STORAGE | _COPY_SRC | _COPY_DST)
+                        prog._own.append(snap)
+                        ops.append([1, bufs[j], 0, snap, 0, n])
+                        bound[j] = snap
+                entries = [{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(bound)]
+                entries.append({"binding": len(bound), "resource": {"buffer": prog._params, "offset": start,
+                                                                    "size": size}})
+                bg = d.device.createBindGroup(d._obj({"layout": pipe.layout, "entries": entries}))
+                ops.append([0, pipe.pipeline, bg, *(tuple(wg) + (1, 1))[:3]])
+            elif c[0] == "c":
+                ops.append([1, *c[1:]])
+            else:
+                ops.append([1, prog._consts, *c[1:]])
+        self.ops = d._to_js(ops)
+        self.params = prog._params
+        self.fn = run_js(_REPLAY_JS)
+
+    def run(self, pre, post, words):
+        d = self.d
+        scope = not d._scope_open
+        patches = [x for off, w in words for x in (off, *w)] if words else None
+        self.fn(d.device, scope, self.params, patches, self.ops,
+                [x for c in pre for x in c], [x for c in post for x in c])
+        d._scope_open = True
+        d._unwaited = True

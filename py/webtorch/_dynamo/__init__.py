@@ -1,0 +1,35 @@
+"""torch._dynamo: torch.compile's front end (see eval_frame.py): config, exc, explain, reset, mark_dynamic."""
+from . import config, exc, utils
+from .eval_frame import OptimizedModule, ExplainOutput, explain, disable, reset
+
+__all__ = ["config", "exc", "utils", "OptimizedModule", "ExplainOutput", "explain", "disable", "reset",
+           "mark_dynamic", "mark_static", "maybe_mark_dynamic", "list_backends", "is_compiling"]
+
+
+def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):  # noqa: A002
+    """Accepted as in PyTorch (the marks are kept on the tensor). webtorch compiles per shape: a new size of a marked
+    dimension makes a new entry, as an unmarked one does."""
+    indices = [index] if isinstance(index, int) else list(index)
+    if not hasattr(t, "_dynamo_dynamic_indices"):
+        t._dynamo_dynamic_indices = set()
+        t._dynamo_dynamic_range = set()
+    for i in indices:
+        t._dynamo_dynamic_indices.add(i)
+        t._dynamo_dynamic_range.add((i, min, max))
+
+
+maybe_mark_dynamic = mark_dynamic
+
+
+def mark_static(t, index=None):
+    t._dynamo_static_indices = getattr(t, "_dynamo_static_indices", set()) | (
+        set() if index is None else {index} if isinstance(index, int) else set(index))
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    return ["cudagraphs", "inductor"] if exclude_tags else ["aot_eager", "cudagraphs", "eager", "inductor"]
+
+
+def is_compiling():
+    from ..compiler import is_compiling
+    return is_compiling()

@@ -1,0 +1,635 @@
+"""torch.compile's front end: a compiled callable keeps one entry per guard list (guards.py).
+
+Per entry, as TinyJit does:
+  call 1     runs eagerly under an fx.Tracer that stays active through loss.backward() and
+             optimizer.step(): the op-level graph (entry.graph.print()), and the graph breaks, where
+             the function reads a tensor's value into Python (.item(), bool(t), .tolist(), printing),
+             each with the user's file:line. fullgraph=True raises exc.Unsupported there.
+  calls 2+   run eagerly on a device without `backend.capture()` (cpu) and for a function with a
+             break (the break's frame runs eagerly; explain shows the split). On webgpu without a
+             break, calls 2 and 3 run under the backend's capture; if the two recordings are
+             equivalent, calls 4+ replay the latest (the buffers it left, fresh .grad tensors, are
+             the ones Python holds), else the entry stays eager and says why
+             (counters["replay_refused"]).
+A call whose guards match no entry retraces, up to config.recompile_limit entries per function;
+beyond it, new guard lists run eagerly with PyTorch's warning.
+"""
+import bisect
+import functools
+import inspect
+import logging
+import operator
+import os
+import traceback
+import weakref
+
+from .. import fx
+from .._tensor import Tensor
+from . import config, guards
+from .exc import FailOnRecompileLimitHit, InvalidBackend, Unsupported
+from .utils import counters
+
+log = logging.getLogger(__name__.rsplit(".", 1)[0] + ".convert_frame")
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_state = {"compiling": 0, "disabled": 0}
+_ALL = weakref.WeakSet()  # every compiled callable (reset() drops their entries)
+_BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+_TROUBLESHOOTING = "https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html"
+_REASONS = {
+    "item": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+    "__bool__": "Data-dependent branching: bool() of a tensor",
+    "tolist": "Unsupported Tensor.tolist() call",
+    "numpy": "Unsupported Tensor.numpy() call",
+    "__repr__": "Unsupported Tensor.__repr__() call (printing a tensor)",
+}
+
+
+class GraphCompileReason:
+    """Why a graph ended: reason, user_stack (FrameSummary list), graph_break (PyTorch's fields)."""
+
+    def __init__(self, reason, user_stack, graph_break=True):
+        self.reason, self.user_stack, self.graph_break = reason, user_stack, graph_break
+
+    def __repr__(self):
+        return f"GraphCompileReason(reason={self.reason!r}, user_stack={self.user_stack!r}, " \
+               f"graph_break={self.graph_break})"
+
+
+def _user_frame():
+    """The innermost frame outside webtorch's package: the user's line that caused what is being reported."""
+    for fs in reversed(traceback.extract_stack()):
+        if not os.path.abspath(fs.filename).startswith(_PKG):
+            return fs
+    return traceback.extract_stack()[0]
+
+
+class _StepTracer(fx.Tracer):
+    """fx.Tracer for a whole step: also reports .tolist(), .numpy() and printing as value reads, and an alias
+    the graph cannot express (a view saved for backward, a tensor stale after an optimizer's in-place write)
+    becomes a constant instead of an error: the call itself runs eagerly and must never fail for the graph's
+    sake."""
+    value_reads = fx.Tracer.value_reads + ("tolist", "numpy", "__repr__")
+
+    def __enter__(self):
+        from ..optim import Optimizer
+        super().__enter__()
+        self._hooked = Optimizer.__dict__["_hooked"]
+        tracer = self
+
+        def hooked(opt, step, closure):
+            out = tracer._hooked(opt, step, closure)
+            tracer._record_step(opt)
+            return out
+        Optimizer._hooked = hooked
+        return self
+
+    def __exit__(self, *exc):
+        from ..optim import Optimizer
+        Optimizer._hooked = self._hooked
+        return super().__exit__(*exc)
+
+    def _record_step(self, opt):
+        """optimizer.step() (backend primitives, unseen by the tracer) as one node that writes the parameters in
+        place: step_(params, grads), named torch.optim.<Class>.step."""
+        params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
+        if not params:
+            return
+
+        def step_(params, grads):
+            opt.step()
+        step_._fx_target_name = f"torch.optim.{type(opt).__name__}.step"
+        node = self.graph.call_function(step_, ([self.node_of(p) for p in params],
+                                                [self.node_of(p.grad) for p in params]),
+                                        meta={"val": fx._meta(params)})
+        for i, p in enumerate(params):
+            self._rebind(p, self.graph.call_function(operator.getitem, (node, i), meta={"val": fx._meta(p)}))
+
+    def node_of(self, t):
+        try:
+            return super().node_of(t)
+        except RuntimeError:
+            node = self.graph.get_attr(t)
+            self._bind(t, node)
+            return node
+
+
+class _Entry:
+    """One guard list's compiled state."""
+
+    def __init__(self, key, guards):
+        self.key = key           # the guards' values (the cache key)
+        self.guards = guards     # (source, value) pairs: out_guards, recompile reasons
+        self.graph = None        # the whole call's op graph (fx.Graph)
+        self.graphs = []         # the graph split at the breaks
+        self.breaks = []         # GraphCompileReason per break
+        self.eager_reason = None  # why calls 2+ run eagerly (None: capture/replay where the device can)
+        self.backend = None      # the webgpu backend when the call's tensors live there
+        self.captures = []       # [(capture, .grad tensors it read)] of call 2, until call 3 compares
+        self.program = None      # what calls 4+ replay (call 3's capture)
+        self.template = None     # call 3's result: its tensors stand for the program's outputs
+        self.params = []         # the parameters the call reaches (whose .grad it may set)
+        self.grads = None        # their .grad objects before and after call 3 (what the program reads and writes)
+
+    def out_guards(self):
+        return [guards.Guard(name, value) for name, value in self.guards]
+
+    def stay_eager(self, compiled, why, args, kwargs):
+        self.eager_reason = why
+        counters["replay_refused"][why] += 1
+        counters["webgpu"]["eager"] += 1
+        return _eager(compiled.call, args, kwargs)
+
+    def replay(self, compiled, args, kwargs):
+        """Calls 4+: the program of call 3 on this call's tensor inputs; the outputs in the function's structure.
+        The program writes the .grad tensors call 3 left (and reads those it found, when it accumulated into them in
+        place: a call that finds others runs eagerly)."""
+        if self.grads[0] is not None and not _same([p.grad for p in self.params], self.grads[0]):
+            counters["webgpu"]["eager"] += 1
+            return _eager(compiled.call, args, kwargs)
+        outs = iter(self.program.replay(fx.flatten_inputs(args, kwargs)))
+        for p, g in zip(self.params, self.grads[1]):
+            p.grad = g
+        counters["webgpu"]["replays"] += 1
+        return fx.map_aggregate(self.template, lambda x: next(outs) if isinstance(x, Tensor) else x)
+
+
+class CompiledFunction:
+    """The state behind one torch.compile'd callable: run(args, kwargs) picks or makes the entry."""
+
+    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None):
+        self.call, self.code_fn, self.root, self.fullgraph = call, code_fn, root, fullgraph
+        self.arg_names = guards.arg_names(code_fn, root)
+        self.recompile_limit = recompile_limit  # torch.compile(..., recompile_limit=n): this function's own limit
+        self.entries = {}
+        self.limit_warned = False
+        self.last_reason = None
+        _ALL.add(self)
+
+    def reset(self):
+        self.entries.clear()
+        self.limit_warned = False
+
+    def __call__(self, *args, **kwargs):
+        if config.disable or _state["disabled"] or fx._active[0] is not None:
+            # inside torch.compiler.disable, or a trace (an enclosing compiled function, torch.export) is
+            # already recording: run inline
+            return self.call(*args, **kwargs)
+        key = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names)
+        entry = self.entries.get(key)
+        if entry is not None:
+            return self._run(entry, args, kwargs)
+        named = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names, named=True)
+        if self.entries:
+            last = self.entries[next(reversed(self.entries))]
+            self.last_reason = "0/%d: %s" % (len(self.entries) - 1, guards.miss_reason(last.guards, named))
+        limit = config.recompile_limit if self.recompile_limit is None else self.recompile_limit
+        if len(self.entries) >= limit:
+            if config.fail_on_recompile_limit_hit:
+                raise FailOnRecompileLimitHit("Hard failure due to fail_on_recompile_limit_hit")
+            if self.fullgraph:
+                raise FailOnRecompileLimitHit("Hard failure due to fullgraph=True")
+            if not self.limit_warned:
+                self.limit_warned = True
+                code = getattr(self.code_fn, "__code__", None)
+                where = f"'{code.co_name}' ({code.co_filename}:{code.co_firstlineno})" if code else repr(self.call)
+                log.warning("torch._dynamo hit config.%s (%s)\n   function: %s\n   last reason: %s\n"
+                            'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
+                            "To diagnose recompilation issues, see %s", "recompile_limit", limit,
+                            where, self.last_reason, _TROUBLESHOOTING)
+            return _eager(self.call, args, kwargs)
+        if self.entries:
+            counters["recompiles"][self.last_reason.split(": ", 1)[1]] += 1
+        entry = self.entries[key] = _Entry(key, named)
+        try:
+            return self._trace(entry, args, kwargs)
+        except BaseException:
+            self.entries.pop(key, None)  # nothing cached from a call that failed: the next call traces again
+            raise
+
+    def _trace(self, entry, args, kwargs):
+        counters["frames"]["total"] += 1
+        tracer = _StepTracer(leaf=lambda op: False)
+        marks, reads = [], []
+
+        def on_break(t, what):
+            fs = _user_frame()
+            reason = GraphCompileReason(_REASONS.get(what, f"Unsupported Tensor.{what}() call"), [fs])
+            if self.fullgraph:
+                raise Unsupported(f"{reason.reason}\n\nfrom user code:\n   File \"{fs.filename}\", line {fs.lineno}, "
+                                  f"in {fs.name}\n    {fs.line}", gb_type=reason.reason)
+            entry.breaks.append(reason)
+            marks.append(len(tracer.graph.nodes))
+            if t is not None:
+                reads.append(t)
+            counters["graph_break"][reason.reason] += 1
+        tracer.on_value_read = on_break
+        reached = _reached(self.code_fn, self.root)
+        entry.params = _trainable(reached)
+        named = list(_named_tensors(reached, self.code_fn, self.root, args, kwargs))
+        if any(t.device.type == "webgpu" for _, t in named):
+            from ..backends import webgpu
+            entry.backend = webgpu.get_backend()
+        with _Compiling(), tracer, _HostReads(entry.backend, lambda: entry.breaks or on_break(None, "__host_read__")):
+            for name, t in named:
+                tracer.placeholder(name, t)
+            out = self.call(*args, **kwargs)
+        for i, node in enumerate(tracer.graph.nodes):
+            node.meta["graph_id"] = bisect.bisect_right(marks, i)
+        entry.graph = tracer.output((out, reads) if reads else out)  # values read at a break are graph outputs
+        entry.graphs = _split(entry.graph, len(marks) + 1)
+        if entry.breaks:
+            fs = entry.breaks[0].user_stack[-1]
+            entry.eager_reason = f"graph break at {fs.filename}:{fs.lineno} ({entry.breaks[0].reason})"
+            if entry.backend is not None:
+                counters["replay_refused"][entry.eager_reason] += 1
+        counters["frames"]["ok"] += 1
+        counters["stats"]["unique_graphs"] += len(entry.graphs)
+        counters["stats"]["calls_captured"] += sum(len(ops) for ops in _ops(entry.graphs))
+        return out
+
+    def _run(self, entry, args, kwargs):
+        if entry.program is not None:
+            return entry.replay(self, args, kwargs)
+        if entry.eager_reason is None and getattr(entry.backend, "capture", None) is not None:
+            return self._capture(entry, args, kwargs)
+        if entry.backend is not None:
+            counters["webgpu"]["eager"] += 1
+        return _eager(self.call, args, kwargs)
+
+    def _capture(self, entry, args, kwargs):
+        """Calls 2 and 3 on webgpu: run eagerly under the backend's capture, on clones of the tensor inputs; if the
+        two recordings are equivalent, call 3's becomes the program calls 4+ replay."""
+        tensors = fx.flatten_inputs(args, kwargs)
+        why = next((w for w, bad in (("an input requires grad", any(t.requires_grad for t in tensors)),
+                                     ("an input is not on webgpu", any(t.device.type != "webgpu" for t in tensors)))
+                    if bad), None)
+        if why:
+            return entry.stay_eager(self, why, args, kwargs)
+        be = entry.backend
+        clones = {id(t): t.detach().clone() for t in tensors}
+        swap = (lambda x: clones[id(x)] if isinstance(x, Tensor) else x)
+        cargs, ckwargs = fx.map_aggregate(args, swap), fx.map_aggregate(kwargs, swap)
+        versions = {k: c._version for k, c in clones.items()}
+        read = []
+        grads_in = [p.grad for p in entry.params]
+        cap = be.capture()
+
+        def host_read(buf, offset, size):  # a read the tracer did not see at call 1 (data-dependent path): no replay
+            read.append(_user_frame())
+            return cap._orig(be.driver, "read_buffer")(buf, offset, size)
+        cap._read = host_read
+        with _Compiling(), cap:
+            out = self.call(*cargs, **ckwargs)
+        for t in tensors:
+            if clones[id(t)]._version != versions[id(t)]:
+                t.copy_(clones[id(t)])  # the function wrote into an input: hand the write to the caller's tensor
+        outs = fx._tensors(out)
+        why = next((w for w, bad in (
+            (f"a read to the host at {read[0].filename}:{read[0].lineno}" if read else "", read),
+            ("the function writes into an input", any(clones[id(t)]._version != versions[id(t)] for t in tensors)),
+            ("an output requires grad (its backward runs outside the compiled function)",
+             any(o.requires_grad and (o.grad_fn is None or not o.grad_fn._freed) for o in outs)),
+            ("an output is not on webgpu", any(o.device.type != "webgpu" for o in outs)),
+            ("the function changes the Python state its guards read",
+             guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names) != entry.key)) if bad), None)
+        # the .grad tensors found at the start matter only when a recorded command touches their memory (gradients
+        # accumulated or zeroed in place); then every replay must find the same ones
+        touched = cap.pins.handles  # id() of every buffer a recorded command touches (capture.py)
+        if not any(g is not None and id(getattr(g._storage.buf, "handle", None)) in touched for g in grads_in):
+            grads_in = None
+        if why:
+            entry.eager_reason = why
+        elif not entry.captures:
+            entry.captures = [(cap, grads_in)]
+        elif not _same(grads_in, entry.captures[0][1]):
+            entry.eager_reason = "the .grad tensors change from call to call (gradients accumulated out of place)"
+        elif cap.equivalent(entry.captures[0][0]):
+            # the latest capture is replayed: the buffers it leaves behind (fresh .grad tensors) are the ones Python
+            # holds now
+            entry.program = cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs)
+            entry.template, entry.grads = out, (grads_in, [p.grad for p in entry.params])
+        else:
+            entry.eager_reason = "two captures differ: a Python value baked into a kernel changed between calls"
+        if entry.eager_reason:
+            counters["replay_refused"][entry.eager_reason] += 1
+        if entry.eager_reason or entry.program is not None:
+            entry.captures = []
+        counters["webgpu"]["captures"] += 1
+        return out
+
+
+def _same(a, b):
+    """Two lists of the same objects (or both None)."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _eager(call, args, kwargs):
+    with _Compiling():
+        return call(*args, **kwargs)
+
+
+class _HostReads:
+    """On webgpu, a read to the host that the tracer did not report (inside an op whose result's size depends on
+    the data, as nonzero; printing a constant) is a graph break too: report(), once per read, while active."""
+
+    def __init__(self, backend, report):
+        self.driver, self.report = getattr(backend, "driver", None), report
+
+    def __enter__(self):
+        d = self.driver
+        if d is not None:
+            self.own = d.__dict__.get("read_buffer")
+            orig, report = d.read_buffer, self.report
+
+            def read_buffer(*a):
+                report()
+                return orig(*a)
+            d.read_buffer = read_buffer
+
+    def __exit__(self, *exc):
+        d = self.driver
+        if d is not None:
+            if self.own is None:
+                del d.read_buffer
+            else:
+                d.read_buffer = self.own
+
+
+class _Compiling:
+    """torch.compiler.is_compiling() is True while a compiled callable runs its function."""
+
+    def __enter__(self):
+        _state["compiling"] += 1
+
+    def __exit__(self, *exc):
+        _state["compiling"] -= 1
+
+
+def _reached(code_fn, root):
+    """(name prefix, object) of what a call reaches besides its arguments: self (and a plain object's attributes),
+    and the globals and closure cells its code names."""
+    from ..nn import Module
+    out = []
+    if root is not None:
+        out.append(("", root))
+        if not isinstance(root, Module) and isinstance(getattr(root, "__dict__", None), dict):
+            out += [(k + "_", v) for k, v in vars(root).items()]
+    code = getattr(code_fn, "__code__", None)
+    if code is not None:
+        names = guards.code_names(code)
+        out += [(n + "_", v) for n, v in code_fn.__globals__.items() if n in names]
+        for n, c in zip(code.co_freevars, code_fn.__closure__ or ()):
+            try:
+                out.append((n + "_", c.cell_contents))
+            except ValueError:  # an empty cell
+                pass
+    return out
+
+
+def _trainable(reached):
+    """The leaf tensors whose .grad a call may set: the parameters of the modules and optimizers it reaches."""
+    from ..nn import Module
+    from ..optim import Optimizer
+    found = {}
+    for _, v in reached:
+        if isinstance(v, Module):
+            found.update((id(p), p) for p in v.parameters())
+        elif isinstance(v, Optimizer):
+            found.update((id(p), p) for g in v.param_groups for p in g["params"])
+    return list(found.values())
+
+
+def _named_tensors(reached, code_fn, root, args, kwargs):
+    """(placeholder name, tensor) for the parameters and buffers of the modules the call reaches, then its tensor
+    arguments (named after the function's parameters)."""
+    from ..nn import Module
+    seen = set()
+    for prefix, m in reached:
+        if not isinstance(m, Module):
+            continue
+        for kind, items in (("p_", m.named_parameters()), ("b_", m.named_buffers())):
+            for path, t in items:
+                if id(t) not in seen:
+                    seen.add(id(t))
+                    yield kind + prefix + path.replace(".", "_"), t
+    names = guards.arg_names(code_fn, root)
+    flat = [(names[i] if i < len(names) else f"arg{i}", a) for i, a in enumerate(args)] + sorted(kwargs.items())
+    for name, a in flat:
+        for j, t in enumerate(fx.flatten_inputs((a,), {})):
+            if id(t) not in seen:
+                seen.add(id(t))
+                yield (name if j == 0 else f"{name}_{j}"), t
+
+
+def _split(graph, n):
+    """The graph's nodes in n graphs, split at the breaks (each with the placeholders and constants it uses)."""
+    parts = []
+    for k in range(n):
+        g = fx.Graph()
+        ops = [node for node in graph.nodes if node.op == "call_function" and node.meta.get("graph_id") == k]
+        used = {a.name for node in ops for a in node.all_input_nodes}
+        g.nodes = [node for node in graph.nodes if node.op in ("placeholder", "get_attr") and node.name in used] + ops
+        g.constants = {k2: v for k2, v in graph.constants.items() if k2 in used}
+        parts.append(g)
+    return parts
+
+
+def _ops(graphs):
+    return [[node.target for node in g.nodes if node.op == "call_function"] for g in graphs]
+
+
+def _inner(fn):
+    while hasattr(fn, "_torchdynamo_orig_callable"):
+        fn = fn._torchdynamo_orig_callable
+    return fn
+
+
+def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+                     disable=False, recompile_limit=None):
+    """torch.compile's body: an OptimizedModule for a module, else a function. dynamic is accepted (webtorch
+    compiles per shape); every backend name runs the same way here."""
+    from ..nn import Module
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if isinstance(backend, str) and backend not in _BACKENDS:
+        raise InvalidBackend(backend)
+    if not isinstance(backend, str) and callable(backend):
+        raise NotImplementedError("torch.compile with a custom backend callable: webtorch compiles every graph "
+                                  "itself; pass a backend name (e.g. the default 'inductor')")
+    if backend == "inductor" and mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    if disable or config.disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, CompiledFunction(model.__call__, type(model).forward, model, fullgraph,
+                                                       recompile_limit))
+    if not callable(model):
+        raise RuntimeError("torch.compile expects a callable, an nn.Module or None")
+    fn = _inner(model)
+    if inspect.ismethod(fn):
+        code_fn, root = fn.__func__, fn.__self__
+    elif inspect.isfunction(fn):
+        code_fn, root = fn, None
+    else:  # a callable object
+        code_fn, root = getattr(type(fn), "__call__", None), fn
+    state = CompiledFunction(model, code_fn, root, fullgraph, recompile_limit)
+
+    @functools.wraps(model)
+    def compiled(*args, **kwargs):
+        return state(*args, **kwargs)
+    compiled._torchdynamo_orig_callable = model
+    compiled._torchdynamo_compiled = state
+    return compiled
+
+
+def _lazy_module():
+    from ..nn import Module
+    return Module
+
+
+class OptimizedModule(_lazy_module()):
+    """What torch.compile(module) returns: forwards attributes to `_orig_mod`, whose state dict it holds under
+    the `_orig_mod.` prefix, and runs its __call__ (hooks included) compiled."""
+
+    _opt_mod_attributes = {"_orig_mod", "dynamo_ctx", "_torchdynamo_orig_callable", "forward", "_forward",
+                           "__dict__", "_super_module_initialized"}
+
+    def __init__(self, mod, dynamo_ctx):
+        object.__setattr__(self, "_orig_mod", mod)
+        self._super_module_initialized = False
+        super().__init__()
+        self._super_module_initialized = True
+        self._orig_mod = mod
+        self.dynamo_ctx = dynamo_ctx
+        self._torchdynamo_orig_callable = mod.__call__
+        self.forward = dynamo_ctx
+
+    def __len__(self):
+        if hasattr(self._orig_mod, "__len__"):
+            return len(self._orig_mod)
+        raise TypeError(f"{type(self._orig_mod).__name__} does not support len()")
+
+    @property
+    def training(self):
+        return self._orig_mod.training
+
+    @training.setter
+    def training(self, value):
+        if self._super_module_initialized:
+            self._orig_mod.training = value
+
+    def __getattr__(self, name):
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
+            return super().__setattr__(name, value)
+        return setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name):
+        if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
+            return super().__delattr__(name)
+        return delattr(self._orig_mod, name)
+
+
+def compiled_state(fn):
+    """The CompiledFunction behind a torch.compile result (None for anything else)."""
+    if isinstance(fn, OptimizedModule):
+        return fn.dynamo_ctx
+    return getattr(fn, "_torchdynamo_compiled", None)
+
+
+def reset():
+    for c in list(_ALL):
+        c.reset()
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """torch.compiler.disable / torch._dynamo.disable: fn runs eagerly and untraced inside a compiled function
+    (a graph break there); torch.compiler.is_compiling() is False inside it."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive, reason=reason)
+    fn = _inner(fn)
+    if not callable(fn):
+        raise AssertionError("fn must be callable")
+
+    @functools.wraps(fn)
+    def disabled(*args, **kwargs):
+        tracer = fx._active[0]
+        if tracer is not None and _state["compiling"]:
+            tracer.on_value_read(None, "__disabled__")
+        saved, fx._active[0] = fx._active[0], None
+        _state["disabled"] += 1
+        compiling, _state["compiling"] = _state["compiling"], 0
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            fx._active[0] = saved
+            _state["disabled"] -= 1
+            _state["compiling"] = compiling
+    disabled._torchdynamo_disable = True
+    disabled._torchdynamo_disable_msg = reason
+    disabled._torchdynamo_orig_callable = fn
+    return disabled
+
+
+_REASONS["__disabled__"] = "Skip calling `torch.compiler.disable()`d function"
+_REASONS["__host_read__"] = "a read to the host inside an op (its result depends on the data, as nonzero's size)"
+
+
+class ExplainOutput:
+    """What torch._dynamo.explain returns (PyTorch's fields; graphs are fx.Graph objects)."""
+
+    def __init__(self, graphs, graph_count, graph_break_count, break_reasons, op_count, ops_per_graph=None,
+                 out_guards=None, compile_times=None):
+        self.graphs, self.graph_count, self.graph_break_count = graphs, graph_count, graph_break_count
+        self.break_reasons, self.op_count, self.ops_per_graph = break_reasons, op_count, ops_per_graph
+        self.out_guards, self.compile_times = out_guards, compile_times
+
+    def __str__(self):
+        output = f"Graph Count: {self.graph_count}\nGraph Break Count: {self.graph_break_count}\n"
+        output += f"Op Count: {self.op_count}\nBreak Reasons:\n"
+        for idx, br in enumerate(self.break_reasons):
+            output += f"  Break Reason {idx + 1}:\n    Reason: {br.reason}\n    User Stack:\n"
+            for frame_summary in br.user_stack:
+                output += f"      {frame_summary}\n"
+        if self.ops_per_graph is not None:
+            output += "Ops per Graph:\n"
+            for idx, ops in enumerate(self.ops_per_graph):
+                output += f"  Ops {idx + 1}:\n"
+                for op in ops:
+                    output += f"    {fx.target_name(op)}\n"
+        if self.out_guards is not None:
+            output += "Out Guards:\n"
+            for i, guard in enumerate(self.out_guards):
+                output += f"  Guard {i + 1}:\n    {guard}"
+        if self.compile_times is not None:
+            output += f"Compile Times: {self.compile_times}\n"
+        return output
+
+
+def explain(f, *extra_args, **extra_kwargs):
+    """torch._dynamo.explain(f)(*args, **kwargs): compile f afresh, run it once, report graphs and breaks."""
+    def inner(*args, **kwargs):
+        reset()
+        target = f._orig_mod if isinstance(f, OptimizedModule) else _inner(f)
+        compiled = compile_callable(target)
+        state = compiled_state(compiled)
+        compiled(*args, **kwargs)
+        entry = next(iter(state.entries.values()))
+        reset()
+        return ExplainOutput(entry.graphs, len(entry.graphs), len(entry.graphs) - 1, list(entry.breaks),
+                             sum(len(o) for o in _ops(entry.graphs)), _ops(entry.graphs), entry.out_guards(), None)
+    if extra_args or extra_kwargs:
+        import warnings
+        warnings.warn("explain(f, *args, **kwargs) is deprecated, use explain(f)(*args, **kwargs) instead.  If you "
+                      "don't migrate, we may break your explain call in the future if your user defined kwargs "
+                      "conflict with future kwargs added to explain(f).", FutureWarning, stacklevel=2)
+        return inner(*extra_args, **extra_kwargs)
+    return inner

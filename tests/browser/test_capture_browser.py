@@ -1,0 +1,71 @@
+"""WebGPU capture and replay in the browser (py/webtorch/backends/webgpu/capture.py over
+browser.py): a captured MLP training step replayed in Pyodide, one JS call per replay, gives
+the parameters of the same steps run eagerly."""
+from pwutil import py_json
+
+CODE = r'''
+import json, random
+import torch
+import torch.nn.functional as F
+from webtorch.backends import webgpu
+
+be = webgpu.get_backend()
+random.seed(0)
+def rnd(*s, sc=1.0):
+    return torch.tensor([random.gauss(0, sc) for _ in range(s[0] * (s[1] if len(s) > 1 else 1))]).reshape(s)
+xs = [rnd(16, 64) for _ in range(5)]
+ys = [torch.tensor([random.randrange(10) for _ in range(16)]) for _ in range(5)]
+init = [rnd(32, 64, sc=0.1), rnd(32, sc=0.01), rnd(10, 32, sc=0.1), rnd(10, sc=0.01)]
+
+def model():
+    ps = [p.to("webgpu").requires_grad_() for p in init]
+    opt = torch.optim.SGD(ps, lr=0.1, momentum=0.9)
+    def step(x, y):
+        h = F.dropout((x @ ps[0].t() + ps[1]).relu(), 0.25)
+        loss = F.cross_entropy(h @ ps[2].t() + ps[3], y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return ps, step
+
+X = [x.to("webgpu") for x in xs]
+Y = [y.to("webgpu") for y in ys]
+torch.manual_seed(1)
+pe, step_e = model()
+le = [step_e(x, y).item() for x, y in zip(X, Y)]
+torch.manual_seed(1)
+pc, step_c = model()
+lc = [step_c(X[0], Y[0]).item()]
+xin, yin = X[1].clone(), Y[1].clone()
+with be.capture() as cap:
+    loss = step_c(xin, yin)
+prog = cap.program(inputs=[xin, yin], outputs=[loss])
+lc.append(loss.item())
+impl = prog._impl
+calls = [0]
+fn = impl.fn
+def counted(*a):
+    calls[0] += 1
+    return fn(*a)
+impl.fn = counted
+d = be.driver
+s0 = d.submits
+outs = [prog.replay([X[i], Y[i]])[0] for i in range(2, 5)]
+submits = d.submits - s0
+lc += [o.item() for o in outs]
+diff = max(abs(float(a) - float(b)) for p, q in zip(pc, pe)
+           for a, b in zip(p.detach().cpu().flatten().tolist(), q.detach().cpu().flatten().tolist()))
+print(json.dumps({"le": le, "lc": lc, "diff": diff, "calls": calls[0], "submits": submits,
+                  "dispatches": prog.dispatches, "eliminated": prog.eliminated, "kind": type(impl).__name__}))
+'''
+
+
+def test_replay_training_step_in_pyodide(playground):
+    j = py_json(playground.run_ok(CODE))
+    assert j["kind"] == "_BrowserReplay"
+    assert j["calls"] == 3                      # one JS call per replay
+    assert j["submits"] == 3                     # one per replay
+    assert j["diff"] < 1e-5, j
+    for a, b in zip(j["lc"], j["le"]):
+        assert abs(a - b) < 1e-5 * max(1.0, abs(b)), j
