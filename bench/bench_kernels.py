@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import numpy as np  # noqa: E402
-from webtorch.backends.base import View  # noqa: E402
+from webtorch.backends.base import Strided  # noqa: E402
 from webtorch.backends import webgpu  # noqa: E402
 
 try:
@@ -38,9 +38,9 @@ def main():
     for n in (256, 512, 1024):
         a = np.random.rand(n, n).astype(np.float32)
         b = np.random.rand(n, n).astype(np.float32)
-        va = View(be.from_flat(a.ravel(), "float32"), (1, n, n), (0, n, 1), 0, "float32")
-        vb = View(be.from_flat(b.ravel(), "float32"), (1, n, n), (0, n, 1), 0, "float32")
-        vo = View(be.empty(n * n, "float32"), (1, n, n), (0, n, 1), 0, "float32")
+        va = Strided(be.from_flat(a.ravel(), "float32"), (1, n, n), (0, n, 1), 0, "float32")
+        vb = Strided(be.from_flat(b.ravel(), "float32"), (1, n, n), (0, n, 1), 0, "float32")
+        vo = Strided(be.empty(n * n, "float32"), (1, n, n), (0, n, 1), 0, "float32")
         reps = 5 if n < 1024 else 3
         inner = 4 if n < 1024 else 2
 
@@ -49,7 +49,7 @@ def main():
                 be.matmul(vo, va, vb)
             be.synchronize()
         tg = best(gpu, reps) / inner
-        got = be.to_numpy(View(vo.buf, (n, n), (n, 1), 0, "float32"))
+        got = be.to_numpy(Strided(vo.buf, (n, n), (n, 1), 0, "float32"))
         assert np.allclose(got, a @ b, rtol=1e-3, atol=1e-3)
         tn = best(lambda: a @ b, reps)
         tt = None
@@ -60,8 +60,8 @@ def main():
         print(f"{n:>6} {fl / tg:>12.1f} {fl / tn:>11.1f} {fl / tt if tt else float('nan'):>11.1f} "
               f"{tn / tg:>13.2f}")
     # dispatch and wait costs
-    x = View(be.from_flat([1.0] * 1024, "float32"), (1024,), (1,), 0, "float32")
-    o = View(be.empty(1024, "float32"), (1024,), (1,), 0, "float32")
+    x = Strided(be.from_flat([1.0] * 1024, "float32"), (1024,), (1,), 0, "float32")
+    o = Strided(be.empty(1024, "float32"), (1024,), (1,), 0, "float32")
     be.ewise("add", o, [x, 1.0], "float32")
     be.synchronize()
     k = 500

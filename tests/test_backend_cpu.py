@@ -11,7 +11,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from webtorch.backends.base import View, EWISE_OPS, UNARY, BINARY, REDUCE_OPS, SCAN_OPS  # noqa: E402
+from webtorch.backends.base import Strided, EWISE_OPS, UNARY, BINARY, REDUCE_OPS, SCAN_OPS  # noqa: E402
 from webtorch.backends.cpu import NumpyBackend, PureBackend, make_backend  # noqa: E402
 from webtorch import _philox  # noqa: E402
 
@@ -76,7 +76,7 @@ LAYOUT_COMBOS = [("contig", "transposed", "gapped"), ("transposed", "bcast_row",
 
 
 class Inp:
-    """A test input: a strided view of a base list (backend View + torch tensor) or a scalar."""
+    """A test input: a strided view of a base list (backend Strided + torch tensor) or a scalar."""
 
     def __init__(self, base, dtype, shape, strides, offset):
         self.base, self.dtype = base, dtype
@@ -84,7 +84,7 @@ class Inp:
 
     def view(self, be):
         buf = be.from_flat(self.base, self.dtype)
-        return View(buf, self.shape, self.strides, self.offset, self.dtype)
+        return Strided(buf, self.shape, self.strides, self.offset, self.dtype)
 
     def torch(self):
         t = torch.tensor(self.base, dtype=TD[self.dtype])
@@ -101,7 +101,7 @@ def as_torch(x, dt):
 
 def new_out(be, shape, dtype):
     n = math.prod(shape)
-    return View(be.empty(n, dtype), tuple(shape), tuple(_contig(shape)), 0, dtype)
+    return Strided(be.empty(n, dtype), tuple(shape), tuple(_contig(shape)), 0, dtype)
 
 
 def _contig(shape):
@@ -293,21 +293,21 @@ def test_ewise(op, cd):
 
 @pytest.mark.parametrize("be", BACKENDS, ids=["numpy", "pure"])
 def test_ewise_inplace_strided_out(be):
-    """x[:, 1::2] += 10 written through a strided out View that is also an input."""
+    """x[:, 1::2] += 10 written through a strided out Strided that is also an input."""
     base = list(range(24))
     buf = be.from_flat(base, "int32")
-    v = View(buf, (3, 2), (8, 2), 1, "int32")
+    v = Strided(buf, (3, 2), (8, 2), 1, "int32")
     be.ewise("add", v, [v, 10], "int32")
     t = torch.tensor(base, dtype=torch.int32)
     torch.as_strided(t, (3, 2), (8, 2), 1).add_(10)
-    assert be.to_flat(View(buf, (24,), (1,), 0, "int32")) == t.tolist()
+    assert be.to_flat(Strided(buf, (24,), (1,), 0, "int32")) == t.tolist()
     # fill: copy of a Python scalar through a strided out
     be.ewise("copy", v, [-7.9], "int32")
     torch.as_strided(t, (3, 2), (8, 2), 1).fill_(-7.9)
-    assert be.to_flat(View(buf, (24,), (1,), 0, "int32")) == t.tolist()
+    assert be.to_flat(Strided(buf, (24,), (1,), 0, "int32")) == t.tolist()
     fb = be.from_flat([0.0] * 6, "float16")
-    be.ewise("copy", View(fb, (2, 3), (0, 2), 0, "float16"), [0.1], "float16")
-    assert be.to_flat(View(fb, (6,), (1,), 0, "float16")) == [0.0999755859375, 0, 0.0999755859375, 0,
+    be.ewise("copy", Strided(fb, (2, 3), (0, 2), 0, "float16"), [0.1], "float16")
+    assert be.to_flat(Strided(fb, (6,), (1,), 0, "float16")) == [0.0999755859375, 0, 0.0999755859375, 0,
                                                              0.0999755859375, 0]
 
 
@@ -598,14 +598,14 @@ def test_take_put(be, dt):
         be.put(db, dt, ii.view(be), vals.view(be), accumulate)
         tt = torch.tensor(src, dtype=TD[dt])
         tt.put_(ii.torch(), vals.torch().contiguous(), accumulate=accumulate)
-        check(result(be, View(db, (n,), (1,), 0, dt)), tt, dt)
+        check(result(be, Strided(db, (n,), (1,), 0, dt)), tt, dt)
     # scalar values
     db = be.from_flat(src, dt)
     s = True if dt == "bool" else (2.5 if dt in FLOATS else 3)
     be.put(db, dt, dup_idx.view(be), s, True)
     tt = torch.tensor(src, dtype=TD[dt])
     tt.put_(dup_idx.torch(), torch.full((3, 4), s, dtype=TD[dt]), accumulate=True)
-    check(result(be, View(db, (n,), (1,), 0, dt)), tt, dt)
+    check(result(be, Strided(db, (n,), (1,), 0, dt)), tt, dt)
 
 
 # ---- arange / random / memory -------------------------------------------------------------
@@ -663,7 +663,7 @@ def test_memory_and_to_flat(be):
                              ("int8", [127, 128, -129], [127, -128, 127]),
                              ("int16", [40000], [40000 - 65536])]:
         buf = be.from_flat(vals, dt)
-        v = View(buf, (len(vals),), (1,), 0, dt)
+        v = Strided(buf, (len(vals),), (1,), 0, dt)
         flat = be.to_flat(v)
         assert flat == expect, (dt, flat)
         assert all(type(a) is type(b) for a, b in zip(flat, expect)), (dt, flat)
@@ -671,19 +671,19 @@ def test_memory_and_to_flat(be):
     # from numpy arrays and array.array
     import numpy as np
     from array import array
-    assert be.to_flat(View(be.from_flat(np.arange(4, dtype=np.float32), "int64"), (4,), (1,), 0,
+    assert be.to_flat(Strided(be.from_flat(np.arange(4, dtype=np.float32), "int64"), (4,), (1,), 0,
                            "int64")) == [0, 1, 2, 3]
-    assert be.to_flat(View(be.from_flat(array("d", [1.5, 2.5]), "float32"), (2,), (1,), 0,
+    assert be.to_flat(Strided(be.from_flat(array("d", [1.5, 2.5]), "float32"), (2,), (1,), 0,
                            "float32")) == [1.5, 2.5]
     buf = be.empty(6, "float32")
     assert len(buf) == 6
-    be.arange(View(buf, (6,), (1,), 0, "float32"), 0, 1)
-    v = View(buf, (2, 2), (1, 2), 1, "float32")
+    be.arange(Strided(buf, (6,), (1,), 0, "float32"), 0, 1)
+    v = Strided(buf, (2, 2), (1, 2), 1, "float32")
     assert be.to_flat(v) == [1.0, 3.0, 2.0, 4.0]
     nv = be.to_numpy(v)
     assert nv.shape == (2, 2) and nv.tolist() == [[1.0, 3.0], [2.0, 4.0]]
-    assert be.to_flat(View(buf, (), (), 5, "float32")) == [5.0]
-    assert be.to_numpy(View(buf, (), (), 5, "float32")).shape == ()
+    assert be.to_flat(Strided(buf, (), (), 5, "float32")) == [5.0]
+    assert be.to_numpy(Strided(buf, (), (), 5, "float32")).shape == ()
     be.synchronize()
 
 
@@ -691,9 +691,9 @@ def test_make_backend_and_no_numpy():
     assert isinstance(make_backend(), NumpyBackend)
     code = ("import sys, os; sys.path.insert(0, 'py'); sys.modules['numpy'] = None\n"
             "from webtorch.backends.cpu import make_backend, PureBackend, NumpyBackend\n"
-            "from webtorch.backends.base import View\n"
+            "from webtorch.backends.base import Strided\n"
             "be = make_backend(); assert isinstance(be, PureBackend) and NumpyBackend is None\n"
-            "o = View(be.empty(3, 'float32'), (3,), (1,), 0, 'float32')\n"
+            "o = Strided(be.empty(3, 'float32'), (3,), (1,), 0, 'float32')\n"
             "be.arange(o, 1.0, 0.5); be.ewise('exp', o, [o], 'float32'); print(be.to_flat(o))\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -720,8 +720,8 @@ def test_numpy_backend_is_vectorized_fast():
     import time
     n = 1 << 20
     buf = NB.empty(2 * n, "float32")
-    NB.random(View(buf, (2 * n,), (1,), 0, "float32"), "normal", 1, 0)
-    x = View(buf, (1024, 1024), (1, 2048), 0, "float32")
+    NB.random(Strided(buf, (2 * n,), (1,), 0, "float32"), "normal", 1, 0)
+    x = Strided(buf, (1024, 1024), (1, 2048), 0, "float32")
     out = new_out(NB, (1024, 1024), "float32")
     t0 = time.perf_counter()
     for op in ("erf", "erfinv", "sigmoid", "add"):
@@ -743,7 +743,7 @@ def test_numpy_backend_no_warnings_and_user_errstate_kept():
 
     def run():
         f = NB.from_flat([0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 3e38, -3e38], "float32")
-        v = View(f, (8,), (1,), 0, "float32")
+        v = Strided(f, (8,), (1,), 0, "float32")
         o = new_out(NB, (8,), "float32")
         for op, ins in (("log", [v]), ("div", [v, v]), ("sub", [v, v]), ("mul", [v, 1e30]),
                         ("add", [v, v]), ("exp", [v]), ("sqrt", [v]), ("atanh", [v]),
@@ -758,10 +758,10 @@ def test_numpy_backend_no_warnings_and_user_errstate_kept():
         NB.reduce("prod", s, v)
         NB.reduce("sum", new_out(NB, (), "int32"), v)
         NB.scan("cumsum", new_out(NB, (8,), "float16"), v)
-        m = View(f, (1, 2, 2), (4, 2, 1), 4, "float32")
+        m = Strided(f, (1, 2, 2), (4, 2, 1), 4, "float32")
         NB.matmul(new_out(NB, (1, 2, 2), "float32"), m, m)
         NB.matmul(new_out(NB, (1, 2, 2), "float16"), m, m)
-        NB.put(f, "float32", View(NB.from_flat([0, 1], "int64"), (2,), (1,), 0, "int64"), 1e300, True)
+        NB.put(f, "float32", Strided(NB.from_flat([0, 1], "int64"), (2,), (1,), 0, "int64"), 1e300, True)
         x = wt.tensor([0.0, 1.0, -1.0, float("inf"), float("nan")])
         (x.log(), x / 0, x - x, (x * 1e38) * 1e38, x.to(wt.int32), x.exp().sum(), x @ x)
 

@@ -13,7 +13,7 @@ import pytest
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import torch  # noqa: E402  (the oracle: a test dependency, never a reason to skip this tier)
-from webtorch.backends.base import View, UNARY, EWISE_OPS  # noqa: E402
+from webtorch.backends.base import Strided, UNARY, EWISE_OPS  # noqa: E402
 from webtorch.backends import webgpu  # noqa: E402
 from webtorch import _philox  # noqa: E402
 
@@ -36,7 +36,7 @@ def contig(shape):
 
 
 def gpu(arr, dtype=None, layout="contig"):
-    """Upload numpy `arr` and return (View, numpy array with the view's values).
+    """Upload numpy `arr` and return (Strided, numpy array with the view's values).
     layout: 'contig'; 'offset' (view starts 5 elements in); 'transposed' (a column-major
     view: the buffer holds arr.T contiguous); 'strided' (every other element of a bigger
     buffer along the last dim)."""
@@ -44,26 +44,26 @@ def gpu(arr, dtype=None, layout="contig"):
     arr = np.asarray(arr, dtype=NP[dtype])
     shape = arr.shape
     if layout == "contig" or arr.ndim == 0:
-        return View(be.from_flat(arr.reshape(-1), dtype), shape, contig(shape), 0, dtype), arr
+        return Strided(be.from_flat(arr.reshape(-1), dtype), shape, contig(shape), 0, dtype), arr
     if layout == "offset":
         flat = np.concatenate([np.zeros(5, arr.dtype), arr.reshape(-1)])
-        return View(be.from_flat(flat, dtype), shape, contig(shape), 5, dtype), arr
+        return Strided(be.from_flat(flat, dtype), shape, contig(shape), 5, dtype), arr
     if layout == "transposed":
         base = np.ascontiguousarray(np.moveaxis(arr, -1, 0))       # last dim outermost
         st = contig(base.shape)
         strides = st[1:] + st[:1]
-        return View(be.from_flat(base.reshape(-1), dtype), shape, strides, 0, dtype), arr
+        return Strided(be.from_flat(base.reshape(-1), dtype), shape, strides, 0, dtype), arr
     if layout == "strided":
         big = np.zeros(shape[:-1] + (shape[-1] * 2,), arr.dtype)
         big[..., ::2] = arr
         st = contig(big.shape)
-        return View(be.from_flat(big.reshape(-1), dtype), shape, st[:-1] + (2,), 0, dtype), arr
+        return Strided(be.from_flat(big.reshape(-1), dtype), shape, st[:-1] + (2,), 0, dtype), arr
     raise ValueError(layout)
 
 
 def out_view(shape, dtype):
     n = int(np.prod(shape)) if shape else 1
-    return View(be.empty(n, dtype), tuple(shape), contig(shape), 0, dtype)
+    return Strided(be.empty(n, dtype), tuple(shape), contig(shape), 0, dtype)
 
 
 def get(v):
@@ -167,8 +167,8 @@ def test_binary_float32(op):
     vb, bb = gpu(b, layout="offset")
     shape = (4, 5, 6)
     # broadcast: stride 0 on size-1 dims
-    va = View(va.buf, shape, (va.strides[0], 0, va.strides[2]), va.offset, "float32")
-    vb = View(vb.buf, shape, (0, vb.strides[1], vb.strides[2]), vb.offset, "float32")
+    va = Strided(va.buf, shape, (va.strides[0], 0, va.strides[2]), va.offset, "float32")
+    vb = Strided(vb.buf, shape, (0, vb.strides[1], vb.strides[2]), vb.offset, "float32")
     ta, tb = torch.from_numpy(aa.copy()), torch.from_numpy(bb.copy())
     want = torch_bin(op)(ta, tb)
     o = out_view(shape, "bool" if want.dtype == torch.bool else "float32")
@@ -271,7 +271,7 @@ def test_conversions():
 def test_inplace_strided_out():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     v, a = gpu(x)
-    col = View(v.buf, (3,), (4,), 1, "float32")       # x[:, 1]
+    col = Strided(v.buf, (3,), (4,), 1, "float32")       # x[:, 1]
     be.ewise("add", col, [col, 100.0], "float32")
     a = a.copy()
     a[:, 1] += 100
@@ -285,10 +285,10 @@ def test_zero_d_and_empty():
     assert get(o).shape == () and float(get(o)) == 9.0
     assert be.to_flat(o) == [9.0]
     e = out_view((0, 3), "float32")
-    be.ewise("exp", e, [View(be.empty(0, "float32"), (0, 3), (3, 1), 0, "float32")], "float32")
+    be.ewise("exp", e, [Strided(be.empty(0, "float32"), (0, 3), (3, 1), 0, "float32")], "float32")
     assert get(e).shape == (0, 3) and be.to_flat(e) == []
     r = out_view((4,), "float32")
-    be.reduce("sum", r, View(be.empty(0, "float32"), (4, 0), (0, 1), 0, "float32"))
+    be.reduce("sum", r, Strided(be.empty(0, "float32"), (4, 0), (0, 1), 0, "float32"))
     close(get(r), np.zeros(4, np.float32))
     r = out_view((), "float32")
     be.reduce("sum", r, v)                           # empty inner: reduce over nothing
@@ -388,7 +388,7 @@ def test_reduce_nan_int_and_multipass():
     be.reduce("argmax", oi, v)
     close(get(oi), a.argmax(1))
     o1 = out_view((), "float32")
-    be.reduce("max", o1, View(v.buf, (600000,), (1,), 0, "float32"))
+    be.reduce("max", o1, Strided(v.buf, (600000,), (1,), 0, "float32"))
     assert float(get(o1)) == 50.0
 
 
@@ -413,7 +413,7 @@ def test_matmul_broadcast_int_f16():
     a = rng.standard_normal((1, 16, 8)).astype(np.float32)
     b = rng.standard_normal((3, 8, 12)).astype(np.float32)
     va, _ = gpu(a)
-    va = View(va.buf, (3, 16, 8), (0, 8, 1), 0, "float32")      # batch-broadcast a
+    va = Strided(va.buf, (3, 16, 8), (0, 8, 1), 0, "float32")      # batch-broadcast a
     vb, _ = gpu(b)
     o = out_view((3, 16, 12), "float32")
     be.matmul(o, va, vb)
@@ -586,9 +586,9 @@ def test_workgroup_grid_folds_past_65535():
     finally:
         be.max_wg = old
     n = 65535 * 256 + 1000
-    x = View(be.empty(n, "int32"), (n,), (1,), 0, "int32")
+    x = Strided(be.empty(n, "int32"), (n,), (1,), 0, "int32")
     be.arange(x, 0, 1)
-    o = View(be.empty(n, "int32"), (n,), (1,), 0, "int32")
+    o = Strided(be.empty(n, "int32"), (n,), (1,), 0, "int32")
     be.ewise("add", o, [x, 1], "int32")
     raw = be.driver.read_buffer(o.buf.handle, (n - 2000) * 4, 2000 * 4)
     tail = np.frombuffer(bytes(raw), np.int32)
@@ -619,10 +619,10 @@ def test_device_lost_is_a_clear_error():
     import subprocess
     code = (
         "import sys, os; sys.path.insert(0, %r); os.environ.setdefault('XDG_RUNTIME_DIR', '/tmp')\n"
-        "from webtorch.backends.base import View\n"
+        "from webtorch.backends.base import Strided\n"
         "from webtorch.backends import webgpu\n"
         "be = webgpu.get_backend()\n"
-        "x = View(be.from_flat([1.0, 2.0], 'float32'), (2,), (1,), 0, 'float32')\n"
+        "x = Strided(be.from_flat([1.0, 2.0], 'float32'), (2,), (1,), 0, 'float32')\n"
         "be.driver.device.destroy()\n"
         "for f in (lambda: be.ewise('add', x, [x, 1.0], 'float32'), lambda: be.to_flat(x)):\n"
         "    try:\n"
@@ -646,8 +646,8 @@ def test_aliased_buffers_bound_once():
     close(get(v), a + a)
     v, a = gpu(x)
     for (m, k, n) in ((8, 12, 8),):
-        va = View(v.buf, (1, m, k), (0, k, 1), 0, "float32")
-        vt = View(v.buf, (1, k, n), (0, 1, k), 0, "float32")
+        va = Strided(v.buf, (1, m, k), (0, k, 1), 0, "float32")
+        vt = Strided(v.buf, (1, k, n), (0, 1, k), 0, "float32")
         o = out_view((1, m, n), "float32")
         be.matmul(o, va, vt)
         close(get(o), (a @ a.T)[None], rtol=1e-4, atol=1e-4)

@@ -11,7 +11,7 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import webtorch as wt  # noqa: E402
 from webtorch.backends import webgpu  # noqa: E402
-from webtorch.backends.base import View  # noqa: E402
+from webtorch.backends.base import Strided  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("webgpu")  # conftest: skipped only by WEBTORCH_SKIP_WEBGPU=1
 be = webgpu.get_backend() if webgpu.is_available() else None  # no adapter: the fixture fails each test
@@ -221,10 +221,10 @@ def test_zero_dim_empty_and_folded_grid():
 
 def test_backend_level_views_and_dead_outputs():
     a = rng.standard_normal(100).astype(np.float32)
-    v = View(be.from_flat(a, "float32"), (100,), (1,), 0, "float32")
+    v = Strided(be.from_flat(a, "float32"), (100,), (1,), 0, "float32")
 
     def out():
-        return View(be.empty(100, "float32"), (100,), (1,), 0, "float32")
+        return Strided(be.empty(100, "float32"), (100,), (1,), 0, "float32")
     d0 = webgpu.dispatch_count()
     o1 = out()
     be.ewise("exp", o1, [v], "float32")
@@ -232,7 +232,7 @@ def test_backend_level_views_and_dead_outputs():
     be.ewise("mul", o2, [o1, v], "float32")
     del o1                                  # dead intermediate: computed inline, not stored
     o3 = out()
-    be.ewise("lt", View(be.empty(100, "bool"), (100,), (1,), 0, "bool"), [o2, 0.0], "float32")
+    be.ewise("lt", Strided(be.empty(100, "bool"), (100,), (1,), 0, "bool"), [o2, 0.0], "float32")
     be.ewise("sub", o3, [o2, 1.0], "float32")
     r3 = np.array(be.to_flat(o3), np.float32)
     assert webgpu.dispatch_count() - d0 == 1

@@ -203,7 +203,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     shape, dt, dev = _creation_args(size if isinstance(size, (list, tuple)) else (size,), dtype, device)
     t = _prims.empty(shape, dt, dev)
     if t.numel():
-        t._backend.ewise("copy", t._view(), [fill_value], dt.name)
+        t._backend.ewise("copy", t._strided(), [fill_value], dt.name)
     return _finish(t, requires_grad)
 
 

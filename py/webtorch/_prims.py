@@ -7,7 +7,7 @@ from . import _dtype
 from ._device import as_device, backend_for
 from ._tensor import Tensor, Storage
 from ._geometry import contiguous_strides, numel as _numel
-from .backends.base import View
+from .backends.base import Strided
 
 bool_, int64 = _dtype.bool_, _dtype.int64
 
@@ -87,8 +87,8 @@ def broadcast_strides(t, shape):
 def bview(t, shape):
     st = t._storage
     if t._shape == shape and 1 not in shape:  # no broadcast: the tensor's own geometry
-        return View(st.buf, tuple(shape), t._stride, t._offset, st.dtype.name)
-    return View(st.buf, tuple(shape), broadcast_strides(t, shape), t._offset, st.dtype.name)
+        return Strided(st.buf, tuple(shape), t._stride, t._offset, st.dtype.name)
+    return Strided(st.buf, tuple(shape), broadcast_strides(t, shape), t._offset, st.dtype.name)
 
 
 def _operand(a, shape, dev):
@@ -110,7 +110,7 @@ def ewise(op, args, cdtype, out_dtype, shape=None, device=None):
         shape = tuple(shape)  # a plain tuple: Size indexes through Python
     out = empty(shape, out_dtype, dev)
     if out._storage.numel:
-        out._backend.ewise(op, out._view(), [_operand(a, shape, dev) for a in args], cdtype.name)
+        out._backend.ewise(op, out._strided(), [_operand(a, shape, dev) for a in args], cdtype.name)
     return out
 
 
@@ -125,7 +125,7 @@ def ewise_into(op, out, args, cdtype):
                                    f"devices, {dev} and {a.device}!")
     shape = tuple(out._shape)  # a plain tuple: Size indexes through Python
     if _numel(shape):
-        out._backend.ewise(op, out._view(), [_operand(a, shape, dev) for a in args], cdtype.name)
+        out._backend.ewise(op, out._strided(), [_operand(a, shape, dev) for a in args], cdtype.name)
     out._storage.version += 1
     return out
 
@@ -142,7 +142,7 @@ def contiguous(t):
         return t
     out = empty(t._shape, t.dtype, t.device)
     if out.numel():
-        out._backend.ewise("copy", out._view(), [t._view()], t.dtype.name)
+        out._backend.ewise("copy", out._strided(), [t._strided()], t.dtype.name)
     return out
 
 
@@ -157,8 +157,8 @@ def reduce(op, t, dims, keepdim, out_dtype):
     st = t._storage
     out = empty(outer, out_dtype, st.device)
     if out._storage.numel:
-        inp = View(st.buf, perm_shape, perm_strides, t._offset, st.dtype.name)
-        out._backend.reduce(op, out._view(), inp)
+        inp = Strided(st.buf, perm_shape, perm_strides, t._offset, st.dtype.name)
+        out._backend.reduce(op, out._strided(), inp)
     if keepdim:
         kshape = tuple([1 if d in dims else shape[d] for d in range(nd)])
         out = Tensor._make(out._storage, kshape, contiguous_strides(kshape), 0)
@@ -172,11 +172,11 @@ def matmul3(a, b, out_dtype):
     B = Ba if Bb == 1 else Bb  # broadcast: a batch of 1 takes the other's size, 0 included
     out = empty((B, M, N), out_dtype, a._storage.device)
     if out._storage.numel:
-        va = View(a._storage.buf, (B, M, K), (a._stride[0] if Ba != 1 else 0,) + a._stride[1:],
+        va = Strided(a._storage.buf, (B, M, K), (a._stride[0] if Ba != 1 else 0,) + a._stride[1:],
                   a._offset, a._storage.dtype.name)
-        vb = View(b._storage.buf, (B, K, N), (b._stride[0] if Bb != 1 else 0,) + b._stride[1:],
+        vb = Strided(b._storage.buf, (B, K, N), (b._stride[0] if Bb != 1 else 0,) + b._stride[1:],
                   b._offset, b._storage.dtype.name)
-        out._backend.matmul(out._view(), va, vb)
+        out._backend.matmul(out._strided(), va, vb)
     return out
 
 
@@ -184,7 +184,7 @@ def take(src, offsets):
     """out[i] = src.storage[offsets[i]] (offsets: int64 tensor of flat storage positions)."""
     out = empty(offsets._shape, src.dtype, src.device)
     if out.numel():
-        out._backend.take(out._view(), src._storage.buf, src.dtype.name, offsets._view())
+        out._backend.take(out._strided(), src._storage.buf, src.dtype.name, offsets._strided())
     return out
 
 
@@ -192,7 +192,7 @@ def put(dst, offsets, values, accumulate):
     """dst.storage[offsets[i]] = values[i] (or +=)."""
     if offsets.numel():
         vals = bview(values, offsets._shape) if isinstance(values, Tensor) else values
-        dst._backend.put(dst._storage.buf, dst.dtype.name, offsets._view(), vals, accumulate)
+        dst._backend.put(dst._storage.buf, dst.dtype.name, offsets._strided(), vals, accumulate)
     dst._bump()
 
 
@@ -201,11 +201,11 @@ def scan(op, t, dim, out_dtype, with_indices=False):
     nd = t.dim()
     perm = [d for d in range(nd) if d != dim] + [dim]
     shape = tuple(t._shape[d] for d in perm)
-    v = View(t._storage.buf, shape, tuple(t._stride[d] for d in perm), t._offset, t.dtype.name)
+    v = Strided(t._storage.buf, shape, tuple(t._stride[d] for d in perm), t._offset, t.dtype.name)
     out = empty(shape, out_dtype, t.device)
     idx = empty(shape, int64, t.device) if with_indices else None
     if out.numel():
-        out._backend.scan(op, out._view(), v, idx._view() if idx is not None else None)
+        out._backend.scan(op, out._strided(), v, idx._strided() if idx is not None else None)
     inv = _inverse_perm(perm)
     out = out.permute(inv)
     return out, (idx.permute(inv) if idx is not None else None)
@@ -215,11 +215,11 @@ def sort(t, dim, descending, stable):
     nd = t.dim()
     perm = [d for d in range(nd) if d != dim] + [dim]
     shape = tuple(t._shape[d] for d in perm)
-    v = View(t._storage.buf, shape, tuple(t._stride[d] for d in perm), t._offset, t.dtype.name)
+    v = Strided(t._storage.buf, shape, tuple(t._stride[d] for d in perm), t._offset, t.dtype.name)
     vals = empty(shape, t.dtype, t.device)
     idx = empty(shape, int64, t.device)
     if vals.numel():
-        vals._backend.sort(vals._view(), idx._view(), v, descending, stable)
+        vals._backend.sort(vals._strided(), idx._strided(), v, descending, stable)
     inv = _inverse_perm(perm)
     return vals.permute(inv), idx.permute(inv)
 
@@ -234,7 +234,7 @@ def _inverse_perm(perm):
 def arange(n, start, step, dtype, device):
     out = empty((n,), dtype, device)
     if n:
-        out._backend.arange(out._view(), start, step)
+        out._backend.arange(out._strided(), start, step)
     return out
 
 
@@ -244,7 +244,7 @@ def random(shape, kind, dtype, device, generator):
     seed, offset = gen._next_draw()
     out = empty(shape, dtype, device)
     if out.numel():
-        out._backend.random(out._view(), kind, seed, offset)
+        out._backend.random(out._strided(), kind, seed, offset)
     return out
 
 
@@ -256,7 +256,7 @@ def to_device(t, device):
     be = backend_for(t.device)
     try:
         import numpy  # noqa: F401
-        data = be.to_numpy(src._view()).reshape(-1)
+        data = be.to_numpy(src._strided()).reshape(-1)
     except ImportError:
-        data = be.to_flat(src._view())
+        data = be.to_flat(src._strided())
     return from_flat(data, t._shape, t.dtype, device)

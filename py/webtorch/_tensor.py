@@ -10,7 +10,7 @@ from ._device import backend_for
 from .autograd import grad_mode
 from .autograd import function as _function
 from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle
-from .backends.base import View
+from .backends.base import Strided
 from ._layout import strided
 from ._geometry import numel as _numel, is_contiguous
 
@@ -108,8 +108,8 @@ class Tensor:
             t._base = self._base
         return t
 
-    def _view(self):
-        return View(self._storage.buf, self._shape, self._stride, self._offset, self._storage.dtype.name)
+    def _strided(self):
+        return Strided(self._storage.buf, self._shape, self._stride, self._offset, self._storage.dtype.name)
 
     @property
     def _backend(self):
@@ -390,7 +390,7 @@ class Tensor:
 
     # ---- host interop -------------------------------------------------------------
     def tolist(self):
-        flat = self._backend.to_flat(self._view())
+        flat = self._backend.to_flat(self._strided())
         if not self._shape:
             return flat[0]
         return _nest(flat, self._shape)
@@ -399,7 +399,7 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-        return self._backend.to_flat(self._view())[0]
+        return self._backend.to_flat(self._strided())[0]
 
     def numpy(self, force=False):
         if self._requires_grad and not force:
@@ -409,8 +409,8 @@ class Tensor:
                             "copy the tensor to host memory first.")
         be = self._backend
         if be.numpy_buffers:  # shares memory, as in PyTorch
-            return be.as_ndarray(self._view())
-        return be.to_numpy(self._view())
+            return be.as_ndarray(self._strided())
+        return be.to_numpy(self._strided())
 
     def __array__(self, dtype=None, copy=None):
         a = self.detach().cpu().numpy()

@@ -139,9 +139,9 @@ def _from_bytes(data, dtype):
 
 def _storage_bytes(storage):
     """All elements of a tensor Storage as little-endian bytes (waits for the device)."""
-    from .backends.base import View
+    from .backends.base import Strided
     dt = storage.dtype.name
-    v = View(storage.buf, (storage.numel,), (1,), 0, dt)
+    v = Strided(storage.buf, (storage.numel,), (1,), 0, dt)
     be = storage.backend
     if _np is not None:
         a = _np.asarray(be.to_numpy(v)).reshape(-1)

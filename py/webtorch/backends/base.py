@@ -8,14 +8,16 @@ Terms
 -----
 buf     a backend's flat buffer of `numel` elements of one dtype (numpy array, array.array,
         a GPU buffer handle, ...). Created by `empty`/`from_flat`, freed when unreferenced.
-View    (buf, shape, strides, offset, dtype): a strided window onto a buf. Strides and offset
-        count elements, not bytes. A stride may be 0 (broadcast). `dtype` is a webtorch
-        dtype name: 'float32', 'float64', 'float16', 'int32', 'int64', 'bool', 'uint8'.
-scalar  a Python bool/int/float may stand wherever an input View may stand in `ewise`.
+Strided (buf, shape, strides, offset, dtype): a strided window onto a buf, what as_strided
+        makes of a storage (not a tensor "view", which is a Tensor sharing its base's storage;
+        `Tensor._strided()` gives a tensor's window). Strides and offset count elements, not
+        bytes. A stride may be 0 (broadcast). `dtype` is a webtorch dtype name: 'float32',
+        'float64', 'float16', 'int32', 'int64', 'bool', 'uint8'.
+scalar  a Python bool/int/float may stand wherever an input Strided may stand in `ewise`.
 
-Writes always go to an `out` View (usually contiguous, but in-place ops write through
+Writes always go to an `out` Strided (usually contiguous, but in-place ops write through
 arbitrary strided views, e.g. `x[:, 1].add_(1)`). Outputs never alias inputs except
-elementwise in-place ops where out and an input are the same View (safe elementwise).
+elementwise in-place ops where out and an input are the same Strided (safe elementwise).
 
 Element-wise op names (the table in `EWISE_OPS` below): inputs are converted to `cdtype`,
 the op is computed in `cdtype`, the result is converted to out.dtype. Comparisons and the
@@ -25,7 +27,9 @@ arithmetic. `round` rounds half to even. Float->int conversion truncates toward 
 """
 from collections import namedtuple
 
-View = namedtuple("View", "buf shape strides offset dtype")
+from .. import _dtype
+
+Strided = namedtuple("Strided", "buf shape strides offset dtype")
 
 UNARY = (
     "copy neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt "
@@ -72,7 +76,6 @@ class Backend:
         """Like to_flat but a numpy array of the view's shape (only called when numpy is
         importable). Default goes through to_flat."""
         import numpy as np
-        from .. import _dtype
         return np.array(self.to_flat(view), dtype=_dtype.NP_NAMES[view.dtype]).reshape(view.shape)
 
     def synchronize(self):
@@ -80,7 +83,7 @@ class Backend:
 
     # ---- compute ----------------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
-        """out[i] = op(*inputs[i]) for every index i of out.shape; each input is a View
+        """out[i] = op(*inputs[i]) for every index i of out.shape; each input is a Strided
         already broadcast to out.shape (stride 0 where broadcast) or a Python scalar."""
         raise NotImplementedError
 
@@ -100,7 +103,7 @@ class Backend:
         raise NotImplementedError
 
     def take(self, out, src_buf, src_dtype, idx):
-        """out[i] = src_buf[idx[i]]: idx is an int64 View of out.shape holding flat element
+        """out[i] = src_buf[idx[i]]: idx is an int64 Strided of out.shape holding flat element
         offsets into src_buf (already bounds-checked by the front end)."""
         raise NotImplementedError
 

@@ -1,8 +1,12 @@
 """Shared helpers for op definitions: promotion, dim handling, in-place and out= plumbing."""
+import functools
+import inspect
+
 from .. import _dtype, _prims
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..autograd.graph import run_backward
 
 F32 = _dtype.float32
 
@@ -208,7 +212,6 @@ class Composite(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        from ..autograd.graph import run_backward
         args, diff = ctx._s_args, ctx._s_diff
         if grad_mode.is_grad_enabled():  # create_graph: differentiate a replay on the real inputs
             inputs = [a for a, d in zip(args, diff) if d]
@@ -227,8 +230,6 @@ class Composite(Function):
 def composite_op(name, optional=(), no_edges=()):
     """Decorator: the op `fn` (composed of other ops) recorded as one Composite node `name`; its
     arguments, keywords included, are the node's inputs in signature order."""
-    import functools
-    import inspect
 
     def deco(fn):
         sig = inspect.signature(fn)

@@ -7,8 +7,9 @@ from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out
+from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out, name_of
 from .registry import register, register_method
+from .pointwise import where
 from . import shape as _shape
 
 int64, bool_ = _dtype.int64, _dtype.bool_
@@ -201,7 +202,7 @@ def _guard(index, lo, size, err):
             _remember_range(st, key, tuple(v))
         bad = v[1] if v[1] >= size else (v[0] if v[0] < lo else None)
         return None if bad is None else err(bad)
-    defer(vals._view(), vals, fail)
+    defer(vals._strided(), vals, fail)
     return _clamp(index if index.dtype is int64 else index.to(int64), lo, size)
 
 
@@ -398,7 +399,6 @@ def _index_put_view(self, v, adv, value, accumulate):
                                f"{self.device} and {value.device}!")
     if isinstance(value, Tensor):
         if value.dtype != self.dtype:
-            from ._common import name_of
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{name_of(self.dtype)} for the destination and {name_of(value.dtype)} for the "
                                f"source.")
@@ -528,7 +528,6 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return take_along_dim(input.reshape(-1), indices.reshape(-1), 0)
     d = wrap_dim(dim, input.dim())
-    from .pointwise import where
     indices = where(indices < 0, indices + input.shape[d], indices)  # negative indices count from the end
     shape = list(_prims.broadcast_shapes(tuple(s if k != d else 1 for k, s in enumerate(input.shape)),
                                          tuple(s if k != d else 1 for k, s in enumerate(indices.shape))))
@@ -703,7 +702,6 @@ def index_fill(input, dim, index, value):
         return _on_vector(index_fill, input, dim, index, value)
     d = wrap_dim(dim, input.dim())
     n = input.shape[d]
-    from .pointwise import where
     idx = index.reshape(-1).to(int64)
     if idx.numel():
         safe = _guard(idx, 0, n, lambda bad: IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}"))
@@ -717,7 +715,6 @@ def index_fill(input, dim, index, value):
 @register
 @torch_function
 def masked_fill(input, mask, value):
-    from .pointwise import where
     if not isinstance(mask, Tensor) or mask.dtype is not bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{mask.dtype if isinstance(mask, Tensor) else type(mask).__name__}")

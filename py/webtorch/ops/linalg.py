@@ -8,6 +8,7 @@ from ._common import recording, write_out, sum_to, composite_op, wrap_dim
 from .registry import register
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
+from .indexing import index_put_flat
 
 
 class Matmul(Function):
@@ -369,7 +370,6 @@ def trace(input):
 @register
 def diag(input, diagonal=0):
     if input.dim() == 1:
-        from .indexing import index_put_flat
         m = input.shape[0]
         n = m + abs(diagonal)
         start = diagonal if diagonal >= 0 else -diagonal * n

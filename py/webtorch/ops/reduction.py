@@ -13,6 +13,7 @@ from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_
 from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
+from .pointwise import maximum, minimum, where
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 
@@ -307,7 +308,6 @@ def _make_max(op):
     def public(input, dim=None, keepdim=False, *, out=None):
         check_tensor(op, input)
         if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
-            from .pointwise import maximum, minimum
             return (maximum if op == "max" else minimum)(input, dim)
         if dim is None:
             _check_nonempty(input, op)
@@ -505,7 +505,6 @@ class Norm2(Function):
     def backward(ctx, g):
         x, y = ctx.saved_tensors
         dims, keepdim = ctx.meta
-        from .pointwise import where
         scale = where(y == 0, 0.0, g / y)
         return x * _unreduce(scale, x.shape, dims, keepdim), None, None
 
@@ -549,7 +548,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 def logsumexp(input, dim, keepdim=False):
     if _autocast.STATE and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)
-    from .pointwise import where
     if not input.dtype.is_floating_point:
         input = input.to(float_of(input.dtype))
     dims = norm_dims(dim, input.dim())
@@ -592,7 +590,6 @@ class Cumprod(Function):
     def backward(ctx, g):
         x, y = ctx.saved_tensors
         d = ctx.d
-        from .pointwise import where
 
         def rcumsum(t):
             return t.flip(d).cumsum(d).flip(d)
@@ -675,7 +672,6 @@ register(cummin, "cummin")
 @composite_op("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     d = wrap_dim(dim, input.dim())
-    from .pointwise import where
     x = input.detach()
     m = amax(where(x.isnan(), -math.inf, x), d, keepdim=True)      # a NaN spoils only what follows it
     m = where(m.isinf(), 0.0, m)

@@ -1,11 +1,14 @@
 """Views (metadata-only: share memory with their base) and shape-changing ops."""
+import warnings
+
 from .. import _dtype, _prims
 from .._tensor import Tensor, Size
 from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import wrap_dim, recording, write_out, sum_to, composite_node
+from ._common import wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result
 from .registry import register, register_method
+from .pointwise import where
 
 int64 = _dtype.int64
 
@@ -74,7 +77,7 @@ def _view_strides(old_shape, old_stride, new_shape):
 
 
 # ---- the view functions -------------------------------------------------------------------------
-class ViewOp(Function):  # the view op (backends.base.View is a strided window)
+class ViewOp(Function):  # the view op (a backend's window onto a buf is backends.base.Strided)
     _node_name = "ViewBackward0"
 
     @staticmethod
@@ -389,7 +392,6 @@ def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        import warnings
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=2)
         indexing = "ij"
@@ -759,7 +761,6 @@ class Copy(Function):
 @register_method
 @torch_function
 def copy_(self, src, non_blocking=False):
-    from ._common import check_leaf_inplace, inplace_result
     check_leaf_inplace(self)
     if isinstance(src, Tensor):
         _prims.broadcast_shapes(self.shape, src.shape)
@@ -788,7 +789,6 @@ def zero_(self):
 @register
 @torch_function
 def fill_(self, value):
-    from ._common import check_leaf_inplace, inplace_result
     check_leaf_inplace(self)
     if isinstance(value, Tensor):
         if value.dim() != 0:
@@ -1107,7 +1107,6 @@ def _tri_impl(input, diagonal, lower):
     r, c = input.shape[-2], input.shape[-1]
     diff = arange(c, device=input.device).unsqueeze(0) - arange(r, device=input.device).unsqueeze(1)
     mask = diff <= diagonal if lower else diff >= diagonal
-    from .pointwise import where
     return where(mask, input, 0)
 
 

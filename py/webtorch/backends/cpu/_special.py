@@ -57,6 +57,17 @@ def erfinv(y):
 
 # ---- numpy versions ------------------------------------------------------------------------
 
+def _rational(t, p, q):
+    """The numerator and denominator of CALERF's rational function of t (coefficients p, one
+    more than q), in CALERF's order: ((p[-1] t + p[0]) t + ... + p[-2], (t + q[0]) t + ... + q[-1])."""
+    n = len(q) - 1
+    num, den = p[n + 1] * t, t
+    for i in range(n):
+        num = (num + p[i]) * t
+        den = (den + q[i]) * t
+    return num + p[n], den + q[n]
+
+
 def _np_erf_erfc(x, want_erfc):
     import numpy as np
     x = np.asarray(x, dtype=np.float64)
@@ -66,27 +77,15 @@ def _np_erf_erfc(x, want_erfc):
         # |x| <= 0.46875: erf by a rational function of x^2
         m1 = y <= 0.46875
         ys = np.where(y > 1.11e-16, y * y, 0.0)
-        num = _A[4] * ys
-        den = ys
-        for i in range(3):
-            num = (num + _A[i]) * ys
-            den = (den + _B[i]) * ys
-        r1 = x * (num + _A[3]) / (den + _B[3])
+        num, den = _rational(ys, _A, _B)
+        r1 = x * num / den
         # 0.46875 < |x| <= 4: erfc
-        num = _C[8] * y
-        den = y
-        for i in range(7):
-            num = (num + _C[i]) * y
-            den = (den + _D[i]) * y
-        r2 = (num + _C[7]) / (den + _D[7])
+        num, den = _rational(y, _C, _D)
+        r2 = num / den
         # |x| > 4: asymptotic erfc
         yi = 1.0 / (y * y)
-        num = _P[5] * yi
-        den = yi
-        for i in range(4):
-            num = (num + _P[i]) * yi
-            den = (den + _Q[i]) * yi
-        r3 = yi * (num + _P[4]) / (den + _Q[4])
+        num, den = _rational(yi, _P, _Q)
+        r3 = yi * num / den
         r3 = (_SQRPI - r3) / y
         r3 = np.where(y < 26.543, r3, 0.0)
         ysq = np.trunc(16.0 * y) / 16.0

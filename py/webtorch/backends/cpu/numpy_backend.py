@@ -1,4 +1,4 @@
-"""CPU backend on numpy: a buf is a 1-D numpy array, a View a strided numpy view of it.
+"""CPU backend on numpy: a buf is a 1-D numpy array, a Strided a strided numpy view of it.
 
 Semantics shared with `pure.py` (and chosen to match PyTorch's CPU kernels):
 - float16 ops are computed in float32 and rounded to float16 (as PyTorch's CPU does).
@@ -17,7 +17,7 @@ Semantics shared with `pure.py` (and chosen to match PyTorch's CPU kernels):
 """
 import numpy as np
 
-from ..base import Backend, View, EWISE_OPS
+from ..base import Backend, Strided, EWISE_OPS
 from ... import _philox
 from ..._geometry import numel as _numel
 from . import _special
@@ -374,7 +374,7 @@ def _layout(shape, strides):
 
 
 def _vc(view):
-    """(numpy array for the View, whether it is C-contiguous). A contiguous view is the buf
+    """(numpy array for the Strided, whether it is C-contiguous). A contiguous view is the buf
     itself when it spans it, else a reshaped slice; other layouts are strided ndarrays."""
     buf, shape, strides, off, _ = view
     n, shape = _layout(shape, strides)
@@ -423,7 +423,7 @@ class NumpyBackend(Backend):
         return np.ascontiguousarray(r)
 
     def _v(self, view):
-        """The numpy strided array for a View (writable when the buf is)."""
+        """The numpy strided array for a Strided (writable when the buf is)."""
         return _v(view)
 
     def to_flat(self, view):
@@ -450,10 +450,10 @@ class NumpyBackend(Backend):
             args = []
             if op == "where":
                 c = inputs[0]
-                args.append(_cast(_v(c), "bool") if isinstance(c, View) else _scalar(c, "bool"))
+                args.append(_cast(_v(c), "bool") if isinstance(c, Strided) else _scalar(c, "bool"))
                 inputs = inputs[1:]
             for x in inputs:
-                if isinstance(x, View):
+                if isinstance(x, Strided):
                     a = _v(x)
                     if a.dtype is not cd:
                         a = _cast(a, cdtype)
@@ -547,7 +547,7 @@ class NumpyBackend(Backend):
         if i.size == 0:
             return
         with _Quiet():
-            if isinstance(values, View):
+            if isinstance(values, Strided):
                 v = cast(self._v(values), dst_dtype).reshape(-1)
             else:
                 v = np.broadcast_to(_scalar(values, dst_dtype), i.shape)

@@ -2,9 +2,9 @@
 
 A buf is an `array.array`: float32 'f', float64 'd', float16 'f' holding values already rounded
 to half (struct 'e'), int8 'b', int16 'h', int32 'i', int64 'q', uint8 'B', bool 'B' (0/1).
-An op reads each input View into a list (through its flat offsets, computed once per call),
+An op reads each input Strided into a list (through its flat offsets, computed once per call),
 computes with list comprehensions / `map`, normalizes the results to the compute dtype
-(float32/float16 rounding, integer wrap-around) and writes them through the out View.
+(float32/float16 rounding, integer wrap-around) and writes them through the out Strided.
 
 The semantics are the numpy backend's (see the docstring of `numpy_backend.py`).
 """
@@ -14,7 +14,7 @@ import operator
 import struct
 from array import array
 
-from ..base import Backend, View
+from ..base import Backend, Strided
 from ... import _philox
 from ..._geometry import numel as _numel, is_contiguous
 from . import _special
@@ -560,7 +560,7 @@ class PureBackend(Backend):
 
     # ---- compute ----------------------------------------------------------------------
     def _operand(self, x, dtype, n):
-        if isinstance(x, View):
+        if isinstance(x, Strided):
             return cast(self._read(x), x.dtype, dtype)
         return [_scalar(x, dtype)] * n
 
@@ -660,7 +660,7 @@ class PureBackend(Backend):
         wd = "float64" if isf else ("int64" if dt == "bool" else dt)
         av = cast(cast(self._read(a), a.dtype, dt), dt, wd)
         # b transposed so that columns are contiguous lists
-        bt = View(b.buf, (b.shape[0], b.shape[2], b.shape[1]),
+        bt = Strided(b.buf, (b.shape[0], b.shape[2], b.shape[1]),
                   (b.strides[0], b.strides[2], b.strides[1]), b.offset, b.dtype)
         bv = cast(cast(self._read(bt), b.dtype, dt), dt, wd)
         sumprod = getattr(math, "sumprod", None)
@@ -714,10 +714,10 @@ class PureBackend(Backend):
         if _numel(out.shape) == 0:
             return
         if not inp.shape:
-            inp = View(inp.buf, (1,), (1,), inp.offset, inp.dtype)
-            out = View(out.buf, (1,), (1,), out.offset, out.dtype)
+            inp = Strided(inp.buf, (1,), (1,), inp.offset, inp.dtype)
+            out = Strided(out.buf, (1,), (1,), out.offset, out.dtype)
             if out_idx is not None:
-                out_idx = View(out_idx.buf, (1,), (1,), out_idx.offset, out_idx.dtype)
+                out_idx = Strided(out_idx.buf, (1,), (1,), out_idx.offset, out_idx.dtype)
         odt = out.dtype
         nl = len(inp.shape) - 1
         bases, inner = self._rows(inp, nl)
@@ -768,9 +768,9 @@ class PureBackend(Backend):
         if _numel(out_values.shape) == 0:
             return
         if not inp.shape:
-            inp = View(inp.buf, (1,), (1,), inp.offset, inp.dtype)
-            out_values = View(out_values.buf, (1,), (1,), out_values.offset, out_values.dtype)
-            out_indices = View(out_indices.buf, (1,), (1,), out_indices.offset,
+            inp = Strided(inp.buf, (1,), (1,), inp.offset, inp.dtype)
+            out_values = Strided(out_values.buf, (1,), (1,), out_values.offset, out_values.dtype)
+            out_indices = Strided(out_indices.buf, (1,), (1,), out_indices.offset,
                                out_indices.dtype)
         nl = len(inp.shape) - 1
         bases, inner = self._rows(inp, nl)

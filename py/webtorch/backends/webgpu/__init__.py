@@ -5,15 +5,17 @@ the browser driver (`drivers/browser.py`, navigator.gpu through pyodide.ffi) in 
 """
 import sys
 
+from .backend import WebGPUBackend
+from .drivers.browser import BrowserDriver
+from .drivers.native import NativeDriver
+
 _backend = None
 _error = None
 
 
 def _make_driver():
     if sys.platform == "emscripten":
-        from .drivers.browser import BrowserDriver
         return BrowserDriver()
-    from .drivers.native import NativeDriver
     return NativeDriver()
 
 
@@ -21,7 +23,6 @@ def get_backend():
     """The process-wide WebGPUBackend (created on first use)."""
     global _backend, _error
     if _backend is None:
-        from .backend import WebGPUBackend
         try:
             _backend = WebGPUBackend(_make_driver())
         except Exception as e:

@@ -14,7 +14,7 @@ import struct
 import sys
 from array import array
 
-from ..base import Backend, View
+from ..base import Backend, Strided
 from ..._geometry import numel, contiguous_strides
 from .allocator import GPUBuffer, CachingAllocator
 from .codegen import ST, ITEM, PACK, I64_WGSL, I64_MSG, _P_DECL, shader, pack_words
@@ -179,7 +179,7 @@ class WebGPUBackend(Primitives, Backend):
             src, off = view.buf, view.offset
         else:
             src = self.empty(n, view.dtype)
-            self.ewise("copy", View(src, tuple(view.shape), contiguous_strides(view.shape), 0, view.dtype),
+            self.ewise("copy", Strided(src, tuple(view.shape), contiguous_strides(view.shape), 0, view.dtype),
                        [view], view.dtype)
             off = 0
         start = off * it
@@ -219,7 +219,7 @@ class WebGPUBackend(Primitives, Backend):
         self.fusion.flush()
         if self._i64_armed:
             self._i64_armed = False
-            self._checks.append((View(self._i64_flag, (2,), (1,), 0, "int32"), None, self._i64_fail))
+            self._checks.append((Strided(self._i64_flag, (2,), (1,), 0, "int32"), None, self._i64_fail))
 
     def _i64_fail(self, vals):
         if vals[0] or vals[1]:

@@ -18,6 +18,7 @@ import math
 import os
 import re
 import struct
+from importlib.resources import files
 
 MASK = 0xFFFFFFFF
 CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
@@ -50,7 +51,6 @@ def shader(name):
                 break
         else:
             try:
-                from importlib.resources import files
                 _SRC[name] = (files("webtorch") / "shaders" / name).read_text(encoding="utf-8")
             except Exception:
                 raise FileNotFoundError(f"webgpu shader {name!r} not found in {_shader_dirs()}")

@@ -8,6 +8,10 @@ See docs/custom_kernels.md for the binding layout and a complete example.
 import re
 import struct
 
+from ... import _dtype, _prims
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...ops._common import recording
 from .codegen import ST, MASK, f32_bits
 
 _DT = {"float32", "float16", "int32", "int64", "bool", "uint8"}
@@ -89,8 +93,6 @@ class CustomOp:
         return self.source[:i + 1] + " " + uses + self.source[i + 1:]
 
     def _check(self, inputs):
-        from ..._tensor import Tensor
-        from ... import _dtype
         if not inputs:
             raise TypeError(f"custom_op {self.name!r} needs at least one tensor input")
         for k, t in enumerate(inputs):
@@ -116,7 +118,6 @@ class CustomOp:
 
     def run(self, *inputs, params=()):
         """Run the kernel (no autograd): a new output tensor."""
-        from ... import _prims, _dtype
         in_dts = self._check(inputs)
         shape = tuple(self.output_shape(*inputs)) if self.output_shape is not None else tuple(inputs[0].shape)
         od = self.output_dtype
@@ -151,7 +152,6 @@ class CustomOp:
 
     # ---- autograd ----------------------------------------------------------------------
     def _make_function(self):
-        from ...autograd.function import Function
         op = self
 
         def forward(ctx, *args):
@@ -172,7 +172,6 @@ class CustomOp:
         return type(self.name, (Function,), ns)
 
     def __call__(self, *inputs, params=()):
-        from ...ops._common import recording
         if self._fn is not None and recording(*inputs):
             return self._fn.apply(*inputs, tuple(params))
         return self.run(*inputs, params=params)

@@ -13,7 +13,7 @@ On lavapipe a dispatch costs ~50 us whatever it does, so a training step is most
 of dispatches; these keep that count down.
 """
 from ... import _prims
-from ..base import View
+from ..base import Strided
 from ..._geometry import contiguous_strides
 from .codegen import ST, fill, load, store, f32_bits, collapse, index_code
 
@@ -21,10 +21,10 @@ FLOATS = ("float32", "float16")
 
 
 def _row_view(t, d):
-    """View of tensor t with dim d moved last."""
+    """The Strided window of tensor t with dim d moved last."""
     nd = t.dim()
     perm = [i for i in range(nd) if i != d] + [d]
-    return View(t._storage.buf, tuple(t._shape[i] for i in perm), tuple(t._stride[i] for i in perm),
+    return Strided(t._storage.buf, tuple(t._shape[i] for i in perm), tuple(t._stride[i] for i in perm),
                 t._offset, t.dtype.name)
 
 

@@ -39,7 +39,7 @@ once as before.
 import os
 import weakref
 
-from ..base import View
+from ..base import Strided
 from ..._geometry import numel, contiguous_strides, is_contiguous
 from .codegen import CT, ST, WG, conv, load, store, ewise_expr, collapse, bind_once, index_code, scalar_bits, fill
 
@@ -116,7 +116,7 @@ class Fusion:
         shape = self.shape
         for k, x in enumerate(inputs):
             want = "bool" if (op == "where" and k == 0) else cdtype
-            if not isinstance(x, View):
+            if not isinstance(x, Strided):
                 args.append(("s", scalar_bits(x, want)))
                 continue
             b = x.buf
@@ -156,7 +156,7 @@ class Fusion:
                 out.dtype != ob.dtype or not is_contiguous(shape, out.strides):
             return False
         for x in inputs:
-            if isinstance(x, View) and (x.buf is ob or getattr(x.buf, "dtype", None) is None):
+            if isinstance(x, Strided) and (x.buf is ob or getattr(x.buf, "dtype", None) is None):
                 return False
         if id(ob) in self.leafbufs:           # a pending node reads its old contents
             self.flush()

@@ -3,7 +3,7 @@
 `Primitives` is mixed into `WebGPUBackend` (backend.py), which supplies the plumbing it uses:
 `pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `_prelude`, `fusion`, `driver`.
 """
-from ..base import View, EWISE_OPS
+from ..base import Strided, EWISE_OPS
 from ..._geometry import numel, contiguous_strides
 from .codegen import (CT, ST, ZERO, ONE, WG, MASK, _L_OPS, fill, shader, load, conv, store, norm,
                       ewise_expr, mm_bindings, alias_b, collapse, bind_once, index_code, scalar_bits, pack_words,
@@ -30,12 +30,12 @@ class Primitives:
         self._check_dtype(cdtype)
         if self.fusion.defer(op, out, inputs, cdtype):
             return
-        views = [x for x in inputs if isinstance(x, View)]
+        views = [x for x in inputs if isinstance(x, Strided)]
         shape, sts = collapse(tuple(out.shape), [out.strides] + [v.strides for v in views])
         R = len(shape)
         cst = contiguous_strides(shape)
         contig = tuple(st == cst for st in sts)
-        kinds = tuple(x.dtype if isinstance(x, View) else "s" for x in inputs)
+        kinds = tuple(x.dtype if isinstance(x, Strided) else "s" for x in inputs)
         bufs = [out.buf]
         amap = tuple(bind_once(bufs, views))
         key = ("ew", op, cdtype, out.dtype, kinds, R, contig, amap)
@@ -46,7 +46,7 @@ class Primitives:
         for v, st in zip(views, sts[1:]):
             words += [v.offset, *st]
         for k, x in enumerate(inputs):
-            if not isinstance(x, View):
+            if not isinstance(x, Strided):
                 words.append(scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype))
         self.run(pipe, bufs, words, -(-n // WG))
 
@@ -96,7 +96,7 @@ class Primitives:
             tv = self.empty(n_out * nch, tdt)
             ti = self.empty(n_out * nch, "int32") if arg else None
             self._reduce_pass(op, accdt, None, inp, None, n_out, inner, chunk, nch, (tv, ti))
-            tview = View(tv, (*out.shape, nch), (*contiguous_strides(out.shape + (nch,)),), 0, tdt)
+            tview = Strided(tv, (*out.shape, nch), (*contiguous_strides(out.shape + (nch,)),), 0, tdt)
             self._reduce_pass(op, accdt, out, tview, ti, n_out, (nch,), nch, 1, None)
             return
         self._reduce_pass(op, accdt, out, inp, None, n_out, inner, max(n_inner, 1), 1, None)
@@ -234,9 +234,9 @@ class Primitives:
         if n == 0:
             return
         if len(out.shape) == 0:
-            out, inp = (View(v.buf, (1,), (1,), v.offset, v.dtype) for v in (out, inp))
+            out, inp = (Strided(v.buf, (1,), (1,), v.offset, v.dtype) for v in (out, inp))
             if out_idx is not None:
-                out_idx = View(out_idx.buf, (1,), (1,), out_idx.offset, out_idx.dtype)
+                out_idx = Strided(out_idx.buf, (1,), (1,), out_idx.offset, out_idx.dtype)
         views = [inp, out] + ([out_idx] if out_idx is not None else [])
         n_rows, L, words, code, R = self._rows(views, 2)
         accdt = inp.dtype if op in ("cummax", "cummin") else out.dtype
@@ -286,7 +286,7 @@ class Primitives:
         if n == 0:
             return
         if len(inp.shape) == 0:
-            inp, out_values, out_indices = (View(v.buf, (1,), (1,), v.offset, v.dtype)
+            inp, out_values, out_indices = (Strided(v.buf, (1,), (1,), v.offset, v.dtype)
                                             for v in (inp, out_values, out_indices))
         L = inp.shape[-1]
         N = _next_pow2(L)
@@ -385,7 +385,7 @@ class Primitives:
         n = numel(idx.shape)
         if n == 0:
             return
-        scalar = not isinstance(values, View)
+        scalar = not isinstance(values, Strided)
         sts_in = [idx.strides] + ([] if scalar else [values.strides])
         shape, sts = collapse(tuple(idx.shape), sts_in)
         R = len(shape)
@@ -488,7 +488,7 @@ class Primitives:
             return
 
         def fix(v):   # zero the strides of size-1 dims (irrelevant, and helps alignment)
-            return View(v.buf, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, v.strides)),
+            return Strided(v.buf, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, v.strides)),
                         v.offset, v.dtype)
         a, b, out = fix(a), fix(b), fix(out)
         f32 = out.dtype == a.dtype == b.dtype == "float32"
@@ -542,9 +542,9 @@ class Primitives:
 
     def _contig(self, v):
         t = self.empty(numel(v.shape), v.dtype)
-        cv = View(t, v.shape, contiguous_strides(v.shape), 0, v.dtype)
+        cv = Strided(t, v.shape, contiguous_strides(v.shape), 0, v.dtype)
         self.ewise("copy", cv, [v], v.dtype)
-        return View(t, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, cv.strides)), 0, v.dtype)
+        return Strided(t, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, cv.strides)), 0, v.dtype)
 
     # register block per thread (TM rows x TN cols) and workgroup (WX x WY threads); measured on
     # lavapipe at 1024: 8x16 in 8x8 is as fast as larger blocks (26 GFLOP/s on an idle machine)

@@ -27,6 +27,8 @@ Pyodide rules followed here:
 * Uploads pass the Python buffer to JS as a borrowed PyProxy, whose `getBuffer()` is a view
   onto the WebAssembly heap: `queue.writeBuffer` copies straight from it (no extra copy).
 """
+import asyncio
+import json
 import re
 
 from .driver import ARENA_BYTES, Driver
@@ -175,7 +177,6 @@ class BrowserDriver(Driver):
         return device, adapter
 
     def _make_info(self, adapter, info_json):
-        import json
         d = {}
         if info_json:
             d = json.loads(str(info_json)) or {}
@@ -267,7 +268,6 @@ class BrowserDriver(Driver):
     def _wait_all(self, pop, staging, size):
         """The host's `wait` helper in Python (the JS promises arrive as futures here):
         asyncio.gather in one run_sync, a little slower than the helper."""
-        import asyncio
         aws = [self.device.popErrorScope()] if pop else []
         aws.append(self.queue.onSubmittedWorkDone() if staging is None
                    else staging.mapAsync(_MODE_READ, 0, size))
@@ -411,7 +411,6 @@ class BrowserDriver(Driver):
         finally:
             scope = dev.popErrorScope()
         if waits:   # one wait for both: the compiler's messages and the scope
-            import asyncio
             info, err = self._wait(asyncio.gather(info, scope))
             errors = [f"{m.lineNum}:{m.linePos}: {m.message}" for m in info.messages
                       if m.type == "error"]

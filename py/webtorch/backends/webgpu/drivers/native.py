@@ -6,7 +6,9 @@ uploads go through a mapped staging buffer and a recorded copy, so they stay ord
 the recorded dispatches without forcing a submit. wgpu 0.32's
 `on_submitted_work_done_sync` is broken, so the wait is a small `queue.read_buffer`.
 """
+import os
 import struct
+import tempfile
 
 from .driver import ARENA_BYTES, Driver
 
@@ -27,8 +29,6 @@ def _lost(e):
 def _quiet_mesa():
     """Mesa's Vulkan loader prints "XDG_RUNTIME_DIR is invalid" on headless machines (CI, servers)
     where the variable is unset; give it a private directory so user output stays clean."""
-    import os
-    import tempfile
     if os.name == "posix" and not os.environ.get("XDG_RUNTIME_DIR"):
         d = os.path.join(tempfile.gettempdir(), f"webtorch-xdg-{os.getuid()}")
         os.makedirs(d, mode=0o700, exist_ok=True)
