@@ -84,13 +84,18 @@ def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
     bias_correction2 = 1 - beta2 ** step
     step_size = lr / bias_correction1
     bias_correction2_sqrt = bias_correction2 ** 0.5
-    if amsgrad:
-        vmax = state["max_exp_avg_sq"]
-        K.inplace("maximum", vmax, v)
-        v = vmax
-    denom = K.new("div", K.unary("sqrt", v), bias_correction2_sqrt)
+    denom = K.new("div", K.unary("sqrt", _vmax(state, v, amsgrad)), bias_correction2_sqrt)
     K.inplace("add", denom, eps)
     K.addcdiv_(p, m, denom, -step_size)
+
+
+def _vmax(state, v, amsgrad):
+    """v, or with amsgrad the running maximum of v (state["max_exp_avg_sq"], updated)."""
+    if not amsgrad:
+        return v
+    vmax = state["max_exp_avg_sq"]
+    K.inplace("maximum", vmax, v)
+    return vmax
 
 
 def _adam_capturable(p, m, v, step, state, lr, beta1, beta2, eps, amsgrad):
@@ -102,11 +107,7 @@ def _adam_capturable(p, m, v, step, state, lr, beta1, beta2, eps, amsgrad):
     bias_correction2_sqrt = K.unary("sqrt", bias_correction2)
     scale = K.new("mul", bias_correction2_sqrt, step_size_neg)
     eps_scaled = K.new("div", eps, step_size_neg)
-    if amsgrad:
-        vmax = state["max_exp_avg_sq"]
-        K.inplace("maximum", vmax, v)
-        v = vmax
-    denom = K.new("div", K.unary("sqrt", v), scale)
+    denom = K.new("div", K.unary("sqrt", _vmax(state, v, amsgrad)), scale)
     K.inplace("add", denom, eps_scaled)
     K.addcdiv_(p, m, denom)
 
