@@ -94,17 +94,20 @@ def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
 
 
 def _adam_capturable(p, m, v, step, state, lr, beta1, beta2, eps, amsgrad):
-    """Adam's update with the step count in a device tensor, as PyTorch's capturable=True."""
+    """Adam's update with the step count in a device tensor, as PyTorch's capturable=True. The
+    0-d values come first, one after another, so that they fuse into one kernel."""
     bias_correction1 = K.new("sub", 1, K.new("pow", beta1, step))
     bias_correction2 = K.new("sub", 1, K.new("pow", beta2, step))
     step_size_neg = K.unary("neg", K.new("div", lr, bias_correction1))
     bias_correction2_sqrt = K.unary("sqrt", bias_correction2)
+    scale = K.new("mul", bias_correction2_sqrt, step_size_neg)
+    eps_scaled = K.new("div", eps, step_size_neg)
     if amsgrad:
         vmax = state["max_exp_avg_sq"]
         K.inplace("maximum", vmax, v)
         v = vmax
-    denom = K.new("div", K.unary("sqrt", v), K.new("mul", bias_correction2_sqrt, step_size_neg))
-    K.inplace("add", denom, K.new("div", eps, step_size_neg))
+    denom = K.new("div", K.unary("sqrt", v), scale)
+    K.inplace("add", denom, eps_scaled)
     K.addcdiv_(p, m, denom)
 
 
