@@ -1,7 +1,7 @@
 """The primitive set every backend implements.
 
 Every webtorch op lowers to these few primitives (the tinygrad idea): a backend implements
-them and nothing else. The front end (`webtorch/_ops.py`) does shapes, dtypes, broadcasting,
+them and nothing else. The front end (`webtorch/ops/`, through `ops/_prims.py`) does shapes, dtypes, broadcasting,
 type promotion, error messages and autograd; a backend only moves numbers.
 
 Terms

@@ -11,7 +11,7 @@ import struct
 import warnings
 
 from .. import _dtype
-from .._creation import tensor as _tensor, zeros as _zeros, full as _full, arange as _arange, rand as _rand
+from ..ops._creation import tensor as _tensor, zeros as _zeros, full as _full, arange as _arange, rand as _rand
 from ..autograd import grad_mode
 from .._tensor import _wrap_dim
 from ..ops import indexing as _ix

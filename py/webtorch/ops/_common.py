@@ -1,5 +1,6 @@
 """Shared helpers for op definitions: promotion, dim handling, in-place and out= plumbing."""
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.function import Function

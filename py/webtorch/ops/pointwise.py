@@ -10,7 +10,8 @@ op is then no backend primitive); without it the op is a backend primitive
 """
 import math
 
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..overrides import torch_function

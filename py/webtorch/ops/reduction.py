@@ -3,7 +3,8 @@ import builtins
 import math
 from collections import namedtuple
 
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor
 from .._geometry import numel as _numel
 from ..autograd.function import Function
@@ -879,7 +880,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 @register
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    from .._creation import tensor
+    from ._creation import tensor
     vals = input.reshape(-1).tolist()
     uniq = builtins.sorted(set(vals))
     out = tensor(uniq, dtype=input.dtype, device=input.device)
@@ -897,7 +898,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 @register
 def bincount(input, weights=None, minlength=0):
-    from .._creation import zeros
+    from ._creation import zeros
     n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
     dt = int64 if weights is None else weights.dtype if weights.dtype is _dtype.float32 else _dtype.float64
     out = zeros(n, dtype=dt, device=input.device)

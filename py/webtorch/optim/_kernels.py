@@ -6,7 +6,8 @@ dispatches listed here and no autograd or argument-checking work. A backend that
 fused optimizer kernel can replace a whole per-parameter update in `functional.py`
 (see `functional.FUSED`) without touching the optimizer classes.
 """
-from .. import _dtype, _prims
+from .. import _dtype
+from ..ops import _prims
 from .._tensor import Tensor
 
 

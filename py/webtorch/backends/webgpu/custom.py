@@ -116,7 +116,8 @@ class CustomOp:
 
     def run(self, *inputs, params=()):
         """Run the kernel (no autograd): a new output tensor."""
-        from ... import _prims, _dtype
+        from ... import _dtype
+        from ...ops import _prims
         in_dts = self._check(inputs)
         shape = tuple(self.output_shape(*inputs)) if self.output_shape is not None else tuple(inputs[0].shape)
         od = self.output_dtype

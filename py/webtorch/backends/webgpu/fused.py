@@ -92,7 +92,7 @@ def _aliased(views):
 
 def softmax(be, x, d, log):
     """Fused (log_)softmax of tensor x along dim d -> (out, handled)."""
-    from ... import _prims
+    from ...ops import _prims
     if x.dtype.name not in FLOATS or x.dim() == 0 or x.numel() == 0:
         return None, False
     out = _prims.empty(x.shape, x.dtype, x.device)
@@ -103,7 +103,7 @@ def softmax(be, x, d, log):
 
 def softmax_backward(be, g, y, d, log):
     """Gradient of (log_)softmax given the output gradient g and the forward output y."""
-    from ... import _prims
+    from ...ops import _prims
     if y.dtype.name not in FLOATS or g.dtype != y.dtype or y.dim() == 0 or y.numel() == 0 \
             or tuple(g.shape) != tuple(y.shape) or g.device != y.device:
         return None, False
@@ -143,7 +143,7 @@ def fused_sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, m
     """optim.functional.sgd in one dispatch per parameter (any strides, e.g. a transposed
     gradient stolen by AccumulateGrad)."""
     from ...optim import functional as Fn
-    from ... import _prims
+    from ...ops import _prims
     from . import get_backend
     be = get_backend()
     dt = p.dtype.name
