@@ -3,6 +3,7 @@ from .. import _dtype
 from . import _prims
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd.derivatives import DERIVATIVES
 from ..autograd.function import Function
 
 F32 = _dtype.float32
@@ -50,6 +51,53 @@ def sum_to(g, shape):
     if tuple(g.shape) == tuple(shape):
         return g
     return g.sum_to_size(shape)
+
+
+def to_dtype(t, dt):
+    return t if t.dtype is dt else t.to(dt)
+
+
+def formula_node(node, kernel, names, scalar_edges=()):
+    """The graph node (a Function) `node` computing `kernel(*args)`, its arguments named `names`;
+    backward is the node's entry in `autograd/derivatives.py` (a formula per differentiable input,
+    given what it names: arguments, `y` the result). Each gradient is summed back to its input's
+    shape and cast to its dtype (broadcasting, mixed dtypes). `scalar_edges`: positions where a
+    Python number still shows in next_functions (`Function._scalar_edges`)."""
+    entry = DERIVATIVES[node]
+    plan = tuple((names.index(n), f, f.__code__.co_varnames[1:f.__code__.co_argcount])
+                 for n, f in (entry.items() if isinstance(entry, dict) else ((names[0], entry),)))
+    needed = {p for _, _, ps in plan for p in ps}
+    keep = tuple(i for i, n in enumerate(names) if n in needed)  # the arguments backward reads
+    saves_y = "y" in needed
+    kept = tuple(names[i] for i in keep) + (("y",) if saves_y else ())
+
+    class FormulaNode(Function):
+        _node_name = node
+        _scalar_edges = scalar_edges
+
+        @staticmethod
+        def forward(ctx, *args):
+            y = kernel(*args)
+            vals = [args[i] for i in keep]
+            if saves_y:
+                vals.append(y)
+            ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in vals])
+            ctx.consts = [None if isinstance(v, Tensor) else v for v in vals]
+            ctx.geom = [(args[i]._shape, args[i].dtype) if isinstance(args[i], Tensor) else None for i, _, _ in plan]
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            kw = {n: c if t is None else t for n, t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
+            res = [None] * len(names)
+            for (i, f, ps), geom in zip(plan, ctx.geom):
+                if ctx.needs_input_grad[i]:
+                    res[i] = to_dtype(sum_to(f(g, *[kw[p] for p in ps]), geom[0]), geom[1])
+            return tuple(res)
+
+    FormulaNode.__name__ = FormulaNode.__qualname__ = node[:node.index("Backward")]
+    FormulaNode.saves_input = names[0] in needed  # an in-place form must keep a copy of its input
+    return FormulaNode
 
 
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2}
