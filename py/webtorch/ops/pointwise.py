@@ -35,17 +35,24 @@ def _bind_params(op, params, args, kwargs):
     return tuple(vals.values())
 
 
-def _unary_kernel(op, ref, x, dt, pvals):
-    if ref is None:
-        return _prims.ewise(op, [x], dt, dt, shape=x.shape)
-    return ref(x if x.dtype is dt else x.to(dt), *pvals)
+def _kernel(op, ref, t):
+    """Whether `op` runs as a backend kernel on t's device: a primitive (no ref), or a decomposed op
+    that the backend computes itself (`Backend.fast_paths`)."""
+    return ref is None or op in t._storage.backend.fast_paths
+
+
+def _unary_kernel(op, ref, x, cdt, odt, pvals):
+    """op(x) computed in cdt, out in odt: the backend's kernel or the reference decomposition."""
+    if _kernel(op, ref, x):
+        return _prims.ewise(op, [x], cdt, odt, shape=x._shape)
+    return ref(x if x.dtype is cdt else x.to(cdt), *pvals)
 
 
 def elementwise_node(node, ref, params=(), op=None):
     """The graph node (a Function) `node` of the element-wise `ref(x, *params)` (op: the backend
     primitive instead, ref None): apply(x, out dtype, *param values); backward is the node's formula
     in `autograd/derivatives.py`. nn.functional's activations are nodes of this kind."""
-    return formula_node(node, lambda x, dt, *pvals: _unary_kernel(op, ref, x, dt, pvals), ("x", "dtype", *params))
+    return formula_node(node, lambda x, dt, *pvals: _unary_kernel(op, ref, x, dt, dt, pvals), ("x", "dtype", *params))
 
 
 def _unary_dtype(rule, x):
@@ -79,10 +86,8 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True):
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
             r = fn.apply(input, dt, *pvals)
-        elif ref is not None:
-            r = _unary_kernel(op, ref, input, dt, pvals)
         else:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
-            r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
+            r = _unary_kernel(op, ref, input, input.dtype if rule == "bool" else dt, dt, pvals)
         return r if out is None else write_out(r, out)
 
     def in_place(self, *args, **kwargs):
@@ -93,7 +98,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True):
         if fn is not None and recording(self):
             src = self.clone() if fn.saves_input else self
             return inplace_result(self, fn.apply(src, dt, *pvals))
-        if ref is not None:
+        if not _kernel(op, ref, self):
             return _prims.copy_into(self, ref(self, *pvals))
         return _prims.ewise_into(op, self, [self], dt if dt.kind == "f" else self.dtype)
 
@@ -121,7 +126,7 @@ log2 = unary("log2", "float", "Log2Backward0")
 log10 = unary("log10", "float", "Log10Backward0")
 log1p = unary("log1p", "float", "Log1PBackward0")
 sqrt = unary("sqrt", "float", "SqrtBackward0")
-rsqrt = unary("rsqrt", "float", "RsqrtBackward0")
+rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: 1 / x.sqrt())
 reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: 1 / x)
 sin = unary("sin", "float", "SinBackward0")
 cos = unary("cos", "float", "CosBackward0")
@@ -135,7 +140,7 @@ tanh = unary("tanh", "float", "TanhBackward0")
 asinh = unary("asinh", "float", "AsinhBackward0")
 acosh = unary("acosh", "float", "AcoshBackward0")
 atanh = unary("atanh", "float", "AtanhBackward0")
-sigmoid = unary("sigmoid", "float", "SigmoidBackward0")
+sigmoid = unary("sigmoid", "float", "SigmoidBackward0", ref=lambda x: 1 / (1 + (-x).exp()))
 logit = unary("logit", "float", "LogitBackward0", ref=_logit, params={"eps": None})
 erf = unary("erf", "float", "ErfBackward0")
 erfc = unary("erfc", "float", "ErfcBackward0")
@@ -146,7 +151,7 @@ round = unary("round", "same", "RoundBackward0")
 trunc = unary("trunc", "same", "TruncBackward0")
 frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc())
 relu = unary("relu", "same", "ReluBackward0")
-logical_not = unary("logical_not", "bool", inplace="method")
+logical_not = unary("logical_not", "bool", ref=lambda x: x == 0, inplace="method")
 bitwise_not = unary("bitwise_not", "same", inplace="method")
 isnan = unary("isnan", "bool", inplace=False)
 isinf = unary("isinf", "bool", inplace=False)
@@ -174,9 +179,16 @@ def _binary_dtypes(op, rule, a, b):
     return rt, rt
 
 
-def _binary_function(op, node, scalar_node):
-    def kernel(a, b, cdt, odt):
+def _binary_kernel(op, ref, a, b, cdt, odt):
+    """op(a, b) computed in cdt, out in odt: the backend's kernel or the reference decomposition."""
+    if _kernel(op, ref, a if isinstance(a, Tensor) else b):
         return _prims.ewise(op, [a, b], cdt, odt)
+    return ref(a, b)
+
+
+def _binary_function(op, node, scalar_node, ref):
+    def kernel(a, b, cdt, odt):
+        return _binary_kernel(op, ref, a, b, cdt, odt)
     fn = formula_node(node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0, 1))
     if scalar_node:  # PyTorch's overload with a Python number: its own node, one edge
         fn.scalar = formula_node(scalar_node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0,))
@@ -206,16 +218,16 @@ def _check_inplace_shape(self, other):
                                f"{list(shape)}")
 
 
-def binary(op, rule, node=None, *, scalar_node=None, scalar_self=False, tensor_other=False, names=()):
+def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False, tensor_other=False, names=()):
     """Declare the element-wise op `op(input, other, out=None)`, its method and in-place method.
     rule: the dtype rule above. node: PyTorch's node name, whose formulas are in
     autograd/derivatives.py (None: not differentiable); scalar_node: the node of PyTorch's overload
-    with a Python number `other`.
-    scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
+    with a Python number `other`. ref: a reference decomposition `ref(input, other)` (None: the
+    backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
     must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op)."""
-    fn = _binary_function(op, node, scalar_node) if node is not None else None
+    fn = _binary_function(op, node, scalar_node, ref) if node is not None else None
     int_div = op in ("floor_divide", "remainder", "fmod")
-    ELEMENTWISE[op] = Decl("binary", rule, node, None)
+    ELEMENTWISE[op] = Decl("binary", rule, node, ref)
 
     def public(input, other, *, out=None):
         if not (isinstance(input, _OPERAND) and isinstance(other, _OPERAND)):
@@ -232,7 +244,7 @@ def binary(op, rule, node=None, *, scalar_node=None, scalar_self=False, tensor_o
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{op}(): at least one argument must be a Tensor")
-            r = _prims.ewise(op, [input, other], cdt, odt)
+            r = _binary_kernel(op, ref, input, other, cdt, odt)
         return r if out is None else write_out(r, out)
 
     def inplace(self, other):
@@ -245,6 +257,8 @@ def binary(op, rule, node=None, *, scalar_node=None, scalar_self=False, tensor_o
             return inplace_result(self, _binary_node(fn, other).apply(src, other, cdt, odt))
         if int_div and cdt.kind != "f":
             _check_int_div(other)
+        if not _kernel(op, ref, self):
+            return _prims.copy_into(self, ref(self, other))
         return _prims.ewise_into(op, self, [self, other], cdt)
 
     public.__name__ = op
@@ -261,6 +275,11 @@ def _check_int_div(other):
         raise RuntimeError("ZeroDivisionError")
 
 
+def _swapped(op, a, b):
+    """The comparison op(b, a): gt(a, b) is lt(b, a), le(a, b) is ge(b, a) (a kernel less, the same bits)."""
+    return _prims.ewise(op, [b, a], _dtype.result_type(a, b), bool_)
+
+
 # ---- binary ops: name = binary(name, dtype rule, PyTorch's node, [flags]) -------------------------
 mul = binary("mul", "arith", "MulBackward0", scalar_self=True)
 div = binary("div", "div", "DivBackward0", scalar_self=True)
@@ -275,8 +294,8 @@ atan2 = binary("atan2", "div", "Atan2Backward0", tensor_other=True)
 eq = binary("eq", "cmp")
 ne = binary("ne", "cmp")
 lt = binary("lt", "cmp")
-le = binary("le", "cmp")
-gt = binary("gt", "cmp")
+le = binary("le", "cmp", ref=lambda a, b: _swapped("ge", a, b))
+gt = binary("gt", "cmp", ref=lambda a, b: _swapped("lt", a, b))
 ge = binary("ge", "cmp")
 logical_and = binary("logical_and", "logical", tensor_other=True)
 logical_or = binary("logical_or", "logical", tensor_other=True)

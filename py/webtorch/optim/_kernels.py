@@ -18,8 +18,8 @@ def new(op, a, b):
 
 
 def cmp(op, a, b):
-    """A new bool tensor op(a, b) for a comparison op ('gt', 'lt', ...)."""
-    return _prims.ewise(op, [a, b], a.dtype, _dtype.bool_)
+    """A new bool tensor op(a, b) for a comparison primitive ('lt', 'ge', 'eq', ...)."""
+    return _prims.ewise(op, [a, b], (a if isinstance(a, Tensor) else b).dtype, _dtype.bool_)
 
 
 def where(cond, a, b):

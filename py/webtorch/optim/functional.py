@@ -198,7 +198,7 @@ def rprop(p, g, state, *, etaminus, etaplus, step_size_min, step_size_max, maxim
     sign = K.unary("sign", K.new("mul", g, prev))
     # etaplus where the gradient kept its sign, etaminus where it flipped, 1 where either was 0
     # (sign + 1), NaN where the product is NaN
-    factor = K.where(K.cmp("gt", sign, 0), etaplus,
+    factor = K.where(K.cmp("lt", 0, sign), etaplus,
                      K.where(K.cmp("lt", sign, 0), etaminus, K.new("add", sign, 1)))
     K.inplace("mul", step_size, factor)
     K.inplace("maximum", step_size, step_size_min)
