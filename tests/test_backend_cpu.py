@@ -14,6 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from webtorch.backends.base import View, EWISE_OPS, UNARY, BINARY, REDUCE_OPS, SCAN_OPS  # noqa: E402
 from webtorch.backends.cpu import NumpyBackend, PureBackend, make_backend  # noqa: E402
 from webtorch import _philox  # noqa: E402
+from _op_table import OPS, ref as table_ref  # noqa: E402
 
 NB, PB = NumpyBackend(), PureBackend()
 BACKENDS = [NB, PB]
@@ -128,31 +129,14 @@ def check(actual, expected, dtype, tol=None):
 
 # ---- the torch oracle for element-wise ops ------------------------------------------------
 
-T1 = {"copy": lambda a: a.clone(), "neg": torch.neg, "abs": torch.abs, "sign": torch.sign,
-      "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1, "log": torch.log,
-      "log2": torch.log2, "log10": torch.log10, "log1p": torch.log1p, "sqrt": torch.sqrt,
-      "sin": torch.sin, "cos": torch.cos,
-      "tan": torch.tan, "asin": torch.asin, "acos": torch.acos, "atan": torch.atan,
-      "sinh": torch.sinh, "cosh": torch.cosh, "tanh": torch.tanh, "asinh": torch.asinh,
-      "acosh": torch.acosh, "atanh": torch.atanh, "sigmoid": torch.sigmoid, "erf": torch.erf,
-      "erfc": torch.erfc, "erfinv": torch.erfinv, "floor": torch.floor, "ceil": torch.ceil,
-      "round": torch.round, "trunc": torch.trunc, "relu": torch.relu,
-      "bitwise_not": torch.bitwise_not, "isnan": torch.isnan,
-      "isinf": torch.isinf, "isfinite": torch.isfinite, "signbit": torch.signbit}
-T2 = {"add": torch.add, "sub": torch.sub, "mul": torch.mul,
-      "div": lambda a, b: torch.div(a, b) if a.is_floating_point() else torch.div(a, b, rounding_mode="trunc"),
-      "floor_divide": torch.floor_divide, "remainder": torch.remainder, "fmod": torch.fmod,
-      "pow": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum, "fmax": torch.fmax,
-      "fmin": torch.fmin, "atan2": torch.atan2, "eq": torch.eq, "ne": torch.ne, "lt": torch.lt,
-      "ge": torch.ge, "logical_and": torch.logical_and,
-      "logical_or": torch.logical_or, "logical_xor": torch.logical_xor,
-      "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or,
-      "bitwise_xor": torch.bitwise_xor, "lshift": torch.bitwise_left_shift,
-      "rshift": torch.bitwise_right_shift}
-TORCH_EWISE = {**T1, **T2, "where": torch.where}
+# the oracle of each kernel: the op table's reference where the kernel has an op's name, and these
+_KERNEL_ONLY = {"copy": lambda a: a.clone(), "bitwise_not": torch.bitwise_not, "relu": torch.relu,
+                "div": lambda a, b: torch.div(a, b) if a.is_floating_point() else torch.div(a, b, rounding_mode="trunc"),
+                "lshift": torch.bitwise_left_shift, "rshift": torch.bitwise_right_shift, "where": torch.where}
 # every kernel: the primitives, and the numpy backend's fast paths for decomposed (unary) ops
 KERNELS = {**EWISE_OPS, **{op: 1 for op in NB.fast_paths}}
-assert set(TORCH_EWISE) == set(KERNELS)
+TORCH_EWISE = {**{op.name: table_ref(op) for op in OPS if op.name in KERNELS}, **_KERNEL_ONLY}
+assert set(TORCH_EWISE) == set(KERNELS), set(TORCH_EWISE) ^ set(KERNELS)
 
 FLOAT_ONLY = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
               "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
@@ -369,7 +353,7 @@ def test_int_division_by_zero(be, op, dt):
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         be.ewise(op, new_out(be, (4,), dt), [a.view(be), 0], dt)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):  # PyTorch agrees
-        T2[op](a.torch(), b.torch())
+        TORCH_EWISE[op](a.torch(), b.torch())
 
 
 @pytest.mark.parametrize("be", BACKENDS, ids=["numpy", "pure"])
@@ -380,14 +364,14 @@ def test_float_edge_values(be):
     for op in ("div", "pow", "floor_divide", "remainder", "fmod", "mul"):
         out = new_out(be, (8,), "float32")
         be.ewise(op, out, [a.view(be), b.view(be)], "float32")
-        check(result(be, out), T2[op](a.torch(), b.torch()), "float32")
+        check(result(be, out), TORCH_EWISE[op](a.torch(), b.torch()), "float32")
     big = Inp([100.0, 1000.0, -1000.0, 0.0, -0.0, -1.0], "float32", (6,), (1,), 0)
     for op in ("exp", "sinh", "cosh", "expm1", "exp2", "log", "sigmoid", "log1p", "sqrt"):
         if op not in EWISE_OPS and op not in be.fast_paths:  # decomposed here: tests/test_ieee_specials.py
             continue
         out = new_out(be, (6,), "float32")
         be.ewise(op, out, [big.view(be)], "float32")
-        check(result(be, out), T1[op](big.torch()), "float32")
+        check(result(be, out), TORCH_EWISE[op](big.torch()), "float32")
     for dt in ("float16", "float32"):  # float16 overflow rounds to inf
         x = Inp([60000.0, 1.0, 0.1], dt, (3,), (1,), 0)
         out = new_out(be, (3,), dt)

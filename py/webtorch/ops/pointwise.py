@@ -218,13 +218,15 @@ def _check_inplace_shape(self, other):
                                f"{list(shape)}")
 
 
-def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False, tensor_other=False, names=()):
+def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False, tensor_other=False, names=(),
+           inplace=True):
     """Declare the element-wise op `op(input, other, out=None)`, its method and in-place method.
     rule: the dtype rule above. node: PyTorch's node name, whose formulas are in
     autograd/derivatives.py (None: not differentiable); scalar_node: the node of PyTorch's overload
     with a Python number `other`. ref: a reference decomposition `ref(input, other)` (None: the
     backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
-    must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op)."""
+    must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op).
+    inplace: declare the in-place method `op_` (PyTorch has no maximum_, fmin_, ...)."""
     fn = _binary_function(op, node, scalar_node, ref) if node is not None else None
     int_div = op in ("floor_divide", "remainder", "fmod")
     ELEMENTWISE[op] = Decl("binary", rule, node, ref)
@@ -247,7 +249,7 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
             r = _binary_kernel(op, ref, input, other, cdt, odt)
         return r if out is None else write_out(r, out)
 
-    def inplace(self, other):
+    def in_place(self, other):
         check_leaf_inplace(self)
         cdt, odt = _binary_dtypes(op, rule, self, other)
         check_inplace_dtype(odt, self)
@@ -262,8 +264,9 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
         return _prims.ewise_into(op, self, [self, other], cdt)
 
     public.__name__ = op
-    inplace.__name__ = op + "_"
-    register(inplace, *[n + "_" for n in names or (op,)], function=False)
+    in_place.__name__ = op + "_"
+    if inplace:
+        register(in_place, *[n + "_" for n in names or (op,)], function=False)
     return register(public, *names)
 
 
@@ -286,10 +289,10 @@ div = binary("div", "div", "DivBackward0", scalar_self=True)
 floor_divide = binary("floor_divide", "arith", scalar_self=True)
 remainder = binary("remainder", "arith", "RemainderBackward1", scalar_node="RemainderBackward0", scalar_self=True)
 fmod = binary("fmod", "arith", "FmodBackward1", scalar_node="FmodBackward0")
-maximum = binary("maximum", "arith", "MaximumBackward0", tensor_other=True)
-minimum = binary("minimum", "arith", "MinimumBackward0", tensor_other=True)
-fmax = binary("fmax", "arith", "FmaxBackward0", tensor_other=True)
-fmin = binary("fmin", "arith", "FminBackward0", tensor_other=True)
+maximum = binary("maximum", "arith", "MaximumBackward0", tensor_other=True, inplace=False)
+minimum = binary("minimum", "arith", "MinimumBackward0", tensor_other=True, inplace=False)
+fmax = binary("fmax", "arith", "FmaxBackward0", tensor_other=True, inplace=False)
+fmin = binary("fmin", "arith", "FminBackward0", tensor_other=True, inplace=False)
 atan2 = binary("atan2", "div", "Atan2Backward0", tensor_other=True)
 eq = binary("eq", "cmp")
 ne = binary("ne", "cmp")
