@@ -70,6 +70,7 @@ def formula_node(node, kernel, names, scalar_edges=()):
     keep = tuple(i for i, n in enumerate(names) if n in needed)  # the arguments backward reads
     saves_y = "y" in needed
     kept = tuple(names[i] for i in keep) + (("y",) if saves_y else ())
+    grads = tuple(i for i, _, _ in plan)
 
     class FormulaNode(Function):
         _node_name = node
@@ -78,12 +79,20 @@ def formula_node(node, kernel, names, scalar_edges=()):
         @staticmethod
         def forward(ctx, *args):
             y = kernel(*args)
-            vals = [args[i] for i in keep]
+            tensors, consts, geom = [], [], []
+            for i in keep:  # Tensors are saved (version-checked), anything else kept as is
+                v = args[i]
+                is_t = isinstance(v, Tensor)
+                tensors.append(v if is_t else None)
+                consts.append(None if is_t else v)
             if saves_y:
-                vals.append(y)
-            ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in vals])
-            ctx.consts = [None if isinstance(v, Tensor) else v for v in vals]
-            ctx.geom = [(args[i]._shape, args[i].dtype) if isinstance(args[i], Tensor) else None for i, _, _ in plan]
+                tensors.append(y)
+                consts.append(None)
+            for i in grads:
+                v = args[i]
+                geom.append((v._shape, v._storage.dtype) if isinstance(v, Tensor) else None)
+            ctx.save_for_backward(*tensors)
+            ctx.consts, ctx.geom = consts, geom
             return y
 
         @staticmethod

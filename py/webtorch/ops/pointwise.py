@@ -35,15 +35,10 @@ def _bind_params(op, params, args, kwargs):
     return tuple(vals.values())
 
 
-def _kernel(op, ref, t):
-    """Whether `op` runs as a backend kernel on t's device: a primitive (no ref), or a decomposed op
-    that the backend computes itself (`Backend.fast_paths`)."""
-    return ref is None or op in t._storage.backend.fast_paths
-
-
 def _unary_kernel(op, ref, x, cdt, odt, pvals):
-    """op(x) computed in cdt, out in odt: the backend's kernel or the reference decomposition."""
-    if _kernel(op, ref, x):
+    """The decomposed op(x) computed in cdt, out in odt: the backend's own kernel where it has one
+    (`Backend.fast_paths`), else the reference decomposition."""
+    if op in x._storage.backend.fast_paths:
         return _prims.ewise(op, [x], cdt, odt, shape=x._shape)
     return ref(x if x.dtype is cdt else x.to(cdt), *pvals)
 
@@ -52,7 +47,13 @@ def elementwise_node(node, ref, params=(), op=None):
     """The graph node (a Function) `node` of the element-wise `ref(x, *params)` (op: the backend
     primitive instead, ref None): apply(x, out dtype, *param values); backward is the node's formula
     in `autograd/derivatives.py`. nn.functional's activations are nodes of this kind."""
-    return formula_node(node, lambda x, dt, *pvals: _unary_kernel(op, ref, x, dt, dt, pvals), ("x", "dtype", *params))
+    if ref is None:
+        def kernel(x, dt):
+            return _prims.ewise(op, [x], dt, dt, shape=x._shape)
+    else:
+        def kernel(x, dt, *pvals):
+            return _unary_kernel(op, ref, x, dt, dt, pvals)
+    return formula_node(node, kernel, ("x", "dtype", *params))
 
 
 def _unary_dtype(rule, x):
@@ -86,7 +87,9 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True):
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
             r = fn.apply(input, dt, *pvals)
-        else:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
+        elif ref is None:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
+            r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
+        else:
             r = _unary_kernel(op, ref, input, input.dtype if rule == "bool" else dt, dt, pvals)
         return r if out is None else write_out(r, out)
 
@@ -98,7 +101,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True):
         if fn is not None and recording(self):
             src = self.clone() if fn.saves_input else self
             return inplace_result(self, fn.apply(src, dt, *pvals))
-        if not _kernel(op, ref, self):
+        if ref is not None and op not in self._storage.backend.fast_paths:
             return _prims.copy_into(self, ref(self, *pvals))
         return _prims.ewise_into(op, self, [self], dt if dt.kind == "f" else self.dtype)
 
@@ -180,15 +183,20 @@ def _binary_dtypes(op, rule, a, b):
 
 
 def _binary_kernel(op, ref, a, b, cdt, odt):
-    """op(a, b) computed in cdt, out in odt: the backend's kernel or the reference decomposition."""
-    if _kernel(op, ref, a if isinstance(a, Tensor) else b):
+    """The decomposed op(a, b) computed in cdt, out in odt: the backend's own kernel where it has one
+    (`Backend.fast_paths`), else the reference decomposition."""
+    if op in (a if isinstance(a, Tensor) else b)._storage.backend.fast_paths:
         return _prims.ewise(op, [a, b], cdt, odt)
-    return ref(a, b)
+    return ref(a, b, cdt)
 
 
 def _binary_function(op, node, scalar_node, ref):
-    def kernel(a, b, cdt, odt):
-        return _binary_kernel(op, ref, a, b, cdt, odt)
+    if ref is None:
+        def kernel(a, b, cdt, odt):
+            return _prims.ewise(op, [a, b], cdt, odt)
+    else:
+        def kernel(a, b, cdt, odt):
+            return _binary_kernel(op, ref, a, b, cdt, odt)
     fn = formula_node(node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0, 1))
     if scalar_node:  # PyTorch's overload with a Python number: its own node, one edge
         fn.scalar = formula_node(scalar_node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0,))
@@ -223,8 +231,8 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
     """Declare the element-wise op `op(input, other, out=None)`, its method and in-place method.
     rule: the dtype rule above. node: PyTorch's node name, whose formulas are in
     autograd/derivatives.py (None: not differentiable); scalar_node: the node of PyTorch's overload
-    with a Python number `other`. ref: a reference decomposition `ref(input, other)` (None: the
-    backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
+    with a Python number `other`. ref: a reference decomposition `ref(input, other, compute dtype)`
+    (None: the backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
     must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op).
     inplace: declare the in-place method `op_` (PyTorch has no maximum_, fmin_, ...)."""
     fn = _binary_function(op, node, scalar_node, ref) if node is not None else None
@@ -246,7 +254,8 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{op}(): at least one argument must be a Tensor")
-            r = _binary_kernel(op, ref, input, other, cdt, odt)
+            r = _prims.ewise(op, [input, other], cdt, odt) if ref is None else \
+                _binary_kernel(op, ref, input, other, cdt, odt)
         return r if out is None else write_out(r, out)
 
     def in_place(self, other):
@@ -259,8 +268,8 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
             return inplace_result(self, _binary_node(fn, other).apply(src, other, cdt, odt))
         if int_div and cdt.kind != "f":
             _check_int_div(other)
-        if not _kernel(op, ref, self):
-            return _prims.copy_into(self, ref(self, other))
+        if ref is not None and op not in self._storage.backend.fast_paths:
+            return _prims.copy_into(self, ref(self, other, cdt))
         return _prims.ewise_into(op, self, [self, other], cdt)
 
     public.__name__ = op
@@ -278,9 +287,10 @@ def _check_int_div(other):
         raise RuntimeError("ZeroDivisionError")
 
 
-def _swapped(op, a, b):
-    """The comparison op(b, a): gt(a, b) is lt(b, a), le(a, b) is ge(b, a) (a kernel less, the same bits)."""
-    return _prims.ewise(op, [b, a], _dtype.result_type(a, b), bool_)
+def _swapped(op):
+    """The comparison op with swapped operands: gt(a, b) is lt(b, a), le(a, b) is ge(b, a) (a kernel
+    less, the same bits)."""
+    return lambda a, b, cdt: _prims.ewise(op, [b, a], cdt, bool_)
 
 
 # ---- binary ops: name = binary(name, dtype rule, PyTorch's node, [flags]) -------------------------
@@ -297,8 +307,8 @@ atan2 = binary("atan2", "div", "Atan2Backward0", tensor_other=True)
 eq = binary("eq", "cmp")
 ne = binary("ne", "cmp")
 lt = binary("lt", "cmp")
-le = binary("le", "cmp", ref=lambda a, b: _swapped("ge", a, b))
-gt = binary("gt", "cmp", ref=lambda a, b: _swapped("lt", a, b))
+le = binary("le", "cmp", ref=_swapped("ge"))
+gt = binary("gt", "cmp", ref=_swapped("lt"))
 ge = binary("ge", "cmp")
 logical_and = binary("logical_and", "logical", tensor_other=True)
 logical_or = binary("logical_or", "logical", tensor_other=True)
