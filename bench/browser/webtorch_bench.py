@@ -224,7 +224,7 @@ if PROFILE:  # noqa: F821
     # * submit every K dispatches instead of at the readback (lets the GPU overlap Python);
     # * the MLP step without gather's index range check (nll_loss gathers with a new tensor,
     #   where(valid, target, 0), every step, so the per-storage cache misses: a readback per step).
-    from webtorch.backends.webgpu import browser as _br
+    from webtorch.backends.webgpu.drivers import browser as _br
     from webtorch.ops import indexing as _ix
     keep_batch, keep_check = _br._MAX_BATCH, _ix._check_gather_range
 

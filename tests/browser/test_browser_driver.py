@@ -1,4 +1,4 @@
-"""py/webtorch/backends/webgpu/browser.py: the Driver protocol over the page's WebGPU,
+"""py/webtorch/backends/webgpu/drivers/browser.py: the Driver protocol over the page's WebGPU,
 exercised directly in the playground's worker (needs only the driver module from the wheel)."""
 import struct
 
@@ -8,7 +8,7 @@ from pwutil import py_json
 
 PRELUDE = r'''
 import array, json, struct
-from webtorch.backends.webgpu import browser
+from webtorch.backends.webgpu.drivers import browser
 d = browser.BrowserDriver()
 AXPY = """
 @group(0) @binding(0) var<storage, read_write> C: array<f32>;

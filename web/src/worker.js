@@ -156,7 +156,7 @@ async function boot(interrupt, flowBuffer) {
   const { adapter, device, ...shown } = gpu;
   const hostInfo = { ...shown, info: shown.info || null };
   post({ type: 'device', device: hostInfo });
-  // `webtorch_gpu_host`: what py/webtorch/backends/webgpu/browser.py uses.
+  // `webtorch_gpu_host`: what py/webtorch/backends/webgpu/drivers/browser.py uses.
   pyodide.registerJsModule('webtorch_gpu_host', {
     available: gpu.kind === 'webgpu',
     reason: gpu.reason,

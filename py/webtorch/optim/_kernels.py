@@ -3,8 +3,8 @@
 Optimizer updates run under no_grad and write parameters and state in place. They go
 straight to the backend primitive (`_prims.ewise` / `ewise_into`) so a step costs exactly the
 dispatches listed here and no autograd or argument-checking work. A backend that offers a
-fused optimizer kernel can replace a whole per-parameter update in `functional.py`
-(see `functional.FUSED`) without touching the optimizer classes.
+fused optimizer kernel can do a whole per-parameter update of `functional.py` (its
+`fused_step` hook) without touching the optimizer classes.
 """
 from .. import _dtype
 from ..ops import _prims

@@ -1,25 +1,25 @@
 """One function per optimizer: the update of one parameter, written as in PyTorch's
 single-tensor implementations (same order of operations, so results agree to rounding).
 
-`FUSED` maps an optimizer name to a replacement `fn(param, grad, state, **hyper)` for a
-device type; a backend with a fused kernel registers it there, e.g.
-`FUSED[("adam", "webgpu")] = my_fused_adam`, and the optimizer classes pick it up.
+A backend may do a whole update in fused kernels: each function first offers it to the
+parameter's backend through the optional hook `fused_step(name, param, grad, state, **hyper)`,
+which returns True when it did the update and False for a case it does not cover (the webgpu
+backend's SGD step: `backends/webgpu/fused.py`). The backend never imports optim.
 """
 from . import _kernels as K
 from .optimizer import f32
 
-FUSED = {}
 
-
-def _fused(name, p):
-    return FUSED.get((name, p.device.type)) if FUSED else None
+def _fused(name, p, g, state, **hyper):
+    """True when p's backend did optimizer `name`'s update of p in fused kernels."""
+    step = getattr(p._backend, "fused_step", None)
+    return step is not None and step(name, p, g, state, **hyper)
 
 
 def sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
-    f = _fused("sgd", p)
-    if f is not None:
-        return f(p, g, state, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                 nesterov=nesterov, maximize=maximize)
+    if _fused("sgd", p, g, state, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+              nesterov=nesterov, maximize=maximize):
+        return
     if maximize:
         g = K.unary("neg", g)
     if weight_decay != 0:
@@ -61,10 +61,9 @@ def _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_de
 
 
 def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay):
-    f = _fused("adam", p)
-    if f is not None:
-        return f(p, g, state, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                 amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+    if _fused("adam", p, g, state, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+              amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay):
+        return
     g, m, v, step = _adam_start(p, g, state, lr, beta1, beta2, weight_decay, decoupled_weight_decay, maximize)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
@@ -80,10 +79,9 @@ def adam(p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
 
 
 def rmsprop(p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, maximize):
-    f = _fused("rmsprop", p)
-    if f is not None:
-        return f(p, g, state, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-                 centered=centered, maximize=maximize)
+    if _fused("rmsprop", p, g, state, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+              centered=centered, maximize=maximize):
+        return
     g, _ = _start(p, g, state, weight_decay, maximize)
     sq = state["square_avg"]
     K.inplace("mul", sq, alpha)
@@ -106,9 +104,9 @@ def rmsprop(p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, ma
 
 
 def adagrad(p, g, state, *, lr, lr_decay, weight_decay, eps, maximize):
-    f = _fused("adagrad", p)
-    if f is not None:
-        return f(p, g, state, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps, maximize=maximize)
+    if _fused("adagrad", p, g, state, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+              maximize=maximize):
+        return
     g, step = _start(p, g, state, weight_decay, maximize)
     clr = lr / (1 + (step - 1) * lr_decay)
     s = state["sum"]
@@ -235,5 +233,4 @@ def adafactor(p, g, state, *, lr, beta2_decay, eps1, eps2, d, weight_decay, maxi
     K.inplace("sub", p, update.mul_(alpha.div_(denom)))
 
 
-__all__ = ["sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "adafactor",
-           "FUSED"]
+__all__ = ["sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "adafactor"]

@@ -1,7 +1,7 @@
 """The WebGPU backend ("webgpu" device).
 
 `get_backend()` creates the backend once: over the native wgpu-py driver in CPython, over
-the browser driver (`browser.py`, navigator.gpu through pyodide.ffi) in Pyodide.
+the browser driver (`drivers/browser.py`, navigator.gpu through pyodide.ffi) in Pyodide.
 """
 import sys
 
@@ -11,9 +11,9 @@ _error = None
 
 def _make_driver():
     if sys.platform == "emscripten":
-        from .browser import BrowserDriver
+        from .drivers.browser import BrowserDriver
         return BrowserDriver()
-    from .native import NativeDriver
+    from .drivers.native import NativeDriver
     return NativeDriver()
 
 

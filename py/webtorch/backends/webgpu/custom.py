@@ -8,7 +8,7 @@ See docs/custom_kernels.md for the binding layout and a complete example.
 import re
 import struct
 
-from .backend import ST, MASK, f32_bits
+from .codegen import ST, MASK, f32_bits
 
 _DT = {"float32", "float16", "int32", "int64", "bool", "uint8"}
 

@@ -5,15 +5,17 @@ back to compositions of primitives):
 
 * `softmax(x, dim, log) -> (out, handled)` and `softmax_backward(g, y, dim, log) -> (gx,
   handled)`: one row kernel each (shaders/softmax.wgsl) instead of 7 and 4-5 dispatches;
-* `optim.functional.FUSED[("sgd", "webgpu")]`: an SGD step (weight decay, momentum,
-  dampening, nesterov, maximize) in one dispatch per parameter.
+* `fused_step(name, p, g, state, **hyper) -> handled`, which `optim.functional` asks (the
+  backend never imports optim): an SGD step (weight decay, momentum, dampening, nesterov,
+  maximize) in one dispatch per parameter.
 
 On lavapipe a dispatch costs ~50 us whatever it does, so a training step is mostly a count
 of dispatches; these keep that count down.
 """
+from ...ops import _prims
 from ..base import View
 from ..._geometry import contiguous_strides
-from .backend import ST, fill, load, store, f32_bits, collapse, index_code
+from .codegen import ST, fill, load, store, f32_bits, collapse, index_code
 
 FLOATS = ("float32", "float16")
 
@@ -92,7 +94,6 @@ def _aliased(views):
 
 def softmax(be, x, d, log):
     """Fused (log_)softmax of tensor x along dim d -> (out, handled)."""
-    from ...ops import _prims
     if x.dtype.name not in FLOATS or x.dim() == 0 or x.numel() == 0:
         return None, False
     out = _prims.empty(x.shape, x.dtype, x.device)
@@ -103,7 +104,6 @@ def softmax(be, x, d, log):
 
 def softmax_backward(be, g, y, d, log):
     """Gradient of (log_)softmax given the output gradient g and the forward output y."""
-    from ...ops import _prims
     if y.dtype.name not in FLOATS or g.dtype != y.dtype or y.dim() == 0 or y.numel() == 0 \
             or tuple(g.shape) != tuple(y.shape) or g.device != y.device:
         return None, False
@@ -139,22 +139,13 @@ def _sgd_src(be, dt, has_buf, first, nesterov, maximize, wd, R, contig):
                 BODY="\n".join(body))
 
 
-def fused_sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+def fused_sgd(be, p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """optim.functional.sgd in one dispatch per parameter (any strides, e.g. a transposed
-    gradient stolen by AccumulateGrad)."""
-    from ...optim import functional as Fn
-    from ...ops import _prims
-    from . import get_backend
-    be = get_backend()
+    gradient stolen by AccumulateGrad) -> handled."""
     dt = p.dtype.name
     if dt not in FLOATS or g.dtype != p.dtype or p.numel() == 0 or p._storage.buf is g._storage.buf \
             or tuple(g.shape) != tuple(p.shape):
-        f = Fn.FUSED.pop(("sgd", "webgpu"))
-        try:
-            return Fn.sgd(p, g, state, lr=lr, momentum=momentum, dampening=dampening,
-                          weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
-        finally:
-            Fn.FUSED[("sgd", "webgpu")] = f
+        return False
     has_buf = momentum != 0
     first = False
     mb = None
@@ -183,14 +174,18 @@ def fused_sgd(p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, m
     p._bump()
     if mb is not None:
         mb._bump()
+    return True
+
+
+STEPS = {"sgd": fused_sgd}     # optimizer name -> fused per-parameter update
 
 
 def install(backend):
-    """Attach the hooks to a WebGPUBackend instance and register the fused optimizer step."""
+    """Attach the hooks to a WebGPUBackend instance."""
     backend.softmax = lambda x, d, log: softmax(backend, x, d, log)
     backend.softmax_backward = lambda g, y, d, log: softmax_backward(backend, g, y, d, log)
-    try:
-        from ...optim import functional as Fn
-        Fn.FUSED.setdefault(("sgd", "webgpu"), fused_sgd)
-    except Exception:      # optim not importable: nothing to register
-        pass
+
+    def fused_step(name, p, g, state, **hyper):
+        step = STEPS.get(name)
+        return step is not None and step(backend, p, g, state, **hyper)
+    backend.fused_step = fused_step

@@ -32,7 +32,7 @@ import weakref
 
 from ..base import View
 from ..._geometry import numel, contiguous_strides, is_contiguous
-from .backend import CT, ST, WG, conv, load, store, ewise_expr, collapse, index_code, scalar_bits, fill
+from .codegen import CT, ST, WG, conv, load, store, ewise_expr, collapse, index_code, scalar_bits, fill
 
 MAX_NODES = 64
 _DUMMY = ("a", "b", "c")

@@ -2,7 +2,7 @@
 
 Two implementations exist: `native.py` (wgpu-py, CPython on Vulkan/Metal/D3D12) and
 `browser.py` (JS WebGPU through `pyodide.ffi`, in a Web Worker). The backend
-(`backend.py`) is written against this class only.
+(`../backend.py`) is written against this class only.
 
 Conventions every driver follows
 --------------------------------

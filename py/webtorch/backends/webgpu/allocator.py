@@ -1,0 +1,103 @@
+"""GPU buffers and the caching allocator of the WebGPU backend.
+
+Freed buffers go back to a pool by size class when the Python `GPUBuffer` object dies, and
+are reused, as PyTorch's CUDA caching allocator does.
+"""
+
+
+def _size_class(nbytes):
+    """Round up to 256 B, then to the next of 2^k * {1, 1.25, 1.5, 1.75} (< 25% waste)."""
+    n = max(256, (nbytes + 255) & ~255)
+    p = 1 << (n - 1).bit_length()        # next power of two >= n
+    q = p // 8                           # steps of p/8 between p/2 and p
+    if p >= 2048:
+        return ((n + q - 1) // q) * q
+    return p
+
+
+class GPUBuffer:
+    """A backend `buf`: a pooled GPU buffer holding `numel` elements of `dtype`. When this
+    object is garbage collected the GPU buffer returns to the allocator's pool."""
+    __slots__ = ("handle", "nbytes", "numel", "dtype", "_alloc", "pend", "__weakref__")
+
+    def __init__(self, alloc, handle, nbytes, numel, dtype):
+        self._alloc, self.handle, self.nbytes, self.numel, self.dtype = alloc, handle, nbytes, numel, dtype
+        self.pend = None     # the pending fused node that will write this buffer (lazy.py)
+
+    def __del__(self):
+        try:
+            self._alloc.release(self.handle, self.nbytes)
+        except Exception:
+            pass
+
+    def __len__(self):
+        return self.numel
+
+    def __repr__(self):
+        return f"GPUBuffer({self.numel} x {self.dtype}, {self.nbytes} B)"
+
+
+class CachingAllocator:
+    def __init__(self, driver, max_bytes, cache_limit=None):
+        self.driver = driver
+        self.max_bytes = max_bytes
+        self.pool = {}                   # size class -> [handles]
+        self.cached_bytes = 0
+        self.allocated_bytes = 0         # bytes handed out and alive
+        self.reserved_bytes = 0          # bytes of all GPU buffers created and not destroyed
+        self.reuses = 0
+        self.creates = 0
+        self.cache_limit = cache_limit if cache_limit is not None else 1 << 30
+        # handles handed out, held strongly here: a GPUBuffer collected in a reference cycle
+        # (an exception's traceback -> frame -> tensor) has its finalizer run together with
+        # those of the cycle's other objects; were the driver's buffer object in that cycle
+        # too, it could be released before GPUBuffer.__del__ returns it to the pool, and the
+        # pool would then hand out a dead buffer
+        self.live = {}
+
+    def alloc(self, nbytes):
+        if nbytes > self.max_bytes:
+            raise RuntimeError(
+                f"WebGPU out of memory: tried to allocate {nbytes} bytes, over the adapter's "
+                f"largest buffer ({self.max_bytes} bytes: maxBufferSize/maxStorageBufferBindingSize)")
+        size = min(_size_class(nbytes), max(self.max_bytes, 4) & ~3)
+        lst = self.pool.get(size)
+        if lst:
+            self.reuses += 1
+            self.cached_bytes -= size
+            self.allocated_bytes += size
+            h = lst.pop()
+            self.live[id(h)] = h
+            return h, size
+        try:
+            h = self.driver.create_buffer(size)
+        except RuntimeError as e:
+            if "lost" in str(e).lower():
+                raise
+            self.empty_cache()
+            try:
+                h = self.driver.create_buffer(size)
+            except RuntimeError as e2:
+                raise RuntimeError(f"WebGPU out of memory: tried to allocate {size} bytes ({e2})") from None
+        self.creates += 1
+        self.reserved_bytes += size
+        self.allocated_bytes += size
+        self.live[id(h)] = h
+        return h, size
+
+    def release(self, handle, size):
+        self.live.pop(id(handle), None)
+        self.allocated_bytes -= size
+        self.pool.setdefault(size, []).append(handle)
+        self.cached_bytes += size
+        if self.cached_bytes > self.cache_limit:
+            self.empty_cache()
+
+    def empty_cache(self):
+        for size, lst in self.pool.items():
+            for h in lst:
+                self.driver.destroy_buffer(h)
+                self.reserved_bytes -= size
+        self.pool = {}
+        self.cached_bytes = 0
+

@@ -1,0 +1,327 @@
+"""WGSL code generation for the WebGPU backend: dtype maps, shader loading, expressions, indexing.
+
+Storage: float32 -> f32, float16 -> f16 (needs 'shader-f16'), int32 -> i32, int64 -> i32
+(values must fit in int32: uploads are range-checked, and every kernel whose int64 result can
+leave the range sets a device flag that the next sync reads and raises, see I64_WGSL), bool
+and uint8 -> one u32 per element. float16 computes in f32. Kernels count and index elements
+with 32-bit words (pack_words raises past them).
+
+Kernels are generated from the templates in `shaders/*.wgsl` (`fill`), specialized per op,
+dtype, collapsed rank and workgroup size. Every kernel takes shapes, strides and offsets in
+its parameter words (`index_code`), so strided, broadcast and offset views run without copies.
+
+NaN/inf: WGSL lets compilers assume finite floats, and lavapipe folds `x - x` or
+`(x + y) - y`; the fused kernels hide the second operand of each float op behind an opaque
+identity (lazy.py), and the prelude's helpers test NaN/inf by their bits.
+"""
+import math
+import os
+import re
+import struct
+
+MASK = 0xFFFFFFFF
+CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
+ST = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
+ITEM = {"float32": 4, "float16": 2, "int32": 4, "int64": 4, "bool": 4, "uint8": 4}
+PACK = {"float32": "f", "float16": "e", "int32": "i", "int64": "i", "bool": "I", "uint8": "I"}
+ZERO = {"f32": "0.0", "i32": "0", "u32": "0u"}
+ONE = {"f32": "1.0", "i32": "1", "u32": "1u"}
+WG = 256
+
+
+# ---- shader sources ------------------------------------------------------------------------
+def _shader_dirs():
+    here = os.path.dirname(os.path.abspath(__file__))
+    pkg = os.path.dirname(os.path.dirname(here))             # .../webtorch
+    return [os.path.join(pkg, "shaders"), os.path.join(os.path.dirname(os.path.dirname(pkg)), "shaders")]
+
+
+_SRC = {}
+
+
+def shader(name):
+    """The text of shaders/<name> (from the installed package or the repository)."""
+    if name not in _SRC:
+        for d in _shader_dirs():
+            p = os.path.join(d, name)
+            if os.path.exists(p):
+                with open(p, encoding="utf-8") as f:
+                    _SRC[name] = f.read()
+                break
+        else:
+            try:
+                from importlib.resources import files
+                _SRC[name] = (files("webtorch") / "shaders" / name).read_text(encoding="utf-8")
+            except Exception:
+                raise FileNotFoundError(f"webgpu shader {name!r} not found in {_shader_dirs()}")
+    return _SRC[name]
+
+
+def fill(name, **parts):
+    s = shader(name)
+    for k, v in parts.items():
+        s = s.replace("{{" + k + "}}", str(v))
+    return s
+
+
+# ---- WGSL expression helpers ---------------------------------------------------------------
+def load(expr, dt):
+    """storage value -> compute type CT[dt]"""
+    return f"f32({expr})" if dt == "float16" else expr
+
+
+def _nonzero(v, ct):
+    """v != 0 that is true for NaN (naga compiles a float `!=` to an ordered compare)"""
+    return f"!(({v}) == 0.0)" if ct == "f32" else f"(({v}) != {ZERO[ct]})"
+
+
+def conv(v, src, dst):
+    """value of CT[src] -> CT[dst] with PyTorch conversion semantics"""
+    cs, cd = CT[src], CT[dst]
+    if dst == "int64" and cs == "f32":
+        return f"i64_f2i({v})"
+    if dst == "bool":
+        return v if src == "bool" else f"select(0u, 1u, {_nonzero(v, cs)})"
+    if dst == "uint8":
+        if src in ("bool", "uint8"):
+            return v
+        return f"(u32(i32({v})) & 255u)" if cs == "f32" else f"(u32({v}) & 255u)"
+    return v if cs == cd else f"{cd}({v})"
+
+
+def store(v, dt):
+    return f"f16({v})" if dt == "float16" else v
+
+
+def norm(v, dt):
+    """wrap a u32 result of a uint8/bool computation back into range"""
+    if dt == "uint8":
+        return f"(({v}) & 255u)"
+    if dt == "bool":
+        return f"select(0u, 1u, ({v}) != 0u)"
+    return v
+
+
+_F_UN = {
+    "copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "wsign({0})", "exp": "exp({0})",
+    "exp2": "exp2({0})", "expm1": "wexpm1({0})", "log": "log({0})", "log2": "log2({0})",
+    "log10": "(log2({0}) * 0.3010299956639812)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
+    "rsqrt": "(1.0 / sqrt({0}))", "sin": "sin({0})", "cos": "cos({0})",
+    "tan": "tan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
+    "sinh": "wsinh({0})", "cosh": "wcosh({0})", "tanh": "wtanh({0})", "asinh": "wasinh({0})",
+    "acosh": "wacosh({0})", "atanh": "watanh({0})", "sigmoid": "wsigmoid({0})", "erf": "werf({0})",
+    "erfc": "werfc({0})", "erfinv": "werfinv({0})", "floor": "floor({0})", "ceil": "ceil({0})",
+    "round": "round({0})", "trunc": "trunc({0})",
+    "relu": "select({0}, 0.0, {0} < 0.0)",
+}
+_F_UN_B = {"logical_not": "({0} == 0.0)", "isnan": "wisnan({0})", "isinf": "wisinf({0})",
+           "isfinite": "wisfinite({0})", "signbit": "wsignbit({0})"}
+_F_BIN = {
+    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
+    "floor_divide": "wfloordiv({0}, {1})", "remainder": "wremainder({0}, {1})",
+    "fmod": "wfmod({0}, {1})", "pow": "wpow({0}, {1})", "maximum": "wmaximum({0}, {1})",
+    "minimum": "wminimum({0}, {1})", "fmax": "wfmax({0}, {1})", "fmin": "wfmin({0}, {1})",
+    "atan2": "watan2({0}, {1})",
+}
+_CMP = {"eq": "({0} == {1})", "ne": "(!({0} == {1}))", "lt": "({0} < {1})", "le": "({0} <= {1})",
+        "gt": "({0} > {1})", "ge": "({0} >= {1})"}
+_I_UN = {"copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "sign({0})", "floor": "{0}",
+         "ceil": "{0}", "round": "{0}", "trunc": "{0}", "relu": "max({0}, 0)",
+         "bitwise_not": "(~{0})"}
+_I_UN_B = {"logical_not": "({0} == 0)", "isnan": "false", "isinf": "false", "isfinite": "true",
+           "signbit": "({0} < 0)"}
+_I_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
+          "div": "({0} / i64_nz({1}))", "floor_divide": "ifloordiv({0}, i64_nz({1}))",
+          "remainder": "iremainder({0}, i64_nz({1}))", "fmod": "({0} % i64_nz({1}))",
+          "pow": "ipow({0}, {1})", "maximum": "max({0}, {1})", "minimum": "min({0}, {1})",
+          "fmax": "max({0}, {1})", "fmin": "min({0}, {1})",
+          "atan2": "i32(atan2(f32({0}), f32({1})))", "bitwise_and": "({0} & {1})",
+          "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})", "lshift": "ishl({0}, {1})",
+          "rshift": "ishr({0}, {1})"}
+_U_UN = {"copy": "{0}", "neg": "(0u - {0})", "abs": "{0}", "sign": "select(0u, 1u, {0} > 0u)",
+         "floor": "{0}", "ceil": "{0}", "round": "{0}", "trunc": "{0}", "relu": "{0}",
+         "bitwise_not": "(~{0})"}
+_U_UN_B = {"logical_not": "({0} == 0u)", "isnan": "false", "isinf": "false", "isfinite": "true",
+           "signbit": "false"}
+_U_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
+          "div": "({0} / i64_nzu({1}))", "floor_divide": "({0} / i64_nzu({1}))",
+          "remainder": "({0} % i64_nzu({1}))", "fmod": "({0} % i64_nzu({1}))",
+          "pow": "upow({0}, {1})", "maximum": "max({0}, {1})", "minimum": "min({0}, {1})",
+          "fmax": "max({0}, {1})", "fmin": "min({0}, {1})",
+          "atan2": "u32(atan2(f32({0}), f32({1})))", "bitwise_and": "({0} & {1})",
+          "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})", "lshift": "ushl({0}, {1})",
+          "rshift": "ushr({0}, {1})"}
+
+
+# int64 lives in an i32: the ops that can leave its range flag the overflow (I64_WGSL); integer
+# division and remainder by zero (any integer dtype) flag too, as PyTorch raises ZeroDivisionError
+_L_OPS = {"add": "i64_add({0}, {1})", "sub": "i64_sub({0}, {1})", "mul": "i64_mul({0}, {1})",
+          "neg": "i64_sub(0, {0})", "abs": "i64_abs({0})", "pow": "i64_pow({0}, {1})",
+          "div": "i64_div({0}, i64_nz({1}))", "floor_divide": "i64_floordiv({0}, i64_nz({1}))",
+          "lshift": "i64_shl({0}, {1})"}
+
+I64_WGSL = """
+// int64 stored as i32 (webgpu): a result outside the i32 range sets i64_flag[0], an integer
+// division by zero sets i64_flag[1]; the backend reads both at the next sync and raises
+// (backend.py, `_i64_fail`)
+fn i64_ovf() { i64_flag[0] = 1u; }
+fn i64_nz(b: i32) -> i32 { if (b == 0) { i64_flag[1] = 1u; return 1; } return b; }
+fn i64_nzu(b: u32) -> u32 { if (b == 0u) { i64_flag[1] = 1u; return 1u; } return b; }
+fn i64_add(a: i32, b: i32) -> i32 { let r = a + b; if (((a ^ r) & (b ^ r)) < 0) { i64_ovf(); } return r; }
+fn i64_sub(a: i32, b: i32) -> i32 { let r = a - b; if (((a ^ b) & (a ^ r)) < 0) { i64_ovf(); } return r; }
+fn i64_mul(a: i32, b: i32) -> i32 {
+  let r = a * b;
+  if (a != 0 && (r / a != b || (a == -1 && b == (-2147483647 - 1)))) { i64_ovf(); }
+  return r;
+}
+fn i64_abs(a: i32) -> i32 { if (a == (-2147483647 - 1)) { i64_ovf(); } return abs(a); }
+fn i64_pow(a: i32, b: i32) -> i32 {
+  if (b < 0) { if (a == 1) { return 1; } if (a == -1) { return select(-1, 1, (b & 1) == 0); } return 0; }
+  var e = u32(b); var base = a; var r = 1;
+  loop { if ((e & 1u) != 0u) { r = i64_mul(r, base); } e = e >> 1u; if (e == 0u) { break; } base = i64_mul(base, base); }
+  return r;
+}
+fn i64_div(a: i32, b: i32) -> i32 {
+  if (b == -1 && a == (-2147483647 - 1)) { i64_ovf(); }
+  return a / b;
+}
+fn i64_floordiv(a: i32, b: i32) -> i32 {
+  let q = i64_div(a, b);
+  return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
+}
+fn i64_shl(a: i32, b: i32) -> i32 {
+  if (a == 0 || b < 0 || b >= 64) { return 0; }
+  if (b >= 32) { i64_ovf(); return 0; }
+  let r = a << u32(b);
+  if ((r >> u32(b)) != a) { i64_ovf(); }
+  return r;
+}
+fn i64_f2i(v: f32) -> i32 {   // by bits: NaN and +-inf flag too (compilers may assume finite)
+  let u = bitcast<u32>(v);
+  if ((u & 0x7fffffffu) >= 0x4f000000u && u != 0xcf000000u) { i64_ovf(); }
+  return i32(v);
+}
+"""
+I64_MSG = ("int64 overflow on webgpu: WebGPU stores int64 as 32-bit integers and a result left the "
+           "range [-2147483648, 2147483647]; compute on cpu (x.cpu()) where int64 values need 64 bits")
+_P_DECL = re.compile(r"@group\(0\) @binding\((\d+)\) var<storage, read> P: array<u32>;")
+
+
+def ewise_expr(op, cdtype, args):
+    """WGSL expression for `op` in compute dtype `cdtype` -> (expr, result dtype)."""
+    ct = CT[cdtype]
+    if cdtype == "int64" and op in _L_OPS:
+        return _L_OPS[op].format(*args), cdtype
+    if op == "where":
+        return f"select({args[2]}, {args[1]}, {args[0]} != 0u)", cdtype
+    if op in _CMP:
+        return f"select(0u, 1u, {_CMP[op].format(*args)})", "bool"
+    if op in ("logical_and", "logical_or", "logical_xor"):
+        j = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[op]
+        return f"select(0u, 1u, {_nonzero(args[0], ct)} {j} {_nonzero(args[1], ct)})", "bool"
+    un, unb, bi = {"f32": (_F_UN, _F_UN_B, _F_BIN), "i32": (_I_UN, _I_UN_B, _I_BIN),
+                   "u32": (_U_UN, _U_UN_B, _U_BIN)}[ct]
+    if cdtype == "bool" and op == "bitwise_not":
+        return f"({args[0]} ^ 1u)", cdtype
+    if op in unb:
+        return f"select(0u, 1u, {unb[op].format(*args)})", "bool"
+    if op in un:
+        return norm(un[op].format(*args), cdtype), cdtype
+    if op in bi:
+        return norm(bi[op].format(*args), cdtype), cdtype
+    if ct != "f32" and op in _F_UN:       # float function on an integer compute type
+        return conv(_F_UN[op].format(f"f32({args[0]})"), "float32", cdtype), cdtype
+    raise TypeError(f"webgpu: op {op!r} is not supported for dtype {cdtype}")
+
+
+def _alias_b(src):
+    """matmul of a buffer with itself (x @ x.T): read B through A's binding, bind it once"""
+    lines = [l for l in src.split("\n") if "var<storage, read_write> B:" not in l]
+    src = "\n".join(lines).replace("@binding(3) var<storage, read> P", "@binding(2) var<storage, read> P")
+    return re.sub(r"\bB\[", "A[", src)
+
+
+# ---- shape helpers -------------------------------------------------------------------------
+def collapse(shape, strides_list):
+    """Drop size-1 dims and merge dims that are contiguous for every operand."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    sh = [shape[d] for d in dims]
+    sts = [[st[d] for d in dims] for st in strides_list]
+    i = len(sh) - 2
+    while i >= 0:
+        if all(st[i] == st[i + 1] * sh[i + 1] for st in sts):
+            sh[i] *= sh[i + 1]
+            for st in sts:
+                st[i] = st[i + 1]
+                del st[i + 1]
+            del sh[i + 1]
+        i -= 1
+    return tuple(sh), [tuple(st) for st in sts]
+
+
+def index_code(R, names_contig, var="i", pbase=None, shape_base=1):
+    """WGSL that sets `let/var <name>` to the element offset of operand k for linear index
+    `var`. P layout from pbase: per operand [offset, strides(R)]; shape at shape_base."""
+    if pbase is None:
+        pbase = shape_base + R
+    code = []
+    need = False
+    for k, (name, contig) in enumerate(names_contig):
+        pb = pbase + k * (1 + R)
+        if contig:
+            code.append(f"  let {name} = i32(P[{pb}u]) + i32({var});")
+        else:
+            code.append(f"  var {name} = i32(P[{pb}u]);")
+            need = True
+    if need and R > 0:
+        code.append(f"  {{ var r = {var};")
+        for d in reversed(range(R)):
+            if d > 0:
+                code.append(f"    {{ let s = P[{shape_base + d}u]; let c = i32(r % s); r = r / s;")
+            else:
+                code.append("    { let c = i32(r);")
+            for k, (name, contig) in enumerate(names_contig):
+                if not contig:
+                    code.append(f"      {name} = {name} + c * i32(P[{pbase + k * (1 + R) + 1 + d}u]);")
+            code.append("    }")
+        code.append("  }")
+    return "\n".join(code)
+
+
+def f32_bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def scalar_bits(x, dt):
+    ct = CT[dt]
+    if ct == "f32":
+        try:
+            return f32_bits(float(x))
+        except OverflowError:
+            return f32_bits(math.copysign(math.inf, x))
+    if dt == "bool":
+        return 1 if x else 0
+    v = int(x)
+    if dt == "uint8":
+        return v & 255
+    if not -2**31 <= v < 2**31:
+        raise RuntimeError(f"webgpu stores {dt} as int32: the value {v} does not fit in int32")
+    return v & MASK
+
+
+def _count_error(n):
+    return RuntimeError(
+        f"webgpu: a kernel count or index is {n}, out of 32-bit range: WebGPU kernels count and "
+        f"index elements with 32-bit integers, so an op over 2**32 or more elements (2**31 for "
+        f"argmax/argmin; e.g. a sum of a large expanded view) is not supported; compute it on "
+        f"cpu or in chunks")
+
+
+def pack_words(words):
+    try:
+        return struct.pack(f"<{len(words)}I", *words)
+    except struct.error:
+        big = [w for w in words if not -2**31 <= w <= MASK]
+        if big:
+            raise _count_error(big[0]) from None
+        return struct.pack(f"<{len(words)}I", *[w & MASK for w in words])
