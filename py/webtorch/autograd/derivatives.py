@@ -5,8 +5,8 @@ the ops it is computed by (`ops/_common.py`, `Composite`).
 An entry is the formula of the node's one differentiable input, or {input name: formula} for a
 node with several. A formula `f(g, ...)` maps the output's gradient g to that input's; its
 parameter names say what the node saves and hands it: the inputs by name (`x` a unary op's,
-`a` and `b` a binary op's, `condition`, `exponent`, ...), `y` the result, and the op's own
-parameters by name (`eps`, `alpha`, `min`, ...). The node (`ops/_common.py`, `formula_node`)
+`a` and `b` a binary op's, `condition`, `exponent`, ...), `y` the result, `<input>_shape` an
+input's shape (kept without the input), and the op's own parameters by name (`eps`, `alpha`, ...). The node (`ops/_common.py`, `formula_node`)
 sums the gradient back to the input's shape and dtype. Formulas use Tensor methods only (this
 module imports no op), so they run on every backend and differentiate again (gradgradcheck).
 """
@@ -80,6 +80,21 @@ def _clamp(g, x, min, max):  # noqa: A002 (PyTorch's parameter names)
     return g * mask
 
 
+def unreduce(g, shape, dims, keepdim):
+    """A reduction's gradient broadcast back over the reduced dims (of an input of `shape`)."""
+    if not keepdim:
+        for d in dims:
+            g = g.unsqueeze(d)
+    return g.expand(shape)
+
+
+def _mean(g, x_shape, dims, keepdim):
+    n = 1
+    for d in dims:
+        n *= x_shape[d]
+    return unreduce(g / n if n else g * math.nan, x_shape, dims, keepdim)
+
+
 def _alpha(sign):
     """add/sub/rsub's formula for the input scaled by `sign * alpha`."""
     def formula(g, alpha):
@@ -151,6 +166,11 @@ DERIVATIVES = {
     "WhereBackward0": {"a": lambda g, condition: where(condition, g, 0.0),
                        "b": lambda g, condition: where(condition, 0.0, g)},
     "ClampBackward1": _clamp,
+    # ---- reductions (ops/reduction.py) ------------------------------------------------------------
+    "SumBackward0": lambda g, x_shape, dims, keepdim: unreduce(g, x_shape, dims, keepdim),
+    "SumBackward1": lambda g, x_shape, dims, keepdim: unreduce(g, x_shape, dims, keepdim),
+    "MeanBackward0": _mean,
+    "MeanBackward1": _mean,
     # ---- activations (nn/functional.py); PyTorch numbers some in-place forms apart ----------
     "ThresholdBackward0": lambda g, x, threshold, value: where(x > threshold, g, 0.0),
     # no gradient at the bounds themselves (x <= min_val or x >= max_val), as PyTorch

@@ -60,7 +60,7 @@ def to_dtype(t, dt):
 def formula_node(node, kernel, names, scalar_edges=()):
     """The graph node (a Function) `node` computing `kernel(*args)`, its arguments named `names`;
     backward is the node's entry in `autograd/derivatives.py` (a formula per differentiable input,
-    given what it names: arguments, `y` the result). Each gradient is summed back to its input's
+    given what it names: arguments, `y` the result, `<argument>_shape`). Each gradient is summed back to its input's
     shape and cast to its dtype (broadcasting, mixed dtypes). `scalar_edges`: positions where a
     Python number still shows in next_functions (`Function._scalar_edges`)."""
     entry = DERIVATIVES[node]
@@ -71,6 +71,7 @@ def formula_node(node, kernel, names, scalar_edges=()):
     saves_y = "y" in needed
     kept = tuple(names[i] for i in keep) + (("y",) if saves_y else ())
     grads = tuple(i for i, _, _ in plan)
+    shapes = tuple((n + "_shape", i) for i, n in enumerate(names) if n + "_shape" in needed)
 
     class FormulaNode(Function):
         _node_name = node
@@ -93,11 +94,15 @@ def formula_node(node, kernel, names, scalar_edges=()):
                 geom.append((v._shape, v._storage.dtype) if isinstance(v, Tensor) else None)
             ctx.save_for_backward(*tensors)
             ctx.consts, ctx.geom = consts, geom
+            if shapes:
+                ctx.shapes = {n: args[i]._shape for n, i in shapes}
             return y
 
         @staticmethod
         def backward(ctx, g):
             kw = {n: c if t is None else t for n, t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
+            if shapes:
+                kw.update(ctx.shapes)
             res = [None] * len(names)
             for (i, f, ps), geom in zip(plan, ctx.geom):
                 if ctx.needs_input_grad[i]:
