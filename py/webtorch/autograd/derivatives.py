@@ -139,7 +139,6 @@ DERIVATIVES = {
     "CeilBackward0": _zeros,
     "RoundBackward0": _zeros,
     "TruncBackward0": _zeros,
-    "FracBackward0": lambda g: g,
     "ReluBackward0": lambda g, y: g * (y > 0),
     # ---- binary element-wise ops (ops/pointwise.py) -------------------------------------------
     "AddBackward0": {"a": lambda g: g, "b": _alpha(1)},

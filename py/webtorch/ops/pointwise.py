@@ -17,6 +17,7 @@ from ..overrides import torch_function
 from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
                       name_of, composite_node, composite_op, check_tensor, formula_node)
 from .registry import register, register_method, ELEMENTWISE, Decl, METHODS
+from ..autograd.derivatives import DERIVATIVES
 
 bool_ = _dtype.bool_
 
@@ -46,7 +47,12 @@ def _unary_kernel(op, ref, x, cdt, odt, pvals):
 def elementwise_node(node, ref, params=(), op=None):
     """The graph node (a Function) `node` of the element-wise `ref(x, *params)` (op: the backend
     primitive instead, ref None): apply(x, out dtype, *param values); backward is the node's formula
-    in `autograd/derivatives.py`. nn.functional's activations are nodes of this kind."""
+    in `autograd/derivatives.py`, or, without one, the decomposition's derivative (a Composite node).
+    nn.functional's activations are nodes of this kind."""
+    if node not in DERIVATIVES:  # composite: differentiate the decomposition
+        fn = composite_node(node, lambda x, dt, *pvals: ref(x if x.dtype is dt else x.to(dt), *pvals))
+        fn.saves_input = True  # its inner graph may hold the input
+        return fn
     if ref is None:
         def kernel(x, dt):
             return _prims.ewise(op, [x], dt, dt, shape=x._shape)
