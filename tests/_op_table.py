@@ -65,7 +65,7 @@ OPS = [
     U("sigmoid"), U("erf"), U("erfc"), U("erfinv", "unit", ints=False, tol=_WGSL), U("floor"), U("ceil"),
     U("round"), U("trunc"), U("frac", ints=False), U("relu"), U("square", inplace=False),
     U("sgn", inplace=False), U("deg2rad", inplace=False), U("rad2deg", inplace=False),
-    U("logit", "prob", ints=False),
+    U("logit", "prob", ints=False), U("sinc"),
     U("isnan", grad=False, inplace=False), U("isinf", grad=False, inplace=False),
     U("isfinite", grad=False, inplace=False), U("signbit", grad=False, inplace=False),
     U("logical_not", grad=False, inplace=False), U("nan_to_num", grad=False, inplace=False),

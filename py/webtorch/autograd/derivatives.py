@@ -35,6 +35,13 @@ def _logit(g, x, eps):
     return where((x < eps) | (x > 1 - eps), 0.0, d)
 
 
+def _sinc(g, x):
+    # PyTorch's sinc_backward: (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0 (the decomposition's
+    # where() would send the unselected branch's 0/0 there: NaN)
+    px = x * math.pi
+    return where(x == 0, 0.0, g * (px.cos() * px - px.sin()) / (px * x))
+
+
 def _gelu(g, x, approximate):
     if approximate == "tanh":
         x2 = x * x
@@ -132,6 +139,7 @@ DERIVATIVES = {
     "AtanhBackward0": lambda g, x: g / (1 - x * x),
     "SigmoidBackward0": lambda g, y: g * y * (1 - y),
     "LogitBackward0": _logit,
+    "SincBackward0": _sinc,
     "ErfBackward0": lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp(),
     "ErfcBackward0": lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp(),
     "ErfinvBackward0": lambda g, y: g * (SQRT_PI / 2) * (y * y).exp(),

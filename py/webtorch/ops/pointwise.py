@@ -123,6 +123,11 @@ def _logit(x, eps):
     return (z / (1 - z)).log()
 
 
+def _sinc(x):
+    px = x * math.pi
+    return where(x == 0, 1.0, px.sin() / px)
+
+
 # ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=]) --------------------
 neg = unary("neg", "same", "NegBackward0")
 abs = unary("abs", "same", "AbsBackward0")
@@ -151,6 +156,7 @@ acosh = unary("acosh", "float", "AcoshBackward0")
 atanh = unary("atanh", "float", "AtanhBackward0")
 sigmoid = unary("sigmoid", "float", "SigmoidBackward0", ref=lambda x: 1 / (1 + (-x).exp()))
 logit = unary("logit", "float", "LogitBackward0", ref=_logit, params={"eps": None})
+sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
 erf = unary("erf", "float", "ErfBackward0")
 erfc = unary("erfc", "float", "ErfcBackward0")
 erfinv = unary("erfinv", "float", "ErfinvBackward0", inplace="method")
