@@ -124,30 +124,39 @@ _F_BIN = {
     "atan2": "watan2({0}, {1})",
 }
 _CMP = {"eq": "({0} == {1})", "ne": "(!({0} == {1}))", "lt": "({0} < {1})", "ge": "({0} >= {1})"}
-_I_UN = {"copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "sign({0})", "floor": "{0}",
-         "ceil": "{0}", "round": "{0}", "trunc": "{0}", "relu": "max({0}, 0)",
-         "bitwise_not": "(~{0})"}
-_I_UN_B = {"isnan": "false", "isinf": "false", "isfinite": "true", "signbit": "({0} < 0)"}
-_I_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
-          "div": "({0} / i64_nz({1}))", "floor_divide": "ifloordiv({0}, i64_nz({1}))",
-          "remainder": "iremainder({0}, i64_nz({1}))", "fmod": "({0} % i64_nz({1}))",
-          "pow": "ipow({0}, {1})", "maximum": "max({0}, {1})", "minimum": "min({0}, {1})",
-          "fmax": "max({0}, {1})", "fmin": "min({0}, {1})",
-          "atan2": "i32(atan2(f32({0}), f32({1})))", "bitwise_and": "({0} & {1})",
-          "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})", "lshift": "ishl({0}, {1})",
-          "rshift": "ishr({0}, {1})"}
-_U_UN = {"copy": "{0}", "neg": "(0u - {0})", "abs": "{0}", "sign": "select(0u, 1u, {0} > 0u)",
-         "floor": "{0}", "ceil": "{0}", "round": "{0}", "trunc": "{0}", "relu": "{0}",
-         "bitwise_not": "(~{0})"}
-_U_UN_B = {"isnan": "false", "isinf": "false", "isfinite": "true", "signbit": "false"}
-_U_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
-          "div": "({0} / i64_nzu({1}))", "floor_divide": "({0} / i64_nzu({1}))",
-          "remainder": "({0} % i64_nzu({1}))", "fmod": "({0} % i64_nzu({1}))",
-          "pow": "upow({0}, {1})", "maximum": "max({0}, {1})", "minimum": "min({0}, {1})",
-          "fmax": "max({0}, {1})", "fmin": "min({0}, {1})",
-          "atan2": "u32(atan2(f32({0}), f32({1})))", "bitwise_and": "({0} & {1})",
-          "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})", "lshift": "ushl({0}, {1})",
-          "rshift": "ushr({0}, {1})"}
+
+# integer compute types: i32 (int32, int64) and u32 (bool, uint8). The forms both share, then
+# the (i32, u32) forms of the ops where signedness matters; integer division by zero flags
+# (i64_nz, i64_nzu in I64_WGSL)
+_INT_UN = {"copy": "{0}", "floor": "{0}", "ceil": "{0}", "round": "{0}", "trunc": "{0}",
+           "bitwise_not": "(~{0})"}
+_INT_UN_B = {"isnan": "false", "isinf": "false", "isfinite": "true"}
+_INT_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "maximum": "max({0}, {1})",
+            "minimum": "min({0}, {1})", "fmax": "max({0}, {1})", "fmin": "min({0}, {1})",
+            "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})"}
+_IU_UN = {"neg": ("(-{0})", "(0u - {0})"), "abs": ("abs({0})", "{0}"),
+              "sign": ("sign({0})", "select(0u, 1u, {0} > 0u)"), "relu": ("max({0}, 0)", "{0}")}
+_IU_UN_B = {"signbit": ("({0} < 0)", "false")}
+_IU_BIN = {
+    "div": ("({0} / i64_nz({1}))", "({0} / i64_nzu({1}))"),
+    "floor_divide": ("ifloordiv({0}, i64_nz({1}))", "({0} / i64_nzu({1}))"),
+    "remainder": ("iremainder({0}, i64_nz({1}))", "({0} % i64_nzu({1}))"),
+    "fmod": ("({0} % i64_nz({1}))", "({0} % i64_nzu({1}))"),
+    "pow": ("ipow({0}, {1})", "upow({0}, {1})"),
+    "atan2": ("i32(atan2(f32({0}), f32({1})))", "u32(atan2(f32({0}), f32({1})))"),
+    "lshift": ("ishl({0}, {1})", "ushl({0}, {1})"),
+    "rshift": ("ishr({0}, {1})", "ushr({0}, {1})"),
+}
+
+
+def _int_tables(k):
+    """The (unary, unary -> bool, binary) tables of i32 (k=0) or u32 (k=1)."""
+    return tuple({**shared, **{op: forms[k] for op, forms in signed.items()}}
+                 for shared, signed in ((_INT_UN, _IU_UN), (_INT_UN_B, _IU_UN_B), (_INT_BIN, _IU_BIN)))
+
+
+_I_UN, _I_UN_B, _I_BIN = _int_tables(0)
+_U_UN, _U_UN_B, _U_BIN = _int_tables(1)
 
 
 # int64 lives in an i32: the ops that can leave its range flag the overflow (I64_WGSL); integer
@@ -255,6 +264,21 @@ def collapse(shape, strides_list):
         i -= 1
     return tuple(sh), [tuple(st) for st in sts]
 
+
+def bind_once(bufs, views):
+    """Append to `bufs` the buffer of each view not bound yet; returns each view's binding index.
+    Each distinct buffer is bound once (in-place ops and x*x read through the same binding):
+    browsers reject a writable buffer bound twice in one dispatch."""
+    idx = []
+    for v in views:
+        for j, b in enumerate(bufs):
+            if b is v.buf:
+                idx.append(j)
+                break
+        else:
+            idx.append(len(bufs))
+            bufs.append(v.buf)
+    return idx
 
 def index_code(R, names_contig, var="i", pbase=None, shape_base=1):
     """WGSL that sets `let/var <name>` to the element offset of operand k for linear index

@@ -32,7 +32,7 @@ import weakref
 
 from ..base import View
 from ..._geometry import numel, contiguous_strides, is_contiguous
-from .codegen import CT, ST, WG, conv, load, store, ewise_expr, collapse, index_code, scalar_bits, fill
+from .codegen import CT, ST, WG, conv, load, store, ewise_expr, collapse, bind_once, index_code, scalar_bits, fill
 
 MAX_NODES = 64
 _DUMMY = ("a", "b", "c")
@@ -214,15 +214,7 @@ class Fusion:
             descs.append((nd.op, nd.cdtype, nd.odt, tuple(ad)))
         # bindings: live outputs first, then each distinct leaf buffer once
         bufs = [b for _, b in outs]
-        lbind = []
-        for v in used_leaves:
-            for j, b in enumerate(bufs):
-                if b is v.buf:
-                    lbind.append(j)
-                    break
-            else:
-                lbind.append(len(bufs))
-                bufs.append(v.buf)
+        lbind = bind_once(bufs, used_leaves)
         cs, sts = collapse(shape, [contiguous_strides(shape)] + [v.strides for v in used_leaves])
         sts = sts[1:]
         R = len(cs)

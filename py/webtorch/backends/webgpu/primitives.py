@@ -6,7 +6,7 @@
 from ..base import View, EWISE_OPS
 from ..._geometry import numel, contiguous_strides
 from .codegen import (CT, ST, ZERO, ONE, WG, MASK, _L_OPS, fill, shader, load, conv, store, norm,
-                      ewise_expr, _alias_b, collapse, index_code, scalar_bits, pack_words, _count_error)
+                      ewise_expr, _alias_b, collapse, bind_once, index_code, scalar_bits, pack_words, _count_error)
 
 
 def _next_pow2(n):
@@ -35,19 +35,8 @@ class Primitives:
         cst = contiguous_strides(shape)
         contig = tuple(st == cst for st in sts)
         kinds = tuple(x.dtype if isinstance(x, View) else "s" for x in inputs)
-        # each distinct buffer is bound once (in-place ops and x*x read through the same
-        # binding): browsers reject a writable buffer bound twice in one dispatch
         bufs = [out.buf]
-        amap = []
-        for v in views:
-            for j, b in enumerate(bufs):
-                if b is v.buf:
-                    amap.append(j)
-                    break
-            else:
-                amap.append(len(bufs))
-                bufs.append(v.buf)
-        amap = tuple(amap)
+        amap = tuple(bind_once(bufs, views))
         key = ("ew", op, cdtype, out.dtype, kinds, R, contig, amap)
         pipe = self._memo.get(key)
         if pipe is None:

@@ -292,11 +292,6 @@ class BrowserDriver(Driver):
             self._encoder = self.device.createCommandEncoder()
         return self._encoder
 
-    def _end_pass(self):
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = None
-
     def _write(self, buf, offset, mv):
         """queue.writeBuffer from a contiguous byte memoryview (length a multiple of 4)."""
         if self._host_write is not None:

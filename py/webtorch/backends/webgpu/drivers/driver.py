@@ -120,3 +120,9 @@ class Driver:
         arena.extend(params)
         arena.extend(b"\0" * (psize - len(params)))
         return start, psize
+
+    def _end_pass(self):
+        """End the open compute pass (`self._pass`) that dispatches are recorded into, if any."""
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None

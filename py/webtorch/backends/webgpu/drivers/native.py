@@ -88,11 +88,6 @@ class NativeDriver(Driver):
             self._encoder = self.device.create_command_encoder()
         return self._encoder
 
-    def _end_pass(self):
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = None
-
     # ---- buffers -------------------------------------------------------------------------
     def create_buffer(self, size):
         self._check()
