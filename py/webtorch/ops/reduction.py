@@ -122,7 +122,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if recording(input):
         r = (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
     else:
-        r = _mean_dims(input, dims, keepdim)
+        shape = tuple(input._shape)
+        r = _mean_kernel(input, dims, keepdim, _numel([shape[d] for d in dims]))
     return write_out(r, out)
 
 
