@@ -52,6 +52,7 @@ fn wacosh(x: f32) -> f32 {
   return log(x + sqrt((x - 1.0) * (x + 1.0)));
 }
 fn watanh(x: f32) -> f32 { return 0.5 * wlog1p(2.0 * x / (1.0 - x)); }
+fn wsigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
 
 fn werfc_pos(z: f32) -> f32 {
   // Numerical Recipes erfcc, fractional error < 1.2e-7, z >= 0

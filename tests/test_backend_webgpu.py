@@ -14,6 +14,7 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import torch  # noqa: E402  (the oracle: a test dependency, never a reason to skip this tier)
 from webtorch.backends.base import View, UNARY, BINARY, EWISE_OPS  # noqa: E402
+from webtorch.backends.webgpu.backend import WebGPUBackend  # noqa: E402
 from webtorch.backends import webgpu  # noqa: E402
 from webtorch import _philox  # noqa: E402
 
@@ -95,7 +96,8 @@ def torch_un(op):
     return TORCH_UN.get(op) or getattr(torch, op)
 
 
-@pytest.mark.parametrize("op", [op for op in UNARY if op != "bitwise_not"])  # bitwise_not: integers only
+# the unary primitives and the backend's fast paths (decomposed ops it computes itself); bitwise_not: integers only
+@pytest.mark.parametrize("op", [op for op in UNARY if op != "bitwise_not"] + sorted(WebGPUBackend.fast_paths))
 def test_unary_float32(op):
     lo, hi = DOMAIN.get(op, (-4, 4))
     x = rng.uniform(lo, hi, size=(5, 7)).astype(np.float32)

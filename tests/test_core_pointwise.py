@@ -281,3 +281,17 @@ def test_clamp_and_pow(device):
     cmp(device, lambda T, x: x.pow(0), arr((4,), "int64"))
     cmp(device, lambda T, x: T.pow(x, 2.0), arr((4,), "int64"))
     cmp(device, lambda T, x: (x.pow_(2), x)[1], p)
+
+
+def test_fast_paths_match_their_decomposition(device):
+    """A backend's own kernel for a decomposed op (Backend.fast_paths) gives the decomposition's
+    results (ops/pointwise.py `ref=`), on ordinary and special values; the decomposition itself
+    is what a backend without the kernel runs."""
+    x = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5, -2.5, 0.5, 1e-3, 80.0, -80.0, 7.0],
+                 dtype=np.float32)
+    t = wt.tensor(x.tolist(), device=device)
+    for op in sorted(t._storage.backend.fast_paths):
+        ref = wt.ops.registry.ELEMENTWISE[op].ref
+        got, want = getattr(wt, op)(t).cpu().numpy(), ref(t).cpu().numpy()
+        np.testing.assert_allclose(got, want, rtol=2e-7 if device != "webgpu" else 2e-6, atol=0, equal_nan=True,
+                                   err_msg=op)

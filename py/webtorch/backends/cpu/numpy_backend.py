@@ -241,6 +241,7 @@ OPS = {
     "exp": _float_only(np.exp), "exp2": _float_only(np.exp2), "expm1": _float_only(np.expm1),
     "log": _float_only(np.log), "log2": _float_only(np.log2), "log10": _float_only(np.log10),
     "log1p": _float_only(np.log1p), "sqrt": _float_only(np.sqrt),
+    "rsqrt": _float_only(lambda a: 1 / np.sqrt(a)),  # a fast path (FAST_PATHS)
     "sin": _float_only(np.sin), "cos": _float_only(np.cos), "tan": _float_only(np.tan),
     "asin": _float_only(np.arcsin), "acos": _float_only(np.arccos), "atan": _float_only(np.arctan),
     "sinh": _float_only(np.sinh), "cosh": _float_only(np.cosh), "tanh": _float_only(np.tanh),
@@ -279,7 +280,8 @@ OPS = {
     "rshift": lambda k, a, b: _shift(k, a, b, False),
     "where": lambda k, c, a, b: np.where(c, a, b),
 }
-FAST_PATHS = frozenset({"sigmoid"})
+# decomposed ops computed here in one call (ops/pointwise.py, their `ref=`; the same results)
+FAST_PATHS = frozenset({"sigmoid", "rsqrt"})
 assert set(OPS) == set(EWISE_OPS) | FAST_PATHS, (set(EWISE_OPS) | FAST_PATHS) ^ set(OPS)
 
 

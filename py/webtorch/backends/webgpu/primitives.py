@@ -21,7 +21,7 @@ class Primitives:
 
     # ---- element-wise -----------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
-        if op not in EWISE_OPS:
+        if op not in EWISE_OPS and op not in self.fast_paths:
             raise ValueError(f"unknown element-wise op {op!r}")
         n = numel(out.shape)
         if n == 0:
