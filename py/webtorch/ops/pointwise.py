@@ -123,6 +123,12 @@ def _logit(x, eps):
     return (z / (1 - z)).log()
 
 
+def _prim(op, x):
+    """The unary primitive op(x) in x's dtype: a decomposition made of primitives calls them
+    directly (no per-op checks: one host call per step); its derivative is then a formula row."""
+    return _prims.ewise(op, [x], x.dtype, x.dtype, shape=x._shape)
+
+
 def _sinc(x):
     px = x * math.pi
     return where(x == 0, 1.0, px.sin() / px)
@@ -140,7 +146,8 @@ log2 = unary("log2", "float", "Log2Backward0")
 log10 = unary("log10", "float", "Log10Backward0")
 log1p = unary("log1p", "float", "Log1PBackward0")
 sqrt = unary("sqrt", "float", "SqrtBackward0")
-rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: 1 / x.sqrt())
+rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: _prims.ewise("div", [1, _prim("sqrt", x)], x.dtype,
+                                                                                  x.dtype))
 reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: 1 / x)
 sin = unary("sin", "float", "SinBackward0")
 cos = unary("cos", "float", "CosBackward0")
@@ -166,7 +173,7 @@ round = unary("round", "same", "RoundBackward0")
 trunc = unary("trunc", "same", "TruncBackward0")
 frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc())
 relu = unary("relu", "same", "ReluBackward0")
-logical_not = unary("logical_not", "bool", ref=lambda x: x == 0, inplace="method")
+logical_not = unary("logical_not", "bool", ref=lambda x: _prims.ewise("eq", [x, 0], x.dtype, bool_), inplace="method")
 bitwise_not = unary("bitwise_not", "same", inplace="method")
 isnan = unary("isnan", "bool", inplace=False)
 isinf = unary("isinf", "bool", inplace=False)

@@ -110,7 +110,7 @@ _F_UN = {
     "tan": "tan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
     "sinh": "wsinh({0})", "cosh": "wcosh({0})", "tanh": "wtanh({0})", "asinh": "wasinh({0})",
     "acosh": "wacosh({0})", "atanh": "watanh({0})", "erf": "werf({0})",
-    "sigmoid": "wsigmoid({0})",  # a fast path (WebGPUBackend.fast_paths)
+    "sigmoid": "wsigmoid({0})", "rsqrt": "(1.0 / sqrt({0}))",  # fast paths (WebGPUBackend.fast_paths)
     "erfc": "werfc({0})", "erfinv": "werfinv({0})", "floor": "floor({0})", "ceil": "ceil({0})",
     "round": "round({0})", "trunc": "trunc({0})",
     "relu": "select({0}, 0.0, {0} < 0.0)",
