@@ -27,6 +27,8 @@ def cases(dev):
         "x * 2": lambda: x * 2,
         "x / y": lambda: x / y,
         "x.exp()": lambda: x.exp(),
+        "x.sigmoid()": lambda: x.sigmoid(),
+        "x > y": lambda: x > y,
         "x.add_(y)": lambda: x.add_(y),
         "x.mul_(0.5)": lambda: x.mul_(0.5),
         "x.reshape(4,4)": lambda: x.reshape(4, 4),

@@ -1,11 +1,13 @@
 """The table of differentiable ops checked by tests/test_autograd_ops.py (gradients equal
 PyTorch's on every device) and tests/test_autograd_gradcheck.py (finite differences, float64).
+The element-wise ops and reductions come from the op table (tests/_op_table.py, its `grad` rows);
+the cases below add what a row does not say (alpha, broadcasting forms, views, layers, ...).
 
 A case is (name, fn, args). `fn(T, *tensors)` is written once against the torch API and run
 with T = torch and T = webtorch. Each arg is a spec:
 
-  F(*shape, kind=...)  a float input that requires grad; kind picks the value range:
-                       any (-2, 2), pos (0.5, 2), unit (-0.9, 0.9), gt1 (1.2, 3), prob (0.05, 0.95)
+  F(*shape, kind=...)  a float input that requires grad; kind picks the value range
+                       (_op_table.RANGES): any (-2, 2), pos (0.5, 2), unit (-0.9, 0.9), ...
   I(list)              a constant int64 tensor (indices)
   B(list)              a constant bool tensor (masks)
 
@@ -14,6 +16,8 @@ and across runs. Distinct random values keep ops away from ties and kinks (max, 
 """
 import zlib
 from collections import namedtuple
+
+from _op_table import BINARY, RANGES, REDUCTIONS, UNARY
 
 Case = namedtuple("Case", "name fn args")
 
@@ -30,7 +34,6 @@ def B(values):
     return ("b", values)
 
 
-_RANGES = {"any": (-2.0, 2.0), "pos": (0.5, 2.0), "unit": (-0.9, 0.9), "gt1": (1.2, 3.0), "prob": (0.05, 0.95)}
 
 
 def case_arrays(case):
@@ -40,7 +43,7 @@ def case_arrays(case):
     out = []
     for spec in case.args:
         if spec[0] == "f":
-            lo, hi = _RANGES[spec[2]]
+            lo, hi = RANGES[spec[2]]
             a = rng.uniform(lo, hi, size=spec[1])
             if spec[2] == "any":  # keep away from 0 and from integers (abs, floor, round kinks)
                 a = np.where(np.abs(a - np.round(a)) < 0.05, a + 0.1, a)
@@ -77,15 +80,8 @@ def _c(name, fn, *args):
 
 
 # ---- pointwise -------------------------------------------------------------------------------
-UNARY_KINDS = {
-    "neg": "any", "abs": "any", "sign": "any", "exp": "any", "exp2": "any", "expm1": "any", "log": "pos",
-    "log2": "pos", "log10": "pos", "log1p": "pos", "sqrt": "pos", "rsqrt": "pos", "reciprocal": "pos",
-    "sin": "any", "cos": "any", "tan": "unit", "asin": "unit", "acos": "unit", "atan": "any", "sinh": "any",
-    "cosh": "any", "tanh": "any", "asinh": "any", "acosh": "gt1", "atanh": "unit", "sigmoid": "any",
-    "erf": "any", "erfc": "any", "erfinv": "unit", "floor": "any", "ceil": "any", "round": "any",
-    "trunc": "any", "frac": "any", "relu": "any", "square": "any", "sgn": "any", "deg2rad": "any",
-    "rad2deg": "any", "logit": "prob",
-}
+# the op table's differentiable element-wise ops, each on inputs from its domain
+UNARY_KINDS = {op.name: op.domain[0] for op in UNARY if op.grad}
 
 CASES = []
 for _op, _kind in UNARY_KINDS.items():
@@ -96,25 +92,11 @@ CASES += [
     _c("logit_eps", lambda T, x: T.logit(x, eps=0.2), F(2, 3, kind="unit")),
 ]
 
-BINARY = {
-    "add": lambda T, a, b: a + b,
-    "sub": lambda T, a, b: a - b,
-    "mul": lambda T, a, b: a * b,
-    "div": lambda T, a, b: a / b,
-    "maximum": lambda T, a, b: T.maximum(a, b),
-    "minimum": lambda T, a, b: T.minimum(a, b),
-    "fmax": lambda T, a, b: T.fmax(a, b),
-    "fmin": lambda T, a, b: T.fmin(a, b),
-    "atan2": lambda T, a, b: T.atan2(a, b),
-    "remainder": lambda T, a, b: T.remainder(a, b),
-    "fmod": lambda T, a, b: T.fmod(a, b),
-    "hypot": lambda T, a, b: T.hypot(a, b),
-    "logaddexp": lambda T, a, b: T.logaddexp(a, b),
-}
-for _op, _f in BINARY.items():
-    _kb = "pos" if _op in ("div", "remainder", "fmod") else "any"
-    CASES.append(_c(_op, _f, F(2, 3), F(2, 3, kind=_kb)))
-    CASES.append(_c(_op + "_bcast", _f, F(2, 3), F(3, kind=_kb)))
+for _op in BINARY:
+    if _op.grad:
+        _f = (lambda name: lambda T, a, b: getattr(T, name)(a, b))(_op.name)
+        CASES.append(_c(_op.name, _f, F(2, 3, kind=_op.domain[0]), F(2, 3, kind=_op.domain[1])))
+        CASES.append(_c(_op.name + "_bcast", _f, F(2, 3, kind=_op.domain[0]), F(3, kind=_op.domain[1])))
 CASES += [
     _c("add_alpha", lambda T, a, b: T.add(a, b, alpha=2.5), F(2, 3), F(2, 3)),
     _c("sub_alpha", lambda T, a, b: T.sub(a, b, alpha=-1.5), F(2, 3), F(1, 3)),
@@ -196,6 +178,11 @@ CASES += [
     _c("topk", lambda T, x: T.topk(x, 2, 1), F(2, 4)),
     _c("topk_smallest_dim0", lambda T, x: x.topk(2, 0, largest=False), F(3, 2)),
 ]
+
+for _op in REDUCTIONS:  # the op table's reductions: over one dim, keeping it
+    if _op.grad:
+        CASES.append(_c(_op.name + "_dim1_keepdim",
+                        (lambda name: lambda T, x: getattr(T, name)(x, dim=1, keepdim=True))(_op.name), F(2, 3, 2)))
 
 # ---- views, shapes ------------------------------------------------------------------------------
 CASES += [

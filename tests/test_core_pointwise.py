@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from _autograd_cases import UNARY_KINDS
+from _op_table import BINARY, FORWARD_RANGES, INT_RANGES, UNARY
 from core_util import wt, cmp, raises_like, arr, skip_unsupported
 
 ARITH = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
@@ -73,11 +73,6 @@ def test_inplace_operators(device, op):
 
 def test_operator_methods_and_functions(device):
     a, b = arr((2, 3)), arr((2, 3), lo=0.5, hi=2)
-    for name in ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "maximum",
-                 "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-                 "fmax", "fmin", "hypot", "logaddexp"):
-        cmp(device, lambda T, x, y: getattr(T, name)(x, y), a, b)
-        cmp(device, lambda T, x, y: getattr(x, name)(y), a, b)
     cmp(device, lambda T, x, y: T.add(x, y, alpha=2), a, b)
     cmp(device, lambda T, x, y: T.sub(x, y, alpha=0.5), a, b)
     cmp(device, lambda T, x, y: x.add_(y, alpha=-1), a, b)
@@ -213,29 +208,47 @@ def test_integer_division_by_zero_raises(device, dt):
             np.array([3, 2], "int64"))
 
 
-# the differentiable unary ops of the autograd table (with its value ranges), and the others
-UNARY = list(UNARY_KINDS) + ["isnan", "isinf", "isfinite", "signbit", "logical_not", "nan_to_num",
-                             "positive" if hasattr(wt, "positive") else "neg"]
-DOMAIN = {name: {"pos": (0.1, 4), "unit": (-0.9, 0.9), "gt1": (1.1, 4), "prob": (0.05, 0.95)}[kind]
-          for name, kind in UNARY_KINDS.items() if kind != "any"}
-
-
-@pytest.mark.parametrize("name", UNARY)
-def test_unary(device, name):
-    lo, hi = DOMAIN.get(name, (-3, 3))
+@pytest.mark.parametrize("op", UNARY, ids=[op.name for op in UNARY])
+def test_unary(device, op):
+    """Each unary row of the op table: function, method (on a strided input), in-place, float64 and
+    integer inputs."""
+    name = op.name
+    lo, hi = FORWARD_RANGES[op.domain[0]]
     x = arr((3, 4), "float32", lo, hi)
-    tol = {"rtol": 1e-3, "atol": 1e-4} if device == "webgpu" and name in ("erfinv", "acosh", "atanh") else {}
+    tol = op.tol if device == "webgpu" else {}
     cmp(device, lambda T, x: getattr(T, name)(x), x, **tol)
     cmp(device, lambda T, x: getattr(x, name)(), x[:, ::2].copy(), **tol)
-    if name not in ("isnan", "isinf", "isfinite", "signbit", "logical_not", "square", "sgn", "deg2rad", "rad2deg",
-                    "nan_to_num", "positive"):
-        cmp(device, lambda T, x: (getattr(x, name + "_")(), x)[1], x, **tol)  # in place
+    if op.inplace:
+        cmp(device, lambda T, x: (getattr(x, name + "_")(), x)[1], x, **tol)
     if device != "webgpu":
         cmp(device, lambda T, x: getattr(T, name)(x), x.astype("float64"))
     # integers: float functions promote to the default dtype, the others keep the dtype
-    xi = arr((5,), "int64", 1, 4) if name not in DOMAIN or DOMAIN[name][0] > 0.5 else arr((5,), "int64", 0, 1)
-    if name not in ("erfinv", "atanh", "acosh", "asin", "acos", "frac") and not name.startswith("log") or name == "log1p":
+    if op.ints:
+        xi = arr((5,), "int64", 1, 4) if lo > 0.5 or op.domain[0] == "any" else arr((5,), "int64", 0, 1)
         cmp(device, lambda T, x: getattr(T, name)(x), xi, **tol)
+
+
+@pytest.mark.parametrize("op,dt", [(op, dt) for op in BINARY for dt in op.dtypes],
+                         ids=[f"{op.name}-{dt}" for op in BINARY for dt in op.dtypes])
+def test_binary(device, op, dt):
+    """Each binary row of the op table, in each of its dtypes: function and method, broadcasting, a
+    Python number as other, in-place."""
+    name = op.name
+    skip_unsupported(device, dt)
+    (la, ha), (lb, hb) = [(FORWARD_RANGES if dt.startswith("float") else INT_RANGES)[d] for d in op.domain]
+    a, b, bb = arr((2, 3), dt, la, ha), arr((2, 3), dt, lb, hb), arr((3,), dt, lb, hb)
+    cmp(device, lambda T, x, y: getattr(T, name)(x, y), a, b)
+    cmp(device, lambda T, x, y: getattr(x, name)(y), a, bb)
+    if op.scalar_other:
+        cmp(device, lambda T, x: getattr(T, name)(x, 2 if dt != "bool" else True), a)
+    if op.inplace:  # PyTorch's result, or its error where the result's dtype cannot be written into a's
+        f = (lambda T, x, y: (getattr(x, name + "_")(y), x)[1])
+        try:
+            f(torch, torch.tensor(a), torch.tensor(bb))
+        except RuntimeError:
+            raises_like(device, f, a, bb, phrase="can't be cast to the desired output type")
+        else:
+            cmp(device, f, a, bb)
 
 
 def test_unary_special_values(device):
@@ -268,3 +281,17 @@ def test_clamp_and_pow(device):
     cmp(device, lambda T, x: x.pow(0), arr((4,), "int64"))
     cmp(device, lambda T, x: T.pow(x, 2.0), arr((4,), "int64"))
     cmp(device, lambda T, x: (x.pow_(2), x)[1], p)
+
+
+def test_fast_paths_match_their_decomposition(device):
+    """A backend's own kernel for a decomposed op (Backend.fast_paths) gives the decomposition's
+    results (ops/pointwise.py `ref=`), on ordinary and special values; the decomposition itself
+    is what a backend without the kernel runs."""
+    x = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5, -2.5, 0.5, 1e-3, 80.0, -80.0, 7.0],
+                 dtype=np.float32)
+    t = wt.tensor(x.tolist(), device=device)
+    for op in sorted(t._storage.backend.fast_paths):
+        ref = wt.ops.registry.ELEMENTWISE[op].ref
+        got, want = getattr(wt, op)(t).cpu().numpy(), ref(t).cpu().numpy()
+        np.testing.assert_allclose(got, want, rtol=2e-7 if device != "webgpu" else 2e-6, atol=0, equal_nan=True,
+                                   err_msg=op)

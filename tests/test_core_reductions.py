@@ -4,33 +4,23 @@ import numpy as np
 import pytest
 import torch
 
+from _op_table import REDUCTIONS
 from core_util import wt, cmp, raises_like, arr, skip_unsupported
 
 X = arr((3, 4, 5))
-DIMS = [None, 0, 1, -1, (0, 2), (-1, -2), ()]
 
 
-@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin", "std", "var", "logsumexp", "norm", "prod",
-                                  "nansum", "nanmean"])
-def test_float_reductions(device, name):
-    for dim in DIMS:
-        if name == "logsumexp" and dim is None:
-            continue
-        if name == "prod" and (isinstance(dim, tuple) or dim is None):
-            cmp(device, lambda T, x: x.prod(), X, rtol=1e-4)
-            continue
-        for keep in (False, True):
-            if dim is None and keep:
-                continue
-            kw = {"keepdim": keep} if dim is not None else {}
-            if dim is not None:
-                kw["dim"] = dim
-            if dim == () and name in ("std", "var", "norm", "nanmean", "nansum", "logsumexp"):
-                continue
+@pytest.mark.parametrize("op", REDUCTIONS, ids=[op.name for op in REDUCTIONS])
+def test_float_reductions(device, op):
+    """Each reduction row of the op table over its dim forms (None: no dim argument), keepdim or
+    not, and a 0-d input."""
+    name = op.name
+    for dim in op.dims:
+        for keep in (False, True) if dim is not None else (False,):
+            kw = {} if dim is None else {"dim": dim, "keepdim": keep}
             cmp(device, lambda T, x: getattr(T, name)(x, **kw), X, rtol=1e-4, atol=1e-5)
-    # 0-d inputs
-    if name not in ("std", "var"):
-        cmp(device, lambda T, x: getattr(T, name)(x, 0) if name == "logsumexp" else getattr(T, name)(x),
+    if op.zero_d:
+        cmp(device, lambda T, x: getattr(T, name)(x) if None in op.dims else getattr(T, name)(x, 0),
             arr((), "float32"))
 
 

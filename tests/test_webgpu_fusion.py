@@ -272,3 +272,17 @@ def test_training_loop_matches_unfused_and_cpu():
     np.testing.assert_allclose(w1, w0_, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(l1, lc, rtol=1e-4, atol=1e-5)
     assert l1[-1] < l1[0]
+
+
+@pytest.mark.parametrize("op", sorted(op for op, d in wt.ops.registry.ELEMENTWISE.items() if d.ref is not None))
+def test_decomposed_op_is_one_dispatch(op):
+    """An element-wise op declared as a reference decomposition (ops/pointwise.py `ref=`) costs one
+    dispatch on webgpu, as a primitive would: the fusion joins its steps into one kernel."""
+    kind = wt.ops.registry.ELEMENTWISE[op].kind
+    x = G(rng.uniform(0.05, 0.95, 64).astype(np.float32))
+    args = (x,) if kind == "unary" else (x, G(rng.uniform(0.05, 0.95, 64).astype(np.float32)))
+    webgpu.synchronize()
+    d0 = webgpu.dispatch_count()
+    y = getattr(wt, op)(*args)
+    N(y)
+    assert webgpu.dispatch_count() - d0 == 1

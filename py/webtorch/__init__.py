@@ -14,8 +14,8 @@ globals().update(_LEGACY_TYPES)  # torch.FloatTensor, torch.LongTensor, ...
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled)
 from . import autograd
-from . import _creation
-from ._creation import (tensor, as_tensor, asarray, from_numpy, empty, full, zeros, ones, empty_like, zeros_like,
+from .ops import _creation
+from .ops._creation import (tensor, as_tensor, asarray, from_numpy, empty, full, zeros, ones, empty_like, zeros_like,
                         ones_like, full_like, arange, linspace, logspace, eye, rand, randn, randint, randperm,
                         rand_like, randn_like, randint_like, normal, bernoulli, multinomial)
 from . import ops

@@ -14,7 +14,7 @@ class _TensorType(type):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
 
     def __call__(cls, *args, device=None):
-        from ._creation import empty, tensor
+        from .ops._creation import empty, tensor
         if device is not None and as_device(device).type != "cpu":  # torch.FloatTensor is a cpu type
             raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
                                f"{as_device(device).type} was passed")

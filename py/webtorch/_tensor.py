@@ -63,10 +63,10 @@ class Tensor:
         if not args and not kwargs:
             args = (0,)
         if len(args) == 1 and not isinstance(args[0], int):
-            from ._creation import tensor
+            from .ops._creation import tensor
             t = tensor(args[0], dtype=_dtype.get_default_dtype())
         else:
-            from ._creation import empty
+            from .ops._creation import empty
             t = empty(*args, **kwargs)
         self._set_from(t)
 
@@ -509,7 +509,7 @@ class _DisableTorchFunction:
 
 
 def _rebuild(data, dtype, dev, requires_grad):
-    from ._creation import tensor
+    from .ops._creation import tensor
     return tensor(data, dtype=_dtype.BY_NAME[dtype], device=dev, requires_grad=requires_grad)
 
 

@@ -191,7 +191,7 @@ def _dynamic_dims(mod, args, kwargs, dynamic_shapes):
 
 def _resized(args, kwargs, dyn, sizes):
     """args/kwargs with each dynamic dim grown to sizes[sym] (repeating the example's own entries)."""
-    from ._creation import arange
+    from .ops._creation import arange
     count = [0]
 
     def grow(x):

@@ -28,7 +28,7 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        from ._creation import tensor
+        from .ops._creation import tensor
         from . import _dtype
         return tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32],
                       dtype=_dtype.int64)

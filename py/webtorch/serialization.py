@@ -59,7 +59,8 @@ import sys
 import zipfile
 from collections import Counter, OrderedDict
 
-from . import _dtype, _prims
+from . import _dtype
+from .ops import _prims
 from ._device import as_device, device as _device_cls
 from ._tensor import Tensor
 from ._geometry import contiguous_strides

@@ -12,7 +12,7 @@ webtorch ops on its indices and values, so every device runs it and autograd dif
 import math
 
 from . import _dtype
-from ._creation import tensor as _tensor, zeros as _zeros
+from .ops._creation import tensor as _tensor, zeros as _zeros
 from ._layout import sparse_coo
 from ._tensor import Tensor, Size
 from ._geometry import contiguous_strides

@@ -16,7 +16,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     from . import grad
-    from .. import _creation
+    from ..ops import _creation
     from ..ops.shape import stack
     single = not isinstance(inputs, tuple)
     inputs = tuple(x.detach().requires_grad_(True) for x in _tuple(inputs))

@@ -38,7 +38,7 @@ def _numerical_jacobian(fn, inputs, i, eps):
 
 def _analytical_jacobian(fn, inputs, i):
     from . import grad as autograd_grad
-    from .. import _creation
+    from ..ops import _creation
     outs = _flat_outputs(fn, inputs)
     x = inputs[i]
     rows = []  # rows[out_k][m] -> list over j
@@ -88,7 +88,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
                   **kwargs):
     """Checks second derivatives: gradcheck of the function x -> grad(func(x), x, v)."""
-    from .. import _creation
+    from ..ops import _creation
     from . import grad as autograd_grad
     inputs = _as_tuple(inputs)
     outs = _flat_outputs(func, inputs)

@@ -263,7 +263,7 @@ def grad_edge(t):
 
 
 def _zeros_for(meta):
-    from .. import _creation
+    from ..ops import _creation
     shape, dtype, dev = meta
     return _creation.zeros(shape, dtype=dtype, device=dev)
 

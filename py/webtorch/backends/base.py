@@ -1,7 +1,7 @@
 """The primitive set every backend implements.
 
 Every webtorch op lowers to these few primitives (the tinygrad idea): a backend implements
-them and nothing else. The front end (`webtorch/_ops.py`) does shapes, dtypes, broadcasting,
+them and nothing else. The front end (`webtorch/ops/`, through `ops/_prims.py`) does shapes, dtypes, broadcasting,
 type promotion, error messages and autograd; a backend only moves numbers.
 
 Terms
@@ -31,20 +31,21 @@ from .. import _dtype
 
 Strided = namedtuple("Strided", "buf shape strides offset dtype")
 
+# Every other element-wise op is a reference decomposition into these (`ops/pointwise.py`, `ref=`:
+# frac, reciprocal, rsqrt, sigmoid, logit, logical_not, gt, le, ...), which a backend may still
+# compute with a kernel of its own: its `fast_paths`.
 UNARY = (
-    "copy neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt "
-    "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh sigmoid erf erfc erfinv "
-    "floor ceil round trunc relu logical_not bitwise_not isnan isinf isfinite signbit"
+    "copy neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt "
+    "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc erfinv "
+    "floor ceil round trunc relu bitwise_not isnan isinf isfinite signbit"
 ).split()
 BINARY = (
     "add sub mul div floor_divide remainder fmod pow maximum minimum fmax fmin atan2 "
-    "eq ne lt le gt ge logical_and logical_or logical_xor "
+    "eq ne lt ge logical_and logical_or logical_xor "
     "bitwise_and bitwise_or bitwise_xor lshift rshift"
 ).split()
 TERNARY = ("where",)  # where(cond, a, b): cond is bool; a, b converted to cdtype
 EWISE_OPS = {**{n: 1 for n in UNARY}, **{n: 2 for n in BINARY}, **{n: 3 for n in TERNARY}}
-COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "signbit",
-               "logical_and", "logical_or", "logical_xor", "logical_not"}
 
 REDUCE_OPS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 SCAN_OPS = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
@@ -56,6 +57,9 @@ class Backend:
     # True when every buf is a 1-D numpy array of its dtype: then torch.from_numpy and
     # Tensor.numpy share memory with numpy arrays (as in PyTorch) through `as_ndarray`
     numpy_buffers = False
+    # names of decomposed element-wise ops (not in EWISE_OPS) this backend's `ewise` computes with a
+    # kernel of its own instead of their reference decomposition (same inputs, dtypes and results)
+    fast_paths = frozenset()
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):

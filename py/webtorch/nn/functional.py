@@ -11,7 +11,7 @@ import struct
 import warnings
 
 from .. import _dtype
-from .._creation import tensor as _tensor, zeros as _zeros, full as _full, arange as _arange, rand as _rand
+from ..ops._creation import tensor as _tensor, zeros as _zeros, full as _full, arange as _arange, rand as _rand
 from ..autograd import grad_mode
 from .._tensor import _wrap_dim
 from ..ops import indexing as _ix
@@ -1452,14 +1452,14 @@ def relu_(input):
     return input.relu_()
 
 
-def _activation(name, fn, grad, inplace_name=None):
+def _activation(name, fn, inplace_name=None):
     """`call(input, *params, inplace=False)`: the element-wise `fn(x, *params)` recorded as one node
     `name` named as PyTorch's (`inplace_name` for the in-place form, where PyTorch numbers it apart),
-    whose backward is `grad(g, x, *params)` — the same kind of node as the element-wise ops'
+    whose formula is in `autograd/derivatives.py` — the same kind of node as the element-wise ops'
     (`ops/pointwise.py`, `elementwise_node`); written into input when inplace."""
     params = fn.__code__.co_varnames[1:fn.__code__.co_argcount]
-    out_of_place = _pw.elementwise_node(name, grad, fn, params)
-    in_place = _pw.elementwise_node(inplace_name, grad, fn, params) if inplace_name else out_of_place
+    out_of_place = _pw.elementwise_node(name, fn, params)
+    in_place = _pw.elementwise_node(inplace_name, fn, params) if inplace_name else out_of_place
 
     def call(input, *params, inplace=False):
         F = in_place if inplace else out_of_place
@@ -1467,8 +1467,7 @@ def _activation(name, fn, grad, inplace_name=None):
     return call
 
 
-_threshold = _activation("ThresholdBackward0", lambda x, th, v: _pw.where(x > th, x, v),
-                         lambda g, x, th, v: _pw.where(x > th, g, 0.0))
+_threshold = _activation("ThresholdBackward0", lambda x, threshold, value: _pw.where(x > threshold, x, value))
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -1479,9 +1478,7 @@ def threshold_(input, threshold, value):
     return _threshold(input, threshold, value, inplace=True)
 
 
-# PyTorch passes no gradient at the bounds themselves (x <= min_val or x >= max_val)
-_hardtanh = _activation("HardtanhBackward0", lambda x, lo, hi: x.clamp(lo, hi),
-                        lambda g, x, lo, hi: _pw.where((x > lo) & (x < hi), g, 0.0))
+_hardtanh = _activation("HardtanhBackward0", lambda x, min_val, max_val: x.clamp(min_val, max_val))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -1498,8 +1495,8 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-_leaky_relu = _activation("LeakyReluBackward0", lambda x, a: _pw.where(x > 0, x, x * a),
-                          lambda g, x, a: _pw.where(x > 0, g, g * a), inplace_name="LeakyReluBackward1")
+_leaky_relu = _activation("LeakyReluBackward0", lambda x, negative_slope: _pw.where(x > 0, x, x * negative_slope),
+                          inplace_name="LeakyReluBackward1")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -1512,7 +1509,6 @@ def leaky_relu_(input, negative_slope=0.01):
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def _gelu_fn(x, approximate):
@@ -1522,17 +1518,7 @@ def _gelu_fn(x, approximate):
     return 0.5 * x * (1.0 + (x * _INV_SQRT_2).erf())
 
 
-def _gelu_grad(g, x, approximate):
-    if approximate == "tanh":
-        x2 = x * x
-        t = ((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI).tanh()
-        return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * ((1.0 + 0.134145 * x2) * _SQRT_2_OVER_PI))
-    # Phi(x) + x phi(x), with phi(x) = exp(-u^2) / sqrt(2 pi), u = x / sqrt(2)
-    u = x * _INV_SQRT_2
-    return g * ((u.erf() * 0.5 + 0.5) + (x * _INV_SQRT_2PI) / (u * u).exp())
-
-
-_gelu = _activation("GeluBackward0", _gelu_fn, _gelu_grad)
+_gelu = _activation("GeluBackward0", _gelu_fn)
 
 
 def gelu(input, approximate="none"):
@@ -1541,12 +1527,7 @@ def gelu(input, approximate="none"):
     return _gelu(input, approximate)
 
 
-def _silu_grad(g, x):
-    s = x.sigmoid()
-    return g * (s * (1.0 + x * (1.0 - s)))
-
-
-_silu = _activation("SiluBackward0", lambda x: x * x.sigmoid(), _silu_grad)
+_silu = _activation("SiluBackward0", lambda x: x * x.sigmoid())
 
 
 def silu(input, inplace=False):
@@ -1561,26 +1542,22 @@ def tanh(input):
     return input.tanh()
 
 
-_hardswish = _activation("HardswishBackward0", lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
-                         lambda g, x: _pw.where(x < -3.0, 0.0, _pw.where(x <= 3.0, g * (x / 3.0 + 0.5), g)))
+_hardswish = _activation("HardswishBackward0", lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0)
 
 
 def hardswish(input, inplace=False):
     return _hardswish(input, inplace=inplace)
 
 
-_hardsigmoid = _activation("HardsigmoidBackward0", lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0,
-                           lambda g, x: _pw.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0))
+_hardsigmoid = _activation("HardsigmoidBackward0", lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0)
 
 
 def hardsigmoid(input, inplace=False):
     return _hardsigmoid(input, inplace=inplace)
 
 
-_elu = _activation("EluBackward0", lambda x, a, s: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * a) * s
-                   if s != 1 else _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * a),
-                   lambda g, x, a, s: _pw.where(x > 0, g * s, g * (x.clamp_max(0.0).exp() * (a * s))),
-                   inplace_name="EluBackward1")
+_elu = _activation("EluBackward0", lambda x, alpha, scale: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * alpha) * scale
+                   if scale != 1 else _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * alpha), inplace_name="EluBackward1")
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -1591,8 +1568,7 @@ def elu_(input, alpha=1.0):
     return elu(input, alpha, True)
 
 
-_celu = _activation("CeluBackward0", lambda x, a: _pw.where(x > 0, x, (x.clamp_max(0.0) / a).expm1() * a),
-                    lambda g, x, a: _pw.where(x > 0, g, g * (x.clamp_max(0.0) / a).exp()),
+_celu = _activation("CeluBackward0", lambda x, alpha: _pw.where(x > 0, x, (x.clamp_max(0.0) / alpha).expm1() * alpha),
                     inplace_name="CeluBackward1")
 
 
@@ -1613,24 +1589,14 @@ def _softplus_fn(x, beta, threshold):
     return _pw.where(bx > threshold, x, soft)
 
 
-def _softplus_grad(g, x, beta, threshold):
-    bx = x * beta
-    return _pw.where(bx > threshold, g, g * bx.sigmoid())
-
-
-_softplus = _activation("SoftplusBackward0", _softplus_fn, _softplus_grad)
+_softplus = _activation("SoftplusBackward0", _softplus_fn)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     return _softplus(input, beta, threshold)
 
 
-def _mish_grad(g, x):
-    t = _softplus_fn(x, 1.0, 20.0).tanh()
-    return g * (t + x * (1.0 - t * t) * x.sigmoid())
-
-
-_mish = _activation("MishBackward0", lambda x: x * _softplus_fn(x, 1.0, 20.0).tanh(), _mish_grad)
+_mish = _activation("MishBackward0", lambda x: x * _softplus_fn(x, 1.0, 20.0).tanh())
 
 
 def mish(input, inplace=False):
@@ -1641,9 +1607,8 @@ def softsign(input):
     return input / (1 + input.abs())
 
 
-# log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)); its derivative is sigmoid(-x)
-_logsigmoid = _activation("LogSigmoidBackward0", lambda x: x.clamp_max(0.0) - (-x.abs()).exp().log1p(),
-                          lambda g, x: g * (-x).sigmoid())
+# log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))
+_logsigmoid = _activation("LogSigmoidBackward0", lambda x: x.clamp_max(0.0) - (-x.abs()).exp().log1p())
 
 
 def logsigmoid(input):

@@ -10,7 +10,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from .._creation import empty
+            from ..ops._creation import empty
             data = empty(0)
         t = object.__new__(cls)
         Tensor._set_from(t, data)
@@ -52,7 +52,7 @@ class Buffer(Tensor):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from .._creation import empty
+            from ..ops._creation import empty
             data = empty(0)
         t = object.__new__(cls)
         Tensor._set_from(t, data)

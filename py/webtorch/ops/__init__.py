@@ -22,7 +22,7 @@ def bind_methods(Tensor, creation):
     p, s, i, l, c = pointwise, shape, indexing, linalg, creation
     for n in ("to cpu cuda webgpu double half long short byte char bfloat16 type_as new_tensor new_zeros new_ones "
               "new_full new_empty uniform_ normal_ bernoulli_ random_ exponential_ bernoulli").split():
-        registry.register_method(getattr(c, n), n)  # creation's methods (webtorch/_creation.py)
+        registry.register_method(getattr(c, n), n)  # creation's methods (ops/_creation.py)
     for n, f in (("float", c.float_), ("int", c.int_), ("bool", c.bool_m), ("type", c.type_)):
         registry.register_method(f, n)
     registry.bind(Tensor)

@@ -2,9 +2,11 @@
 import functools
 import inspect
 
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd.derivatives import DERIVATIVES
 from ..autograd.function import Function
 from ..autograd.graph import run_backward
 
@@ -53,6 +55,67 @@ def sum_to(g, shape):
     if tuple(g.shape) == tuple(shape):
         return g
     return g.sum_to_size(shape)
+
+
+def to_dtype(t, dt):
+    return t if t.dtype is dt else t.to(dt)
+
+
+def formula_node(node, kernel, names, scalar_edges=()):
+    """The graph node (a Function) `node` computing `kernel(*args)`, its arguments named `names`;
+    backward is the node's entry in `autograd/derivatives.py` (a formula per differentiable input,
+    given what it names: arguments, `y` the result, `<argument>_shape`). Each gradient is summed back to its input's
+    shape and cast to its dtype (broadcasting, mixed dtypes). `scalar_edges`: positions where a
+    Python number still shows in next_functions (`Function._scalar_edges`)."""
+    entry = DERIVATIVES[node]
+    plan = tuple((names.index(n), f, f.__code__.co_varnames[1:f.__code__.co_argcount])
+                 for n, f in (entry.items() if isinstance(entry, dict) else ((names[0], entry),)))
+    needed = {p for _, _, ps in plan for p in ps}
+    keep = tuple(i for i, n in enumerate(names) if n in needed)  # the arguments backward reads
+    saves_y = "y" in needed
+    kept = tuple(names[i] for i in keep) + (("y",) if saves_y else ())
+    grads = tuple(i for i, _, _ in plan)
+    shapes = tuple((n + "_shape", i) for i, n in enumerate(names) if n + "_shape" in needed)
+
+    class FormulaNode(Function):
+        _node_name = node
+        _scalar_edges = scalar_edges
+
+        @staticmethod
+        def forward(ctx, *args):
+            y = kernel(*args)
+            tensors, consts, geom = [], [], []
+            for i in keep:  # Tensors are saved (version-checked), anything else kept as is
+                v = args[i]
+                is_t = isinstance(v, Tensor)
+                tensors.append(v if is_t else None)
+                consts.append(None if is_t else v)
+            if saves_y:
+                tensors.append(y)
+                consts.append(None)
+            for i in grads:
+                v = args[i]
+                geom.append((v._shape, v._storage.dtype) if isinstance(v, Tensor) else None)
+            ctx.save_for_backward(*tensors)
+            ctx.consts, ctx.geom = consts, geom
+            if shapes:
+                ctx.shapes = {n: args[i]._shape for n, i in shapes}
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            kw = {n: c if t is None else t for n, t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
+            if shapes:
+                kw.update(ctx.shapes)
+            res = [None] * len(names)
+            for (i, f, ps), geom in zip(plan, ctx.geom):
+                if ctx.needs_input_grad[i]:
+                    res[i] = to_dtype(sum_to(f(g, *[kw[p] for p in ps]), geom[0]), geom[1])
+            return tuple(res)
+
+    FormulaNode.__name__ = FormulaNode.__qualname__ = node[:node.index("Backward")]
+    FormulaNode.saves_input = names[0] in needed  # an in-place form must keep a copy of its input
+    return FormulaNode
 
 
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2}

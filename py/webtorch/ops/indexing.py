@@ -2,7 +2,8 @@
 scatter-like op to `put` (the two indexing primitives of the backend)."""
 import weakref
 
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
@@ -208,7 +209,7 @@ def _guard(index, lo, size, err):
 
 # ---- x[index] ----------------------------------------------------------------------------------
 def _to_index_tensor(obj, device):
-    from .._creation import tensor
+    from ._creation import tensor
     t = obj if isinstance(obj, Tensor) else tensor(obj, device=device)
     if t.device != device:
         t = t.to(device)
@@ -230,7 +231,7 @@ def _expand_index(x, index):
         elif isinstance(it, list):
             it = _to_index_tensor(it, x.device)
         elif isinstance(it, range):  # a sequence of ints: an advanced index, as in PyTorch
-            from .._creation import tensor
+            from ._creation import tensor
             it = tensor(list(it), dtype=int64, device=x.device)
         if isinstance(it, bool):
             it = _to_index_tensor(it, x.device)
@@ -284,7 +285,7 @@ def _expand_index(x, index):
                                      f"at index {d + k}")
             if it.dim() == 0:
                 v = _shape.unsqueeze(v, d)
-                from .._creation import tensor
+                from ._creation import tensor
                 adv.append((d, tensor([0] if it.item() else [], dtype=int64, device=x.device)))
                 d += 1
                 continue
@@ -374,7 +375,7 @@ def _advanced_gather(v, adv):
 @torch_function
 def setitem(self, index, value):
     if isinstance(value, (list, tuple)):
-        from .._creation import tensor
+        from ._creation import tensor
         value = tensor(value, dtype=self.dtype, device=self.device)
     v, adv = _expand_index(self, index)
     if not adv:
@@ -761,7 +762,7 @@ def masked_select(input, mask, *, out=None):
 @register
 @torch_function
 def nonzero(input, *, as_tuple=False):
-    from .._creation import tensor
+    from ._creation import tensor
     flat = input.reshape(-1).tolist() if input.dim() else [input.item()]
     shape = input.shape
     pos = [i for i, v in enumerate(flat) if v]

@@ -1,5 +1,6 @@
 """The matmul family and einsum: everything lowers to one batched-matmul primitive."""
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function

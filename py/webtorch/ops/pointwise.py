@@ -10,21 +10,16 @@ op is then no backend primitive); without it the op is a backend primitive
 """
 import math
 
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor
-from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import (float_of, sum_to, recording, check_leaf_inplace, inplace_result, write_out,
-                      check_inplace_dtype, name_of, composite_node, composite_op, check_tensor)
+from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
+                      name_of, composite_node, composite_op, check_tensor, formula_node)
 from .registry import register, register_method, ELEMENTWISE, Decl, METHODS
+from ..autograd.derivatives import DERIVATIVES
 
 bool_ = _dtype.bool_
-LN2, LN10 = math.log(2.0), math.log(10.0)
-SQRT_PI = math.sqrt(math.pi)
-
-
-def _params(fn):
-    return fn.__code__.co_varnames[:fn.__code__.co_argcount]
 
 
 def _bind_params(op, params, args, kwargs):
@@ -41,41 +36,30 @@ def _bind_params(op, params, args, kwargs):
     return tuple(vals.values())
 
 
-def _unary_kernel(op, ref, x, dt, pvals):
+def _unary_kernel(op, ref, x, cdt, odt, pvals):
+    """The decomposed op(x) computed in cdt, out in odt: the backend's own kernel where it has one
+    (`Backend.fast_paths`), else the reference decomposition."""
+    if op in x._storage.backend.fast_paths:
+        return _prims.ewise(op, [x], cdt, odt, shape=x._shape)
+    return ref(x if x.dtype is cdt else x.to(cdt), *pvals)
+
+
+def elementwise_node(node, ref, params=(), op=None):
+    """The graph node (a Function) `node` of the element-wise `ref(x, *params)` (op: the backend
+    primitive instead, ref None): apply(x, out dtype, *param values); backward is the node's formula
+    in `autograd/derivatives.py`, or, without one, the decomposition's derivative (a Composite node).
+    nn.functional's activations are nodes of this kind."""
+    if node not in DERIVATIVES:  # composite: differentiate the decomposition
+        fn = composite_node(node, lambda x, dt, *pvals: ref(x if x.dtype is dt else x.to(dt), *pvals))
+        fn.saves_input = True  # its inner graph may hold the input
+        return fn
     if ref is None:
-        return _prims.ewise(op, [x], dt, dt, shape=x.shape)
-    return ref(x if x.dtype is dt else x.to(dt), *pvals)
-
-
-def elementwise_node(node, formula, ref, params=()):
-    """The graph node (a Function) `node` of the element-wise `ref(x, *params)`: apply(x, out dtype,
-    *param values); backward is `formula`. nn.functional's activations are nodes of this kind."""
-    return _unary_function(None, node, formula, ref, params)
-
-
-def _unary_function(op, node, formula, ref, params):
-    fparams = _params(formula)[1:]
-    saves_x, saves_y = "x" in fparams, "y" in fparams
-
-    class Unary(Function):
-        _node_name = node
-
-        @staticmethod
-        def forward(ctx, x, out_dtype, *pvals):
-            y = _unary_kernel(op, ref, x, out_dtype, pvals)
-            ctx.save_for_backward(x if saves_x else None, y if saves_y else None)
-            ctx.pvals = pvals
-            return y
-
-        @staticmethod
-        def backward(ctx, g):
-            x, y = ctx.saved_tensors
-            kw = {"x": x, "y": y, **dict(zip(params, ctx.pvals))}
-            return (formula(g, *[kw[p] for p in fparams]), None) + (None,) * len(ctx.pvals)
-
-    Unary.__name__ = Unary.__qualname__ = node[:node.index("Backward")]
-    Unary.saves_self = saves_x
-    return Unary
+        def kernel(x, dt):
+            return _prims.ewise(op, [x], dt, dt, shape=x._shape)
+    else:
+        def kernel(x, dt, *pvals):
+            return _unary_kernel(op, ref, x, dt, dt, pvals)
+    return formula_node(node, kernel, ("x", "dtype", *params))
 
 
 def _unary_dtype(rule, x):
@@ -86,15 +70,16 @@ def _unary_dtype(rule, x):
     return bool_
 
 
-def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplace=True):
+def unary(op, rule, node=None, *, ref=None, params=None, inplace=True):
     """Declare the element-wise op `op(input, *params, out=None)`, its method and, when `inplace`,
     its in-place form `op_` (a function and a method; `inplace="method"`: a method only). rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
-    gives bool. node/derivative: PyTorch's node name and the formula (None: not differentiable).
+    gives bool. node: PyTorch's node name, whose formula is in autograd/derivatives.py (None: not
+    differentiable).
     ref: a reference decomposition `ref(x, *params)` (None: the backend primitive `op`). params: the
     op's own parameters, name -> default."""
     params = params or {}
     defaults = tuple(params.values())
-    fn = _unary_function(op, node, derivative, ref, params) if derivative is not None else None
+    fn = elementwise_node(node, ref, params, op) if node is not None else None
     ELEMENTWISE[op] = Decl("unary", rule, node, ref)
 
     def public(input, *args, out=None, **kwargs):
@@ -108,10 +93,10 @@ def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplac
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
             r = fn.apply(input, dt, *pvals)
-        elif ref is not None:
-            r = _unary_kernel(op, ref, input, dt, pvals)
-        else:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
+        elif ref is None:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
             r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
+        else:
+            r = _unary_kernel(op, ref, input, input.dtype if rule == "bool" else dt, dt, pvals)
         return r if out is None else write_out(r, out)
 
     def in_place(self, *args, **kwargs):
@@ -120,9 +105,9 @@ def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplac
         dt = _unary_dtype(rule, self)
         check_inplace_dtype(dt, self)
         if fn is not None and recording(self):
-            src = self.clone() if fn.saves_self else self
+            src = self.clone() if fn.saves_input else self
             return inplace_result(self, fn.apply(src, dt, *pvals))
-        if ref is not None:
+        if ref is not None and op not in self._storage.backend.fast_paths:
             return _prims.copy_into(self, ref(self, *pvals))
         return _prims.ewise_into(op, self, [self], dt if dt.kind == "f" else self.dtype)
 
@@ -133,61 +118,62 @@ def unary(op, rule, node=None, derivative=None, *, ref=None, params=None, inplac
     return register(public)
 
 
-def _zeros(g, x=None, y=None):
-    return g * 0
-
-
 def _logit(x, eps):
     z = x if eps is None else x.clamp(eps, 1.0 - eps)
     return (z / (1 - z)).log()
 
 
-def _logit_grad(g, x, eps):
-    d = g / (x * (1 - x))
-    if eps is None:  # PyTorch: NaN outside [0, 1], zero outside [eps, 1 - eps]
-        return where((x < 0) | (x > 1), math.nan, d)
-    return where((x < eps) | (x > 1 - eps), 0.0, d)
+def _prim(op, x):
+    """The unary primitive op(x) in x's dtype: a decomposition made of primitives calls them
+    directly (no per-op checks: one host call per step); its derivative is then a formula row."""
+    return _prims.ewise(op, [x], x.dtype, x.dtype, shape=x._shape)
 
 
-# ---- unary ops: name = unary(name, dtype rule, PyTorch's node, derivative, [ref=, params=]) --------
-neg = unary("neg", "same", "NegBackward0", lambda g: -g)
-abs = unary("abs", "same", "AbsBackward0", lambda g, x: g * x.sign())
-sign = unary("sign", "same", "SignBackward0", _zeros, inplace="method")
-exp = unary("exp", "float", "ExpBackward0", lambda g, y: g * y)
-exp2 = unary("exp2", "float", "Exp2Backward0", lambda g, y: g * y * LN2)
-expm1 = unary("expm1", "float", "Expm1Backward0", lambda g, y: g * (y + 1))
-log = unary("log", "float", "LogBackward0", lambda g, x: g / x)
-log2 = unary("log2", "float", "Log2Backward0", lambda g, x: g / (x * LN2))
-log10 = unary("log10", "float", "Log10Backward0", lambda g, x: g / (x * LN10))
-log1p = unary("log1p", "float", "Log1PBackward0", lambda g, x: g / (x + 1))
-sqrt = unary("sqrt", "float", "SqrtBackward0", lambda g, y: g / (2 * y))
-rsqrt = unary("rsqrt", "float", "RsqrtBackward0", lambda g, y: g * y.pow(3) * -0.5)
-reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", lambda g, y: -g * y * y, ref=lambda x: 1 / x)
-sin = unary("sin", "float", "SinBackward0", lambda g, x: g * x.cos())
-cos = unary("cos", "float", "CosBackward0", lambda g, x: -g * x.sin())
-tan = unary("tan", "float", "TanBackward0", lambda g, y: g * (y * y + 1))
-asin = unary("asin", "float", "AsinBackward0", lambda g, x: g / (1 - x * x).sqrt())
-acos = unary("acos", "float", "AcosBackward0", lambda g, x: -g / (1 - x * x).sqrt())
-atan = unary("atan", "float", "AtanBackward0", lambda g, x: g / (x * x + 1))
-sinh = unary("sinh", "float", "SinhBackward0", lambda g, x: g * x.cosh())
-cosh = unary("cosh", "float", "CoshBackward0", lambda g, x: g * x.sinh())
-tanh = unary("tanh", "float", "TanhBackward0", lambda g, y: g * (1 - y * y))
-asinh = unary("asinh", "float", "AsinhBackward0", lambda g, x: g / (x * x + 1).sqrt())
-acosh = unary("acosh", "float", "AcoshBackward0", lambda g, x: g / (x * x - 1).sqrt())
-atanh = unary("atanh", "float", "AtanhBackward0", lambda g, x: g / (1 - x * x))
-sigmoid = unary("sigmoid", "float", "SigmoidBackward0", lambda g, y: g * y * (1 - y))
-logit = unary("logit", "float", "LogitBackward0", _logit_grad, ref=_logit, params={"eps": None})
-erf = unary("erf", "float", "ErfBackward0", lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp())
-erfc = unary("erfc", "float", "ErfcBackward0", lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp())
-erfinv = unary("erfinv", "float", "ErfinvBackward0", lambda g, y: g * (SQRT_PI / 2) * (y * y).exp(),
-               inplace="method")
-floor = unary("floor", "same", "FloorBackward0", _zeros)
-ceil = unary("ceil", "same", "CeilBackward0", _zeros)
-round = unary("round", "same", "RoundBackward0", _zeros)
-trunc = unary("trunc", "same", "TruncBackward0", _zeros)
-frac = unary("frac", "same", "FracBackward0", lambda g: g, ref=lambda x: x - x.trunc())
-relu = unary("relu", "same", "ReluBackward0", lambda g, y: g * (y > 0))
-logical_not = unary("logical_not", "bool", inplace="method")
+def _sinc(x):
+    px = x * math.pi
+    return where(x == 0, 1.0, px.sin() / px)
+
+
+# ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=]) --------------------
+neg = unary("neg", "same", "NegBackward0")
+abs = unary("abs", "same", "AbsBackward0")
+sign = unary("sign", "same", "SignBackward0", inplace="method")
+exp = unary("exp", "float", "ExpBackward0")
+exp2 = unary("exp2", "float", "Exp2Backward0")
+expm1 = unary("expm1", "float", "Expm1Backward0")
+log = unary("log", "float", "LogBackward0")
+log2 = unary("log2", "float", "Log2Backward0")
+log10 = unary("log10", "float", "Log10Backward0")
+log1p = unary("log1p", "float", "Log1PBackward0")
+sqrt = unary("sqrt", "float", "SqrtBackward0")
+rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: _prims.ewise("div", [1, _prim("sqrt", x)], x.dtype,
+                                                                                  x.dtype))
+reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: 1 / x)
+sin = unary("sin", "float", "SinBackward0")
+cos = unary("cos", "float", "CosBackward0")
+tan = unary("tan", "float", "TanBackward0")
+asin = unary("asin", "float", "AsinBackward0")
+acos = unary("acos", "float", "AcosBackward0")
+atan = unary("atan", "float", "AtanBackward0")
+sinh = unary("sinh", "float", "SinhBackward0")
+cosh = unary("cosh", "float", "CoshBackward0")
+tanh = unary("tanh", "float", "TanhBackward0")
+asinh = unary("asinh", "float", "AsinhBackward0")
+acosh = unary("acosh", "float", "AcoshBackward0")
+atanh = unary("atanh", "float", "AtanhBackward0")
+sigmoid = unary("sigmoid", "float", "SigmoidBackward0", ref=lambda x: 1 / (1 + (-x).exp()))
+logit = unary("logit", "float", "LogitBackward0", ref=_logit, params={"eps": None})
+sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
+erf = unary("erf", "float", "ErfBackward0")
+erfc = unary("erfc", "float", "ErfcBackward0")
+erfinv = unary("erfinv", "float", "ErfinvBackward0", inplace="method")
+floor = unary("floor", "same", "FloorBackward0")
+ceil = unary("ceil", "same", "CeilBackward0")
+round = unary("round", "same", "RoundBackward0")
+trunc = unary("trunc", "same", "TruncBackward0")
+frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc())
+relu = unary("relu", "same", "ReluBackward0")
+logical_not = unary("logical_not", "bool", ref=lambda x: _prims.ewise("eq", [x, 0], x.dtype, bool_), inplace="method")
 bitwise_not = unary("bitwise_not", "same", inplace="method")
 isnan = unary("isnan", "bool", inplace=False)
 isinf = unary("isinf", "bool", inplace=False)
@@ -215,55 +201,29 @@ def _binary_dtypes(op, rule, a, b):
     return rt, rt
 
 
-def _binary_function(op, node, ga, gb, scalar_node):
-    pa = _params(ga)
-    pb = _params(gb)
-    needs = set(pa[1:]) | set(pb[1:])
+def _binary_kernel(op, ref, a, b, cdt, odt):
+    """The decomposed op(a, b) computed in cdt, out in odt: the backend's own kernel where it has one
+    (`Backend.fast_paths`), else the reference decomposition."""
+    if op in (a if isinstance(a, Tensor) else b)._storage.backend.fast_paths:
+        return _prims.ewise(op, [a, b], cdt, odt)
+    return ref(a, b, cdt)
 
-    class Binary(Function):
-        _node_name = node
-        _scalar_edges = (0, 1)
 
-        @staticmethod
-        def forward(ctx, a, b, cdt, odt):
-            ctx.shapes = (a.shape if isinstance(a, Tensor) else None, b.shape if isinstance(b, Tensor) else None)
-            ctx.dtypes = (a.dtype if isinstance(a, Tensor) else None, b.dtype if isinstance(b, Tensor) else None)
-            y = _prims.ewise(op, [a, b], cdt, odt)
-            ctx.save_for_backward(a if "a" in needs and isinstance(a, Tensor) else None,
-                                  b if "b" in needs and isinstance(b, Tensor) else None)
-            if "a" in needs and not isinstance(a, Tensor):
-                ctx.sa = a
-            if "b" in needs and not isinstance(b, Tensor):
-                ctx.sb = b
-            return y
-
-        @staticmethod
-        def backward(ctx, g):
-            a, b = ctx.saved_tensors
-            a = a if a is not None else getattr(ctx, "sa", None)
-            b = b if b is not None else getattr(ctx, "sb", None)
-            kw = {"a": a, "b": b}
-            ra = rb = None
-            if ctx.needs_input_grad[0]:
-                ra = _to(sum_to(ga(g, *[kw[p] for p in pa[1:]]), ctx.shapes[0]), ctx.dtypes[0])
-            if ctx.needs_input_grad[1]:
-                rb = _to(sum_to(gb(g, *[kw[p] for p in pb[1:]]), ctx.shapes[1]), ctx.dtypes[1])
-            return ra, rb, None, None
-
-    Binary.__name__ = Binary.__qualname__ = node[:node.index("Backward")]
-    Binary.saves_self = "a" in needs
+def _binary_function(op, node, scalar_node, ref):
+    if ref is None:
+        def kernel(a, b, cdt, odt):
+            return _prims.ewise(op, [a, b], cdt, odt)
+    else:
+        def kernel(a, b, cdt, odt):
+            return _binary_kernel(op, ref, a, b, cdt, odt)
+    fn = formula_node(node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0, 1))
     if scalar_node:  # PyTorch's overload with a Python number: its own node, one edge
-        Binary.scalar = type(Binary.__name__ + "Scalar", (Binary,), {
-            "_node_name": scalar_node, "_scalar_edges": (0,), "__module__": __name__})
-    return Binary
+        fn.scalar = formula_node(scalar_node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0,))
+    return fn
 
 
 def _binary_node(fn, other):
     return fn.scalar if not isinstance(other, Tensor) and hasattr(fn, "scalar") else fn
-
-
-def _to(t, dt):
-    return t if t.dtype is dt else t.to(dt)
 
 
 _OPERAND = (Tensor, bool, int, float)
@@ -285,16 +245,18 @@ def _check_inplace_shape(self, other):
                                f"{list(shape)}")
 
 
-def binary(op, rule, node=None, grad_a=None, grad_b=None, *, scalar_node=None, scalar_self=False,
-           tensor_other=False, names=()):
+def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False, tensor_other=False, names=(),
+           inplace=True):
     """Declare the element-wise op `op(input, other, out=None)`, its method and in-place method.
-    rule: the dtype rule above. node, grad_a, grad_b: PyTorch's node name and the two formulas (None:
-    not differentiable); scalar_node: the node of PyTorch's overload with a Python number `other`.
-    scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
-    must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op)."""
-    fn = _binary_function(op, node, grad_a, grad_b, scalar_node) if grad_a is not None else None
+    rule: the dtype rule above. node: PyTorch's node name, whose formulas are in
+    autograd/derivatives.py (None: not differentiable); scalar_node: the node of PyTorch's overload
+    with a Python number `other`. ref: a reference decomposition `ref(input, other, compute dtype)`
+    (None: the backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
+    must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op).
+    inplace: declare the in-place method `op_` (PyTorch has no maximum_, fmin_, ...)."""
+    fn = _binary_function(op, node, scalar_node, ref) if node is not None else None
     int_div = op in ("floor_divide", "remainder", "fmod")
-    ELEMENTWISE[op] = Decl("binary", rule, node, None)
+    ELEMENTWISE[op] = Decl("binary", rule, node, ref)
 
     def public(input, other, *, out=None):
         if not (isinstance(input, _OPERAND) and isinstance(other, _OPERAND)):
@@ -311,24 +273,28 @@ def binary(op, rule, node=None, grad_a=None, grad_b=None, *, scalar_node=None, s
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{op}(): at least one argument must be a Tensor")
-            r = _prims.ewise(op, [input, other], cdt, odt)
+            r = _prims.ewise(op, [input, other], cdt, odt) if ref is None else \
+                _binary_kernel(op, ref, input, other, cdt, odt)
         return r if out is None else write_out(r, out)
 
-    def inplace(self, other):
+    def in_place(self, other):
         check_leaf_inplace(self)
         cdt, odt = _binary_dtypes(op, rule, self, other)
         check_inplace_dtype(odt, self)
         _check_inplace_shape(self, other)
         if fn is not None and recording(self, other):
-            src = self.clone() if fn.saves_self else self
+            src = self.clone() if fn.saves_input else self
             return inplace_result(self, _binary_node(fn, other).apply(src, other, cdt, odt))
         if int_div and cdt.kind != "f":
             _check_int_div(other)
+        if ref is not None and op not in self._storage.backend.fast_paths:
+            return _prims.copy_into(self, ref(self, other, cdt))
         return _prims.ewise_into(op, self, [self, other], cdt)
 
     public.__name__ = op
-    inplace.__name__ = op + "_"
-    register(inplace, *[n + "_" for n in names or (op,)], function=False)
+    in_place.__name__ = op + "_"
+    if inplace:
+        register(in_place, *[n + "_" for n in names or (op,)], function=False)
     return register(public, *names)
 
 
@@ -340,29 +306,28 @@ def _check_int_div(other):
         raise RuntimeError("ZeroDivisionError")
 
 
-# ---- binary ops: name = binary(name, dtype rule, PyTorch's node, d/da, d/db, [flags]) --------------
-mul = binary("mul", "arith", "MulBackward0", lambda g, b: g * b, lambda g, a: g * a, scalar_self=True)
-div = binary("div", "div", "DivBackward0", lambda g, b: g / b, lambda g, a, b: -g * a / (b * b), scalar_self=True)
+def _swapped(op):
+    """The comparison op with swapped operands: gt(a, b) is lt(b, a), le(a, b) is ge(b, a) (a kernel
+    less, the same bits)."""
+    return lambda a, b, cdt: _prims.ewise(op, [b, a], cdt, bool_)
+
+
+# ---- binary ops: name = binary(name, dtype rule, PyTorch's node, [flags]) -------------------------
+mul = binary("mul", "arith", "MulBackward0", scalar_self=True)
+div = binary("div", "div", "DivBackward0", scalar_self=True)
 floor_divide = binary("floor_divide", "arith", scalar_self=True)
-remainder = binary("remainder", "arith", "RemainderBackward1", lambda g: g, lambda g, a, b: -g * (a / b).floor(),
-                   scalar_node="RemainderBackward0", scalar_self=True)
-fmod = binary("fmod", "arith", "FmodBackward1", lambda g: g, lambda g, a, b: -g * (a / b).trunc(),
-              scalar_node="FmodBackward0")
-maximum = binary("maximum", "arith", "MaximumBackward0", lambda g, a, b: g * ((a > b) + (a == b) * 0.5),
-                 lambda g, a, b: g * ((b > a) + (a == b) * 0.5), tensor_other=True)
-minimum = binary("minimum", "arith", "MinimumBackward0", lambda g, a, b: g * ((a < b) + (a == b) * 0.5),
-                 lambda g, a, b: g * ((b < a) + (a == b) * 0.5), tensor_other=True)
-fmax = binary("fmax", "arith", "FmaxBackward0", lambda g, a, b: g * ((a >= b) | b.isnan()),
-              lambda g, a, b: g * ((b > a) | a.isnan()), tensor_other=True)
-fmin = binary("fmin", "arith", "FminBackward0", lambda g, a, b: g * ((a <= b) | b.isnan()),
-              lambda g, a, b: g * ((b < a) | a.isnan()), tensor_other=True)
-atan2 = binary("atan2", "div", "Atan2Backward0", lambda g, a, b: g * b / (a * a + b * b),
-               lambda g, a, b: -g * a / (a * a + b * b), tensor_other=True)
+remainder = binary("remainder", "arith", "RemainderBackward1", scalar_node="RemainderBackward0", scalar_self=True)
+fmod = binary("fmod", "arith", "FmodBackward1", scalar_node="FmodBackward0")
+maximum = binary("maximum", "arith", "MaximumBackward0", tensor_other=True, inplace=False)
+minimum = binary("minimum", "arith", "MinimumBackward0", tensor_other=True, inplace=False)
+fmax = binary("fmax", "arith", "FmaxBackward0", tensor_other=True, inplace=False)
+fmin = binary("fmin", "arith", "FminBackward0", tensor_other=True, inplace=False)
+atan2 = binary("atan2", "div", "Atan2Backward0", tensor_other=True)
 eq = binary("eq", "cmp")
 ne = binary("ne", "cmp")
 lt = binary("lt", "cmp")
-le = binary("le", "cmp")
-gt = binary("gt", "cmp")
+le = binary("le", "cmp", ref=_swapped("ge"))
+gt = binary("gt", "cmp", ref=_swapped("lt"))
 ge = binary("ge", "cmp")
 logical_and = binary("logical_and", "logical", tensor_other=True)
 logical_or = binary("logical_or", "logical", tensor_other=True)
@@ -375,42 +340,6 @@ bitwise_right_shift = binary("rshift", "int", scalar_self=True, names=("bitwise_
 
 
 # ---- add / sub (alpha) ----------------------------------------------------------------------
-class Add(Function):
-    _node_name = "AddBackward0"
-    _scalar_edges = (0, 1)
-
-    @staticmethod
-    def forward(ctx, a, b, alpha, cdt):
-        ctx.meta = (a.shape if isinstance(a, Tensor) else None, b.shape if isinstance(b, Tensor) else None,
-                    a.dtype if isinstance(a, Tensor) else None, b.dtype if isinstance(b, Tensor) else None, alpha)
-        return _add_kernel(a, b, alpha, cdt)
-
-    @staticmethod
-    def backward(ctx, g):
-        sa, sb, da, db, alpha = ctx.meta
-        ga = _to(sum_to(g, sa), da) if ctx.needs_input_grad[0] else None
-        gb = _to(sum_to(g if alpha == 1 else g * alpha, sb), db) if ctx.needs_input_grad[1] else None
-        return ga, gb, None, None
-
-
-class Sub(Function):
-    _node_name = "SubBackward0"
-    _scalar_edges = (0, 1)
-
-    @staticmethod
-    def forward(ctx, a, b, alpha, cdt):
-        ctx.meta = (a.shape if isinstance(a, Tensor) else None, b.shape if isinstance(b, Tensor) else None,
-                    a.dtype if isinstance(a, Tensor) else None, b.dtype if isinstance(b, Tensor) else None, alpha)
-        return _add_kernel(a, b, -alpha, cdt)
-
-    @staticmethod
-    def backward(ctx, g):
-        sa, sb, da, db, alpha = ctx.meta
-        ga = _to(sum_to(g, sa), da) if ctx.needs_input_grad[0] else None
-        gb = _to(sum_to(-g if alpha == 1 else g * -alpha, sb), db) if ctx.needs_input_grad[1] else None
-        return ga, gb, None, None
-
-
 def _add_kernel(a, b, alpha, cdt):
     if alpha == 1:
         return _prims.ewise("add", [a, b], cdt, cdt)
@@ -472,6 +401,9 @@ def _make_add(opname, F):
     return torch_function(public), torch_function(inplace)
 
 
+_ADD_ARGS = ("a", "b", "alpha", "cdt")
+Add = formula_node("AddBackward0", _add_kernel, _ADD_ARGS, scalar_edges=(0, 1))
+Sub = formula_node("SubBackward0", lambda a, b, alpha, cdt: _add_kernel(a, b, -alpha, cdt), _ADD_ARGS, (0, 1))
 add, add_ = _make_add("add", Add)
 sub, sub_ = _make_add("sub", Sub)
 register(add)
@@ -489,28 +421,9 @@ for _name, _f in (("greater", gt), ("greater_equal", ge), ("less", lt), ("less_e
     register(_f, _name)
 
 
-class Rsub(Function):
-    """rsub(input, other, alpha) = other - alpha * input (`2 - x` is rsub(x, 2))."""
-    _node_name = "RsubBackward0"
-    _scalar_edges = (0, 1)
-
-    @staticmethod
-    def forward(ctx, a, b, alpha, cdt):
-        ctx.meta = (a.shape, a.dtype, b.shape if isinstance(b, Tensor) else None,
-                    b.dtype if isinstance(b, Tensor) else None, alpha)
-        return _add_kernel(b, a, -alpha, cdt)
-
-    @staticmethod
-    def backward(ctx, g):
-        sa, da, sb, db, alpha = ctx.meta
-        ga = _to(sum_to(-g if alpha == 1 else g * -alpha, sa), da) if ctx.needs_input_grad[0] else None
-        gb = _to(sum_to(g, sb), db) if ctx.needs_input_grad[1] else None
-        return ga, gb, None, None
-
-
-class RsubScalar(Rsub):
-    _node_name = "RsubBackward1"
-    _scalar_edges = ()
+# rsub(input, other, alpha) = other - alpha * input (`2 - x` is rsub(x, 2))
+Rsub = formula_node("RsubBackward0", lambda a, b, alpha, cdt: _add_kernel(b, a, -alpha, cdt), _ADD_ARGS, (0, 1))
+RsubScalar = formula_node("RsubBackward1", lambda a, b, alpha, cdt: _add_kernel(b, a, -alpha, cdt), _ADD_ARGS)
 
 
 @register
@@ -547,62 +460,13 @@ def divide(input, other, *, rounding_mode=None, out=None):
 
 
 # ---- pow -------------------------------------------------------------------------------------
-class PowScalar(Function):
-    _node_name = "PowBackward0"
-
-    @staticmethod
-    def forward(ctx, x, e, dt):
-        ctx.save_for_backward(x)
-        ctx.e = e
-        return _prims.ewise("pow", [x, e], dt, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        e = ctx.e
-        if e == 0:
-            return g * 0, None, None
-        return g * e * x.pow(e - 1), None, None
+def _pow_kernel(a, b, dt):
+    return _prims.ewise("pow", [a, b], dt, dt)
 
 
-class PowTensor(Function):
-    _node_name = "PowBackward1"
-
-    @staticmethod
-    def forward(ctx, a, b, dt):
-        y = _prims.ewise("pow", [a, b], dt, dt)
-        ctx.save_for_backward(a, b, y)
-        ctx.meta = (a.shape, b.shape, a.dtype, b.dtype)
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b, y = ctx.saved_tensors
-        sa, sb, da, db = ctx.meta
-        ga = gb = None
-        if ctx.needs_input_grad[0]:
-            ga = _to(sum_to(where(b == 0, 0.0, g * b * a.pow(b - 1)), sa), da)
-        if ctx.needs_input_grad[1]:
-            gb = _to(sum_to(where((a == 0) & (b >= 0), 0.0, g * y * a.log()), sb), db)
-        return ga, gb, None
-
-
-class PowScalarBase(Function):
-    _node_name = "PowBackward2"
-
-    @staticmethod
-    def forward(ctx, base, x, dt):
-        y = _prims.ewise("pow", [base, x], dt, dt)
-        ctx.save_for_backward(y)
-        ctx.base = base
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        if ctx.base == 0:
-            return None, g * 0, None
-        return None, g * y * math.log(ctx.base), None
+PowScalar = formula_node("PowBackward0", _pow_kernel, ("x", "exponent", "dtype"))
+PowTensor = formula_node("PowBackward1", _pow_kernel, ("a", "b", "dtype"))
+PowScalarBase = formula_node("PowBackward2", _pow_kernel, ("base", "x", "dtype"))
 
 
 def _pow_dtype(a, b):
@@ -650,24 +514,8 @@ def float_power(input, exponent):
 
 
 # ---- where / clamp / misc -----------------------------------------------------------------------
-class Where(Function):
-    _node_name = "WhereBackward0"
-    _scalar_edges = (1, 2)
-
-    @staticmethod
-    def forward(ctx, cond, a, b, dt):
-        ctx.save_for_backward(cond)
-        ctx.meta = (a.shape if isinstance(a, Tensor) else None, b.shape if isinstance(b, Tensor) else None,
-                    a.dtype if isinstance(a, Tensor) else None, b.dtype if isinstance(b, Tensor) else None)
-        return _prims.ewise("where", [cond, a, b], dt, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        (cond,) = ctx.saved_tensors
-        sa, sb, da, db = ctx.meta
-        ga = _to(sum_to(where(cond, g, 0.0), sa), da) if ctx.needs_input_grad[1] else None
-        gb = _to(sum_to(where(cond, 0.0, g), sb), db) if ctx.needs_input_grad[2] else None
-        return None, ga, gb, None
+Where = formula_node("WhereBackward0", lambda condition, a, b, dt: _prims.ewise("where", [condition, a, b], dt, dt),
+                     ("condition", "a", "b", "dtype"), scalar_edges=(1, 2))
 
 
 @register
@@ -690,27 +538,6 @@ def where(condition, input=None, other=None, *, out=None):
     return write_out(r, out)
 
 
-class Clamp(Function):
-    _node_name = "ClampBackward1"
-
-    @staticmethod
-    def forward(ctx, x, lo, hi, dt):
-        ctx.save_for_backward(x)
-        ctx.bounds = (lo, hi)
-        return _clamp_kernel(x, lo, hi, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        lo, hi = ctx.bounds
-        mask = None
-        if lo is not None:
-            mask = x >= lo
-        if hi is not None:
-            mask = (x <= hi) if mask is None else mask & (x <= hi)
-        return g * mask, None, None, None
-
-
 def _clamp_kernel(x, lo, hi, dt):
     r = x
     if lo is not None:
@@ -718,6 +545,9 @@ def _clamp_kernel(x, lo, hi, dt):
     if hi is not None:
         r = _prims.ewise("minimum", [r, hi], dt, dt)
     return r if r is not x else _prims.ewise("copy", [x], dt, dt)
+
+
+Clamp = formula_node("ClampBackward1", _clamp_kernel, ("x", "min", "max", "dtype"))
 
 
 @register

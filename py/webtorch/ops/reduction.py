@@ -3,13 +3,15 @@ import builtins
 import math
 from collections import namedtuple
 
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor
 from .._geometry import numel as _numel
+from ..autograd.derivatives import unreduce
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op,
-                      check_tensor)
+                      check_tensor, formula_node)
 from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
@@ -39,31 +41,13 @@ class return_types:
     aminmax = _rt("aminmax", "min max")
 
 
-def _unreduce(g, in_shape, dims, keepdim):
-    """Broadcast a reduced gradient back over the reduced dims."""
-    if not keepdim:
-        for d in dims:
-            g = g.unsqueeze(d)
-    return g.expand(in_shape)
-
-
 # ---- sum / mean / prod -----------------------------------------------------------------------------
-class Sum(Function):
-    _node_name = "SumBackward1"
-
-    @staticmethod
-    def forward(ctx, x, dims, keepdim, dt):
-        ctx.meta = (x.shape, dims, keepdim)
-        return _prims.reduce("sum", x, dims, keepdim, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        shape, dims, keepdim = ctx.meta
-        return _unreduce(g, shape, dims, keepdim), None, None, None
+def _sum_kernel(x, dims, keepdim, dt):
+    return _prims.reduce("sum", x, dims, keepdim, dt)
 
 
-class SumAll(Sum):
-    _node_name = "SumBackward0"
+Sum = formula_node("SumBackward1", _sum_kernel, ("x", "dims", "keepdim", "dtype"))
+SumAll = formula_node("SumBackward0", _sum_kernel, ("x", "dims", "keepdim", "dtype"))
 
 
 def _sum_dtype(x, dtype):
@@ -112,28 +96,17 @@ def sum_to_size(self, *size):
     return g
 
 
-class Mean(Function):
-    _node_name = "MeanBackward1"
-
-    @staticmethod
-    def forward(ctx, x, dims, keepdim):
-        n = _numel([x.shape[d] for d in dims])
-        ctx.meta = (x.shape, dims, keepdim, n)
-        return _mean_kernel(x, dims, keepdim, n)
-
-    @staticmethod
-    def backward(ctx, g):
-        shape, dims, keepdim, n = ctx.meta
-        return _unreduce(g / n if n else g * math.nan, shape, dims, keepdim), None, None
-
-
-class MeanAll(Mean):
-    _node_name = "MeanBackward0"
-
-
 def _mean_kernel(x, dims, keepdim, n):
     s = _prims.reduce("sum", x, dims, keepdim, x.dtype)
     return _prims.ewise("div", [s, n if n else math.nan], x.dtype, x.dtype) if n != 1 else s
+
+
+def _mean_dims(x, dims, keepdim):
+    return _mean_kernel(x, dims, keepdim, _numel([x._shape[d] for d in dims]))
+
+
+Mean = formula_node("MeanBackward1", _mean_dims, ("x", "dims", "keepdim"))
+MeanAll = formula_node("MeanBackward0", _mean_dims, ("x", "dims", "keepdim"))
 
 
 @register
@@ -242,10 +215,10 @@ class AmaxAmin(Function):
     def backward(ctx, g):
         x, y = ctx.saved_tensors
         dims, keepdim = ctx.meta
-        yb = _unreduce(y, x.shape, dims, keepdim)
+        yb = unreduce(y, x.shape, dims, keepdim)
         mask = (x == yb) | (x.isnan() & yb.isnan())
-        count = _unreduce(sum(mask, dims, keepdim=keepdim), x.shape, dims, keepdim)
-        return _unreduce(g, x.shape, dims, keepdim) * mask / count, None, None, None
+        count = unreduce(sum(mask, dims, keepdim=keepdim), x.shape, dims, keepdim)
+        return unreduce(g, x.shape, dims, keepdim) * mask / count, None, None, None
 
 
 class Amax(AmaxAmin):
@@ -428,7 +401,7 @@ class Var(Function):
         (x,) = ctx.saved_tensors
         dims, keepdim, denom = ctx.meta
         xc = x - x.mean(dims, keepdim=True)
-        return _unreduce(g, x.shape, dims, keepdim) * xc * (2.0 / denom if denom > 0 else math.inf), None, None, None
+        return unreduce(g, x.shape, dims, keepdim) * xc * (2.0 / denom if denom > 0 else math.inf), None, None, None
 
 
 class Std(Function):
@@ -446,7 +419,7 @@ class Std(Function):
         x, y = ctx.saved_tensors
         dims, keepdim, denom = ctx.meta
         xc = x - x.mean(dims, keepdim=True)
-        gy = _unreduce(g / y, x.shape, dims, keepdim)
+        gy = unreduce(g / y, x.shape, dims, keepdim)
         return gy * xc / (denom if denom > 0 else 0.0), None, None, None
 
 
@@ -506,7 +479,7 @@ class Norm2(Function):
         x, y = ctx.saved_tensors
         dims, keepdim = ctx.meta
         scale = where(y == 0, 0.0, g / y)
-        return x * _unreduce(scale, x.shape, dims, keepdim), None, None
+        return x * unreduce(scale, x.shape, dims, keepdim), None, None
 
 
 def _vector_norm_impl(input, p, dims, keepdim):
@@ -875,7 +848,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 @register
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    from .._creation import tensor
+    from ._creation import tensor
     vals = input.reshape(-1).tolist()
     uniq = builtins.sorted(set(vals))
     out = tensor(uniq, dtype=input.dtype, device=input.device)
@@ -893,7 +866,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 @register
 def bincount(input, weights=None, minlength=0):
-    from .._creation import zeros
+    from ._creation import zeros
     n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
     dt = int64 if weights is None else weights.dtype if weights.dtype is _dtype.float32 else _dtype.float64
     out = zeros(n, dtype=dt, device=input.device)

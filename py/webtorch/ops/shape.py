@@ -1,7 +1,8 @@
 """Views (metadata-only: share memory with their base) and shape-changing ops."""
 import warnings
 
-from .. import _dtype, _prims
+from .. import _dtype
+from . import _prims
 from .._tensor import Tensor, Size
 from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
@@ -573,7 +574,7 @@ class Unfold(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import tensor
+        from ._creation import tensor
         shape, d, size, step = ctx.meta
         if not shape:
             return g.reshape(()), None, None, None
@@ -1008,7 +1009,7 @@ def flip(input, dims):
     dims = [wrap_dim(d, nd) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
     if len(set(dims)) != len(dims):
         raise RuntimeError("dims has duplicates, original flip dims size=" + str(len(dims)))
-    from .._creation import arange
+    from ._creation import arange
     idx = [arange(input._shape[d] - 1, -1, -1, device=input.device) if d in dims else None for d in range(nd)]
     return _gather_dims(input, idx, "Flip")
 
@@ -1030,7 +1031,7 @@ def flipud(input):
 @register
 @torch_function
 def roll(input, shifts, dims=None):
-    from .._creation import arange
+    from ._creation import arange
     if dims is None:
         return roll(input.flatten(), shifts, 0).view(input.shape)
     shifts = shifts if isinstance(shifts, (list, tuple)) else [shifts]
@@ -1085,7 +1086,7 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
         out_shape = list(input.shape)
         out_shape[d] *= repeats
         return x.expand(shape).reshape(out_shape)
-    from .._creation import tensor
+    from ._creation import tensor
     reps = repeats.reshape(-1).tolist() if isinstance(repeats, Tensor) else list(repeats)
     if len(reps) == 1:
         reps = reps * input.shape[d]
@@ -1101,7 +1102,7 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
 
 
 def _tri_impl(input, diagonal, lower):
-    from .._creation import arange
+    from ._creation import arange
     if input.dim() < 2:
         raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
     r, c = input.shape[-2], input.shape[-1]

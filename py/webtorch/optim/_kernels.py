@@ -6,7 +6,8 @@ dispatches listed here and no autograd or argument-checking work. A backend that
 fused optimizer kernel can do a whole per-parameter update of `functional.py` (its
 `fused_step` hook) without touching the optimizer classes.
 """
-from .. import _dtype, _prims
+from .. import _dtype
+from ..ops import _prims
 from .._tensor import Tensor
 
 
@@ -17,8 +18,8 @@ def new(op, a, b):
 
 
 def cmp(op, a, b):
-    """A new bool tensor op(a, b) for a comparison op ('gt', 'lt', ...)."""
-    return _prims.ewise(op, [a, b], a.dtype, _dtype.bool_)
+    """A new bool tensor op(a, b) for a comparison primitive ('lt', 'ge', 'eq', ...)."""
+    return _prims.ewise(op, [a, b], (a if isinstance(a, Tensor) else b).dtype, _dtype.bool_)
 
 
 def where(cond, a, b):

@@ -1,5 +1,5 @@
 """Adafactor (factored second moments), as torch.optim.Adafactor."""
-from .. import _creation
+from ..ops import _creation
 from .._tensor import Tensor
 from .. import finfo
 from .optimizer import Optimizer, _to_scalar

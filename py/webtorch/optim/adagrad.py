@@ -1,5 +1,5 @@
 """Adagrad, as torch.optim.Adagrad (state is created for every parameter at construction)."""
-from .. import _creation
+from ..ops import _creation
 from ..autograd import grad_mode
 from .optimizer import Optimizer, _check_fused, _check_lr, _to_scalar
 from . import functional as F

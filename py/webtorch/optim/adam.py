@@ -1,5 +1,5 @@
 """Adam and AdamW (decoupled weight decay), as torch.optim.Adam / AdamW."""
-from .. import _creation
+from ..ops import _creation
 from .._tensor import Tensor
 from .optimizer import Optimizer, _check_adam_args, _check_fused, _check_lr, _to_scalar
 from . import functional as F

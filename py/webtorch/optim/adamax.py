@@ -1,5 +1,5 @@
 """Adamax (Adam with the infinity norm), as torch.optim.Adamax."""
-from .. import _creation
+from ..ops import _creation
 from .optimizer import Optimizer, _check_adam_args, _check_lr, _to_scalar
 from . import functional as F
 

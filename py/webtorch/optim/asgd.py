@@ -1,5 +1,5 @@
 """Averaged SGD, as torch.optim.ASGD (the running average of the iterates is state['ax'])."""
-from .. import _creation
+from ..ops import _creation
 from .optimizer import Optimizer, _check_lr, _to_scalar, f32
 from . import functional as F
 

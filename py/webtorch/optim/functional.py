@@ -7,7 +7,7 @@ which returns True when it did the update and False for a case it does not cover
 backend's SGD step: `backends/webgpu/fused.py`). The backend never imports optim.
 """
 from . import _kernels as K
-from .. import _prims
+from ..ops import _prims
 from .._tensor import Tensor
 from .optimizer import f32
 
@@ -274,7 +274,7 @@ def rprop(p, g, state, *, etaminus, etaplus, step_size_min, step_size_max, maxim
     sign = K.unary("sign", K.new("mul", g, prev))
     # etaplus where the gradient kept its sign, etaminus where it flipped, 1 where either was 0
     # (sign + 1), NaN where the product is NaN
-    factor = K.where(K.cmp("gt", sign, 0), etaplus,
+    factor = K.where(K.cmp("lt", 0, sign), etaplus,
                      K.where(K.cmp("lt", sign, 0), etaminus, K.new("add", sign, 1)))
     K.inplace("mul", step_size, factor)
     K.inplace("maximum", step_size, step_size_min)

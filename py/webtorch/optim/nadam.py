@@ -1,5 +1,5 @@
 """NAdam (Adam with Nesterov momentum) and RAdam (rectified Adam), as torch.optim.NAdam / RAdam."""
-from .. import _creation
+from ..ops import _creation
 from .optimizer import Optimizer, _check_adam_args, _check_lr, _to_scalar
 from . import functional as F
 

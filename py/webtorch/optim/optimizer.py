@@ -14,7 +14,8 @@ import struct
 import sys
 from collections import OrderedDict, defaultdict
 
-from .. import _creation, _dtype
+from .. import _dtype
+from ..ops import _creation
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..utils.hooks import RemovableHandle

@@ -1,5 +1,5 @@
 """RMSprop, as torch.optim.RMSprop."""
-from .. import _creation
+from ..ops import _creation
 from .optimizer import Optimizer, _check_lr, _to_scalar
 from . import functional as F
 

@@ -5,7 +5,8 @@ import itertools
 import math
 import warnings
 
-from .. import _creation, _dtype
+from .. import _dtype
+from ..ops import _creation
 from ..autograd import grad_mode
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module

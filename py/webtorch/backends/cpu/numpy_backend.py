@@ -241,20 +241,19 @@ OPS = {
     "exp": _float_only(np.exp), "exp2": _float_only(np.exp2), "expm1": _float_only(np.expm1),
     "log": _float_only(np.log), "log2": _float_only(np.log2), "log10": _float_only(np.log10),
     "log1p": _float_only(np.log1p), "sqrt": _float_only(np.sqrt),
-    "rsqrt": _float_only(lambda a: 1 / np.sqrt(a)),
+    "rsqrt": _float_only(lambda a: 1 / np.sqrt(a)),  # a fast path (FAST_PATHS)
     "sin": _float_only(np.sin), "cos": _float_only(np.cos), "tan": _float_only(np.tan),
     "asin": _float_only(np.arcsin), "acos": _float_only(np.arccos), "atan": _float_only(np.arctan),
     "sinh": _float_only(np.sinh), "cosh": _float_only(np.cosh), "tanh": _float_only(np.tanh),
     "asinh": _float_only(np.arcsinh), "acosh": _float_only(np.arccosh),
     "atanh": _float_only(np.arctanh),
-    "sigmoid": _float_only(_sigmoid),
+    "sigmoid": _float_only(_sigmoid),  # a fast path (NumpyBackend.fast_paths): one pass, f16 rounded once
     "erf": _float_only(lambda a: _special.np_erf(a).astype(a.dtype)),
     "erfc": _float_only(lambda a: _special.np_erfc(a).astype(a.dtype)),
     "erfinv": _float_only(lambda a: _special.np_erfinv(a).astype(a.dtype)),
     "floor": _ident_int(np.floor), "ceil": _ident_int(np.ceil), "round": _ident_int(np.rint),
     "trunc": _ident_int(np.trunc),
     "relu": _relu,
-    "logical_not": lambda k, a: np.logical_not(a),
     "bitwise_not": lambda k, a: np.invert(a),
     "isnan": lambda k, a: np.isnan(a) if k == "f" else np.zeros(a.shape, np.bool_),
     "isinf": lambda k, a: np.isinf(a) if k == "f" else np.zeros(a.shape, np.bool_),
@@ -270,8 +269,7 @@ OPS = {
     "fmax": lambda k, a, b: np.fmax(a, b), "fmin": lambda k, a, b: np.fmin(a, b),
     "atan2": _float_only2(np.arctan2),
     "eq": lambda k, a, b: np.equal(a, b), "ne": lambda k, a, b: np.not_equal(a, b),
-    "lt": lambda k, a, b: np.less(a, b), "le": lambda k, a, b: np.less_equal(a, b),
-    "gt": lambda k, a, b: np.greater(a, b), "ge": lambda k, a, b: np.greater_equal(a, b),
+    "lt": lambda k, a, b: np.less(a, b), "ge": lambda k, a, b: np.greater_equal(a, b),
     "logical_and": lambda k, a, b: np.logical_and(a, b),
     "logical_or": lambda k, a, b: np.logical_or(a, b),
     "logical_xor": lambda k, a, b: np.logical_xor(a, b),
@@ -282,7 +280,9 @@ OPS = {
     "rshift": lambda k, a, b: _shift(k, a, b, False),
     "where": lambda k, c, a, b: np.where(c, a, b),
 }
-assert set(OPS) == set(EWISE_OPS), set(EWISE_OPS) ^ set(OPS)
+# decomposed ops computed here in one call (ops/pointwise.py, their `ref=`; the same results)
+FAST_PATHS = frozenset({"sigmoid", "rsqrt"})
+assert set(OPS) == set(EWISE_OPS) | FAST_PATHS, (set(EWISE_OPS) | FAST_PATHS) ^ set(OPS)
 
 
 def _kind(dtype):
@@ -317,10 +317,9 @@ for _k in "fiub":
                     ("minimum", np.minimum), ("fmax", np.fmax), ("fmin", np.fmin),
                     ("copy", _copy_out)):
         _FAST[_op, _k] = (_f, False)
-    for _op, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
-                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
+    for _op, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("ge", np.greater_equal),
                     ("logical_and", np.logical_and), ("logical_or", np.logical_or),
-                    ("logical_xor", np.logical_xor), ("logical_not", np.logical_not)):
+                    ("logical_xor", np.logical_xor)):
         _FAST[_op, _k] = (_f, True)
     if _k != "b":
         _FAST["sub", _k] = (np.subtract, False)
@@ -401,6 +400,7 @@ _AXES = {}  # (len(out.shape), len(inp.shape)) -> the reduced axes
 class NumpyBackend(Backend):
     numpy_buffers = True
     name = "cpu"
+    fast_paths = FAST_PATHS
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):

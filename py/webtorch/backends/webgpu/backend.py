@@ -30,6 +30,7 @@ except Exception:  # pragma: no cover - Pyodide without numpy
 
 class WebGPUBackend(Primitives, Backend):
     name = "webgpu"
+    fast_paths = frozenset({"sigmoid", "rsqrt"})  # one host call instead of the decomposition's four, two
 
     def __init__(self, driver):
         self.driver = driver

@@ -40,7 +40,7 @@ import gc
 import re
 import struct
 
-from ..base import View
+from ..base import Strided
 from ..._geometry import contiguous_strides, numel
 from .codegen import ITEM
 
@@ -385,7 +385,7 @@ class Program:
         for v, _, fail in self.checks:
             n = numel(v.shape)
             post.append((v.buf.handle, v.offset * 4, self._ring.handle, base * 4, n * 4))
-            self._queued.append((View(self._ring, tuple(v.shape), contiguous_strides(v.shape), base, "int32"),
+            self._queued.append((Strided(self._ring, tuple(v.shape), contiguous_strides(v.shape), base, "int32"),
                                  None, fail))
             base += n
         self._ring_queued[k] = self._queued

@@ -106,16 +106,17 @@ _F_UN = {
     "copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "wsign({0})", "exp": "exp({0})",
     "exp2": "exp2({0})", "expm1": "wexpm1({0})", "log": "log({0})", "log2": "log2({0})",
     "log10": "(log2({0}) * 0.3010299956639812)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
-    "rsqrt": "(1.0 / sqrt({0}))", "sin": "sin({0})", "cos": "cos({0})",
+    "sin": "sin({0})", "cos": "cos({0})",
     "tan": "tan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
     "sinh": "wsinh({0})", "cosh": "wcosh({0})", "tanh": "wtanh({0})", "asinh": "wasinh({0})",
-    "acosh": "wacosh({0})", "atanh": "watanh({0})", "sigmoid": "wsigmoid({0})", "erf": "werf({0})",
+    "acosh": "wacosh({0})", "atanh": "watanh({0})", "erf": "werf({0})",
+    "sigmoid": "wsigmoid({0})", "rsqrt": "(1.0 / sqrt({0}))",  # fast paths (WebGPUBackend.fast_paths)
     "erfc": "werfc({0})", "erfinv": "werfinv({0})", "floor": "floor({0})", "ceil": "ceil({0})",
     "round": "round({0})", "trunc": "trunc({0})",
     "relu": "select({0}, 0.0, {0} < 0.0)",
 }
-_F_UN_B = {"logical_not": "({0} == 0.0)", "isnan": "wisnan({0})", "isinf": "wisinf({0})",
-           "isfinite": "wisfinite({0})", "signbit": "wsignbit({0})"}
+_F_UN_B = {"isnan": "wisnan({0})", "isinf": "wisinf({0})", "isfinite": "wisfinite({0})",
+           "signbit": "wsignbit({0})"}
 _F_BIN = {
     "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
     "floor_divide": "wfloordiv({0}, {1})", "remainder": "wremainder({0}, {1})",
@@ -123,8 +124,7 @@ _F_BIN = {
     "minimum": "wminimum({0}, {1})", "fmax": "wfmax({0}, {1})", "fmin": "wfmin({0}, {1})",
     "atan2": "watan2({0}, {1})",
 }
-_CMP = {"eq": "({0} == {1})", "ne": "(!({0} == {1}))", "lt": "({0} < {1})", "le": "({0} <= {1})",
-        "gt": "({0} > {1})", "ge": "({0} >= {1})"}
+_CMP = {"eq": "({0} == {1})", "ne": "(!({0} == {1}))", "lt": "({0} < {1})", "ge": "({0} >= {1})"}
 
 # integer compute types: i32 (int32, int64) and u32 (bool, uint8). The forms both share, then
 # the (i32, u32) forms of the ops where signedness matters; integer division by zero flags
@@ -137,7 +137,7 @@ _INT_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "m
             "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})"}
 _IU_UN = {"neg": ("(-{0})", "(0u - {0})"), "abs": ("abs({0})", "{0}"),
               "sign": ("sign({0})", "select(0u, 1u, {0} > 0u)"), "relu": ("max({0}, 0)", "{0}")}
-_IU_UN_B = {"logical_not": ("({0} == 0)", "({0} == 0u)"), "signbit": ("({0} < 0)", "false")}
+_IU_UN_B = {"signbit": ("({0} < 0)", "false")}
 _IU_BIN = {
     "div": ("({0} / i64_nz({1}))", "({0} / i64_nzu({1}))"),
     "floor_divide": ("ifloordiv({0}, i64_nz({1}))", "({0} / i64_nzu({1}))"),

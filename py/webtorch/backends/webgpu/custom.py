@@ -8,7 +8,8 @@ See docs/custom_kernels.md for the binding layout and a complete example.
 import re
 import struct
 
-from ... import _dtype, _prims
+from ... import _dtype
+from ...ops import _prims
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...ops._common import recording

@@ -12,7 +12,7 @@ back to compositions of primitives):
 On lavapipe a dispatch costs ~50 us whatever it does, so a training step is mostly a count
 of dispatches; these keep that count down.
 """
-from ... import _prims
+from ...ops import _prims
 from ..base import Strided
 from ..._geometry import contiguous_strides
 from .codegen import ST, fill, load, store, f32_bits, collapse, index_code

@@ -22,7 +22,7 @@ class Primitives:
 
     # ---- element-wise -----------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
-        if op not in EWISE_OPS:
+        if op not in EWISE_OPS and op not in self.fast_paths:
             raise ValueError(f"unknown element-wise op {op!r}")
         n = numel(out.shape)
         if n == 0:
@@ -516,7 +516,7 @@ class Primitives:
         shape, strides, offset, dtype = out.shape, out.strides, out.offset, out.dtype
 
         def launch(buf, epi):     # holds no reference to out's buffer: it may die pending
-            kernel(View(buf, shape, strides, offset, dtype), a, b, *args, epi=epi)
+            kernel(Strided(buf, shape, strides, offset, dtype), a, b, *args, epi=epi)
         if not (f32 and self.fusion.defer_matmul(out, (a, b), launch)):
             launch(out.buf, None)
 

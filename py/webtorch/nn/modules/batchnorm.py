@@ -1,5 +1,5 @@
 """BatchNorm1d/2d/3d: batch statistics in training, running statistics (momentum or cumulative) in eval."""
-from ... import _creation
+from ...ops import _creation
 from ..parameter import Parameter
 from .. import functional as F, init
 from .module import Module

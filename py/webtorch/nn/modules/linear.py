@@ -1,7 +1,7 @@
 """Identity, Linear, Bilinear."""
 import math
 
-from ... import _creation
+from ...ops import _creation
 from ..parameter import Parameter
 from .. import functional as F, init
 from .module import Module

@@ -4,7 +4,7 @@ import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 
-from ... import _creation
+from ...ops import _creation
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function

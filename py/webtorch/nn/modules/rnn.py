@@ -11,7 +11,7 @@ import math
 import numbers
 import warnings
 
-from ... import _creation
+from ...ops import _creation
 from ...ops import linalg as _la
 from ...ops import shape as _shape
 from ..parameter import Parameter

@@ -3,7 +3,7 @@ import copy
 import math
 import warnings
 
-from ... import _creation
+from ...ops import _creation
 from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F, init
 from .activation import MultiheadAttention, ReLU, GELU

@@ -16,7 +16,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if len(tensors) == 0:
-        from ..._creation import tensor
+        from ...ops._creation import tensor
         return tensor(0.0)
     with grad_mode.no_grad():
         if norm_type == math.inf:

@@ -8,7 +8,8 @@ of rows), so their backward is one scatter-add, whatever the number of steps.
 from collections import namedtuple
 from collections.abc import Iterable
 
-from ... import _creation, _dtype
+from ... import _dtype
+from ...ops import _creation
 from ..._tensor import Tensor
 from ...ops import shape as _shape
 from .. import functional as F

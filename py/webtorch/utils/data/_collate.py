@@ -1,7 +1,8 @@
 """default_collate / default_convert: how a list of samples becomes a batch."""
 import collections.abc
 
-from ... import _creation, _dtype
+from ... import _dtype
+from ...ops import _creation
 from ...ops import shape as _shape
 from ..._tensor import Tensor
 

@@ -1,7 +1,8 @@
 """DataLoader: batches from a dataset through a sampler and a collate function (in-process;
 `num_workers` is accepted and ignored: Pyodide has no processes and the tensors are already
 in memory)."""
-from ... import _creation, _dtype
+from ... import _dtype
+from ...ops import _creation
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler

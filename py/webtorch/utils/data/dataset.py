@@ -3,7 +3,7 @@ import bisect
 import math
 import warnings
 
-from ... import _creation
+from ...ops import _creation
 
 
 

@@ -1,5 +1,6 @@
 """Samplers: which indices a DataLoader visits, and in what order."""
-from ... import _creation, _dtype
+from ... import _dtype
+from ...ops import _creation
 from ... import random as _random
 
 

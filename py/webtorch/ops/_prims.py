@@ -3,11 +3,11 @@
 Ops in `webtorch.ops` call these; these check devices, broadcast, allocate outputs and call
 the backend's primitive. Everything a backend must implement is in `backends/base.py`.
 """
-from . import _dtype
-from ._device import as_device, backend_for
-from ._tensor import Tensor, Storage
-from ._geometry import contiguous_strides, numel as _numel
-from .backends.base import Strided
+from .. import _dtype
+from .._device import as_device, backend_for
+from .._tensor import Tensor, Storage
+from .._geometry import contiguous_strides, numel as _numel
+from ..backends.base import Strided
 
 bool_, int64 = _dtype.bool_, _dtype.int64
 
@@ -239,7 +239,7 @@ def arange(n, start, step, dtype, device):
 
 
 def random(shape, kind, dtype, device, generator):
-    from . import random as _random
+    from .. import random as _random
     gen = generator if generator is not None else _random.default_generator
     seed, offset = gen._next_draw()
     out = empty(shape, dtype, device)

@@ -1,14 +1,15 @@
 """Tensor creation, conversion between dtypes/devices, and random sampling."""
 import math
 
-from . import _dtype, _prims
-from ._device import CPU, as_device, backend_for, device as _devcls
-from ._tensor import Storage, Tensor
-from ._geometry import contiguous_strides
-from .autograd.function import Function
-from .overrides import torch_function
-from .ops._common import recording
-from .ops.shape import _sizes
+from .. import _dtype
+from . import _prims
+from .._device import CPU, as_device, backend_for, device as _devcls
+from .._tensor import Storage, Tensor
+from .._geometry import contiguous_strides
+from ..autograd.function import Function
+from ..overrides import torch_function
+from ._common import recording
+from .shape import _sizes
 
 bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
 
@@ -291,7 +292,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def pow_base(base, t):
-    from .ops.pointwise import pow
+    from .pointwise import pow
     return pow(base, t)
 
 
@@ -319,7 +320,7 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
 
 def _check_float_random(dt, kernel):
     if not dt.is_floating_point:
-        from .ops._common import name_of
+        from ._common import name_of
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name_of(dt)}'")
 
 
@@ -381,8 +382,8 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    from .ops.reduction import cumsum
-    from .ops._common import check_tensor, name_of, write_out
+    from .reduction import cumsum
+    from ._common import check_tensor, name_of, write_out
     check_tensor("multinomial", input)
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
@@ -418,7 +419,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 
 def stack_(ts, d):
-    from .ops.shape import stack
+    from .shape import stack
     return stack(ts, d)
 
 
@@ -466,7 +467,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
 
 
 def _no_grad():
-    from .autograd.grad_mode import no_grad
+    from ..autograd.grad_mode import no_grad
     return no_grad()
 
 
@@ -565,9 +566,9 @@ bfloat16 = _caster(_dtype.bfloat16)
 
 def type_(self, dtype=None, non_blocking=False):
     if dtype is None:
-        from .autograd.graph import _type_str
+        from ..autograd.graph import _type_str
         return _type_str(self)
-    from ._legacy import type_target
+    from .._legacy import type_target
     dt, dev = type_target(dtype)
     return to(self, dt) if dev is None else to(self, dev, dt)
 

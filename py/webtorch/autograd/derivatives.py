@@ -1,0 +1,198 @@
+"""Every explicit derivative formula, keyed by PyTorch's autograd node name (the role of PyTorch's
+tools/autograd/derivatives.yaml). An op without an entry is composite: its derivative is that of
+the ops it is computed by (`ops/_common.py`, `Composite`).
+
+An entry is the formula of the node's one differentiable input, or {input name: formula} for a
+node with several. A formula `f(g, ...)` maps the output's gradient g to that input's; its
+parameter names say what the node saves and hands it: the inputs by name (`x` a unary op's,
+`a` and `b` a binary op's, `condition`, `exponent`, ...), `y` the result, `<input>_shape` an
+input's shape (kept without the input), and the op's own parameters by name (`eps`, `alpha`, ...). The node (`ops/_common.py`, `formula_node`)
+sums the gradient back to the input's shape and dtype. Formulas use Tensor methods only (this
+module imports no op), so they run on every backend and differentiate again (gradgradcheck).
+"""
+import math
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+SQRT_PI = math.sqrt(math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def where(condition, a, b):
+    """torch.where(condition, a, b), through Tensor's method (a or b may be a Python number)."""
+    return b.where(~condition, a) if isinstance(a, (int, float)) else a.where(condition, b)
+
+
+def _zeros(g):
+    return g * 0
+
+
+def _logit(g, x, eps):
+    d = g / (x * (1 - x))
+    if eps is None:  # PyTorch: NaN outside [0, 1], zero outside [eps, 1 - eps]
+        return where((x < 0) | (x > 1), math.nan, d)
+    return where((x < eps) | (x > 1 - eps), 0.0, d)
+
+
+def _sinc(g, x):
+    # PyTorch's sinc_backward: (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0 (the decomposition's
+    # where() would send the unselected branch's 0/0 there: NaN)
+    px = x * math.pi
+    return where(x == 0, 0.0, g * (px.cos() * px - px.sin()) / (px * x))
+
+
+def _gelu(g, x, approximate):
+    if approximate == "tanh":
+        x2 = x * x
+        t = ((x + 0.044715 * x2 * x) * _SQRT_2_OVER_PI).tanh()
+        return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * ((1.0 + 0.134145 * x2) * _SQRT_2_OVER_PI))
+    # Phi(x) + x phi(x), with phi(x) = exp(-u^2) / sqrt(2 pi), u = x / sqrt(2)
+    u = x * _INV_SQRT_2
+    return g * ((u.erf() * 0.5 + 0.5) + (x * _INV_SQRT_2PI) / (u * u).exp())
+
+
+def _silu(g, x):
+    s = x.sigmoid()
+    return g * (s * (1.0 + x * (1.0 - s)))
+
+
+def _mish(g, x):
+    t = where(x > 20.0, x, x.clamp_max(20.0).exp().log1p()).tanh()  # tanh(softplus(x))
+    return g * (t + x * (1.0 - t * t) * x.sigmoid())
+
+
+def _leaky_relu(g, x, negative_slope):
+    return where(x > 0, g, g * negative_slope)
+
+
+def _elu(g, x, alpha, scale):
+    return where(x > 0, g * scale, g * (x.clamp_max(0.0).exp() * (alpha * scale)))
+
+
+def _celu(g, x, alpha):
+    return where(x > 0, g, g * (x.clamp_max(0.0) / alpha).exp())
+
+
+def _pow_scalar_base(g, base, y):
+    return g * 0 if base == 0 else g * y * math.log(base)
+
+
+def _clamp(g, x, min, max):  # noqa: A002 (PyTorch's parameter names)
+    mask = None
+    if min is not None:
+        mask = x >= min
+    if max is not None:
+        mask = (x <= max) if mask is None else mask & (x <= max)
+    return g * mask
+
+
+def unreduce(g, shape, dims, keepdim):
+    """A reduction's gradient broadcast back over the reduced dims (of an input of `shape`)."""
+    if not keepdim:
+        for d in dims:
+            g = g.unsqueeze(d)
+    return g.expand(shape)
+
+
+def _mean(g, x_shape, dims, keepdim):
+    n = 1
+    for d in dims:
+        n *= x_shape[d]
+    return unreduce(g / n if n else g * math.nan, x_shape, dims, keepdim)
+
+
+def _alpha(sign):
+    """add/sub/rsub's formula for the input scaled by `sign * alpha`."""
+    def formula(g, alpha):
+        k = sign * alpha
+        return g if k == 1 else -g if k == -1 else g * k
+    return formula
+
+
+DERIVATIVES = {
+    # ---- unary element-wise ops (ops/pointwise.py) --------------------------------------------
+    "NegBackward0": lambda g: -g,
+    "AbsBackward0": lambda g, x: g * x.sign(),
+    "SignBackward0": _zeros,
+    "ExpBackward0": lambda g, y: g * y,
+    "Exp2Backward0": lambda g, y: g * y * LN2,
+    "Expm1Backward0": lambda g, y: g * (y + 1),
+    "LogBackward0": lambda g, x: g / x,
+    "Log2Backward0": lambda g, x: g / (x * LN2),
+    "Log10Backward0": lambda g, x: g / (x * LN10),
+    "Log1PBackward0": lambda g, x: g / (x + 1),
+    "SqrtBackward0": lambda g, y: g / (2 * y),
+    "RsqrtBackward0": lambda g, y: g * y.pow(3) * -0.5,
+    "ReciprocalBackward0": lambda g, y: -g * y * y,
+    "SinBackward0": lambda g, x: g * x.cos(),
+    "CosBackward0": lambda g, x: -g * x.sin(),
+    "TanBackward0": lambda g, y: g * (y * y + 1),
+    "AsinBackward0": lambda g, x: g / (1 - x * x).sqrt(),
+    "AcosBackward0": lambda g, x: -g / (1 - x * x).sqrt(),
+    "AtanBackward0": lambda g, x: g / (x * x + 1),
+    "SinhBackward0": lambda g, x: g * x.cosh(),
+    "CoshBackward0": lambda g, x: g * x.sinh(),
+    "TanhBackward0": lambda g, y: g * (1 - y * y),
+    "AsinhBackward0": lambda g, x: g / (x * x + 1).sqrt(),
+    "AcoshBackward0": lambda g, x: g / (x * x - 1).sqrt(),
+    "AtanhBackward0": lambda g, x: g / (1 - x * x),
+    "SigmoidBackward0": lambda g, y: g * y * (1 - y),
+    "LogitBackward0": _logit,
+    "SincBackward0": _sinc,
+    "ErfBackward0": lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp(),
+    "ErfcBackward0": lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp(),
+    "ErfinvBackward0": lambda g, y: g * (SQRT_PI / 2) * (y * y).exp(),
+    "FloorBackward0": _zeros,
+    "CeilBackward0": _zeros,
+    "RoundBackward0": _zeros,
+    "TruncBackward0": _zeros,
+    "ReluBackward0": lambda g, y: g * (y > 0),
+    # ---- binary element-wise ops (ops/pointwise.py) -------------------------------------------
+    "AddBackward0": {"a": lambda g: g, "b": _alpha(1)},
+    "SubBackward0": {"a": lambda g: g, "b": _alpha(-1)},
+    "RsubBackward0": {"a": _alpha(-1), "b": lambda g: g},
+    "RsubBackward1": {"a": _alpha(-1)},
+    "MulBackward0": {"a": lambda g, b: g * b, "b": lambda g, a: g * a},
+    "DivBackward0": {"a": lambda g, b: g / b, "b": lambda g, a, b: -g * a / (b * b)},
+    "RemainderBackward0": {"a": lambda g: g},
+    "RemainderBackward1": {"a": lambda g: g, "b": lambda g, a, b: -g * (a / b).floor()},
+    "FmodBackward0": {"a": lambda g: g},
+    "FmodBackward1": {"a": lambda g: g, "b": lambda g, a, b: -g * (a / b).trunc()},
+    "MaximumBackward0": {"a": lambda g, a, b: g * ((a > b) + (a == b) * 0.5),
+                         "b": lambda g, a, b: g * ((b > a) + (a == b) * 0.5)},
+    "MinimumBackward0": {"a": lambda g, a, b: g * ((a < b) + (a == b) * 0.5),
+                         "b": lambda g, a, b: g * ((b < a) + (a == b) * 0.5)},
+    "FmaxBackward0": {"a": lambda g, a, b: g * ((a >= b) | b.isnan()), "b": lambda g, a, b: g * ((b > a) | a.isnan())},
+    "FminBackward0": {"a": lambda g, a, b: g * ((a <= b) | b.isnan()), "b": lambda g, a, b: g * ((b < a) | a.isnan())},
+    "Atan2Backward0": {"a": lambda g, a, b: g * b / (a * a + b * b), "b": lambda g, a, b: -g * a / (a * a + b * b)},
+    "PowBackward0": lambda g, x, exponent: g * 0 if exponent == 0 else g * exponent * x.pow(exponent - 1),
+    "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * b * a.pow(b - 1)),
+                     "b": lambda g, a, b, y: where((a == 0) & (b >= 0), 0.0, g * y * a.log())},
+    "PowBackward2": {"x": _pow_scalar_base},
+    "WhereBackward0": {"a": lambda g, condition: where(condition, g, 0.0),
+                       "b": lambda g, condition: where(condition, 0.0, g)},
+    "ClampBackward1": _clamp,
+    # ---- reductions (ops/reduction.py) ------------------------------------------------------------
+    "SumBackward0": lambda g, x_shape, dims, keepdim: unreduce(g, x_shape, dims, keepdim),
+    "SumBackward1": lambda g, x_shape, dims, keepdim: unreduce(g, x_shape, dims, keepdim),
+    "MeanBackward0": _mean,
+    "MeanBackward1": _mean,
+    # ---- activations (nn/functional.py); PyTorch numbers some in-place forms apart ----------
+    "ThresholdBackward0": lambda g, x, threshold, value: where(x > threshold, g, 0.0),
+    # no gradient at the bounds themselves (x <= min_val or x >= max_val), as PyTorch
+    "HardtanhBackward0": lambda g, x, min_val, max_val: where((x > min_val) & (x < max_val), g, 0.0),
+    "LeakyReluBackward0": _leaky_relu,
+    "LeakyReluBackward1": _leaky_relu,
+    "GeluBackward0": _gelu,
+    "SiluBackward0": _silu,
+    "HardswishBackward0": lambda g, x: where(x < -3.0, 0.0, where(x <= 3.0, g * (x / 3.0 + 0.5), g)),
+    "HardsigmoidBackward0": lambda g, x: where((x > -3.0) & (x < 3.0), g / 6.0, 0.0),
+    "EluBackward0": _elu,
+    "EluBackward1": _elu,
+    "CeluBackward0": _celu,
+    "CeluBackward1": _celu,
+    "SoftplusBackward0": lambda g, x, beta, threshold: where(x * beta > threshold, g, g * (x * beta).sigmoid()),
+    "MishBackward0": _mish,
+    "LogSigmoidBackward0": lambda g, x: g * (-x).sigmoid(),  # d/dx log(sigmoid(x)) = sigmoid(-x)
+}
