@@ -364,6 +364,30 @@ def test_replay_training_step_equals_eager(webgpu):
         assert d["buffers_created"] == 0 and d["submits"] == 1, deltas
 
 
+def test_replay_closure_tensors_only(webgpu):
+    """A step without arguments or modules (its parameters and data are closure tensors, as in a polynomial fit)
+    is replayed on webgpu too, and equals eager."""
+    def fit(compiled):
+        x = wt.linspace(-1, 1, 64).to(webgpu)
+        y = 0.5 - 2 * x + 3 * x * x
+        a, b, c = (wt.zeros((), device=webgpu, requires_grad=True) for _ in range(3))
+        opt = wt.optim.SGD([a, b, c], lr=0.1)
+
+        def step():
+            loss = (a + b * x + c * x * x - y).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+        fn = wt.compile(step) if compiled else step
+        return [fn().item() for _ in range(6)], [a.item(), b.item(), c.item()]
+    le, pe = fit(False)
+    lc, pc = fit(True)
+    assert counters["webgpu"] == {"captures": 2, "replays": 3}, (counters["webgpu"], counters["replay_refused"])
+    np.testing.assert_allclose(lc, le, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(pc, pe, rtol=1e-5, atol=1e-6)
+
+
 def test_replay_dropout_masks_differ_and_match_eager(webgpu):
     def f(x):
         return wt.nn.functional.dropout(x, 0.5, training=True) * 2

@@ -228,7 +228,8 @@ class CompiledFunction:
         reached = _reached(self.code_fn, self.root)
         entry.params = _trainable(reached)
         named = list(_named_tensors(reached, self.code_fn, self.root, args, kwargs))
-        if any(t.device.type == "webgpu" for _, t in named):
+        held = [t for _, t in named] + entry.params + [v for _, v in reached if isinstance(v, Tensor)]
+        if any(t.device.type == "webgpu" for t in held):  # module state, arguments, or tensors named by the code
             from ..backends import webgpu
             entry.backend = webgpu.get_backend()
         with _Compiling(), tracer, _HostReads(entry.backend, lambda: entry.breaks or on_break(None, "__host_read__")):
