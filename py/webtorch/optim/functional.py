@@ -245,7 +245,7 @@ def _radam_capturable(p, m, v, step, lr, beta1, beta2, eps, rho_inf):
     rect = K.new("pow", K.new("div", K.new("mul", K.new("mul", K.new("sub", rho_t, 4), K.new("sub", rho_t, 2)), rho_inf),
                               K.new("mul", rho_t, (rho_inf - 4) * (rho_inf - 2))), 0.5)
     adaptive = K.new("div", K.new("pow", bias_correction2, 0.5), K.new("add", K.unary("sqrt", v), eps))
-    update = _prims.ewise("where", [K.cmp("gt", rho_t, 5.0), K.new("mul", rect, adaptive), 1.0], v.dtype, v.dtype,
+    update = _prims.ewise("where", [K.cmp("lt", 5.0, rho_t), K.new("mul", rect, adaptive), 1.0], v.dtype, v.dtype,
                           shape=v.shape)
     K.inplace("sub", p, K.new("mul", K.new("mul", K.new("div", m, bias_correction1), lr), update))
 
