@@ -25,7 +25,7 @@ import weakref
 
 from .. import fx
 from .._tensor import Tensor
-from . import config, guards
+from . import config, guards, resume
 from .exc import FailOnRecompileLimitHit, InvalidBackend, Unsupported
 from .utils import counters
 
@@ -158,8 +158,10 @@ class _Entry:
 class CompiledFunction:
     """The state behind one torch.compile'd callable: run(args, kwargs) picks or makes the entry."""
 
-    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None):
+    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None, unsplit=None):
         self.call, self.code_fn, self.root, self.fullgraph = call, code_fn, root, fullgraph
+        self.unsplit = unsplit  # why a break never splits this frame (None: resume.split decides)
+        self.plan = None        # the frame split at call 1's breaks (resume.Plan): every later call runs it
         self.arg_names = guards.arg_names(code_fn, root)
         self.recompile_limit = recompile_limit  # torch.compile(..., recompile_limit=n): this function's own limit
         self.entries = {}
@@ -169,6 +171,7 @@ class CompiledFunction:
 
     def reset(self):
         self.entries.clear()
+        self.plan = None
         self.limit_warned = False
 
     def __call__(self, *args, **kwargs):
@@ -176,6 +179,9 @@ class CompiledFunction:
             # inside torch.compiler.disable, or a trace (an enclosing compiled function, torch.export) is
             # already recording: run inline
             return self.call(*args, **kwargs)
+        if self.plan is not None:  # its compiled segments keep their own guards
+            with _Compiling():
+                return self.plan.run(args, kwargs)
         key = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names)
         entry = self.entries.get(key)
         if entry is not None:
@@ -241,14 +247,31 @@ class CompiledFunction:
         entry.graph = tracer.output((out, reads) if reads else out)  # values read at a break are graph outputs
         entry.graphs = _split(entry.graph, len(marks) + 1)
         if entry.breaks:
-            fs = entry.breaks[0].user_stack[-1]
-            entry.eager_reason = f"graph break at {fs.filename}:{fs.lineno} ({entry.breaks[0].reason})"
-            if entry.backend is not None:
-                counters["replay_refused"][entry.eager_reason] += 1
+            self._split_frame(entry)
+        elif not entry.graph.nodes or all(node.op != "call_function" for node in entry.graph.nodes):
+            entry.eager_reason = "no ops to replay"
         counters["frames"]["ok"] += 1
         counters["stats"]["unique_graphs"] += len(entry.graphs)
         counters["stats"]["calls_captured"] += sum(len(ops) for ops in _ops(entry.graphs))
         return out
+
+    def _split_frame(self, entry):
+        """A frame whose trace broke: later calls run its segments (resume.py: the statements without a break
+        compiled, each its own CompiledFunction with its own guards; those with one eagerly), or this entry's calls
+        run the whole frame eagerly when it cannot split."""
+        plan = self.unsplit or resume.split(self.code_fn, self.root, [b.user_stack[-1] for b in entry.breaks])
+        if isinstance(plan, str):
+            fs = entry.breaks[0].user_stack[-1]
+            entry.eager_reason = f"graph break at {fs.filename}:{fs.lineno} ({entry.breaks[0].reason}); " \
+                                 f"the frame is not split: {plan}"
+            if entry.backend is not None:
+                counters["replay_refused"][entry.eager_reason] += 1
+            return
+        for seg in plan.segments:
+            if not seg.eager:
+                seg.call = CompiledFunction(seg.call, seg.fn, self.root, False, self.recompile_limit,
+                                            unsplit="a segment of a split frame")
+        self.plan = plan
 
     def _run(self, entry, args, kwargs):
         if entry.program is not None:
@@ -467,7 +490,7 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
         return model
     if isinstance(model, Module):
         return OptimizedModule(model, CompiledFunction(model.__call__, type(model).forward, model, fullgraph,
-                                                       recompile_limit))
+                                                       recompile_limit, unsplit="a module's forward (hooks)"))
     if not callable(model):
         raise RuntimeError("torch.compile expects a callable, an nn.Module or None")
     fn = _inner(model)
