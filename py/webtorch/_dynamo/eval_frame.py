@@ -334,6 +334,8 @@ class CompiledFunction:
             # holds now
             entry.program = cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs)
             entry.template, entry.grads = out, (grads_in, [p.grad for p in entry.params])
+            # the program writes its outputs into these tensors' memory at every replay: the caller gets copies
+            out = fx.map_aggregate(out, lambda x: x.clone() if isinstance(x, Tensor) else x)
         else:
             entry.eager_reason = "two captures differ: a Python value baked into a kernel changed between calls"
         if entry.eager_reason:
