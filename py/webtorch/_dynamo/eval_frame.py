@@ -5,8 +5,10 @@ Per entry, as TinyJit does:
              optimizer.step(): the op-level graph (entry.graph.print()), and the graph breaks, where
              the function reads a tensor's value into Python (.item(), bool(t), .tolist(), printing),
              each with the user's file:line. fullgraph=True raises exc.Unsupported there.
-  calls 2+   run eagerly on a device without `backend.capture()` (cpu) and for a function with a
-             break (the break's frame runs eagerly; explain shows the split). On webgpu without a
+  calls 2+   of a function whose call 1 broke in its own top-level statements run the frame split there
+             (resume.py: the break statements eagerly, the statements between them as compiled functions
+             of their own); a break that cannot split (in a callee, ...) runs the whole frame eagerly.
+             They run eagerly on a device without `backend.capture()` (cpu). On webgpu without a
              break, calls 2 and 3 run under the backend's capture; if the two recordings are
              equivalent, calls 4+ replay the latest (the buffers it left, fresh .grad tensors, are
              the ones Python holds), else the entry stays eager and says why
