@@ -3,6 +3,7 @@ eagerly on every call, the statements around it are compiled segments (captured 
 == PyTorch eager over calls that trace, capture and replay; every case that cannot be split falls back to running
 the whole frame eagerly, with the reason recorded, and stays correct."""
 import inspect
+import linecache
 import re
 import traceback
 
@@ -311,6 +312,36 @@ def test_fallback_closures_written_and_cells():
         scale = lambda t: t * k  # noqa: E731
         return scale(x)
     assert _fallback(_run_both(cell, _xs)) == "a local read by a nested function"
+
+
+_PLAYGROUND = """def h(x, n):
+    parts = [x * i for i in range(n)]
+    s = sum(p.sum() for p in parts)
+    print(s.item())
+    return wt.stack([p + s for p in parts])
+"""
+
+
+def test_comprehensions_and_playground_source(device, capsys):
+    """Comprehensions reading the frame's locals (cells in Python 3.11) do not stop the split; code whose source
+    is only in linecache (the browser playground registers its cell as "<playground>") splits too."""
+    linecache.cache["<playground>"] = (len(_PLAYGROUND), None, _PLAYGROUND.splitlines(True), "<playground>")
+    try:
+        fns = {}
+        for T in (torch, wt):
+            ns = {"wt": T}
+            exec(compile(_PLAYGROUND, "<playground>", "exec"), ns)
+            fns[T] = ns["h"]
+        cf = wt.compile(fns[wt])
+        for i in range(CALLS):
+            x = randn(rng_for(f"pg{i}"), 3)
+            assert_close(cf(wt.tensor(x, device=device), 3), fns[torch](torch.tensor(x), 3), device, f"call {i + 1}")
+        plan = compiled_state(cf).plan
+    finally:
+        del linecache.cache["<playground>"]
+    assert [s.eager for s in plan.segments] == [False, True, False] and plan.segments[0].outs == ("parts", "s")
+    if device == "webgpu":
+        assert counters["webgpu"]["replays"] >= 2 * (CALLS - 4), (counters["webgpu"], counters["replay_refused"])
 
 
 def test_fallback_zero_arg_super():

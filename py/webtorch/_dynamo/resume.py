@@ -66,14 +66,18 @@ def split(code_fn, root, frames):
            "a lambda" if code.co_name == "<lambda>" else
            "a generator or coroutine" if code.co_flags & _FLAGS else
            "*args or **kwargs" if code.co_flags & _VARARGS else
-           "zero-argument super()" if "__class__" in code.co_freevars else
-           "a local read by a nested function" if code.co_cellvars else None)
+           "zero-argument super()" if "__class__" in code.co_freevars else None)
     if why:
         return why
     fdef = _source(code_fn)
     if fdef is None:
         return "no source"
     body = fdef.body
+    if code.co_cellvars:  # a comprehension reading a local runs at once; a function object could outlive a segment
+        called = {id(a) for n in ast.walk(fdef) if isinstance(n, ast.Call) for a in n.args}
+        if any(isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or
+               isinstance(n, ast.GeneratorExp) and id(n) not in called for s in body for n in ast.walk(s)):
+            return "a local read by a nested function"
     cut = set()
     for fs in frames:
         i = next((i for i, s in enumerate(body) if s.lineno <= fs.lineno <= s.end_lineno), None)
@@ -93,7 +97,7 @@ def split(code_fn, root, frames):
         ret = next((n for n in _own_nodes(stmts) if isinstance(n, ast.Return)), None)
         if ret is not None:
             return f"a return before the last break (line {ret.lineno})"
-    local = set(code.co_varnames)
+    local = _locals(code)
     first = code.co_varnames[:1] if root is not None else ()
     bound = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     names = [{n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)} & local for stmts, _ in groups]
@@ -102,7 +106,7 @@ def split(code_fn, root, frames):
         ins = tuple(sorted(names[k] & bound - set(first)))
         last = k == len(groups) - 1
         fn = _function(code_fn, fdef, stmts, first, ins, None if last else ())
-        stored = set(fn.__code__.co_varnames) - set(first + ins) | {
+        stored = _locals(fn.__code__) - set(first + ins) | {
             n.id for n in _own_nodes(stmts) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         outs = None if last else tuple(sorted(stored & local & set().union(*names[k + 1:])))
         if not last:
@@ -110,6 +114,10 @@ def split(code_fn, root, frames):
         bound |= stored & local
         segments.append(Segment(fn if root is None else types.MethodType(fn, root), fn, ins, outs, eager))
     return Plan(inspect.signature(code_fn), root, segments)
+
+
+def _locals(code):
+    return set(code.co_varnames) | set(code.co_cellvars)  # cells: locals a comprehension reads (Python 3.11)
 
 
 def _source(code_fn):
