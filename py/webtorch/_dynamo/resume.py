@@ -87,12 +87,12 @@ def split(code_fn, root, frames):
     for node in _own_nodes(body):
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             return f"a {type(node).__name__.lower()} statement at line {node.lineno}"
-    groups, start = [], 0
-    for i in sorted(cut):
-        groups += [(body[start:i], False)] if i > start else []
-        groups.append(([body[i]], True))
-        start = i + 1
-    groups += [(body[start:], False)] if start < len(body) else []
+    groups = []  # (statements, eager): runs of statements with and without a break
+    for i, stmt in enumerate(body):
+        if groups and groups[-1][1] == (i in cut):
+            groups[-1][0].append(stmt)
+        else:
+            groups.append(([stmt], i in cut))
     for stmts, _ in groups[:-1]:
         ret = next((n for n in _own_nodes(stmts) if isinstance(n, ast.Return)), None)
         if ret is not None:
