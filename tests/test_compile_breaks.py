@@ -437,3 +437,28 @@ def test_unbound_local_after_split():
 def test_fullgraph_still_raises_at_the_first_break():
     with pytest.raises(wt._dynamo.exc.Unsupported, match=f"line {_line(_raises_later, '.item()')}"):
         wt.compile(_raises_later, fullgraph=True)(wt.ones(6), 2)
+
+
+def _either(x, first):
+    if first:
+        a = x * 2
+    else:
+        b = x * 3
+    print(x.sum().item())
+    try:
+        r = a + 1
+    except UnboundLocalError:
+        r = b - 1
+    return r
+
+
+def test_unbound_locals_are_guarded(device, capsys):
+    """Two locals bound on different paths before the break, the segment after it reads whichever is bound: it
+    gets one tensor either way, and which local is unbound is part of its guards (a replay for one path never runs
+    for the other)."""
+    f = wt.compile(_either)
+    for i in range(CALLS):
+        first = i != CALLS - 2  # the other path after the replays began
+        x = randn(rng_for(f"either{i}"), 4)
+        assert_close(f(wt.tensor(x, device=device), first), _either(torch.tensor(x), first), device, f"call {i + 1}")
+    assert len(compiled_state(f).plan.segments[-1].call.entries) == 2

@@ -21,12 +21,13 @@ _FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATO
 _VARARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 
-class _Unbound:
-    """A local the frame has not bound yet: the segment deletes it, so reading it raises UnboundLocalError."""
+class _Unbound(str):
+    """A local the frame has not bound yet: the segment deletes it, so reading it raises UnboundLocalError. A str,
+    so a segment's guards tell it from a value (a str's type and value are guarded)."""
     __slots__ = ()
 
 
-UNBOUND = _Unbound()
+UNBOUND = _Unbound("<unbound local>")
 
 
 class Segment:
