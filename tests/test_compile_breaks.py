@@ -462,3 +462,33 @@ def test_unbound_locals_are_guarded(device, capsys):
         x = randn(rng_for(f"either{i}"), 4)
         assert_close(f(wt.tensor(x, device=device), first), _either(torch.tensor(x), first), device, f"call {i + 1}")
     assert len(compiled_state(f).plan.segments[-1].call.entries) == 2
+
+
+def _alias_step(T, bn):
+    def step(x):
+        with T.no_grad():
+            y = x * 2
+            rm = bn.running_mean
+        print(y.sum().item())
+        rm.add_(y.mean(0))
+        return rm * 1
+    return step
+
+
+def test_local_aliasing_state_is_not_replayed(device, capsys):
+    """A local that is a module's buffer (the same memory), handed from a compiled segment to a later statement that
+    updates it in place: that segment is never replayed (a replay hands out copies), and the buffer equals
+    PyTorch's."""
+    bns = {T: T.nn.BatchNorm1d(3) for T in (torch, wt)}
+    for bn in bns.values():
+        bn.running_mean.fill_(0.5)
+    bns[wt].to(device)
+    t_step, w_step = _alias_step(torch, bns[torch]), wt.compile(_alias_step(wt, bns[wt]))
+    for i in range(CALLS):
+        x = randn(rng_for(f"alias{i}"), 4, 3)
+        assert_close(w_step(wt.tensor(x, device=device)), t_step(torch.tensor(x)), device, f"call {i + 1}")
+    assert_close(bns[wt].running_mean, bns[torch].running_mean, device)
+    assert [s.eager for s in compiled_state(w_step).plan.segments] == [False, True, False]
+    if device == "webgpu":
+        assert counters["replay_refused"][
+            "an output is the memory of an input or of state (a replay would hand out a copy)"] == 1, counters

@@ -318,6 +318,8 @@ class CompiledFunction:
             ("an output requires grad (its backward runs outside the compiled function)",
              any(o.requires_grad and (o.grad_fn is None or not o.grad_fn._freed) for o in outs)),
             ("an output is not on webgpu", any(o.device.type != "webgpu" for o in outs)),
+            ("an output is the memory of an input or of state (a replay would hand out a copy)",
+             _shares_memory(outs, list(clones.values()) + _held(self.code_fn, self.root))),
             ("the function changes the Python state its guards read",
              guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names) != entry.key)) if bad), None)
         # the .grad tensors found at the start matter only when a recorded command touches their memory (gradients
@@ -416,6 +418,22 @@ def _reached(code_fn, root):
             except ValueError:  # an empty cell
                 pass
     return out
+
+
+def _held(code_fn, root):
+    """The tensors a call reaches besides its arguments: the parameters (and their .grad), buffers and optimizer
+    state of the modules and optimizers it reaches, and tensors its code names."""
+    from ..optim import Optimizer
+    reached = _reached(code_fn, root)
+    out = [t for _, t in _named_tensors(reached, code_fn, root, (), {})]
+    out += [p.grad for p in _trainable(reached) if p.grad is not None]
+    out += [v for _, o in reached if isinstance(o, Optimizer) for st in o.state.values() for v in st.values()]
+    return [t for t in out + [v for _, v in reached] if isinstance(t, Tensor)]
+
+
+def _shares_memory(outs, tensors):
+    bufs = {id(t._storage.buf) for t in tensors}
+    return any(id(o._storage.buf) in bufs for o in outs)
 
 
 def _trainable(reached):
