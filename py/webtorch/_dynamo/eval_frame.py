@@ -250,7 +250,7 @@ class CompiledFunction:
         entry.graphs = _split(entry.graph, len(marks) + 1)
         if entry.breaks:
             self._split_frame(entry)
-        elif not entry.graph.nodes or all(node.op != "call_function" for node in entry.graph.nodes):
+        elif not any(_ops(entry.graphs)):
             entry.eager_reason = "no ops to replay"
         counters["frames"]["ok"] += 1
         counters["stats"]["unique_graphs"] += len(entry.graphs)

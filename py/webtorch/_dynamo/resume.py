@@ -106,7 +106,7 @@ def split(code_fn, root, frames):
     for k, (stmts, eager) in enumerate(groups):
         ins = tuple(sorted(names[k] & bound - set(first)))
         last = k == len(groups) - 1
-        fn = _function(code_fn, fdef, stmts, first, ins, None if last else ())
+        fn = _function(code_fn, fdef, stmts, first, ins, last)
         stored = _locals(fn.__code__) - set(first + ins) | {
             n.id for n in _own_nodes(stmts) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         outs = None if last else tuple(sorted(stored & local & set().union(*names[k + 1:])))
@@ -151,10 +151,10 @@ def _picker(outs):
     return lambda frame: {n: frame[n] for n in outs if n in frame}
 
 
-def _function(code_fn, fdef, stmts, first, ins, outs):
+def _function(code_fn, fdef, stmts, first, ins, last):
     """A function named as code_fn, with its globals and closure cells, running stmts on first (self) + ins (an
-    argument passed as UNBOUND is deleted first); with outs (a tuple) it returns its locals through _wt_pick, else
-    stmts' value."""
+    argument passed as UNBOUND is deleted first); it returns stmts' value if last, else its locals through
+    _wt_pick."""
     code = code_fn.__code__
     free, params = code.co_freevars, first + ins
     text = ("def _wt_resume():\n" + (f"    {' = '.join(free)} = None\n" if free else "") +
@@ -167,7 +167,7 @@ def _function(code_fn, fdef, stmts, first, ins, outs):
             node.col_offset = node.end_col_offset = fdef.col_offset
     inner = tree.body[0].body[-2]
     head = [ast.parse(f"if {p} is _wt_unbound:\n    del {p}").body[0] for p in ins]
-    tail = [ast.parse("return _wt_pick(locals())").body[0]] if outs is not None else []
+    tail = [] if last else [ast.parse("return _wt_pick(locals())").body[0]]
     for node in head + tail:
         at = stmts[0] if node in head else stmts[-1]
         for n in ast.walk(node):
