@@ -492,3 +492,22 @@ def test_local_aliasing_state_is_not_replayed(device, capsys):
     if device == "webgpu":
         assert counters["replay_refused"][
             "an output is the memory of an input or of state (a replay would hand out a copy)"] == 1, counters
+
+
+def test_explain_split_step_matches_pytorch():
+    """explain on the step with `log.append(loss.item())`: PyTorch's graph and break counts (PyTorch breaks at
+    backward() instead, webtorch traces through it), the break at the user's line; the first graph holds the whole
+    training step."""
+    rng = rng_for("explain")
+    got = {}
+    for T in (torch, wt):
+        m = _net(T)
+        step = _make_step(T, "append", m, T.optim.SGD(m.parameters(), lr=0.1), [])
+        x, y = T.tensor(randn(rng, 8, 5)), T.tensor(rng.randint(0, 3, 8))
+        got[T] = T._dynamo.explain(step)(x, y)
+    want, e = got[torch], got[wt]
+    assert (e.graph_count, e.graph_break_count) == (want.graph_count, want.graph_break_count) == (2, 1)
+    assert e.break_reasons[0].reason == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    fs = e.break_reasons[0].user_stack[-1]
+    assert (fs.filename, fs.lineno) == (__file__, _line(_make_step, "log.append(loss.item())"))
+    assert "torch.optim.SGD.step" in [wt.fx.target_name(t) for t in e.ops_per_graph[0]]
