@@ -446,13 +446,27 @@ def _data_dependent(x):
 
 
 def test_host_read_inside_an_op_is_a_graph_break(webgpu):
-    """nonzero reads the GPU to size its result: on webgpu that is a graph break at the user's line (the call
-    stays eager and correct; fullgraph=True raises there)."""
+    """nonzero reads the GPU to size its result: on webgpu that is a graph break at the user's line (that statement
+    runs eagerly, the frame is split there: the statement after it is captured at calls 3-4 and replayed at call 5;
+    fullgraph=True raises there)."""
     x = wt.tensor([1.0, -1.0, 2.0], device=webgpu)
     f = wt.compile(_data_dependent)
     assert [f(x).item() for _ in range(5)] == [4.0] * 5
-    assert counters["webgpu"] == {"eager": 4}
+    assert counters["webgpu"] == {"captures": 2, "replays": 1}
     e = wt._dynamo.explain(_data_dependent)(x)
     assert e.graph_break_count == 1 and e.break_reasons[0].user_stack[-1].lineno == _line(_data_dependent, "nonzero")
     with pytest.raises(wt._dynamo.exc.Unsupported, match="a read to the host inside an op"):
         wt.compile(_data_dependent, fullgraph=True)(x)
+
+
+def test_replay_keeps_earlier_outputs(webgpu):
+    """The tensors a compiled function returned at its captures keep their values while later calls replay (the
+    program writes its outputs into the last capture's memory: that call hands out copies)."""
+    def f(x):
+        return (x.exp() - 1).mean(0)
+    xs = [randn(rng_for(f"keep{i}"), 3, 4) for i in range(7)]
+    cf = wt.compile(f)
+    got = [cf(wt.tensor(x, device=webgpu)) for x in xs]
+    assert counters["webgpu"] == {"captures": 2, "replays": 4}
+    for i, (g, x) in enumerate(zip(got, xs)):
+        assert_close(g, f(torch.tensor(x)), webgpu, f"call {i + 1}")

@@ -1,6 +1,6 @@
 """WebGPU capture and replay in the browser (py/webtorch/backends/webgpu/capture.py over
 browser.py): a captured MLP training step replayed in Pyodide, one JS call per replay, gives
-the parameters of the same steps run eagerly."""
+the parameters of the same steps run eagerly; a torch.compile step split at a graph break replays."""
 from pwutil import py_json
 
 CODE = r'''
@@ -67,5 +67,50 @@ def test_replay_training_step_in_pyodide(playground):
     assert j["calls"] == 3                      # one JS call per replay
     assert j["submits"] == 3                     # one per replay
     assert j["diff"] < 1e-5, j
+    for a, b in zip(j["lc"], j["le"]):
+        assert abs(a - b) < 1e-5 * max(1.0, abs(b)), j
+
+
+BREAK_CODE = r'''
+import json
+import torch
+import torch.nn.functional as F
+from webtorch._dynamo.eval_frame import compiled_state
+from webtorch._dynamo.utils import counters
+
+def run(compiled):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3)).to("webgpu")
+    opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+    losses = []
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        return loss
+    fn = torch.compile(step) if compiled else step
+    g = torch.Generator().manual_seed(1)
+    for _ in range(8):
+        fn(torch.randn(4, 8, generator=g).to("webgpu"), torch.randint(0, 3, (4,), generator=g).to("webgpu"))
+    return losses, fn
+
+counters.clear()
+le, _ = run(False)
+lc, fn = run(True)
+plan = compiled_state(fn).plan
+print(json.dumps({"le": le, "lc": lc, "segments": plan and [s.eager for s in plan.segments],
+                  "replays": counters["webgpu"]["replays"], "refused": dict(counters["replay_refused"])}))
+'''
+
+
+def test_compiled_step_with_break_splits_in_pyodide(playground):
+    """In the playground (source known through linecache, Pyodide's Python), a compiled step with
+    `losses.append(loss.item())` after opt.step() splits there: the step before it replays, the losses equal eager."""
+    j = py_json(playground.run_ok(BREAK_CODE))
+    assert j["segments"] == [False, True, False], j
+    assert j["replays"] >= 4, j
     for a, b in zip(j["lc"], j["le"]):
         assert abs(a - b) < 1e-5 * max(1.0, abs(b)), j

@@ -5,8 +5,10 @@ Per entry, as TinyJit does:
              optimizer.step(): the op-level graph (entry.graph.print()), and the graph breaks, where
              the function reads a tensor's value into Python (.item(), bool(t), .tolist(), printing),
              each with the user's file:line. fullgraph=True raises exc.Unsupported there.
-  calls 2+   run eagerly on a device without `backend.capture()` (cpu) and for a function with a
-             break (the break's frame runs eagerly; explain shows the split). On webgpu without a
+  calls 2+   of a function whose call 1 broke in its own top-level statements run the frame split there
+             (resume.py: the break statements eagerly, the statements between them as compiled functions
+             of their own); a break that cannot split (in a callee, ...) runs the whole frame eagerly.
+             They run eagerly on a device without `backend.capture()` (cpu). On webgpu without a
              break, calls 2 and 3 run under the backend's capture; if the two recordings are
              equivalent, calls 4+ replay the latest (the buffers it left, fresh .grad tensors, are
              the ones Python holds), else the entry stays eager and says why
@@ -25,7 +27,7 @@ import weakref
 
 from .. import fx
 from .._tensor import Tensor
-from . import config, guards
+from . import config, guards, resume
 from .exc import FailOnRecompileLimitHit, InvalidBackend, Unsupported
 from .utils import counters
 
@@ -158,8 +160,10 @@ class _Entry:
 class CompiledFunction:
     """The state behind one torch.compile'd callable: run(args, kwargs) picks or makes the entry."""
 
-    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None):
+    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None, unsplit=None):
         self.call, self.code_fn, self.root, self.fullgraph = call, code_fn, root, fullgraph
+        self.unsplit = unsplit  # why a break never splits this frame (None: resume.split decides)
+        self.plan = None        # the frame split at call 1's breaks (resume.Plan): every later call runs it
         self.arg_names = guards.arg_names(code_fn, root)
         self.recompile_limit = recompile_limit  # torch.compile(..., recompile_limit=n): this function's own limit
         self.entries = {}
@@ -169,6 +173,7 @@ class CompiledFunction:
 
     def reset(self):
         self.entries.clear()
+        self.plan = None
         self.limit_warned = False
 
     def __call__(self, *args, **kwargs):
@@ -176,6 +181,9 @@ class CompiledFunction:
             # inside torch.compiler.disable, or a trace (an enclosing compiled function, torch.export) is
             # already recording: run inline
             return self.call(*args, **kwargs)
+        if self.plan is not None:  # its compiled segments keep their own guards
+            with _Compiling():
+                return self.plan.run(args, kwargs)
         key = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names)
         entry = self.entries.get(key)
         if entry is not None:
@@ -241,14 +249,31 @@ class CompiledFunction:
         entry.graph = tracer.output((out, reads) if reads else out)  # values read at a break are graph outputs
         entry.graphs = _split(entry.graph, len(marks) + 1)
         if entry.breaks:
-            fs = entry.breaks[0].user_stack[-1]
-            entry.eager_reason = f"graph break at {fs.filename}:{fs.lineno} ({entry.breaks[0].reason})"
-            if entry.backend is not None:
-                counters["replay_refused"][entry.eager_reason] += 1
+            self._split_frame(entry)
+        elif not any(_ops(entry.graphs)):
+            entry.eager_reason = "no ops to replay"
         counters["frames"]["ok"] += 1
         counters["stats"]["unique_graphs"] += len(entry.graphs)
         counters["stats"]["calls_captured"] += sum(len(ops) for ops in _ops(entry.graphs))
         return out
+
+    def _split_frame(self, entry):
+        """A frame whose trace broke: later calls run its segments (resume.py: the statements without a break
+        compiled, each its own CompiledFunction with its own guards; those with one eagerly), or this entry's calls
+        run the whole frame eagerly when it cannot split."""
+        plan = self.unsplit or resume.split(self.code_fn, self.root, [b.user_stack[-1] for b in entry.breaks])
+        if isinstance(plan, str):
+            fs = entry.breaks[0].user_stack[-1]
+            entry.eager_reason = f"graph break at {fs.filename}:{fs.lineno} ({entry.breaks[0].reason}); " \
+                                 f"the frame is not split: {plan}"
+            if entry.backend is not None:
+                counters["replay_refused"][entry.eager_reason] += 1
+            return
+        for seg in plan.segments:
+            if not seg.eager:
+                seg.call = CompiledFunction(seg.call, seg.fn, self.root, False, self.recompile_limit,
+                                            unsplit="a segment of a split frame")
+        self.plan = plan
 
     def _run(self, entry, args, kwargs):
         if entry.program is not None:
@@ -293,6 +318,8 @@ class CompiledFunction:
             ("an output requires grad (its backward runs outside the compiled function)",
              any(o.requires_grad and (o.grad_fn is None or not o.grad_fn._freed) for o in outs)),
             ("an output is not on webgpu", any(o.device.type != "webgpu" for o in outs)),
+            ("an output is the memory of an input or of state (a replay would hand out a copy)",
+             _shares_memory(outs, list(clones.values()) + _held(self.code_fn, self.root))),
             ("the function changes the Python state its guards read",
              guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names) != entry.key)) if bad), None)
         # the .grad tensors found at the start matter only when a recorded command touches their memory (gradients
@@ -311,6 +338,8 @@ class CompiledFunction:
             # holds now
             entry.program = cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs)
             entry.template, entry.grads = out, (grads_in, [p.grad for p in entry.params])
+            # the program writes its outputs into these tensors' memory at every replay: the caller gets copies
+            out = fx.map_aggregate(out, lambda x: x.clone() if isinstance(x, Tensor) else x)
         else:
             entry.eager_reason = "two captures differ: a Python value baked into a kernel changed between calls"
         if entry.eager_reason:
@@ -391,6 +420,22 @@ def _reached(code_fn, root):
     return out
 
 
+def _held(code_fn, root):
+    """The tensors a call reaches besides its arguments: the parameters (and their .grad), buffers and optimizer
+    state of the modules and optimizers it reaches, and tensors its code names."""
+    from ..optim import Optimizer
+    reached = _reached(code_fn, root)
+    out = [t for _, t in _named_tensors(reached, code_fn, root, (), {})]
+    out += [p.grad for p in _trainable(reached) if p.grad is not None]
+    out += [v for _, o in reached if isinstance(o, Optimizer) for st in o.state.values() for v in st.values()]
+    return [t for t in out + [v for _, v in reached] if isinstance(t, Tensor)]
+
+
+def _shares_memory(outs, tensors):
+    bufs = {id(t._storage.buf) for t in tensors}
+    return any(id(o._storage.buf) in bufs for o in outs)
+
+
 def _trainable(reached):
     """The leaf tensors whose .grad a call may set: the parameters of the modules and optimizers it reaches."""
     from ..nn import Module
@@ -467,7 +512,7 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
         return model
     if isinstance(model, Module):
         return OptimizedModule(model, CompiledFunction(model.__call__, type(model).forward, model, fullgraph,
-                                                       recompile_limit))
+                                                       recompile_limit, unsplit="a module's forward (hooks)"))
     if not callable(model):
         raise RuntimeError("torch.compile expects a callable, an nn.Module or None")
     fn = _inner(model)
