@@ -1,8 +1,8 @@
-"""Fused optimizer steps on webgpu (backends/webgpu/fused.py: Adam/AdamW, RMSprop, Adagrad) against
-torch.optim on CPU, every flag combination: one dispatch per parameter eagerly (the step count a
-Python number), two under torch.compile (the step count in a device tensor, advanced first, then
-read by the update), float16 parameters, state_dict round trips, and the cases the kernels leave
-to the generic path."""
+"""Fused optimizer steps on webgpu (backends/webgpu/fused.py: Adam/AdamW, RMSprop, Adagrad; SGD's
+in test_webgpu_fused.py) against torch.optim on CPU, every flag combination: one dispatch per
+parameter eagerly (the step count a Python number), two under torch.compile (the step count in a
+device tensor, advanced first, then read by the update), float16 parameters, state_dict round
+trips, and the cases the kernels leave to the generic path."""
 import itertools
 import os
 
@@ -107,7 +107,8 @@ def test_compiled_step_is_two_dispatches_per_param_and_matches_torch(name, kw, m
 @pytest.mark.parametrize("name,kw", [("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
                                      ("AdamW", dict(lr=0.01, maximize=True)),
                                      ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5, weight_decay=0.1)),
-                                     ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1))])
+                                     ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1)),
+                                     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1))])
 def test_float16_params_match_torch(name, kw):
     if not webgpu.get_backend().has_f16:
         pytest.skip("this adapter lacks 'shader-f16': float16 tensors are refused on webgpu")

@@ -206,7 +206,7 @@ def fused_sgd(be, p, g, state, *, lr, momentum, dampening, weight_decay, nestero
         code = _decay(dt, wd, maximize)
         if has_buf:
             mb = load("mb[o2]", dt)
-            code.append("  let bv = d;" if first else f"  let bv = {_rd(f'mom * {mb} + damp1 * d', dt)};")
+            code.append("  let bv = d;" if first else f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + d * damp1', dt)};")
             code.append(f"  mb[o2] = {store('bv', dt)};")
             code.append(f"  d = {_rd('d + mom * bv', dt)};" if nesterov else "  d = bv;")
         return code + [f"  p[o0] = {store('pv - lr * d', dt)};"]
