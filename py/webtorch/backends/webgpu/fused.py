@@ -6,13 +6,14 @@ back to compositions of primitives):
 * `softmax(x, dim, log) -> (out, handled)` and `softmax_backward(g, y, dim, log) -> (gx,
   handled)`: one row kernel each (shaders/softmax.wgsl) instead of 7 and 4-5 dispatches;
 * `fused_step(name, p, g, state, **hyper) -> handled`, which `optim.functional` asks (the
-  backend never imports optim): an SGD step (weight decay, momentum, dampening, nesterov,
-  maximize) in one dispatch per parameter.
+  backend never imports optim): an SGD, Adam/AdamW, RMSprop or Adagrad step, every option, in
+  one dispatch per parameter (instead of 3-12), two when the step count is a device tensor.
 
 On lavapipe a dispatch costs ~50 us whatever it does, so a training step is mostly a count
 of dispatches; these keep that count down.
 """
 from ...ops import _prims
+from ..._tensor import Tensor
 from ..base import Strided
 from ..._geometry import contiguous_strides
 from .codegen import ST, fill, load, store, f32_bits, collapse, index_code
@@ -115,69 +116,251 @@ def softmax_backward(be, g, y, d, log):
     return out, True
 
 
-# ---- fused SGD --------------------------------------------------------------------------
-def _sgd_src(be, dt, has_buf, first, nesterov, maximize, wd, R, contig):
-    names = ["p", "g"] + (["mb"] if has_buf else [])
+# ---- fused optimizer steps ---------------------------------------------------------------
+# Each is one element-wise kernel over the parameter, its gradient and its state tensors (any
+# strides, e.g. a transposed gradient stolen by AccumulateGrad), in optim.functional's order of
+# float operations. `rd` rounds where PyTorch stores a float16 intermediate tensor (nothing for
+# float32). A step count on the device (PyTorch's capturable form, Optimizer._capture_prologue)
+# is advanced by its own 1-element dispatch first: every thread of the update then reads the same
+# value (`t`).
+def _rd(v, dt):
+    return f"f32(f16({v}))" if dt == "float16" else v
+
+
+def _update_src(be, dt, names, scalars, has_step, body, R, contig):
     b = [f"@group(0) @binding({k}) var<storage, read_write> {n}: array<{ST[dt]}>;" for k, n in enumerate(names)]
+    if has_step:
+        b.append(f"@group(0) @binding({len(b)}) var<storage, read_write> S: array<f32>;")
     b.append(f"@group(0) @binding({len(b)}) var<storage, read> P: array<u32>;")
-    sc = 1 + R + len(names) * (1 + R)          # P: [n, shape, per operand (off, strides), scalars]
-    body = [f"  let lr = bitcast<f32>(P[{sc}u]); let wd = bitcast<f32>(P[{sc + 1}u]);",
-            f"  let mom = bitcast<f32>(P[{sc + 2}u]); let damp1 = bitcast<f32>(P[{sc + 3}u]);",
-            f"  let pv = {load('p[o0]', dt)};",
-            f"  var d = {load('g[o1]', dt)};"]
-    if maximize:
-        body.append("  d = -d;")
-    if wd:
-        body.append("  d = d + wd * pv;")
-    if has_buf:
-        body.append("  let bv = d;" if first else f"  let bv = mom * {load('mb[o2]', dt)} + damp1 * d;")
-        body.append(f"  mb[o2] = {store('bv', dt)};")
-        body.append("  d = d + mom * bv;" if nesterov else "  d = bv;")
-    body.append(f"  p[o0] = {store('pv - lr * d', dt)};")
+    sc = 1 + R + len(names) * (1 + R)          # P: [n, shape, per operand (off, strides), scalars, step offset]
+    head = [f"  let {s} = bitcast<f32>(P[{sc + k}u]);" for k, s in enumerate(scalars)]
+    if has_step:
+        head.append(f"  let t = S[P[{sc + len(scalars)}u]];")
     idx = index_code(R, [(f"o{k}", c) for k, c in enumerate(contig)])
-    return fill("ewise.wgsl", ENABLE=be.enable(dt), PRELUDE="", BINDINGS="\n".join(b), INDEX=idx,
-                BODY="\n".join(body))
+    return fill("ewise.wgsl", ENABLE=be.enable(dt), PRELUDE=be._prelude, BINDINGS="\n".join(b), INDEX=idx,
+                BODY="\n".join(head + body(dt)))
 
 
-def fused_sgd(be, p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
-    """optim.functional.sgd in one dispatch per parameter (any strides, e.g. a transposed
-    gradient stolen by AccumulateGrad) -> handled."""
-    dt = p.dtype.name
-    if dt not in FLOATS or g.dtype != p.dtype or p.numel() == 0 or p._storage.buf is g._storage.buf \
-            or tuple(g.shape) != tuple(p.shape):
+def _usable(p, g, step=None):
+    """The fused kernels cover float parameters with an equally shaped gradient of their dtype
+    (and a step count that is a Python number or a float32 one-element tensor on p's device)."""
+    return (p.dtype.name in FLOATS and g.dtype == p.dtype and p.numel() != 0 and tuple(g.shape) == tuple(p.shape)
+            and (not isinstance(step, Tensor)
+                 or (step.dtype.name == "float32" and step.numel() == 1 and step.device == p.device)))
+
+
+def _update(be, key, ops, scalars, body, step=None):
+    """One dispatch of the update `body(dt) -> WGSL lines` over ops = [param, grad, *state] (bound
+    as p, g, then the state's names in `key[1]`, element offsets o0, o1, ...), `scalars` a dict of
+    f32 words by name, `step` a device step count (read as `t`); False where buffers alias."""
+    bufs = [t._storage.buf for t in ops] + ([step._storage.buf] if step is not None else [])
+    if len({id(b) for b in bufs}) != len(bufs):
         return False
-    has_buf = momentum != 0
-    first = False
-    mb = None
-    if has_buf:
-        mb = state.get("momentum_buffer")
-        if mb is None:
-            mb = _prims.empty(p.shape, p.dtype, p.device)
-            state["momentum_buffer"] = mb
-            first = True
-    ops = [p, g] + ([mb] if has_buf else [])
-    shape, sts = collapse(tuple(p.shape), [t._stride for t in ops])
+    shape, sts = collapse(tuple(ops[0].shape), [t._stride for t in ops])
     R = len(shape)
     cst = contiguous_strides(shape)
     contig = tuple(st == cst for st in sts)
-    key = ("sgd", dt, has_buf, first, bool(nesterov), bool(maximize), weight_decay != 0, R, contig)
-    pipe = be._memo.get(key)
+    dt = ops[0].dtype.name
+    has_step = step is not None
+    mk = key + (dt, R, contig, has_step)
+    pipe = be._memo.get(mk)
     if pipe is None:
-        pipe = be._memo[key] = be.pipeline(_sgd_src(be, dt, has_buf, first, nesterov, maximize,
-                                                    weight_decay != 0, R, contig))
-    n = p.numel()
+        names = ["p", "g", *key[1]]
+        pipe = be._memo[mk] = be.pipeline(_update_src(be, dt, names, list(scalars), has_step, body, R, contig))
+    n = ops[0].numel()
     words = [n, *shape]
     for t, st in zip(ops, sts):
         words += [t._offset, *st]
-    words += [f32_bits(lr), f32_bits(weight_decay), f32_bits(momentum), f32_bits(1 - dampening)]
-    be.run(pipe, [t._storage.buf for t in ops], words, -(-n // 256))
-    p._bump()
-    if mb is not None:
-        mb._bump()
+    words += [f32_bits(v) for v in scalars.values()]
+    if has_step:
+        _tick(step)
+        words.append(step._offset)
+    be.run(pipe, bufs, words, -(-n // 256))
+    for t in ops:
+        if t is not ops[1]:
+            t._bump()
     return True
 
 
-STEPS = {"sgd": fused_sgd}     # optimizer name -> fused per-parameter update
+def _decay(dt, wd, maximize, decoupled=False):
+    """WGSL: pv (the parameter), d (the gradient as used): maximize, then weight decay (L2: d + wd
+    * p; decoupled: p * (1 - lr * wd) as word `dec`)."""
+    code = ["  var pv = " + load("p[o0]", dt) + ";", "  var d = " + load("g[o1]", dt) + ";"]
+    if maximize:
+        code.append("  d = -d;")
+    if wd:
+        code.append(f"  pv = {_rd('pv * dec', dt)};" if decoupled else f"  d = {_rd('d + pv * wd', dt)};")
+    return code
+
+
+def fused_sgd(be, p, g, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """optim.functional.sgd in one dispatch per parameter -> handled."""
+    if not _usable(p, g):
+        return False
+    has_buf = momentum != 0
+    first = has_buf and state.get("momentum_buffer") is None
+    mb = _prims.empty(p.shape, p.dtype, p.device) if first else state.get("momentum_buffer")
+    wd = weight_decay != 0
+
+    def body(dt):
+        code = _decay(dt, wd, maximize)
+        if has_buf:
+            mb = load("mb[o2]", dt)
+            code.append("  let bv = d;" if first else f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + d * damp1', dt)};")
+            code.append(f"  mb[o2] = {store('bv', dt)};")
+            code.append(f"  d = {_rd('d + mom * bv', dt)};" if nesterov else "  d = bv;")
+        return code + [f"  p[o0] = {store('pv - lr * d', dt)};"]
+    key = ("sgd", ("mb",) if has_buf else (), first, bool(nesterov), bool(maximize), wd)
+    ops = [p, g] + ([mb] if has_buf else [])
+    if not _update(be, key, ops, dict(lr=lr, wd=weight_decay, mom=momentum, damp1=1 - dampening), body):
+        return False
+    if first:
+        state["momentum_buffer"] = mb
+    return True
+
+
+def _advance(state):
+    """(the step count if it is a device tensor, else None; the next count if it is a number)."""
+    step = state["step"]
+    if isinstance(step, Tensor):
+        return step, None
+    return None, step + 1
+
+
+def _tick(step):
+    """A device step count += 1 (one 1-element dispatch)."""
+    _prims.ewise_into("add", step, [step, 1], step.dtype)
+
+
+def _count(state, dstep, step):
+    """Advance the step count of an update that does not read it."""
+    if dstep is None:
+        state["step"] = step
+    else:
+        _tick(dstep)
+
+
+def fused_adam(be, p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay):
+    """optim.functional.adam (Adam, AdamW) in one dispatch per parameter (two with the step count
+    on the device) -> handled."""
+    if not _usable(p, g, state["step"]):
+        return False
+    dstep, step = _advance(state)
+    wd = weight_decay != 0
+    w = 1 - beta1
+    low = w < 0.5                   # K.lerp_'s two forms
+
+    def body(dt):
+        code = _decay(dt, wd, maximize, decoupled_weight_decay)
+        mo = load("m[o2]", dt)
+        code += [f"  let df = d - {mo};",
+                 f"  let mn = {_rd(f'{mo} + df * lw' if low else 'd - df * lw', dt)};",
+                 f"  m[o2] = {store('mn', dt)};",
+                 f"  let vn = {_rd(_rd(load('v[o3]', dt) + ' * beta2', dt) + ' + (d * omb2) * d', dt)};",
+                 f"  v[o3] = {store('vn', dt)};"]
+        if amsgrad:
+            code += [f"  let vm = wmaximum({load('vx[o4]', dt)}, vn);", f"  vx[o4] = {store('vm', dt)};"]
+        else:
+            code.append("  let vm = vn;")
+        if dstep is None:
+            code += [f"  let den = {_rd(_rd(_rd('sqrt(vm)', dt) + ' / bc2s', dt) + ' + eps', dt)};",
+                     f"  p[o0] = {store('pv + (mn / den) * nss', dt)};"]
+        else:
+            code += ["  let ssn = -(lr / (1.0 - wpow(beta1, t)));",
+                     "  let scale = sqrt(1.0 - wpow(beta2, t)) * ssn;",
+                     f"  let den = {_rd(_rd(_rd('sqrt(vm)', dt) + ' / scale', dt) + ' + eps / ssn', dt)};",
+                     f"  p[o0] = {store('pv + mn / den', dt)};"]
+        return code
+    sc = dict(dec=1 - lr * weight_decay if decoupled_weight_decay else weight_decay, lw=w if low else 1 - w,
+              beta2=beta2, omb2=1 - beta2)
+    if dstep is None:
+        sc.update(bc2s=(1 - beta2 ** step) ** 0.5, eps=eps, nss=-(lr / (1 - beta1 ** step)))
+    else:
+        sc.update(lr=lr, beta1=beta1, eps=eps)
+    if not decoupled_weight_decay:
+        sc["wd"] = sc.pop("dec")
+    names = ("m", "v", "vx") if amsgrad else ("m", "v")
+    key = ("adam", names, wd, bool(maximize), bool(decoupled_weight_decay), low)
+    ops = [p, g, state["exp_avg"], state["exp_avg_sq"]] + ([state["max_exp_avg_sq"]] if amsgrad else [])
+    if not _update(be, key, ops, sc, body, dstep):
+        return False
+    if dstep is None:
+        state["step"] = step
+    return True
+
+
+def fused_rmsprop(be, p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, maximize):
+    """optim.functional.rmsprop in one dispatch per parameter (and one to count a device step)."""
+    if not _usable(p, g, state["step"]):
+        return False
+    wd, mom = weight_decay != 0, momentum > 0
+    w = 1 - alpha
+    low = w < 0.5
+
+    def body(dt):
+        code = _decay(dt, wd, maximize)
+        code += [f"  let sn = {_rd(_rd(load('sq[o2]', dt) + ' * alpha', dt) + ' + (d * oma) * d', dt)};",
+                 f"  sq[o2] = {store('sn', dt)};"]
+        if centered:
+            go = load("ga[o3]", dt)
+            code += [f"  let df = d - {go};",
+                     f"  let gn = {_rd(f'{go} + df * lw' if low else 'd - df * lw', dt)};",
+                     f"  ga[o3] = {store('gn', dt)};",
+                     f"  let avg = {_rd(_rd('sqrt(' + _rd('sn - gn * gn', dt) + ')', dt) + ' + eps', dt)};"]
+        else:
+            code.append(f"  let avg = {_rd(_rd('sqrt(sn)', dt) + ' + eps', dt)};")
+        if mom:
+            o = f"o{3 + centered}"
+            code += [f"  let bn = {_rd(_rd(load(f'mb[{o}]', dt) + ' * mom', dt) + ' + d / avg', dt)};",
+                     f"  mb[{o}] = {store('bn', dt)};",
+                     f"  p[o0] = {store('pv + bn * nlr', dt)};"]
+        else:
+            code.append(f"  p[o0] = {store('pv + (d / avg) * nlr', dt)};")
+        return code
+    names = ("sq",) + (("ga",) if centered else ()) + (("mb",) if mom else ())
+    key = ("rmsprop", names, wd, bool(maximize), low)
+    ops = [p, g, state["square_avg"]] + ([state["grad_avg"]] if centered else []) \
+        + ([state["momentum_buffer"]] if mom else [])
+    sc = dict(wd=weight_decay, alpha=alpha, oma=1 - alpha, lw=w if low else 1 - w, eps=eps, mom=momentum, nlr=-lr)
+    if not _update(be, key, ops, sc, body):
+        return False
+    _count(state, *_advance(state))
+    return True
+
+
+def fused_adagrad(be, p, g, state, *, lr, lr_decay, weight_decay, eps, maximize):
+    """optim.functional.adagrad in one dispatch per parameter (two with a device step count)."""
+    if not _usable(p, g, state["step"]):
+        return False
+    dstep, step = _advance(state)
+    wd = weight_decay != 0
+    reads = dstep is not None and lr_decay != 0         # the decayed lr from the device step
+
+    def body(dt):
+        code = _decay(dt, wd, maximize)
+        code += [f"  let sn = {_rd(load('s[o2]', dt) + ' + d * d', dt)};", f"  s[o2] = {store('sn', dt)};",
+                 f"  let sd = {_rd(_rd('sqrt(sn)', dt) + ' + eps', dt)};"]
+        if reads:
+            code += ["  let clr = lr / ((t - 1.0) * lrd + 1.0);",
+                     f"  p[o0] = {store('pv - ' + _rd(_rd('d / sd', dt) + ' * clr', dt), dt)};"]
+        else:
+            code.append(f"  p[o0] = {store('pv + (d / sd) * nlr', dt)};")
+        return code
+    sc = dict(wd=weight_decay, eps=eps)
+    if reads:
+        sc.update(lr=lr, lrd=lr_decay)
+    else:
+        sc["nlr"] = -lr if lr_decay == 0 else -(lr / (1 + (step - 1) * lr_decay))
+    key = ("adagrad", ("s",), wd, bool(maximize), reads)
+    if not _update(be, key, [p, g, state["sum"]], sc, body, dstep if reads else None):
+        return False
+    if not reads:
+        _count(state, dstep, step)
+    return True
+
+
+# optimizer name -> fused per-parameter update
+STEPS = {"sgd": fused_sgd, "adam": fused_adam, "rmsprop": fused_rmsprop, "adagrad": fused_adagrad}
 
 
 def install(backend):
