@@ -6,12 +6,13 @@
 Each workload of bench/workloads.py is compiled with `torch.compile` and warmed until it replays;
 the replayed Program (backends/webgpu/capture.py) is then taken apart: every recorded dispatch is
 submitted ALONE, `REPEAT` times in one compute pass, and waited for; its time is the wait minus an
-empty submit's, divided by `REPEAT` (best of `ROUNDS`). The dispatches are grouped by kernel (the
-backend's kernel signature, `_memo` key) and workgroup grid, and printed as a table sorted by total
-time, with the sum compared to a whole replay (submit + wait). Also printed: the fixed cost of an
-empty submit + wait and of one empty one-workgroup dispatch. Repeating a dispatch reruns it on
-whatever its buffers hold (in-place updates compound): the step's values are garbage afterwards,
-only the timings matter.
+empty submit's, divided by `REPEAT` (best of `ROUNDS`), in wall time and in the process's CPU
+time (lavapipe's workers included; steadier than wall time on a shared machine). Dispatches are
+grouped by kernel (the backend's kernel signature, its `_memo` key) and workgroup grid and
+printed as a table sorted by CPU time, with the sums compared to a whole replay (submit + wait).
+Also printed: the fixed cost of an empty submit + wait and of one empty one-workgroup dispatch.
+Repeating a dispatch reruns it on whatever its buffers hold (in-place updates compound): the
+step's values are garbage afterwards, only the timings matter.
 """
 import os
 import sys
@@ -52,10 +53,12 @@ def kernel_names(be):
 
 
 def timed(d, encode):
-    """ms of one submit of what `encode(pass_handle)` records, waited for (best of ROUNDS)."""
-    best = float("inf")
+    """(wall ms, process CPU ms) of one submit of what `encode(pass_handle)` records, waited for
+    (best of ROUNDS each). The CPU time counts lavapipe's worker threads too (they live in this
+    process): on a loaded machine it moves far less than the wall time."""
+    best, cpu = float("inf"), float("inf")
     for _ in range(ROUNDS):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         enc = d.device.create_command_encoder()
         p = enc.begin_compute_pass()
         encode(p._internal)
@@ -63,7 +66,8 @@ def timed(d, encode):
         d.queue.submit([enc.finish()])
         d.queue.read_buffer(d._sync_buf, 0, 4)
         best = min(best, time.perf_counter() - t0)
-    return best * 1e3
+        cpu = min(cpu, time.process_time() - c0)
+    return best * 1e3, cpu * 1e3
 
 
 def profile(name):
@@ -96,7 +100,7 @@ def profile(name):
             set_pipeline(p, pipe._internal)
             set_bind_group(p, 0, bg._internal, 0, null)
             dispatch(p, 1, 1, 1)
-    t_empty = (timed(d, empty) - t_submit) / REPEAT
+    t_empty = [(e - s) / REPEAT for e, s in zip(timed(d, empty), t_submit)]
 
     names = kernel_names(be)
     rows = {}
@@ -109,18 +113,21 @@ def profile(name):
                 for _ in range(REPEAT):
                     set_bind_group(p, 0, bgi, 0, null)
                     dispatch(p, x, y, z)
-            ms = max(0.0, timed(d, one) - t_submit) / REPEAT
-            r = rows.setdefault((names.get(pi, "?"), (x, y, z)), [0, 0.0])
+            ms = [max(0.0, t - s) / REPEAT for t, s in zip(timed(d, one), t_submit)]
+            r = rows.setdefault((names.get(pi, "?"), (x, y, z)), [0, 0.0, 0.0])
             r[0] += 1
-            r[1] += ms
-    total = sum(r[1] for r in rows.values())
+            r[1] += ms[0]
+            r[2] += ms[1]
+    total, total_cpu = (sum(r[i] for r in rows.values()) for i in (1, 2))
     print(f"\n## {name}: {prog.dispatches} dispatches, {prog.copies} copies; replay + wait {t_replay:.2f} ms; "
-          f"sum of dispatches alone {total:.2f} ms")
-    print(f"empty submit + wait {t_submit * 1e3:.0f} us; empty 1-workgroup dispatch {t_empty * 1e3:.0f} us\n")
-    print("| kernel | workgroups | count | ms total | ms each | % |")
-    print("|---|---|---:|---:|---:|---:|")
-    for (k, wg), (n, ms) in sorted(rows.items(), key=lambda kv: -kv[1][1]):
-        print(f"| {k} | {'x'.join(map(str, wg))} | {n} | {ms:.3f} | {ms / n:.3f} | {100 * ms / total:.1f} |")
+          f"sum of dispatches alone {total:.2f} ms wall, {total_cpu:.2f} ms CPU")
+    print(f"empty submit + wait {t_submit[0] * 1e3:.0f} us wall, {t_submit[1] * 1e3:.0f} us CPU; empty 1-workgroup "
+          f"dispatch {t_empty[0] * 1e3:.0f} us wall, {t_empty[1] * 1e3:.0f} us CPU\n")
+    print("| kernel | workgroups | count | ms total | ms each | CPU ms total | % of CPU |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for (k, wg), (n, ms, cpu) in sorted(rows.items(), key=lambda kv: -kv[1][2]):
+        print(f"| {k} | {'x'.join(map(str, wg))} | {n} | {ms:.3f} | {ms / n:.3f} | {cpu:.3f} | "
+              f"{100 * cpu / total_cpu:.1f} |")
 
 
 if __name__ == "__main__":

@@ -546,13 +546,22 @@ class Primitives:
         self.ewise("copy", cv, [v], v.dtype)
         return Strided(t, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, cv.strides)), 0, v.dtype)
 
-    # register block per thread (TM rows x TN cols) and workgroup (WX x WY threads); measured on
-    # lavapipe at 1024: 8x16 in 8x8 is as fast as larger blocks (26 GFLOP/s on an idle machine)
-    REG = dict(TM=8, TN=16, WX=8, WY=8)
+    # register block per thread (TM rows x TN cols) and workgroup (WX x WY threads). On some
+    # lavapipe hosts every buffer load costs per lane and per component (bench/profile_step.py's
+    # machine: ~23 cycles per f32 loaded, FMAs nearly free), so the plain product takes a large
+    # block: (TM + TN) / (TM * TN) loads per FMA, 16x32 halves 8x16's. The fused store indexes the
+    # accumulators dynamically, which lavapipe compiles in time growing steeply with the block
+    # (16x32: 24 s), so fused products keep 8x16 (26 GFLOP/s at 1024 on an idle fast host).
+    REG = dict(TM=16, TN=32, WX=4, WY=4)
+    REG_FUSED = dict(TM=8, TN=16, WX=8, WY=8)
 
     def _matmul_reg(self, out, a, b, B, M, N, K, la="n", lb="n", vout=True, epi=None):
-        TM, TN, WX, WY = (self.REG[k] for k in ("TM", "TN", "WX", "WY"))
-        # small products: shrink the workgroup so that both lavapipe threads get work
+        TM, TN, WX, WY = ((self.REG_FUSED if epi else self.REG)[k] for k in ("TM", "TN", "WX", "WY"))
+        # no wider than the product: threads past its edge would run the whole K loop on clamped
+        # loads for nothing (a batched 32x32 attention product used 8 of 64); then, for small
+        # products, shrink the workgroup so that both lavapipe threads get work
+        WX = min(WX, 1 << (-(-N // TN) - 1).bit_length())
+        WY = min(WY, 1 << (-(-M // TM) - 1).bit_length())
         while B * -(-(-(-N // TN)) // WX) * -(-(-(-M // TM)) // WY) < 4 and WX * WY > 8:
             if WY >= WX:
                 WY //= 2
