@@ -393,7 +393,7 @@ def test_reduce_nan_int_and_multipass():
 # matmul
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("B,M,K,N", [(1, 64, 64, 64), (2, 33, 20, 12), (1, 1, 7, 5), (3, 70, 130, 68),
-                                     (1, 5, 0, 3), (2, 36, 40, 52), (1, 132, 64, 100), (1, 68, 32, 30)])
+                                     (1, 5, 0, 3), (2, 36, 40, 52), (1, 132, 64, 100), (1, 264, 32, 30)])
 def test_matmul(B, M, K, N):
     a = rng.standard_normal((B, M, K)).astype(np.float32)
     b = rng.standard_normal((B, K, N)).astype(np.float32)
@@ -414,7 +414,7 @@ def test_matmul_register_block_edges(la, lb, monkeypatch):
     tm, tn = be.REG["TM"], be.REG["TN"]
     ran, reg = [], be._matmul_reg
     monkeypatch.setattr(be, "_matmul_reg", lambda *a, **k: ran.append(k.get("epi")) or reg(*a, **k))
-    for B, M, K, N in ((2, tm + 4, 40, tn + 20), (1, 3 * tm + 4, 64, 2 * tn + 4), (1, tm + 4, 32, tn - 2)):
+    for B, M, K, N in ((2, tm + 4, 40, tn + 20), (1, 3 * tm + 4, 64, 2 * tn + 4), (1, 8 * tm + 4, 64, tn - 2)):
         a = rng.standard_normal((B, M, K)).astype(np.float32)
         b = rng.standard_normal((B, K, N)).astype(np.float32)
         o = out_view((B, M, N), "float32")

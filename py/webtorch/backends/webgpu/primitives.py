@@ -506,6 +506,13 @@ class Primitives:
                     a, la = self._contig(a), "n"
                 if lb is None and N % 4 == 0:
                     b, lb = self._contig(b), "n"
+            if (vout or sout) and la is not None and lb is None and M * N * K >= 1 << 16:
+                # B read as columns after one transposing copy: the tiled kernel's 256-thread tiles
+                # cost milliseconds on lavapipe for products as small as a weight gradient's
+                # 128x64 @ 64x10 (tiny ones stay one dispatch)
+                bt = self._contig(Strided(b.buf, (b.shape[0], N, K), (b.strides[0], b.strides[2], b.strides[1]),
+                                          b.offset, b.dtype))
+                b, lb = Strided(bt.buf, b.shape, (bt.strides[0], bt.strides[2], bt.strides[1]), 0, b.dtype), "t"
             if (vout or sout) and la is not None and lb is not None:
                 return self._matmul(out, a, b, f32, self._matmul_reg, B, M, N, K, la, lb, vout)
         self._matmul(out, a, b, f32, self._matmul_tiled, B, M, N, K)
