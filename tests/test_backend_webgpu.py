@@ -409,9 +409,10 @@ def test_matmul(B, M, K, N):
 @pytest.mark.parametrize("la,lb", [("contig", "contig"), ("transposed", "contig"), ("contig", "transposed"),
                                    ("transposed", "transposed")])
 def test_matmul_register_block_edges(la, lb, monkeypatch):
-    """the plain register-block kernel (REG's large block) on products whose sizes are not
-    multiples of the block, with each operand read as stored or transposed, vec4 and scalar out"""
-    tm, tn = be.REG["TM"], be.REG["TN"]
+    """the plain register-block kernel (REG_LARGE's block on lavapipe) on products whose sizes are
+    not multiples of the block, with each operand read as stored or transposed, vec4 and scalar out"""
+    reg = be.REG_LARGE if be.is_lavapipe else be.REG
+    tm, tn = reg["TM"], reg["TN"]
     ran, reg = [], be._matmul_reg
     monkeypatch.setattr(be, "_matmul_reg", lambda *a, **k: ran.append(k.get("epi")) or reg(*a, **k))
     for B, M, K, N in ((2, tm + 4, 40, tn + 20), (1, 3 * tm + 4, 64, 2 * tn + 4), (1, 8 * tm + 4, 64, tn - 2)):

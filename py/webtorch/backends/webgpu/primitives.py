@@ -1,7 +1,8 @@
 """The kernels of the primitive set (`backends/base.py`) on WebGPU.
 
 `Primitives` is mixed into `WebGPUBackend` (backend.py), which supplies the plumbing it uses:
-`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `_prelude`, `fusion`, `driver`.
+`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `_prelude`, `fusion`, `driver`,
+`is_cpu_adapter`, `is_lavapipe`.
 """
 from ..base import Strided, EWISE_OPS
 from ..._geometry import numel, contiguous_strides
@@ -553,17 +554,19 @@ class Primitives:
         self.ewise("copy", cv, [v], v.dtype)
         return Strided(t, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, cv.strides)), 0, v.dtype)
 
-    # register block per thread (TM rows x TN cols) and workgroup (WX x WY threads). On some
-    # lavapipe hosts every buffer load costs per lane and per component (bench/profile_step.py's
-    # machine: ~23 cycles per f32 loaded, FMAs nearly free), so the plain product takes a large
-    # block: (TM + TN) / (TM * TN) loads per FMA, 16x32 halves 8x16's. The fused store indexes the
-    # accumulators dynamically, which lavapipe compiles in time growing steeply with the block
-    # (16x32: 24 s), so fused products keep 8x16 (26 GFLOP/s at 1024 on an idle fast host).
-    REG = dict(TM=16, TN=32, WX=4, WY=4)
-    REG_FUSED = dict(TM=8, TN=16, WX=8, WY=8)
+    # register block per thread (TM rows x TN cols) and workgroup (WX x WY threads); measured on
+    # lavapipe at 1024: 8x16 in 8x8 is as fast as larger blocks (26 GFLOP/s on an idle machine).
+    # On some lavapipe hosts every buffer load costs per lane and per component
+    # (bench/profile_step.py's machine: ~23 cycles per f32 loaded, FMAs nearly free), so there a
+    # plain product takes REG_LARGE: (TM + TN) / (TM * TN) loads per FMA, half of 8x16's. The fused
+    # store (an epilogue) of a block that large compiles for 24 s on lavapipe, so fused products,
+    # and other adapters (SwiftShader: not measured), keep REG.
+    REG = dict(TM=8, TN=16, WX=8, WY=8)
+    REG_LARGE = dict(TM=16, TN=32, WX=4, WY=4)
 
     def _matmul_reg(self, out, a, b, B, M, N, K, la="n", lb="n", vout=True, epi=None):
-        TM, TN, WX, WY = ((self.REG_FUSED if epi else self.REG)[k] for k in ("TM", "TN", "WX", "WY"))
+        reg = self.REG_LARGE if self.is_lavapipe and epi is None else self.REG
+        TM, TN, WX, WY = (reg[k] for k in ("TM", "TN", "WX", "WY"))
         # no wider than the product: threads past its edge would run the whole K loop on clamped
         # loads for nothing (a batched 32x32 attention product used 8 of 64); then, for small
         # products, shrink the workgroup so that both lavapipe threads get work
