@@ -393,7 +393,7 @@ def test_reduce_nan_int_and_multipass():
 # matmul
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("B,M,K,N", [(1, 64, 64, 64), (2, 33, 20, 12), (1, 1, 7, 5), (3, 70, 130, 68),
-                                     (1, 5, 0, 3)])
+                                     (1, 5, 0, 3), (2, 36, 40, 52), (1, 132, 64, 100), (1, 264, 32, 30)])
 def test_matmul(B, M, K, N):
     a = rng.standard_normal((B, M, K)).astype(np.float32)
     b = rng.standard_normal((B, K, N)).astype(np.float32)
@@ -404,6 +404,24 @@ def test_matmul(B, M, K, N):
         o = out_view((B, M, N), "float32")
         be.matmul(o, va, vb)
         close(get(o), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("la,lb", [("contig", "contig"), ("transposed", "contig"), ("contig", "transposed"),
+                                   ("transposed", "transposed")])
+def test_matmul_register_block_edges(la, lb, monkeypatch):
+    """the plain register-block kernel (REG_LARGE's block on lavapipe) on products whose sizes are
+    not multiples of the block, with each operand read as stored or transposed, vec4 and scalar out"""
+    reg = be.REG_LARGE if be.is_lavapipe else be.REG
+    tm, tn = reg["TM"], reg["TN"]
+    ran, reg = [], be._matmul_reg
+    monkeypatch.setattr(be, "_matmul_reg", lambda *a, **k: ran.append(k.get("epi")) or reg(*a, **k))
+    for B, M, K, N in ((2, tm + 4, 40, tn + 20), (1, 3 * tm + 4, 64, 2 * tn + 4), (1, 8 * tm + 4, 64, tn - 2)):
+        a = rng.standard_normal((B, M, K)).astype(np.float32)
+        b = rng.standard_normal((B, K, N)).astype(np.float32)
+        o = out_view((B, M, N), "float32")
+        be.matmul(o, gpu(a, layout=la)[0], gpu(b, layout=lb)[0])
+        close(get(o), torch.from_numpy(a) @ torch.from_numpy(b), rtol=1e-4, atol=1e-4)
+    assert len(ran) >= 2 and ran[0] is None, "the plain register-block kernel did not run"
 
 
 def test_matmul_broadcast_int_f16():

@@ -42,6 +42,7 @@ class WebGPUBackend(Primitives, Backend):
         self.has_f16 = "shader-f16" in driver.features
         self.alloc = CachingAllocator(driver, self.max_bytes)
         self.is_cpu_adapter = str(driver.info.get("adapter_type", "")).lower() == "cpu"
+        self.is_lavapipe = "llvmpipe" in str(driver.info.get("device", "")).lower()
         self._pipes = {}        # source -> pipeline
         self._memo = {}         # kernel signature -> (pipeline, extra)
         self._prelude = shader("prelude.wgsl")

@@ -1,7 +1,8 @@
 """The kernels of the primitive set (`backends/base.py`) on WebGPU.
 
 `Primitives` is mixed into `WebGPUBackend` (backend.py), which supplies the plumbing it uses:
-`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `_prelude`, `fusion`, `driver`.
+`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `_prelude`, `fusion`, `driver`,
+`is_cpu_adapter`, `is_lavapipe`.
 """
 from ..base import Strided, EWISE_OPS
 from ..._geometry import numel, contiguous_strides
@@ -506,6 +507,13 @@ class Primitives:
                     a, la = self._contig(a), "n"
                 if lb is None and N % 4 == 0:
                     b, lb = self._contig(b), "n"
+            if (vout or sout) and la is not None and lb is None and M * N * K >= 1 << 16:
+                # B read as columns after one transposing copy: the tiled kernel's 256-thread tiles
+                # cost milliseconds on lavapipe for products as small as a weight gradient's
+                # 128x64 @ 64x10 (tiny ones stay one dispatch)
+                bt = self._contig(Strided(b.buf, (b.shape[0], N, K), (b.strides[0], b.strides[2], b.strides[1]),
+                                          b.offset, b.dtype))
+                b, lb = Strided(bt.buf, b.shape, (bt.strides[0], bt.strides[2], bt.strides[1]), 0, b.dtype), "t"
             if (vout or sout) and la is not None and lb is not None:
                 return self._matmul(out, a, b, f32, self._matmul_reg, B, M, N, K, la, lb, vout)
         self._matmul(out, a, b, f32, self._matmul_tiled, B, M, N, K)
@@ -547,12 +555,23 @@ class Primitives:
         return Strided(t, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, cv.strides)), 0, v.dtype)
 
     # register block per thread (TM rows x TN cols) and workgroup (WX x WY threads); measured on
-    # lavapipe at 1024: 8x16 in 8x8 is as fast as larger blocks (26 GFLOP/s on an idle machine)
+    # lavapipe at 1024: 8x16 in 8x8 is as fast as larger blocks (26 GFLOP/s on an idle machine).
+    # On some lavapipe hosts every buffer load costs per lane and per component
+    # (bench/profile_step.py's machine: ~23 cycles per f32 loaded, FMAs nearly free), so there a
+    # plain product takes REG_LARGE: (TM + TN) / (TM * TN) loads per FMA, half of 8x16's. The fused
+    # store (an epilogue) of a block that large compiles for 24 s on lavapipe, so fused products,
+    # and other adapters (SwiftShader: not measured), keep REG.
     REG = dict(TM=8, TN=16, WX=8, WY=8)
+    REG_LARGE = dict(TM=16, TN=32, WX=4, WY=4)
 
     def _matmul_reg(self, out, a, b, B, M, N, K, la="n", lb="n", vout=True, epi=None):
-        TM, TN, WX, WY = (self.REG[k] for k in ("TM", "TN", "WX", "WY"))
-        # small products: shrink the workgroup so that both lavapipe threads get work
+        reg = self.REG_LARGE if self.is_lavapipe and epi is None else self.REG
+        TM, TN, WX, WY = (reg[k] for k in ("TM", "TN", "WX", "WY"))
+        # no wider than the product: threads past its edge would run the whole K loop on clamped
+        # loads for nothing (a batched 32x32 attention product used 8 of 64); then, for small
+        # products, shrink the workgroup so that both lavapipe threads get work
+        WX = min(WX, 1 << (-(-N // TN) - 1).bit_length())
+        WY = min(WY, 1 << (-(-M // TM) - 1).bit_length())
         while B * -(-(-(-N // TN)) // WX) * -(-(-(-M // TM)) // WY) < 4 and WX * WY > 8:
             if WY >= WX:
                 WY //= 2
