@@ -100,10 +100,7 @@ def _tn(dt):
 @register
 @torch_function
 def matmul(input, other, *, out=None):
-    if _autocast.STATE and isinstance(input, Tensor) and isinstance(other, Tensor):
-        input, other = _autocast.cast_lower(input, other)  # autocast: low precision
-    _check_mm(input, other, "matmul")
-    a, b = input, other
+    a, b = _mm_operands(input, other, "matmul")
     da, db = a.dim(), b.dim()
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
@@ -152,29 +149,29 @@ def _unsafe_view(t, shape):
     return _shape._view_apply(_shape.UnsafeView, t, shape, contiguous_strides(shape))
 
 
+def _mm_operands(input, mat2, name, rank=None, errors=()):
+    """input and mat2 as `name` multiplies them: cast under autocast to its low precision, checked
+    (PyTorch's errors; `errors`: each operand's when it is not `rank`-D)."""
+    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
+        input, mat2 = _autocast.cast_lower(input, mat2)
+    _check_mm(input, mat2, name)
+    for t, err in zip((input, mat2), errors):
+        if t.dim() != rank:
+            raise RuntimeError(err)
+    return input, mat2
+
+
 @register
 @torch_function
 def mm(input, mat2, *, out=None):
-    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
-        input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
-    _check_mm(input, mat2, "mm")
-    if input.dim() != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2.dim() != 2:
-        raise RuntimeError("mat2 must be a matrix")
+    input, mat2 = _mm_operands(input, mat2, "mm", 2, ("self must be a matrix", "mat2 must be a matrix"))
     return matmul(input, mat2, out=out)
 
 
 @register
 @torch_function
 def bmm(input, mat2, *, out=None):
-    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
-        input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
-    _check_mm(input, mat2, "bmm")
-    if input.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.dim() != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
+    input, mat2 = _mm_operands(input, mat2, "bmm", 3, ("batch1 must be a 3D tensor", "batch2 must be a 3D tensor"))
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
                            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")

@@ -134,51 +134,31 @@ def _sinc(x):
     return where(x == 0, 1.0, px.sin() / px)
 
 
+def unaries(rule, ops):
+    """Declare each of the space-separated `ops` with dtype rule `rule`, differentiable through
+    PyTorch's node for it (`<Op>Backward0`, as PyTorch names it: log1p's is Log1PBackward0, whose
+    formula row is in autograd/derivatives.py); a 'bool' op is not differentiable."""
+    return tuple(unary(op, rule, None if rule == "bool" else "".join(w.title() for w in op.split("_")) + "Backward0",
+                       inplace=rule != "bool") for op in ops.split())
+
+
 # ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=]) --------------------
-neg = unary("neg", "same", "NegBackward0")
-abs = unary("abs", "same", "AbsBackward0")
+neg, abs, floor, ceil, round, trunc, relu = unaries("same", "neg abs floor ceil round trunc relu")
+exp, exp2, expm1, log, log2, log10, log1p, sqrt = unaries("float", "exp exp2 expm1 log log2 log10 log1p sqrt")
+sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc = unaries(
+    "float", "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc")
+isnan, isinf, isfinite, signbit = unaries("bool", "isnan isinf isfinite signbit")
 sign = unary("sign", "same", "SignBackward0", inplace="method")
-exp = unary("exp", "float", "ExpBackward0")
-exp2 = unary("exp2", "float", "Exp2Backward0")
-expm1 = unary("expm1", "float", "Expm1Backward0")
-log = unary("log", "float", "LogBackward0")
-log2 = unary("log2", "float", "Log2Backward0")
-log10 = unary("log10", "float", "Log10Backward0")
-log1p = unary("log1p", "float", "Log1PBackward0")
-sqrt = unary("sqrt", "float", "SqrtBackward0")
 rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: _prims.ewise("div", [1, _prim("sqrt", x)], x.dtype,
                                                                                   x.dtype))
 reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: 1 / x)
-sin = unary("sin", "float", "SinBackward0")
-cos = unary("cos", "float", "CosBackward0")
-tan = unary("tan", "float", "TanBackward0")
-asin = unary("asin", "float", "AsinBackward0")
-acos = unary("acos", "float", "AcosBackward0")
-atan = unary("atan", "float", "AtanBackward0")
-sinh = unary("sinh", "float", "SinhBackward0")
-cosh = unary("cosh", "float", "CoshBackward0")
-tanh = unary("tanh", "float", "TanhBackward0")
-asinh = unary("asinh", "float", "AsinhBackward0")
-acosh = unary("acosh", "float", "AcoshBackward0")
-atanh = unary("atanh", "float", "AtanhBackward0")
 sigmoid = unary("sigmoid", "float", "SigmoidBackward0", ref=lambda x: 1 / (1 + (-x).exp()))
 logit = unary("logit", "float", "LogitBackward0", ref=_logit, params={"eps": None})
 sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
-erf = unary("erf", "float", "ErfBackward0")
-erfc = unary("erfc", "float", "ErfcBackward0")
 erfinv = unary("erfinv", "float", "ErfinvBackward0", inplace="method")
-floor = unary("floor", "same", "FloorBackward0")
-ceil = unary("ceil", "same", "CeilBackward0")
-round = unary("round", "same", "RoundBackward0")
-trunc = unary("trunc", "same", "TruncBackward0")
 frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc())
-relu = unary("relu", "same", "ReluBackward0")
 logical_not = unary("logical_not", "bool", ref=lambda x: _prims.ewise("eq", [x, 0], x.dtype, bool_), inplace="method")
 bitwise_not = unary("bitwise_not", "same", inplace="method")
-isnan = unary("isnan", "bool", inplace=False)
-isinf = unary("isinf", "bool", inplace=False)
-isfinite = unary("isfinite", "bool", inplace=False)
-signbit = unary("signbit", "bool", inplace=False)
 
 
 # ------------------------------------------------------------------------------------------

@@ -237,13 +237,19 @@ class MinAll(AmaxAmin):
     _node_name = "MinBackward1"
 
 
-class MaxDim(Function):
-    _node_name = "MaxBackward0"
+def _zero_index(x):
+    """The index tensor of a (values, indices) op on a 0-d tensor: 0."""
+    return _prims.ewise("copy", [0], int64, int64, shape=(), device=x.device)
+
+
+class PickAlong(Function):
+    """A (values, indices) op whose values are x's elements at the indices along dim d: max/min over
+    a dim and cummax/cummin. backward puts each gradient back where its index points (summed where
+    several results picked the same element)."""
 
     @staticmethod
     def forward(ctx, x, op, d, keepdim):
-        idx = _prims.reduce("arg" + op, x, (d,), keepdim, int64)
-        vals = _prims.reduce(op, x, (d,), keepdim, x.dtype)
+        vals, idx = ctx._fn.kernel(x, op, d, keepdim)
         ctx.save_for_backward(idx)
         ctx.meta = (x.shape, d, keepdim)
         ctx.mark_non_differentiable(idx)
@@ -255,7 +261,15 @@ class MaxDim(Function):
         shape, d, keepdim = ctx.meta
         if not keepdim:
             g, idx = g.unsqueeze(d), idx.unsqueeze(d)
-        return g.new_zeros(shape).scatter(d, idx, g), None, None, None
+        return g.new_zeros(shape).scatter_add(d, idx, g), None, None, None
+
+
+class MaxDim(PickAlong):
+    _node_name = "MaxBackward0"
+
+    @staticmethod
+    def kernel(x, op, d, keepdim):
+        return _prims.reduce(op, x, (d,), keepdim, x.dtype), _prims.reduce("arg" + op, x, (d,), keepdim, int64)
 
 
 class MinDim(MaxDim):
@@ -291,21 +305,19 @@ def _make_max(op):
         d = wrap_dim(dim, input.dim())
         _check_nonempty(input, op, (d,))
         if input.dim() == 0:
-            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
+            return rt(input.clone(), _zero_index(input))
         if recording(input) and input.dtype.is_floating_point:
             v, i = dim_node.apply(input, op, d, keepdim)
         else:
-            v, i = dim_node.forward(_shape._NullCtx, input, op, d, keepdim)
+            v, i = dim_node.kernel(input, op, d, keepdim)
         return rt(v, i)
 
     public.__name__ = op
-    return torch_function(public)
+    return public
 
 
-max = _make_max("max")
-register(max, "max")
-min = _make_max("min")
-register(min, "min")
+max = register(_make_max("max"))
+min = register(_make_max("min"))
 
 
 def _make_amax(op, node):
@@ -317,13 +329,11 @@ def _make_amax(op, node):
         return write_out(_prims.reduce(op, input, dims, keepdim, input.dtype), out)
 
     public.__name__ = "a" + op
-    return torch_function(public)
+    return public
 
 
-amax = _make_amax("max", Amax)
-register(amax, "amax")
-amin = _make_amax("min", Amin)
-register(amin, "amin")
+amax = register(_make_amax("max", Amax))
+amin = register(_make_amax("min", Amin))
 
 
 @register
@@ -343,17 +353,15 @@ def _make_arg(op):
         d = wrap_dim(dim, input.dim())
         _check_nonempty(input, "arg" + op, (d,))
         if input.dim() == 0:
-            return _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device)
+            return _zero_index(input)
         return _prims.reduce("arg" + op, input, (d,), keepdim, int64)
 
     public.__name__ = "arg" + op
-    return torch_function(public)
+    return public
 
 
-argmax = _make_arg("max")
-register(argmax, "argmax")
-argmin = _make_arg("min")
-register(argmin, "argmin")
+argmax = register(_make_arg("max"))
+argmin = register(_make_arg("min"))
 
 
 @register
@@ -587,29 +595,17 @@ def _make_scan(op, node):
         return _prims.scan(op, x, d, dt)[0]
 
     public.__name__ = op
-    return torch_function(public)
+    return public
 
 
-cumsum = _make_scan("cumsum", Cumsum)
-register(cumsum, "cumsum")
-cumprod = _make_scan("cumprod", Cumprod)
-register(cumprod, "cumprod")
+cumsum = register(_make_scan("cumsum", Cumsum))
+cumprod = register(_make_scan("cumprod", Cumprod))
 
 
-class CumExtreme(Function):
+class CumExtreme(PickAlong):
     @staticmethod
-    def forward(ctx, x, op, d):
-        v, i = _prims.scan(op, x, d, x.dtype, with_indices=True)
-        ctx.save_for_backward(i)
-        ctx.meta = (x.shape, d)
-        ctx.mark_non_differentiable(i)
-        return v, i
-
-    @staticmethod
-    def backward(ctx, g, _gi=None):
-        (i,) = ctx.saved_tensors
-        shape, d = ctx.meta
-        return g.new_zeros(shape).scatter_add(d, i, g), None, None
+    def kernel(x, op, d, keepdim):
+        return _prims.scan(op, x, d, x.dtype, with_indices=True)
 
 
 class Cummax(CumExtreme):
@@ -626,19 +622,17 @@ def _make_cum(op, node):
     def public(input, dim):
         d = wrap_dim(dim, input.dim())
         if input.dim() == 0:
-            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
+            return rt(input.clone(), _zero_index(input))
         if recording(input):
-            return rt(*node.apply(input, op, d))
-        return rt(*_prims.scan(op, input, d, input.dtype, with_indices=True))
+            return rt(*node.apply(input, op, d, True))
+        return rt(*node.kernel(input, op, d, True))
 
     public.__name__ = op
-    return torch_function(public)
+    return public
 
 
-cummax = _make_cum("cummax", Cummax)
-register(cummax, "cummax")
-cummin = _make_cum("cummin", Cummin)
-register(cummin, "cummin")
+cummax = register(_make_cum("cummax", Cummax))
+cummin = register(_make_cum("cummin", Cummin))
 
 
 @register
@@ -762,7 +756,7 @@ class Topk(Sort):
 @torch_function
 def sort(input, dim=-1, descending=False, stable=False):
     if input.dim() == 0:
-        return return_types.sort(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
+        return return_types.sort(input.clone(), _zero_index(input))
     d = wrap_dim(dim, input.dim())
     if recording(input):
         return return_types.sort(*Sort.apply(input, d, descending, stable))
