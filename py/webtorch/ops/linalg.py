@@ -3,37 +3,12 @@ from .. import _dtype
 from . import _prims
 from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
-from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import recording, write_out, sum_to, composite_op, wrap_dim
+from ._common import recording, write_out, composite_op, wrap_dim, formula_node
 from .registry import register
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 from .indexing import index_put_flat
-
-
-class Matmul(Function):
-    """[..., M, K] @ [..., K, N] with broadcast batch dims (both operands at least 2-d)."""
-    _node_name = "BmmBackward0"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _matmul_kernel(a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        ga = gb = None
-        if ctx.needs_input_grad[1]:
-            gb = sum_to(matmul(a.mT, g), b.shape)
-        if ctx.needs_input_grad[0]:   # last: the activation's backward can join its store (webgpu)
-            ga = sum_to(matmul(g, b.mT), a.shape)
-        return ga, gb
-
-
-class Mm(Matmul):
-    _node_name = "MmBackward0"
 
 
 def _as3d(t, batch):
@@ -72,6 +47,11 @@ def _matmul_kernel(a, b):
     out = _prims.matmul3(a3, b3, dt)
     shape = tuple(batch) + (M, N)
     return Tensor._make(out._storage, shape, contiguous_strides(shape), 0)
+
+
+# [..., M, K] @ [..., K, N] with broadcast batch dims (both operands at least 2-d)
+Matmul = formula_node("BmmBackward0", _matmul_kernel, ("a", "b"))
+Mm = formula_node("MmBackward0", _matmul_kernel, ("a", "b"))
 
 
 def _lift(t):
@@ -178,20 +158,16 @@ def bmm(input, mat2, *, out=None):
     return matmul(input, mat2, out=out)
 
 
-class Mv(Function):
-    _node_name = "MvBackward0"
+def _mv_kernel(a, v):
+    return _matmul_kernel(a, v.unsqueeze(-1)).squeeze(-1)
 
-    @staticmethod
-    def forward(ctx, a, v):
-        ctx.save_for_backward(a, v)
-        return _matmul_kernel(a, v.unsqueeze(-1)).squeeze(-1)
 
-    @staticmethod
-    def backward(ctx, g):
-        a, v = ctx.saved_tensors
-        ga = outer(g, v) if ctx.needs_input_grad[0] else None
-        gv = mv(a.t(), g) if ctx.needs_input_grad[1] else None
-        return ga, gv
+def _dot_kernel(a, b):
+    return _matmul_kernel(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())
+
+
+Mv = formula_node("MvBackward0", _mv_kernel, ("a", "b"))
+Dot = formula_node("DotBackward0", _dot_kernel, ("a", "b"))
 
 
 @register
@@ -205,21 +181,7 @@ def mv(input, vec, *, out=None):
                            f"vec ({vec.shape[0]})")
     if recording(input, vec):
         return write_out(Mv.apply(input, vec), out)
-    return write_out(_matmul_kernel(input, vec.unsqueeze(-1)).squeeze(-1), out)
-
-
-class Dot(Function):
-    _node_name = "DotBackward0"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _matmul_kernel(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        return (g * b if ctx.needs_input_grad[0] else None), (g * a if ctx.needs_input_grad[1] else None)
+    return write_out(_mv_kernel(input, vec), out)
 
 
 @register
@@ -234,7 +196,7 @@ def dot(input, tensor, *, out=None):
                            f"and {tensor.shape[0]} elements respectively")
     if recording(input, tensor):
         return write_out(Dot.apply(input, tensor), out)
-    return write_out(Dot.forward(_shape._NullCtx, input, tensor), out)
+    return write_out(_dot_kernel(input, tensor), out)
 
 
 vdot = inner_1d = dot
@@ -258,37 +220,15 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
-class Addmm(Function):
-    """beta * input + alpha * (mat1 @ mat2): nn.Linear's node on 2-d input."""
-    _node_name = "AddmmBackward0"
-
-    @staticmethod
-    def forward(ctx, input, mat1, mat2, beta, alpha):
-        ctx.save_for_backward(mat1 if ctx.needs_input_grad[2] else None,
-                              mat2 if ctx.needs_input_grad[1] else None)
-        ctx.meta = (input.shape, beta, alpha)
-        return _addmm_kernel(input, mat1, mat2, beta, alpha)
-
-    @staticmethod
-    def backward(ctx, g):
-        mat1, mat2 = ctx.saved_tensors
-        shape, beta, alpha = ctx.meta
-        gi = g1 = g2 = None
-        if ctx.needs_input_grad[0]:
-            gi = sum_to(g if beta == 1 else g * beta, shape)
-        ga = g if alpha == 1 else g * alpha
-        if ctx.needs_input_grad[2]:
-            g2 = matmul(mat1.mT, ga)
-        if ctx.needs_input_grad[1]:   # last: the activation's backward can join its store (webgpu)
-            g1 = matmul(ga, mat2.mT)
-        return gi, g1, g2, None, None
-
-
 def _addmm_kernel(input, mat1, mat2, beta, alpha):
     r = _matmul_kernel(mat1, mat2)
     if alpha != 1:
         r = r * alpha
     return r + (input if beta == 1 else input * beta) if beta != 0 else r
+
+
+# beta * input + alpha * (mat1 @ mat2): nn.Linear's node on 2-d input
+Addmm = formula_node("AddmmBackward0", _addmm_kernel, ("input", "mat1", "mat2", "beta", "alpha"))
 
 
 @register
