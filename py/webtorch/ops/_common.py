@@ -122,6 +122,12 @@ def formula_node(node, kernel, names, scalar_edges=()):
     return FormulaNode
 
 
+def node_alias(base, node):
+    """The graph node (Function) `base` under another of PyTorch's node names (`Transpose` is a
+    `Permute` shown as TransposeBackward0)."""
+    return type(node[:node.index("Backward")], (base,), {"__module__": base.__module__, "_node_name": node})
+
+
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2}
 
 

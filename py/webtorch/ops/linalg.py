@@ -170,6 +170,11 @@ Mv = formula_node("MvBackward0", _mv_kernel, ("a", "b"))
 Dot = formula_node("DotBackward0", _dot_kernel, ("a", "b"))
 
 
+def _product(node, a, b, out):
+    """The product a (x) b of the formula node `node`, recorded when it needs a graph, into `out`."""
+    return write_out(node.apply(a, b) if recording(a, b) else node.kernel(a, b), out)
+
+
 @register
 @torch_function
 def mv(input, vec, *, out=None):
@@ -179,9 +184,7 @@ def mv(input, vec, *, out=None):
     if input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
                            f"vec ({vec.shape[0]})")
-    if recording(input, vec):
-        return write_out(Mv.apply(input, vec), out)
-    return write_out(_mv_kernel(input, vec), out)
+    return _product(Mv, input, vec, out)
 
 
 @register
@@ -194,9 +197,7 @@ def dot(input, tensor, *, out=None):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{tensor.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
                            f"and {tensor.shape[0]} elements respectively")
-    if recording(input, tensor):
-        return write_out(Dot.apply(input, tensor), out)
-    return write_out(_dot_kernel(input, tensor), out)
+    return _product(Dot, input, tensor, out)
 
 
 vdot = inner_1d = dot

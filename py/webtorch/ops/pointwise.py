@@ -190,7 +190,8 @@ def _i0(x):
     # other's overflow nor its gradient reaches the result
     a = x.abs()
     small, large = a.clamp_max(8.0), a.clamp_min(8.0)
-    return a.exp() * where(a <= 8.0, _chbevl(small * 0.5 - 2.0, _I0_A), _chbevl(32.0 / large - 2.0, _I0_B) / large.sqrt())
+    return a.exp() * where(a <= 8.0, _chbevl(small * 0.5 - 2.0, _I0_A),
+                           _chbevl(32.0 / large - 2.0, _I0_B) / large.sqrt())
 
 
 # ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=]) --------------------

@@ -10,7 +10,7 @@ from .._geometry import numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op,
-                      check_tensor, formula_node)
+                      check_tensor, formula_node, node_alias)
 from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
@@ -209,8 +209,7 @@ class MaxDim(PickAlong):
         return _prims.reduce(op, x, (d,), keepdim, x.dtype), _prims.reduce("arg" + op, x, (d,), keepdim, int64)
 
 
-class MinDim(MaxDim):
-    _node_name = "MinBackward0"
+MinDim = node_alias(MaxDim, "MinBackward0")
 
 
 def _check_nonempty(input, name, dims=None):
@@ -370,17 +369,20 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 @register
 @composite_op("VarMeanBackward0")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):  # var_mean(x, unbiased)
-        unbiased, dim = dim, None
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _with_mean(var, input, dim, unbiased, keepdim, correction)
 
 
 @register
 @composite_op("StdMeanBackward0")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):  # std_mean(x, unbiased)
+    return _with_mean(std, input, dim, unbiased, keepdim, correction)
+
+
+def _with_mean(stat, input, dim, unbiased, keepdim, correction):
+    """(stat, mean) of var_mean / std_mean."""
+    if isinstance(dim, bool):  # var_mean(x, unbiased)
         unbiased, dim = dim, None
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return stat(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 def _norm2(x, dims, keepdim):
@@ -479,12 +481,8 @@ class CumExtreme(PickAlong):
         return _prims.scan(op, x, d, x.dtype, with_indices=True)
 
 
-class Cummax(CumExtreme):
-    _node_name = "CummaxBackward0"
-
-
-class Cummin(CumExtreme):
-    _node_name = "CumminBackward0"
+Cummax = node_alias(CumExtreme, "CummaxBackward0")
+Cummin = node_alias(CumExtreme, "CumminBackward0")
 
 
 def _make_cum(op, node):
@@ -583,8 +581,7 @@ class Sort(Function):
         return g.new_zeros(shape).scatter(d, i, g), None, None, None
 
 
-class Topk(Sort):
-    _node_name = "TopkBackward0"
+Topk = node_alias(Sort, "TopkBackward0")
 
 
 @register
