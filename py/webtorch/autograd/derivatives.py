@@ -299,6 +299,7 @@ DERIVATIVES = {
     "AddmmBackward0": {"input": lambda g, beta: _scaled(g, beta),
                        "mat2": lambda g, mat1, alpha: mat1.mT.matmul(_scaled(g, alpha)),
                        "mat1": lambda g, mat2, alpha: _scaled(g, alpha).matmul(mat2.mT)},
+    "CloneBackward0": lambda g: g,  # ops/shape.py
     # ---- conversions (ops/_creation.py): the node casts g back to the input's dtype ---------------
     "ToCopyBackward0": lambda g, x_device: g.to(x_device),
     # ---- activations (nn/functional.py); PyTorch numbers some in-place forms apart ----------

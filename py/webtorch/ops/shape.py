@@ -8,7 +8,7 @@ from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result,
-                      node_alias)
+                      node_alias, formula_node)
 from .registry import register, register_method
 from .pointwise import where
 
@@ -688,28 +688,20 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 # ---- copies ---------------------------------------------------------------------------------------
-class Clone(Function):
-    _node_name = "CloneBackward0"
+def _clone_kernel(x):
+    out = _prims.empty(x.shape, x.dtype, x.device)
+    _prims.copy_into(out, x)
+    out._storage.version = 0
+    return out
 
-    @staticmethod
-    def forward(ctx, x):
-        out = _prims.empty(x.shape, x.dtype, x.device)
-        return _prims.copy_into(out, x)
 
-    @staticmethod
-    def backward(ctx, g):
-        return g
+Clone = formula_node("CloneBackward0", _clone_kernel, ("x",))
 
 
 @register
 @torch_function
 def clone(input, *, memory_format=None):
-    if recording(input):
-        return Clone.apply(input)
-    out = _prims.empty(input.shape, input.dtype, input.device)
-    _prims.copy_into(out, input)
-    out._storage.version = 0
-    return out
+    return Clone.apply(input) if recording(input) else _clone_kernel(input)
 
 
 @register_method
