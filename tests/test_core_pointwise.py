@@ -134,6 +134,12 @@ def test_float_only_ops_raise_on_integers(device):
                         phrase=f"\"{name}_cpu\" not implemented for")
 
 
+def test_heaviside_takes_one_dtype(device):
+    for dt in ("int64",) if device == "webgpu" else ("int64", "float64"):  # webgpu has no float64
+        raises_like(device, lambda T, x, v: T.heaviside(x, v), arr((3,)), arr((3,), dt),
+                    phrase="heaviside is not yet implemented for tensors with different dtypes.")
+
+
 def test_positive_is_its_input(device):
     for T in (torch, wt):
         x = T.tensor([1.0, -2.0], device=device) if T is wt else T.tensor([1.0, -2.0])

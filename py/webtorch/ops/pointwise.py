@@ -216,9 +216,13 @@ bitwise_not = unary("bitwise_not", "same", inplace="method")
 
 # ------------------------------------------------------------------------------------------
 # binary ops. Rules: 'arith' result_type; 'div' integers become float; 'cmp' bool out computed in
-# result_type; 'logical' bool out; 'int' integer only; 'float' floating only
+# result_type; 'logical' bool out; 'int' integer only; 'float' floating only; 'same' one dtype
 def _binary_dtypes(op, rule, a, b):
     """(compute dtype, out dtype) for a binary op, with PyTorch's errors."""
+    if rule == "same":  # both operands Tensors of one dtype
+        if a.dtype is not b.dtype:
+            raise RuntimeError(f"{op} is not yet implemented for tensors with different dtypes.")
+        return a.dtype, a.dtype
     rt = _dtype.result_type(a, b)
     if rule == "arith":
         return rt, rt
@@ -390,7 +394,7 @@ hypot = binary("hypot", "float", "HypotBackward0", ref=_hypot, tensor_other=True
 logaddexp2 = binary("logaddexp2", "float", "Logaddexp2Backward0", ref=_logaddexp2, tensor_other=True, inplace=False)
 copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_node="CopysignBackward1")
 ldexp = binary("ldexp", "div", "LdexpBackward0", ref=lambda a, b, cdt: a.to(cdt) * b.to(cdt).exp2(), tensor_other=True)
-heaviside = binary("heaviside", "arith", "HeavisideBackward0", tensor_other=True,
+heaviside = binary("heaviside", "same", "HeavisideBackward0", tensor_other=True,
                    ref=lambda a, b, cdt: where(a == 0, b, a > 0).to(cdt))
 bitwise_left_shift = binary("lshift", "int", scalar_self=True, names=("bitwise_left_shift",))
 bitwise_right_shift = binary("rshift", "int", scalar_self=True, names=("bitwise_right_shift",))
