@@ -124,6 +124,37 @@ def test_bitwise_errors(device):
     raises_like(device, lambda T, x: 1 - x, arr((2,), "bool"), phrase="with a bool tensor is not supported")
 
 
+def test_float_only_ops_raise_on_integers(device):
+    # PyTorch's kernels of these take floating inputs only (frac of an integer tensor is no 0)
+    for dt in ("int64", "int32", "bool"):
+        raises_like(device, lambda T, x: T.frac(x), arr((2,), dt), phrase="\"frac_cpu\" not implemented for")
+        raises_like(device, lambda T, x: x.frac_(), arr((2,), dt), phrase="\"frac_cpu\" not implemented for")
+        for name in ("hypot", "logaddexp2"):
+            raises_like(device, lambda T, x: getattr(T, name)(x, x), arr((2,), dt),
+                        phrase=f"\"{name}_cpu\" not implemented for")
+
+
+def test_heaviside_takes_one_dtype(device):
+    for dt in ("int64",) if device == "webgpu" else ("int64", "float64"):  # webgpu has no float64
+        raises_like(device, lambda T, x, v: T.heaviside(x, v), arr((3,)), arr((3,), dt),
+                    phrase="heaviside is not yet implemented for tensors with different dtypes.")
+
+
+def test_positive_is_its_input(device):
+    for T in (torch, wt):
+        x = T.tensor([1.0, -2.0], device=device) if T is wt else T.tensor([1.0, -2.0])
+        assert T.positive(x) is x and x.positive() is x
+    raises_like(device, lambda T, x: T.positive(x), arr((2,), "bool"),
+                phrase="The `+` operator, on a bool tensor is not supported.")
+
+
+def test_ldexp_in_place_function_and_special_i0(device):
+    cmp(device, lambda T, x, e: (T.ldexp_(x, e), x)[1], arr((2, 3)), arr((2, 3), "int64", -3, 4))
+    cmp(device, lambda T, x: T.special.i0(x), arr((3, 4), "float32", -30, 30), rtol=1e-5)
+    for name in ("expit", "exp2", "expm1", "log1p", "erf", "erfc", "sinc"):
+        cmp(device, lambda T, x: getattr(T.special, name)(x), arr((3,)))
+
+
 @pytest.mark.parametrize("op", list(CMPS))
 def test_comparisons(device, op):
     f = CMPS[op]

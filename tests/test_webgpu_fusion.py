@@ -285,4 +285,5 @@ def test_decomposed_op_is_one_dispatch(op):
     d0 = webgpu.dispatch_count()
     y = getattr(wt, op)(*args)
     N(y)
-    assert webgpu.dispatch_count() - d0 == 1
+    # i0's two Chebyshev expansions are about 160 steps: a kernel takes lazy.MAX_NODES (64) of them
+    assert webgpu.dispatch_count() - d0 == (3 if op == "i0" else 1)

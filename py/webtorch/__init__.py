@@ -28,6 +28,7 @@ from ._tensor_str import set_printoptions
 from . import overrides
 from ._layout import layout, strided, sparse_coo
 from . import sparse
+from . import special
 from .sparse import sparse_coo_tensor, spmm
 
 ops.bind_methods(Tensor, _creation)

@@ -5,12 +5,16 @@ the ops it is computed by (`ops/_common.py`, `Composite`).
 An entry is the formula of the node's one differentiable input, or {input name: formula} for a
 node with several. A formula `f(g, ...)` maps the output's gradient g to that input's; its
 parameter names say what the node saves and hands it: the inputs by name (`x` a unary op's,
-`a` and `b` a binary op's, `condition`, `exponent`, ...), `y` the result, `<input>_shape` an
-input's shape (kept without the input), and the op's own parameters by name (`eps`, `alpha`, ...). The node (`ops/_common.py`, `formula_node`)
-sums the gradient back to the input's shape and dtype. Formulas use Tensor methods only (this
+`a` and `b` a binary op's, `condition`, `exponent`, ...), `y` the result, `<input>_shape` /
+`<input>_device` an input's shape / device (kept without the input), and the op's own
+parameters by name (`eps`, `alpha`, ...). A tensor is saved only when the gradient of an input
+that needs one reads it, as PyTorch saves. The node (`ops/_common.py`, `formula_node`) sums the
+gradient back to the input's shape and dtype. Formulas use Tensor methods only (this
 module imports no op), so they run on every backend and differentiate again (gradgradcheck).
 """
 import math
+
+from .grad_mode import is_grad_enabled
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 SQRT_PI = math.sqrt(math.pi)
@@ -87,6 +91,12 @@ def _clamp(g, x, min, max):  # noqa: A002 (PyTorch's parameter names)
     return g * mask
 
 
+def _not_implemented(op):
+    def formula(g):
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+    return formula
+
+
 def unreduce(g, shape, dims, keepdim):
     """A reduction's gradient broadcast back over the reduced dims (of an input of `shape`)."""
     if not keepdim:
@@ -95,11 +105,89 @@ def unreduce(g, shape, dims, keepdim):
     return g.expand(shape)
 
 
-def _mean(g, x_shape, dims, keepdim):
+def _count(shape, dims):
+    """How many elements a reduction over `dims` of a tensor of `shape` takes in each result."""
     n = 1
     for d in dims:
-        n *= x_shape[d]
+        n *= shape[d]
+    return n
+
+
+def _mean(g, x_shape, dims, keepdim):
+    n = _count(x_shape, dims)
     return unreduce(g / n if n else g * math.nan, x_shape, dims, keepdim)
+
+
+def _extreme(g, x, y, dims, keepdim):
+    """amax/amin's (and max()/min()'s over all): the gradient shared evenly between the ties."""
+    yb = unreduce(y, x.shape, dims, keepdim)
+    mask = (x == yb) | (x.isnan() & yb.isnan())
+    count = unreduce(mask.sum(dims, keepdim=keepdim), x.shape, dims, keepdim)
+    return unreduce(g, x.shape, dims, keepdim) * mask / count
+
+
+def _exclusive_cumprod(x, d):
+    """The product of the elements before each one along d (1 for the first): exact with zeros."""
+    n = x.shape[d]
+    first = (x.new_ones(n).cumsum(0) == 1).reshape((n,) + (1,) * (x.dim() - d - 1))
+    return where(first, 1.0, x.roll(1, d)).cumprod(d)
+
+
+def _prod(g, x, dim, keepdim):
+    # the product of all the other elements: exclusive cumprods from both ends
+    if not x.shape[dim]:
+        return g.new_zeros(x.shape)
+    if not keepdim:
+        g = g.unsqueeze(dim)
+    return g * _exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim)
+
+
+def _centered(x, dims):
+    return x - x.mean(dims, keepdim=True)
+
+
+def _var(g, x, dims, correction, keepdim):
+    denom = _count(x.shape, dims) - correction
+    return unreduce(g, x.shape, dims, keepdim) * _centered(x, dims) * (2.0 / denom if denom > 0 else math.inf)
+
+
+def _std(g, x, y, dims, correction, keepdim):
+    denom = _count(x.shape, dims) - correction
+    return unreduce(g / y, x.shape, dims, keepdim) * _centered(x, dims) / (denom if denom > 0 else 0.0)
+
+
+def _rcumsum(t, d):
+    """Sums from the end along d: cumsum's transpose."""
+    return t.flip(d).cumsum(d).flip(d)
+
+
+def _cumprod(g, x, y, dim):
+    # exact with zeros: before the first zero of a slice dy/dx_i = y_j / x_i; at the first zero,
+    # the products with that one factor left out (cumprod with it set to 1); after it, 0
+    zero = x == 0
+    count = zero.to(x.dtype).cumsum(dim)
+    before, first = count == 0, zero & (count == 1)
+    at_first = _rcumsum(g * where(first, 1.0, x).cumprod(dim), dim)
+    return where(before, _rcumsum(g * y, dim) / where(before, x, 1.0), where(first, at_first, 0.0))
+
+
+def _softmax(log):
+    def formula(g, y, dim):
+        # a backend's fused row kernel (webgpu) when the gradient itself is not differentiated
+        fused = getattr(y._backend, "softmax_backward", None)
+        if fused is not None and not (is_grad_enabled() and (g.requires_grad or y.requires_grad)):
+            out, handled = fused(g, y, dim, log)
+            if handled:
+                return out
+        if log:
+            return g - y.exp() * g.sum(dim, keepdim=True)
+        gy = g * y
+        return gy - y * gy.sum(dim, keepdim=True)
+    return formula
+
+
+def _scaled(g, k):
+    return g if k == 1 else g * k
 
 
 def _alpha(sign):
@@ -109,6 +197,9 @@ def _alpha(sign):
         return g if k == 1 else -g if k == -1 else g * k
     return formula
 
+
+# a @ b's: b's first, so that a's may join the activation's store (webgpu)
+_MATMUL = {"b": lambda g, a: a.mT.matmul(g), "a": lambda g, b: g.matmul(b.mT)}
 
 DERIVATIVES = {
     # ---- unary element-wise ops (ops/pointwise.py) --------------------------------------------
@@ -166,6 +257,14 @@ DERIVATIVES = {
     "FmaxBackward0": {"a": lambda g, a, b: g * ((a >= b) | b.isnan()), "b": lambda g, a, b: g * ((b > a) | a.isnan())},
     "FminBackward0": {"a": lambda g, a, b: g * ((a <= b) | b.isnan()), "b": lambda g, a, b: g * ((b < a) | a.isnan())},
     "Atan2Backward0": {"a": lambda g, a, b: g * b / (a * a + b * b), "b": lambda g, a, b: -g * a / (a * a + b * b)},
+    "HypotBackward0": {"a": lambda g, a, y: g * a / y, "b": lambda g, b, y: g * b / y},
+    "Logaddexp2Backward0": {"a": lambda g, a, b: g / (1 + (b - a).exp2()),
+                            "b": lambda g, a, b: g / (1 + (a - b).exp2())},
+    # copysign's gradient is y / a (+-1), 0 where a is 0; none for the sign's source
+    "CopysignBackward0": {"a": lambda g, a, y: where(a == 0, 0.0, g * y / a), "b": _zeros},
+    "CopysignBackward1": {"a": lambda g, a, y: where(a == 0, 0.0, g * y / a)},
+    "LdexpBackward0": {"a": lambda g, b: g * b.exp2(), "b": lambda g, y: g * y * LN2},
+    "HeavisideBackward0": {"a": _not_implemented("heaviside"), "b": _not_implemented("heaviside")},
     "PowBackward0": lambda g, x, exponent: g * 0 if exponent == 0 else g * exponent * x.pow(exponent - 1),
     "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * b * a.pow(b - 1)),
                      "b": lambda g, a, b, y: where((a == 0) & (b >= 0), 0.0, g * y * a.log())},
@@ -178,6 +277,31 @@ DERIVATIVES = {
     "SumBackward1": lambda g, x_shape, dims, keepdim: unreduce(g, x_shape, dims, keepdim),
     "MeanBackward0": _mean,
     "MeanBackward1": _mean,
+    "ProdBackward0": lambda g, x: _prod(g, x.reshape(-1), 0, False).reshape(x.shape),
+    "ProdBackward1": _prod,
+    "AmaxBackward0": _extreme,
+    "AminBackward0": _extreme,
+    "MaxBackward1": _extreme,
+    "MinBackward1": _extreme,
+    "VarBackward0": _var,
+    "StdBackward0": _std,
+    "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: x * unreduce(where(y == 0, 0.0, g / y), x.shape,
+                                                                                dims, keepdim),
+    "CumsumBackward0": lambda g, dim: _rcumsum(g, dim),
+    "CumprodBackward0": _cumprod,
+    "SoftmaxBackward0": _softmax(False),
+    "LogSoftmaxBackward0": _softmax(True),
+    # ---- matrix products (ops/linalg.py) ----------------------------------------------------------
+    "BmmBackward0": _MATMUL,
+    "MmBackward0": _MATMUL,
+    "MvBackward0": {"a": lambda g, b: g.outer(b), "b": lambda g, a: a.t().mv(g)},
+    "DotBackward0": {"a": lambda g, b: g * b, "b": lambda g, a: g * a},
+    "AddmmBackward0": {"input": lambda g, beta: _scaled(g, beta),
+                       "mat2": lambda g, mat1, alpha: mat1.mT.matmul(_scaled(g, alpha)),
+                       "mat1": lambda g, mat2, alpha: _scaled(g, alpha).matmul(mat2.mT)},
+    "CloneBackward0": lambda g: g,  # ops/shape.py
+    # ---- conversions (ops/_creation.py): the node casts g back to the input's dtype ---------------
+    "ToCopyBackward0": lambda g, x_device: g.to(x_device),
     # ---- activations (nn/functional.py); PyTorch numbers some in-place forms apart ----------
     "ThresholdBackward0": lambda g, x, threshold, value: where(x > threshold, g, 0.0),
     # no gradient at the bounds themselves (x <= min_val or x >= max_val), as PyTorch

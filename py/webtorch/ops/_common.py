@@ -61,21 +61,26 @@ def to_dtype(t, dt):
     return t if t.dtype is dt else t.to(dt)
 
 
+_ATTRIBUTES = {"_shape": lambda t: t._shape, "_device": lambda t: t.device}  # `<input>_shape`, `<input>_device`
+
+
 def formula_node(node, kernel, names, scalar_edges=()):
     """The graph node (a Function) `node` computing `kernel(*args)`, its arguments named `names`;
     backward is the node's entry in `autograd/derivatives.py` (a formula per differentiable input,
-    given what it names: arguments, `y` the result, `<argument>_shape`). Each gradient is summed back to its input's
-    shape and cast to its dtype (broadcasting, mixed dtypes). `scalar_edges`: positions where a
-    Python number still shows in next_functions (`Function._scalar_edges`)."""
+    given what it names: arguments, `y` the result, `<argument>_shape` / `<argument>_device`). A
+    tensor is saved only when the formula of an input that needs a gradient reads it (as PyTorch
+    saves). Each gradient is summed back to its input's shape and cast to its dtype (broadcasting,
+    mixed dtypes). `scalar_edges`: positions where a Python number still shows in next_functions
+    (`Function._scalar_edges`)."""
     entry = DERIVATIVES[node]
     plan = tuple((names.index(n), f, f.__code__.co_varnames[1:f.__code__.co_argcount])
                  for n, f in (entry.items() if isinstance(entry, dict) else ((names[0], entry),)))
     needed = {p for _, _, ps in plan for p in ps}
-    keep = tuple(i for i, n in enumerate(names) if n in needed)  # the arguments backward reads
-    saves_y = "y" in needed
-    kept = tuple(names[i] for i in keep) + (("y",) if saves_y else ())
+    # what backward reads: (name, argument position or None for y, the inputs whose formula reads it)
+    kept = tuple((n, i, tuple(j for j, _, ps in plan if n in ps))
+                 for n, i in [(n, i) for i, n in enumerate(names) if n in needed] + [("y", None)] if n in needed)
     grads = tuple(i for i, _, _ in plan)
-    shapes = tuple((n + "_shape", i) for i, n in enumerate(names) if n + "_shape" in needed)
+    attrs = tuple((n + a, i, get) for i, n in enumerate(names) for a, get in _ATTRIBUTES.items() if n + a in needed)
 
     class FormulaNode(Function):
         _node_name = node
@@ -84,38 +89,43 @@ def formula_node(node, kernel, names, scalar_edges=()):
         @staticmethod
         def forward(ctx, *args):
             y = kernel(*args)
+            need = ctx.needs_input_grad
             tensors, consts, geom = [], [], []
-            for i in keep:  # Tensors are saved (version-checked), anything else kept as is
-                v = args[i]
+            for _, i, readers in kept:  # Tensors are saved (version-checked), anything else kept as is
+                v = y if i is None else args[i]
                 is_t = isinstance(v, Tensor)
-                tensors.append(v if is_t else None)
+                tensors.append(v if is_t and any(need[j] for j in readers) else None)
                 consts.append(None if is_t else v)
-            if saves_y:
-                tensors.append(y)
-                consts.append(None)
             for i in grads:
                 v = args[i]
                 geom.append((v._shape, v._storage.dtype) if isinstance(v, Tensor) else None)
             ctx.save_for_backward(*tensors)
             ctx.consts, ctx.geom = consts, geom
-            if shapes:
-                ctx.shapes = {n: args[i]._shape for n, i in shapes}
+            if attrs:
+                ctx.attrs = {n: get(args[i]) for n, i, get in attrs}
             return y
 
         @staticmethod
         def backward(ctx, g):
-            kw = {n: c if t is None else t for n, t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
-            if shapes:
-                kw.update(ctx.shapes)
+            kw = {n: c if t is None else t for (n, _, _), t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
+            if attrs:
+                kw.update(ctx.attrs)
             res = [None] * len(names)
             for (i, f, ps), geom in zip(plan, ctx.geom):
                 if ctx.needs_input_grad[i]:
                     res[i] = to_dtype(sum_to(f(g, *[kw[p] for p in ps]), geom[0]), geom[1])
             return tuple(res)
 
+    FormulaNode.kernel = staticmethod(kernel)  # the forward without a graph
     FormulaNode.__name__ = FormulaNode.__qualname__ = node[:node.index("Backward")]
     FormulaNode.saves_input = names[0] in needed  # an in-place form must keep a copy of its input
     return FormulaNode
+
+
+def node_alias(base, node):
+    """The graph node (Function) `base` under another of PyTorch's node names (`Transpose` is a
+    `Permute` shown as TransposeBackward0)."""
+    return type(node[:node.index("Backward")], (base,), {"__module__": base.__module__, "_node_name": node})
 
 
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2}

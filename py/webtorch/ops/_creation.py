@@ -6,9 +6,8 @@ from . import _prims
 from .._device import CPU, as_device, backend_for, device as _devcls
 from .._tensor import Storage, Tensor
 from .._geometry import contiguous_strides
-from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import recording
+from ._common import recording, formula_node
 from .shape import _sizes
 
 bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
@@ -472,20 +471,6 @@ def _no_grad():
 
 
 # ---- dtype / device conversion --------------------------------------------------------------------
-class ToCopy(Function):
-    _node_name = "ToCopyBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dev, dt):
-        ctx.src = (x.device, x.dtype)
-        return _convert(x, dev, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        dev, dt = ctx.src
-        return g.to(dev, dt), None, None
-
-
 def _convert(x, dev, dt):
     if dev != x.device:
         x = _prims.to_device(x, dev)
@@ -494,6 +479,9 @@ def _convert(x, dev, dt):
     if dt is not x.dtype:
         return _prims.ewise("copy", [x], dt, dt, shape=x.shape)
     return x
+
+
+ToCopy = formula_node("ToCopyBackward0", _convert, ("x", "device", "dtype"))
 
 
 def _parse_to(args, kwargs):

@@ -8,7 +8,7 @@ from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out, name_of
+from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out, name_of, node_alias
 from .registry import register, register_method
 from .pointwise import where
 from . import shape as _shape
@@ -444,8 +444,7 @@ def _check_index_tensor(index, name):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
-class Gather(Take):
-    _node_name = "GatherBackward0"
+Gather = node_alias(Take, "GatherBackward0")
 
 
 @register
@@ -511,16 +510,9 @@ def _check_gather_range(index, size, d):
     return idx if safe is True else safe
 
 
-class Flip(Take):
-    _node_name = "FlipBackward0"
-
-
-class Roll(Take):
-    _node_name = "RollBackward0"
-
-
-class TakeAlongDim(Take):
-    _node_name = "TakeAlongDimBackward0"
+Flip = node_alias(Take, "FlipBackward0")
+Roll = node_alias(Take, "RollBackward0")
+TakeAlongDim = node_alias(Take, "TakeAlongDimBackward0")
 
 
 @register
@@ -625,8 +617,7 @@ def scatter_add_(self, dim, index, src):
     return _shape.copy_(self, scatter_add(self, dim, index, src))
 
 
-class IndexSelect(Take):
-    _node_name = "IndexSelectBackward0"
+IndexSelect = node_alias(Take, "IndexSelectBackward0")
 
 
 @register

@@ -3,37 +3,12 @@ from .. import _dtype
 from . import _prims
 from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
-from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import recording, write_out, sum_to, composite_op, wrap_dim
+from ._common import recording, write_out, composite_op, wrap_dim, formula_node
 from .registry import register
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 from .indexing import index_put_flat
-
-
-class Matmul(Function):
-    """[..., M, K] @ [..., K, N] with broadcast batch dims (both operands at least 2-d)."""
-    _node_name = "BmmBackward0"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _matmul_kernel(a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        ga = gb = None
-        if ctx.needs_input_grad[1]:
-            gb = sum_to(matmul(a.mT, g), b.shape)
-        if ctx.needs_input_grad[0]:   # last: the activation's backward can join its store (webgpu)
-            ga = sum_to(matmul(g, b.mT), a.shape)
-        return ga, gb
-
-
-class Mm(Matmul):
-    _node_name = "MmBackward0"
 
 
 def _as3d(t, batch):
@@ -74,6 +49,11 @@ def _matmul_kernel(a, b):
     return Tensor._make(out._storage, shape, contiguous_strides(shape), 0)
 
 
+# [..., M, K] @ [..., K, N] with broadcast batch dims (both operands at least 2-d)
+Matmul = formula_node("BmmBackward0", _matmul_kernel, ("a", "b"))
+Mm = formula_node("MmBackward0", _matmul_kernel, ("a", "b"))
+
+
 def _lift(t):
     if len(t._shape) == 3:
         return t
@@ -100,10 +80,7 @@ def _tn(dt):
 @register
 @torch_function
 def matmul(input, other, *, out=None):
-    if _autocast.STATE and isinstance(input, Tensor) and isinstance(other, Tensor):
-        input, other = _autocast.cast_lower(input, other)  # autocast: low precision
-    _check_mm(input, other, "matmul")
-    a, b = input, other
+    a, b = _mm_operands(input, other, "matmul")
     da, db = a.dim(), b.dim()
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
@@ -152,49 +129,50 @@ def _unsafe_view(t, shape):
     return _shape._view_apply(_shape.UnsafeView, t, shape, contiguous_strides(shape))
 
 
+def _mm_operands(input, mat2, name, rank=None, errors=()):
+    """input and mat2 as `name` multiplies them: cast under autocast to its low precision, checked
+    (PyTorch's errors; `errors`: each operand's when it is not `rank`-D)."""
+    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
+        input, mat2 = _autocast.cast_lower(input, mat2)
+    _check_mm(input, mat2, name)
+    for t, err in zip((input, mat2), errors):
+        if t.dim() != rank:
+            raise RuntimeError(err)
+    return input, mat2
+
+
 @register
 @torch_function
 def mm(input, mat2, *, out=None):
-    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
-        input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
-    _check_mm(input, mat2, "mm")
-    if input.dim() != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2.dim() != 2:
-        raise RuntimeError("mat2 must be a matrix")
+    input, mat2 = _mm_operands(input, mat2, "mm", 2, ("self must be a matrix", "mat2 must be a matrix"))
     return matmul(input, mat2, out=out)
 
 
 @register
 @torch_function
 def bmm(input, mat2, *, out=None):
-    if _autocast.STATE and isinstance(input, Tensor) and isinstance(mat2, Tensor):
-        input, mat2 = _autocast.cast_lower(input, mat2)  # autocast: low precision
-    _check_mm(input, mat2, "bmm")
-    if input.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.dim() != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
+    input, mat2 = _mm_operands(input, mat2, "bmm", 3, ("batch1 must be a 3D tensor", "batch2 must be a 3D tensor"))
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
                            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     return matmul(input, mat2, out=out)
 
 
-class Mv(Function):
-    _node_name = "MvBackward0"
+def _mv_kernel(a, v):
+    return _matmul_kernel(a, v.unsqueeze(-1)).squeeze(-1)
 
-    @staticmethod
-    def forward(ctx, a, v):
-        ctx.save_for_backward(a, v)
-        return _matmul_kernel(a, v.unsqueeze(-1)).squeeze(-1)
 
-    @staticmethod
-    def backward(ctx, g):
-        a, v = ctx.saved_tensors
-        ga = outer(g, v) if ctx.needs_input_grad[0] else None
-        gv = mv(a.t(), g) if ctx.needs_input_grad[1] else None
-        return ga, gv
+def _dot_kernel(a, b):
+    return _matmul_kernel(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())
+
+
+Mv = formula_node("MvBackward0", _mv_kernel, ("a", "b"))
+Dot = formula_node("DotBackward0", _dot_kernel, ("a", "b"))
+
+
+def _product(node, a, b, out):
+    """The product a (x) b of the formula node `node`, recorded when it needs a graph, into `out`."""
+    return write_out(node.apply(a, b) if recording(a, b) else node.kernel(a, b), out)
 
 
 @register
@@ -206,23 +184,7 @@ def mv(input, vec, *, out=None):
     if input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
                            f"vec ({vec.shape[0]})")
-    if recording(input, vec):
-        return write_out(Mv.apply(input, vec), out)
-    return write_out(_matmul_kernel(input, vec.unsqueeze(-1)).squeeze(-1), out)
-
-
-class Dot(Function):
-    _node_name = "DotBackward0"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return _matmul_kernel(a.unsqueeze(0), b.unsqueeze(-1)).reshape(())
-
-    @staticmethod
-    def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        return (g * b if ctx.needs_input_grad[0] else None), (g * a if ctx.needs_input_grad[1] else None)
+    return _product(Mv, input, vec, out)
 
 
 @register
@@ -235,9 +197,7 @@ def dot(input, tensor, *, out=None):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{tensor.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
                            f"and {tensor.shape[0]} elements respectively")
-    if recording(input, tensor):
-        return write_out(Dot.apply(input, tensor), out)
-    return write_out(Dot.forward(_shape._NullCtx, input, tensor), out)
+    return _product(Dot, input, tensor, out)
 
 
 vdot = inner_1d = dot
@@ -261,37 +221,15 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
-class Addmm(Function):
-    """beta * input + alpha * (mat1 @ mat2): nn.Linear's node on 2-d input."""
-    _node_name = "AddmmBackward0"
-
-    @staticmethod
-    def forward(ctx, input, mat1, mat2, beta, alpha):
-        ctx.save_for_backward(mat1 if ctx.needs_input_grad[2] else None,
-                              mat2 if ctx.needs_input_grad[1] else None)
-        ctx.meta = (input.shape, beta, alpha)
-        return _addmm_kernel(input, mat1, mat2, beta, alpha)
-
-    @staticmethod
-    def backward(ctx, g):
-        mat1, mat2 = ctx.saved_tensors
-        shape, beta, alpha = ctx.meta
-        gi = g1 = g2 = None
-        if ctx.needs_input_grad[0]:
-            gi = sum_to(g if beta == 1 else g * beta, shape)
-        ga = g if alpha == 1 else g * alpha
-        if ctx.needs_input_grad[2]:
-            g2 = matmul(mat1.mT, ga)
-        if ctx.needs_input_grad[1]:   # last: the activation's backward can join its store (webgpu)
-            g1 = matmul(ga, mat2.mT)
-        return gi, g1, g2, None, None
-
-
 def _addmm_kernel(input, mat1, mat2, beta, alpha):
     r = _matmul_kernel(mat1, mat2)
     if alpha != 1:
         r = r * alpha
     return r + (input if beta == 1 else input * beta) if beta != 0 else r
+
+
+# beta * input + alpha * (mat1 @ mat2): nn.Linear's node on 2-d input
+Addmm = formula_node("AddmmBackward0", _addmm_kernel, ("input", "mat1", "mat2", "beta", "alpha"))
 
 
 @register

@@ -70,13 +70,20 @@ def _unary_dtype(rule, x):
     return bool_
 
 
-def unary(op, rule, node=None, *, ref=None, params=None, inplace=True):
+def _check_floating(op, x):
+    """PyTorch's error for an op whose kernel takes floating inputs only (frac, ...)."""
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(x.dtype)}'")
+
+
+def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True):
     """Declare the element-wise op `op(input, *params, out=None)`, its method and, when `inplace`,
     its in-place form `op_` (a function and a method; `inplace="method"`: a method only). rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
     gives bool. node: PyTorch's node name, whose formula is in autograd/derivatives.py (None: not
     differentiable).
     ref: a reference decomposition `ref(x, *params)` (None: the backend primitive `op`). params: the
-    op's own parameters, name -> default."""
+    op's own parameters, name -> default. ints: integer and bool inputs are taken (False: PyTorch's
+    "not implemented" error)."""
     params = params or {}
     defaults = tuple(params.values())
     fn = elementwise_node(node, ref, params, op) if node is not None else None
@@ -89,6 +96,8 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True):
                                "invert a mask, use the `~` or `logical_not()` operator instead.")
         if op == "bitwise_not" and input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
+        if not ints:
+            _check_floating(op, input)
         pvals = _bind_params(op, params, args, kwargs) if args or kwargs else defaults
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
@@ -102,6 +111,8 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True):
     def in_place(self, *args, **kwargs):
         pvals = _bind_params(op + "_", params, args, kwargs) if args or kwargs else defaults
         check_leaf_inplace(self)
+        if not ints:
+            _check_floating(op, self)
         dt = _unary_dtype(rule, self)
         check_inplace_dtype(dt, self)
         if fn is not None and recording(self):
@@ -134,58 +145,84 @@ def _sinc(x):
     return where(x == 0, 1.0, px.sin() / px)
 
 
+def unaries(rule, ops):
+    """Declare each of the space-separated `ops` with dtype rule `rule`, differentiable through
+    PyTorch's node for it (`<Op>Backward0`, as PyTorch names it: log1p's is Log1PBackward0, whose
+    formula row is in autograd/derivatives.py); a 'bool' op is not differentiable."""
+    return tuple(unary(op, rule, None if rule == "bool" else "".join(w.title() for w in op.split("_")) + "Backward0",
+                       inplace=rule != "bool") for op in ops.split())
+
+
+# Cephes' Chebyshev coefficients (PyTorch's ATen/native/Math.h) of exp(-x) I0(x) on [0, 8] and of
+# exp(-x) sqrt(x) I0(x) on [8, inf)
+_I0_A = (-4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
+         1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+         -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
+         9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+         -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
+         1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5,
+         -5.75419501008210370398E-5, 1.88502885095841655729E-4, -5.76375574538582365885E-4,
+         1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+         -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
+         1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1)
+_I0_B = (-7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+         3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+         1.77256013305652638360E-15, 3.81168066935262242075E-15, -9.55484669882830764870E-15,
+         -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
+         7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+         -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10,
+         3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7,
+         2.89137052083475648297E-6, 6.88975834691682398426E-5, 3.36911647825569408990E-3,
+         8.04490411014108831608E-1)
+
+
+def _chbevl(x, coeffs):
+    """Cephes' chbevl: the Chebyshev series `coeffs` at x (Clenshaw's recurrence)."""
+    b0, b1, b2 = coeffs[0], 0.0, 0.0
+    for c in coeffs[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + c
+    return (b0 - b2) * 0.5
+
+
+def _i0(x):
+    # PyTorch's calc_i0; each expansion sees only its own interval (clamped), so that neither the
+    # other's overflow nor its gradient reaches the result
+    a = x.abs()
+    small, large = a.clamp_max(8.0), a.clamp_min(8.0)
+    return a.exp() * where(a <= 8.0, _chbevl(small * 0.5 - 2.0, _I0_A),
+                           _chbevl(32.0 / large - 2.0, _I0_B) / large.sqrt())
+
+
 # ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=]) --------------------
-neg = unary("neg", "same", "NegBackward0")
-abs = unary("abs", "same", "AbsBackward0")
+neg, abs, floor, ceil, round, trunc, relu = unaries("same", "neg abs floor ceil round trunc relu")
+exp, exp2, expm1, log, log2, log10, log1p, sqrt = unaries("float", "exp exp2 expm1 log log2 log10 log1p sqrt")
+sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc = unaries(
+    "float", "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc")
+isnan, isinf, isfinite, signbit = unaries("bool", "isnan isinf isfinite signbit")
 sign = unary("sign", "same", "SignBackward0", inplace="method")
-exp = unary("exp", "float", "ExpBackward0")
-exp2 = unary("exp2", "float", "Exp2Backward0")
-expm1 = unary("expm1", "float", "Expm1Backward0")
-log = unary("log", "float", "LogBackward0")
-log2 = unary("log2", "float", "Log2Backward0")
-log10 = unary("log10", "float", "Log10Backward0")
-log1p = unary("log1p", "float", "Log1PBackward0")
-sqrt = unary("sqrt", "float", "SqrtBackward0")
 rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: _prims.ewise("div", [1, _prim("sqrt", x)], x.dtype,
                                                                                   x.dtype))
 reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: 1 / x)
-sin = unary("sin", "float", "SinBackward0")
-cos = unary("cos", "float", "CosBackward0")
-tan = unary("tan", "float", "TanBackward0")
-asin = unary("asin", "float", "AsinBackward0")
-acos = unary("acos", "float", "AcosBackward0")
-atan = unary("atan", "float", "AtanBackward0")
-sinh = unary("sinh", "float", "SinhBackward0")
-cosh = unary("cosh", "float", "CoshBackward0")
-tanh = unary("tanh", "float", "TanhBackward0")
-asinh = unary("asinh", "float", "AsinhBackward0")
-acosh = unary("acosh", "float", "AcoshBackward0")
-atanh = unary("atanh", "float", "AtanhBackward0")
 sigmoid = unary("sigmoid", "float", "SigmoidBackward0", ref=lambda x: 1 / (1 + (-x).exp()))
 logit = unary("logit", "float", "LogitBackward0", ref=_logit, params={"eps": None})
 sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
-erf = unary("erf", "float", "ErfBackward0")
-erfc = unary("erfc", "float", "ErfcBackward0")
 erfinv = unary("erfinv", "float", "ErfinvBackward0", inplace="method")
-floor = unary("floor", "same", "FloorBackward0")
-ceil = unary("ceil", "same", "CeilBackward0")
-round = unary("round", "same", "RoundBackward0")
-trunc = unary("trunc", "same", "TruncBackward0")
-frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc())
-relu = unary("relu", "same", "ReluBackward0")
+frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc(), ints=False)
+i0 = unary("i0", "float", "I0Backward0", ref=_i0)  # composite: its derivative is the expansion's
 logical_not = unary("logical_not", "bool", ref=lambda x: _prims.ewise("eq", [x, 0], x.dtype, bool_), inplace="method")
 bitwise_not = unary("bitwise_not", "same", inplace="method")
-isnan = unary("isnan", "bool", inplace=False)
-isinf = unary("isinf", "bool", inplace=False)
-isfinite = unary("isfinite", "bool", inplace=False)
-signbit = unary("signbit", "bool", inplace=False)
 
 
 # ------------------------------------------------------------------------------------------
 # binary ops. Rules: 'arith' result_type; 'div' integers become float; 'cmp' bool out computed in
-# result_type; 'logical' bool out; 'int' integer only
+# result_type; 'logical' bool out; 'int' integer only; 'float' floating only; 'same' one dtype
 def _binary_dtypes(op, rule, a, b):
     """(compute dtype, out dtype) for a binary op, with PyTorch's errors."""
+    if rule == "same":  # both operands Tensors of one dtype
+        if a.dtype is not b.dtype:
+            raise RuntimeError(f"{op} is not yet implemented for tensors with different dtypes.")
+        return a.dtype, a.dtype
     rt = _dtype.result_type(a, b)
     if rule == "arith":
         return rt, rt
@@ -196,7 +233,7 @@ def _binary_dtypes(op, rule, a, b):
         return rt, bool_
     if rule == "logical":
         return rt, bool_
-    if rt.is_floating_point:
+    if (rule == "int") == rt.is_floating_point:  # 'int': integers only; 'float': floating only
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(rt)}'")
     return rt, rt
 
@@ -312,6 +349,24 @@ def _swapped(op):
     return lambda a, b, cdt: _prims.ewise(op, [b, a], cdt, bool_)
 
 
+def _hypot(a, b, cdt):
+    r = (a * a + b * b).sqrt()
+    return where(a.isinf() | b.isinf(), math.inf, r)     # hypot(inf, nan) is inf
+
+
+def _logaddexp2(a, b, cdt):
+    # PyTorch's kernel: log2(2^a + 2^b) = max + log2(1 + 2^-|a - b|), and a where a == b = +-inf
+    m = maximum(a, b)
+    return where(a.isinf() & (a == b), a, m + (-(a - b).abs()).exp2().log1p() / math.log(2.0))
+
+
+def _copysign(a, b, cdt):
+    a = a.to(cdt).abs()
+    if isinstance(b, Tensor):
+        return where(b.signbit(), -a, a)
+    return -a if math.copysign(1.0, b) < 0 else a
+
+
 # ---- binary ops: name = binary(name, dtype rule, PyTorch's node, [flags]) -------------------------
 mul = binary("mul", "arith", "MulBackward0", scalar_self=True)
 div = binary("div", "div", "DivBackward0", scalar_self=True)
@@ -335,6 +390,12 @@ logical_xor = binary("logical_xor", "logical", tensor_other=True)
 bitwise_and = binary("bitwise_and", "int", scalar_self=True)
 bitwise_or = binary("bitwise_or", "int", scalar_self=True)
 bitwise_xor = binary("bitwise_xor", "int", scalar_self=True)
+hypot = binary("hypot", "float", "HypotBackward0", ref=_hypot, tensor_other=True)
+logaddexp2 = binary("logaddexp2", "float", "Logaddexp2Backward0", ref=_logaddexp2, tensor_other=True, inplace=False)
+copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_node="CopysignBackward1")
+ldexp = binary("ldexp", "div", "LdexpBackward0", ref=lambda a, b, cdt: a.to(cdt) * b.to(cdt).exp2(), tensor_other=True)
+heaviside = binary("heaviside", "same", "HeavisideBackward0", tensor_other=True,
+                   ref=lambda a, b, cdt: where(a == 0, b, a > 0).to(cdt))
 bitwise_left_shift = binary("lshift", "int", scalar_self=True, names=("bitwise_left_shift",))
 bitwise_right_shift = binary("rshift", "int", scalar_self=True, names=("bitwise_right_shift",))
 
@@ -417,6 +478,7 @@ register_method(METHODS["div_"], "divide_", "true_divide_")
 register(neg, "negative")
 register(abs, "absolute")
 register(atan2, "arctan2")
+register(METHODS["ldexp_"], "ldexp_", method=False)  # PyTorch's ldexp_ is a function too
 for _name, _f in (("greater", gt), ("greater_equal", ge), ("less", lt), ("less_equal", le), ("not_equal", ne)):
     register(_f, _name)
 
@@ -648,12 +710,11 @@ def logaddexp(input, other):
 
 
 @register
-@composite_op("HypotBackward0")
-def hypot(input, other):
-    check_tensor("hypot", input)
-    check_tensor("hypot", other, "other", 2)
-    r = (input * input + other * other).sqrt()
-    return where(input.isinf() | other.isinf(), math.inf, r)     # hypot(inf, nan) is inf
+def positive(input):
+    check_tensor("positive", input)
+    if input.dtype is bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
 @register

@@ -7,11 +7,10 @@ from .. import _dtype
 from . import _prims
 from .._tensor import Tensor
 from .._geometry import numel as _numel
-from ..autograd.derivatives import unreduce
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op,
-                      check_tensor, formula_node)
+                      check_tensor, formula_node, node_alias)
 from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
@@ -134,51 +133,16 @@ def nanmean(input, dim=None, keepdim=False):
     return nansum(input, dim, keepdim) / notnan
 
 
-class Prod(Function):
-    _node_name = "ProdBackward1"
-
-    @staticmethod
-    def forward(ctx, x, d, keepdim):
-        ctx.save_for_backward(x)
-        ctx.meta = (d, keepdim)
-        return _prims.reduce("prod", x, (d,), keepdim, x.dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        d, keepdim = ctx.meta
-        if not keepdim:
-            g = g.unsqueeze(d)
-        # product of all other elements: exclusive cumprods from both ends (exact with zeros)
-        ones_shape = list(x.shape)
-        ones_shape[d] = 1
-        one = x.new_ones(ones_shape)
-        left = _shape.cat([one, x.narrow(d, 0, x.shape[d] - 1)], d).cumprod(d) if x.shape[d] else x
-        xr = x.flip(d)
-        right = _shape.cat([one, xr.narrow(d, 0, x.shape[d] - 1)], d).cumprod(d).flip(d) if x.shape[d] else x
-        return g * left * right, None, None
+def _prod_all(x):
+    return _prims.reduce("prod", x, tuple(range(x.dim())), False, x.dtype)
 
 
-class ProdAll(Function):
-    _node_name = "ProdBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _prims.reduce("prod", x, tuple(range(x.dim())), False, x.dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        flat = x.reshape(-1)
-        gx = Prod.backward(_FakeCtx((flat,), (0, False)), g)[0]
-        return gx.reshape(x.shape)
+def _prod_dim(x, d, keepdim):
+    return _prims.reduce("prod", x, (d,), keepdim, x.dtype)
 
 
-class _FakeCtx:
-    def __init__(self, saved, meta):
-        self.saved_tensors = saved
-        self.meta = meta
+ProdAll = formula_node("ProdBackward0", _prod_all, ("x",))
+Prod = formula_node("ProdBackward1", _prod_dim, ("x", "dim", "keepdim"))
 
 
 @register
@@ -201,49 +165,28 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 # ---- max / min family ------------------------------------------------------------------------------
-class AmaxAmin(Function):
-    """amax/amin and full max()/min(): the gradient is shared evenly between ties."""
-
-    @staticmethod
-    def forward(ctx, x, op, dims, keepdim):
-        y = _prims.reduce(op, x, dims, keepdim, x.dtype)
-        ctx.save_for_backward(x, y)
-        ctx.meta = (dims, keepdim)
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        dims, keepdim = ctx.meta
-        yb = unreduce(y, x.shape, dims, keepdim)
-        mask = (x == yb) | (x.isnan() & yb.isnan())
-        count = unreduce(sum(mask, dims, keepdim=keepdim), x.shape, dims, keepdim)
-        return unreduce(g, x.shape, dims, keepdim) * mask / count, None, None, None
+def _extreme(x, op, dims, keepdim):
+    return _prims.reduce(op, x, dims, keepdim, x.dtype)
 
 
-class Amax(AmaxAmin):
-    _node_name = "AmaxBackward0"
+# amax/amin and max()/min() over all: the gradient is shared evenly between ties
+Amax, Amin, MaxAll, MinAll = (formula_node(n, _extreme, ("x", "op", "dims", "keepdim"))
+                              for n in ("AmaxBackward0", "AminBackward0", "MaxBackward1", "MinBackward1"))
 
 
-class Amin(AmaxAmin):
-    _node_name = "AminBackward0"
+def _zero_index(x):
+    """The index tensor of a (values, indices) op on a 0-d tensor: 0."""
+    return _prims.ewise("copy", [0], int64, int64, shape=(), device=x.device)
 
 
-class MaxAll(AmaxAmin):
-    _node_name = "MaxBackward1"
-
-
-class MinAll(AmaxAmin):
-    _node_name = "MinBackward1"
-
-
-class MaxDim(Function):
-    _node_name = "MaxBackward0"
+class PickAlong(Function):
+    """A (values, indices) op whose values are x's elements at the indices along dim d: max/min over
+    a dim and cummax/cummin. backward puts each gradient back where its index points (summed where
+    several results picked the same element)."""
 
     @staticmethod
     def forward(ctx, x, op, d, keepdim):
-        idx = _prims.reduce("arg" + op, x, (d,), keepdim, int64)
-        vals = _prims.reduce(op, x, (d,), keepdim, x.dtype)
+        vals, idx = ctx._fn.kernel(x, op, d, keepdim)
         ctx.save_for_backward(idx)
         ctx.meta = (x.shape, d, keepdim)
         ctx.mark_non_differentiable(idx)
@@ -255,11 +198,18 @@ class MaxDim(Function):
         shape, d, keepdim = ctx.meta
         if not keepdim:
             g, idx = g.unsqueeze(d), idx.unsqueeze(d)
-        return g.new_zeros(shape).scatter(d, idx, g), None, None, None
+        return g.new_zeros(shape).scatter_add(d, idx, g), None, None, None
 
 
-class MinDim(MaxDim):
-    _node_name = "MinBackward0"
+class MaxDim(PickAlong):
+    _node_name = "MaxBackward0"
+
+    @staticmethod
+    def kernel(x, op, d, keepdim):
+        return _prims.reduce(op, x, (d,), keepdim, x.dtype), _prims.reduce("arg" + op, x, (d,), keepdim, int64)
+
+
+MinDim = node_alias(MaxDim, "MinBackward0")
 
 
 def _check_nonempty(input, name, dims=None):
@@ -291,21 +241,19 @@ def _make_max(op):
         d = wrap_dim(dim, input.dim())
         _check_nonempty(input, op, (d,))
         if input.dim() == 0:
-            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
+            return rt(input.clone(), _zero_index(input))
         if recording(input) and input.dtype.is_floating_point:
             v, i = dim_node.apply(input, op, d, keepdim)
         else:
-            v, i = dim_node.forward(_shape._NullCtx, input, op, d, keepdim)
+            v, i = dim_node.kernel(input, op, d, keepdim)
         return rt(v, i)
 
     public.__name__ = op
-    return torch_function(public)
+    return public
 
 
-max = _make_max("max")
-register(max, "max")
-min = _make_max("min")
-register(min, "min")
+max = register(_make_max("max"))
+min = register(_make_max("min"))
 
 
 def _make_amax(op, node):
@@ -317,13 +265,11 @@ def _make_amax(op, node):
         return write_out(_prims.reduce(op, input, dims, keepdim, input.dtype), out)
 
     public.__name__ = "a" + op
-    return torch_function(public)
+    return public
 
 
-amax = _make_amax("max", Amax)
-register(amax, "amax")
-amin = _make_amax("min", Amin)
-register(amin, "amin")
+amax = register(_make_amax("max", Amax))
+amin = register(_make_amax("min", Amin))
 
 
 @register
@@ -343,17 +289,15 @@ def _make_arg(op):
         d = wrap_dim(dim, input.dim())
         _check_nonempty(input, "arg" + op, (d,))
         if input.dim() == 0:
-            return _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device)
+            return _zero_index(input)
         return _prims.reduce("arg" + op, input, (d,), keepdim, int64)
 
     public.__name__ = "arg" + op
-    return torch_function(public)
+    return public
 
 
-argmax = _make_arg("max")
-register(argmax, "argmax")
-argmin = _make_arg("min")
-register(argmin, "argmin")
+argmax = register(_make_arg("max"))
+argmin = register(_make_arg("min"))
 
 
 @register
@@ -379,48 +323,23 @@ def _correction(unbiased, correction):
     return 1 if unbiased else 0
 
 
-class Var(Function):
-    _node_name = "VarBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dims, c, keepdim):
-        m = _prims.reduce("sum", x, dims, True, x.dtype)
-        n = _numel([x.shape[d] for d in dims])
-        m = _prims.ewise("div", [m, n if n else math.nan], x.dtype, x.dtype)
-        xc = _prims.ewise("sub", [x, m], x.dtype, x.dtype)
-        sq = _prims.ewise("mul", [xc, xc], x.dtype, x.dtype)
-        s = _prims.reduce("sum", sq, dims, keepdim, x.dtype)
-        denom = n - c
-        v = _prims.ewise("div", [s, denom if denom > 0 else 0.0], x.dtype, x.dtype)
-        ctx.save_for_backward(x)
-        ctx.meta = (dims, keepdim, denom)
-        return v
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        dims, keepdim, denom = ctx.meta
-        xc = x - x.mean(dims, keepdim=True)
-        return unreduce(g, x.shape, dims, keepdim) * xc * (2.0 / denom if denom > 0 else math.inf), None, None, None
+def _var_kernel(x, dims, c, keepdim):
+    m = _prims.reduce("sum", x, dims, True, x.dtype)
+    n = _numel([x.shape[d] for d in dims])
+    m = _prims.ewise("div", [m, n if n else math.nan], x.dtype, x.dtype)
+    xc = _prims.ewise("sub", [x, m], x.dtype, x.dtype)
+    sq = _prims.ewise("mul", [xc, xc], x.dtype, x.dtype)
+    s = _prims.reduce("sum", sq, dims, keepdim, x.dtype)
+    denom = n - c
+    return _prims.ewise("div", [s, denom if denom > 0 else 0.0], x.dtype, x.dtype)
 
 
-class Std(Function):
-    _node_name = "StdBackward0"
+def _std_kernel(x, dims, c, keepdim):
+    return _prims.ewise("sqrt", [_var_kernel(x, dims, c, keepdim)], x.dtype, x.dtype)
 
-    @staticmethod
-    def forward(ctx, x, dims, c, keepdim):
-        v = Var.forward(ctx, x, dims, c, keepdim)
-        y = _prims.ewise("sqrt", [v], x.dtype, x.dtype)
-        ctx.save_for_backward(x, y)
-        return y
 
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        dims, keepdim, denom = ctx.meta
-        xc = x - x.mean(dims, keepdim=True)
-        gy = unreduce(g / y, x.shape, dims, keepdim)
-        return gy * xc / (denom if denom > 0 else 0.0), None, None, None
+Var = formula_node("VarBackward0", _var_kernel, ("x", "dims", "correction", "keepdim"))
+Std = formula_node("StdBackward0", _std_kernel, ("x", "dims", "correction", "keepdim"))
 
 
 def _var_like(F, input, dim, unbiased, keepdim, correction):
@@ -432,7 +351,7 @@ def _var_like(F, input, dim, unbiased, keepdim, correction):
     c = _correction(unbiased, correction)
     if recording(input):
         return F.apply(input, dims, c, keepdim)
-    return F.forward(_shape._NullCtx, input, dims, c, keepdim)
+    return F.kernel(input, dims, c, keepdim)
 
 
 @register
@@ -450,36 +369,28 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 @register
 @composite_op("VarMeanBackward0")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):  # var_mean(x, unbiased)
-        unbiased, dim = dim, None
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _with_mean(var, input, dim, unbiased, keepdim, correction)
 
 
 @register
 @composite_op("StdMeanBackward0")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):  # std_mean(x, unbiased)
+    return _with_mean(std, input, dim, unbiased, keepdim, correction)
+
+
+def _with_mean(stat, input, dim, unbiased, keepdim, correction):
+    """(stat, mean) of var_mean / std_mean."""
+    if isinstance(dim, bool):  # var_mean(x, unbiased)
         unbiased, dim = dim, None
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return stat(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
-class Norm2(Function):
-    _node_name = "LinalgVectorNormBackward0"  # torch.norm is linalg.vector_norm in PyTorch 2.x
+def _norm2(x, dims, keepdim):
+    sq = _prims.ewise("mul", [x, x], x.dtype, x.dtype)
+    return _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, x.dtype)], x.dtype, x.dtype)
 
-    @staticmethod
-    def forward(ctx, x, dims, keepdim):
-        sq = _prims.ewise("mul", [x, x], x.dtype, x.dtype)
-        y = _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, x.dtype)], x.dtype, x.dtype)
-        ctx.save_for_backward(x, y)
-        ctx.meta = (dims, keepdim)
-        return y
 
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        dims, keepdim = ctx.meta
-        scale = where(y == 0, 0.0, g / y)
-        return x * unreduce(scale, x.shape, dims, keepdim), None, None
+Norm2 = formula_node("LinalgVectorNormBackward0", _norm2, ("x", "dims", "keepdim"))  # torch.norm is vector_norm
 
 
 def _vector_norm_impl(input, p, dims, keepdim):
@@ -509,7 +420,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p in ("fro", 2, 2.0):
         if recording(input):
             return Norm2.apply(input, dims, keepdim)
-        return Norm2.forward(_shape._NullCtx, input, dims, keepdim)
+        return _norm2(input, dims, keepdim)
     if p == "nuc":
         raise NotImplementedError("nuclear norm is not supported by webtorch")
     return _VectorNorm.call(input, p, dims, keepdim)
@@ -535,44 +446,14 @@ def logsumexp(input, dim, keepdim=False):
 
 
 # ---- scans ------------------------------------------------------------------------------------
-class Cumsum(Function):
-    _node_name = "CumsumBackward0"
-
-    @staticmethod
-    def forward(ctx, x, d, dt):
-        ctx.d = d
-        return _prims.scan("cumsum", x, d, dt)[0]
-
-    @staticmethod
-    def backward(ctx, g):
-        d = ctx.d
-        return g.flip(d).cumsum(d).flip(d), None, None
+def _scan(op):
+    def kernel(x, d, dt):
+        return _prims.scan(op, x, d, dt)[0]
+    return kernel
 
 
-class Cumprod(Function):
-    _node_name = "CumprodBackward0"
-
-    @staticmethod
-    def forward(ctx, x, d, dt):
-        y = _prims.scan("cumprod", x, d, dt)[0]
-        ctx.save_for_backward(x, y)
-        ctx.d = d
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        d = ctx.d
-
-        def rcumsum(t):
-            return t.flip(d).cumsum(d).flip(d)
-        # exact with zeros: before the first zero of a slice dy/dx_i = y_j / x_i; at the first zero,
-        # the products with that one factor left out (cumprod with it set to 1); after it, 0
-        zero = x == 0
-        count = zero.to(x.dtype).cumsum(d)
-        before, first = count == 0, zero & (count == 1)
-        at_first = rcumsum(g * where(first, 1.0, x).cumprod(d))
-        return where(before, rcumsum(g * y) / where(before, x, 1.0), where(first, at_first, 0.0)), None, None
+Cumsum = formula_node("CumsumBackward0", _scan("cumsum"), ("x", "dim", "dtype"))
+Cumprod = formula_node("CumprodBackward0", _scan("cumprod"), ("x", "dim", "dtype"))
 
 
 def _make_scan(op, node):
@@ -584,40 +465,24 @@ def _make_scan(op, node):
             return x.clone()
         if dt.is_floating_point and recording(x):
             return node.apply(x, d, dt)
-        return _prims.scan(op, x, d, dt)[0]
+        return node.kernel(x, d, dt)
 
     public.__name__ = op
-    return torch_function(public)
+    return public
 
 
-cumsum = _make_scan("cumsum", Cumsum)
-register(cumsum, "cumsum")
-cumprod = _make_scan("cumprod", Cumprod)
-register(cumprod, "cumprod")
+cumsum = register(_make_scan("cumsum", Cumsum))
+cumprod = register(_make_scan("cumprod", Cumprod))
 
 
-class CumExtreme(Function):
+class CumExtreme(PickAlong):
     @staticmethod
-    def forward(ctx, x, op, d):
-        v, i = _prims.scan(op, x, d, x.dtype, with_indices=True)
-        ctx.save_for_backward(i)
-        ctx.meta = (x.shape, d)
-        ctx.mark_non_differentiable(i)
-        return v, i
-
-    @staticmethod
-    def backward(ctx, g, _gi=None):
-        (i,) = ctx.saved_tensors
-        shape, d = ctx.meta
-        return g.new_zeros(shape).scatter_add(d, i, g), None, None
+    def kernel(x, op, d, keepdim):
+        return _prims.scan(op, x, d, x.dtype, with_indices=True)
 
 
-class Cummax(CumExtreme):
-    _node_name = "CummaxBackward0"
-
-
-class Cummin(CumExtreme):
-    _node_name = "CumminBackward0"
+Cummax = node_alias(CumExtreme, "CummaxBackward0")
+Cummin = node_alias(CumExtreme, "CumminBackward0")
 
 
 def _make_cum(op, node):
@@ -626,19 +491,17 @@ def _make_cum(op, node):
     def public(input, dim):
         d = wrap_dim(dim, input.dim())
         if input.dim() == 0:
-            return rt(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
+            return rt(input.clone(), _zero_index(input))
         if recording(input):
-            return rt(*node.apply(input, op, d))
-        return rt(*_prims.scan(op, input, d, input.dtype, with_indices=True))
+            return rt(*node.apply(input, op, d, True))
+        return rt(*node.kernel(input, op, d, True))
 
     public.__name__ = op
-    return torch_function(public)
+    return public
 
 
-cummax = _make_cum("cummax", Cummax)
-register(cummax, "cummax")
-cummin = _make_cum("cummin", Cummin)
-register(cummin, "cummin")
+cummax = register(_make_cum("cummax", Cummax))
+cummin = register(_make_cum("cummin", Cummin))
 
 
 @register
@@ -652,46 +515,6 @@ def logcumsumexp(input, dim):
 
 
 # ---- softmax family ----------------------------------------------------------------------------
-class Softmax(Function):
-    _node_name = "SoftmaxBackward0"
-    log = False
-
-    @staticmethod
-    def forward(ctx, x, d):
-        y = _softmax_kernel(x, d, ctx._fn.log)
-        ctx.save_for_backward(y)
-        ctx.d = d
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        d, log = ctx.d, ctx._fn.log
-        gx = _softmax_backward_fused(g, y, d, log)
-        if gx is None:
-            if log:
-                gx = g - y.exp() * g.sum(d, keepdim=True)
-            else:
-                gy = g * y
-                gx = gy - y * gy.sum(d, keepdim=True)
-        return gx, None
-
-
-class LogSoftmax(Softmax):
-    _node_name = "LogSoftmaxBackward0"
-    log = True
-
-
-def _softmax_backward_fused(g, y, d, log):
-    """A backend's fused row kernel for the (log_)softmax gradient (webgpu), when the backward
-    itself need not be differentiable; None otherwise."""
-    fused = getattr(y._backend, "softmax_backward", None)
-    if fused is None or recording(g, y):
-        return None
-    out, handled = fused(g, y, d, log)
-    return out if handled else None
-
-
 def _softmax_kernel(x, d, log):
     fused = getattr(x._backend, "softmax", None)
     if fused is not None and x.dim():
@@ -708,6 +531,10 @@ def _softmax_kernel(x, d, log):
     return _prims.ewise("div", [e, s], dt, dt)
 
 
+Softmax = formula_node("SoftmaxBackward0", lambda x, dim: _softmax_kernel(x, dim, False), ("x", "dim"))
+LogSoftmax = formula_node("LogSoftmaxBackward0", lambda x, dim: _softmax_kernel(x, dim, True), ("x", "dim"))
+
+
 def _softmax_like(F, input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
@@ -720,7 +547,7 @@ def _softmax_like(F, input, dim, dtype):
         return input.clone()
     if recording(input):
         return F.apply(input, d)
-    return _softmax_kernel(input, d, F is LogSoftmax)
+    return F.kernel(input, d)
 
 
 @register
@@ -754,15 +581,14 @@ class Sort(Function):
         return g.new_zeros(shape).scatter(d, i, g), None, None, None
 
 
-class Topk(Sort):
-    _node_name = "TopkBackward0"
+Topk = node_alias(Sort, "TopkBackward0")
 
 
 @register
 @torch_function
 def sort(input, dim=-1, descending=False, stable=False):
     if input.dim() == 0:
-        return return_types.sort(input.clone(), _prims.ewise("copy", [0], int64, int64, shape=(), device=input.device))
+        return return_types.sort(input.clone(), _zero_index(input))
     d = wrap_dim(dim, input.dim())
     if recording(input):
         return return_types.sort(*Sort.apply(input, d, descending, stable))

@@ -7,7 +7,8 @@ from .._tensor import Tensor, Size
 from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result
+from ._common import (wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result,
+                      node_alias, formula_node)
 from .registry import register, register_method
 from .pointwise import where
 
@@ -91,28 +92,12 @@ class ViewOp(Function):  # the view op (a backend's window onto a buf is backend
         return g.reshape(ctx.in_shape), None, None
 
 
-class UnsafeView(ViewOp):
-    _node_name = "UnsafeViewBackward0"
-
-
-class Squeeze(ViewOp):
-    _node_name = "SqueezeBackward0"  # squeeze()
-
-
-class SqueezeDim(ViewOp):
-    _node_name = "SqueezeBackward1"  # squeeze(dim)
-
-
-class SqueezeDims(ViewOp):
-    _node_name = "SqueezeBackward2"  # squeeze(dims)
-
-
-class SqueezeDimInplace(ViewOp):
-    _node_name = "SqueezeBackward4"  # squeeze_(dim), as matmul uses it
-
-
-class Unsqueeze(ViewOp):
-    _node_name = "UnsqueezeBackward0"
+UnsafeView = node_alias(ViewOp, "UnsafeViewBackward0")
+Squeeze = node_alias(ViewOp, "SqueezeBackward0")  # squeeze()
+SqueezeDim = node_alias(ViewOp, "SqueezeBackward1")  # squeeze(dim)
+SqueezeDims = node_alias(ViewOp, "SqueezeBackward2")  # squeeze(dims)
+SqueezeDimInplace = node_alias(ViewOp, "SqueezeBackward4")  # squeeze_(dim), as matmul uses it
+Unsqueeze = node_alias(ViewOp, "UnsqueezeBackward0")
 
 
 class Permute(Function):
@@ -132,12 +117,8 @@ class Permute(Function):
         return g.permute(inv), None
 
 
-class Transpose(Permute):
-    _node_name = "TransposeBackward0"
-
-
-class TBackward(Permute):
-    _node_name = "TBackward0"
+Transpose = node_alias(Permute, "TransposeBackward0")
+TBackward = node_alias(Permute, "TBackward0")
 
 
 class Expand(Function):
@@ -174,16 +155,9 @@ class AsStrided(Function):
         return z, None, None, None
 
 
-class Slice(AsStrided):
-    _node_name = "SliceBackward0"
-
-
-class Select(AsStrided):
-    _node_name = "SelectBackward0"
-
-
-class Diagonal(AsStrided):
-    _node_name = "DiagonalBackward0"
+Slice = node_alias(AsStrided, "SliceBackward0")
+Select = node_alias(AsStrided, "SelectBackward0")
+Diagonal = node_alias(AsStrided, "DiagonalBackward0")
 
 
 def _relative_geometry(in_shape, in_stride, in_off, stride, offset, cs):
@@ -345,15 +319,21 @@ moveaxis = movedim
 register(movedim, "moveaxis")
 
 
+def _sizes_for(x, sizes, error):
+    """The sizes argument of expand / repeat, at least one per dim of x (else RuntimeError(error(sizes)))."""
+    sizes = _sizes(sizes)
+    if len(sizes) < x.dim():
+        raise RuntimeError(error(sizes))
+    return sizes
+
+
 @register_method
 @torch_function
 def expand(self, *sizes):
-    sizes = _sizes(sizes)
     nd = self.dim()
-    if len(sizes) < nd:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(self.shape)}}}, size=[{', '.join(map(str, sizes))}]): "
-                           f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number "
-                           f"of dimensions in the tensor ({nd})")
+    sizes = _sizes_for(self, sizes, lambda s: f"expand(torch.FloatTensor{{{list(self.shape)}}}, size=["
+                       f"{', '.join(map(str, s))}]): the number of sizes provided ({len(s)}) must be greater or "
+                       f"equal to the number of dimensions in the tensor ({nd})")
     off = len(sizes) - nd
     shape = tuple(self._shape[i - off] if s == -1 and i >= off else s for i, s in enumerate(sizes))
     if any(s < 0 for s in shape):
@@ -634,8 +614,7 @@ class Split(Function):
         return cat(grads, ctx.d), None, None
 
 
-class SplitWithSizes(Split):
-    _node_name = "SplitWithSizesBackward0"
+SplitWithSizes = node_alias(Split, "SplitWithSizesBackward0")
 
 
 def _multi_view_apply(F, x, *args):
@@ -709,28 +688,20 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 # ---- copies ---------------------------------------------------------------------------------------
-class Clone(Function):
-    _node_name = "CloneBackward0"
+def _clone_kernel(x):
+    out = _prims.empty(x.shape, x.dtype, x.device)
+    _prims.copy_into(out, x)
+    out._storage.version = 0
+    return out
 
-    @staticmethod
-    def forward(ctx, x):
-        out = _prims.empty(x.shape, x.dtype, x.device)
-        return _prims.copy_into(out, x)
 
-    @staticmethod
-    def backward(ctx, g):
-        return g
+Clone = formula_node("CloneBackward0", _clone_kernel, ("x",))
 
 
 @register
 @torch_function
 def clone(input, *, memory_format=None):
-    if recording(input):
-        return Clone.apply(input)
-    out = _prims.empty(input.shape, input.dtype, input.device)
-    _prims.copy_into(out, input)
-    out._storage.version = 0
-    return out
+    return Clone.apply(input) if recording(input) else _clone_kernel(input)
 
 
 @register_method
@@ -1051,11 +1022,9 @@ def roll(input, shifts, dims=None):
 @register_method
 @torch_function
 def repeat(input, *sizes):
-    sizes = _sizes(sizes)
     nd = input.dim()
-    if len(sizes) < nd:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
-                           "of tensor")
+    sizes = _sizes_for(input, sizes, lambda s: "Number of dimensions of repeat dims can not be smaller than number of "
+                       "dimensions of tensor")
     x = input.reshape((1,) * (len(sizes) - nd) + tuple(input.shape))
     inter, expd, final = [], [], []
     for r, s in zip(sizes, x.shape):

@@ -15,7 +15,7 @@ import struct
 from array import array
 
 from ..base import Backend, Strided
-from ... import _philox
+from ... import _dtype, _philox
 from ..._geometry import numel as _numel, is_contiguous
 from . import _special
 
@@ -145,11 +145,7 @@ def cast(vals, src, dst):
 
 
 def _py_dtype(x):
-    if isinstance(x, bool):
-        return "bool"
-    if isinstance(x, int):
-        return "pyint"
-    return "float64"
+    return {"b": "bool", "i": "pyint", "f": "float64"}[_dtype._scalar_kind(x)]
 
 
 def _scalar(x, dtype):

@@ -466,29 +466,18 @@ class BrowserDriver(Driver):
                 out[j] = snap
         return out
 
-    def flush(self):
-        if self._encoder is None:
-            return
-        self._check()
-        self._end_pass()
-        try:
-            if self._arena:
-                n = len(self._arena)
-                if n % 4:
-                    self._arena.extend(b"\0" * (-n % 4))
-                self._write(self._arena_buf, 0, memoryview(self._arena))
-            self.queue.submit(self._js.Array.of(self._encoder.finish()))
-        except Exception as e:
-            raise self._wrap(e) from None
-        finally:
-            self._encoder = None
-            self._arena = bytearray()
-            self._pending = 0
-            self._unwaited = True
-            for b in self._graveyard:
-                b.destroy()      # after submit: the GPU keeps it until the work is done
-            self._graveyard = []
-        self.submits += 1
+    def _submit(self, arena, commands):
+        if arena:
+            if len(arena) % 4:
+                arena.extend(b"\0" * (-len(arena) % 4))
+            self._write(self._arena_buf, 0, memoryview(arena))
+        self.queue.submit(self._js.Array.of(commands))
+
+    def _submitted(self):
+        self._unwaited = True
+        for b in self._graveyard:
+            b.destroy()      # after submit: the GPU keeps it until the work is done
+        self._graveyard = []
 
     def synchronize(self):
         self.flush()

@@ -99,7 +99,20 @@ class Driver:
 
     def flush(self):
         """Submit everything recorded so far (no wait). No-op when nothing is pending."""
-        raise NotImplementedError
+        if self._encoder is None:
+            return
+        self._check()
+        self._end_pass()
+        try:
+            self._submit(self._arena, self._encoder.finish())
+        except Exception as e:
+            raise self._wrap(e) from None
+        finally:
+            self._encoder = None
+            self._arena = bytearray()
+            self._pending = 0
+            self._submitted()
+        self.submits += 1
 
     def synchronize(self):
         """flush() and wait until the GPU has finished all submitted work."""
@@ -131,6 +144,24 @@ class Driver:
         arena.extend(params)
         arena.extend(b"\0" * (psize - len(params)))
         return start, psize
+
+    # ---- the shared bookkeeping of a batch (`flush`); each driver's own calls ---------------
+    def _submit(self, arena, commands):
+        """Write the batch's parameter words `arena` (a bytearray, possibly empty) to the arena
+        buffer, then submit the finished command buffer `commands`."""
+        raise NotImplementedError
+
+    def _submitted(self):
+        """After a submit (or a failed one): destroy the buffers kept alive for the batch."""
+        raise NotImplementedError
+
+    def _check(self):
+        """Raise the device's pending error (a lost device, a validation error), if any."""
+        raise NotImplementedError
+
+    def _wrap(self, e):
+        """The RuntimeError to raise for the exception `e` of a GPU call."""
+        raise NotImplementedError
 
     def _end_pass(self):
         """End the open compute pass (`self._pass`) that dispatches are recorded into, if any."""

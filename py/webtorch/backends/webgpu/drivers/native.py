@@ -185,25 +185,15 @@ class NativeDriver(Driver):
         self._pending += 1
         self.dispatches += 1
 
-    def flush(self):
-        if self._encoder is None:
-            return
-        self._check()
-        self._end_pass()
-        try:
-            if self._arena:
-                self.queue.write_buffer(self._arena_buf, 0, bytes(self._arena))
-            self.queue.submit([self._encoder.finish()])
-        except Exception as e:
-            raise self._wrap(e) from None
-        finally:
-            self._encoder = None
-            self._arena = bytearray()
-            self._pending = 0
+    def _submit(self, arena, commands):
+        if arena:
+            self.queue.write_buffer(self._arena_buf, 0, bytes(arena))
+        self.queue.submit([commands])
+
+    def _submitted(self):
         for st in self._staging + self._graveyard:
             st.destroy()
         self._staging, self._graveyard = [], []
-        self.submits += 1
 
     def synchronize(self):
         self.flush()

@@ -1,0 +1,4 @@
+"""torch.special: the special-function namespace. Its ops are the element-wise ops declared once in
+ops/pointwise.py, under PyTorch's special names (`expit` is sigmoid)."""
+from .ops.pointwise import (i0, sigmoid as expit, exp2, expm1, log1p, erf, erfc, erfinv, logit,  # noqa: F401
+                            sinc)
