@@ -43,6 +43,9 @@ class WebGPUBackend(Primitives, Backend):
         self.alloc = CachingAllocator(driver, self.max_bytes)
         self.is_cpu_adapter = str(driver.info.get("adapter_type", "")).lower() == "cpu"
         self.is_lavapipe = "llvmpipe" in str(driver.info.get("device", "")).lower()
+        # elements per thread of the ewise.wgsl kernels: on CPU adapters a thread's loads and
+        # parameter words cost per element, 16 is 2-5x faster (bench/README.md); GPUs keep one
+        self.ew_k = 16 if self.is_cpu_adapter else 1
         self._pipes = {}        # source -> pipeline
         self._memo = {}         # kernel signature -> (pipeline, extra)
         self._prelude = shader("prelude.wgsl")

@@ -57,6 +57,24 @@ def shader(name):
     return _SRC[name]
 
 
+_P_WORD = re.compile(r"\bP\[(\d+)u\]")
+
+
+def ewise_src(k, enable, prelude, bindings, index, body, head=""):
+    """An ewise.wgsl kernel doing `k` elements per thread: `index` and `body` compute element
+    `i`; `head` and every constant parameter word they read (`P[<n>u]`) are evaluated once per
+    thread, before its loop over its elements. Dispatch it over `ewise_groups(n, k)` workgroups."""
+    words = sorted({int(w) for w in _P_WORD.findall(f"{head}\n{index}\n{body}")})
+    head, index, body = (_P_WORD.sub(r"pw\1", c) for c in (head, index, body))
+    hoist = "\n".join([f"  let pw{w} = P[{w}u];" for w in words] + ([head] if head else []))
+    return fill("ewise.wgsl", ENABLE=enable, PRELUDE=prelude, BINDINGS=bindings, HOIST=hoist, K=k, SPAN=WG * k,
+                INDEX=index, BODY=body)
+
+
+def ewise_groups(n, k):
+    return -(-n // (WG * k))
+
+
 def fill(name, **parts):
     s = shader(name)
     for k, v in parts.items():

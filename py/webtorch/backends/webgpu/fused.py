@@ -16,7 +16,7 @@ from ...ops import _prims
 from ..._tensor import Tensor
 from ..base import Strided
 from ..._geometry import contiguous_strides
-from .codegen import ST, fill, load, store, f32_bits, collapse, index_code
+from .codegen import ST, fill, load, store, f32_bits, collapse, index_code, ewise_src, ewise_groups
 
 FLOATS = ("float32", "float16")
 
@@ -137,8 +137,7 @@ def _update_src(be, dt, names, scalars, has_step, body, R, contig):
     if has_step:
         head.append(f"  let t = S[P[{sc + len(scalars)}u]];")
     idx = index_code(R, [(f"o{k}", c) for k, c in enumerate(contig)])
-    return fill("ewise.wgsl", ENABLE=be.enable(dt), PRELUDE=be._prelude, BINDINGS="\n".join(b), INDEX=idx,
-                BODY="\n".join(head + body(dt)))
+    return ewise_src(be.ew_k, be.enable(dt), be._prelude, "\n".join(b), idx, "\n".join(body(dt)), "\n".join(head))
 
 
 def _usable(p, g, step=None):
@@ -175,7 +174,7 @@ def _update(be, key, ops, scalars, body, step=None):
     if has_step:
         _tick(step)
         words.append(step._offset)
-    be.run(pipe, bufs, words, -(-n // 256))
+    be.run(pipe, bufs, words, ewise_groups(n, be.ew_k))
     for t in ops:
         if t is not ops[1]:
             t._bump()

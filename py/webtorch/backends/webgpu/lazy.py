@@ -41,7 +41,8 @@ import weakref
 
 from ..base import Strided
 from ..._geometry import numel, contiguous_strides, is_contiguous
-from .codegen import CT, ST, WG, conv, load, store, ewise_expr, collapse, bind_once, index_code, scalar_bits, fill
+from .codegen import (CT, ST, conv, load, store, ewise_expr, ewise_src, ewise_groups, collapse, bind_once, index_code,
+                      scalar_bits)
 
 MAX_NODES = 64
 _DUMMY = ("a", "b", "c")
@@ -289,7 +290,7 @@ class Fusion:
                 if pipe is None:
                     pipe = be._memo[key] = be.pipeline(self._source(descs, out_nodes, out_dts, used_leaves,
                                                                     lbind, R, contig))
-                be.run(pipe, bufs, words, -(-n // WG))
+                be.run(pipe, bufs, words, ewise_groups(n, be.ew_k))
             self.kernels += 1
         finally:
             self.busy = False
@@ -299,8 +300,7 @@ class Fusion:
         """the group as an ewise.wgsl kernel over its elements"""
         decls, body, alldt = self._code(descs, out_nodes, out_dts, leaves, lbind, R, contig, 0, 0)
         names = [(f"o{li}", contig[li]) for li in range(len(leaves))]
-        return fill("ewise.wgsl", ENABLE=self.be.enable(*alldt), PRELUDE=self.be._prelude, BINDINGS=decls,
-                    INDEX=index_code(R, names), BODY=body)
+        return ewise_src(self.be.ew_k, self.be.enable(*alldt), self.be._prelude, decls, index_code(R, names), body)
 
     def _code(self, descs, out_nodes, out_dts, leaves, lbind, R, contig, bbase, pbase):
         """-> (binding declarations: outputs and leaves from binding bbase, then P; the body

@@ -7,8 +7,8 @@
 from ..base import Strided, EWISE_OPS
 from ..._geometry import numel, contiguous_strides
 from .codegen import (CT, ST, ZERO, ONE, WG, MASK, _L_OPS, fill, shader, load, conv, store, norm,
-                      ewise_expr, mm_bindings, alias_b, collapse, bind_once, index_code, scalar_bits, pack_words,
-                      _count_error)
+                      ewise_expr, ewise_src, ewise_groups, mm_bindings, alias_b, collapse, bind_once, index_code,
+                      scalar_bits, pack_words, _count_error)
 
 
 def _next_pow2(n):
@@ -49,7 +49,7 @@ class Primitives:
         for k, x in enumerate(inputs):
             if not isinstance(x, Strided):
                 words.append(scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype))
-        self.run(pipe, bufs, words, -(-n // WG))
+        self.run(pipe, bufs, words, ewise_groups(n, self.ew_k))
 
     def _ewise_src(self, op, cdtype, odt, kinds, R, contig, amap):
         nv = sum(1 for k in kinds if k != "s")
@@ -75,8 +75,8 @@ class Primitives:
         binds.append(f"@group(0) @binding({len(binds)}) var<storage, read> P: array<u32>;")
         expr, rdt = ewise_expr(op, cdtype, args)
         body.append(f"  out[o0] = {store(conv(expr, rdt, odt), odt)};")
-        return fill("ewise.wgsl", ENABLE=self.enable(odt, *kinds), PRELUDE=self._prelude,
-                    BINDINGS="\n".join(binds), INDEX=index_code(R, names), BODY="\n".join(body))
+        return ewise_src(self.ew_k, self.enable(odt, *kinds), self._prelude, "\n".join(binds), index_code(R, names),
+                         "\n".join(body))
 
     # ---- reductions -------------------------------------------------------------------
     def reduce(self, op, out, inp):
@@ -375,12 +375,11 @@ class Primitives:
                  "@group(0) @binding(3) var<storage, read> P: array<u32>;"]
             body = (f"  let v = {conv(load('src[idx[o1]]', src_dtype), src_dtype, out.dtype)};\n"
                     f"  out[o0] = {store('v', out.dtype)};")
-            src = fill("ewise.wgsl", ENABLE=self.enable(out.dtype, src_dtype), PRELUDE="",
-                       BINDINGS="\n".join(b), INDEX=index_code(R, [("o0", contig[0]), ("o1", contig[1])]),
-                       BODY=body)
+            src = ewise_src(self.ew_k, self.enable(out.dtype, src_dtype), "", "\n".join(b),
+                            index_code(R, [("o0", contig[0]), ("o1", contig[1])]), body)
             pipe = self._memo[key] = self.pipeline(src)
         words = [n, *shape, out.offset, *sts[0], idx.offset, *sts[1]]
-        self.run(pipe, [out.buf, idx.buf, src_buf], words, -(-n // WG))
+        self.run(pipe, [out.buf, idx.buf, src_buf], words, ewise_groups(n, self.ew_k))
 
     def put(self, dst_buf, dst_dtype, idx, values, accumulate):
         n = numel(idx.shape)
@@ -403,7 +402,7 @@ class Primitives:
         else:
             words.append(scalar_bits(values, dst_dtype))
         bufs = [dst_buf, idx.buf] + ([] if scalar else [values.buf])
-        self.run(pipe, bufs, words, -(-n // WG))
+        self.run(pipe, bufs, words, ewise_groups(n, self.ew_k))
 
     def _put_src(self, ddt, vdt, scalar, accumulate, R, contig):
         ct = CT[ddt]
@@ -439,9 +438,8 @@ class Primitives:
                 body.append(f"  _ = {_L_OPS['add'].format('bitcast<i32>(atomicAdd(&dst[k], bitcast<u32>(v)))', 'v')};")
             else:
                 body.append("  atomicAdd(&dst[k], bitcast<u32>(v));")
-        return fill("ewise.wgsl", ENABLE=self.enable(ddt, vdt), PRELUDE="",
-                    BINDINGS="\n".join(b) + "\n" + extra, INDEX=index_code(R, names),
-                    BODY="\n".join(body))
+        return ewise_src(self.ew_k, self.enable(ddt, vdt), "", "\n".join(b) + "\n" + extra, index_code(R, names),
+                         "\n".join(body))
 
     # ---- creation ---------------------------------------------------------------------
     def arange(self, out, start, step):
