@@ -102,8 +102,10 @@ def _operand(a, shape, dev):
 
 
 def _fast_path(op, args):
-    """True when the args' backend computes the decomposed op with a kernel of its own (`fast_paths`)."""
-    return op in next(a for a in args if isinstance(a, Tensor))._storage.backend.fast_paths
+    """True when the args' backend computes the decomposed op with a kernel of its own (`fast_paths`);
+    a decomposed op's first or second argument is a tensor."""
+    t = args[0] if isinstance(args[0], Tensor) else args[1]
+    return op in t._storage.backend.fast_paths
 
 
 def _decomposition(op, args, cdtype, out_dtype):
