@@ -38,9 +38,8 @@ def _bind_params(op, params, args, kwargs):
 
 def _unary_kernel(op, ref, x, cdt, odt, pvals):
     """The decomposed op(x) computed in cdt, out in odt: the backend's own kernel where it has one
-    (`Backend.fast_paths`: `_prims.ewise` picks), else the reference decomposition (with the op's
-    parameters: an op with parameters has no fast path)."""
-    if not pvals:
+    (`Backend.fast_paths`), else the reference decomposition."""
+    if op in x._storage.backend.fast_paths:
         return _prims.ewise(op, [x], cdt, odt, shape=x._shape)
     return ref(x if x.dtype is cdt else x.to(cdt), *pvals)
 
