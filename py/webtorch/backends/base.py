@@ -20,10 +20,11 @@ arbitrary strided views, e.g. `x[:, 1].add_(1)`). Outputs never alias inputs exc
 elementwise in-place ops where out and an input are the same Strided (safe elementwise).
 
 Element-wise op names (the table in `EWISE_OPS` below): inputs are converted to `cdtype`,
-the op is computed in `cdtype`, the result is converted to out.dtype. Comparisons and the
-`is*` tests produce bool (0/1). Integer semantics follow PyTorch: floor_divide floors,
-remainder takes the sign of the divisor, fmod the sign of the dividend, shifts are
-arithmetic. `round` rounds half to even. Float->int conversion truncates toward zero.
+the op is computed in `cdtype`, the result is converted to out.dtype (so do a backend's fast
+paths). Comparisons and `signbit` produce bool (0/1). Integer semantics follow PyTorch:
+floor_divide floors, fmod takes the sign of the dividend (the fast path remainder that of the
+divisor), shifts are arithmetic. `round` rounds half to even. Float->int conversion truncates
+toward zero.
 """
 from collections import namedtuple
 
