@@ -14,6 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from webtorch.backends.base import Strided, EWISE_OPS, UNARY, BINARY, REDUCE_OPS, SCAN_OPS  # noqa: E402
 from webtorch.backends.cpu import NumpyBackend, PureBackend, make_backend  # noqa: E402
 from webtorch import _philox  # noqa: E402
+from webtorch.ops.registry import ELEMENTWISE  # noqa: E402
 from _op_table import OPS, ref as table_ref  # noqa: E402
 
 NB, PB = NumpyBackend(), PureBackend()
@@ -133,8 +134,8 @@ def check(actual, expected, dtype, tol=None):
 _KERNEL_ONLY = {"copy": lambda a: a.clone(), "bitwise_not": torch.bitwise_not, "relu": torch.relu,
                 "div": lambda a, b: torch.div(a, b) if a.is_floating_point() else torch.div(a, b, rounding_mode="trunc"),
                 "lshift": torch.bitwise_left_shift, "rshift": torch.bitwise_right_shift, "where": torch.where}
-# every kernel: the primitives, and the numpy backend's fast paths for decomposed (unary) ops
-KERNELS = {**EWISE_OPS, **{op: 1 for op in sorted(NB.fast_paths | PB.fast_paths)}}
+# every kernel: the primitives, and the backends' fast paths for decomposed ops
+KERNELS = {**EWISE_OPS, **{op: 1 if ELEMENTWISE[op].kind == "unary" else 2 for op in sorted(NB.fast_paths | PB.fast_paths)}}
 TORCH_EWISE = {**{op.name: table_ref(op) for op in OPS if op.name in KERNELS}, **_KERNEL_ONLY}
 assert set(TORCH_EWISE) == set(KERNELS), set(TORCH_EWISE) ^ set(KERNELS)
 

@@ -14,6 +14,7 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import torch  # noqa: E402  (the oracle: a test dependency, never a reason to skip this tier)
 from webtorch.backends.base import Strided, UNARY, BINARY, EWISE_OPS  # noqa: E402
+from webtorch.ops.registry import ELEMENTWISE  # noqa: E402
 from webtorch.backends.webgpu.backend import WebGPUBackend  # noqa: E402
 from webtorch.backends import webgpu  # noqa: E402
 from webtorch import _philox  # noqa: E402
@@ -96,8 +97,12 @@ def torch_un(op):
     return TORCH_UN.get(op) or getattr(torch, op)
 
 
-# the unary primitives and the backend's fast paths (decomposed ops it computes itself); bitwise_not: integers only
-@pytest.mark.parametrize("op", [op for op in UNARY if op != "bitwise_not"] + sorted(WebGPUBackend.fast_paths))
+# the primitives and the backend's fast paths (decomposed ops it computes itself)
+FAST = {kind: sorted(op for op in WebGPUBackend.fast_paths if ELEMENTWISE[op].kind == kind) for kind in ("unary", "binary")}
+
+
+# bitwise_not: integers only
+@pytest.mark.parametrize("op", [op for op in UNARY if op != "bitwise_not"] + FAST["unary"])
 def test_unary_float32(op):
     lo, hi = DOMAIN.get(op, (-4, 4))
     x = rng.uniform(lo, hi, size=(5, 7)).astype(np.float32)
@@ -143,7 +148,7 @@ def test_unary_bool_uint8():
         close(get(o), torch_un(op)(torch.from_numpy(a.copy())))
 
 
-FLOAT_BIN = [op for op in BINARY if not op.startswith("bitwise") and op not in ("lshift", "rshift")]
+FLOAT_BIN = [op for op in BINARY + FAST["binary"] if not op.startswith("bitwise") and op not in ("lshift", "rshift")]
 TORCH_BIN = {"lshift": torch.bitwise_left_shift, "rshift": torch.bitwise_right_shift}
 
 
@@ -179,7 +184,7 @@ def test_binary_float32(op):
     close(get(o), want.to(TT[o.dtype]), rtol=TOL.get(op, 1e-5), atol=1e-5)
 
 
-INT_BIN = [op for op in BINARY if op not in ("div", "fmax", "fmin", "atan2")]
+INT_BIN = [op for op in BINARY + FAST["binary"] if op not in ("div", "fmax", "fmin", "atan2")]
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])

@@ -316,13 +316,26 @@ def test_clamp_and_pow(device):
 
 def test_fast_paths_match_their_decomposition(device):
     """A backend's own kernel for a decomposed op (Backend.fast_paths) gives the decomposition's
-    results (ops/pointwise.py `ref=`), on ordinary and special values; the decomposition itself
-    is what a backend without the kernel runs."""
+    results (ops/pointwise.py `ref=`), on ordinary and special values (binary ops: every pair) and on
+    integers; the decomposition itself is what a backend without the kernel runs
+    (tests/test_decompositions.py)."""
     x = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5, -2.5, 0.5, 1e-3, 80.0, -80.0, 7.0],
                  dtype=np.float32)
-    t = wt.tensor(x.tolist(), device=device)
-    for op in sorted(t._storage.backend.fast_paths):
-        ref = wt.ops.registry.ELEMENTWISE[op].ref
-        got, want = getattr(wt, op)(t).cpu().numpy(), ref(t).cpu().numpy()
-        np.testing.assert_allclose(got, want, rtol=2e-7 if device != "webgpu" else 2e-6, atol=0, equal_nan=True,
-                                   err_msg=op)
+    ints = np.array([0, 1, -1, 7, -7, 3, -3, 2 ** 31 - 1, -2 ** 31], dtype=np.int32)
+    for v in (x, ints):
+        t = wt.tensor(v.tolist(), dtype=wt.float32 if v is x else wt.int32, device=device)
+        for op in sorted(t._storage.backend.fast_paths):
+            decl = wt.ops.registry.ELEMENTWISE[op]
+            if v is ints and decl.rule == "float":
+                continue
+            if decl.kind == "unary":
+                got, want = getattr(wt, op)(t), decl.ref(t)
+            else:
+                b = t.reshape(1, -1) if op != "remainder" or v is x else (t + (t == 0)).reshape(1, -1)
+                got, want = getattr(wt, op)(t.reshape(-1, 1), b), decl.ref(t.reshape(-1, 1), b, t.dtype)
+            assert got.dtype == want.dtype, op
+            got, want = got.cpu().numpy(), want.cpu().numpy()
+            np.testing.assert_allclose(got, want, rtol=2e-7 if device != "webgpu" else 2e-6, atol=0, equal_nan=True,
+                                       err_msg=op)
+            zeros = want == 0
+            np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]), err_msg=op)

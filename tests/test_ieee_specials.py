@@ -46,10 +46,10 @@ CHAINS = {
 }
 
 
-# which of two equal zeros max/min/clamp/relu return, and whether a running sum of -0.0 starts
+# which of two equal zeros max/min/clamp return, and whether a running sum of -0.0 starts
 # from +0.0 (PyTorch's CPU cumsum), is not specified by IEEE or PyTorch's docs and differs
 # between PyTorch's own kernels: for these the sign of a zero is not compared
-ZERO_SIGN_FREE = ("maximum", "minimum", "fmax", "fmin", "clamp", "relu", "max(", "cumsum")
+ZERO_SIGN_FREE = ("maximum", "minimum", "fmax", "fmin", "clamp", "max(", "cumsum")
 
 
 def same(w, t, what):

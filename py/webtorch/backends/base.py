@@ -20,10 +20,11 @@ arbitrary strided views, e.g. `x[:, 1].add_(1)`). Outputs never alias inputs exc
 elementwise in-place ops where out and an input are the same Strided (safe elementwise).
 
 Element-wise op names (the table in `EWISE_OPS` below): inputs are converted to `cdtype`,
-the op is computed in `cdtype`, the result is converted to out.dtype. Comparisons and the
-`is*` tests produce bool (0/1). Integer semantics follow PyTorch: floor_divide floors,
-remainder takes the sign of the divisor, fmod the sign of the dividend, shifts are
-arithmetic. `round` rounds half to even. Float->int conversion truncates toward zero.
+the op is computed in `cdtype`, the result is converted to out.dtype (so do a backend's fast
+paths). Comparisons and `signbit` produce bool (0/1). Integer semantics follow PyTorch:
+floor_divide floors, fmod takes the sign of the dividend (the fast path remainder that of the
+divisor), shifts are arithmetic. `round` rounds half to even. Float->int conversion truncates
+toward zero.
 """
 from collections import namedtuple
 
@@ -32,19 +33,22 @@ from .. import _dtype
 Strided = namedtuple("Strided", "buf shape strides offset dtype")
 
 # Every other element-wise op is a reference decomposition into these (`ops/pointwise.py`, `ref=`:
-# frac, reciprocal, rsqrt, sigmoid, logit, logical_not, gt, le, ...), which a backend may still
-# compute with a kernel of its own: its `fast_paths`.
+# sub, ne, ge, remainder, trunc, relu, sign, isnan, frac, sigmoid, gt, le, logical_and, ...), which
+# a backend may still compute with a kernel of its own: its `fast_paths`.
 UNARY = (
-    "copy neg abs sign exp exp2 expm1 log log2 log10 log1p sqrt "
+    "copy neg abs exp exp2 expm1 log log2 log10 log1p sqrt "
     "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc erfinv "
-    "floor ceil round trunc relu bitwise_not isnan isinf isfinite signbit"
+    "floor ceil round bitwise_not signbit"
 ).split()
 BINARY = (
-    "add sub mul div floor_divide remainder fmod pow maximum minimum fmax fmin atan2 "
-    "eq ne lt ge logical_and logical_or logical_xor "
+    "add mul div floor_divide fmod pow maximum minimum atan2 eq lt "
     "bitwise_and bitwise_or bitwise_xor lshift rshift"
 ).split()
 TERNARY = ("where",)  # where(cond, a, b): cond is bool; a, b converted to cdtype
+# decomposed ops that were primitives: numpy, pure Python and webgpu keep their one-kernel forms as
+# fast paths (one dispatch and host call instead of the decomposition's 2 to 8); a new backend need not
+KERNEL_FAST_PATHS = frozenset(
+    "sub ne ge remainder fmax fmin logical_and logical_or logical_xor trunc relu sign isnan isinf isfinite".split())
 EWISE_OPS = {**{n: 1 for n in UNARY}, **{n: 2 for n in BINARY}, **{n: 3 for n in TERNARY}}
 
 REDUCE_OPS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")

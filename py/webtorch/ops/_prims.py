@@ -7,7 +7,8 @@ from .. import _dtype
 from .._device import as_device, backend_for
 from .._tensor import Tensor, Storage
 from .._geometry import contiguous_strides, numel as _numel
-from ..backends.base import Strided
+from ..backends.base import Strided, EWISE_OPS
+from .registry import ELEMENTWISE
 
 bool_, int64 = _dtype.bool_, _dtype.int64
 
@@ -100,9 +101,30 @@ def _operand(a, shape, dev):
     return a
 
 
+def _fast_path(op, args):
+    """True when the args' backend computes the decomposed op with a kernel of its own (`fast_paths`);
+    a decomposed op's first or second argument is a tensor."""
+    t = args[0] if isinstance(args[0], Tensor) else args[1]
+    return op in t._storage.backend.fast_paths
+
+
+def _decomposition(op, args, cdtype, out_dtype):
+    """op(args) as its reference decomposition (`ops/pointwise.py`, `ref=`), computed in cdtype."""
+    d = ELEMENTWISE[op]
+    if d.kind == "unary":
+        x = args[0]
+        r = d.ref(x if x.dtype is cdtype else ewise("copy", [x], cdtype, cdtype, shape=x._shape))
+    else:
+        r = d.ref(*args, cdtype)
+    return r if r.dtype is out_dtype else ewise("copy", [r], out_dtype, out_dtype, shape=r._shape)
+
+
 def ewise(op, args, cdtype, out_dtype, shape=None, device=None):
     """A new tensor: op applied element-wise over the broadcast of args (tensors/scalars);
-    `device` places it when no arg is a tensor (default cpu)."""
+    `device` places it when no arg is a tensor (default cpu). A decomposed op (not in
+    `backends/base.py`'s primitives) runs as the backend's fast path or as its decomposition."""
+    if op not in EWISE_OPS and not _fast_path(op, args):
+        return _decomposition(op, args, cdtype, out_dtype)
     dev = common_device(args) or as_device(device)
     if shape is None:
         shape = broadcast_shapes(*[a._shape for a in args if isinstance(a, Tensor)])
@@ -116,6 +138,8 @@ def ewise(op, args, cdtype, out_dtype, shape=None, device=None):
 
 def ewise_into(op, out, args, cdtype):
     """Write op(args) into the existing tensor `out` (an in-place op or a copy)."""
+    if op not in EWISE_OPS and not _fast_path(op, [out]):
+        return copy_into(out, _decomposition(op, args, cdtype, out.dtype))
     dev = out._storage.device
     for a in args:
         if isinstance(a, Tensor):

@@ -76,6 +76,17 @@ def _check_floating(op, x):
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(x.dtype)}'")
 
 
+_NO_BOOL = ("floor", "ceil", "round", "trunc", "relu")
+
+
+def _check_not_bool(op, x):
+    """PyTorch's errors for the rounding ops and relu on bool."""
+    if x.dtype is bool_ and op in _NO_BOOL:
+        if op == "relu":
+            raise RuntimeError("Boolean inputs not supported for relu")
+        raise NotImplementedError(f"\"{op}_vml_cpu\" not implemented for 'Bool'")
+
+
 def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True):
     """Declare the element-wise op `op(input, *params, out=None)`, its method and, when `inplace`,
     its in-place form `op_` (a function and a method; `inplace="method"`: a method only). rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
@@ -98,6 +109,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
             raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
         if not ints:
             _check_floating(op, input)
+        _check_not_bool(op, input)
         pvals = _bind_params(op, params, args, kwargs) if args or kwargs else defaults
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
@@ -113,6 +125,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
         check_leaf_inplace(self)
         if not ints:
             _check_floating(op, self)
+        _check_not_bool(op, self)
         dt = _unary_dtype(rule, self)
         check_inplace_dtype(dt, self)
         if fn is not None and recording(self):
@@ -143,6 +156,48 @@ def _prim(op, x):
 def _sinc(x):
     px = x * math.pi
     return where(x == 0, 1.0, px.sin() / px)
+
+
+def _ewise1(op, args, x, odt):
+    """op(args) over x's shape, computed in x's dtype: a step of x's unary decomposition."""
+    return _prims.ewise(op, args, x.dtype, odt, shape=x._shape)
+
+
+def _filled(x, value):
+    """A bool tensor of x's shape and device holding value (isinf/isfinite of integers)."""
+    return _prims.ewise("copy", [value], bool_, bool_, shape=x._shape, device=x.device)
+
+
+def _not(x):
+    return _ewise1("eq", [x, 0], x, bool_)
+
+
+def _trunc(x):  # toward zero: ceil below 0, floor elsewhere (-0.5 -> -0.0, -0.0 and NaN pass)
+    if not x.dtype.is_floating_point:
+        return _ewise1("copy", [x], x, x.dtype)
+    return _ewise1("where", [_ewise1("lt", [x, 0], x, bool_), _prim("ceil", x), _prim("floor", x)], x, x.dtype)
+
+
+def _relu(x):  # PyTorch's clamp_min(x, 0): NaN and -0.0 pass through
+    return _ewise1("where", [_ewise1("lt", [x, 0], x, bool_), 0, x], x, x.dtype)
+
+
+def _sign(x):  # (0 < x) - (x < 0): the sign of -0.0 and of NaN is 0
+    if x.dtype is bool_:
+        return _ewise1("copy", [x], x, bool_)
+    return _ewise1("sub", [_ewise1("lt", [0, x], x, bool_), _ewise1("lt", [x, 0], x, bool_)], x, x.dtype)
+
+
+def _isinf(x):
+    if not x.dtype.is_floating_point:
+        return _filled(x, False)
+    return _ewise1("eq", [_prim("abs", x), math.inf], x, bool_)
+
+
+def _isfinite(x):  # |x| < inf: False for NaN
+    if not x.dtype.is_floating_point:
+        return _filled(x, True)
+    return _ewise1("lt", [_prim("abs", x), math.inf], x, bool_)
 
 
 def unaries(rule, ops):
@@ -195,12 +250,17 @@ def _i0(x):
 
 
 # ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=]) --------------------
-neg, abs, floor, ceil, round, trunc, relu = unaries("same", "neg abs floor ceil round trunc relu")
+neg, abs, floor, ceil, round = unaries("same", "neg abs floor ceil round")
+trunc = unary("trunc", "same", "TruncBackward0", ref=_trunc)
+relu = unary("relu", "same", "ReluBackward0", ref=_relu)
 exp, exp2, expm1, log, log2, log10, log1p, sqrt = unaries("float", "exp exp2 expm1 log log2 log10 log1p sqrt")
 sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc = unaries(
     "float", "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc")
-isnan, isinf, isfinite, signbit = unaries("bool", "isnan isinf isfinite signbit")
-sign = unary("sign", "same", "SignBackward0", inplace="method")
+isnan = unary("isnan", "bool", ref=lambda x: _ewise1("ne", [x, x], x, bool_), inplace=False)  # NaN != NaN
+isinf = unary("isinf", "bool", ref=_isinf, inplace=False)
+isfinite = unary("isfinite", "bool", ref=_isfinite, inplace=False)
+signbit = unary("signbit", "bool", inplace=False)  # a primitive: no arithmetic sees the sign bit of a NaN
+sign = unary("sign", "same", "SignBackward0", ref=_sign, inplace="method")
 rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: _prims.ewise("div", [1, _prim("sqrt", x)], x.dtype,
                                                                                   x.dtype))
 reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: 1 / x)
@@ -210,7 +270,7 @@ sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
 erfinv = unary("erfinv", "float", "ErfinvBackward0", inplace="method")
 frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc(), ints=False)
 i0 = unary("i0", "float", "I0Backward0", ref=_i0)  # composite: its derivative is the expansion's
-logical_not = unary("logical_not", "bool", ref=lambda x: _prims.ewise("eq", [x, 0], x.dtype, bool_), inplace="method")
+logical_not = unary("logical_not", "bool", ref=_not, inplace="method")
 bitwise_not = unary("bitwise_not", "same", inplace="method")
 
 
@@ -238,21 +298,9 @@ def _binary_dtypes(op, rule, a, b):
     return rt, rt
 
 
-def _binary_kernel(op, ref, a, b, cdt, odt):
-    """The decomposed op(a, b) computed in cdt, out in odt: the backend's own kernel where it has one
-    (`Backend.fast_paths`), else the reference decomposition."""
-    if op in (a if isinstance(a, Tensor) else b)._storage.backend.fast_paths:
+def _binary_function(op, node, scalar_node):
+    def kernel(a, b, cdt, odt):  # the primitive, or the backend's fast path or the decomposition
         return _prims.ewise(op, [a, b], cdt, odt)
-    return ref(a, b, cdt)
-
-
-def _binary_function(op, node, scalar_node, ref):
-    if ref is None:
-        def kernel(a, b, cdt, odt):
-            return _prims.ewise(op, [a, b], cdt, odt)
-    else:
-        def kernel(a, b, cdt, odt):
-            return _binary_kernel(op, ref, a, b, cdt, odt)
     fn = formula_node(node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0, 1))
     if scalar_node:  # PyTorch's overload with a Python number: its own node, one edge
         fn.scalar = formula_node(scalar_node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0,))
@@ -291,7 +339,7 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
     (None: the backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
     must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op).
     inplace: declare the in-place method `op_` (PyTorch has no maximum_, fmin_, ...)."""
-    fn = _binary_function(op, node, scalar_node, ref) if node is not None else None
+    fn = _binary_function(op, node, scalar_node) if node is not None else None
     int_div = op in ("floor_divide", "remainder", "fmod")
     ELEMENTWISE[op] = Decl("binary", rule, node, ref)
 
@@ -304,14 +352,13 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
             check_tensor(op, other, "other", 2)
         cdt, odt = _binary_dtypes(op, rule, input, other)
         if int_div and cdt.kind != "f":
-            _check_int_div(other)
+            _check_int_div(op, other, cdt)
         if fn is not None and odt.is_floating_point and recording(input, other):
             r = _binary_node(fn, other).apply(input, other, cdt, odt)
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{op}(): at least one argument must be a Tensor")
-            r = _prims.ewise(op, [input, other], cdt, odt) if ref is None else \
-                _binary_kernel(op, ref, input, other, cdt, odt)
+            r = _prims.ewise(op, [input, other], cdt, odt)
         return r if out is None else write_out(r, out)
 
     def in_place(self, other):
@@ -323,9 +370,7 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
             src = self.clone() if fn.saves_input else self
             return inplace_result(self, _binary_node(fn, other).apply(src, other, cdt, odt))
         if int_div and cdt.kind != "f":
-            _check_int_div(other)
-        if ref is not None and op not in self._storage.backend.fast_paths:
-            return _prims.copy_into(self, ref(self, other, cdt))
+            _check_int_div(op, other, cdt)
         return _prims.ewise_into(op, self, [self, other], cdt)
 
     public.__name__ = op
@@ -335,7 +380,10 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
     return register(public, *names)
 
 
-def _check_int_div(other):
+def _check_int_div(op, other, cdt):
+    """PyTorch's errors of integer floor_divide, remainder, fmod, div: bool operands, a zero divisor."""
+    if cdt is bool_:
+        raise NotImplementedError(f"\"{'div_floor' if op == 'floor_divide' else op}_cpu\" not implemented for 'Bool'")
     if isinstance(other, Tensor):
         if other.device.type == "cpu" and (other == 0).any().item():
             raise RuntimeError("ZeroDivisionError")
@@ -347,6 +395,42 @@ def _swapped(op):
     """The comparison op with swapped operands: gt(a, b) is lt(b, a), le(a, b) is ge(b, a) (a kernel
     less, the same bits)."""
     return lambda a, b, cdt: _prims.ewise(op, [b, a], cdt, bool_)
+
+
+def _ne(a, b, cdt):  # not (a == b): NaN != NaN
+    return _not(_prims.ewise("eq", [a, b], cdt, bool_))
+
+
+def _ge(a, b, cdt):  # b < a or a == b: False where either is NaN
+    return _prims.ewise("bitwise_or", [_prims.ewise("lt", [b, a], cdt, bool_), _prims.ewise("eq", [a, b], cdt, bool_)],
+                        bool_, bool_)
+
+
+def _nan_ignoring(op):
+    """fmax/fmin: maximum/minimum, but a NaN operand gives the other operand (NaN when both are)."""
+    def ref(a, b, cdt):
+        m = _prims.ewise(op, [a, b], cdt, cdt)
+        if not cdt.is_floating_point:
+            return m
+        m = _prims.ewise("where", [_prims.ewise("isnan", [b], b.dtype, bool_, shape=b._shape), a, m], cdt, cdt)
+        return _prims.ewise("where", [_prims.ewise("isnan", [a], a.dtype, bool_, shape=a._shape), b, m], cdt, cdt)
+    return ref
+
+
+def _remainder(a, b, cdt):
+    # PyTorch's kernel (integers and floats): m = fmod(a, b), plus b where m is nonzero and its sign
+    # is not b's
+    m = _prims.ewise("fmod", [a, b], cdt, cdt)
+    b_neg = _prims.ewise("lt", [b, 0], cdt, bool_) if isinstance(b, Tensor) else b < 0
+    other_sign = _prims.ewise("bitwise_xor", [_prims.ewise("lt", [m, 0], cdt, bool_), b_neg], bool_, bool_)
+    fix = _prims.ewise("bitwise_and", [other_sign, _prims.ewise("ne", [m, 0], cdt, bool_)], bool_, bool_)
+    return _prims.ewise("where", [fix, _prims.ewise("add", [m, b], cdt, cdt), m], cdt, cdt)
+
+
+def _logical(op):
+    """logical_and/or/xor: the bitwise op on a != 0 and b != 0."""
+    return lambda a, b, cdt: _prims.ewise(op, [_prims.ewise("ne", [a, 0], cdt, bool_),
+                                               _prims.ewise("ne", [b, 0], cdt, bool_)], bool_, bool_)
 
 
 def _hypot(a, b, cdt):
@@ -371,22 +455,23 @@ def _copysign(a, b, cdt):
 mul = binary("mul", "arith", "MulBackward0", scalar_self=True)
 div = binary("div", "div", "DivBackward0", scalar_self=True)
 floor_divide = binary("floor_divide", "arith", scalar_self=True)
-remainder = binary("remainder", "arith", "RemainderBackward1", scalar_node="RemainderBackward0", scalar_self=True)
+remainder = binary("remainder", "arith", "RemainderBackward1", scalar_node="RemainderBackward0", scalar_self=True,
+                   ref=_remainder)
 fmod = binary("fmod", "arith", "FmodBackward1", scalar_node="FmodBackward0")
 maximum = binary("maximum", "arith", "MaximumBackward0", tensor_other=True, inplace=False)
 minimum = binary("minimum", "arith", "MinimumBackward0", tensor_other=True, inplace=False)
-fmax = binary("fmax", "arith", "FmaxBackward0", tensor_other=True, inplace=False)
-fmin = binary("fmin", "arith", "FminBackward0", tensor_other=True, inplace=False)
+fmax = binary("fmax", "arith", "FmaxBackward0", ref=_nan_ignoring("maximum"), tensor_other=True, inplace=False)
+fmin = binary("fmin", "arith", "FminBackward0", ref=_nan_ignoring("minimum"), tensor_other=True, inplace=False)
 atan2 = binary("atan2", "div", "Atan2Backward0", tensor_other=True)
 eq = binary("eq", "cmp")
-ne = binary("ne", "cmp")
+ne = binary("ne", "cmp", ref=_ne)
 lt = binary("lt", "cmp")
 le = binary("le", "cmp", ref=_swapped("ge"))
 gt = binary("gt", "cmp", ref=_swapped("lt"))
-ge = binary("ge", "cmp")
-logical_and = binary("logical_and", "logical", tensor_other=True)
-logical_or = binary("logical_or", "logical", tensor_other=True)
-logical_xor = binary("logical_xor", "logical", tensor_other=True)
+ge = binary("ge", "cmp", ref=_ge)
+logical_and = binary("logical_and", "logical", ref=_logical("bitwise_and"), tensor_other=True)
+logical_or = binary("logical_or", "logical", ref=_logical("bitwise_or"), tensor_other=True)
+logical_xor = binary("logical_xor", "logical", ref=_logical("bitwise_xor"), tensor_other=True)
 bitwise_and = binary("bitwise_and", "int", scalar_self=True)
 bitwise_or = binary("bitwise_or", "int", scalar_self=True)
 bitwise_xor = binary("bitwise_xor", "int", scalar_self=True)
@@ -401,6 +486,10 @@ bitwise_right_shift = binary("rshift", "int", scalar_self=True, names=("bitwise_
 
 
 # ---- add / sub (alpha) ----------------------------------------------------------------------
+def _sub(a, b, cdt):  # a + (-b), bit for bit (integers wrap alike; bool operands are refused before)
+    return _prims.ewise("add", [a, _prims.ewise("neg", [b], cdt, cdt) if isinstance(b, Tensor) else -b], cdt, cdt)
+
+
 def _add_kernel(a, b, alpha, cdt):
     if alpha == 1:
         return _prims.ewise("add", [a, b], cdt, cdt)
@@ -467,6 +556,7 @@ Add = formula_node("AddBackward0", _add_kernel, _ADD_ARGS, scalar_edges=(0, 1))
 Sub = formula_node("SubBackward0", lambda a, b, alpha, cdt: _add_kernel(a, b, -alpha, cdt), _ADD_ARGS, (0, 1))
 add, add_ = _make_add("add", Add)
 sub, sub_ = _make_add("sub", Sub)
+ELEMENTWISE["sub"] = Decl("binary", "arith", "SubBackward0", _sub)
 register(add)
 register_method(add_)
 register(sub, "sub", "subtract")
@@ -513,7 +603,7 @@ def divide(input, other, *, rounding_mode=None, out=None):
         if rt.is_floating_point:
             r = _div_plain(input, other).trunc()
         else:   # exact integer division (a float quotient would round large int64 values)
-            _check_int_div(other)
+            _check_int_div("div_trunc", other, rt)
             r = _prims.ewise("div", [input, other], rt, rt)
     else:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "

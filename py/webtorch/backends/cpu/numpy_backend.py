@@ -17,7 +17,7 @@ Semantics shared with `pure.py` (and chosen to match PyTorch's CPU kernels):
 """
 import numpy as np
 
-from ..base import Backend, Strided, EWISE_OPS
+from ..base import Backend, Strided, EWISE_OPS, KERNEL_FAST_PATHS
 from ... import _philox
 from ..._geometry import numel as _numel
 from . import _special
@@ -230,7 +230,7 @@ def _sigmoid(a):
 def _relu(k, a):
     if k == "b":
         return a
-    return np.maximum(a, np.zeros((), a.dtype))
+    return np.where(a < 0, np.zeros((), a.dtype), a)  # PyTorch's: -0.0 and NaN pass through
 
 
 OPS = {
@@ -281,7 +281,7 @@ OPS = {
     "where": lambda k, c, a, b: np.where(c, a, b),
 }
 # decomposed ops computed here in one call (ops/pointwise.py, their `ref=`; the same results)
-FAST_PATHS = frozenset({"sigmoid", "rsqrt"})
+FAST_PATHS = KERNEL_FAST_PATHS | {"sigmoid", "rsqrt"}
 assert set(OPS) == set(EWISE_OPS) | FAST_PATHS, (set(EWISE_OPS) | FAST_PATHS) ^ set(OPS)
 
 
@@ -303,8 +303,10 @@ _BOOL = _NP["bool"]
 _ZERO = {d: np.zeros((), d) for d in _NP.values()}
 
 
-def _relu_out(a, out):
-    return np.maximum(a, _ZERO[a.dtype], out=out)
+def _relu_out(a, out):  # PyTorch's: -0.0 and NaN pass through
+    neg = a < 0
+    np.copyto(out, a)
+    np.copyto(out, _ZERO[a.dtype], where=neg)
 
 
 def _copy_out(a, out):

@@ -14,7 +14,7 @@ import struct
 import sys
 from array import array
 
-from ..base import Backend, Strided
+from ..base import Backend, Strided, KERNEL_FAST_PATHS
 from ..._geometry import numel, contiguous_strides
 from .allocator import GPUBuffer, CachingAllocator
 from .codegen import ST, ITEM, PACK, I64_WGSL, I64_MSG, _P_DECL, shader, pack_words
@@ -30,7 +30,9 @@ except Exception:  # pragma: no cover - Pyodide without numpy
 
 class WebGPUBackend(Primitives, Backend):
     name = "webgpu"
-    fast_paths = frozenset({"sigmoid", "rsqrt"})  # one host call instead of the decomposition's four, two
+    # one host call instead of the decomposition's 2 to 8 (sigmoid's four, rsqrt's two); isnan, isinf,
+    # isfinite look at the bits, where a shader compiler may assume finite floats and fold `x != x`
+    fast_paths = KERNEL_FAST_PATHS | {"sigmoid", "rsqrt"}
 
     def __init__(self, driver):
         self.driver = driver
