@@ -3,8 +3,8 @@
 The math methods (`t.exp()`, `t + u`, ...) are attached from `webtorch.ops` at import time,
 so each op has one definition that serves `torch.f(t)` and `t.f()` alike.
 """
-import weakref
 import warnings
+import weakref
 
 from . import _dtype
 from ._device import backend_for

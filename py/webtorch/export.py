@@ -7,8 +7,8 @@ graphs must match op for op; an integer that changes between them (a view's size
 a `Sym`, the polynomial linear in each dim through those values (`batch`, `batch*seq`, `2*seq + 1`),
 and the last trace checks it, so a size the graph cannot express raises instead of baking in a number.
 """
-import itertools
 import inspect
+import itertools
 
 from . import fx
 from ._tensor import Tensor

@@ -36,10 +36,10 @@ into `.grad` and optimizer in-place updates, which are mutations of placeholders
 recorded as in-place op nodes). Replay is `Interpreter(graph).run(...)` on any device; a backend
 that compiles the graph (fusing nodes into WGSL kernels) consumes the same Node list.
 """
-import operator
-import webtorch
 import inspect
+import operator
 
+import webtorch
 from ._tensor import Tensor
 
 __all__ = ["Graph", "Node", "GraphModule", "Interpreter", "Tracer", "TensorMeta", "Sym"]

@@ -7,15 +7,13 @@ without a mapping decompose into the ops they are written in; an op that maps to
 not decompose raises an error naming it. Parameters and buffers become initializers named by their
 state_dict keys; dynamic_axes become symbolic dims (see webtorch.export).
 """
+import inspect
 import math
 import operator
 import struct
-import inspect
 
-from . import _dtype, fx
-from .export import _export
-from .export import Dim
-from . import __version__
+from . import __version__, _dtype, fx
+from .export import _export, Dim
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "TrainingMode"]
 

@@ -1,8 +1,9 @@
 """Generators: a seed plus an offset that advances once per draw (counter-based Philox)."""
 import time
+
+from . import _dtype
 from ._device import as_device
 from .ops._creation import tensor
-from . import _dtype
 
 _draw_hook = None
 

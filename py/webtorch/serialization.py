@@ -49,6 +49,7 @@ import array
 import codecs
 import _compat_pickle
 import hashlib
+import importlib
 import io
 import json
 import math
@@ -58,18 +59,15 @@ import struct
 import sys
 import zipfile
 from collections import Counter, OrderedDict
-import importlib
-import webtorch
 
+import webtorch
 from . import _dtype
 from .ops import _prims
 from ._device import as_device, device as _device_cls
-from ._tensor import Tensor
+from ._tensor import Tensor, Size, Storage
 from ._geometry import contiguous_strides
 from .backends.base import Strided
 from .nn.parameter import Parameter
-from ._tensor import Size
-from ._tensor import Storage
 from .ops.shape import clone
 
 try:

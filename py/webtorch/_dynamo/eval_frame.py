@@ -23,8 +23,8 @@ import logging
 import operator
 import os
 import traceback
-import weakref
 import warnings
+import weakref
 
 from .. import fx
 from .._tensor import Tensor

@@ -4,10 +4,10 @@ The scale and growth tracker live on the host as Python numbers (PyTorch keeps 1
 device tensors): scaling the loss is then one dispatch with a uniform, and the only device
 wait is the one `step()` needs to learn whether any gradient was inf/NaN.
 """
+import struct
 import warnings
 from collections import defaultdict
 from enum import Enum
-import struct
 
 from .. import _dtype
 from .._tensor import Tensor

@@ -1,5 +1,6 @@
 """Finite-difference gradient checks (float64 on cpu), as torch.autograd.gradcheck."""
 import warnings
+
 from . import grad as autograd_grad
 
 

@@ -7,8 +7,8 @@ PyTorch). `next_functions` holds one edge (node, output_nr) per forward input.
 import heapq
 import itertools
 import re
-import weakref
 import sys
+import weakref
 
 from . import grad_mode
 from .._dtype import TENSOR_TYPES

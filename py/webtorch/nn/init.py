@@ -3,9 +3,7 @@ import math
 import warnings
 
 from ..autograd import grad_mode
-from ..ops._creation import eye
-from ..ops._creation import empty, tensor as make
-from ..ops._creation import randperm
+from ..ops._creation import empty, eye, randperm, tensor as make
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
