@@ -1,5 +1,6 @@
 """`ruff check` with pyproject's rules (pyflakes') reports nothing on py/: no undefined name, no
 unused import outside a package's re-exports."""
+import ast
 import os
 import subprocess
 import sys
@@ -14,7 +15,6 @@ def test_ruff_pyflakes_clean():
 
 def _imported_modules(path, package):
     """The absolute names of the modules a file imports (relative imports resolved)."""
-    import ast
     names = []
     for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
         if isinstance(node, ast.Import):
@@ -38,3 +38,37 @@ def test_backends_ask_nothing_of_the_front_end():
                 bad += [f"{f}: {m}" for m in _imported_modules(os.path.join(d, f), package)
                         if m.startswith(("webtorch.optim", "webtorch.nn"))]
     assert not bad, bad
+
+
+# Import statements inside function bodies, per top-level package (or module) of py/webtorch: each
+# is a real import cycle (commented `# cycle: A -> B -> A`) or keeps an optional dependency
+# (numpy, wgpu, js/pyodide, onnx, sklearn) lazy. Lower a number when you remove one; never raise it.
+FUNCTION_BODY_IMPORTS = {"__init__": 1, "_device": 2, "_dynamo": 2, "_philox": 1, "_tensor": 5, "_tensor_str": 1,
+                         "accelerator": 2, "amp": 2, "autograd": 13, "backends": 21, "examples": 2, "export": 2,
+                         "jit": 2, "onnx": 1, "ops": 25, "optim": 1}
+
+
+def _function_body_imports():
+    """{top-level package or module of py/webtorch: import statements inside a def}."""
+    top = os.path.join(ROOT, "py", "webtorch")
+    counts = {}
+    for d, _, files in os.walk(top):
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(d, f)
+            key = os.path.relpath(path, top).split(os.sep)[0].removesuffix(".py")
+            inner = {id(n) for fn in ast.walk(ast.parse(open(path, encoding="utf-8").read()))
+                     if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom))}
+            if inner:
+                counts[key] = counts.get(key, 0) + len(inner)
+    return counts
+
+
+def test_function_body_imports_do_not_grow():
+    counts = _function_body_imports()
+    grown = {k: (FUNCTION_BODY_IMPORTS.get(k, 0), n) for k, n in sorted(counts.items())
+             if n > FUNCTION_BODY_IMPORTS.get(k, 0)}
+    assert not grown, (f"imports inside function bodies grew (allowed, now): {grown}; move each to module level "
+                       "unless an import cycle or an optional dependency forces it")

@@ -4,6 +4,8 @@
 """
 __version__ = "0.1.0"
 
+import importlib as _importlib
+
 from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
                      float64, get_default_dtype, set_default_dtype, promote_types)
@@ -15,13 +17,14 @@ from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, i
                        is_inference_mode_enabled)
 from . import autograd
 from .ops import _creation
+from .ops._common import can_cast as _can_cast
 from .ops._creation import (tensor, as_tensor, asarray, from_numpy, empty, full, zeros, ones, empty_like, zeros_like,
                         ones_like, full_like, arange, linspace, logspace, eye, rand, randn, randint, randperm,
                         rand_like, randn_like, randint_like, normal, bernoulli, multinomial)
 from . import ops
 from .ops import *  # noqa: F401,F403
 from .ops.reduction import return_types
-linalg = __import__("importlib").import_module(".linalg", __name__)  # torch.linalg, not ops/linalg.py
+linalg = _importlib.import_module(".linalg", __name__)  # torch.linalg, not ops/linalg.py
 from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import random
 from ._tensor_str import set_printoptions
@@ -59,7 +62,7 @@ def is_tensor(obj):
 def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,  # noqa: A001
             name=None, disable=False, recompile_limit=None, isolate_recompiles=False, shapes_spec=None):
     """torch.compile: see webtorch/_dynamo/eval_frame.py (per guard list: trace once, then replay on webgpu)."""
-    from ._dynamo import eval_frame
+    from ._dynamo import eval_frame  # lazy as torch._dynamo; cycle: webtorch -> _dynamo -> nn -> webtorch
     kw = dict(fullgraph=fullgraph, dynamic=dynamic, backend="inductor" if backend is None else backend, mode=mode,
               options=options, disable=disable, recompile_limit=recompile_limit)
     if model is None:
@@ -88,8 +91,7 @@ def result_type(tensor1, tensor2):
 
 
 def can_cast(from_, to):
-    from .ops._common import can_cast as _cc
-    return _cc(from_, to)
+    return _can_cast(from_, to)
 
 
 def typename(t):
@@ -127,8 +129,7 @@ class iinfo:
 
 
 def _lazy(name):
-    import importlib
-    return importlib.import_module("." + name, __name__)
+    return _importlib.import_module("." + name, __name__)
 
 
 def __getattr__(name):
@@ -138,9 +139,7 @@ def __getattr__(name):
         globals()[name] = mod
         return mod
     if name in ("save", "load"):
-        from . import serialization
-        return getattr(serialization, name)
+        return getattr(_lazy("serialization"), name)
     if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
-        from . import amp
-        return getattr(amp, name)
+        return getattr(_lazy("amp"), name)
     raise AttributeError(f"module 'webtorch' has no attribute '{name}'")

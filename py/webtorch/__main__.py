@@ -11,6 +11,9 @@ import os
 import runpy
 import sys
 
+import webtorch
+from . import _torch_alias
+
 USAGE = "usage: python -m webtorch [--device {cpu,webgpu}] SCRIPT.py [ARGS...]"
 
 
@@ -37,8 +40,6 @@ def main(argv=None):
     script = argv[0]
     if not os.path.isfile(script):
         sys.exit(f"webtorch: can't open file {script!r}: no such file")
-    from . import _torch_alias
-    import webtorch
     _torch_alias.install()
     if device is not None:
         try:

@@ -85,10 +85,10 @@ def backend_for(dev):
     b = _backends.get(dev.type)
     if b is None:
         if dev.type == "cpu":
-            from .backends.cpu import make_backend
+            from .backends.cpu import make_backend  # lazy: imports numpy when present
             b = make_backend()
         else:
-            from .backends.webgpu import get_backend
+            from .backends.webgpu import get_backend  # cycle: _device -> backends.webgpu -> _device
             b = get_backend()
         _backends[dev.type] = b
     return b

@@ -7,6 +7,7 @@ for a cpu tensor of that dtype. `x.type(torch.LongTensor)` casts to its dtype.
 from . import _dtype
 from ._device import as_device
 from ._tensor import Tensor, Size
+from .ops._creation import empty, tensor
 
 
 class _TensorType(type):
@@ -14,7 +15,6 @@ class _TensorType(type):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
 
     def __call__(cls, *args, device=None):
-        from .ops._creation import empty, tensor
         if device is not None and as_device(device).type != "cpu":  # torch.FloatTensor is a cpu type
             raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
                                f"{as_device(device).type} was passed")

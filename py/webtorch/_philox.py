@@ -42,7 +42,7 @@ def draw(n, kind, seed, offset):
 
 def draw_numpy(n, kind, seed, offset):
     """The same numbers as `draw`, vectorized with numpy (float64 array)."""
-    import numpy as np
+    import numpy as np  # optional dependency
     u64 = np.uint64
     c0 = np.arange(n, dtype=np.uint64) & u64(MASK)
     c1 = np.zeros(n, dtype=np.uint64)

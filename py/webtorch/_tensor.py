@@ -3,6 +3,7 @@
 The math methods (`t.exp()`, `t + u`, ...) are attached from `webtorch.ops` at import time,
 so each op has one definition that serves `torch.f(t)` and `t.f()` alike.
 """
+import warnings
 import weakref
 
 from . import _dtype
@@ -13,6 +14,8 @@ from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle
 from .backends.base import Strided
 from ._layout import strided
 from ._geometry import numel as _numel, is_contiguous
+from .autograd import backward
+from ._tensor_str import tensor_repr
 
 
 _NON_LEAF_GRAD_MSG = (
@@ -63,10 +66,10 @@ class Tensor:
         if not args and not kwargs:
             args = (0,)
         if len(args) == 1 and not isinstance(args[0], int):
-            from .ops._creation import tensor
+            from .ops._creation import tensor  # cycle: _tensor -> ops -> _tensor
             t = tensor(args[0], dtype=_dtype.get_default_dtype())
         else:
-            from .ops._creation import empty
+            from .ops._creation import empty  # cycle: _tensor -> ops -> _tensor
             t = empty(*args, **kwargs)
         self._set_from(t)
 
@@ -161,7 +164,7 @@ class Tensor:
     is_sparse = False
 
     def to_sparse(self, sparse_dim=None):
-        from .sparse import to_sparse
+        from .sparse import to_sparse  # cycle: _tensor -> sparse -> _tensor
         return to_sparse(self, sparse_dim)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
@@ -270,7 +273,7 @@ class Tensor:
         view): as in PyTorch, it becomes AsStridedBackward0 of the base's current history."""
         base = self._base
         if base._requires_grad:
-            from .ops.shape import as_strided
+            from .ops.shape import as_strided  # cycle: _tensor -> ops -> _tensor
             with grad_mode.enable_grad():
                 v = as_strided(base, self._shape, self._stride, self._offset)
             self._grad_fn, self._output_nr = v._grad_fn, v._output_nr
@@ -284,7 +287,6 @@ class Tensor:
     @property
     def grad(self):
         if self.grad_fn is not None and self._grad is None and not self.retains_grad:
-            import warnings
             warnings.warn(_NON_LEAF_GRAD_MSG, UserWarning, stacklevel=2)
         return self._grad
 
@@ -385,7 +387,6 @@ class Tensor:
         return _RemovableHandle(self._post_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- host interop -------------------------------------------------------------
@@ -441,7 +442,6 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import tensor_repr
         return tensor_repr(self)
 
     def __format__(self, spec):
@@ -509,7 +509,7 @@ class _DisableTorchFunction:
 
 
 def _rebuild(data, dtype, dev, requires_grad):
-    from .ops._creation import tensor
+    from .ops._creation import tensor  # cycle: _tensor -> ops -> _tensor
     return tensor(data, dtype=_dtype.BY_NAME[dtype], device=dev, requires_grad=requires_grad)
 
 

@@ -179,7 +179,7 @@ def tensor_repr(t, prefix="tensor(", indent=None, bare=False):
 
 def _summarized_tensor(t):
     """The edge items of t along every dim (shape keeps the full sizes' structure for printing)."""
-    from .ops.shape import cat
+    from .ops.shape import cat  # cycle: _tensor_str -> ops -> _tensor -> _tensor_str
     e = PRINT_OPTS.edgeitems
     for d in range(t.dim()):
         n = t.shape[d]

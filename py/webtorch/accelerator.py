@@ -9,7 +9,7 @@ from ._device import device as _device
 
 def is_available():
     """True when a WebGPU adapter and device can be obtained."""
-    from . import webgpu
+    from . import webgpu  # lazy: the webgpu backend imports numpy when present
     return webgpu.is_available()
 
 
@@ -26,5 +26,5 @@ def synchronize(device=None):
     """Wait for all queued GPU work (as torch.cuda.synchronize)."""
     if not is_available():
         raise RuntimeError("Cannot access accelerator device when none is available.")
-    from . import webgpu
+    from . import webgpu  # lazy: the webgpu backend imports numpy when present
     webgpu.synchronize()

@@ -7,10 +7,12 @@ graphs must match op for op; an integer that changes between them (a view's size
 a `Sym`, the polynomial linear in each dim through those values (`batch`, `batch*seq`, `2*seq + 1`),
 and the last trace checks it, so a size the graph cannot express raises instead of baking in a number.
 """
+import inspect
 import itertools
 
 from . import fx
 from ._tensor import Tensor
+from .ops._creation import arange
 
 __all__ = ["export", "ExportedProgram", "ExportGraphSignature", "Dim", "save", "load"]
 
@@ -152,7 +154,6 @@ def _dynamic_dims(mod, args, kwargs, dynamic_shapes):
     """{(flat input index, dim): symbol name} from dynamic_shapes (a dict by argument name or a tuple)."""
     if not dynamic_shapes:
         return {}
-    import inspect
     if isinstance(dynamic_shapes, dict):
         names = list(inspect.signature(getattr(mod, "forward", mod)).parameters)
         bound = dict(zip(names, args))
@@ -191,7 +192,6 @@ def _dynamic_dims(mod, args, kwargs, dynamic_shapes):
 
 def _resized(args, kwargs, dyn, sizes):
     """args/kwargs with each dynamic dim grown to sizes[sym] (repeating the example's own entries)."""
-    from .ops._creation import arange
     count = [0]
 
     def grow(x):
@@ -316,13 +316,13 @@ def _subsets(m):
 
 def save(ep, f, **kwargs):
     """torch.export.save: the program's graph and tensors (webtorch's own format, as torch.jit.save's)."""
-    from . import jit
+    from . import jit  # cycle: export -> jit -> export
     jit._save_graph(ep.graph_module, f)
 
 
 def load(f, **kwargs):
     """torch.export.load: an ExportedProgram saved by torch.export.save."""
-    from . import jit
+    from . import jit  # cycle: export -> jit -> export
     gm = jit.load(f)
     tensors = {t: fx._get_path(gm, t) for kind, t in gm._inputs.values() if kind != "input"}
     return ExportedProgram(gm.graph, gm._inputs, tensors, gm._dims, None)

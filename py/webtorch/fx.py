@@ -36,13 +36,18 @@ into `.grad` and optimizer in-place updates, which are mutations of placeholders
 recorded as in-place op nodes). Replay is `Interpreter(graph).run(...)` on any device; a backend
 that compiles the graph (fusing nodes into WGSL kernels) consumes the same Node list.
 """
+import inspect
 import operator
 
+import webtorch
 from ._tensor import Tensor
 
 __all__ = ["Graph", "Node", "GraphModule", "Interpreter", "Tracer", "TensorMeta", "Sym"]
 
 from .overrides import _tracing as _active  # the Tracer recording now (torch_function looks there)
+from .nn import Module
+from .autograd import grad_mode
+from .ops.shape import clone
 
 
 class TensorMeta:
@@ -107,7 +112,6 @@ class Node:
 
     def normalized_arguments(self):
         """The call's arguments bound to the target's signature, defaults filled in (torch.fx's name)."""
-        import inspect
         sig = inspect.signature(getattr(self.target, "_impl", self.target))
         b = sig.bind(*self.args, **self.kwargs)
         b.apply_defaults()
@@ -144,7 +148,6 @@ def target_name(fn):
         return f"torch.Tensor.__{name}__"
     if (getattr(fn, "__module__", "") or "").endswith("nn.functional"):
         return f"torch.nn.functional.{name}"
-    import webtorch
     return f"torch.{name}" if getattr(webtorch, name, None) is fn and name not in _METHOD_ONLY \
         else f"torch.Tensor.{name}"
 
@@ -397,7 +400,6 @@ class Tracer:
         a, kw = map_aggregate(args, to_node), map_aggregate(kwargs, to_node)
         writes = mutates(public) and args and isinstance(args[0], Tensor)
         if writes and a[0].op == "get_attr":  # a constant is never written: the write goes to a copy
-            from .ops.shape import clone
             a = (self.graph.call_function(clone, (a[0],), meta={"val": a[0].meta["val"]}),) + tuple(a[1:])
         if writes and out is None:  # __setitem__: the node's value is the written tensor
             node = self.graph.call_function(public, a, kw, meta={"val": _meta(args[0])})
@@ -488,7 +490,6 @@ class Interpreter:
 
 
 def _set_path(root, path, value, kind):
-    from .nn import Module
     *mods, leaf = path.split(".")
     m = root
     for name in mods:
@@ -508,7 +509,6 @@ def _get_path(root, path):
 
 
 def _module_base():
-    from .nn import Module
     return Module
 
 
@@ -568,8 +568,6 @@ def trace_module(module, args, kwargs=None, leaf=lambda fn: True, on_value_read=
     placeholders p_<path> / b_<path>, tensor arguments placeholders named after forward's
     parameters. Returns (graph, inputs, tensors): `inputs` as GraphModule takes it, `tensors` the
     parameters and buffers by their paths."""
-    import inspect
-    from .autograd import grad_mode
     kwargs = kwargs or {}
     tracer = Tracer(leaf, on_value_read)
     inputs, tensors = {}, {}

@@ -9,9 +9,13 @@ weights_only=True, so loading never runs pickled code). It is not a TorchScript 
 import importlib
 import json
 import operator
+import warnings
 
 from . import _dtype, fx
 from ._tensor import Tensor
+from .export import _export, Dim
+from ._device import device
+from .nn import Parameter
 
 __all__ = ["trace", "script", "ignore", "unused", "export", "is_scripting", "is_tracing", "annotate", "save",
            "load", "freeze", "optimize_for_inference", "ScriptModule", "TracedModule", "Final", "TracerWarning"]
@@ -37,7 +41,6 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     the same first dimension (2 or more) it is made dynamic if the graph allows it, so the traced
     module takes other batch sizes, as a TorchScript trace of shape-generic code does. Reading a
     traced value as a Python number warns (TracerWarning), as PyTorch's trace does."""
-    from .export import _export, Dim
     if example_inputs is None and example_kwarg_inputs is None:
         raise RuntimeError("torch.jit.trace: example_inputs is required")
     args = example_inputs if isinstance(example_inputs, tuple) else (() if example_inputs is None
@@ -62,7 +65,6 @@ class TracerWarning(Warning):
 
 
 def _warn_value_read(t, what):
-    import warnings
     warnings.warn(f"Converting a tensor to a Python value (Tensor.{what}) might cause the trace to be incorrect. We "
                   "can't record the data flow of Python values, so this value will be treated as a constant in the "
                   "future. This means that the trace might not generalize to other inputs!", TracerWarning,
@@ -182,12 +184,11 @@ def _dec(v, nodes):
         return slice(*(_dec(i, nodes) for i in x))
     if k == "ellipsis":
         return Ellipsis
-    from ._device import device
     return device(x)
 
 
 def _save_graph(gm, f):
-    from .serialization import save as _save
+    from .serialization import save as _save  # lazy: serialization imports numpy when present
     nodes = [[n.name, n.op, n.target if n.op != "call_function" else _target_ref(n.target), _enc(n.args),
               _enc(n.kwargs), _enc(n.meta.get("val"))] for n in gm.graph.nodes]
     tensors = {target: fx._get_path(gm, target).detach() for kind, target in gm._inputs.values() if kind != "input"}
@@ -200,8 +201,7 @@ def _save_graph(gm, f):
 
 def load(f, map_location=None, _extra_files=None):
     """torch.jit.load: a module saved by torch.jit.save / TracedModule.save (webtorch's format)."""
-    from .serialization import load as _load
-    from .nn import Parameter
+    from .serialization import load as _load  # lazy: serialization imports numpy when present
     obj = _load(f, map_location=map_location, weights_only=True)
     if not isinstance(obj, dict) or obj.get("format") != _FORMAT:
         raise RuntimeError("torch.jit.load: not a module saved by webtorch's torch.jit.save (webtorch cannot read "

@@ -7,11 +7,13 @@ without a mapping decompose into the ops they are written in; an op that maps to
 not decompose raises an error naming it. Parameters and buffers become initializers named by their
 state_dict keys; dynamic_axes become symbolic dims (see webtorch.export).
 """
+import inspect
 import math
 import operator
 import struct
 
-from . import _dtype, fx
+from . import __version__, _dtype, fx
+from .export import _export, Dim
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "TrainingMode"]
 
@@ -746,7 +748,6 @@ def export(model, args=(), f=None, kwargs=None, export_params=True, verbose=None
            external_data=False, **unused):
     """torch.onnx.export: write `model` traced on `args` as an ONNX model to f (a path or a binary
     file); returns None. opset_version: 17 to 21 (default 18)."""
-    from .export import _export
     opset = 18 if opset_version is None else int(opset_version)
     if not 17 <= opset <= 21:
         raise ValueError(f"torch.onnx.export: opset_version {opset} is not supported (webtorch writes 17 to 21)")
@@ -783,8 +784,6 @@ def _axes_to_shapes(dynamic_axes, input_names, flat, model, args):
     """dynamic_axes ({input name: {dim: name} or [dims]}) as export's dynamic_shapes (a tuple per arg)."""
     if not dynamic_axes:
         return None
-    import inspect
-    from .export import Dim
     fwd = list(inspect.signature(getattr(model, "forward", model)).parameters)
     spec = [None] * len(args)
     for name, axes in dynamic_axes.items():
@@ -842,7 +841,6 @@ def _to_onnx(ep, opset, input_names, output_names, dynamic_axes):
     g = (b"".join(_f_bytes(1, n) for n in b.nodes) + _f_bytes(2, "main_graph")
          + b"".join(_f_bytes(5, t) for t in b.inits) + b"".join(_f_bytes(11, v) for v in graph_inputs)
          + b"".join(_f_bytes(12, v) for v in graph_outputs))
-    from . import __version__
     opset_id = _f_bytes(1, "") + _f_int(2, opset)
     return (_f_int(1, 8) + _f_bytes(2, "webtorch") + _f_bytes(3, __version__) + _f_bytes(7, g)
             + _f_bytes(8, opset_id))

@@ -1,12 +1,15 @@
 """Generators: a seed plus an offset that advances once per draw (counter-based Philox)."""
 import time
 
+from . import _dtype
+from ._device import as_device
+from .ops._creation import tensor
+
 _draw_hook = None
 
 
 class Generator:
     def __init__(self, device="cpu"):
-        from ._device import as_device
         self.device = as_device(device)
         self._seed = 67280421310721
         self._offset = 0
@@ -28,8 +31,6 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        from .ops._creation import tensor
-        from . import _dtype
         return tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32],
                       dtype=_dtype.int64)
 

@@ -49,6 +49,7 @@ import array
 import codecs
 import _compat_pickle
 import hashlib
+import importlib
 import io
 import json
 import math
@@ -59,11 +60,15 @@ import sys
 import zipfile
 from collections import Counter, OrderedDict
 
+import webtorch
 from . import _dtype
 from .ops import _prims
 from ._device import as_device, device as _device_cls
-from ._tensor import Tensor
+from ._tensor import Tensor, Size, Storage
 from ._geometry import contiguous_strides
+from .backends.base import Strided
+from .nn.parameter import Parameter
+from .ops.shape import clone
 
 try:
     import numpy as _np
@@ -140,7 +145,6 @@ def _from_bytes(data, dtype):
 
 def _storage_bytes(storage):
     """All elements of a tensor Storage as little-endian bytes (waits for the device)."""
-    from .backends.base import Strided
     dt = storage.dtype.name
     v = Strided(storage.buf, (storage.numel,), (1,), 0, dt)
     be = storage.backend
@@ -309,7 +313,6 @@ def _make_tensor(name, storage, offset, size, stride, requires_grad=False):
 
 
 def _as_parameter(t, requires_grad):
-    from .nn.parameter import Parameter
     return Parameter(t, requires_grad=bool(requires_grad))
 
 
@@ -331,7 +334,6 @@ class _Rebuild:
         self.name = name
 
     def tensor_v2(self, storage, offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
-        from ._tensor import Storage
         if not isinstance(storage, Storage):
             raise _bad(self.name, "_rebuild_tensor without a storage")
         return _make_tensor(self.name, storage, offset, size, stride, bool(requires_grad))
@@ -359,8 +361,6 @@ class _Rebuild:
 
 def _torch_globals(rb):
     """{'module.name': object} for the torch names PyTorch's weights_only=True allows and webtorch has."""
-    from ._tensor import Size
-    from .nn.parameter import Parameter
     g = {"collections.OrderedDict": OrderedDict, "collections.Counter": Counter, "torch.Size": Size,
          "torch.Tensor": Tensor, "torch.device": _device_cls, "torch.nn.parameter.Parameter": Parameter,
          "torch.serialization._get_layout": lambda name: "torch.strided", "_codecs.encode": codecs.encode,
@@ -723,7 +723,6 @@ class _Unpickler:
     def _new(self, cls, args, kwargs):
         if kwargs:
             raise _bad(self.name, "NEWOBJ_EX with keyword arguments")
-        from .nn.parameter import Parameter
         if cls is Parameter:
             return self._call(cls, args)
         if not isinstance(cls, type) or id(cls) not in self.callable:
@@ -777,8 +776,6 @@ class _FullUnpickler(pickle.Unpickler):
         if path in self.known:
             return self.known[path]
         if module == "torch" or module.startswith("torch."):
-            import importlib
-            import webtorch
             try:
                 return getattr(importlib.import_module("webtorch" + module[len("torch"):]), name)
             except (ImportError, AttributeError):
@@ -830,13 +827,11 @@ class _Pickler(pickle._Pickler):
     dispatch[_dtype.dtype] = _save_dtype
 
     def persistent_id(self, obj):
-        from ._tensor import Storage
         if type(obj) is Storage:
             return "storage", _T["torch." + _DTYPE_STORAGE[obj.dtype.name]], self.key(obj), "cpu", obj.numel
         return None
 
     def reducer_override(self, obj):
-        from ._tensor import Size
         if isinstance(obj, Tensor):
             plain = Tensor._make(obj._storage, tuple(obj._shape), tuple(obj._stride), obj._offset)
             if type(obj).__name__ == "Parameter":
@@ -1125,7 +1120,6 @@ def save_safetensors(tensors, f, metadata=None):
             raise ValueError("'__metadata__' is reserved in safetensors")
         c = t.detach()
         if not c.is_contiguous() or c._offset != 0 or c._storage.numel != c.numel():
-            from .ops.shape import clone
             c = clone(c).contiguous() if c.is_contiguous() else c.contiguous()
             if c._offset != 0 or c._storage.numel != c.numel():
                 c = clone(c)

@@ -18,6 +18,7 @@ from ._tensor import Tensor, Size
 from ._geometry import contiguous_strides
 from .autograd import grad_mode
 from .ops._common import composite_node
+from ._tensor_str import tensor_repr, PRINT_OPTS
 
 __all__ = ["mm", "sum", "addmm"]
 
@@ -183,7 +184,6 @@ class SparseTensor(Tensor):
         return SparseTensor._new(self._sp_indices, -self._sp_values, self._sp_size, self._coalesced)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import tensor_repr, PRINT_OPTS
         s = ("tensor(" + tensor_repr(self._sp_indices.detach().cpu(), "indices=tensor(", 22, bare=True) +
              ",\n       " + tensor_repr(self._sp_values.detach().cpu(), "values=tensor(", 21, bare=True))
         suffixes = [] if self.device.type == "cpu" else [f"device='{self.device}'"]

@@ -31,5 +31,5 @@ def list_backends(exclude_tags=("debug", "experimental")):
 
 
 def is_compiling():
-    from ..compiler import is_compiling
+    from ..compiler import is_compiling  # cycle: _dynamo -> compiler -> _dynamo
     return is_compiling()

@@ -23,6 +23,7 @@ import logging
 import operator
 import os
 import traceback
+import warnings
 import weakref
 
 from .. import fx
@@ -30,6 +31,8 @@ from .._tensor import Tensor
 from . import config, guards, resume
 from .exc import FailOnRecompileLimitHit, InvalidBackend, Unsupported
 from .utils import counters
+from ..nn import Module
+from ..optim import Optimizer
 
 log = logging.getLogger(__name__.rsplit(".", 1)[0] + ".convert_frame")
 
@@ -75,7 +78,6 @@ class _StepTracer(fx.Tracer):
     value_reads = fx.Tracer.value_reads + ("tolist", "numpy", "__repr__")
 
     def __enter__(self):
-        from ..optim import Optimizer
         super().__enter__()
         self._hooked = Optimizer.__dict__["_hooked"]
         tracer = self
@@ -88,7 +90,6 @@ class _StepTracer(fx.Tracer):
         return self
 
     def __exit__(self, *exc):
-        from ..optim import Optimizer
         Optimizer._hooked = self._hooked
         return super().__exit__(*exc)
 
@@ -238,7 +239,7 @@ class CompiledFunction:
         named = list(_named_tensors(reached, self.code_fn, self.root, args, kwargs))
         held = [t for _, t in named] + entry.params + [v for _, v in reached if isinstance(v, Tensor)]
         if any(t.device.type == "webgpu" for t in held):  # module state, arguments, or tensors named by the code
-            from ..backends import webgpu
+            from ..backends import webgpu  # lazy: the webgpu backend imports numpy when present
             entry.backend = webgpu.get_backend()
         with _Compiling(), tracer, _HostReads(entry.backend, lambda: entry.breaks or on_break(None, "__host_read__")):
             for name, t in named:
@@ -402,7 +403,6 @@ class _Compiling:
 def _reached(code_fn, root):
     """(name prefix, object) of what a call reaches besides its arguments: self (and a plain object's attributes),
     and the globals and closure cells its code names."""
-    from ..nn import Module
     out = []
     if root is not None:
         out.append(("", root))
@@ -423,7 +423,6 @@ def _reached(code_fn, root):
 def _held(code_fn, root):
     """The tensors a call reaches besides its arguments: the parameters (and their .grad), buffers and optimizer
     state of the modules and optimizers it reaches, and tensors its code names."""
-    from ..optim import Optimizer
     reached = _reached(code_fn, root)
     out = [t for _, t in _named_tensors(reached, code_fn, root, (), {})]
     out += [p.grad for p in _trainable(reached) if p.grad is not None]
@@ -438,8 +437,6 @@ def _shares_memory(outs, tensors):
 
 def _trainable(reached):
     """The leaf tensors whose .grad a call may set: the parameters of the modules and optimizers it reaches."""
-    from ..nn import Module
-    from ..optim import Optimizer
     found = {}
     for _, v in reached:
         if isinstance(v, Module):
@@ -452,7 +449,6 @@ def _trainable(reached):
 def _named_tensors(reached, code_fn, root, args, kwargs):
     """(placeholder name, tensor) for the parameters and buffers of the modules the call reaches, then its tensor
     arguments (named after the function's parameters)."""
-    from ..nn import Module
     seen = set()
     for prefix, m in reached:
         if not isinstance(m, Module):
@@ -498,7 +494,6 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
                      disable=False, recompile_limit=None):
     """torch.compile's body: an OptimizedModule for a module, else a function. dynamic is accepted (webtorch
     compiles per shape); every backend name runs the same way here."""
-    from ..nn import Module
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
     if isinstance(backend, str) and backend not in _BACKENDS:
@@ -533,7 +528,6 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
 
 
 def _lazy_module():
-    from ..nn import Module
     return Module
 
 
@@ -673,7 +667,6 @@ def explain(f, *extra_args, **extra_kwargs):
         return ExplainOutput(entry.graphs, len(entry.graphs), len(entry.graphs) - 1, list(entry.breaks),
                              sum(len(o) for o in _ops(entry.graphs)), _ops(entry.graphs), entry.out_guards(), None)
     if extra_args or extra_kwargs:
-        import warnings
         warnings.warn("explain(f, *args, **kwargs) is deprecated, use explain(f)(*args, **kwargs) instead.  If you "
                       "don't migrate, we may break your explain call in the future if your user defined kwargs "
                       "conflict with future kwargs added to explain(f).", FutureWarning, stacklevel=2)

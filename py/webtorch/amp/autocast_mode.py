@@ -11,6 +11,7 @@ import functools
 import warnings
 
 from .. import _dtype
+from .._tensor import Tensor
 
 STATE = {}          # device type -> the low-precision dtype in force (absent: autocast off)
 _warned = set()
@@ -26,7 +27,7 @@ def _supported(device_type, dt):
         if dt is not _dtype.float16:
             return False
         try:
-            from ..backends import webgpu
+            from ..backends import webgpu  # lazy: the webgpu backend imports numpy when present
             return webgpu.get_backend().has_f16
         except Exception:
             return False
@@ -132,7 +133,6 @@ def cast_fp32(t):
 # ---- custom autograd Functions under autocast (torch.amp.custom_fwd / custom_bwd) --------------------
 def _cast(value, device_type, dt):
     """Floating tensors of device_type in value (nested lists/tuples/dicts) cast to dt, as PyTorch."""
-    from .._tensor import Tensor
     if isinstance(value, Tensor):
         ok = value.dtype.is_floating_point and value.device.type == device_type and value.dtype is not _dtype.float64
         return value.to(dt) if ok else value

@@ -4,6 +4,7 @@ The scale and growth tracker live on the host as Python numbers (PyTorch keeps 1
 device tensors): scaling the loss is then one dispatch with a uniform, and the only device
 wait is the one `step()` needs to learn whether any gradient was inf/NaN.
 """
+import struct
 import warnings
 from collections import defaultdict
 from enum import Enum
@@ -11,6 +12,7 @@ from enum import Enum
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..ops.shape import stack
 
 
 class OptState(Enum):
@@ -31,7 +33,7 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "webgpu" and enabled:
-            from ..backends import webgpu
+            from ..backends import webgpu  # lazy: the webgpu backend imports numpy when present
             if not webgpu.is_available():
                 warnings.warn("webtorch.amp.GradScaler is enabled, but WebGPU is not available. Disabling.")
                 self._enabled = False
@@ -90,7 +92,6 @@ class GradScaler:
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     checks[g.device].append(g.isfinite().all())
                     g.mul_(inv_scale)
-        from ..ops.shape import stack
         found = {}
         for dev, oks in checks.items():
             ok = oks[0] if len(oks) == 1 else stack(oks).all()
@@ -241,7 +242,6 @@ class GradScaler:
 
 def _f32(x):
     """Round a Python float to float32 (the precision PyTorch's scale tensor has)."""
-    import struct
     try:
         return struct.unpack("<f", struct.pack("<f", x))[0]
     except OverflowError:

@@ -7,7 +7,7 @@ from . import graph
 
 
 def _tensors(x):
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # cycle: autograd -> _tensor -> autograd
     if x is None:
         return None
     if isinstance(x, Tensor):
@@ -16,7 +16,7 @@ def _tensors(x):
 
 
 def _make_grads(outputs, grads, is_grads_batched=False):
-    from ..ops import _creation
+    from ..ops import _creation  # cycle: autograd -> ops -> _tensor -> autograd
     out = []
     grads = grads if grads is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
@@ -70,7 +70,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     res = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
                              allow_unused=allow_unused, accumulate=False)
     if materialize_grads:
-        from ..ops import _creation
+        from ..ops import _creation  # cycle: autograd -> ops -> _tensor -> autograd
         res = [r if r is not None else _creation.zeros_like(x) for r, x in zip(res, inputs)]
     return tuple(res)
 

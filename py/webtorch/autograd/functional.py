@@ -1,4 +1,5 @@
 """torch.autograd.functional: jacobian, hessian, vjp, jvp (built on autograd.grad)."""
+from . import grad
 
 
 def _tuple(x):
@@ -6,7 +7,6 @@ def _tuple(x):
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    from . import grad
     inputs = tuple(x.detach().requires_grad_(True) for x in _tuple(inputs))
     out = func(*inputs)
     vs = _tuple(v) if v is not None else None
@@ -15,9 +15,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    from . import grad
-    from ..ops import _creation
-    from ..ops.shape import stack
+    from ..ops import _creation  # cycle: autograd -> ops -> _tensor -> autograd
+    from ..ops.shape import stack  # cycle: autograd -> ops -> _tensor -> autograd
     single = not isinstance(inputs, tuple)
     inputs = tuple(x.detach().requires_grad_(True) for x in _tuple(inputs))
     out = func(*inputs)
@@ -34,7 +33,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 
 def hessian(func, inputs, create_graph=False, strict=False):
-    from . import grad
 
     def g(x):
         x = x if x.requires_grad else x.requires_grad_(True)

@@ -7,9 +7,11 @@ PyTorch). `next_functions` holds one edge (node, output_nr) per forward input.
 import heapq
 import itertools
 import re
+import sys
 import weakref
 
 from . import grad_mode
+from .._dtype import TENSOR_TYPES
 
 _seq = itertools.count()
 
@@ -21,7 +23,6 @@ FREED_MSG = (
 
 
 def _type_str(t):
-    from .._dtype import TENSOR_TYPES
     prefix = "torch." if t.device.type == "cpu" else "torch.webgpu."
     return prefix + TENSOR_TYPES[t.dtype]
 
@@ -213,7 +214,6 @@ def _steal(grad, leaf):
     """`grad` itself (re-wrapped without its view base) when nothing else holds it or its
     storage (refcounts: the engine's buffer dict, accumulate's argument, the call, and
     getrefcount's own), as PyTorch steals a gradient instead of copying it; else None."""
-    import sys
     if grad.grad_fn is not None or grad.dtype != leaf.dtype or grad.device != leaf.device \
             or sys.getrefcount(grad) > 4 or grad.numel() != grad._storage.numel:
         return None
@@ -224,7 +224,7 @@ def _steal(grad, leaf):
         chain, base = chain + 1, base._base
     if sys.getrefcount(grad._storage) > chain + 1:
         return None
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # cycle: autograd -> _tensor -> autograd
     return Tensor._make(grad._storage, grad._shape, grad._stride, grad._offset)
 
 
@@ -263,7 +263,7 @@ def grad_edge(t):
 
 
 def _zeros_for(meta):
-    from ..ops import _creation
+    from ..ops import _creation  # cycle: autograd -> ops -> _tensor -> autograd
     shape, dtype, dev = meta
     return _creation.zeros(shape, dtype=dtype, device=dev)
 
@@ -428,7 +428,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
 
 
 def _check_grad(node, g, nxt, nr):
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # cycle: autograd -> _tensor -> autograd
     if not isinstance(g, Tensor):
         raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__}, expected Tensor")
     # as PyTorch's validate_outputs: a gradient takes its input's dtype (a custom Function's

@@ -1,12 +1,12 @@
 """torch.compiler: reset, disable, is_compiling (torch.compile's public switches)."""
 from .._dynamo import eval_frame as _ef
+from .. import _dynamo
 
 __all__ = ["reset", "disable", "is_compiling", "is_dynamo_compiling"]
 
 
 def reset():
     """Drop every torch.compile'd callable's compiled entries (the next call traces again)."""
-    from .. import _dynamo
     _dynamo.reset()
 
 

@@ -22,6 +22,9 @@ from ..ops import linalg as _la
 from .._tensor import Tensor
 from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
+from ..ops._common import name_of
+from ..overrides import torch_function
+from .. import finfo
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 
@@ -898,7 +901,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.shape}")
     if eps is None:
-        from .. import finfo
         eps = finfo(input.dtype).eps
     dims = list(range(-n, 0))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
@@ -1836,7 +1838,6 @@ _NllLoss2d = _node("NllLoss2DBackward0", _nll_loss_impl, no_edges=(1, 2))
 
 
 def _tname(dt):
-    from ..ops._common import name_of
     return name_of(dt)
 
 
@@ -2038,7 +2039,6 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 # every function here honours __torch_function__, as PyTorch's do (which is also where fx records them)
 def _dispatching():
-    from ..overrides import torch_function
     for name in __all__:
         globals()[name] = torch_function(globals()[name])
 

@@ -3,6 +3,7 @@ import math
 import warnings
 
 from ..autograd import grad_mode
+from ..ops._creation import empty, eye, randperm, tensor as make
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -95,7 +96,6 @@ def zeros_(tensor):
 def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..ops._creation import eye
     with grad_mode.no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
@@ -158,7 +158,6 @@ def orthogonal_(tensor, gain=1, generator=None):
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    from ..ops._creation import empty, tensor as make
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     flat = empty(rows, cols, device="cpu").normal_(0, 1, generator=generator).tolist()
@@ -190,7 +189,6 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
-    from ..ops._creation import randperm
     with grad_mode.no_grad():
         tensor.normal_(0, std, generator=generator)
         for col_idx in range(cols):

@@ -6,6 +6,7 @@ calls the module on the device the module and inputs are on. DistributedDataPara
 saying how to graduate the model to PyTorch's distributed stack.
 """
 from .modules.module import Module
+from ..distributed import NO_BACKEND_MSG
 
 
 class DataParallel(Module):
@@ -22,7 +23,6 @@ class DataParallel(Module):
 
 class DistributedDataParallel(Module):
     def __init__(self, module, *args, **kwargs):
-        from ..distributed import NO_BACKEND_MSG
         raise RuntimeError("DistributedDataParallel: " + NO_BACKEND_MSG)
 
 

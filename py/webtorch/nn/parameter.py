@@ -2,6 +2,7 @@
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..overrides import _disabled_torch_function_impl
+from ..ops._creation import empty
 
 
 class Parameter(Tensor):
@@ -10,7 +11,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..ops._creation import empty
             data = empty(0)
         t = object.__new__(cls)
         Tensor._set_from(t, data)
@@ -52,7 +52,6 @@ class Buffer(Tensor):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from ..ops._creation import empty
             data = empty(0)
         t = object.__new__(cls)
         Tensor._set_from(t, data)

@@ -16,10 +16,11 @@ from .. import random as _random
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks, _engine
+from .._tensor import Tensor
+from ..autograd import backward as autograd_backward
 
 
 def _is_tensor(x):
-    from .._tensor import Tensor
     return isinstance(x, Tensor)
 
 
@@ -49,7 +50,6 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        from ..autograd import backward as autograd_backward
         if not _engine["checkpoint_valid"]:
             raise RuntimeError(
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an "

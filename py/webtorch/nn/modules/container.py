@@ -6,6 +6,7 @@ from itertools import chain, islice
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
+from ... import typename
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -392,7 +393,6 @@ class ParameterDict(Module):
             self[k] = v
 
     def extra_repr(self):
-        from ... import typename
         return "\n".join(_param_line(k, p, typename) for k, p in self.items())
 
     def __call__(self, input):

@@ -1,8 +1,11 @@
 """Gradient clipping (one fused norm over all gradients, no host round trip unless asked to check)."""
 import math
+import warnings
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ... import ops
+from ...ops._creation import tensor
 
 
 def _as_list(tensors):
@@ -12,11 +15,9 @@ def _as_list(tensors):
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    from ... import ops
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if len(tensors) == 0:
-        from ...ops._creation import tensor
         return tensor(0.0)
     with grad_mode.no_grad():
         if norm_type == math.inf:
@@ -55,7 +56,6 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    import warnings
     warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
                   FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

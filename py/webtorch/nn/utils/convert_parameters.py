@@ -1,5 +1,6 @@
 """parameters_to_vector / vector_to_parameters."""
 from ..._tensor import Tensor
+from ...ops.shape import cat
 
 
 def _check_param_device(param, old_param_device):
@@ -11,7 +12,6 @@ def _check_param_device(param, old_param_device):
 
 
 def parameters_to_vector(parameters):
-    from ...ops.shape import cat
     param_device = None
     vec = []
     for param in parameters:

@@ -4,6 +4,7 @@ import math
 import warnings
 
 from ...ops import _creation
+from ... import random as _random
 
 
 
@@ -141,7 +142,6 @@ def random_split(dataset, lengths, generator=None):
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     if generator is None:
-        from ... import random as _random
         generator = _random.default_generator
     indices = _creation.randperm(sum(lengths), generator=generator).tolist()
     out, offset = [], 0
