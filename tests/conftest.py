@@ -58,3 +58,14 @@ def device(request):
 
 
 pytest_plugins = ["opinfo.summary"]  # the OpInfo tier's counts at the end of the run
+
+
+@pytest.fixture
+def fresh_dynamo():
+    """torch.compile state reset around a test: no compiled entries or counters from another test."""
+    import webtorch as wt
+    from webtorch._dynamo.utils import counters
+    wt.compiler.reset()
+    counters.clear()
+    yield
+    wt.compiler.reset()

@@ -14,12 +14,7 @@ from webtorch._dynamo.eval_frame import compiled_state
 from webtorch._dynamo.utils import counters
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    wt.compiler.reset()
-    counters.clear()
-    yield
-    wt.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def entries(fn):

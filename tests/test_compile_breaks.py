@@ -20,12 +20,7 @@ from webtorch._dynamo.utils import counters
 CALLS = 8  # call 1 traces the frame; segments trace at call 2, capture at 3-4, replay at 5+
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    wt.compiler.reset()
-    counters.clear()
-    yield
-    wt.compiler.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def _line(fn, text):
