@@ -132,11 +132,36 @@ fn wmaximum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b))
 fn wminimum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return min(a, b); }
 fn wfmax(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return max(a, b); }
 fn wfmin(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return min(a, b); }
+// C's exact fmod (WGSL's float `%` is a - b * trunc(a / b), which rounds): on the bits, |a|'s
+// significand reduced by |b|'s shifted left one exponent step at a time (at most 277 steps), each
+// subtraction exact; the result keeps a's sign, fmod(a, 0) = fmod(inf, b) = NaN, fmod(a, inf) = a
 fn wfmod(a: f32, b: f32) -> f32 {
-  if (b == 0.0 || wisinf(a) || wisnan(b)) { return wnan(); }
-  if (wisinf(b)) { return a; }
-  let r = a - b * trunc(a / b);
-  return select(r, bitcast<f32>(bitcast<u32>(a) & 0x80000000u), r == 0.0);   // a zero has a's sign
+  let ua = bitcast<u32>(a);
+  let ub = bitcast<u32>(b);
+  let sa = ua & 0x80000000u;
+  let aa = ua & 0x7fffffffu;
+  let ab = ub & 0x7fffffffu;
+  if (ab == 0u || ab > 0x7f800000u || aa >= 0x7f800000u) { return wnan(); }
+  if (aa < ab) { return a; }              // also b = +-inf
+  if (aa == ab) { return bitcast<f32>(sa); }
+  var ea = i32(aa >> 23u);
+  var eb = i32(ab >> 23u);
+  var ma = aa & 0x7fffffu;
+  var mb = ab & 0x7fffffu;
+  if (ea == 0) { let s = countLeadingZeros(ma) - 8u; ma = ma << s; ea = 1 - i32(s); } else { ma = ma | 0x800000u; }
+  if (eb == 0) { let s = countLeadingZeros(mb) - 8u; mb = mb << s; eb = 1 - i32(s); } else { mb = mb | 0x800000u; }
+  for (; ea > eb; ea = ea - 1) {
+    if (ma >= mb) { ma = ma - mb; }
+    if (ma == 0u) { return bitcast<f32>(sa); }
+    ma = ma << 1u;
+  }
+  if (ma >= mb) { ma = ma - mb; }
+  if (ma == 0u) { return bitcast<f32>(sa); }
+  let s = countLeadingZeros(ma) - 8u;   // renormalize: the significand's top bit to bit 23
+  ma = ma << s;
+  ea = ea - i32(s);
+  if (ea > 0) { return bitcast<f32>(sa | (u32(ea) << 23u) | (ma & 0x7fffffu)); }
+  return bitcast<f32>(sa | (ma >> u32(1 - ea)));   // subnormal
 }
 fn wremainder(a: f32, b: f32) -> f32 {
   var m = wfmod(a, b);

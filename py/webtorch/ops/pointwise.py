@@ -596,8 +596,7 @@ def divide(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return _div_plain(input, other, out=out)
     if rounding_mode == "floor":
-        r = floor_divide(input, other) if not _dtype.result_type(input, other).is_floating_point \
-            else _div_plain(input, other).floor()
+        r = floor_divide(input, other)    # PyTorch's div_floor: floats too, from fmod
     elif rounding_mode == "trunc":
         rt = _dtype.result_type(input, other)
         if rt.is_floating_point:

@@ -293,13 +293,31 @@ def _ffmod(a, b):
         return _NAN
 
 
-def _ffloordiv(a, b):
-    if b == 0:
-        return _fdiv(a, b)
-    try:
-        return a // b
-    except (ValueError, OverflowError):
-        return _NAN
+def _ffloordiv(rnd):
+    """c10's div_floor_floating with each step rounded by `rnd` (to float32 for float32 and float16,
+    which PyTorch computes in float): (a - fmod(a, b)) / b, one less where fmod's sign is not b's,
+    then floored to the nearest integer."""
+    def f(a, b):
+        if b == 0:
+            return _fdiv(a, b)
+        try:
+            m = math.fmod(a, b)
+        except ValueError:
+            return _NAN
+        d = rnd(rnd(a - m) / b)
+        if m != 0 and (b < 0) != (m < 0):
+            d = rnd(d - 1)
+        if d != d or d in (_INF, -_INF):
+            return d
+        if d == 0:
+            return math.copysign(0.0, a) * math.copysign(1.0, b)
+        q = math.floor(d)
+        return q + 1 if rnd(d - q) > 0.5 else q
+    return f
+
+
+def _f32(x):
+    return array("f", (x,))[0]
 
 
 def _zde():
@@ -444,7 +462,7 @@ class _Ops:
                 except ZeroDivisionError:
                     return _map2(_fdiv, a, b), cd
             if op == "floor_divide":
-                return _map2(_ffloordiv, a, b), cd
+                return _map2(_ffloordiv(float if cd == "float64" else _f32), a, b), cd
             if op == "remainder":
                 return _map2(_frem, a, b), cd
             if op == "fmod":
