@@ -345,6 +345,28 @@ def test_backward_create_graph_makes_grad_differentiable():
         np.testing.assert_allclose(b, a, rtol=1e-5)
 
 
+@pytest.mark.parametrize("op", ["index", "gather", "index_select", "flip", "roll", "take", "index_put"])
+def test_indexing_double_backward_matches_torch(device, op):
+    """The backward of a take (a put into zeros) and of a put (a take) differentiate again."""
+    ops = {"index": lambda x, i: x[i([2, 0, 2])], "gather": lambda x, i: x.gather(1, i([[1, 1], [0, 2], [2, 2]])),
+           "index_select": lambda x, i: x.index_select(1, i([2, 2, 0])), "flip": lambda x, i: x.flip(0),
+           "roll": lambda x, i: x.roll(1, 1), "take": lambda x, i: x.take(i([7, 7])),
+           "index_put": lambda x, i: x.index_put((i([1, 1]),), x[0, :3] * 2, accumulate=True)}
+    dev = "cpu" if device == "cpu-pure" else device
+
+    def run(T):
+        gen = np.random.default_rng(0)
+        x = T.tensor(gen.standard_normal((3, 3)).tolist(), device=dev if T is wt else "cpu", requires_grad=True)
+        y = ops[op](x, lambda v: T.tensor(v, device=x.device))
+        w = T.tensor(gen.standard_normal(tuple(y.shape)).tolist(), device=x.device, requires_grad=True)
+        (g,) = T.autograd.grad((y * w).sum(), x, create_graph=True)
+        assert g.grad_fn is not None
+        (gw,) = T.autograd.grad((g * g.detach().cos()).sum(), w)
+        return [_np(g), _np(gw)]
+    for a, b in zip(*_both(run)):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
 def test_hessian_vector_product_matches_torch():
     def run(T):
         A = T.tensor([[2.0, 0.5, 0.1], [0.5, 1.0, -0.3], [0.1, -0.3, 3.0]])
