@@ -58,6 +58,7 @@ def test_grad_fn_names_and_next_functions_like_torch():
                 a.clone(), T.cat([a, b]), T.stack([a, b]), a * c, c * a, a + 1, 1 + a, a * 2, a / 2, T.where(c > 0, a, b),
                 a.softmax(0), a.log_softmax(1), a.max(), a.amax(0), a.cumsum(0), a.prod(), a.var(), a.std(),
                 a.gather(0, T.tensor([[0, 1]])), a.index_select(0, T.tensor([1])), a.flip(0), a.clamp(0, 1),
+                a.roll(1, 0), a.take(T.tensor([3, 0])), T.take_along_dim(a, T.tensor([[1], [0]]), 1),
                 T.maximum(a, b), a.sort(0)[0], a.squeeze(), a.transpose(0, 1), a.bmm(b.unsqueeze(0)) if False
                 else T.bmm(a.unsqueeze(0), b.unsqueeze(0)), T.dot(a[0], b[0]), T.mv(a, b[0])]
         return [(type(o.grad_fn).__name__,
@@ -672,7 +673,7 @@ def test_custom_function_returning_input_and_non_tensor_args():
 COMPOSITE_NAMES = {
     "square", "sgn", "deg2rad", "rad2deg", "rdiv_scalar", "clamp_tensor", "median", "median_dim", "kthvalue",
     "topk", "topk_smallest_dim0", "roll_flat", "repeat", "repeat_newdim", "tile", "repeat_interleave", "scatter",
-    "scatter_value", "scatter_add", "masked_fill", "masked_fill_bcast", "take", "index_add",
+    "scatter_value", "scatter_add", "masked_fill", "masked_fill_bcast", "index_add",
     "index_copy", "index_fill", "masked_select", "masked_scatter", "index_put_accumulate", "matmul_batched_bcast",
     "diag_1d", "diag_2d", "einsum_trace_diag", "einsum_outer_sum",
 }

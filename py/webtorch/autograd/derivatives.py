@@ -311,7 +311,7 @@ DERIVATIVES = {
     "GatherBackward0": _put_back,
     "FlipBackward0": _put_back,
     "RollBackward0": _put_back,
-    "TakeAlongDimBackward0": _put_back,
+    "TakeBackward0": _put_back,
     "IndexSelectBackward0": _put_back,
     "IndexPutBackward0": {"x": lambda g, idx, accumulate: g if accumulate else g._index_put_flat(idx, 0.0, False),
                           "v": lambda g, idx: g._take_flat(idx)},

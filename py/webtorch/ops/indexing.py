@@ -64,10 +64,10 @@ def _put_kernel(x, idx, v, accumulate):
 IndexPutFlat = formula_node("IndexPutBackward0", _put_kernel, ("x", "idx", "v", "accumulate"))
 
 
-def take_flat(x, idx):
+def take_flat(x, idx, node=Take):
     """x.flatten()[idx] for a contiguous-layout x (differentiable)."""
     if recording(x):
-        return Take.apply(x, _storage_of_logical(x, idx), idx)
+        return node.apply(x, _storage_of_logical(x, idx), idx)
     return _prims.take(x, _storage_of_logical(x, idx))
 
 
@@ -488,8 +488,8 @@ def _check_gather_range(index, size, d):
     return idx if safe is True else safe
 
 
-Flip, Roll, TakeAlongDim = (formula_node(n, _take_kernel, _TAKE_ARGS)
-                             for n in ("FlipBackward0", "RollBackward0", "TakeAlongDimBackward0"))
+Flip, Roll, TakeNode = (formula_node(n, _take_kernel, _TAKE_ARGS) for n in ("FlipBackward0", "RollBackward0",
+                                                                           "TakeBackward0"))
 
 
 @register
@@ -511,9 +511,9 @@ def take_along_dim(input, indices, dim=None):
 @register
 @torch_function
 def take(input, index, *, out=None):
-    idx = _check_range(index.to(int64), input.numel(), 0,
-                       msg=None)
-    return write_out(take_flat(input.contiguous() if not input.is_contiguous() else input, idx), out, input, index)
+    idx = _check_range(index.to(int64), input.numel(), 0)
+    return write_out(take_flat(input.contiguous() if not input.is_contiguous() else input, idx, TakeNode), out, input,
+                     index)
 
 
 def _scatter_offsets(self, d, index):
