@@ -387,7 +387,8 @@ GRADGRAD = [n for n in UNARY_KINDS if n not in ("sign", "floor", "ceil", "round"
      "bmm", "mv", "dot", "matmul_batched_bcast", "softmax", "log_softmax", "logsumexp", "prod_dim", "cumprod",
      "norm", "std", "linear_2d", "linear_3d", "mse_loss", "conv2d", "conv_transpose2d", "max_pool2d",
      "batch_norm_train", "layer_norm", "group_norm", "gelu", "gelu_tanh", "silu", "elu", "selu", "celu", "softplus",
-     "mish", "logsigmoid", "cross_entropy"]
+     "mish", "logsigmoid", "cross_entropy", "flip", "roll", "getitem_adv", "gather", "scatter_add", "index_select",
+     "take_along_dim", "take", "index_copy", "index_put_accumulate"]
 
 BY_NAME = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "duplicate case names"

@@ -58,6 +58,7 @@ def test_grad_fn_names_and_next_functions_like_torch():
                 a.clone(), T.cat([a, b]), T.stack([a, b]), a * c, c * a, a + 1, 1 + a, a * 2, a / 2, T.where(c > 0, a, b),
                 a.softmax(0), a.log_softmax(1), a.max(), a.amax(0), a.cumsum(0), a.prod(), a.var(), a.std(),
                 a.gather(0, T.tensor([[0, 1]])), a.index_select(0, T.tensor([1])), a.flip(0), a.clamp(0, 1),
+                a.roll(1, 0), a.take(T.tensor([3, 0])), T.take_along_dim(a, T.tensor([[1], [0]]), 1),
                 T.maximum(a, b), a.sort(0)[0], a.squeeze(), a.transpose(0, 1), a.bmm(b.unsqueeze(0)) if False
                 else T.bmm(a.unsqueeze(0), b.unsqueeze(0)), T.dot(a[0], b[0]), T.mv(a, b[0])]
         return [(type(o.grad_fn).__name__,
@@ -343,6 +344,28 @@ def test_backward_create_graph_makes_grad_differentiable():
         return [_np(x.grad), _np(gw)]
     for a, b in zip(*_both(run)):
         np.testing.assert_allclose(b, a, rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["index", "gather", "index_select", "flip", "roll", "take", "index_put"])
+def test_indexing_double_backward_matches_torch(device, op):
+    """The backward of a take (a put into zeros) and of a put (a take) differentiate again."""
+    ops = {"index": lambda x, i: x[i([2, 0, 2])], "gather": lambda x, i: x.gather(1, i([[1, 1], [0, 2], [2, 2]])),
+           "index_select": lambda x, i: x.index_select(1, i([2, 2, 0])), "flip": lambda x, i: x.flip(0),
+           "roll": lambda x, i: x.roll(1, 1), "take": lambda x, i: x.take(i([7, 7])),
+           "index_put": lambda x, i: x.index_put((i([1, 1]),), x[0, :3] * 2, accumulate=True)}
+    dev = "cpu" if device == "cpu-pure" else device
+
+    def run(T):
+        gen = np.random.default_rng(0)
+        x = T.tensor(gen.standard_normal((3, 3)).tolist(), device=dev if T is wt else "cpu", requires_grad=True)
+        y = ops[op](x, lambda v: T.tensor(v, device=x.device))
+        w = T.tensor(gen.standard_normal(tuple(y.shape)).tolist(), device=x.device, requires_grad=True)
+        (g,) = T.autograd.grad((y * w).sum(), x, create_graph=True)
+        assert g.grad_fn is not None
+        (gw,) = T.autograd.grad((g * g.detach().cos()).sum(), w)
+        return [_np(g), _np(gw)]
+    for a, b in zip(*_both(run)):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
 
 
 def test_hessian_vector_product_matches_torch():
@@ -650,7 +673,7 @@ def test_custom_function_returning_input_and_non_tensor_args():
 COMPOSITE_NAMES = {
     "square", "sgn", "deg2rad", "rad2deg", "rdiv_scalar", "clamp_tensor", "median", "median_dim", "kthvalue",
     "topk", "topk_smallest_dim0", "roll_flat", "repeat", "repeat_newdim", "tile", "repeat_interleave", "scatter",
-    "scatter_value", "scatter_add", "masked_fill", "masked_fill_bcast", "take", "index_add",
+    "scatter_value", "scatter_add", "masked_fill", "masked_fill_bcast", "index_add",
     "index_copy", "index_fill", "masked_select", "masked_scatter", "index_put_accumulate", "matmul_batched_bcast",
     "diag_1d", "diag_2d", "einsum_trace_diag", "einsum_outer_sum",
 }

@@ -198,6 +198,12 @@ def _alpha(sign):
     return formula
 
 
+def _put_back(g, x_shape, logical):
+    """A take's gradient: g accumulated into zeros of the input's shape at the positions (in its
+    contiguous layout) the take read; the forward already checked them."""
+    return g.new_zeros((math.prod(x_shape),))._index_put_flat(logical, g, True).reshape(x_shape)
+
+
 # a @ b's: b's first, so that a's may join the activation's store (webgpu)
 _MATMUL = {"b": lambda g, a: a.mT.matmul(g), "a": lambda g, b: g.matmul(b.mT)}
 
@@ -300,6 +306,15 @@ DERIVATIVES = {
                        "mat2": lambda g, mat1, alpha: mat1.mT.matmul(_scaled(g, alpha)),
                        "mat1": lambda g, mat2, alpha: _scaled(g, alpha).matmul(mat2.mT)},
     "CloneBackward0": lambda g: g,  # ops/shape.py
+    # ---- indexing (ops/indexing.py): a take at storage offsets, a put at flat positions ---------
+    "IndexBackward0": _put_back,
+    "GatherBackward0": _put_back,
+    "FlipBackward0": _put_back,
+    "RollBackward0": _put_back,
+    "TakeBackward0": _put_back,
+    "IndexSelectBackward0": _put_back,
+    "IndexPutBackward0": {"x": lambda g, idx, accumulate: g if accumulate else g._index_put_flat(idx, 0.0, False),
+                          "v": lambda g, idx: g._take_flat(idx)},
     # ---- conversions (ops/_creation.py): the node casts g back to the input's dtype ---------------
     "ToCopyBackward0": lambda g, x_device: g.to(x_device),
     # ---- activations (nn/functional.py); PyTorch numbers some in-place forms apart ----------

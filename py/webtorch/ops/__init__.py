@@ -32,6 +32,8 @@ def bind_methods(Tensor, creation):
     Tensor.H = property(s._T)
     Tensor.mH = property(s._mT)
     Tensor._alias_view = s._alias_view
+    Tensor._index_put_flat = i.index_put_flat  # for autograd/derivatives.py (which imports no op)
+    Tensor._take_flat = i.take_flat
     Tensor.__getitem__ = i.getitem
     Tensor.__setitem__ = i.setitem
     ops = {

@@ -5,10 +5,9 @@ import weakref
 from .. import _dtype
 from . import _prims
 from .._tensor import Tensor
-from .._geometry import contiguous_strides, numel as _numel
-from ..autograd.function import Function
+from .._geometry import contiguous_strides
 from ..overrides import torch_function
-from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, sum_to, write_out, name_of, node_alias
+from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, write_out, name_of, formula_node
 from .registry import register, register_method
 from .pointwise import where
 from . import shape as _shape
@@ -43,53 +42,32 @@ def _offsets(coords, out_shape, strides, base, device):
     return acc
 
 
-class Take(Function):
-    """Gather from x at (storage offsets, logical offsets); backward scatters-adds."""
-    _node_name = "IndexBackward0"
-
-    @staticmethod
-    def forward(ctx, x, storage_off, logical_off):
-        ctx.meta = (x.shape, x.dtype)
-        ctx.save_for_backward(logical_off)
-        return _prims.take(x, storage_off)
-
-    @staticmethod
-    def backward(ctx, g):
-        (lin,) = ctx.saved_tensors
-        shape, dt = ctx.meta
-        z = g.new_zeros((_numel(shape),))
-        return index_put_flat(z, lin, g, True).reshape(shape), None, None
+def _take_kernel(x, storage, logical):
+    """Gather from x at storage offsets; `logical` (the same positions in x's contiguous layout)
+    is what the backward puts the gradient back at (autograd/derivatives.py)."""
+    return _prims.take(x, storage)
 
 
-class IndexPutFlat(Function):
-    """out = x.flatten() with out[idx] = v (or += v): the differentiable flat scatter."""
-    _node_name = "IndexPutBackward0"
-
-    @staticmethod
-    def forward(ctx, x, idx, v, accumulate):
-        ctx.save_for_backward(idx)
-        ctx.meta = (accumulate, v.shape if isinstance(v, Tensor) else None)
-        out = x.clone() if x.is_contiguous() else _prims.contiguous(x)
-        if out is x:
-            out = x.clone()
-        _prims.put(out, idx, v, accumulate)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (idx,) = ctx.saved_tensors
-        accumulate, vshape = ctx.meta
-        gx = g if accumulate else index_put_flat(g, idx, 0.0, False)
-        gv = None
-        if vshape is not None and ctx.needs_input_grad[2]:
-            gv = sum_to(take_flat(g, idx), vshape)
-        return gx, None, gv, None
+_TAKE_ARGS = ("x", "storage", "logical")
+Take = formula_node("IndexBackward0", _take_kernel, _TAKE_ARGS)
 
 
-def take_flat(x, idx):
+def _put_kernel(x, idx, v, accumulate):
+    """x (flat) with out[idx] = v (or += v), in a new tensor."""
+    out = x.clone() if x.is_contiguous() else _prims.contiguous(x)
+    if out is x:
+        out = x.clone()
+    _prims.put(out, idx, v, accumulate)
+    return out
+
+
+IndexPutFlat = formula_node("IndexPutBackward0", _put_kernel, ("x", "idx", "v", "accumulate"))
+
+
+def take_flat(x, idx, node=Take):
     """x.flatten()[idx] for a contiguous-layout x (differentiable)."""
     if recording(x):
-        return Take.apply(x, _storage_of_logical(x, idx), idx)
+        return node.apply(x, _storage_of_logical(x, idx), idx)
     return _prims.take(x, _storage_of_logical(x, idx))
 
 
@@ -112,7 +90,7 @@ def index_put_flat(x, idx, v, accumulate):
     flat = x.reshape(-1)
     if recording(flat, v):
         return IndexPutFlat.apply(flat, idx, v, accumulate)
-    return IndexPutFlat.forward(_shape._NullCtx, flat, idx, v, accumulate)
+    return _put_kernel(flat, idx, v, accumulate)
 
 
 def take_offsets(x, coords, out_shape=None, node=Take):
@@ -444,7 +422,7 @@ def _check_index_tensor(index, name):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
-Gather = node_alias(Take, "GatherBackward0")
+Gather = formula_node("GatherBackward0", _take_kernel, _TAKE_ARGS)
 
 
 @register
@@ -510,9 +488,8 @@ def _check_gather_range(index, size, d):
     return idx if safe is True else safe
 
 
-Flip = node_alias(Take, "FlipBackward0")
-Roll = node_alias(Take, "RollBackward0")
-TakeAlongDim = node_alias(Take, "TakeAlongDimBackward0")
+Flip, Roll, TakeNode = (formula_node(n, _take_kernel, _TAKE_ARGS) for n in ("FlipBackward0", "RollBackward0",
+                                                                           "TakeBackward0"))
 
 
 @register
@@ -534,9 +511,9 @@ def take_along_dim(input, indices, dim=None):
 @register
 @torch_function
 def take(input, index, *, out=None):
-    idx = _check_range(index.to(int64), input.numel(), 0,
-                       msg=None)
-    return write_out(take_flat(input.contiguous() if not input.is_contiguous() else input, idx), out, input, index)
+    idx = _check_range(index.to(int64), input.numel(), 0)
+    return write_out(take_flat(input.contiguous() if not input.is_contiguous() else input, idx, TakeNode), out, input,
+                     index)
 
 
 def _scatter_offsets(self, d, index):
@@ -617,7 +594,7 @@ def scatter_add_(self, dim, index, src):
     return _shape.copy_(self, scatter_add(self, dim, index, src))
 
 
-IndexSelect = node_alias(Take, "IndexSelectBackward0")
+IndexSelect = formula_node("IndexSelectBackward0", _take_kernel, _TAKE_ARGS)
 
 
 @register
