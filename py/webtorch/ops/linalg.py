@@ -170,34 +170,40 @@ Mv = formula_node("MvBackward0", _mv_kernel, ("a", "b"))
 Dot = formula_node("DotBackward0", _dot_kernel, ("a", "b"))
 
 
-def _product(node, a, b, out):
-    """The product a (x) b of the formula node `node`, recorded when it needs a graph, into `out`."""
+# mv's and dot's operand checks: (input dims, other dims), sizes agree, PyTorch's two messages
+_PRODUCT_CHECKS = {
+    "mv": ((2, 1), lambda a, b: a.shape[1] == b.shape[0],
+           "vector + matrix @ vector expected, got 1, {ad}, {bd}",
+           "size mismatch, got input ({a0}), mat ({a0}x{a1}), vec ({b0})"),
+    "dot": ((1, 1), lambda a, b: a.shape[0] == b.shape[0],
+            "1D tensors expected, but got {ad}D and {bd}D tensors",
+            "inconsistent tensor size, expected tensor [{a0}] and src [{b0}] to have the same number of elements, "
+            "but got {a0} and {b0} elements respectively"),
+}
+
+
+def _product(node, name, a, b, out):
+    """The product a (x) b of the formula node `node` after `name`'s checks, recorded when it needs a graph,
+    into `out`."""
+    _check_mm(a, b, name)
+    dims, agree, dims_msg, size_msg = _PRODUCT_CHECKS[name]
+    if (a.dim(), b.dim()) != dims:
+        raise RuntimeError(dims_msg.format(ad=a.dim(), bd=b.dim()))
+    if not agree(a, b):
+        raise RuntimeError(size_msg.format(a0=a.shape[0], a1=a.shape[-1], b0=b.shape[0]))
     return write_out(node.apply(a, b) if recording(a, b) else node.kernel(a, b), out)
 
 
 @register
 @torch_function
 def mv(input, vec, *, out=None):
-    _check_mm(input, vec, "mv")
-    if input.dim() != 2 or vec.dim() != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
-    if input.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
-                           f"vec ({vec.shape[0]})")
-    return _product(Mv, input, vec, out)
+    return _product(Mv, "mv", input, vec, out)
 
 
 @register
 @torch_function
 def dot(input, tensor, *, out=None):
-    _check_mm(input, tensor, "dot")
-    if input.dim() != 1 or tensor.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
-    if input.shape[0] != tensor.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
-                           f"[{tensor.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
-                           f"and {tensor.shape[0]} elements respectively")
-    return _product(Dot, input, tensor, out)
+    return _product(Dot, "dot", input, tensor, out)
 
 
 vdot = inner_1d = dot
