@@ -252,6 +252,7 @@ DERIVATIVES = {
     "RsubBackward1": {"a": _alpha(-1)},
     "MulBackward0": {"a": lambda g, b: g * b, "b": lambda g, a: g * a},
     "DivBackward0": {"a": lambda g, b: g / b, "b": lambda g, a, b: -g * a / (b * b)},
+    "DivBackward2": {"a": _zeros, "b": _zeros},   # div with a rounding mode
     "RemainderBackward0": {"a": lambda g: g},
     "RemainderBackward1": {"a": lambda g: g, "b": lambda g, a, b: -g * a.div(b, rounding_mode="floor")},
     "FmodBackward0": {"a": lambda g: g},

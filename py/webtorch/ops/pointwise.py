@@ -591,22 +591,30 @@ def rsub(input, other, *, alpha=1):
 _div_plain = div
 
 
+def _div_rounding_kernel(a, b, mode):
+    """div with a rounding mode, for floats: floor from fmod as PyTorch's div_floor (floor_divide), trunc(a / b)."""
+    return floor_divide(a, b) if mode == "floor" else _div_plain(a, b).trunc()
+
+
+# its gradients are zeros (PyTorch's DivBackward2)
+DivRounding = formula_node("DivBackward2", _div_rounding_kernel, ("a", "b", "mode"))
+
+
 @register
 def divide(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return _div_plain(input, other, out=out)
-    if rounding_mode == "floor":
-        r = floor_divide(input, other)    # PyTorch's div_floor: floats too, from fmod
-    elif rounding_mode == "trunc":
-        rt = _dtype.result_type(input, other)
-        if rt.is_floating_point:
-            r = _div_plain(input, other).trunc()
-        else:   # exact integer division (a float quotient would round large int64 values)
-            _check_int_div("div_trunc", other, rt)
-            r = _prims.ewise("div", [input, other], rt, rt)
-    else:
+    if rounding_mode not in ("floor", "trunc"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
+    rt = _dtype.result_type(input, other)
+    if rt.is_floating_point:
+        r = (DivRounding.apply if recording(input, other) else _div_rounding_kernel)(input, other, rounding_mode)
+    elif rounding_mode == "floor":
+        r = floor_divide(input, other)
+    else:   # trunc of integers: exact division (a float quotient would round large int64 values)
+        _check_int_div("div_trunc", other, rt)
+        r = _prims.ewise("div", [input, other], rt, rt)
     return write_out(r, out)
 
 
