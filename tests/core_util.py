@@ -7,6 +7,7 @@ compare (identical shape and dtype, values within the dtype's tolerance, identic
 as numpy arrays or torch tensors and arrive as the matching library's tensors (on `device` for
 webtorch). Non-tensor arguments pass through unchanged.
 """
+import contextlib
 import math
 
 import numpy as np
@@ -182,3 +183,17 @@ def raises_like(device, fn, *args, phrase=None, **kwargs):
         assert phrase in str(te.value), f"the key phrase is not in torch's message: {te.value}"
         assert phrase in str(we.value), f"webtorch's message lacks {phrase!r}: {we.value}"
     return we.value, te.value
+
+
+@contextlib.contextmanager
+def fusion(device, on):
+    """webgpu's lazy element-wise fusion switched on or off for a block (nothing on other devices)."""
+    if device != "webgpu":
+        yield
+        return
+    from webtorch.backends import webgpu
+    old = webgpu.set_fusion(on)
+    try:
+        yield
+    finally:
+        webgpu.set_fusion(old)

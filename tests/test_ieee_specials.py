@@ -2,15 +2,12 @@
 PyTorch on cpu, cpu-pure and webgpu. On webgpu each case runs twice: with lazy element-wise
 fusion (the generated kernel chains ops in one shader, where a compiler that assumes finite
 floats would fold `x - x` or `(x + y) - y`) and without it."""
-import contextlib
 import math
 
 import numpy as np
-import pytest
 import torch
 
-from core_util import to_torch, to_wt, wt
-from webtorch.backends import webgpu
+from core_util import fusion, to_torch, to_wt, wt
 from webtorch.ops import registry
 
 S = [math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, -2.0]
@@ -64,18 +61,6 @@ def same(w, t, what):
     assert what.startswith(ZERO_SIGN_FREE) or \
          np.array_equal(np.signbit(a[z]), np.signbit(b[z])), f"{what}: sign of zero differs\n{a}\n{b}"
     np.testing.assert_allclose(a[ok], b[ok], rtol=3e-4, atol=1e-5, err_msg=what)
-
-
-@contextlib.contextmanager
-def fusion(device, on):
-    if device != "webgpu":
-        yield
-        return
-    old = webgpu.set_fusion(on)
-    try:
-        yield
-    finally:
-        webgpu.set_fusion(old)
 
 
 def modes(device):

@@ -11,15 +11,13 @@ PyTorch's float16 floor_divide and div(rounding_mode=...) differ between its own
 scalar one keeps c10::Half intermediates, the vectorized one float: fp16 5.3 // 1e-3 is 5296
 contiguous and 5300 strided; div(5.3, 1e-3, rounding_mode='trunc') 5300 for 40 elements and 5296
 for one), so there is no single PyTorch answer to match bit for bit."""
-import contextlib
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from core_util import webgpu_has_f16, wt
-from webtorch.backends import webgpu
+from core_util import fusion, webgpu_has_f16, wt
 
 BUG_A = [5.3, 1.0, 123.456, -7.77, 1e6, 3.0e7]       # the WGSL `%` answers here were 0.0, 0.0, ..., 2.0
 BUG_B = [1e-3, 0.1, 0.7, 0.3, 1e-3, 7.1]
@@ -60,18 +58,6 @@ def _cases():
 CASES = _cases()
 
 
-@contextlib.contextmanager
-def _fusion(device, on):
-    if device != "webgpu":
-        yield
-        return
-    old = webgpu.set_fusion(on)
-    try:
-        yield
-    finally:
-        webgpu.set_fusion(old)
-
-
 def _same_bits(w, t, what):
     a, b = w.cpu().numpy(), t.numpy()
     assert a.dtype == b.dtype and a.shape == b.shape, what
@@ -91,7 +77,7 @@ def _check(device, name, a, b, dtype, what):
     fn = OPS[name]
     t = fn(torch, _scalar_kernel(torch.from_numpy(a).to(dtype)), _scalar_kernel(torch.from_numpy(b).to(dtype)))
     for on in (True, False) if device == "webgpu" else (True,):
-        with _fusion(device, on):
+        with fusion(device, on):
             wd = getattr(wt, str(dtype).split(".")[-1])
             w = fn(wt, wt.tensor(a, device=device).to(wd), wt.tensor(b, device=device).to(wd))
             _same_bits(w, t, f"{what} {name} (fusion={on})")
@@ -120,7 +106,7 @@ def test_float32_tensor_scalar(device, name, scalar):
     a = np.concatenate([CASES["bug"][0], CASES["wide"][0][:500], np.array(SPECIALS, np.float32)])
     t = OPS[name](torch, _scalar_kernel(torch.from_numpy(a)), scalar)
     for on in (True, False) if device == "webgpu" else (True,):
-        with _fusion(device, on):
+        with fusion(device, on):
             _same_bits(OPS[name](wt, wt.tensor(a, device=device), scalar), t, f"{name} scalar={scalar} (fusion={on})")
 
 
