@@ -83,7 +83,9 @@ def test_stop_interrupts_infinite_loop(playground):
     page = playground.page
     page.evaluate("() => { window.__stopRun = window.webtorchPlayground.run('print(\"start\", flush=True)\\nwhile True:\\n    pass\\n'); }")
     page.wait_for_function("() => window.webtorchPlayground.running")
-    time.sleep(0.5)
+    # the loop is running once "start" is printed (on a loaded machine the worker may take a while to reach it)
+    page.wait_for_function("() => document.querySelector('#output').innerText.includes('start')", timeout=60000)
+    time.sleep(0.3)
     assert page.is_enabled("#stop")
     t0 = time.time()
     page.click("#stop")
