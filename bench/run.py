@@ -156,8 +156,8 @@ def run_torch(threads):
 
 # ---- tinygrad -------------------------------------------------------------------------------
 def run_tinygrad():
-    import numpy as np
-    from tinygrad import Tensor, Device, TinyJit, nn, Context
+    import tinygrad
+    from tinygrad import Tensor, Device
     dev = Device[Device.DEFAULT]
     res = {"adapter": Device.DEFAULT}
     for n in SIZES:
@@ -183,26 +183,9 @@ def run_tinygrad():
             z = (z + 1.0).realize()
         z[0].item()
     res["disp"] = best(chain, 3) / 200 * 1e6
-    r = np.random.default_rng(0)
-    X = Tensor(r.standard_normal((64, 784)).astype(np.float32)).realize()
-    Y = Tensor(r.integers(0, 10, 64).astype(np.int32)).realize()
-    ps = []
-    for sh, sc in (((128, 784), 0.03), ((128,), 0.0), ((10, 128), 0.1), ((10,), 0.0)):
-        t = Tensor((r.standard_normal(sh) * sc).astype(np.float32))
-        t.requires_grad = True
-        ps.append(t.realize())
-    W1, b1, W2, b2 = ps
-    opt = nn.optim.SGD(ps, lr=0.1)
-
-    @TinyJit
-    def step():
-        with Context(TRAINING=1):
-            h = (X @ W1.T + b1).relu()
-            loss = -(h @ W2.T + b2).log_softmax(1).gather(1, Y.unsqueeze(1)).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            return loss.realize()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from workloads import tinygrad_mlp
+    step = tinygrad_mlp(tinygrad)
 
     def ten():
         for _ in range(10):
@@ -230,7 +213,7 @@ def worker(name):
     raise SystemExit(f"unknown row {name}")
 
 
-def _tinygrad_env():
+def tinygrad_env():
     env = dict(os.environ, DEV="WEBGPU", XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp"))
     try:
         import importlib.util
@@ -252,7 +235,7 @@ def main():
     rows = [r for r in ROWS if not sys.argv[1:] or r in sys.argv[1:]]
     results = {}
     for r in rows:
-        env = _tinygrad_env() if r.startswith("tinygrad") else dict(os.environ)
+        env = tinygrad_env() if r.startswith("tinygrad") else dict(os.environ)
         t0 = time.perf_counter()
         try:
             p = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", r], env=env,
@@ -274,7 +257,7 @@ def main():
     for r in rows:
         res = results.get(r) or {}
         print(f"| {LABEL[r]} | " + " | ".join(fmt(res.get(k), nd) for k, _, nd in cols) + " |")
-    wg, tg = results.get("webtorch-webgpu") or {}, results.get("tinygrad-webgpu") or {}
+    wg = results.get("webtorch-webgpu") or {}
     print()
     if wg.get("adapter"):
         print(f"webtorch webgpu adapter: {wg['adapter']}; MLP step = {wg.get('mlp_dispatches')} dispatches")

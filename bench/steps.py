@@ -10,7 +10,11 @@ another. MLP and Transformer: ms per step, best of a few blocks of 10 steps each
 `loss.item()`; poly: ms for the whole 2,000-step loop ending in one `loss.item()`. On webgpu
 also the dispatches and submits per step (driver counters over a timed block). "compiled" calls
 `torch.compile(step)` and warms it (webtorch: call 1 traces, calls 2-3 capture, 4+ replay)
-before timing; PyTorch's rows are eager only (its inductor needs a C++ toolchain and minutes).
+before timing; "torch.compile(model)" compiles the model alone, the step around it eager (PyTorch's
+usual pattern: webtorch replays the forward and, from loss.backward(), the backward; no poly row).
+PyTorch's rows are eager only (its inductor needs a C++ toolchain and minutes). tinygrad's row
+(when `tinygrad` and `dawn-python` are importable, see bench/README.md) runs the same steps under
+TinyJit on its WEBGPU device.
 """
 import json
 import os
@@ -18,23 +22,27 @@ import subprocess
 import sys
 import time
 
+from run import tinygrad_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ROWS = ["webgpu-eager", "webgpu-compiled", "cpu-eager", "cpu-compiled", "torch-1thread", "torch-default"]
+ROWS = ["webgpu-eager", "webgpu-compiled", "webgpu-model", "cpu-eager", "cpu-compiled", "torch-1thread", "torch-default", "tinygrad-jit"]
 LABEL = {"webgpu-eager": "webtorch webgpu, eager", "webgpu-compiled": "webtorch webgpu, torch.compile",
+         "webgpu-model": "webtorch webgpu, torch.compile(model), loop eager",
          "cpu-eager": "webtorch cpu (numpy), eager", "cpu-compiled": "webtorch cpu (numpy), torch.compile",
-         "torch-1thread": "PyTorch CPU eager, 1 thread", "torch-default": "PyTorch CPU eager, default threads"}
+         "torch-1thread": "PyTorch CPU eager, 1 thread", "torch-default": "PyTorch CPU eager, default threads",
+         "tinygrad-jit": "tinygrad 0.14 WEBGPU (Dawn), TinyJit"}
 REPS = {"mlp": 5, "transformer": 4, "poly": 2}
 
 
-def measure(torch, dev, compiled, counters=None):
-    sys.path.insert(0, HERE)
-    from workloads import WORKLOADS, POLY_STEPS
+def measure(builders, counters=None):
+    """{workload: ms, ...} for builders {workload: () -> step}."""
+    from workloads import POLY_STEPS
     res = {}
-    for name, build in WORKLOADS.items():
-        step = build(torch, dev)
-        if compiled:
-            step = torch.compile(step)
+    for name, build in builders.items():
+        step = build()
+        if step is None:
+            continue
         n = POLY_STEPS if name == "poly" else 10
         for _ in range(5):
             loss = step()
@@ -62,21 +70,29 @@ def measure(torch, dev, compiled, counters=None):
 
 def worker(row):
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    sys.path.insert(0, HERE)
+    from workloads import TINYGRAD, WORKLOADS
+    if row == "tinygrad-jit":
+        import tinygrad
+        return measure({name: (lambda b=b: b(tinygrad)) for name, b in TINYGRAD.items()})
     if row.startswith("torch"):
         import torch
         if row == "torch-1thread":
             torch.set_num_threads(1)
-        return measure(torch, "cpu", False)
+        return measure({name: (lambda b=b: b(torch, "cpu")) for name, b in WORKLOADS.items()})
     sys.path.insert(0, os.environ.get("WEBTORCH_PY") or os.path.join(ROOT, "py"))
     import webtorch as torch
     dev, mode = row.split("-")
-    if mode == "compiled" and not hasattr(torch, "compile"):
+    if mode != "eager" and not hasattr(torch, "compile"):
         raise SystemExit("torch.compile is not in this checkout")
     counters = None
     if dev == "webgpu":
         def counters():
             return torch.webgpu.counters()
-    return measure(torch, dev, mode == "compiled", counters)
+    if mode == "model":  # torch.compile(model), the step around it eager
+        return measure({name: (lambda b=b: b(torch, dev, torch.compile)) for name, b in WORKLOADS.items()}, counters)
+    wrap = torch.compile if mode == "compiled" else (lambda step: step)
+    return measure({name: (lambda b=b: wrap(b(torch, dev))) for name, b in WORKLOADS.items()}, counters)
 
 
 def fmt(v, nd=2):
@@ -88,8 +104,9 @@ def main():
     results = {}
     for r in rows:
         t0 = time.perf_counter()
+        env = tinygrad_env() if r.startswith("tinygrad") else dict(os.environ)
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", r], capture_output=True,
-                           text=True, timeout=1800)
+                           text=True, timeout=1800, env=env)
         line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
         results[r] = json.loads(line[-1][7:]) if line else {}
         if not line:
