@@ -249,25 +249,75 @@ def _varkw(x, **kw):
     return y * 2
 
 
-def test_fallback_break_in_callee():
-    """A break inside a module's forward (a callee): the frame runs eagerly, correct, the reason names the line."""
-    net = _item_net(wt)
-
-    def f(x):
-        return net(x) * 2
-    cf = _run_both(f, lambda i: (wt.tensor(randn(rng_for(f"c{i}"), 2, 4)),))
-    why = _fallback(cf)
-    assert why == f"the break at {__file__}:{_line(type(net).forward, '.item()')} is in a callee"
+def _helper(x):
+    y = x * 2
+    if y.sum().item() > 0:
+        y = y + 1
+    return y.sin()
 
 
-def test_fallback_module_forward():
-    """torch.compile(module) with a break in forward: hooks run around forward, so that frame is not split."""
-    net = _item_net(wt)
-    cm = wt.compile(net)
-    for i in range(4):
-        x = wt.tensor(randn(rng_for(f"m{i}"), 2, 4))
-        assert_close(cm(x), net(x), "cpu")
-    assert _fallback(cm) == "a module's forward (hooks)"
+def _calls_helper(x):
+    a = x.cos()
+    b = _helper(a)
+    return b * 3
+
+
+def test_break_in_callee_splits_the_calling_statement(device):
+    """A break inside a function the compiled frame calls: the frame's statement that made the call runs eagerly
+    (the callee with it), the statements around it are compiled; the branch in the callee follows the data, the
+    break's user_stack runs from the compiled frame to the callee's line, as PyTorch's."""
+    f = wt.compile(_calls_helper)
+    rng = rng_for("callee")
+    for i, sign in enumerate([1, -1, -1, 1, 1, -1, 1, -1]):
+        x = np.abs(randn(rng, 6)) * sign * 4
+        got = f(wt.tensor(x, device=device))
+        assert_close(got, _calls_helper(torch.tensor(x)), device, f"call {i + 1}")
+    state = compiled_state(f)
+    assert [s.eager for s in state.plan.segments] == [False, True, False]
+    if device == "webgpu":
+        assert counters["webgpu"]["replays"] >= 2 * 4, (counters["webgpu"], counters["replay_refused"])
+    stacks = {}
+    for T in (torch, wt):
+        T._dynamo.reset()
+        e = T._dynamo.explain(_calls_helper)(T.tensor(randn(rng, 6)))
+        stacks[T] = [(fs.filename, fs.name, fs.lineno) for fs in e.break_reasons[0].user_stack]
+    assert stacks[wt] == stacks[torch] == [(__file__, "_calls_helper", _line(_calls_helper, "_helper(a)")),
+                                           (__file__, "_helper", _line(_helper, ".item()"))]
+
+
+def test_break_in_module_forward_splits(device):
+    """A break inside a module's forward, called from a compiled function or compiled as torch.compile(module):
+    the calling statement, or forward's own statement, runs eagerly; the values follow PyTorch. A forward hook
+    registered after the split runs: calls then run the module eagerly, with its hooks."""
+    tnet = _item_net(torch)
+    wnet = sync(tnet, _item_net(wt), device)
+    f = wt.compile(_module_caller(wnet))
+    cm = wt.compile(wnet)
+    rng = rng_for("modsplit")
+    with torch.no_grad(), wt.no_grad():
+        for i in range(8):
+            x = randn(rng, 3, 4) * (1 if i % 3 else -1)
+            want = _module_caller(tnet)(torch.tensor(x))
+            assert_close(f(wt.tensor(x, device=device)), want, device, f"caller, call {i + 1}")
+            assert_close(cm(wt.tensor(x, device=device)), tnet(torch.tensor(x)), device, f"module, call {i + 1}")
+        assert [s.eager for s in compiled_state(f).plan.segments] == [False, True, False]
+        assert [s.eager for s in compiled_state(cm).plan.segments] == [False, True, False]
+        if device == "webgpu":  # calls 5-8 replay: the caller's two segments and forward's first (its last has no op)
+            assert counters["webgpu"]["replays"] >= 3 * 4, (counters["webgpu"], counters["replay_refused"])
+        seen = []
+        wnet.register_forward_hook(lambda m, args, out: seen.append(1) or out * 10)
+        tnet.register_forward_hook(lambda m, args, out: out * 10)
+        x = randn(rng, 3, 4)
+        assert_close(cm(wt.tensor(x, device=device)), tnet(torch.tensor(x)), device, "module with a hook")
+        assert seen == [1]
+
+
+def _module_caller(net):
+    def step(x):
+        z = x.tanh() * 2
+        h = net(z)
+        return h.exp()
+    return step
 
 
 def test_fallback_no_source():

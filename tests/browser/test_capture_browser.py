@@ -1,6 +1,7 @@
 """WebGPU capture and replay in the browser (py/webtorch/backends/webgpu/capture.py over
 browser.py): a captured MLP training step replayed in Pyodide, one JS call per replay, gives
-the parameters of the same steps run eagerly; a torch.compile step split at a graph break replays."""
+the parameters of the same steps run eagerly; a torch.compile step split at a graph break replays; a compiled
+module trained by a loop outside it replays its forward and backward."""
 from pwutil import py_json
 
 CODE = r'''
@@ -112,6 +113,48 @@ def test_compiled_step_with_break_splits_in_pyodide(playground):
     j = py_json(playground.run_ok(BREAK_CODE))
     assert j["segments"] == [False, True, False], j
     assert j["replays"] >= 4, j
+    for a, b in zip(j["lc"], j["le"]):
+        assert abs(a - b) < 1e-5 * max(1.0, abs(b)), j
+
+
+MODULE_CODE = r'''
+import json
+import torch
+import torch.nn.functional as F
+from webtorch._dynamo.utils import counters
+
+def run(compiled):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3)).to("webgpu")
+    opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+    f = torch.compile(model) if compiled else model
+    g = torch.Generator().manual_seed(1)
+    losses, nodes = [], []
+    for _ in range(8):
+        x, y = torch.randn(4, 8, generator=g).to("webgpu"), torch.randint(0, 3, (4,), generator=g).to("webgpu")
+        opt.zero_grad()
+        out = f(x)
+        loss = F.cross_entropy(out, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        nodes.append(out.grad_fn.name())
+    return losses, nodes
+
+counters.clear()
+le, _ = run(False)
+lc, nodes = run(True)
+print(json.dumps({"le": le, "lc": lc, "nodes": nodes, "replays": counters["webgpu"]["replays"],
+                  "refused": dict(counters["replay_refused"])}))
+'''
+
+
+def test_compiled_module_trained_outside_in_pyodide(playground):
+    """torch.compile(model) with zero_grad / backward / step in the user's loop: calls 4+ replay the forward and,
+    through a CompiledFunctionBackward node, the backward; the losses equal eager."""
+    j = py_json(playground.run_ok(MODULE_CODE))
+    assert j["replays"] == 5, j
+    assert j["nodes"][3:] == ["CompiledFunctionBackward"] * 5, j
     for a, b in zip(j["lc"], j["le"]):
         assert abs(a - b) < 1e-5 * max(1.0, abs(b)), j
 

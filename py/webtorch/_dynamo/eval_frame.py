@@ -5,9 +5,9 @@ Per entry, as TinyJit does:
              optimizer.step(): the op-level graph (entry.graph.print()), and the graph breaks, where
              the function reads a tensor's value into Python (.item(), bool(t), .tolist(), printing),
              each with the user's file:line. fullgraph=True raises exc.Unsupported there.
-  calls 2+   of a function whose call 1 broke in its own top-level statements run the frame split there
-             (resume.py: the break statements eagerly, the statements between them as compiled functions
-             of their own); a break that cannot split (in a callee, ...) runs the whole frame eagerly.
+  calls 2+   of a function whose call 1 broke run the frame split at the top-level statements that broke
+             (resume.py: those statements eagerly, with any callee that broke, and the statements between
+             them as compiled functions of their own); a frame that cannot split runs eagerly whole.
              They run eagerly on a device without `backend.capture()` (cpu). On webgpu without a
              break, calls 2 and 3 run under the backend's capture; if the two recordings are
              equivalent, calls 4+ replay the latest (the buffers it left, fresh .grad tensors, are
@@ -26,9 +26,9 @@ import traceback
 import warnings
 import weakref
 
-from .. import fx
+from .. import autograd, fx
 from .._tensor import Tensor
-from . import config, guards, resume
+from . import aot, config, guards, resume
 from .exc import FailOnRecompileLimitHit, InvalidBackend, Unsupported
 from .utils import counters
 from ..nn import Module
@@ -64,10 +64,17 @@ class GraphCompileReason:
 
 def _user_frame():
     """The innermost frame outside webtorch's package: the user's line that caused what is being reported."""
-    for fs in reversed(traceback.extract_stack()):
-        if not os.path.abspath(fs.filename).startswith(_PKG):
-            return fs
-    return traceback.extract_stack()[0]
+    return _user_stack(None)[-1]
+
+
+def _user_stack(code):
+    """The user's frames (outside webtorch's package) from the outermost running `code` (the compiled frame) to the
+    innermost, as PyTorch's user_stack; just the innermost when no frame runs `code`."""
+    frames = [f for f, _ in traceback.walk_stack(None)][::-1]
+    start = next((i for i, f in enumerate(frames) if f.f_code is code), None) if code is not None else None
+    user = [f for f in frames[start or 0:] if not os.path.abspath(f.f_code.co_filename).startswith(_PKG)]
+    user = (user if start is not None else user[-1:]) or frames[:1]
+    return traceback.StackSummary.extract((f, f.f_lineno) for f in user)
 
 
 class _StepTracer(fx.Tracer):
@@ -134,6 +141,7 @@ class _Entry:
         self.template = None     # call 3's result: its tensors stand for the program's outputs
         self.params = []         # the parameters the call reaches (whose .grad it may set)
         self.grads = None        # their .grad objects before and after call 3 (what the program reads and writes)
+        self.backward = None     # aot.Backward: outputs require grad, their backward replays as a program of its own
 
     def out_guards(self):
         return [guards.Guard(name, value) for name, value in self.guards]
@@ -151,7 +159,14 @@ class _Entry:
         if self.grads[0] is not None and not _same([p.grad for p in self.params], self.grads[0]):
             counters["webgpu"]["eager"] += 1
             return _eager(compiled.call, args, kwargs)
-        outs = iter(self.program.replay(fx.flatten_inputs(args, kwargs)))
+        inputs = fx.flatten_inputs(args, kwargs)
+        if self.backward is None:
+            outs = iter(self.program.replay(inputs))
+        elif self.backward.pending():  # a graph still to be backpropagated reads the buffers a replay writes
+            counters["webgpu"]["eager"] += 1
+            return _eager(compiled.call, args, kwargs)
+        else:
+            outs = iter(aot.replay(self.program, self.backward, inputs))
         for p, g in zip(self.params, self.grads[1]):
             p.grad = g
         counters["webgpu"]["replays"] += 1
@@ -161,10 +176,11 @@ class _Entry:
 class CompiledFunction:
     """The state behind one torch.compile'd callable: run(args, kwargs) picks or makes the entry."""
 
-    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None, unsplit=None):
+    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None, unsplit=None, hooked=None):
         self.call, self.code_fn, self.root, self.fullgraph = call, code_fn, root, fullgraph
         self.unsplit = unsplit  # why a break never splits this frame (None: resume.split decides)
         self.plan = None        # the frame split at call 1's breaks (resume.Plan): every later call runs it
+        self.hooked = hooked    # a module's: hooks run around forward now, so a call runs `call` eagerly, not the plan
         self.arg_names = guards.arg_names(code_fn, root)
         self.recompile_limit = recompile_limit  # torch.compile(..., recompile_limit=n): this function's own limit
         self.entries = {}
@@ -183,6 +199,8 @@ class CompiledFunction:
             # already recording: run inline
             return self.call(*args, **kwargs)
         if self.plan is not None:  # its compiled segments keep their own guards
+            if self.hooked is not None and self.hooked():
+                return _eager(self.call, args, kwargs)
             with _Compiling():
                 return self.plan.run(args, kwargs)
         key = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names)
@@ -223,8 +241,9 @@ class CompiledFunction:
         marks, reads = [], []
 
         def on_break(t, what):
-            fs = _user_frame()
-            reason = GraphCompileReason(_REASONS.get(what, f"Unsupported Tensor.{what}() call"), [fs])
+            stack = _user_stack(getattr(self.code_fn, "__code__", None))
+            fs = stack[-1]
+            reason = GraphCompileReason(_REASONS.get(what, f"Unsupported Tensor.{what}() call"), list(stack))
             if self.fullgraph:
                 raise Unsupported(f"{reason.reason}\n\nfrom user code:\n   File \"{fs.filename}\", line {fs.lineno}, "
                                   f"in {fs.name}\n    {fs.line}", gb_type=reason.reason)
@@ -262,7 +281,7 @@ class CompiledFunction:
         """A frame whose trace broke: later calls run its segments (resume.py: the statements without a break
         compiled, each its own CompiledFunction with its own guards; those with one eagerly), or this entry's calls
         run the whole frame eagerly when it cannot split."""
-        plan = self.unsplit or resume.split(self.code_fn, self.root, [b.user_stack[-1] for b in entry.breaks])
+        plan = self.unsplit or resume.split(self.code_fn, self.root, [b.user_stack[0] for b in entry.breaks])
         if isinstance(plan, str):
             fs = entry.breaks[0].user_stack[-1]
             entry.eager_reason = f"graph break at {fs.filename}:{fs.lineno} ({entry.breaks[0].reason}); " \
@@ -313,11 +332,12 @@ class CompiledFunction:
             if clones[id(t)]._version != versions[id(t)]:
                 t.copy_(clones[id(t)])  # the function wrote into an input: hand the write to the caller's tensor
         outs = fx._tensors(out)
+        diff = [o for o in outs if o.requires_grad and (o.grad_fn is None or not o.grad_fn._freed)]  # to backprop
+        bwd = _record_backward(be, diff) if diff and not read else None
         why = next((w for w, bad in (
             (f"a read to the host at {read[0].filename}:{read[0].lineno}" if read else "", read),
             ("the function writes into an input", any(clones[id(t)]._version != versions[id(t)] for t in tensors)),
-            ("an output requires grad (its backward runs outside the compiled function)",
-             any(o.requires_grad and (o.grad_fn is None or not o.grad_fn._freed) for o in outs)),
+            (bwd, isinstance(bwd, str)),
             ("an output is not on webgpu", any(o.device.type != "webgpu" for o in outs)),
             ("an output is the memory of an input or of state (a replay would hand out a copy)",
              _shares_memory(outs, list(clones.values()) + _held(self.code_fn, self.root))),
@@ -330,15 +350,23 @@ class CompiledFunction:
             grads_in = None
         if why:
             entry.eager_reason = why
+        elif bwd is not None and grads_in is not None:
+            entry.eager_reason = "an output requires grad and the function also writes .grad tensors"
         elif not entry.captures:
-            entry.captures = [(cap, grads_in)]
+            entry.captures = [(cap, grads_in, bwd)]
         elif not _same(grads_in, entry.captures[0][1]):
             entry.eager_reason = "the .grad tensors change from call to call (gradients accumulated out of place)"
-        elif cap.equivalent(entry.captures[0][0]):
+        elif cap.equivalent(entry.captures[0][0]) and (bwd is None or bwd[0].equivalent(entry.captures[0][2][0])):
             # the latest capture is replayed: the buffers it leaves behind (fresh .grad tensors) are the ones Python
             # holds now
             entry.program = cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs)
             entry.template, entry.grads = out, (grads_in, [p.grad for p in entry.params])
+            if bwd is not None:
+                cap_b, gos, leaves, grads = bwd
+                entry.backward = aot.Backward(cap_b.program(inputs=gos, outputs=[g for g in grads if g is not None]),
+                                              leaves, [g is not None for g in grads],
+                                              [any(o is d for d in diff) for o in outs])
+                entry.backward.live = [weakref.ref(o.grad_fn) for o in diff if o.grad_fn is not None]
             # the program writes its outputs into these tensors' memory at every replay: the caller gets copies
             out = fx.map_aggregate(out, lambda x: x.clone() if isinstance(x, Tensor) else x)
         else:
@@ -349,6 +377,30 @@ class CompiledFunction:
             entry.captures = []
         counters["webgpu"]["captures"] += 1
         return out
+
+
+def _record_backward(be, diff):
+    """(capture, output-gradient placeholders, leaves, their gradients) of the backward of outputs diff alone, or
+    why it cannot be replayed (aot.py)."""
+    if any(o.device.type != "webgpu" or o.grad_fn is None for o in diff):
+        return "an output requires grad and is not a webgpu result of a recorded graph"
+    leaves = aot.graph_leaves(diff)
+    if isinstance(leaves, str):
+        return leaves
+    gos = [o.new_zeros(o.shape) for o in diff]
+    cap, read = be.capture(), []
+
+    def host_read(buf, offset, size):
+        read.append(True)
+        return cap._orig(be.driver, "read_buffer")(buf, offset, size)
+    cap._read = host_read
+    with cap:
+        grads = autograd.grad(diff, leaves, gos, retain_graph=True, allow_unused=True)
+    if read:
+        return "the backward of an output reads to the host"
+    if _shares_memory([g for g in grads if g is not None], gos):
+        return "a gradient is the memory of an output's gradient"
+    return cap, gos, leaves, grads
 
 
 def _same(a, b):
@@ -507,7 +559,7 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
         return model
     if isinstance(model, Module):
         return OptimizedModule(model, CompiledFunction(model.__call__, type(model).forward, model, fullgraph,
-                                                       recompile_limit, unsplit="a module's forward (hooks)"))
+                                                       recompile_limit, hooked=model._has_call_hooks))
     if not callable(model):
         raise RuntimeError("torch.compile expects a callable, an nn.Module or None")
     fn = _inner(model)

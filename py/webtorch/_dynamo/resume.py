@@ -1,7 +1,7 @@
 """Graph breaks split the frame: Dynamo's resume functions, on the function's AST instead of its bytecode.
 
-When call 1's trace of a compiled function met graph breaks in the function's own top-level statements,
-split(code_fn, root, frames) cuts the body there:
+When call 1's trace of a compiled function met graph breaks, split(code_fn, root, frames) cuts the body at the
+top-level statements the breaks happened in (the statement itself reads a value, or calls a function that does):
 
     [statements before] -> [the statement with the break] -> [statements after] -> ...
 
@@ -60,8 +60,8 @@ class Plan:
 
 
 def split(code_fn, root, frames):
-    """A Plan for code_fn (called on root: self, or None) cut at the top-level statements holding frames (the
-    breaks' user frames), or why the frame cannot be split."""
+    """A Plan for code_fn (called on root: self, or None) cut at the top-level statements holding frames (each
+    break's frame of code_fn), or why the frame cannot be split."""
     code = getattr(code_fn, "__code__", None)
     why = ("no Python code" if code is None else
            "a lambda" if code.co_name == "<lambda>" else
@@ -83,7 +83,7 @@ def split(code_fn, root, frames):
     for fs in frames:
         i = next((i for i, s in enumerate(body) if s.lineno <= fs.lineno <= s.end_lineno), None)
         if fs.filename != code.co_filename or fs.name != code.co_name or i is None:
-            return f"the break at {fs.filename}:{fs.lineno} is in a callee"
+            return f"the break at {fs.filename}:{fs.lineno} is outside the compiled frame"
         cut.add(i)
     for node in _own_nodes(body):
         if isinstance(node, (ast.Global, ast.Nonlocal)):

@@ -359,9 +359,13 @@ class Module:
         return self.__dict__.copy()
 
     # ---- calling ------------------------------------------------------------------------
+    def _has_call_hooks(self):
+        """Whether __call__ runs hooks around forward (module or global ones)."""
+        return bool(self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
+                    or _global_forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks)
+
     def _call_impl(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
+        if not self._has_call_hooks():
             return self.forward(*args, **kwargs)
         for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:

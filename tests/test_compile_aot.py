@@ -1,0 +1,174 @@
+"""torch.compile(model) with the training loop outside it (PyTorch's usual pattern): the compiled forward returns
+outputs with a graph and `loss.backward()` runs later (aot.py). On webgpu the forward and its backward replay as
+two programs joined by a CompiledFunctionBackward node; losses, gradients, parameters and BN statistics equal
+PyTorch's eager loop. A call whose replay would overwrite buffers a pending graph still reads runs eagerly."""
+import numpy as np
+import pytest
+import torch
+
+from _nn_util import wt, rng_for, randn, randomize, sync, assert_close
+
+from webtorch._dynamo.utils import counters
+
+
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
+STEPS = 8  # call 1 traces, 2-3 capture, 4+ replay
+
+
+def _net(T, bn=True):
+    nn = T.nn
+    layers = [nn.Linear(6, 16), nn.Tanh()] + ([nn.BatchNorm1d(16)] if bn else []) + [nn.Linear(16, 3)]
+    return nn.Sequential(*layers)
+
+
+def _pair(device, name, bn=True):
+    rng = rng_for(name)
+    tm = _net(torch, bn)
+    randomize(tm, rng)
+    return rng, tm, sync(tm, _net(wt, bn), device)
+
+
+@pytest.mark.parametrize("optim", ["sgd", "adamw"])
+def test_compiled_module_trained_outside(device, optim):
+    """`cm = torch.compile(model)`, then zero_grad / cross_entropy(cm(x), y).backward() / step in the user's loop
+    (BN in training mode): every step's loss, and the final parameters, gradients and running stats equal
+    PyTorch's; on webgpu calls 4+ replay forward and backward, the output's node is CompiledFunctionBackward."""
+    rng, tm, wm = _pair(device, "aot" + optim)
+
+    def opt(T, m):
+        return T.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) if optim == "sgd" else \
+            T.optim.AdamW(m.parameters(), lr=0.02)
+    t_opt, w_opt = opt(torch, tm), opt(wt, wm)
+    cm = wt.compile(wm)
+    nodes = []
+    for i in range(STEPS):
+        x, y = randn(rng, 8, 6), rng.randint(0, 3, 8)
+        for T, m, o in ((torch, tm, t_opt), (wt, cm, w_opt)):
+            o.zero_grad()
+            out = m(T.tensor(x, device="cpu" if T is torch else device))
+            loss = T.nn.functional.cross_entropy(out, T.tensor(y, device="cpu" if T is torch else device))
+            loss.backward()
+            o.step()
+            if T is torch:
+                want = loss
+        nodes.append(out.grad_fn.name())
+        assert_close(loss, want, device, f"loss at step {i + 1}")
+    ws = wm.state_dict()
+    for k, v in tm.state_dict().items():
+        assert_close(ws[k], v, device, k)
+    wp = dict(wm.named_parameters())
+    for n, p in tm.named_parameters():
+        assert_close(wp[n].grad, p.grad, device, f"grad of {n}")
+    if device == "webgpu":
+        assert counters["webgpu"]["replays"] == STEPS - 3, (counters["webgpu"], counters["replay_refused"])
+        assert nodes[3:] == ["CompiledFunctionBackward"] * (STEPS - 3), nodes
+
+
+def test_forward_twice_before_backward(webgpu):
+    """Two compiled forwards, then one backward of both losses (e.g. two views of a batch): the second call would
+    overwrite what the first saved for backward, so it runs eagerly; gradients equal PyTorch's."""
+    rng, tm, wm = _pair(webgpu, "twice", bn=False)
+    cm = wt.compile(wm)
+    for i in range(STEPS):
+        xa, xb = randn(rng, 4, 6), randn(rng, 4, 6)
+        tm.zero_grad()
+        wm.zero_grad()
+        want = (tm(torch.tensor(xa)).square().mean() + tm(torch.tensor(xb)).sin().sum())
+        got = (cm(wt.tensor(xa, device=webgpu)).square().mean() + cm(wt.tensor(xb, device=webgpu)).sin().sum())
+        want.backward()
+        got.backward()
+        assert_close(got, want, webgpu, f"loss at step {i + 1}")
+        wp = dict(wm.named_parameters())
+        for n, p in tm.named_parameters():
+            assert_close(wp[n].grad, p.grad, webgpu, f"grad of {n} at step {i + 1}")
+    assert counters["webgpu"]["replays"] >= STEPS - 4, counters["webgpu"]  # the first forward of a step replays
+    assert counters["webgpu"]["eager"] >= STEPS - 4, counters["webgpu"]
+
+
+def test_retain_graph_and_double_backward(webgpu):
+    """backward(retain_graph=True) twice through a replayed node accumulates twice (the next call runs eagerly
+    while that graph can still be backpropagated); create_graph=True through it raises PyTorch's error."""
+    rng, tm, wm = _pair(webgpu, "retain", bn=False)
+    cm = wt.compile(wm)
+    for _ in range(4):
+        x = randn(rng, 4, 6)
+        cm(wt.tensor(x, device=webgpu)).sum().backward()
+        tm(torch.tensor(x)).sum().backward()
+    x = randn(rng, 4, 6)
+    out = cm(wt.tensor(x, device=webgpu))
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    got = out.square().sum()
+    want = tm(torch.tensor(x)).square().sum()
+    for _ in range(2):
+        got.backward(retain_graph=True)
+        want.backward(retain_graph=True)
+    before = counters["webgpu"]["replays"]
+    x2 = randn(rng, 4, 6)
+    assert_close(cm(wt.tensor(x2, device=webgpu)), tm(torch.tensor(x2)), webgpu, "call while a graph is retained")
+    assert counters["webgpu"]["replays"] == before  # ran eagerly
+    got.backward()
+    want.backward()
+    wp = dict(wm.named_parameters())
+    for n, p in tm.named_parameters():
+        assert_close(wp[n].grad, p.grad, webgpu, f"grad of {n}")
+    out = cm(wt.tensor(x, device=webgpu))
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    w = next(wm.parameters())
+    (g,) = wt.autograd.grad(out.square().sum(), w, create_graph=False)
+    assert_close(g, torch.autograd.grad(tm(torch.tensor(x)).square().sum(), next(tm.parameters()))[0], webgpu, "grad")
+    out = cm(wt.tensor(x, device=webgpu))
+    with pytest.raises(RuntimeError, match="torch.compile with aot_autograd does not currently support double "
+                                           "backward"):
+        wt.autograd.grad(out.square().sum(), w, create_graph=True)
+
+
+def test_dropout_replayed_forward_and_backward_match_eager(webgpu):
+    """Dropout in the compiled forward: from the same seed, the replayed forward and backward give eager webtorch's
+    losses and gradients (the masks advance per replay)."""
+    def run(compiled):
+        wt.manual_seed(3)
+        nn = wt.nn
+        m = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 2)).to(webgpu)
+        f = wt.compile(m) if compiled else m
+        x = wt.ones(5, 6, device=webgpu)
+        losses = []
+        for _ in range(STEPS):
+            m.zero_grad()
+            loss = f(x).square().mean()
+            loss.backward()
+            losses.append(loss.item())
+        return losses, [p.grad for p in m.parameters()]
+    le, ge = run(False)
+    lc, gc = run(True)
+    assert counters["webgpu"]["replays"] == STEPS - 3, (counters["webgpu"], counters["replay_refused"])
+    np.testing.assert_allclose(lc, le, rtol=1e-5, atol=1e-6)
+    assert len(set(lc)) == STEPS  # the masks differ per step
+    for a, b in zip(gc, ge):
+        np.testing.assert_allclose(a.cpu().numpy(), b.cpu().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_hooks_and_inputs_requiring_grad_stay_eager(webgpu):
+    """A tensor hook on a parameter (its backward would run it at the recording) and an input that requires grad
+    keep the compiled module eager, with the reason recorded; results stay PyTorch's."""
+    rng, tm, wm = _pair(webgpu, "hooks", bn=False)
+    seen = []
+    next(wm.parameters()).register_hook(lambda g: seen.append(1))
+    cm = wt.compile(wm)
+    for i in range(5):
+        x = randn(rng, 4, 6)
+        got, want = cm(wt.tensor(x, device=webgpu)), tm(torch.tensor(x))
+        got.sum().backward()
+        want.sum().backward()
+        assert_close(got, want, webgpu, f"call {i + 1}")
+    assert len(seen) == 5
+    assert counters["replay_refused"]["a hook on a parameter"] == 1, counters["replay_refused"]
+    wt._dynamo.reset()
+    rng, tm, wm = _pair(webgpu, "inputgrad", bn=False)
+    cm = wt.compile(wm)
+    for i in range(5):
+        x = randn(rng, 4, 6)
+        wx, tx = wt.tensor(x, device=webgpu, requires_grad=True), torch.tensor(x, requires_grad=True)
+        cm(wx).sum().backward()
+        tm(tx).sum().backward()
+        assert_close(wx.grad, tx.grad, webgpu, f"input grad at call {i + 1}")
+    assert counters["replay_refused"]["an input requires grad"] == 1, counters["replay_refused"]
