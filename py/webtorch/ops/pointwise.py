@@ -754,7 +754,7 @@ def clamp_max(input, max):
 
 @register
 def square(input):
-    return input * input
+    return pow(input, 2)  # PyTorch's definition: the node is PowBackward0, a bool input gives int64
 
 
 def _lerp_impl(input, end, weight):
