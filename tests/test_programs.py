@@ -38,6 +38,7 @@ PROGRAMS = [
     Program("tiny_transformer.py"),                        # TransformerEncoder + causal mask, AdamW, SequentialLR
     Program("resume_checkpoint.py"),                       # Conv3d/BatchNorm3d, OneCycleLR, save/load resume
     Program("sparse_gcn.py"),                              # sparse COO adjacency, torch.sparse.mm, early stopping
+    Program("compiled_gpt.py"),                            # nanoGPT: torch.compile(model), grad accumulation, checkpoint
 ]
 
 def _run(argv, webtorch):

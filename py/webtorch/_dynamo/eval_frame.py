@@ -165,10 +165,11 @@ class _Entry:
         elif self.backward.pending():  # a graph still to be backpropagated reads the buffers a replay writes
             counters["webgpu"]["eager"] += 1
             return _eager(compiled.call, args, kwargs)
-        else:
+        else:  # the forward alone: the .grad tensors are autograd's business, as after any forward
             outs = iter(aot.replay(self.program, self.backward, inputs))
-        for p, g in zip(self.params, self.grads[1]):
-            p.grad = g
+        if self.backward is None:
+            for p, g in zip(self.params, self.grads[1]):
+                p.grad = g
         counters["webgpu"]["replays"] += 1
         return fx.map_aggregate(self.template, lambda x: next(outs) if isinstance(x, Tensor) else x)
 
