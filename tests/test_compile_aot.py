@@ -174,3 +174,34 @@ def test_hooks_and_inputs_requiring_grad_stay_eager(webgpu):
         tm(tx).sum().backward()
         assert_close(wx.grad, tx.grad, webgpu, f"input grad at call {i + 1}")
     assert counters["replay_refused"]["an input requires grad"] == 1, counters["replay_refused"]
+
+
+@pytest.mark.parametrize("whole_step", [False, True])
+def test_freezing_and_unfreezing_a_parameter_retraces(device, whole_step):
+    """A parameter frozen, later unfrozen (fine-tuning): its requires_grad is guarded, so the compiled model (or the
+    compiled whole step) retraces and the gradients and parameters follow PyTorch's instead of missing or keeping
+    a stale gradient."""
+    rng, tm, wm = _pair(device, f"freeze{whole_step}", bn=False)
+    t_opt, w_opt = torch.optim.SGD(tm.parameters(), lr=0.1), wt.optim.SGD(wm.parameters(), lr=0.1)
+
+    def step(T, m, o, x):
+        o.zero_grad()
+        m(x).square().mean().backward()
+        o.step()
+    w_step = wt.compile(lambda x: step(wt, wm, w_opt, x)) if whole_step else None
+    cm = wt.compile(wm)
+    for i in range(12):
+        if i in (0, 6):
+            for m in (tm, wm):
+                m[0].weight.requires_grad_(i == 6)
+        x = randn(rng, 4, 6)
+        step(torch, tm, t_opt, torch.tensor(x))
+        if whole_step:
+            w_step(wt.tensor(x, device=device))
+        else:
+            step(wt, cm, w_opt, wt.tensor(x, device=device))
+        for (n, wp), tp in zip(wm.named_parameters(), tm.parameters()):
+            assert (wp.grad is None) == (tp.grad is None), (i, n)
+            assert_close(wp, tp, device, f"{n} after step {i + 1}")
+    reasons = [r for r in counters["recompiles"] if "requires_grad mismatch. expected False, actual True" in r]
+    assert reasons, dict(counters["recompiles"])

@@ -5,7 +5,8 @@ source, as `L['x']` or `G['model'].0.training`, for the recompile reason and exp
   tensors in the arguments     (shape, dtype, device, requires_grad)       TENSOR_MATCH
   Python scalars in arguments  (type, value)                                EQUALS_MATCH
   grad mode, autocast state                                                 GRAD_MODE, AUTOCAST
-  every reachable module       its scalar attributes (`training`, a dropout's p, ...)
+  every reachable module       its scalar attributes (`training`, a dropout's p, ...), its parameters' and
+                               buffers' identities and its parameters' requires_grad
   every reachable optimizer    the scalar hyper-parameters of its param_groups (lr, momentum, betas, ...;
                                a tensor lr is not guarded, as in PyTorch)
   int/float/bool globals and closure cells the function's code names
@@ -59,7 +60,8 @@ def _walk(src, v, out, depth=0, held=False):
         stack = [(src, v)]
         while stack:
             base, m = stack.pop()
-            ids = (tuple(map(id, m._parameters.values())), tuple(map(id, m._buffers.values())))
+            ids = (tuple((k, id(t), t is not None and t.requires_grad) for k, t in m._parameters.items()),
+                   tuple(map(id, m._buffers.values())))  # a parameter frozen or unfrozen changes the graph
             out.extend(((f"{base}._parameters", ids[0]), (f"{base}._buffers", ids[1])) if named else ids)
             d = m.__dict__
             for k in _attr_names(m):
@@ -173,6 +175,9 @@ def miss_reason(old, new):
                 if a != b:
                     return f"tensor {name!r} {what} mismatch. expected {a}, actual {b}"
             return f"___check_obj_id({src}, {w[5]})"
+        if src.endswith("._parameters") and [p[:2] for p in w] == [p[:2] for p in v]:
+            k, a, b = next((p[0], p[2], q[2]) for p, q in zip(w, v) if p != q)
+            return f"tensor '{src}[{k!r}]' requires_grad mismatch. expected {a}, actual {b}"
         if src.endswith(("._parameters", "._buffers")):
             return f"{src} were replaced"
         return f"{src} == {w[1]!r}"
@@ -188,7 +193,11 @@ class Guard:
         self.source = "global" if state or name.startswith("G[") else "local"
         if state:
             self.create_fn, self.code_list = name, [f"{name} == {value!r}"]
-        elif name.endswith(("._parameters", "._buffers")):
+        elif name.endswith("._parameters"):
+            self.create_fn = "ID_MATCH"
+            self.code_list = [f"[id(t) for t in {name}.values()] == {[v[1] for v in value]}",
+                              f"[t.requires_grad for t in {name}.values()] == {[v[2] for v in value]}"]
+        elif name.endswith("._buffers"):
             self.create_fn, self.code_list = "ID_MATCH", [f"[id(t) for t in {name}.values()] == {list(value)}"]
         elif value[0] == "tensor":
             self.create_fn = "TENSOR_MATCH"
