@@ -2,6 +2,7 @@
 device; guards and retracing; graph breaks, explain and fullgraph; reset; the recompile limit; OptimizedModule;
 the captured graph's printout."""
 import inspect
+import io
 import logging
 
 import numpy as np
@@ -466,3 +467,52 @@ def test_replay_keeps_earlier_outputs(webgpu):
     assert counters["webgpu"] == {"captures": 2, "replays": 4}
     for i, (g, x) in enumerate(zip(got, xs)):
         assert_close(g, f(torch.tensor(x)), webgpu, f"call {i + 1}")
+
+
+@pytest.mark.parametrize("change", ["optimizer.load_state_dict", "p.data = t"])
+def test_replaced_memory_recaptures(device, change):
+    """Between replays the user replaces memory the program reads and writes: an optimizer state loaded from a
+    checkpoint (new state tensors), a parameter's .data assigned. The next call captures again instead of replaying
+    into the old memory; losses and parameters equal PyTorch's."""
+    rng = rng_for("moved" + change)
+
+    def make(T):
+        return T.nn.Sequential(T.nn.Linear(4, 8), T.nn.Tanh(), T.nn.Linear(8, 2))
+    tm = make(torch)
+    randomize(tm, rng)
+    wm = sync(tm, make(wt), device)
+    t_opt, w_opt = torch.optim.Adam(tm.parameters(), lr=0.05), wt.optim.Adam(wm.parameters(), lr=0.05)
+
+    def step(m, o, x):
+        o.zero_grad()
+        loss = m(x).square().mean()
+        loss.backward()
+        o.step()
+        return loss
+    w_step = wt.compile(lambda x: step(wm, w_opt, x))
+    saved = None
+    new_w = randn(rng, 8, 4)
+    for i in range(10):
+        if i == 3:  # a checkpoint of the optimizers, through save/load
+            saved = (torch.load(_roundtrip(torch, t_opt.state_dict()), weights_only=False),
+                     wt.load(_roundtrip(wt, w_opt.state_dict())))
+        if i == 6:
+            if change == "p.data = t":
+                tm[0].weight.data = torch.tensor(new_w)
+                wm[0].weight.data = wt.tensor(new_w, device=device)
+            else:
+                t_opt.load_state_dict(saved[0])
+                w_opt.load_state_dict(saved[1])
+        x = randn(rng, 3, 4)
+        assert_close(w_step(wt.tensor(x, device=device)), step(tm, t_opt, torch.tensor(x)), device, f"loss {i + 1}")
+    for (n, wp), tp in zip(wm.named_parameters(), tm.parameters()):
+        assert_close(wp, tp, device, n)
+    if device == "webgpu":
+        assert counters["webgpu"]["stale"] == 1 and counters["webgpu"]["replays"] >= 4, counters["webgpu"]
+
+
+def _roundtrip(T, obj):
+    buf = io.BytesIO()
+    T.save(obj, buf)
+    buf.seek(0)
+    return buf

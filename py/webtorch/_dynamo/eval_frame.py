@@ -19,6 +19,7 @@ beyond it, new guard lists run eagerly with PyTorch's warning.
 import bisect
 import functools
 import inspect
+import itertools
 import logging
 import operator
 import os
@@ -142,6 +143,7 @@ class _Entry:
         self.params = []         # the parameters the call reaches (whose .grad it may set)
         self.grads = None        # their .grad objects before and after call 3 (what the program reads and writes)
         self.backward = None     # aot.Backward: outputs require grad, their backward replays as a program of its own
+        self.memory = None       # _memory(...) at call 3: what the program reads and writes besides its arguments
 
     def out_guards(self):
         return [guards.Guard(name, value) for name, value in self.guards]
@@ -159,6 +161,12 @@ class _Entry:
         if self.grads[0] is not None and not _same([p.grad for p in self.params], self.grads[0]):
             counters["webgpu"]["eager"] += 1
             return _eager(compiled.call, args, kwargs)
+        if _moved(self.memory):
+            # a tensor's memory was replaced (`p.data = t`, optimizer.load_state_dict): the program would read and
+            # write the old one; capture again
+            self.program = self.backward = None
+            counters["webgpu"]["stale"] += 1
+            return compiled._run(self, args, kwargs)
         inputs = fx.flatten_inputs(args, kwargs)
         if self.backward is None:
             outs = iter(self.program.replay(inputs))
@@ -362,6 +370,7 @@ class CompiledFunction:
             # holds now
             entry.program = cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs)
             entry.template, entry.grads = out, (grads_in, [p.grad for p in entry.params])
+            entry.memory = _memory(self.code_fn, self.root)
             if bwd is not None:
                 cap_b, gos, leaves, grads = bwd
                 entry.backward = aot.Backward(cap_b.program(inputs=gos, outputs=[g for g in grads if g is not None]),
@@ -481,6 +490,34 @@ def _held(code_fn, root):
     out += [p.grad for p in _trainable(reached) if p.grad is not None]
     out += [v for _, o in reached if isinstance(o, Optimizer) for st in o.state.values() for v in st.values()]
     return [t for t in out + [v for _, v in reached] if isinstance(t, Tensor)]
+
+
+def _memory(code_fn, root):
+    """What a replay reads and writes besides its arguments and gradients, to check it is still there: [(tensor,
+    its storage)] for the parameters and buffers of the modules the call reaches and the tensors its code names
+    (one level into a plain object) -- objects its guards hold fixed -- and [(optimizer, its state's storages)]."""
+    tensors, optims = [], []
+    for _, v in _reached(code_fn, root):
+        for x in ([v] if isinstance(v, (Tensor, Module, Optimizer)) else
+                  vars(v).values() if not isinstance(v, guards.OPAQUE) and isinstance(getattr(v, "__dict__", None), dict)
+                  else ()):
+            if isinstance(x, Tensor):
+                tensors.append(x)
+            elif isinstance(x, Module):
+                tensors += itertools.chain(x.parameters(), x.buffers())
+            elif isinstance(x, Optimizer):
+                optims.append(x)
+    return [(t, t._storage) for t in tensors], [(o, _state_storages(o)) for o in optims]
+
+
+def _state_storages(opt):
+    return [t._storage for st in opt.state.values() for t in st.values() if isinstance(t, Tensor)]
+
+
+def _moved(memory):
+    """Whether a tensor of _memory(...) has new memory (`p.data = t`, optimizer.load_state_dict)."""
+    tensors, optims = memory
+    return any(t._storage is not s for t, s in tensors) or not all(_same(_state_storages(o), ss) for o, ss in optims)
 
 
 def _shares_memory(outs, tensors):

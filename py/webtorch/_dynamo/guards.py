@@ -25,7 +25,7 @@ from ..optim import Optimizer
 
 _SCALARS = (bool, int, float, str, type(None))
 _ATTRS = frozenset((bool, int, float, str, tuple))  # module attributes that may be baked into kernels
-_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 
 
 def _hashable(v):
@@ -79,7 +79,7 @@ def _walk(src, v, out, depth=0, held=False):
                 h = _hashable(x) if k != "params" else None
                 if h is not None:
                     out.append((f"{src}.param_groups[{i}][{k!r}]", h) if named else h)
-    elif depth == 0 and not isinstance(v, _OPAQUE) and isinstance(getattr(v, "__dict__", None), dict):
+    elif depth == 0 and not isinstance(v, OPAQUE) and isinstance(getattr(v, "__dict__", None), dict):
         if not named:
             out.append(tuple(v.__dict__))
         for k, x in v.__dict__.items():
