@@ -67,8 +67,9 @@ def test_compiled_module_trained_outside(device, optim):
 
 
 def test_forward_twice_before_backward(webgpu):
-    """Two compiled forwards, then one backward of both losses (e.g. two views of a batch): the second call would
-    overwrite what the first saved for backward, so it runs eagerly; gradients equal PyTorch's."""
+    """Two compiled forwards, then one backward of both losses (two views of a batch, as in contrastive learning):
+    the second replay first copies away what the first left for its backward, whose backward copies it back;
+    gradients equal PyTorch's. Only call 4 runs eagerly (call 3's graph, recorded eagerly, reads the buffers)."""
     rng, tm, wm = _pair(webgpu, "twice", bn=False)
     cm = wt.compile(wm)
     for i in range(STEPS):
@@ -83,13 +84,38 @@ def test_forward_twice_before_backward(webgpu):
         wp = dict(wm.named_parameters())
         for n, p in tm.named_parameters():
             assert_close(wp[n].grad, p.grad, webgpu, f"grad of {n} at step {i + 1}")
-    assert counters["webgpu"]["replays"] >= STEPS - 4, counters["webgpu"]  # the first forward of a step replays
-    assert counters["webgpu"]["eager"] >= STEPS - 4, counters["webgpu"]
+    assert counters["webgpu"]["replays"] == 2 * STEPS - 4, counters["webgpu"]
+    assert counters["webgpu"]["eager"] == 1, counters["webgpu"]
+
+
+def test_outputs_kept_without_backward_then_backpropagated(webgpu):
+    """An inference loop without no_grad keeps each output while the next call runs (`out = model(x)`): calls 5+
+    replay (call 4 runs eagerly: call 3's graph, recorded eagerly, reads the buffers); backpropagating any output
+    kept from them later, in any order, gives PyTorch's gradients."""
+    rng, tm, wm = _pair(webgpu, "kept", bn=False)
+    cm = wt.compile(wm)
+    xs = [randn(rng, 4, 6) for _ in range(STEPS)]
+    outs = {}
+    for i, x in enumerate(xs):
+        out = cm(wt.tensor(x, device=webgpu))
+        assert_close(out, tm(torch.tensor(x)), webgpu, f"call {i + 1}")
+        if i >= 4:
+            outs[i] = out
+    assert counters["webgpu"]["replays"] == STEPS - 4, counters["webgpu"]
+    for k in (STEPS - 3, STEPS - 1, 4, STEPS - 2):  # replayed outputs, out of order
+        wm.zero_grad()
+        tm.zero_grad()
+        outs[k].sin().sum().backward()
+        tm(torch.tensor(xs[k])).sin().sum().backward()
+        wp = dict(wm.named_parameters())
+        for n, p in tm.named_parameters():
+            assert_close(wp[n].grad, p.grad, webgpu, f"grad of {n} through output {k + 1}")
 
 
 def test_retain_graph_and_double_backward(webgpu):
-    """backward(retain_graph=True) twice through a replayed node accumulates twice (the next call runs eagerly
-    while that graph can still be backpropagated); create_graph=True through it raises PyTorch's error."""
+    """backward(retain_graph=True) twice through a replayed node accumulates twice, and a third time after another
+    call replayed (the retained graph's values were copied away and back); create_graph=True through the node
+    raises PyTorch's error."""
     rng, tm, wm = _pair(webgpu, "retain", bn=False)
     cm = wt.compile(wm)
     for _ in range(4):
@@ -107,7 +133,7 @@ def test_retain_graph_and_double_backward(webgpu):
     before = counters["webgpu"]["replays"]
     x2 = randn(rng, 4, 6)
     assert_close(cm(wt.tensor(x2, device=webgpu)), tm(torch.tensor(x2)), webgpu, "call while a graph is retained")
-    assert counters["webgpu"]["replays"] == before  # ran eagerly
+    assert counters["webgpu"]["replays"] == before + 1  # replayed, the retained graph's values copied away
     got.backward()
     want.backward()
     wp = dict(wm.named_parameters())

@@ -8,9 +8,13 @@ A replay runs the forward program and returns its outputs through one `CompiledF
 name) whose backward replays the backward program on the incoming gradients and hands the leaves' gradients to
 the engine (AccumulateGrad adds them to .grad as for any node).
 
-The programs share the buffers the forward saves for backward: a replay overwrites them. So a call replays only
-when no earlier graph on those buffers can still be backpropagated (its nodes are gone or freed by a backward
-without retain_graph); otherwise it runs eagerly. Double backward through the node raises PyTorch's error.
+The programs share the buffers the forward leaves for its backward (activations, saved outputs), which a replay
+overwrites. So before a replay, the graph whose values are in those buffers, if it can still be backpropagated
+(its node alive and not freed by a backward without retain_graph: `out = model(x)` kept by an inference loop
+without no_grad, two forwards before one backward), gets a copy of them (a GPU copy per buffer), and its backward
+copies them back first, after saving the values of the graph then in the buffers the same way. Call 3's graph
+(recorded eagerly: its nodes read the buffers directly) cannot be moved: while it can still be backpropagated,
+calls run eagerly. Double backward through the node raises PyTorch's error.
 """
 import weakref
 
@@ -45,15 +49,42 @@ def graph_leaves(outs):
 
 class Backward:
     """A recorded backward: its program (inputs: the output gradients; outputs: the leaves' gradients that are
-    not None), the leaves, and which of the forward's outputs are differentiable."""
+    not None), the leaves, which of the forward's outputs are differentiable, and `saved`: the (buffer, size)
+    pairs the forward leaves that the backward reads."""
 
-    def __init__(self, program, leaves, used, diff):
-        self.program, self.leaves, self.used, self.diff = program, leaves, used, diff
-        self.live = []  # weakrefs to the nodes whose saved tensors are the programs' buffers
+    def __init__(self, be, forward, program, leaves, used, diff):
+        self.be, self.program, self.leaves, self.used, self.diff = be, program, leaves, used, diff
+        flag = be._i64_flag.handle if be._i64_flag is not None else None
+        self.saved = [(h, n) for h, n in forward.kept if id(h) in program.reads and h is not flag]
+        self.eager = []   # weakrefs to call 3's nodes: they read the buffers directly
+        self.live = None  # weakref to the CompiledFunctionBackward node whose values are in the buffers
 
     def pending(self):
-        """Whether a graph on the programs' buffers may still be backpropagated."""
-        return any(n is not None and not n._freed for n in (r() for r in self.live))
+        """Whether call 3's graph may still be backpropagated (then calls run eagerly)."""
+        return any(_pending(r) for r in self.eager)
+
+    def vacate(self):
+        """Copy the values of the node in the buffers, if it may still be backpropagated, to its own buffers."""
+        node = self.live() if _pending(self.live) else None
+        if node is not None:
+            node.snapshot = [self.be.empty(n // 4, "int32") for _, n in self.saved]
+            for (h, n), b in zip(self.saved, node.snapshot):
+                self.be.driver.copy_buffer(h, 0, b.handle, 0, n)
+        self.live = None
+
+    def restore(self, node):
+        """Put node's values back in the buffers (after vacating whoever is there)."""
+        if node.snapshot is not None:
+            self.vacate()
+            for (h, n), b in zip(self.saved, node.snapshot):
+                self.be.driver.copy_buffer(b.handle, 0, h, 0, n)
+            node.snapshot = None
+            self.live = weakref.ref(node)
+
+
+def _pending(ref):
+    node = ref() if ref is not None else None
+    return node is not None and not node._freed
 
 
 class CompiledFunction(Function):
@@ -62,8 +93,10 @@ class CompiledFunction(Function):
 
     @staticmethod
     def forward(ctx, program, bwd, inputs, *leaves):
+        bwd.vacate()
         outs = program.replay(inputs)
-        ctx.bwd = bwd
+        ctx.bwd, ctx.snapshot = bwd, None
+        bwd.live = weakref.ref(ctx)
         ctx.mark_non_differentiable(*[o for o, d in zip(outs, bwd.diff) if not d])
         return tuple(outs)
 
@@ -72,13 +105,11 @@ class CompiledFunction(Function):
         if grad_mode.is_grad_enabled():
             raise RuntimeError(DOUBLE_BACKWARD)
         bwd = ctx.bwd
+        bwd.restore(ctx)
         got = iter(bwd.program.replay([g for g, d in zip(grads, bwd.diff) if d]))
         return (None, None, None) + tuple(next(got) if u else None for u in bwd.used)
 
 
 def replay(program, bwd, inputs):
     """The forward program's outputs, wired to the backward program."""
-    outs = CompiledFunction.apply(program, bwd, inputs, *bwd.leaves)
-    node = next((o.grad_fn for o in outs if o.grad_fn is not None), None)
-    bwd.live = [weakref.ref(node)] if node is not None else []
-    return list(outs)
+    return list(CompiledFunction.apply(program, bwd, inputs, *bwd.leaves))

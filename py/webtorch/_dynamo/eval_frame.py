@@ -39,6 +39,7 @@ log = logging.getLogger(__name__.rsplit(".", 1)[0] + ".convert_frame")
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = {"compiling": 0, "disabled": 0}
+_OUTPUT = object()  # a tensor's place in a replayed entry's template
 _ALL = weakref.WeakSet()  # every compiled callable (reset() drops their entries)
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
@@ -139,7 +140,7 @@ class _Entry:
         self.backend = None      # the webgpu backend when the call's tensors live there
         self.captures = []       # [(capture, .grad tensors it read)] of call 2, until call 3 compares
         self.program = None      # what calls 4+ replay (call 3's capture)
-        self.template = None     # call 3's result: its tensors stand for the program's outputs
+        self.template = None     # call 3's result with _OUTPUT for each tensor: where the program's outputs go
         self.params = []         # the parameters the call reaches (whose .grad it may set)
         self.grads = None        # their .grad objects before and after call 3 (what the program reads and writes)
         self.backward = None     # aot.Backward: outputs require grad, their backward replays as a program of its own
@@ -170,7 +171,7 @@ class _Entry:
         inputs = fx.flatten_inputs(args, kwargs)
         if self.backward is None:
             outs = iter(self.program.replay(inputs))
-        elif self.backward.pending():  # a graph still to be backpropagated reads the buffers a replay writes
+        elif self.backward.pending():  # call 3's graph, still to be backpropagated, reads the buffers a replay writes
             counters["webgpu"]["eager"] += 1
             return _eager(compiled.call, args, kwargs)
         else:  # the forward alone: the .grad tensors are autograd's business, as after any forward
@@ -179,7 +180,7 @@ class _Entry:
             for p, g in zip(self.params, self.grads[1]):
                 p.grad = g
         counters["webgpu"]["replays"] += 1
-        return fx.map_aggregate(self.template, lambda x: next(outs) if isinstance(x, Tensor) else x)
+        return fx.map_aggregate(self.template, lambda x: next(outs) if x is _OUTPUT else x)
 
 
 class CompiledFunction:
@@ -369,14 +370,17 @@ class CompiledFunction:
             # the latest capture is replayed: the buffers it leaves behind (fresh .grad tensors) are the ones Python
             # holds now
             entry.program = cap.program(inputs=[clones[id(t)] for t in tensors], outputs=outs)
-            entry.template, entry.grads = out, (grads_in, [p.grad for p in entry.params])
+            # the structure, without call 3's tensors (their graph may still be backpropagated)
+            entry.template = fx.map_aggregate(out, lambda x: _OUTPUT if isinstance(x, Tensor) else x)
+            entry.grads = (grads_in, [p.grad for p in entry.params])
             entry.memory = _memory(self.code_fn, self.root)
             if bwd is not None:
                 cap_b, gos, leaves, grads = bwd
-                entry.backward = aot.Backward(cap_b.program(inputs=gos, outputs=[g for g in grads if g is not None]),
+                entry.backward = aot.Backward(be, entry.program,
+                                              cap_b.program(inputs=gos, outputs=[g for g in grads if g is not None]),
                                               leaves, [g is not None for g in grads],
                                               [any(o is d for d in diff) for o in outs])
-                entry.backward.live = [weakref.ref(o.grad_fn) for o in diff if o.grad_fn is not None]
+                entry.backward.eager = [weakref.ref(o.grad_fn) for o in diff if o.grad_fn is not None]
             # the program writes its outputs into these tensors' memory at every replay: the caller gets copies
             out = fx.map_aggregate(out, lambda x: x.clone() if isinstance(x, Tensor) else x)
         else:

@@ -105,7 +105,7 @@ class Capture:
         self.be = backend
         self.cmds = []              # ("d", pipe, bufs, params, wg) | ("c", src, so, dst, do, n) | ("w", buf, off, data)
         self.pins = _Pins(backend.alloc)
-        self.fresh = set()          # id() of handles the allocator handed out during the capture
+        self.fresh = {}             # id() of each handle the allocator handed out during the capture: its size
         self.draws = []             # (generator, seed, offset) of each random draw, in order
         self.checks = []            # deferred device-side checks registered during the capture
         self.done = False
@@ -203,7 +203,7 @@ class Capture:
 
     def _alloc(self, nbytes):
         h, size = self._orig(self.be.alloc, "alloc")(nbytes)
-        self.fresh.add(id(h))
+        self.fresh[id(h)] = size
         return h, size
 
     def _draw(self, gen, seed, offset):
@@ -368,6 +368,13 @@ def _plan(cmds, temps, size_of):
     return subst
 
 
+def _plan_writes(be, c):
+    """The handles a command of a Program's plan writes."""
+    if c[0] == "d":
+        return [c[2][k] for k in _writes(be, c[1], len(c[2]))]
+    return [c[3]] if c[0] == "c" else [c[2]]
+
+
 # ---- the program ---------------------------------------------------------------------------
 class Program:
     """A captured step, prebuilt for replay (see the module doc)."""
@@ -405,7 +412,7 @@ class Program:
         rng = cap._rng_slots()
         cmds = _eliminate(be, cap.cmds, temps, rng)
         self.eliminated = len(cap.cmds) - len(cmds)
-        subst = _plan([c for _, c in cmds], temps & cap.fresh, lambda k: alloc.pins[k][2])
+        subst = _plan([c for _, c in cmds], temps & cap.fresh.keys(), lambda k: alloc.pins[k][2])
         self.reused = len(subst)
         h_ = lambda h: subst.get(id(h), h)                          # noqa: E731
         # the parameter words and the host writes' data, each in one buffer; random slots
@@ -452,6 +459,13 @@ class Program:
         self._params = self._buffer(params)
         self._consts = self._buffer(consts) if consts else None
         self._impl = d.build_replay(self, plan)
+        # (handle, bytes) of the buffers a replay writes that outlive it: its input slots and the buffers allocated
+        # during the capture that are not temporaries (activations, outputs): what a forward leaves for its
+        # backward (dynamo/aot.py copies them away for a graph still to be backpropagated)
+        written = {id(h): h for c in plan for h in _plan_writes(be, c)}
+        self.kept = [(h, (off + nb + 3) & ~3) for h, off, nb, _, _ in self.inputs] + \
+            [(h, cap.fresh[k]) for k, h in written.items() if k in cap.fresh and k not in temps]
+        self.reads = {id(h) for c in plan for h in (c[2] if c[0] == "d" else (c[1],) if c[0] == "c" else ())}
 
     def _buffer(self, data):
         d = self.be.driver
