@@ -1,8 +1,11 @@
-"""torch.compiler: reset, disable, is_compiling (torch.compile's public switches)."""
+"""torch.compiler: torch.compile's public switches (reset, disable, set_stance, is_compiling, ...) and config."""
 from .._dynamo import eval_frame as _ef
 from .. import _dynamo
+from .._dynamo.decorators import set_stance, substitute_in_graph
+from . import config
 
-__all__ = ["reset", "disable", "is_compiling", "is_dynamo_compiling"]
+__all__ = ["reset", "disable", "is_compiling", "is_dynamo_compiling", "set_stance", "list_backends",
+           "cudagraph_mark_step_begin", "allow_in_graph", "assume_constant_result", "substitute_in_graph", "config"]
 
 
 def reset():
@@ -21,3 +24,24 @@ def is_compiling():
 
 
 is_dynamo_compiling = is_compiling
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """The backend names torch.compile accepts (webtorch runs each the same way)."""
+    return _dynamo.list_backends(exclude_tags)
+
+
+def cudagraph_mark_step_begin():
+    """A new iteration begins (PyTorch: CUDA-graph outputs of the last one may be overwritten). Nothing to do: a
+    webtorch replay hands out fresh outputs."""
+
+
+def allow_in_graph(fn):
+    """Accepted; webtorch traces the function's ops into the graph anyway (returns fn)."""
+    return _dynamo.allow_in_graph(fn)
+
+
+def assume_constant_result(fn):
+    """Marks fn as PyTorch does and returns it; webtorch calls it every time (its result is guarded like any
+    Python value its caller reads)."""
+    return _dynamo.assume_constant_result(fn)
