@@ -5,7 +5,6 @@ webtorch traces at the op level (eval_frame.py): every function called in a comp
 graph, so allow_in_graph, disallow_in_graph, assume_constant_result and substitute_in_graph change nothing webtorch
 computes and return the function (disallow_in_graph: PyTorch breaks the graph at each call, webtorch does not, so
 only explain's counts differ)."""
-import contextlib
 import functools
 import inspect
 import types
@@ -24,7 +23,7 @@ def graph_break(msg=""):
     `.item()` does; fullgraph=True raises Unsupported naming the line. Elsewhere it does nothing."""
     tracer = fx._active[0]
     if tracer is not None and _state["compiling"]:
-        kwargs = "{'msg': ConstantVariable(str: %r)}" % msg if msg else "{}"
+        kwargs = "{'msg': LazyVariableTracker(realized: ConstantVariable(str: %r))}" % msg if msg else "{}"
         tracer.on_value_read(None, "graph_break", _GRAPH_BREAK.format(msg=msg or None, kwargs=kwargs))
 
 
@@ -33,7 +32,8 @@ class set_stance:
     context manager or decorator. "force_eager" runs compiled callables eagerly; "eager_on_recompile" runs a call
     with no matching compiled entry eagerly (the first call too) and uses those there are; "fail_on_recompile"
     raises PyTorch's RuntimeError before any compile; "eager_then_compile"/"aot_eager_then_compile" run a callable's
-    first call eagerly. skip_guard_eval_unsafe is accepted (webtorch checks every guard, which is safe);
+    first call eagerly. skip_guard_eval_unsafe: a recompile raises PyTorch's RuntimeError (webtorch still checks
+    every guard);
     force_backend names a backend (webtorch runs every name the same way)."""
 
     def __init__(self, stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
@@ -64,17 +64,31 @@ class set_stance:
         _set_stance(self.prev)
 
 
-class _RunOnly(contextlib.ContextDecorator):
+class _RunOnly:
+    """torch._dynamo.run()'s result: a decorator (used in a `with`, PyTorch's error)."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def run_only(*args, **kwargs):
+            _state["run_only"] += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _state["run_only"] -= 1
+        return run_only
+
     def __enter__(self):
-        _state["run_only"] += 1
+        raise RuntimeError("torch._dynamo.optimize(...) is used with a context manager. Please refer to "
+                           "https://pytorch.org/tutorials/intermediate/torch_compile_tutorial.html to use "
+                           "torch._dynamo.optimize(...) as an annotation/decorator. ")
 
     def __exit__(self, *exc):
-        _state["run_only"] -= 1
+        pass
 
 
 def run(fn=None):
-    """Don't do any dynamic compiles, just use prior optimizations: inside, a compiled callable runs the entries it
-    has and runs any other call eagerly (run(fn) wraps fn so)."""
+    """Don't do any dynamic compiles, just use prior optimizations: while fn runs, a compiled callable runs the
+    entries it has and runs any other call eagerly."""
     if fn is not None:
         if not callable(fn):
             raise AssertionError("fn must be callable")

@@ -279,14 +279,18 @@ class CompiledFunction:
             raise
 
     def _check_recompile(self):
-        """set_stance("fail_on_recompile") raises before any compile (the first one too), config.error_on_recompile
-        before a recompile, with PyTorch's messages."""
+        """set_stance("fail_on_recompile") raises before any compile (the first one too), skip_guard_eval_unsafe and
+        config.error_on_recompile before a recompile, with PyTorch's messages."""
         code = getattr(self.code_fn, "__code__", None)
         name, file, line = (code.co_name, code.co_filename, code.co_firstlineno) if code else (repr(self.call), "", 0)
         failures = f"\n    triggered by the following guard failure(s):\n    - {self.last_reason}" if self.entries else ""
         if _stance.stance == "fail_on_recompile":
             raise RuntimeError("Detected recompile when torch.compile stance is 'fail_on_recompile'. "
                                f"filename: '{file}', function name: '{name}', line number: {line}{failures}")
+        if _stance.skip_guard_eval_unsafe and self.entries:
+            raise RuntimeError("Recompilation triggered with skip_guard_eval_unsafe stance. This usually means that you "
+                               "have not warmed up your model with enough inputs such that you can guarantee no more "
+                               "recompilations.")
         if config.error_on_recompile and self.entries:
             raise RecompileError(f"Recompiling function {name} in {file}:{line}{failures}")
 
