@@ -30,7 +30,9 @@ class ConfigModule(types.ModuleType):
         raise AttributeError(f"{_torch_name(self)}.{name} does not exist")
 
     def __setattr__(self, name, value):
-        if name in self._values:
+        if name.startswith("__") and name.endswith("__"):  # module attributes (the import system sets __spec__)
+            super().__setattr__(name, value)
+        elif name in self._values:
             self._warn_if_deprecated(name)
             self._values[name] = value
         elif name in self._aliases:
