@@ -5,6 +5,7 @@ and set/get_float32_matmul_precision."""
 import inspect
 import logging
 import warnings
+from unittest import mock
 
 import pytest
 import torch
@@ -45,6 +46,7 @@ def _snapshot_value(v):
 
 
 @pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_keys_and_defaults_are_pytorchs(name):
     tc, wc = _config(torch, name), _config(wt, name)
     want = {k: _snapshot_value(e.default) for k, e in tc._config.items() if e.alias is None}
@@ -123,6 +125,18 @@ def test_patch_errors_as_pytorchs(make):
     assert wt._dynamo.config.verbose is False
 
 
+def test_mock_patch_object_as_pytorch():
+    """unittest.mock.patch.object deletes the attribute, then sets it back: the key stays a key."""
+    got = {}
+    for T in (torch, wt):
+        c = T._inductor.config
+        with mock.patch.object(c, "max_autotune", True), mock.patch.object(c.triton, "cudagraphs", True):
+            inside = (c.max_autotune, c.triton.cudagraphs)
+        got[T] = inside, c.max_autotune, c.triton.cudagraphs, hasattr(c, "max_autotune")
+    assert got[wt] == got[torch] == ((True, True), False, False, True)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # load_config sets the deprecated keys too, as PyTorch does
 def test_save_and_load_config():
     c = wt._dynamo.config
     saved = c.save_config()
@@ -367,6 +381,20 @@ def test_capture_scalar_outputs_lets_item_through_fullgraph():
         with T._dynamo.config.patch(capture_scalar_outputs=True):
             out[T] = T.compile(make(T), fullgraph=True)(T.tensor(x))
     assert_close(out[wt], out[torch], "cpu")
+
+
+def test_capture_dynamic_output_shape_ops_lets_data_dependent_ops_through_fullgraph(device):
+    """With capture_dynamic_output_shape_ops=True PyTorch captures nonzero under fullgraph=True; webtorch (which on
+    webgpu breaks at the read of nonzero's size) does not raise either, and computes PyTorch's values."""
+    x = randn(rng_for("cdos"), 6)
+
+    def make(T):
+        return lambda t: (T.nonzero(t > 0).float() * t.sum()).sum()
+    out = {}
+    for T in (torch, wt):
+        with T._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+            out[T] = T.compile(make(T), fullgraph=True)(T.tensor(x, device=device) if T is wt else T.tensor(x))
+    assert_close(out[wt], out[torch], device)
 
 
 def test_optimize_compiles_with_the_backend():

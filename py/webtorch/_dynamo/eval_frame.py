@@ -303,7 +303,8 @@ class CompiledFunction:
             stack = _user_stack(getattr(self.code_fn, "__code__", None))
             fs = stack[-1]
             reason = GraphCompileReason(why or _REASONS.get(what, f"Unsupported Tensor.{what}() call"), list(stack))
-            if self.fullgraph and not (what == "item" and config.capture_scalar_outputs):
+            if self.fullgraph and not (what == "item" and config.capture_scalar_outputs or
+                                       what == "__host_read__" and config.capture_dynamic_output_shape_ops):
                 raise Unsupported(f"{reason.reason}\n\nfrom user code:\n   File \"{fs.filename}\", line {fs.lineno}, "
                                   f"in {fs.name}\n    {fs.line}", gb_type=reason.reason)
             entry.breaks.append(reason)

@@ -4,7 +4,7 @@ torch._functorch.config and torch.compiler.config (PyTorch's behaviour, keys and
 A config module reads a known key as its value (a sub-config's through a proxy: `config.triton.cudagraphs` is key
 'triton.cudagraphs'), stores a known key on assignment, raises AttributeError("<module>.<key> does not exist") for
 any other name, redirects an alias to the key it names (possibly in another config module), warns once on a
-deprecated key, and has PyTorch's patch (context manager and decorator), get_config_copy, save_config and
+deprecated key, hides a deleted key until it is set again (what unittest.mock.patch needs), and has PyTorch's patch (context manager and decorator), get_config_copy, save_config and
 load_config.
 """
 import contextlib
@@ -21,7 +21,7 @@ class ConfigModule(types.ModuleType):
     def __getattr__(self, name):
         values = self.__dict__.get("_values")
         if values is not None:
-            if name in values:
+            if name in values and name not in self._hidden:
                 self._warn_if_deprecated(name)
                 return values[name]
             if name in self._aliases:
@@ -35,11 +35,18 @@ class ConfigModule(types.ModuleType):
         elif name in self._values:
             self._warn_if_deprecated(name)
             self._values[name] = value
+            self._hidden.discard(name)
         elif name in self._aliases:
             module, key = self._alias(name)
             setattr(module, key, value)
         else:
             raise AttributeError(f"{_torch_name(self)}.{name} does not exist")
+
+    def __delattr__(self, name):
+        """Hides the key until it is set again (unittest.mock.patch deletes, then sets), as PyTorch's does."""
+        if name not in self._values:
+            raise AttributeError(f"{_torch_name(self)}.{name} does not exist")
+        self._hidden.add(name)
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | {k.split(".")[0] for k in self._values} | set(self._aliases))
@@ -137,11 +144,15 @@ class SubConfigProxy:
     def __setattr__(self, name, value):
         self._config.__setattr__(self._prefix + name, value)
 
+    def __delattr__(self, name):
+        self._config.__delattr__(self._prefix + name)
+
 
 def install_config_module(module, defaults, aliases, deprecated):
     """Turn `module` into a config module holding `defaults` (a key -> default dict, sub-configs' keys dotted)."""
     module.__class__ = ConfigModule
     d = module.__dict__
-    d["_values"], d["_aliases"], d["_deprecated"], d["_warned"] = copy.deepcopy(defaults), aliases, deprecated, set()
+    d["_values"], d["_aliases"], d["_deprecated"] = copy.deepcopy(defaults), aliases, deprecated
+    d["_warned"], d["_hidden"] = set(), set()
     for prefix in sorted({k.split(".")[0] for k in defaults if "." in k}):  # one level, as PyTorch 2.13's configs
         d[prefix] = SubConfigProxy(module, prefix + ".")
