@@ -269,6 +269,22 @@ def test_set_stance_errors_as_pytorch(make):
             T.compiler.set_stance("default")
 
 
+def test_set_stance_inside_a_compiled_function_raises_as_pytorch():
+    msgs = {}
+    for T in (torch, wt):
+        def f(x):
+            T.compiler.set_stance("force_eager")
+            return x + 1
+        cf = T.compile(f)
+        for _ in range(2):  # a call that raised cached nothing: the next one raises too
+            with pytest.raises(AssertionError) as e:
+                cf(T.ones(1))
+        msgs[T] = str(e.value).splitlines()[0]
+        assert T.compiler.set_stance("default") is not None
+    assert msgs[wt].startswith("Attempt to trace forbidden callable <function set_stance at ")
+    assert msgs[torch].startswith("Attempt to trace forbidden callable <function set_stance at ")
+
+
 def test_set_stance_force_backend_and_skip_guard_eval():
     for T in (torch, wt):
         with T.compiler.set_stance(force_backend="eager"):

@@ -69,7 +69,7 @@ _stance = DynamoStance()
 def _set_stance(stance):
     """Make `stance` current; returns the one it replaces."""
     global _stance
-    if _state["compiling"] and fx._active[0] is not None:
+    if _state["compiling"]:
         raise RuntimeError("attempted to set_stance in a torch.compile region")
     prior, _stance = _stance, stance
     return prior

@@ -1,7 +1,7 @@
 """torch.compiler: torch.compile's public switches (reset, disable, set_stance, is_compiling, ...) and config."""
 from .._dynamo import eval_frame as _ef
 from .. import _dynamo
-from .._dynamo.decorators import set_stance, substitute_in_graph
+from .._dynamo.decorators import substitute_in_graph
 from . import config
 
 __all__ = ["reset", "disable", "is_compiling", "is_dynamo_compiling", "set_stance", "list_backends",
@@ -24,6 +24,15 @@ def is_compiling():
 
 
 is_dynamo_compiling = is_compiling
+
+
+def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+    """The compiler's stance, as a function, context manager or decorator (see torch._dynamo.set_stance): "default",
+    "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile", "aot_eager_then_compile".
+    Inside a compiled function it raises, as PyTorch's does."""
+    if is_compiling():
+        raise AssertionError(f"Attempt to trace forbidden callable {set_stance}")
+    return _dynamo.set_stance(stance, skip_guard_eval_unsafe=skip_guard_eval_unsafe, force_backend=force_backend)
 
 
 def list_backends(exclude_tags=("debug", "experimental")):
