@@ -39,6 +39,7 @@ PROGRAMS = [
     Program("resume_checkpoint.py"),                       # Conv3d/BatchNorm3d, OneCycleLR, save/load resume
     Program("sparse_gcn.py"),                              # sparse COO adjacency, torch.sparse.mm, early stopping
     Program("compiled_gpt.py"),                            # nanoGPT: torch.compile(model), grad accumulation, checkpoint
+    Program("compile_config.py"),                          # torch.compile's config knobs, set_stance, graph_break
 ]
 
 def _run(argv, webtorch):

@@ -5,6 +5,7 @@
 __version__ = "0.1.0"
 
 import importlib as _importlib
+import warnings as _warnings
 
 from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
@@ -74,6 +75,26 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     return eval_frame.compile_callable(model, **kw)
 
 
+_float32_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision):
+    """"highest" (the default), "high" or "medium", stored and returned by get_float32_matmul_precision. webtorch
+    computes float32 matmuls in float32 whatever the setting (PyTorch's "highest"); another value warns and changes
+    nothing, as in PyTorch."""
+    if not isinstance(precision, str):
+        raise RuntimeError(f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}")
+    if precision not in ("highest", "high", "medium"):
+        _warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the "
+                       "currentsetFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _float32_matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision():
+    return _float32_matmul_precision[0]
+
+
 def is_floating_point(t):
     return t.dtype.is_floating_point
 
@@ -134,7 +155,8 @@ def _lazy(name):
 
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples",
-                "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler"):
+                "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
+                "_functorch", "_logging"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

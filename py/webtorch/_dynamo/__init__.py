@@ -1,9 +1,14 @@
-"""torch._dynamo: torch.compile's front end (see eval_frame.py): config, exc, explain, reset, mark_dynamic."""
+"""torch._dynamo: torch.compile's front end (see eval_frame.py): config, exc, explain, reset, mark_dynamic, the
+decorators and switches of decorators.py."""
 from . import config, exc, utils
 from .eval_frame import OptimizedModule, ExplainOutput, explain, disable, reset
+from .decorators import (graph_break, set_stance, run, optimize, allow_in_graph, disallow_in_graph,
+                         assume_constant_result, substitute_in_graph)
 
 __all__ = ["config", "exc", "utils", "OptimizedModule", "ExplainOutput", "explain", "disable", "reset",
-           "mark_dynamic", "mark_static", "maybe_mark_dynamic", "list_backends", "is_compiling"]
+           "mark_dynamic", "mark_static", "maybe_mark_dynamic", "list_backends", "is_compiling", "graph_break",
+           "set_stance", "run", "optimize", "allow_in_graph", "disallow_in_graph", "assume_constant_result",
+           "substitute_in_graph"]
 
 
 def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):  # noqa: A002

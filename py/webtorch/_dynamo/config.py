@@ -1,25 +1,12 @@
-"""torch._dynamo.config: the settings torch.compile reads (PyTorch's names and defaults)."""
+"""torch._dynamo.config: PyTorch 2.13's keys and defaults (_config_snapshot.py). torch.compile honours disable,
+recompile_limit (alias cache_size_limit), fail_on_recompile_limit_hit, error_on_recompile, capture_scalar_outputs
+and capture_dynamic_output_shape_ops (fullgraph=True then lets `.item()`, and on webgpu an op whose size depends on
+the data, through; webtorch still breaks the graph there, so results equal PyTorch's and only explain's counts
+differ); suppress_errors has nothing to suppress (tracing is the eager call itself); every
+other key is stored and read back and changes nothing webtorch computes."""
 import sys
-import types
 
-recompile_limit = 8  # compiled entries per function; beyond it, calls with new guards run eagerly (with a warning)
-accumulated_recompile_limit = 256
-fail_on_recompile_limit_hit = False  # raise FailOnRecompileLimitHit instead of falling back to eager
-disable = False  # every torch.compile'd callable runs eagerly
+from .._config_snapshot import DYNAMO, DYNAMO_ALIASES, DYNAMO_DEPRECATED
+from ..utils._config_module import install_config_module
 
-_ALIASES = {"cache_size_limit": "recompile_limit", "accumulated_cache_size_limit": "accumulated_recompile_limit"}
-
-
-class _ConfigModule(types.ModuleType):
-    """`cache_size_limit` is PyTorch's alias of `recompile_limit` (reads and writes go to one value)."""
-
-    def __getattr__(self, name):
-        if name in _ALIASES:
-            return getattr(self, _ALIASES[name])
-        raise AttributeError(f"module '{self.__name__}' has no attribute '{name}'")
-
-    def __setattr__(self, name, value):
-        super().__setattr__(_ALIASES.get(name, name), value)
-
-
-sys.modules[__name__].__class__ = _ConfigModule
+install_config_module(sys.modules[__name__], DYNAMO, DYNAMO_ALIASES, DYNAMO_DEPRECATED)

@@ -17,6 +17,7 @@ A call whose guards match no entry retraces, up to config.recompile_limit entrie
 beyond it, new guard lists run eagerly with PyTorch's warning.
 """
 import bisect
+import dataclasses
 import functools
 import inspect
 import itertools
@@ -30,7 +31,7 @@ import weakref
 from .. import autograd, fx
 from .._tensor import Tensor
 from . import aot, config, guards, resume
-from .exc import FailOnRecompileLimitHit, InvalidBackend, Unsupported
+from .exc import FailOnRecompileLimitHit, InvalidBackend, RecompileError, Unsupported
 from .utils import counters
 from ..nn import Module
 from ..optim import Optimizer
@@ -38,10 +39,12 @@ from ..optim import Optimizer
 log = logging.getLogger(__name__.rsplit(".", 1)[0] + ".convert_frame")
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_state = {"compiling": 0, "disabled": 0}
+_state = {"compiling": 0, "disabled": 0, "run_only": 0}
 _OUTPUT = object()  # a tensor's place in a replayed entry's template
 _ALL = weakref.WeakSet()  # every compiled callable (reset() drops their entries)
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile",
+            "aot_eager_then_compile")
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 _TROUBLESHOOTING = "https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html"
 _REASONS = {
@@ -51,6 +54,26 @@ _REASONS = {
     "numpy": "Unsupported Tensor.numpy() call",
     "__repr__": "Unsupported Tensor.__repr__() call (printing a tensor)",
 }
+
+
+@dataclasses.dataclass
+class DynamoStance:
+    """torch.compiler.set_stance's state (PyTorch's fields)."""
+    stance: str = "default"
+    skip_guard_eval_unsafe: bool = False  # webtorch checks every guard anyway
+    backend: object = None  # force_backend: webtorch runs every backend name the same way
+
+
+_stance = DynamoStance()
+
+
+def _set_stance(stance):
+    """Make `stance` current; returns the one it replaces."""
+    global _stance
+    if _state["compiling"]:
+        raise RuntimeError("attempted to set_stance in a torch.compile region")
+    prior, _stance = _stance, stance
+    return prior
 
 
 class GraphCompileReason:
@@ -196,6 +219,7 @@ class CompiledFunction:
         self.entries = {}
         self.limit_warned = False
         self.last_reason = None
+        self.ran_eager = False  # set_stance("eager_then_compile"): the first call ran eagerly
         _ALL.add(self)
 
     def reset(self):
@@ -207,6 +231,10 @@ class CompiledFunction:
         if config.disable or _state["disabled"] or fx._active[0] is not None:
             # inside torch.compiler.disable, or a trace (an enclosing compiled function, torch.export) is
             # already recording: run inline
+            return self.call(*args, **kwargs)
+        if _stance.stance not in _STANCES:
+            raise RuntimeError(f"invalid torch.compile stance '{_stance}'")
+        if _stance.stance == "force_eager":
             return self.call(*args, **kwargs)
         if self.plan is not None:  # its compiled segments keep their own guards
             if self.hooked is not None and self.hooked():
@@ -221,6 +249,12 @@ class CompiledFunction:
         if self.entries:
             last = self.entries[next(reversed(self.entries))]
             self.last_reason = "0/%d: %s" % (len(self.entries) - 1, guards.miss_reason(last.guards, named))
+        if _stance.stance == "eager_on_recompile" or _state["run_only"]:  # cached entries only
+            return self.call(*args, **kwargs)
+        if _stance.stance.endswith("eager_then_compile") and not self.ran_eager:  # the first call runs eagerly
+            self.ran_eager = True
+            return self.call(*args, **kwargs)
+        self._check_recompile()
         limit = config.recompile_limit if self.recompile_limit is None else self.recompile_limit
         if len(self.entries) >= limit:
             if config.fail_on_recompile_limit_hit:
@@ -245,16 +279,33 @@ class CompiledFunction:
             self.entries.pop(key, None)  # nothing cached from a call that failed: the next call traces again
             raise
 
+    def _check_recompile(self):
+        """set_stance("fail_on_recompile") raises before any compile (the first one too), skip_guard_eval_unsafe and
+        config.error_on_recompile before a recompile, with PyTorch's messages."""
+        code = getattr(self.code_fn, "__code__", None)
+        name, file, line = (code.co_name, code.co_filename, code.co_firstlineno) if code else (repr(self.call), "", 0)
+        failures = f"\n    triggered by the following guard failure(s):\n    - {self.last_reason}" if self.entries else ""
+        if _stance.stance == "fail_on_recompile":
+            raise RuntimeError("Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+                               f"filename: '{file}', function name: '{name}', line number: {line}{failures}")
+        if _stance.skip_guard_eval_unsafe and self.entries:
+            raise RuntimeError("Recompilation triggered with skip_guard_eval_unsafe stance. This usually means that you "
+                               "have not warmed up your model with enough inputs such that you can guarantee no more "
+                               "recompilations.")
+        if config.error_on_recompile and self.entries:
+            raise RecompileError(f"Recompiling function {name} in {file}:{line}{failures}")
+
     def _trace(self, entry, args, kwargs):
         counters["frames"]["total"] += 1
         tracer = _StepTracer(leaf=lambda op: False)
         marks, reads = [], []
 
-        def on_break(t, what):
+        def on_break(t, what, why=None):
             stack = _user_stack(getattr(self.code_fn, "__code__", None))
             fs = stack[-1]
-            reason = GraphCompileReason(_REASONS.get(what, f"Unsupported Tensor.{what}() call"), list(stack))
-            if self.fullgraph:
+            reason = GraphCompileReason(why or _REASONS.get(what, f"Unsupported Tensor.{what}() call"), list(stack))
+            if self.fullgraph and not (what == "item" and config.capture_scalar_outputs or
+                                       what == "__host_read__" and config.capture_dynamic_output_shape_ops):
                 raise Unsupported(f"{reason.reason}\n\nfrom user code:\n   File \"{fs.filename}\", line {fs.lineno}, "
                                   f"in {fs.name}\n    {fs.line}", gb_type=reason.reason)
             entry.breaks.append(reason)
@@ -597,6 +648,9 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
                                   "itself; pass a backend name (e.g. the default 'inductor')")
     if backend == "inductor" and mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    if config.suppress_errors and config.fail_on_recompile_limit_hit:
+        raise AssertionError("Dynamo configs suppress_error and fail_on_recompile_limit_hit can not both be active at "
+                             "the same time.")
     if disable or config.disable:
         return model
     if isinstance(model, Module):

@@ -18,5 +18,9 @@ class InvalidBackend(TorchDynamoException):
         super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available backends.")
 
 
+class RecompileError(TorchDynamoException):
+    pass
+
+
 class FailOnRecompileLimitHit(Exception):
     pass
