@@ -175,9 +175,9 @@ def test_dropout_replayed_forward_and_backward_match_eager(webgpu):
         np.testing.assert_allclose(a.cpu().numpy(), b.cpu().numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_hooks_and_inputs_requiring_grad_stay_eager(webgpu):
-    """A tensor hook on a parameter (its backward would run it at the recording) and an input that requires grad
-    keep the compiled module eager, with the reason recorded; results stay PyTorch's."""
+def test_parameter_hook_stays_eager(webgpu):
+    """A tensor hook on a parameter (its backward would run it at the recording) keeps the compiled module eager,
+    with the reason recorded; results stay PyTorch's and the hook runs once per backward."""
     rng, tm, wm = _pair(webgpu, "hooks", bn=False)
     seen = []
     next(wm.parameters()).register_hook(lambda g: seen.append(1))
@@ -190,16 +190,40 @@ def test_hooks_and_inputs_requiring_grad_stay_eager(webgpu):
         assert_close(got, want, webgpu, f"call {i + 1}")
     assert len(seen) == 5
     assert counters["replay_refused"]["a hook on a parameter"] == 1, counters["replay_refused"]
-    wt._dynamo.reset()
-    rng, tm, wm = _pair(webgpu, "inputgrad", bn=False)
-    cm = wt.compile(wm)
-    for i in range(5):
-        x = randn(rng, 4, 6)
-        wx, tx = wt.tensor(x, device=webgpu, requires_grad=True), torch.tensor(x, requires_grad=True)
-        cm(wx).sum().backward()
-        tm(tx).sum().backward()
-        assert_close(wx.grad, tx.grad, webgpu, f"input grad at call {i + 1}")
-    assert counters["replay_refused"]["an input requires grad"] == 1, counters["replay_refused"]
+
+
+def test_regional_compilation_inputs_require_grad(device):
+    """PyTorch's regional compilation: each block of a model compiled on its own (`block.compile()`), so a block's
+    input requires grad (the previous block's output, an embedding). The replayed backward also returns the input's
+    gradient to the caller's graph: losses, every gradient and the parameters equal PyTorch's over 8 steps, an
+    input leaf's .grad too."""
+    def make(T):
+        nn = T.nn
+        return nn.Sequential(nn.Linear(6, 16), nn.Sequential(nn.Linear(16, 16), nn.Tanh()),
+                             nn.Sequential(nn.Linear(16, 16), nn.GELU()), nn.Linear(16, 3))
+    rng = rng_for("regional")
+    tm = make(torch)
+    randomize(tm, rng)
+    wm = sync(tm, make(wt), device)
+    for block in (wm[1], wm[2]):
+        block.compile()
+    t_opt, w_opt = torch.optim.SGD(tm.parameters(), lr=0.1), wt.optim.SGD(wm.parameters(), lr=0.1)
+    for i in range(STEPS):
+        x = randn(rng, 5, 6)
+        tx, wx = torch.tensor(x, requires_grad=True), wt.tensor(x, device=device, requires_grad=True)
+        for T, m, o, xx in ((torch, tm, t_opt, tx), (wt, wm, w_opt, wx)):
+            o.zero_grad()
+            loss = m(xx).square().mean()
+            loss.backward()
+            o.step()
+            if T is torch:
+                want = loss
+        assert_close(loss, want, device, f"loss at step {i + 1}")
+        assert_close(wx.grad, tx.grad, device, f"input grad at step {i + 1}")
+    for (n, wp), tp in zip(wm.named_parameters(), tm.parameters()):
+        assert_close(wp, tp, device, n)
+    if device == "webgpu":  # both blocks replay from call 4
+        assert counters["webgpu"]["replays"] == 2 * (STEPS - 3), (counters["webgpu"], counters["replay_refused"])
 
 
 @pytest.mark.parametrize("whole_step", [False, True])
@@ -231,3 +255,21 @@ def test_freezing_and_unfreezing_a_parameter_retraces(device, whole_step):
             assert_close(wp, tp, device, f"{n} after step {i + 1}")
     reasons = [r for r in counters["recompiles"] if "requires_grad mismatch. expected False, actual True" in r]
     assert reasons, dict(counters["recompiles"])
+
+
+def test_module_compile_in_place(device):
+    """nn.Module.compile() as PyTorch's: returns None, the module's calls run compiled (replayed on webgpu), its
+    state_dict keys stay unprefixed, a deepcopy is not compiled, torch.compile's argument checks apply."""
+    import copy
+    rng, tm, wm = _pair(device, "inplace", bn=False)
+    assert wm.compile(dynamic=False) is None and tm.compile(dynamic=False) is None
+    assert list(wm.state_dict()) == list(tm.state_dict())
+    with torch.no_grad(), wt.no_grad():
+        for i in range(6):
+            x = randn(rng, 3, 6)
+            assert_close(wm(wt.tensor(x, device=device)), tm(torch.tensor(x)), device, f"call {i + 1}")
+    if device == "webgpu":
+        assert counters["webgpu"]["replays"] == 3, counters["webgpu"]
+    assert "_compiled_call_impl" not in copy.deepcopy(wm).__dict__
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fast"):
+        wm.compile(mode="fast")

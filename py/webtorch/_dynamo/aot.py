@@ -3,7 +3,8 @@
 `model = torch.compile(model)` followed by `loss_fn(model(x), y).backward()` in the user's loop: the compiled
 call returns outputs with a graph, and the backward runs after the call has returned. On webgpu, calls 2 and 3
 record the forward (as every capture does) and then the backward of that graph alone, `autograd.grad` of the
-outputs with respect to the leaves it reaches (parameters), on placeholder output gradients: two programs.
+outputs with respect to the leaves it reaches (parameters) and the inputs that require grad, on placeholder output
+gradients: two programs.
 A replay runs the forward program and returns its outputs through one `CompiledFunctionBackward` node (PyTorch's
 name) whose backward replays the backward program on the incoming gradients and hands the leaves' gradients to
 the engine (AccumulateGrad adds them to .grad as for any node).
@@ -25,13 +26,13 @@ from ..autograd.graph import AccumulateGrad
 DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
 
 
-def graph_leaves(outs):
-    """The leaf tensors (AccumulateGrad) the graph of outs reaches, or why its backward cannot be recorded apart
-    (hooks run in backward: recording would run them an extra time)."""
+def graph_leaves(outs, stops):
+    """The leaf tensors (AccumulateGrad) the graph of outs reaches before the nodes `stops` (the inputs' clones), or
+    why its backward cannot be recorded apart (hooks run in backward: recording would run them an extra time)."""
     seen, leaves, todo = set(), [], [o.grad_fn for o in outs]
     while todo:
         node = todo.pop()
-        if node is None or id(node) in seen:
+        if node is None or id(node) in seen or node in stops:
             continue
         seen.add(id(node))
         if node._hooks or node._pre_hooks or node._tensor_hooks or node._retained:
@@ -48,12 +49,12 @@ def graph_leaves(outs):
 
 
 class Backward:
-    """A recorded backward: its program (inputs: the output gradients; outputs: the leaves' gradients that are
-    not None), the leaves, which of the forward's outputs are differentiable, and `saved`: the (buffer, size)
-    pairs the forward leaves that the backward reads."""
+    """A recorded backward: its program (inputs: the output gradients; outputs: the gradients of the leaves, then
+    of the inputs at positions `at` (those that require grad), that are not None), which of the forward's outputs
+    are differentiable, and `saved`: the (buffer, size) pairs the forward leaves that the backward reads."""
 
-    def __init__(self, be, forward, program, leaves, used, diff):
-        self.be, self.program, self.leaves, self.used, self.diff = be, program, leaves, used, diff
+    def __init__(self, be, forward, program, leaves, at, used, diff):
+        self.be, self.program, self.leaves, self.at, self.used, self.diff = be, program, leaves, at, used, diff
         flag = be._i64_flag.handle if be._i64_flag is not None else None
         self.saved = [(h, n) for h, n in forward.kept if id(h) in program.reads and h is not flag]
         self.eager = []   # weakrefs to call 3's nodes: they read the buffers directly
@@ -92,7 +93,7 @@ class CompiledFunction(Function):
     _node_name = "CompiledFunctionBackward"
 
     @staticmethod
-    def forward(ctx, program, bwd, inputs, *leaves):
+    def forward(ctx, program, bwd, inputs, *leaves_and_inputs):
         bwd.vacate()
         outs = program.replay(inputs)
         ctx.bwd, ctx.snapshot = bwd, None
@@ -112,4 +113,4 @@ class CompiledFunction(Function):
 
 def replay(program, bwd, inputs):
     """The forward program's outputs, wired to the backward program."""
-    return list(CompiledFunction.apply(program, bwd, inputs, *bwd.leaves))
+    return list(CompiledFunction.apply(program, bwd, inputs, *bwd.leaves, *[inputs[i] for i in bwd.at]))

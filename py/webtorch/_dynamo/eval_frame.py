@@ -29,11 +29,13 @@ import warnings
 import weakref
 
 from .. import autograd, fx
+from ..autograd import grad_mode
 from .._tensor import Tensor
 from . import aot, config, guards, resume
 from .exc import FailOnRecompileLimitHit, InvalidBackend, RecompileError, Unsupported
 from .utils import counters
 from ..nn import Module
+from ..nn.modules.module import _COMPILE as _module_compile
 from ..optim import Optimizer
 
 log = logging.getLogger(__name__.rsplit(".", 1)[0] + ".convert_frame")
@@ -369,13 +371,12 @@ class CompiledFunction:
         """Calls 2 and 3 on webgpu: run eagerly under the backend's capture, on clones of the tensor inputs; if the
         two recordings are equivalent, call 3's becomes the program calls 4+ replay."""
         tensors = fx.flatten_inputs(args, kwargs)
-        why = next((w for w, bad in (("an input requires grad", any(t.requires_grad for t in tensors)),
-                                     ("an input is not on webgpu", any(t.device.type != "webgpu" for t in tensors)))
-                    if bad), None)
-        if why:
-            return entry.stay_eager(self, why, args, kwargs)
+        if any(t.device.type != "webgpu" for t in tensors):
+            return entry.stay_eager(self, "an input is not on webgpu", args, kwargs)
         be = entry.backend
-        clones = {id(t): t.detach().clone() for t in tensors}
+        # an input that requires grad is cloned differentiably: the call's graph reaches the caller's through it
+        clones = {id(t): t.clone() if t.requires_grad and grad_mode.is_grad_enabled() else t.detach().clone()
+                  for t in tensors}
         swap = (lambda x: clones[id(x)] if isinstance(x, Tensor) else x)
         cargs, ckwargs = fx.map_aggregate(args, swap), fx.map_aggregate(kwargs, swap)
         versions = {k: c._version for k, c in clones.items()}
@@ -394,7 +395,7 @@ class CompiledFunction:
                 t.copy_(clones[id(t)])  # the function wrote into an input: hand the write to the caller's tensor
         outs = fx._tensors(out)
         diff = [o for o in outs if o.requires_grad and (o.grad_fn is None or not o.grad_fn._freed)]  # to backprop
-        bwd = _record_backward(be, diff) if diff and not read else None
+        bwd = _record_backward(be, diff, [clones[id(t)] for t in tensors]) if diff and not read else None
         why = next((w for w, bad in (
             (f"a read to the host at {read[0].filename}:{read[0].lineno}" if read else "", read),
             ("the function writes into an input", any(clones[id(t)]._version != versions[id(t)] for t in tensors)),
@@ -426,10 +427,10 @@ class CompiledFunction:
             entry.grads = (grads_in, [p.grad for p in entry.params])
             entry.memory = _memory(self.code_fn, self.root)
             if bwd is not None:
-                cap_b, gos, leaves, grads = bwd
+                cap_b, gos, leaves, grads, at = bwd
                 entry.backward = aot.Backward(be, entry.program,
                                               cap_b.program(inputs=gos, outputs=[g for g in grads if g is not None]),
-                                              leaves, [g is not None for g in grads],
+                                              leaves, at, [g is not None for g in grads],
                                               [any(o is d for d in diff) for o in outs])
                 entry.backward.eager = [weakref.ref(o.grad_fn) for o in diff if o.grad_fn is not None]
             # the program writes its outputs into these tensors' memory at every replay: the caller gets copies
@@ -444,12 +445,14 @@ class CompiledFunction:
         return out
 
 
-def _record_backward(be, diff):
-    """(capture, output-gradient placeholders, leaves, their gradients) of the backward of outputs diff alone, or
-    why it cannot be replayed (aot.py)."""
+def _record_backward(be, diff, clones):
+    """(capture, output-gradient placeholders, leaves, their gradients then the inputs', the positions of the inputs
+    that require grad) of the backward of outputs diff alone, down to the leaves and the input clones, or why it
+    cannot be replayed (aot.py)."""
     if any(o.device.type != "webgpu" or o.grad_fn is None for o in diff):
         return "an output requires grad and is not a webgpu result of a recorded graph"
-    leaves = aot.graph_leaves(diff)
+    at = [i for i, c in enumerate(clones) if c.grad_fn is not None]
+    leaves = aot.graph_leaves(diff, {clones[i].grad_fn for i in at})
     if isinstance(leaves, str):
         return leaves
     gos = [o.new_zeros(o.shape) for o in diff]
@@ -460,12 +463,12 @@ def _record_backward(be, diff):
         return cap._orig(be.driver, "read_buffer")(buf, offset, size)
     cap._read = host_read
     with cap:
-        grads = autograd.grad(diff, leaves, gos, retain_graph=True, allow_unused=True)
+        grads = autograd.grad(diff, leaves + [clones[i] for i in at], gos, retain_graph=True, allow_unused=True)
     if read:
         return "the backward of an output reads to the host"
     if _shares_memory([g for g in grads if g is not None], gos):
         return "a gradient is the memory of an output's gradient"
-    return cap, gos, leaves, grads
+    return cap, gos, leaves, grads, at
 
 
 def _same(a, b):
@@ -654,8 +657,7 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
     if disable or config.disable:
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model, CompiledFunction(model.__call__, type(model).forward, model, fullgraph,
-                                                       recompile_limit, hooked=model._has_call_hooks))
+        return OptimizedModule(model, _module_call(model, fullgraph, recompile_limit))
     if not callable(model):
         raise RuntimeError("torch.compile expects a callable, an nn.Module or None")
     fn = _inner(model)
@@ -724,6 +726,21 @@ class OptimizedModule(_lazy_module()):
         if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
             return super().__delattr__(name)
         return delattr(self._orig_mod, name)
+
+
+def _module_call(model, fullgraph, recompile_limit):
+    """The compiled __call__ of a module (hooks included; breaks split forward while it has no hooks)."""
+    return CompiledFunction(model._call_impl, type(model).forward, model, fullgraph, recompile_limit,
+                            hooked=model._has_call_hooks)
+
+
+def compile_module(model, **kwargs):
+    """nn.Module.compile: torch.compile's checks and arguments, the module's compiled __call__ (None: disabled)."""
+    opt = compile_callable(model, **kwargs)
+    return opt.dynamo_ctx if isinstance(opt, OptimizedModule) else None
+
+
+_module_compile.append(compile_module)
 
 
 def compiled_state(fn):

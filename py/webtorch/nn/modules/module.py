@@ -38,6 +38,7 @@ def _typename(v):
     return v.type() if isinstance(v, Tensor) else type(v).__name__
 
 
+_COMPILE = []  # Module.compile's compiler, registered by torch._dynamo (which imports nn)
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 
@@ -356,7 +357,9 @@ class Module:
         self.__dict__.update(state)
 
     def __getstate__(self):
-        return self.__dict__.copy()
+        state = self.__dict__.copy()
+        state.pop("_compiled_call_impl", None)  # as PyTorch: a copy or a pickle is not compiled
+        return state
 
     # ---- calling ------------------------------------------------------------------------
     def _has_call_hooks(self):
@@ -395,7 +398,14 @@ class Module:
             result = bw_state.wrap_outputs(result)
         return result
 
-    __call__ = _call_impl
+    def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")
+        return (compiled or self._call_impl)(*args, **kwargs)
+
+    def compile(self, *args, **kwargs):
+        """torch.compile this module's __call__ (hooks included) in place, with torch.compile's arguments: calls run
+        compiled, the module and its state_dict keys stay as they are."""
+        self.__dict__["_compiled_call_impl"] = _COMPILE[0](self, *args, **kwargs)
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
