@@ -121,7 +121,12 @@ MODULE_CODE = r'''
 import json
 import torch
 import torch.nn.functional as F
+import torch._inductor.config
 from webtorch._dynamo.utils import counters
+
+torch.set_float32_matmul_precision("high")  # a training script's preamble (the config modules are in the wheel)
+torch._inductor.config.coordinate_descent_tuning = True
+torch._dynamo.config.cache_size_limit = 16
 
 def run(compiled):
     torch.manual_seed(0)
@@ -145,7 +150,8 @@ counters.clear()
 le, _ = run(False)
 lc, nodes = run(True)
 print(json.dumps({"le": le, "lc": lc, "nodes": nodes, "replays": counters["webgpu"]["replays"],
-                  "refused": dict(counters["replay_refused"])}))
+                  "refused": dict(counters["replay_refused"]), "precision": torch.get_float32_matmul_precision(),
+                  "limit": torch._dynamo.config.recompile_limit}))
 '''
 
 
@@ -155,6 +161,7 @@ def test_compiled_module_trained_outside_in_pyodide(playground):
     j = py_json(playground.run_ok(MODULE_CODE))
     assert j["replays"] == 5, j
     assert j["nodes"][3:] == ["CompiledFunctionBackward"] * 5, j
+    assert (j["precision"], j["limit"]) == ("high", 16), j
     for a, b in zip(j["lc"], j["le"]):
         assert abs(a - b) < 1e-5 * max(1.0, abs(b)), j
 
