@@ -523,7 +523,10 @@ class Primitives:
 
         def launch(buf, epi):     # holds no reference to out's buffer: it may die pending
             kernel(Strided(buf, shape, strides, offset, dtype), a, b, *args, epi=epi)
-        if not (f32 and self.fusion.defer_matmul(out, (a, b), launch)):
+        # on lavapipe a large product runs now as the plain kernel with REG_LARGE's block (a fused store of that
+        # block compiles for 24 s; the plain product plus one element-wise kernel beats the fused 8x16 block)
+        large = self.is_lavapipe and kernel == self._matmul_reg and args[1] * args[2] * args[3] >= self.LARGE_FMAS
+        if not (f32 and not large and self.fusion.defer_matmul(out, (a, b), launch)):
             launch(out.buf, None)
 
     @staticmethod
@@ -561,6 +564,7 @@ class Primitives:
     # and other adapters (SwiftShader: not measured), keep REG.
     REG = dict(TM=8, TN=16, WX=8, WY=8)
     REG_LARGE = dict(TM=16, TN=32, WX=4, WY=4)
+    LARGE_FMAS = 1 << 21
 
     def _matmul_reg(self, out, a, b, B, M, N, K, la="n", lb="n", vout=True, epi=None):
         reg = self.REG_LARGE if self.is_lavapipe and epi is None else self.REG
