@@ -138,8 +138,14 @@ def _mlp(dev):
 # check; 31 after; 23 with lazy element-wise fusion; 20 with matmul epilogues (bias + relu in
 # the forward products, relu's backward in the input-gradient product); 21 on CPU adapters with
 # the transposing copy that lets the weight gradient h.mT @ g (N = 10) use the register-block
-# kernel (bench/profile_step.py: 3.3 ms of tiled kernel -> 0.8 ms on lavapipe). Raise only with a reason.
+# kernel (bench/profile_step.py: 3.3 ms of tiled kernel -> 0.8 ms on lavapipe); 22 on lavapipe, where the
+# first layer's product (6.4M multiply-adds) runs unfused with the 16x32 register block and its bias + relu as
+# one element-wise kernel (compiled step 0.74x: bench/README.md). Raise only with a reason.
 MLP_STEP_MAX_DISPATCHES = 21
+
+
+def _max_dispatches():
+    return MLP_STEP_MAX_DISPATCHES + webgpu.get_backend().is_lavapipe
 
 
 def test_mlp_step_dispatch_count_and_allocator_reuse():
@@ -155,7 +161,7 @@ def test_mlp_step_dispatch_count_and_allocator_reuse():
     webgpu.synchronize()
     c1 = webgpu.counters()
     per_step = (c1["dispatches"] - c0["dispatches"]) / 5
-    assert per_step <= MLP_STEP_MAX_DISPATCHES, per_step
+    assert per_step <= _max_dispatches(), per_step
     # steady state: every buffer comes from the caching allocator's pool
     assert c1["buffers_created"] - c0["buffers_created"] == 0
     assert c1["buffers_reused"] > c0["buffers_reused"]
