@@ -252,7 +252,7 @@ def test_module_guards_and_optimized_module():
 
 
 def test_reset_and_recompile_limit(caplog):
-    f = wt.compile(lambda x: x * 2)
+    f = wt.compile(lambda x: x * 2, dynamic=False)  # every new shape a recompile, as PyTorch's dynamic=False
     for n in range(1, 9):
         f(wt.ones(n))
     assert len(entries(f)) == 8 and wt._dynamo.config.cache_size_limit == 8
@@ -272,6 +272,30 @@ def test_reset_and_recompile_limit(caplog):
     g(wt.ones(1))
     with pytest.raises(wt._dynamo.exc.FailOnRecompileLimitHit, match="Hard failure due to fullgraph=True"):
         g(wt.ones(2))
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_new_shapes_do_not_hit_the_recompile_limit(device, dynamic, caplog):
+    """dynamic=None (automatic dynamic shapes: one recompile at the first new size) or True: PyTorch compiles the
+    sizes as dynamic, so 20 sequence lengths never reach the recompile limit; webtorch compiles per shape (the 16
+    newest kept) without counting them toward it: every call equals PyTorch's, no warning; another rank is a set
+    of guards of its own."""
+    rng = rng_for(f"dyn{dynamic}")
+    w = randn(rng, 8)
+    f = wt.compile(lambda x, k: (x * wt.tensor(w, device=device)).sum(-1) * k, dynamic=dynamic)
+    with caplog.at_level(logging.WARNING):
+        for i in range(40):
+            n = 1 + (i * 7) % 20
+            x = randn(rng, n, 8)
+            got = f(wt.tensor(x, device=device), 2)
+            assert_close(got, (torch.tensor(x) * torch.tensor(w)).sum(-1) * 2, device, f"length {n}")
+    assert not [r for r in caplog.records if "hit config" in r.getMessage()]
+    state = compiled_state(f)
+    assert len(state.entries) == 16 and len(state.families) == 1
+    assert sum(counters["recompiles"].values()) == (dynamic is None)  # PyTorch's one recompile to dynamic sizes
+    x = randn(rng, 2, 3, 8)  # another rank: a set of guards of its own, as PyTorch recompiles for it
+    assert_close(f(wt.tensor(x, device=device), 2), (torch.tensor(x) * torch.tensor(w)).sum(-1) * 2, device, "3-d")
+    assert len(state.families) == 2
 
 
 def test_disable_is_compiling_and_arguments():

@@ -43,6 +43,10 @@ log = logging.getLogger(__name__.rsplit(".", 1)[0] + ".convert_frame")
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = {"compiling": 0, "disabled": 0, "run_only": 0}
 _OUTPUT = object()  # a tensor's place in a replayed entry's template
+# entries kept per set of guards that differ in tensor sizes only (the oldest goes first): where PyTorch compiles
+# the sizes as dynamic once (automatic_dynamic_shapes, dynamic=None or True), webtorch compiles per shape, without
+# counting the shapes toward the recompile limit
+SHAPE_VARIANTS = 16
 _ALL = weakref.WeakSet()  # every compiled callable (reset() drops their entries)
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
 _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile",
@@ -211,7 +215,7 @@ class _Entry:
 class CompiledFunction:
     """The state behind one torch.compile'd callable: run(args, kwargs) picks or makes the entry."""
 
-    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None, unsplit=None, hooked=None):
+    def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None, unsplit=None, hooked=None, dynamic=None):
         self.call, self.code_fn, self.root, self.fullgraph = call, code_fn, root, fullgraph
         self.unsplit = unsplit  # why a break never splits this frame (None: resume.split decides)
         self.plan = None        # the frame split at call 1's breaks (resume.Plan): every later call runs it
@@ -219,6 +223,8 @@ class CompiledFunction:
         self.arg_names = guards.arg_names(code_fn, root)
         self.recompile_limit = recompile_limit  # torch.compile(..., recompile_limit=n): this function's own limit
         self.entries = {}
+        self.families = {}  # the guards with tensor sizes left out -> the keys of its entries (one per shape)
+        self.dynamic = dynamic
         self.limit_warned = False
         self.last_reason = None
         self.ran_eager = False  # set_stance("eager_then_compile"): the first call ran eagerly
@@ -226,6 +232,7 @@ class CompiledFunction:
 
     def reset(self):
         self.entries.clear()
+        self.families.clear()
         self.plan = None
         self.limit_warned = False
 
@@ -257,8 +264,14 @@ class CompiledFunction:
             self.ran_eager = True
             return self.call(*args, **kwargs)
         self._check_recompile()
+        family = guards.without_sizes(key) if self.dynamic is not False and config.automatic_dynamic_shapes else key
+        shapes = self.families.get(family)
         limit = config.recompile_limit if self.recompile_limit is None else self.recompile_limit
-        if len(self.entries) >= limit:
+        # PyTorch's cache entries: one per set of guards, and for dynamic=None a second one, with dynamic sizes, at
+        # the first new shape (the only new shape that recompiles there, and counts as a recompile)
+        static = self.dynamic is None and shapes is not None and len(shapes) == 1
+        if (shapes is None or static) and sum(min(len(v), 1 + (self.dynamic is None))
+                                              for v in self.families.values()) >= limit:
             if config.fail_on_recompile_limit_hit:
                 raise FailOnRecompileLimitHit("Hard failure due to fail_on_recompile_limit_hit")
             if self.fullgraph:
@@ -272,13 +285,21 @@ class CompiledFunction:
                             "To diagnose recompilation issues, see %s", "recompile_limit", limit,
                             where, self.last_reason, _TROUBLESHOOTING)
             return _eager(self.call, args, kwargs)
-        if self.entries:
+        if self.entries and (shapes is None or static):
             counters["recompiles"][self.last_reason.split(": ", 1)[1]] += 1
+        if shapes is None:
+            shapes = self.families.setdefault(family, [])
+        elif len(shapes) >= SHAPE_VARIANTS:  # a new shape only: PyTorch would have made the sizes dynamic
+            del self.entries[shapes.pop(0)]
+        shapes.append(key)
         entry = self.entries[key] = _Entry(key, named)
         try:
             return self._trace(entry, args, kwargs)
         except BaseException:
             self.entries.pop(key, None)  # nothing cached from a call that failed: the next call traces again
+            shapes.remove(key)
+            if not shapes:
+                del self.families[family]
             raise
 
     def _check_recompile(self):
@@ -355,7 +376,7 @@ class CompiledFunction:
         for seg in plan.segments:
             if not seg.eager:
                 seg.call = CompiledFunction(seg.call, seg.fn, self.root, False, self.recompile_limit,
-                                            unsplit="a segment of a split frame")
+                                            unsplit="a segment of a split frame", dynamic=self.dynamic)
         self.plan = plan
 
     def _run(self, entry, args, kwargs):
@@ -640,8 +661,8 @@ def _inner(fn):
 
 def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
                      disable=False, recompile_limit=None):
-    """torch.compile's body: an OptimizedModule for a module, else a function. dynamic is accepted (webtorch
-    compiles per shape); every backend name runs the same way here."""
+    """torch.compile's body: an OptimizedModule for a module, else a function. dynamic: webtorch compiles per shape
+    (see SHAPE_VARIANTS); every backend name runs the same way here."""
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
     if isinstance(backend, str) and backend not in _BACKENDS:
@@ -657,7 +678,7 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
     if disable or config.disable:
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model, _module_call(model, fullgraph, recompile_limit))
+        return OptimizedModule(model, _module_call(model, fullgraph, recompile_limit, dynamic))
     if not callable(model):
         raise RuntimeError("torch.compile expects a callable, an nn.Module or None")
     fn = _inner(model)
@@ -667,7 +688,7 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
         code_fn, root = fn, None
     else:  # a callable object
         code_fn, root = getattr(type(fn), "__call__", None), fn
-    state = CompiledFunction(model, code_fn, root, fullgraph, recompile_limit)
+    state = CompiledFunction(model, code_fn, root, fullgraph, recompile_limit, dynamic=dynamic)
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):
@@ -728,10 +749,10 @@ class OptimizedModule(_lazy_module()):
         return delattr(self._orig_mod, name)
 
 
-def _module_call(model, fullgraph, recompile_limit):
+def _module_call(model, fullgraph, recompile_limit, dynamic):
     """The compiled __call__ of a module (hooks included; breaks split forward while it has no hooks)."""
     return CompiledFunction(model._call_impl, type(model).forward, model, fullgraph, recompile_limit,
-                            hooked=model._has_call_hooks)
+                            hooked=model._has_call_hooks, dynamic=dynamic)
 
 
 def compile_module(model, **kwargs):

@@ -151,6 +151,12 @@ def arg_names(fn, root):
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
+def without_sizes(key):
+    """A cache key with its tensors' sizes left out (their ranks kept): the entries of one function that differ in
+    shapes only share it."""
+    return tuple(("tensor", len(v[1])) + v[2:] if type(v) is tuple and v[:1] == ("tensor",) else v for v in key)
+
+
 def miss_reason(old, new):
     """Why guard list `new` fails the entry made for `old`: the first guard that differs, as PyTorch words it."""
     old_d = dict(old)
