@@ -339,3 +339,23 @@ def test_fast_paths_match_their_decomposition(device):
                                        err_msg=op)
             zeros = want == 0
             np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]), err_msg=op)
+
+
+@pytest.mark.parametrize("name", ["i0", "i0e", "i1", "i1e"])
+def test_special_bessel_functions(device, name):
+    """torch.special.i0/i0e/i1/i1e (Cephes' expansions, as PyTorch's calc_*): values on both expansions, their
+    boundary, signed zeros, overflow, infinities and NaN; the gradient (PyTorch's node names; d i1/dx = 1/2 at 0,
+    where an expansion of |x| would give 0)."""
+    x = np.array([0.0, -0.0, 1e-3, 0.5, -0.5, 2.5, -2.5, 7.9, 8.0, 8.1, -12.0, 30.0, 80.0, -80.0, 100.0,
+                  np.inf, -np.inf, np.nan], np.float32)
+    got = getattr(wt.special, name)(wt.tensor(x, device=device)).cpu().numpy()
+    want = getattr(torch.special, name)(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-6 if device != "webgpu" else 3e-5, atol=0, equal_nan=True)
+    assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all()
+    g = np.array([0.0, -0.0, 0.3, -1.7, 5.0, 9.0, -20.0], np.float32)
+    wx, tx = wt.tensor(g, device=device, requires_grad=True), torch.tensor(g, requires_grad=True)
+    wy, ty = getattr(wt.special, name)(wx), getattr(torch.special, name)(tx)
+    assert wy.grad_fn.name() == ty.grad_fn.name()
+    wy.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(wx.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)

@@ -51,6 +51,7 @@ def test_elementwise_declarations_name_pytorchs_nodes():
         if decl.node is None:
             continue
         assert decl.node.endswith(("Backward0", "Backward1")), name
-        f = getattr(wt, name if name in registry.FUNCTIONS else "bitwise_" + name)
+        f = getattr(wt.special, name[8:]) if name.startswith("special_") else \
+            getattr(wt, name if name in registry.FUNCTIONS else "bitwise_" + name)
         out = f(x) if decl.kind == "unary" else f(x, x)
         assert out.grad_fn.name() == decl.node, name

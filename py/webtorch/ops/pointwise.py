@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..overrides import torch_function
 from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
                       name_of, composite_node, composite_op, check_tensor, formula_node)
-from .registry import register, register_method, ELEMENTWISE, Decl, METHODS
+from .registry import register, register_method, routed, ELEMENTWISE, Decl, METHODS
 from ..autograd.derivatives import DERIVATIVES
 
 bool_ = _dtype.bool_
@@ -87,14 +87,14 @@ def _check_not_bool(op, x):
         raise NotImplementedError(f"\"{op}_vml_cpu\" not implemented for 'Bool'")
 
 
-def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True):
+def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True, exported=True):
     """Declare the element-wise op `op(input, *params, out=None)`, its method and, when `inplace`,
     its in-place form `op_` (a function and a method; `inplace="method"`: a method only). rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
     gives bool. node: PyTorch's node name, whose formula is in autograd/derivatives.py (None: not
     differentiable).
     ref: a reference decomposition `ref(x, *params)` (None: the backend primitive `op`). params: the
     op's own parameters, name -> default. ints: integer and bool inputs are taken (False: PyTorch's
-    "not implemented" error)."""
+    "not implemented" error). exported=False: neither webtorch.<op> nor a method (a torch.special function)."""
     params = params or {}
     defaults = tuple(params.values())
     fn = elementwise_node(node, ref, params, op) if node is not None else None
@@ -137,6 +137,8 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
 
     public.__name__ = op
     in_place.__name__ = op + "_"
+    if not exported:
+        return routed(public)
     if inplace:
         register(in_place, function=inplace is True)
     return register(public)
@@ -231,6 +233,28 @@ _I0_B = (-7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029
          8.04490411014108831608E-1)
 
 
+# ... and of exp(-x) I1(x) / x on [0, 8] and exp(-x) sqrt(x) I1(x) on [8, inf)
+_I1_A = (2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+         -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
+         3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+         -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9,
+         9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
+         -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5,
+         4.78156510755005422638E-5, -1.61760815825896745588E-4, 5.12285956168575772895E-4,
+         -1.51357245063125314899E-3, 4.15642294431288815669E-3, -1.05640848946261981558E-2,
+         2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
+         -1.76416518357834055153E-1, 2.52587186443633654823E-1)
+_I1_B = (7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.65030536848935832153E-17,
+         -3.20952592199342395980E-17, 2.96262899764595013876E-16, 3.30820231092092828324E-16,
+         -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+         4.27244001671195135429E-14, -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+         -7.19855177624590851209E-13, 2.03562854414708950722E-12, 1.41258074366137813316E-11,
+         3.25260358301548823856E-11, -1.89749581235054123450E-11, -5.58974346219658380687E-10,
+         -3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
+         -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3,
+         7.78576235018280120474E-1)
+
+
 def _chbevl(x, coeffs):
     """Cephes' chbevl: the Chebyshev series `coeffs` at x (Clenshaw's recurrence)."""
     b0, b1, b2 = coeffs[0], 0.0, 0.0
@@ -240,13 +264,20 @@ def _chbevl(x, coeffs):
     return (b0 - b2) * 0.5
 
 
-def _i0(x):
-    # PyTorch's calc_i0; each expansion sees only its own interval (clamped), so that neither the
-    # other's overflow nor its gradient reaches the result
+def _bessel_e(x, a_coeffs, b_coeffs, odd):
+    """PyTorch's calc_i0e / calc_i1e: exp(-|x|) I0(x) or I1(x) from the two expansions; each sees only its
+    own interval (clamped), so that neither the other's overflow nor its gradient reaches the result."""
     a = x.abs()
     small, large = a.clamp_max(8.0), a.clamp_min(8.0)
-    return a.exp() * where(a <= 8.0, _chbevl(small * 0.5 - 2.0, _I0_A),
-                           _chbevl(32.0 / large - 2.0, _I0_B) / large.sqrt())
+    lo, hi = _chbevl(small * 0.5 - 2.0, a_coeffs), _chbevl(32.0 / large - 2.0, b_coeffs) / large.sqrt()
+    if odd:  # I1 is odd; below 8, x itself carries the sign, so the derivative at 0 is the series' 1/2 (+ 0.0:
+        # PyTorch's I1(-0.0) is +0.0)
+        lo, hi = lo * x.clamp(-8.0, 8.0) + 0.0, where(x < 0, -hi, hi)
+    return where(a <= 8.0, lo, hi)
+
+
+def _i0(x):
+    return x.abs().exp() * _bessel_e(x, _I0_A, _I0_B, False)
 
 
 # ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=]) --------------------
@@ -270,6 +301,13 @@ sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
 erfinv = unary("erfinv", "float", "ErfinvBackward0", inplace="method")
 frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc(), ints=False)
 i0 = unary("i0", "float", "I0Backward0", ref=_i0)  # composite: its derivative is the expansion's
+# torch.special only (special.py): no webtorch.<name> or method, no in-place form
+special_i0e = unary("special_i0e", "float", "SpecialI0EBackward0", ref=lambda x: _bessel_e(x, _I0_A, _I0_B, False),
+                    exported=False)
+special_i1 = unary("special_i1", "float", "SpecialI1Backward0",
+                   ref=lambda x: x.abs().exp() * _bessel_e(x, _I1_A, _I1_B, True), exported=False)
+special_i1e = unary("special_i1e", "float", "SpecialI1EBackward0", ref=lambda x: _bessel_e(x, _I1_A, _I1_B, True),
+                    exported=False)
 logical_not = unary("logical_not", "bool", ref=_not, inplace="method")
 bitwise_not = unary("bitwise_not", "same", inplace="method")
 
