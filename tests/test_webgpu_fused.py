@@ -2,7 +2,10 @@
 the fused SGD step, the register-block matmul on transposed operands; plus dispatch-count
 guards (a 784-128-10 MLP training step) and allocator reuse over a training loop."""
 import gc
+import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -148,7 +151,9 @@ def _max_dispatches():
     return MLP_STEP_MAX_DISPATCHES + webgpu.get_backend().is_lavapipe
 
 
-def test_mlp_step_dispatch_count_and_allocator_reuse():
+def mlp_counts():
+    """The webgpu MLP step in steady state: (dispatches per step, buffers created, buffers reused, first loss,
+    last loss) over 5 steps after 4."""
     step = _mlp("webgpu")
     l0 = step().item()
     for _ in range(3):  # warm the caching allocator's pool, in the loop's own pattern
@@ -160,15 +165,23 @@ def test_mlp_step_dispatch_count_and_allocator_reuse():
         last = step()
     webgpu.synchronize()
     c1 = webgpu.counters()
-    per_step = (c1["dispatches"] - c0["dispatches"]) / 5
+    return ((c1["dispatches"] - c0["dispatches"]) / 5, c1["buffers_created"] - c0["buffers_created"],
+            c1["buffers_reused"] - c0["buffers_reused"], l0, last.item())
+
+
+def test_mlp_step_dispatch_count_and_allocator_reuse():
+    """Measured in a fresh process: AccumulateGrad steals a gradient by its refcount, and in a process where
+    PyTorch's Dynamo (the oracle of other tests) raised, frames hold extra references, so steals become copies."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(here), "py"), here]))
+    r = subprocess.run([sys.executable, "-c", "import json, test_webgpu_fused as t; print(json.dumps(t.mlp_counts()))"],
+                       cwd=here, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    per_step, created, reused, l0, last = json.loads(r.stdout.strip().splitlines()[-1])
     assert per_step <= _max_dispatches(), per_step
-    # steady state: every buffer comes from the caching allocator's pool
-    assert c1["buffers_created"] - c0["buffers_created"] == 0
-    assert c1["buffers_reused"] > c0["buffers_reused"]
-    assert last.item() < l0
-    ref = _mlp("cpu")
-    ref_l0 = ref().item()
-    assert abs(ref_l0 - l0) < 1e-4
+    assert created == 0 and reused > 0  # steady state: every buffer comes from the caching allocator's pool
+    assert last < l0
+    assert abs(_mlp("cpu")().item() - l0) < 1e-4
 
 
 @pytest.mark.parametrize("dev", ["cpu", "webgpu"])
