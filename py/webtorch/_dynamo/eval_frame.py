@@ -401,14 +401,8 @@ class CompiledFunction:
         swap = (lambda x: clones[id(x)] if isinstance(x, Tensor) else x)
         cargs, ckwargs = fx.map_aggregate(args, swap), fx.map_aggregate(kwargs, swap)
         versions = {k: c._version for k, c in clones.items()}
-        read = []
         grads_in = [p.grad for p in entry.params]
-        cap = be.capture()
-
-        def host_read(buf, offset, size):  # a read the tracer did not see at call 1 (data-dependent path): no replay
-            read.append(_user_frame())
-            return cap._orig(be.driver, "read_buffer")(buf, offset, size)
-        cap._read = host_read
+        cap, read = _noting_reads(be)  # a read the tracer did not see at call 1 (data-dependent path): no replay
         with _Compiling(), cap:
             out = self.call(*cargs, **ckwargs)
         for t in tensors:
@@ -477,12 +471,7 @@ def _record_backward(be, diff, clones):
     if isinstance(leaves, str):
         return leaves
     gos = [o.new_zeros(o.shape) for o in diff]
-    cap, read = be.capture(), []
-
-    def host_read(buf, offset, size):
-        read.append(True)
-        return cap._orig(be.driver, "read_buffer")(buf, offset, size)
-    cap._read = host_read
+    cap, read = _noting_reads(be)
     with cap:
         grads = autograd.grad(diff, leaves + [clones[i] for i in at], gos, retain_graph=True, allow_unused=True)
     if read:
@@ -490,6 +479,18 @@ def _record_backward(be, diff, clones):
     if _shares_memory([g for g in grads if g is not None], gos):
         return "a gradient is the memory of an output's gradient"
     return cap, gos, leaves, grads, at
+
+
+def _noting_reads(be):
+    """(a capture of backend be whose reads to the host run and note the user's line, the list of those lines): a
+    replay could not make such a read, so a capture that made one is not replayed."""
+    cap, read = be.capture(), []
+
+    def host_read(buf, offset, size):
+        read.append(_user_frame())
+        return cap._orig(be.driver, "read_buffer")(buf, offset, size)
+    cap._read = host_read
+    return cap, read
 
 
 def _same(a, b):
