@@ -15,7 +15,7 @@ import sys
 import warnings
 
 import webtorch
-from . import _dtype, fx
+from . import _dtype, fx, linalg, nn, special
 from ._tensor import Tensor
 from .export import _export, Dim
 from ._device import device
@@ -132,7 +132,6 @@ def _ops():
     is found there (the spelling since format 1), else by Tensor or the namespace holding it.
     The writer names only what is here and the reader resolves only here: a name in a file is
     never imported or looked up anywhere else."""
-    from . import linalg, nn, special
     spaces = {"Tensor": Tensor, "webtorch": webtorch, "webtorch.nn.functional": nn.functional,
               "webtorch.linalg": linalg, "webtorch.special": special}
     found = [(label, name, fn) for label, ns in spaces.items() for name, fn in vars(ns).items()
