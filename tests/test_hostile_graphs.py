@@ -3,6 +3,7 @@ only through webtorch's table of the ops fx records, nothing named in a file is 
 called while it loads, and every malformed or hostile graph raises CheckpointError, in bounded
 time. Legit round trips still give PyTorch's numbers."""
 import copy
+import inspect
 import io
 import json
 import os
@@ -15,7 +16,7 @@ import pytest
 import torch
 
 import webtorch as wt
-from webtorch import jit
+from webtorch import fx, jit
 from webtorch.serialization import CheckpointError
 
 
@@ -110,8 +111,9 @@ def test_every_recordable_op_has_one_name_the_reader_resolves():
     ops, refs = jit._ops(), jit._refs()
     spaces = (wt, wt.Tensor, wt.nn.functional, wt.linalg, wt.special)
     routed = {fn for ns in spaces for fn in vars(ns).values() if callable(fn) and hasattr(fn, "_impl")}
-    assert len(routed) > 400 and routed <= set(refs)
+    assert len(routed) > 400 and routed <= set(refs) and fx.clone in routed  # the tracer's own copy op too
     assert all(ops[refs[fn]] is fn for fn in routed)
+    assert all(inspect.signature(fn._impl) for fn in routed)  # the reader binds every node's arguments
     import operator
     assert ops[("operator", "getitem")] is operator.getitem
     compiled_only = type("Step", (), {"_fx_target_name": "step", "__call__": lambda self: None})()
