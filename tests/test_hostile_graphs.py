@@ -7,6 +7,7 @@ import inspect
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -275,3 +276,21 @@ def test_truncated_files(saved):
     data = saved[0]
     for n in sorted({0, 1, 4, 30, 100, len(data) // 3, len(data) // 2, len(data) - 22, len(data) - 1}):
         _refused(data[:n])
+
+
+def test_a_graph_cannot_view_past_its_storage(device, saved):
+    """A graph may call any op, as_strided included: a view outside its storage raises PyTorch's
+    error when the graph runs (it used to read past the buffer), as eager does."""
+    cases = [((9,), (1,), 0), ((2,), (-1,), 0), ((2,), (3,), 5), ((2,), (1,), -1), ((2,), (1, 1), 0)]
+    for size, stride, offset in cases:
+        with pytest.raises(RuntimeError) as want:
+            torch.zeros(8).as_strided(size, stride, offset)
+        with pytest.raises(RuntimeError, match=f"^{re.escape(str(want.value))}$"):
+            wt.zeros(8, device=device).as_strided(size, stride, offset)
+        view = _call("v", ["Tensor", "as_strided"], {"node": "x"}, list(size), list(stride), offset)
+        doc = _splice(saved[1], view, output={"node": "v"})
+        loaded = wt.jit.load(io.BytesIO(_file(saved[1], doc))).to(device)
+        with pytest.raises(RuntimeError, match=f"^{re.escape(str(want.value))}$"):
+            loaded(wt.zeros(2, 4, device=device))
+    np.testing.assert_array_equal(wt.arange(6.0, device=device).as_strided((2, 2), (1, 2), 1).cpu().numpy(),
+                                  torch.arange(6.0).as_strided((2, 2), (1, 2), 1).numpy())
