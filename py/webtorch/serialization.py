@@ -1089,24 +1089,23 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     with _source(f) as (fh, size, name):
-        data = fh.read(10)
-        if len(data) >= 10 and data[8:9] == b"{":
-            fh.seek(-len(data), io.SEEK_CUR)
+        head = fh.read(10)
+        fh.seek(-len(head), io.SEEK_CUR)
+        if head[:4] == b"PK\x03\x04" or head[:4] == b"PK\x05\x06":
+            return _load_zip(fh, size, name, map_location, weights_only, pickle_load_args)
+        if len(head) >= 10 and head[8:9] == b"{":
             return _load_safetensors(fh, size, name, map_location)
-        data += fh.read()
-    if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
-        return _load_zip(data, name, map_location, weights_only, pickle_load_args)
-    if data[:2] in (b"\x80\x02", b"\x80\x04", b"\x80\x05"):
+    if head[:2] in (b"\x80\x02", b"\x80\x04", b"\x80\x05"):
         raise _bad(name, "this is a raw pickle (PyTorch's legacy format or a plain pickle), which webtorch does "
                          "not read; re-save it with torch.save(obj, f) (zip format) or as safetensors")
-    if not data:
+    if not head:
         raise _bad(name, "the file is empty")
-    raise _bad(name, f"unrecognized format (starts with {data[:8]!r})")
+    raise _bad(name, f"unrecognized format (starts with {head[:8]!r})")
 
 
-def _load_zip(data, name, map_location, weights_only, pickle_load_args):
+def _load_zip(fh, size, name, map_location, weights_only, pickle_load_args):
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
+        zf = zipfile.ZipFile(fh)
         names = zf.namelist()
     except Exception as e:  # BadZipFile, struct.error, UnicodeDecodeError, ... on a damaged directory
         raise _bad(name, f"bad zip archive ({type(e).__name__}: {e})") from None
@@ -1117,7 +1116,7 @@ def _load_zip(data, name, map_location, weights_only, pickle_load_args):
             break
     if prefix is None:
         raise _bad(name, "the zip has no <name>/data.pkl record")
-    records = _Records(zf, prefix, name, len(data))
+    records = _Records(zf, prefix, name, size)
     if "byteorder" in records and records.read("byteorder") != b"little":
         raise _bad(name, "only little-endian checkpoints are supported")
     storages = _Storages(name, records, map_location)
@@ -1131,7 +1130,7 @@ def _load_zip(data, name, map_location, weights_only, pickle_load_args):
         if not isinstance(doc.get("version"), int) or doc["version"] > FORMAT_VERSION:
             raise _bad(name, f"webtorch.json version {doc.get('version')!r} is newer than this webtorch reads")
         return _from_json(doc.get("root"), name, storages, doc["storages"])
-    pkl = records.read("data.pkl", limit=max(_MAX_META, len(data)))
+    pkl = records.read("data.pkl", limit=max(_MAX_META, size))
     if weights_only:
         return _Unpickler(pkl, name, storages).load()
     pickle_load_args.setdefault("encoding", "utf-8")
