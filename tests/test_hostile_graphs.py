@@ -158,6 +158,34 @@ def test_code_exec_payloads_never_run(case, saved, tmp_path, monkeypatch):
     assert "unittest.__main__" not in sys.modules
 
 
+class _Payload:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.path}",)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")  # PyTorch's, writing the archive
+def test_pickled_payloads_and_torchscript_archives_are_refused(tmp_path, monkeypatch):
+    """A graph file is a weights-only checkpoint: a pickled global (os.system through __reduce__)
+    or a real TorchScript archive is refused, nothing run."""
+    path = str(tmp_path / _SENTINEL)
+    files = []
+    for obj in (_Payload(path), {"format": jit._FORMAT, "graph": "{}", "tensors": {}, "x": _Payload(path)}):
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        files.append(buf.getvalue())
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.trace(torch.nn.Linear(2, 2), torch.zeros(1, 2)), buf)
+    files.append(buf.getvalue())
+    calls = []
+    monkeypatch.setattr(os, "system", lambda *a: calls.append(a))
+    for data in files:
+        _refused(data, "not a module saved by webtorch's torch.jit.save")
+    assert not os.path.exists(path) and not calls
+
+
 def _valid(saved):
     return copy.deepcopy(json.loads(saved[1]["graph"]))
 

@@ -203,12 +203,16 @@ def load(f, map_location=None, _extra_files=None):
     """torch.jit.load: a module saved by torch.jit.save / TracedModule.save (webtorch's format). A
     file that is not one, or is malformed or hostile, raises serialization.CheckpointError (see
     _GraphReader); nothing it names is imported or called while it loads."""
-    from .serialization import CheckpointError, load as _load, _source_name  # lazy: it imports numpy
+    from .serialization import CheckpointError, UnpicklingError, load as _load, _source_name  # lazy: numpy
     name = _source_name(f)
-    obj = _load(f, map_location=map_location, weights_only=True)
+    not_ours = CheckpointError("torch.jit.load: not a module saved by webtorch's torch.jit.save (webtorch cannot "
+                               "read TorchScript archives: save a state_dict in PyTorch and load it into the model)")
+    try:
+        obj = _load(f, map_location=map_location, weights_only=True)
+    except UnpicklingError:  # a global in the pickle (TorchScript's __torch__ classes): no graph file has one
+        raise not_ours from None
     if not isinstance(obj, dict) or type(obj.get("format")) is not str or obj["format"] != _FORMAT:
-        raise CheckpointError("torch.jit.load: not a module saved by webtorch's torch.jit.save (webtorch cannot "
-                              "read TorchScript archives: save a state_dict in PyTorch and load it into the model)")
+        raise not_ours
     return _GraphReader(name, obj, CheckpointError).module()
 
 
