@@ -4,7 +4,9 @@ ignore / unused / export / is_scripting / is_tracing / annotate / Final for code
 
 A traced module saves with `.save(path)` / `torch.jit.save` and loads with `torch.jit.load` in
 webtorch's own format (a torch.save file holding the graph as JSON and the tensors: it loads with
-weights_only=True, so loading never runs pickled code). It is not a TorchScript archive.
+weights_only=True, so loading never runs pickled code). It is not a TorchScript archive. The graph
+is data: its ops are names resolved only in `_ops()` (the ops fx records), and `_GraphReader`
+checks the whole file before a module is built (a bad one raises serialization.CheckpointError).
 """
 import functools
 import inspect
