@@ -47,6 +47,7 @@ Bytes go through numpy when it is importable and through array/struct otherwise 
 """
 import array
 import codecs
+import contextlib
 import _compat_pickle
 import hashlib
 import importlib
@@ -68,6 +69,7 @@ from ._tensor import Tensor, Size, Storage
 from ._geometry import contiguous_strides
 from .backends.base import Strided
 from .nn.parameter import Parameter
+from .ops._creation import from_numpy
 from .ops.shape import clone
 
 try:
@@ -81,6 +83,7 @@ __all__ = ["save", "load", "save_safetensors", "load_safetensors", "CheckpointEr
 FORMAT_VERSION = 1
 _LITTLE = sys.byteorder == "little"
 _MAX_META = 64 << 20  # the most bytes a non-storage record (data.pkl, webtorch.json) may declare
+MAX_VIEW_NUMEL = 1 << 31  # a view may have more elements than its storage (stride 0) up to this many
 
 
 class CheckpointError(RuntimeError):
@@ -127,7 +130,7 @@ def _from_bytes(data, dtype):
         a = _np.frombuffer(data, dtype=_NP_LE[dtype])
         if dtype == "bool":
             a = a != 0
-        return a.astype(a.dtype.newbyteorder("=")), dtype
+        return a.astype(a.dtype.newbyteorder("="), copy=False), dtype
     if dtype == "bool":
         return [b != 0 for b in data], dtype
     if dtype == "float16":
@@ -208,7 +211,11 @@ def _placed(map_location, storage, location):
 
 
 def _cpu_storage(data, dtype, numel):
+    """A cpu storage from raw little-endian bytes. A bytearray the caller gives up becomes the
+    storage's memory where numpy holds cpu tensors (no copy); read-only bytes are copied."""
     values, dt = _from_bytes(data, dtype)
+    if _np is not None and values.flags.writeable:
+        return from_numpy(values)._storage
     return _prims.from_flat(values, (numel,), _dtype.BY_NAME[dt], as_device("cpu"))._storage
 
 
@@ -254,7 +261,7 @@ class _Records:
             raise _bad(self.name, f"cannot read record {rec!r} ({type(e).__name__}: {e})") from None
         if len(out) != size:
             raise _bad(self.name, f"record {rec!r} is truncated ({len(out)} of {size} bytes)")
-        return bytes(out)
+        return out
 
 
 class _Storages:
@@ -299,6 +306,9 @@ def _make_tensor(name, storage, offset, size, stride, requires_grad=False):
         raise _bad(name, f"bad tensor stride {stride!r:.200} for size {list(size)!r:.200}")
     if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= _INT64_MAX:
         raise _bad(name, f"bad storage offset {offset!r:.60}")
+    if numel > max(storage.numel, MAX_VIEW_NUMEL):
+        raise _bad(name, f"a view of size {list(size)!r:.200} has {numel} elements over a storage of {storage.numel} "
+                         f"(a view may outgrow its storage up to {MAX_VIEW_NUMEL} elements)")
     if numel > 0:
         last = offset + sum((s - 1) * st for s, st in zip(size, stride))
         if last >= storage.numel:
@@ -1026,16 +1036,46 @@ def _write_out(f, data):
         f.write(data)
 
 
-def _read_in(f):
+def _source_name(f):
+    """How errors name what load reads: its path, <bytes>, or a file object's name."""
     if isinstance(f, (str, os.PathLike)):
-        name = os.fspath(f)
-        with open(name, "rb") as fh:
-            return fh.read(), repr(name)
+        return repr(os.fspath(f))
     if isinstance(f, (bytes, bytearray, memoryview)):
-        return bytes(f), "<bytes>"
-    if hasattr(f, "read"):
-        return f.read(), repr(getattr(f, "name", "<file>"))
-    raise TypeError(f"webtorch.load expects a path or a readable binary file, got {type(f).__name__}")
+        return "<bytes>"
+    return repr(getattr(f, "name", "<file>"))
+
+
+@contextlib.contextmanager
+def _source(f):
+    """(a seekable binary file at the start of f's data, how many bytes it holds, f's name): a path
+    opened, bytes wrapped, a stream that cannot seek or readinto read into memory."""
+    name = _source_name(f)
+    if isinstance(f, (str, os.PathLike)):
+        with open(os.fspath(f), "rb") as fh:
+            yield fh, os.fstat(fh.fileno()).st_size, name
+        return
+    if isinstance(f, (bytes, bytearray, memoryview)):
+        f = io.BytesIO(f)
+    elif not hasattr(f, "read"):
+        raise TypeError(f"webtorch.load expects a path or a readable binary file, got {type(f).__name__}")
+    elif not (hasattr(f, "readinto") and hasattr(f, "seekable") and f.seekable()):
+        f = io.BytesIO(f.read())
+    start = f.tell()
+    size = f.seek(0, io.SEEK_END) - start
+    f.seek(start)
+    yield f, size, name
+
+
+def _read_exact(fh, n, name):
+    """The next n bytes of fh as a bytearray of its own (what a storage adopts without a copy)."""
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = fh.readinto(view[got:])
+        if not k:
+            raise _bad(name, f"the file is truncated ({got} of {n} bytes)")
+        got += k
+    return buf
 
 
 # ---- loading -----------------------------------------------------------------------------------
@@ -1048,22 +1088,24 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         weights_only = True
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
-    data, name = _read_in(f)
-    if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
-        return _load_zip(data, name, map_location, weights_only, pickle_load_args)
-    if len(data) >= 10 and data[8:9] == b"{":
-        return _load_safetensors_bytes(data, name, map_location)
-    if data[:2] in (b"\x80\x02", b"\x80\x04", b"\x80\x05"):
+    with _source(f) as (fh, size, name):
+        head = fh.read(10)
+        fh.seek(-len(head), io.SEEK_CUR)
+        if head[:4] == b"PK\x03\x04" or head[:4] == b"PK\x05\x06":
+            return _load_zip(fh, size, name, map_location, weights_only, pickle_load_args)
+        if len(head) >= 10 and head[8:9] == b"{":
+            return _load_safetensors(fh, size, name, map_location)
+    if head[:2] in (b"\x80\x02", b"\x80\x04", b"\x80\x05"):
         raise _bad(name, "this is a raw pickle (PyTorch's legacy format or a plain pickle), which webtorch does "
                          "not read; re-save it with torch.save(obj, f) (zip format) or as safetensors")
-    if not data:
+    if not head:
         raise _bad(name, "the file is empty")
-    raise _bad(name, f"unrecognized format (starts with {data[:8]!r})")
+    raise _bad(name, f"unrecognized format (starts with {head[:8]!r})")
 
 
-def _load_zip(data, name, map_location, weights_only, pickle_load_args):
+def _load_zip(fh, size, name, map_location, weights_only, pickle_load_args):
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
+        zf = zipfile.ZipFile(fh)
         names = zf.namelist()
     except Exception as e:  # BadZipFile, struct.error, UnicodeDecodeError, ... on a damaged directory
         raise _bad(name, f"bad zip archive ({type(e).__name__}: {e})") from None
@@ -1074,7 +1116,7 @@ def _load_zip(data, name, map_location, weights_only, pickle_load_args):
             break
     if prefix is None:
         raise _bad(name, "the zip has no <name>/data.pkl record")
-    records = _Records(zf, prefix, name, len(data))
+    records = _Records(zf, prefix, name, size)
     if "byteorder" in records and records.read("byteorder") != b"little":
         raise _bad(name, "only little-endian checkpoints are supported")
     storages = _Storages(name, records, map_location)
@@ -1088,7 +1130,7 @@ def _load_zip(data, name, map_location, weights_only, pickle_load_args):
         if not isinstance(doc.get("version"), int) or doc["version"] > FORMAT_VERSION:
             raise _bad(name, f"webtorch.json version {doc.get('version')!r} is newer than this webtorch reads")
         return _from_json(doc.get("root"), name, storages, doc["storages"])
-    pkl = records.read("data.pkl", limit=max(_MAX_META, len(data)))
+    pkl = records.read("data.pkl", limit=max(_MAX_META, size))
     if weights_only:
         return _Unpickler(pkl, name, storages).load()
     pickle_load_args.setdefault("encoding", "utf-8")
@@ -1134,28 +1176,31 @@ def save_safetensors(tensors, f, metadata=None):
 
 
 def load_safetensors(f, device="cpu"):
-    data, name = _read_in(f)
-    return _load_safetensors_bytes(data, name, device)
+    with _source(f) as (fh, size, name):
+        return _load_safetensors(fh, size, name, device)
 
 
-def _load_safetensors_bytes(data, name, map_location):
-    if len(data) < 8:
+def _load_safetensors(fh, size, name, map_location):
+    """A safetensors file, its header checked whole before any tensor is read; each tensor is then
+    read into memory of its own, which its storage adopts (peak memory about the tensors' size)."""
+    if size < 8:
         raise _bad(name, "safetensors file is truncated")
-    n = struct.unpack("<Q", data[:8])[0]
-    if n > len(data) - 8 or n > 100_000_000:
-        raise _bad(name, f"safetensors header of {n} bytes does not fit in a {len(data)}-byte file")
+    n = struct.unpack("<Q", fh.read(8))[0]
+    if n > size - 8 or n > 100_000_000:
+        raise _bad(name, f"safetensors header of {n} bytes does not fit in a {size}-byte file")
     try:
-        header = json.loads(data[8:8 + n].decode("utf-8"))
+        header = json.loads(fh.read(n).decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise _bad(name, f"safetensors header is not valid JSON ({e})") from None
     if not isinstance(header, dict):
         raise _bad(name, "safetensors header is not a JSON object")
-    body = memoryview(data)[8 + n:]
-    out = {}
-    spans = []
+    meta = header.pop("__metadata__", None)
+    if meta is not None and (not isinstance(meta, dict) or
+                             not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items())):
+        raise _bad(name, "safetensors __metadata__ must map str to str")
+    body = size - 8 - n
+    entries = []
     for k, info in header.items():
-        if k == "__metadata__":
-            continue
         if not isinstance(info, dict) or info.get("dtype") not in _ST_DTYPE or \
                 not isinstance(info.get("shape"), list) or not isinstance(info.get("data_offsets"), list):
             raise _bad(name, f"bad safetensors entry for {k!r:.60}")
@@ -1166,20 +1211,22 @@ def _load_safetensors_bytes(data, name, map_location):
                 not all(isinstance(o, int) and not isinstance(o, bool) for o in offs):
             raise _bad(name, f"bad shape or offsets for {k!r:.60}")
         b, e = offs
-        if not 0 <= b <= e <= len(body):
-            raise _bad(name, f"tensor {k!r:.60} lies outside the file (bytes {b}..{e} of {len(body)})")
+        if not 0 <= b <= e <= body:
+            raise _bad(name, f"tensor {k!r:.60} lies outside the file (bytes {b}..{e} of {body})")
         numel = _checked_numel(name, shape)
         if e - b != numel * _ITEM[dt]:
             raise _bad(name, f"tensor {k!r:.60} has {e - b} bytes for shape {shape} of {dt}")
-        spans.append((b, e))
-        st = _placed(map_location, _cpu_storage(bytes(body[b:e]), dt, numel), "cpu")
-        out[k] = Tensor._make(st, tuple(shape), contiguous_strides(shape) if shape else (), 0)
-    spans.sort()
+        entries.append((b, e, k, dt, shape, numel))
+    entries.sort(key=lambda entry: entry[:2])
     pos = 0
-    for b, e in spans:
+    for b, e, *_ in entries:
         if b != pos:
             raise _bad(name, "safetensors data has gaps or overlapping tensors")
         pos = e
-    if pos != len(body):
-        raise _bad(name, f"safetensors data holds {len(body) - pos} bytes that belong to no tensor")
-    return out
+    if pos != body:
+        raise _bad(name, f"safetensors data holds {body - pos} bytes that belong to no tensor")
+    out = {}
+    for b, e, k, dt, shape, numel in entries:
+        st = _placed(map_location, _cpu_storage(_read_exact(fh, e - b, name), dt, numel), "cpu")
+        out[k] = Tensor._make(st, tuple(shape), contiguous_strides(shape) if shape else (), 0)
+    return {k: out[k] for k in header}

@@ -464,7 +464,20 @@ def unflatten(input, dim, sizes):
 @torch_function
 def as_strided(input, size, stride, storage_offset=None):
     off = input._offset if storage_offset is None else storage_offset
-    return _view_apply(AsStrided, input, tuple(size), tuple(stride), off)
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):  # PyTorch's setStrided checks, in its order: a view never leaves its storage
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    need = 0 if 0 in size else off + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if need > input._storage.numel:
+        isz = input.dtype.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and itemsize "
+                           f"{isz} requiring a storage size of {need * isz} are out of bounds for storage of size "
+                           f"{input._storage.numel * isz}")
+    if off < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {off}")
+    return _view_apply(AsStrided, input, size, stride, off)
 
 
 @register
