@@ -502,21 +502,23 @@ class Program:
         if len(new_inputs) != len(self.inputs):
             raise ValueError(f"replay: expected {len(self.inputs)} inputs, got {len(new_inputs)}")
         be = self.be
-        pre = []
+        pre, copies = [], []  # copies: inputs moved or laid out afresh, held until the submit reads them
         for (h, off, nb, shape, dt), t in zip(self.inputs, new_inputs):
             if tuple(t.shape) != shape or t.dtype != dt:
                 raise ValueError(f"replay: an input of shape {tuple(t.shape)} and dtype {t.dtype} where the "
                                  f"capture had {shape} and {dt}")
             if t.device.type != "webgpu":
                 t = t.to("webgpu")
-            elif tuple(t._stride) != contiguous_strides(shape):
-                t = t.contiguous()
+                copies.append(t)
+            elif tuple(t._stride) != contiguous_strides(shape) or t._offset * ITEM[dt.name] & 3:
+                # a strided, expanded or (float16) odd-offset input: a contiguous copy at offset 0 (copy_buffer
+                # moves whole 4-byte words)
+                t = t.detach().clone()
+                copies.append(t)
             src = t._storage.buf.handle
             so = t._offset * ITEM[dt.name]
             if src is h and so == off:
                 continue
-            if (so | off) & 3:
-                raise ValueError("replay: an input whose byte offset is not a multiple of 4")
             pre.append((src, so, h, off, (nb + 3) & ~3))
         post, outs = [], []
         for (h, _, _, _, dt), n, shape, stride, offset, device in self.outputs:
