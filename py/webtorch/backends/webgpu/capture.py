@@ -402,11 +402,14 @@ class Program:
         d, alloc = be.driver, be.alloc
         self._pins = _Pins(alloc)
         self._own = []
-        self.inputs = [self._slot(t, "input") for t in inputs]
-        self.outputs = [(self._slot(t, "output"), t._storage.numel, t._shape, t._stride, t._offset, t.device)
-                        for t in outputs]
-        for s in self.inputs + [o[0] for o in self.outputs]:
-            self._pins.add(s[0])
+        self.inputs = [self._slot(t) for t in inputs]
+        storages, self.views = layout(outputs)
+        for s in storages:
+            if s.device.type != "webgpu":
+                raise ValueError(f"webgpu capture: output tensors must be on webgpu, got {s.device}")
+        self.outputs = [(s.buf.handle, s.dtype, s.numel, s.device) for s in storages]
+        for h in [s[0] for s in self.inputs] + [o[0] for o in self.outputs]:
+            self._pins.add(h)
         # temporaries: buffers the capture touched whose tensors are gone (the program's own)
         temps = {k for k in cap.pins.handles if alloc.pins[k][2] is not None}
         rng = cap._rng_slots()
@@ -476,11 +479,12 @@ class Program:
         return h
 
     @staticmethod
-    def _slot(t, what):
+    def _slot(t):
+        """An input's (buffer, byte offset, bytes, shape, dtype)."""
         if t.device.type != "webgpu":
-            raise ValueError(f"webgpu capture: {what} tensors must be on webgpu, got {t.device}")
+            raise ValueError(f"webgpu capture: input tensors must be on webgpu, got {t.device}")
         h = t._storage.buf.handle
-        if what == "input" and tuple(t._stride) != contiguous_strides(t.shape):
+        if tuple(t._stride) != contiguous_strides(t.shape):
             raise ValueError("webgpu capture: an input tensor must be contiguous (pass a contiguous clone)")
         it = ITEM[t.dtype.name]
         return (h, t._offset * it, t.numel() * it, tuple(t.shape), t.dtype)
@@ -496,8 +500,9 @@ class Program:
     # -- replay
     def replay(self, new_inputs=()):
         """Run the captured step again on `new_inputs` (tensors matching the captured inputs'
-        shapes and dtypes; webgpu or cpu); returns the outputs as fresh tensors."""
-        from ..._tensor import Tensor, Storage
+        shapes and dtypes; webgpu or cpu); returns the outputs as fresh tensors (outputs that
+        were views of one another at the capture are views of one another again)."""
+        from ..._tensor import Storage
         new_inputs = list(new_inputs)
         if len(new_inputs) != len(self.inputs):
             raise ValueError(f"replay: expected {len(self.inputs)} inputs, got {len(new_inputs)}")
@@ -520,11 +525,12 @@ class Program:
             if src is h and so == off:
                 continue
             pre.append((src, so, h, off, (nb + 3) & ~3))
-        post, outs = [], []
-        for (h, _, _, _, dt), n, shape, stride, offset, device in self.outputs:
+        post, storages = [], []
+        for h, dt, n, device in self.outputs:
             buf = be.empty(n, dt.name)
             post.append((h, 0, buf.handle, 0, min(buf.nbytes, (n * ITEM[dt.name] + 3) & ~3)))
-            outs.append(Tensor._make(Storage(buf, dt, device, n, be), shape, stride, offset))
+            storages.append(Storage(buf, dt, device, n, be))
+        outs = views(storages, self.views)
         words = None
         if self.rng:
             base = []
@@ -551,4 +557,41 @@ class Program:
         return outs
 
 
-__all__ = ["Capture", "CaptureBreak", "Program", "active", "paused"]
+def layout(tensors):
+    """(the storages of `tensors`, each once, in order; per tensor what `views` needs to make it again on new
+    storages: its storage's index, shape, stride, offset and base (its `_base`: an earlier tensor of the list or
+    the geometry of one that is not; ("is", j) for tensors[j] listed again)), so aliases stay aliases."""
+    index, storages, specs, pos = {}, [], [], {}
+    for j, t in enumerate(tensors):
+        if id(t) in pos:
+            specs.append(("is", pos[id(t)]))
+            continue
+        pos[id(t)] = j
+        k = index.setdefault(id(t._storage), len(storages))
+        if k == len(storages):
+            storages.append(t._storage)
+        b = t._base
+        base = None if b is None else pos.get(id(b), (b._shape, b._stride, b._offset))
+        specs.append((k, t._shape, t._stride, t._offset, base))
+    return storages, specs
+
+
+def views(storages, specs):
+    """The tensors `layout` described, on `storages` (one per storage it listed)."""
+    from ..._tensor import Tensor
+    outs, bases = [], {}
+    for spec in specs:
+        if spec[0] == "is":
+            outs.append(outs[spec[1]])
+            continue
+        k, shape, stride, offset, base = spec
+        t = Tensor._make(storages[k], shape, stride, offset)
+        if isinstance(base, int):
+            t._base = outs[base]
+        elif base is not None:
+            t._base = bases.get((k, base)) or bases.setdefault((k, base), Tensor._make(storages[k], *base))
+        outs.append(t)
+    return outs
+
+
+__all__ = ["Capture", "CaptureBreak", "Program", "active", "paused", "layout", "views"]
