@@ -157,3 +157,28 @@ def test_item_between_forward_and_backward(device, where):
         assert counters["webgpu"]["replays"] > 0
         if where == "before_backward":
             assert counters["replay_refused"]["a backward in the function reaches the graph of an input"] == 1
+
+
+def _aliases_with_grad(x, w):
+    y = x @ w
+    return y, y.view(-1)
+
+
+def test_returned_aliases_that_require_grad(device):
+    """Outputs that are views of one another and require grad (their backward runs after the call) are not
+    replayed (the recorded backward took them as separate outputs: a write into one before backward through the
+    other gave wrong gradients from call 3): the gradient equals PyTorch's at every call, the reason counted."""
+    rng = rng_for("aliases grad")
+    f = wt.compile(_aliases_with_grad)
+    w = randn(rng, 4, 3)
+    ws = {T: T.tensor(w, device="cpu" if T is torch else device, requires_grad=True) for T in (torch, wt)}
+    for i in range(CALLS):
+        x = randn(rng, 2, 4)
+        for T, fn in ((torch, _aliases_with_grad), (wt, f)):
+            a, b = fn(T.tensor(x, device="cpu" if T is torch else device), ws[T])
+            a.mul_(3)
+            (b * b).sum().backward()
+        assert_close(ws[wt].grad, ws[torch].grad, device, f"call {i + 1}")
+    if device == "webgpu":
+        assert counters["replay_refused"] == {
+            "outputs that require grad share memory (their replayed backward would not see them as views)": 1}
