@@ -139,8 +139,8 @@ def _lay(a, layout, device, rng):
         big = np.zeros(a.shape[:-1] + (a.shape[-1] + 3,), a.dtype)
         big[..., 1:1 + a.shape[-1]] = a
         return wt.tensor(big, device=device)[..., 1:1 + a.shape[-1]]
-    if layout == "expanded":
-        return wt.tensor(np.ascontiguousarray(a[:1]), device=device).expand(a.shape)
+    if layout == "expanded":  # along the last dimension (rows alike would leave BatchNorm a zero variance)
+        return wt.tensor(np.ascontiguousarray(a[..., :1]), device=device).expand(a.shape)
     if layout == "offset":
         k = rng.randint(1, 3)
         flat = np.zeros(a.size + k + 2, a.dtype)
@@ -151,7 +151,7 @@ def _lay(a, layout, device, rng):
 
 def _array(rng, shape, layout, dtype):
     a = np.asarray(rng.standard_normal(shape), dtype)
-    return np.ascontiguousarray(np.broadcast_to(a[:1], shape)) if layout == "expanded" else a
+    return np.ascontiguousarray(np.broadcast_to(a[..., :1], shape)) if layout == "expanded" else a
 
 
 # ---- comparison ----------------------------------------------------------------------------------------------
@@ -221,14 +221,17 @@ def _shape(kind, batch):
     return {"mlp": (batch, 6), "cnn": (batch, 2, 4, 4), "attention": (batch, 3, 6), "pointwise": (batch, 5)}[kind]
 
 
-def _schedule(r, nargs):
+def _schedule(r, nargs, avoid):
     """Per call, the inputs' layouts and the batch size: a main layout per input (call 1's, kept by most calls, so
-    that replays happen) and now and then, after call 3, another one or another batch size."""
-    main = [r.choice(LAYOUTS) for _ in range(nargs)]
+    that replays happen) and now and then, after call 3, another one or another batch size. The first input is
+    never laid out as `avoid` says."""
+    def pick(j):
+        return r.choice([lay for lay in LAYOUTS if j or lay not in avoid])
+    main = [pick(j) for j in range(nargs)]
     calls = []
     for i in range(CALLS):
         if i >= 3 and r.random() < 0.3:
-            calls.append(([r.choice(LAYOUTS) for _ in range(nargs)], r.choice((3, 4, 5))))
+            calls.append(([pick(j) for j in range(nargs)], r.choice((3, 4, 5))))
         else:
             calls.append((main, 4))
     return calls
@@ -246,6 +249,8 @@ def run_case(seed, device):
     if kind == "pointwise":
         variant = r.choice(POINTWISE)
         what += f" {variant} {dtype}"
+        # not yet into an expanded input: PyTorch raises (internal overlap), webtorch's eager writes
+        avoid = ("expanded",) if variant == "write_input" else ()
         fe = fc = _pointwise(variant)
         fc, state = wt.compile(fc), None
         nargs, shape_of = 2, lambda b: _shape("pointwise", b)
@@ -253,7 +258,7 @@ def run_case(seed, device):
         bn, brk = net == "mlp" and r.random() < 0.5, net == "mlp" and kind != "infer" and r.random() < 0.3
         me, mc = (_model(net, seed, bn, brk).to(device) for _ in range(2))
         what += f" {net}" + " bn" * bn + " item-in-forward" * brk
-        nargs, shape_of = 1, lambda b: _shape(net, b)
+        nargs, shape_of, avoid = 1, lambda b: _shape(net, b), ()
         if kind == "infer":
             variant = r.choice(("plain", "alias", "inplace"))
             what += f" {variant}"
@@ -284,7 +289,7 @@ def run_case(seed, device):
                         return out.detach()
                     return call
                 fe, fc = loop(me, oe), loop(cm, oc)
-    for i, (layouts, batch) in enumerate(_schedule(r, nargs)):
+    for i, (layouts, batch) in enumerate(_schedule(r, nargs, avoid)):
         at = f"{what}, call {i + 1}, layouts {layouts}, batch {batch}"
         arrays = [_array(rng, shape_of(batch), lay, dtype) for lay in layouts]
         if kind == "step":
