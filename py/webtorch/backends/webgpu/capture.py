@@ -24,9 +24,11 @@ submits:
   command) do not overlap share one buffer of their size class; the others go back to the pool.
 Host writes recorded in the capture become copies from one constants buffer; the dispatches'
 parameter words live in one parameter buffer; bind groups are created once. A replay copies the
-new inputs into the captured input buffers (GPU-side), patches the random kernels' Philox
+new inputs into the captured input buffers (GPU-side; a strided, expanded or misaligned input is
+made contiguous first), patches the random kernels' Philox
 seed/offset words (advancing each generator exactly as the eager calls would), encodes the
-prebuilt list and submits it once, then copies the outputs into allocator-cached buffers. In
+prebuilt list and submits it once, then copies the outputs into allocator-cached buffers
+(one per storage: outputs that were views of one another still are). In
 the browser (`drivers/browser.py`) the list lives in JavaScript: one replay is one JS call;
 natively (`drivers/native.py`) the compute-pass calls go straight to wgpu-native.
 
