@@ -96,13 +96,14 @@ def _aliases(x):
 
 def test_returned_aliases_stay_aliases(device):
     """Outputs that are views of one another (and one returned twice) share memory at every call, as in eager: a
-    write into one shows in the others (from call 3 on each was a copy of its own)."""
+    write into one shows in the others (from call 3 on each was a copy of its own); their `_base` is PyTorch's."""
     rng = rng_for("aliases")
     f = wt.compile(_aliases)
     for i in range(CALLS):
         a = randn(rng, 3, 4)
         got, want = f(wt.tensor(a, device=device)), _aliases(torch.tensor(a))
         assert got[0] is got[3]
+        assert [o._base is got[0] for o in got] == [o._base is want[0] for o in want]
         got[0].add_(1)
         want[0].add_(1)
         got[2].mul_(3)

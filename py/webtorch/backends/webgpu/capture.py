@@ -561,14 +561,15 @@ class Program:
 
 def layout(tensors):
     """(the storages of `tensors`, each once, in order; per tensor what `views` needs to make it again on new
-    storages: its storage's index, shape, stride, offset and base (its `_base`: an earlier tensor of the list or
+    storages: its storage's index, shape, stride, offset and base (its `_base`: the index of a tensor of the list or
     the geometry of one that is not; ("is", j) for tensors[j] listed again)), so aliases stay aliases."""
     index, storages, specs, pos = {}, [], [], {}
     for j, t in enumerate(tensors):
-        if id(t) in pos:
+        pos.setdefault(id(t), j)
+    for j, t in enumerate(tensors):
+        if pos[id(t)] != j:
             specs.append(("is", pos[id(t)]))
             continue
-        pos[id(t)] = j
         k = index.setdefault(id(t._storage), len(storages))
         if k == len(storages):
             storages.append(t._storage)
@@ -581,18 +582,16 @@ def layout(tensors):
 def views(storages, specs):
     """The tensors `layout` described, on `storages` (one per storage it listed)."""
     from ..._tensor import Tensor
-    outs, bases = [], {}
-    for spec in specs:
+    outs = [None if s[0] == "is" else Tensor._make(storages[s[0]], *s[1:4]) for s in specs]
+    bases = {}
+    for j, spec in enumerate(specs):
         if spec[0] == "is":
-            outs.append(outs[spec[1]])
-            continue
-        k, shape, stride, offset, base = spec
-        t = Tensor._make(storages[k], shape, stride, offset)
-        if isinstance(base, int):
-            t._base = outs[base]
-        elif base is not None:
-            t._base = bases.get((k, base)) or bases.setdefault((k, base), Tensor._make(storages[k], *base))
-        outs.append(t)
+            outs[j] = outs[spec[1]]
+        elif isinstance(spec[4], int):
+            outs[j]._base = outs[spec[4]]
+        elif spec[4] is not None:
+            key = (spec[0], spec[4])
+            outs[j]._base = bases.get(key) or bases.setdefault(key, Tensor._make(storages[spec[0]], *spec[4]))
     return outs
 
 
