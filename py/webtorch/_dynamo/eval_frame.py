@@ -172,6 +172,7 @@ class _Entry:
         self.template = None     # call 3's result with _OUTPUT for each tensor: where the program's outputs go
         self.params = []         # the parameters the call reaches (whose .grad it may set)
         self.grads = None        # their .grad objects before and after call 3 (what the program reads and writes)
+        self.cleared = []        # with a backward: the parameters whose .grad call 3 set to None (zero_grad())
         self.backward = None     # aot.Backward: outputs require grad, their backward replays as a program of its own
         self.memory = None       # _memory(...) at call 3: what the program reads and writes besides its arguments
 
@@ -208,6 +209,8 @@ class _Entry:
         if self.backward is None:
             for p, g in zip(self.params, self.grads[1]):
                 p.grad = g
+        for p in self.cleared:
+            p.grad = None
         counters["webgpu"]["replays"] += 1
         return fx.map_aggregate(self.template, lambda x: next(outs) if x is _OUTPUT else x)
 
@@ -401,10 +404,19 @@ class CompiledFunction:
         swap = (lambda x: clones[id(x)] if isinstance(x, Tensor) else x)
         cargs, ckwargs = fx.map_aggregate(args, swap), fx.map_aggregate(kwargs, swap)
         versions = {k: c._version for k, c in clones.items()}
-        grads_in = [p.grad for p in entry.params]
+        found = grads_in = [p.grad for p in entry.params]
         cap, read = _noting_reads(be)  # a read the tracer did not see at call 1 (data-dependent path): no replay
-        with _Compiling(), cap:
-            out = self.call(*cargs, **ckwargs)
+        # a backward run inside the call that goes on into an input's graph (the caller's: a segment after a break)
+        # would be recorded as it is now and replayed on later calls' graphs
+        outside = []
+        hooks = [c.grad_fn.register_prehook(lambda grads: outside.append(True))
+                 for c in {id(c): c for c in clones.values()}.values() if c.grad_fn is not None]
+        try:
+            with _Compiling(), cap:
+                out = self.call(*cargs, **ckwargs)
+        finally:
+            for h in hooks:
+                h.remove()
         for t in tensors:
             if clones[id(t)]._version != versions[id(t)]:
                 t.copy_(clones[id(t)])  # the function wrote into an input: hand the write to the caller's tensor
@@ -413,9 +425,12 @@ class CompiledFunction:
         bwd = _record_backward(be, diff, [clones[id(t)] for t in tensors]) if diff and not read else None
         why = next((w for w, bad in (
             (f"a read to the host at {read[0].filename}:{read[0].lineno}" if read else "", read),
+            ("a backward in the function reaches the graph of an input", outside),
             ("the function writes into an input", any(clones[id(t)]._version != versions[id(t)] for t in tensors)),
             (bwd, isinstance(bwd, str)),
             ("an output is not on webgpu", any(o.device.type != "webgpu" for o in outs)),
+            ("outputs that require grad share memory (their replayed backward would not see them as views)",
+             diff and len({id(o._storage) for o in outs}) < len(outs)),
             ("an output is the memory of an input or of state (a replay would hand out a copy)",
              _shares_memory(outs, list(clones.values()) + _held(self.code_fn, self.root))),
             ("the function changes the Python state its guards read",
@@ -427,7 +442,8 @@ class CompiledFunction:
             grads_in = None
         if why:
             entry.eager_reason = why
-        elif bwd is not None and grads_in is not None:
+        elif bwd is not None and (grads_in is not None or any(
+                g is not None and g is not f for f, g in zip(found, [p.grad for p in entry.params]))):
             entry.eager_reason = "an output requires grad and the function also writes .grad tensors"
         elif not entry.captures:
             entry.captures = [(cap, grads_in, bwd)]
@@ -440,6 +456,8 @@ class CompiledFunction:
             # the structure, without call 3's tensors (their graph may still be backpropagated)
             entry.template = fx.map_aggregate(out, lambda x: _OUTPUT if isinstance(x, Tensor) else x)
             entry.grads = (grads_in, [p.grad for p in entry.params])
+            if bwd is not None:
+                entry.cleared = [p for p, f in zip(entry.params, found) if f is not None and p.grad is None]
             entry.memory = _memory(self.code_fn, self.root)
             if bwd is not None:
                 cap_b, gos, leaves, grads, at = bwd
@@ -449,7 +467,8 @@ class CompiledFunction:
                                               [any(o is d for d in diff) for o in outs])
                 entry.backward.eager = [weakref.ref(o.grad_fn) for o in diff if o.grad_fn is not None]
             # the program writes its outputs into these tensors' memory at every replay: the caller gets copies
-            out = fx.map_aggregate(out, lambda x: x.clone() if isinstance(x, Tensor) else x)
+            # (differentiable ones, or without a graph copies that keep outputs views of one another as a replay does)
+            out = fx.map_aggregate(out, lambda x: x.clone() if isinstance(x, Tensor) else x) if bwd else _copies(out)
         else:
             entry.eager_reason = "two captures differ: a Python value baked into a kernel changed between calls"
         if entry.eager_reason:
@@ -458,6 +477,14 @@ class CompiledFunction:
             entry.captures = []
         counters["webgpu"]["captures"] += 1
         return out
+
+
+def _copies(out):
+    """out with its tensors copied, those that shared memory sharing the copy of it (capture.layout/views)."""
+    from ..backends.webgpu import capture
+    storages, specs = capture.layout(fx._tensors(out))
+    fresh = iter(capture.views([Tensor._make(s, (s.numel,), (1,), 0).clone()._storage for s in storages], specs))
+    return fx.map_aggregate(out, lambda x: next(fresh) if isinstance(x, Tensor) else x)
 
 
 def _record_backward(be, diff, clones):

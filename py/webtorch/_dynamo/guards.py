@@ -2,7 +2,7 @@
 
 A call's guards are values (a tuple of them is the cache key; `collect(..., named=True)` pairs each with its
 source, as `L['x']` or `G['model'].0.training`, for the recompile reason and explain's out_guards):
-  tensors in the arguments     (shape, dtype, device, requires_grad)       TENSOR_MATCH
+  tensors in the arguments     (shape, dtype, device, requires_grad, strides) TENSOR_MATCH
   Python scalars in arguments  (type, value)                                EQUALS_MATCH
   grad mode, autocast state                                                 GRAD_MODE, AUTOCAST
   every reachable module       its scalar attributes (`training`, a dropout's p, ...), its parameters' and
@@ -15,8 +15,10 @@ globals/closure cells the code names (one level into a plain object's attributes
 """
 import functools
 import inspect
+import operator
 import types
 
+from .._geometry import contiguous_strides
 from .._tensor import Tensor
 from ..amp import autocast_mode
 from ..autograd import grad_mode
@@ -42,7 +44,8 @@ def _walk(src, v, out, depth=0, held=False):
     is guarded by identity too: a replay reads and writes the same memory."""
     named = src is not None
     if isinstance(v, Tensor):
-        g = ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad) + ((id(v),) if held else ())
+        g = ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad, v._stride) + \
+            ((id(v),) if held else ())
         out.append((src, g) if named else g)
     elif isinstance(v, _SCALARS):
         out.append((src, _hashable(v)) if named else _hashable(v))
@@ -152,9 +155,10 @@ def arg_names(fn, root):
 
 
 def without_sizes(key):
-    """A cache key with its tensors' sizes left out (their ranks kept): the entries of one function that differ in
-    shapes only share it."""
-    return tuple(("tensor", len(v[1])) + v[2:] if type(v) is tuple and v[:1] == ("tensor",) else v for v in key)
+    """A cache key with its tensors' sizes left out (their ranks kept, and of their strides which ones are
+    contiguous strides): the entries of one function that differ in shapes only share it."""
+    return tuple(("tensor", len(v[1])) + v[2:5] + (tuple(map(operator.eq, v[5], contiguous_strides(v[1]))),) + v[6:]
+                 if type(v) is tuple and v[:1] == ("tensor",) else v for v in key)
 
 
 def miss_reason(old, new):
@@ -177,10 +181,13 @@ def miss_reason(old, new):
             for i, (a, b) in enumerate(zip(w[1], v[1])):
                 if a != b:
                     return f"tensor {name!r} size mismatch at index {i}. expected {a}, actual {b}"
+            for i, (a, b) in enumerate(zip(w[5], v[5])):
+                if a != b:
+                    return f"tensor {name!r} stride mismatch at index {i}. expected {a}, actual {b}"
             for what, a, b in (("dtype", w[2], v[2]), ("device", w[3], v[3]), ("requires_grad", w[4], v[4])):
                 if a != b:
                     return f"tensor {name!r} {what} mismatch. expected {a}, actual {b}"
-            return f"___check_obj_id({src}, {w[5]})"
+            return f"___check_obj_id({src}, {w[6]})"
         if src.endswith("._parameters") and [p[:2] for p in w] == [p[:2] for p in v]:
             k, a, b = next((p[0], p[2], q[2]) for p, q in zip(w, v) if p != q)
             return f"tensor '{src}[{k!r}]' requires_grad mismatch. expected {a}, actual {b}"
@@ -208,9 +215,10 @@ class Guard:
         elif value[0] == "tensor":
             self.create_fn = "TENSOR_MATCH"
             self.code_list = [f"{name}.size() == {list(value[1])}", f"{name}.dtype == torch.{value[2]}",
-                              f"{name}.device.type == {value[3]!r}", f"{name}.requires_grad == {value[4]}"]
-            if len(value) > 5:
-                self.code_list.append(f"___check_obj_id({name}, {value[5]})")
+                              f"{name}.device.type == {value[3]!r}", f"{name}.requires_grad == {value[4]}",
+                              f"{name}.stride() == {list(value[5])}"]
+            if len(value) > 6:
+                self.code_list.append(f"___check_obj_id({name}, {value[6]})")
         else:
             self.create_fn, self.code_list = "EQUALS_MATCH", [f"{name} == {value[1]!r}"]
         self.guard_types = [self.create_fn]

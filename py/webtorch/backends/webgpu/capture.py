@@ -24,9 +24,11 @@ submits:
   command) do not overlap share one buffer of their size class; the others go back to the pool.
 Host writes recorded in the capture become copies from one constants buffer; the dispatches'
 parameter words live in one parameter buffer; bind groups are created once. A replay copies the
-new inputs into the captured input buffers (GPU-side), patches the random kernels' Philox
+new inputs into the captured input buffers (GPU-side; a strided, expanded or misaligned input is
+made contiguous first), patches the random kernels' Philox
 seed/offset words (advancing each generator exactly as the eager calls would), encodes the
-prebuilt list and submits it once, then copies the outputs into allocator-cached buffers. In
+prebuilt list and submits it once, then copies the outputs into allocator-cached buffers
+(one per storage: outputs that were views of one another still are). In
 the browser (`drivers/browser.py`) the list lives in JavaScript: one replay is one JS call;
 natively (`drivers/native.py`) the compute-pass calls go straight to wgpu-native.
 
@@ -402,11 +404,14 @@ class Program:
         d, alloc = be.driver, be.alloc
         self._pins = _Pins(alloc)
         self._own = []
-        self.inputs = [self._slot(t, "input") for t in inputs]
-        self.outputs = [(self._slot(t, "output"), t._storage.numel, t._shape, t._stride, t._offset, t.device)
-                        for t in outputs]
-        for s in self.inputs + [o[0] for o in self.outputs]:
-            self._pins.add(s[0])
+        self.inputs = [self._slot(t) for t in inputs]
+        storages, self.views = layout(outputs)
+        for s in storages:
+            if s.device.type != "webgpu":
+                raise ValueError(f"webgpu capture: output tensors must be on webgpu, got {s.device}")
+        self.outputs = [(s.buf.handle, s.dtype, s.numel, s.device) for s in storages]
+        for h in [s[0] for s in self.inputs] + [o[0] for o in self.outputs]:
+            self._pins.add(h)
         # temporaries: buffers the capture touched whose tensors are gone (the program's own)
         temps = {k for k in cap.pins.handles if alloc.pins[k][2] is not None}
         rng = cap._rng_slots()
@@ -476,11 +481,12 @@ class Program:
         return h
 
     @staticmethod
-    def _slot(t, what):
+    def _slot(t):
+        """An input's (buffer, byte offset, bytes, shape, dtype)."""
         if t.device.type != "webgpu":
-            raise ValueError(f"webgpu capture: {what} tensors must be on webgpu, got {t.device}")
+            raise ValueError(f"webgpu capture: input tensors must be on webgpu, got {t.device}")
         h = t._storage.buf.handle
-        if what == "input" and tuple(t._stride) != contiguous_strides(t.shape):
+        if tuple(t._stride) != contiguous_strides(t.shape):
             raise ValueError("webgpu capture: an input tensor must be contiguous (pass a contiguous clone)")
         it = ITEM[t.dtype.name]
         return (h, t._offset * it, t.numel() * it, tuple(t.shape), t.dtype)
@@ -496,33 +502,37 @@ class Program:
     # -- replay
     def replay(self, new_inputs=()):
         """Run the captured step again on `new_inputs` (tensors matching the captured inputs'
-        shapes and dtypes; webgpu or cpu); returns the outputs as fresh tensors."""
-        from ..._tensor import Tensor, Storage
+        shapes and dtypes; webgpu or cpu); returns the outputs as fresh tensors (outputs that
+        were views of one another at the capture are views of one another again)."""
+        from ..._tensor import Storage
         new_inputs = list(new_inputs)
         if len(new_inputs) != len(self.inputs):
             raise ValueError(f"replay: expected {len(self.inputs)} inputs, got {len(new_inputs)}")
         be = self.be
-        pre = []
+        pre, copies = [], []  # copies: inputs moved or laid out afresh, held until the submit reads them
         for (h, off, nb, shape, dt), t in zip(self.inputs, new_inputs):
             if tuple(t.shape) != shape or t.dtype != dt:
                 raise ValueError(f"replay: an input of shape {tuple(t.shape)} and dtype {t.dtype} where the "
                                  f"capture had {shape} and {dt}")
             if t.device.type != "webgpu":
                 t = t.to("webgpu")
-            elif tuple(t._stride) != contiguous_strides(shape):
-                t = t.contiguous()
+                copies.append(t)
+            elif tuple(t._stride) != contiguous_strides(shape) or t._offset * ITEM[dt.name] & 3:
+                # a strided, expanded or (float16) odd-offset input: a contiguous copy at offset 0 (copy_buffer
+                # moves whole 4-byte words)
+                t = t.detach().clone()
+                copies.append(t)
             src = t._storage.buf.handle
             so = t._offset * ITEM[dt.name]
             if src is h and so == off:
                 continue
-            if (so | off) & 3:
-                raise ValueError("replay: an input whose byte offset is not a multiple of 4")
             pre.append((src, so, h, off, (nb + 3) & ~3))
-        post, outs = [], []
-        for (h, _, _, _, dt), n, shape, stride, offset, device in self.outputs:
+        post, storages = [], []
+        for h, dt, n, device in self.outputs:
             buf = be.empty(n, dt.name)
             post.append((h, 0, buf.handle, 0, min(buf.nbytes, (n * ITEM[dt.name] + 3) & ~3)))
-            outs.append(Tensor._make(Storage(buf, dt, device, n, be), shape, stride, offset))
+            storages.append(Storage(buf, dt, device, n, be))
+        outs = views(storages, self.views)
         words = None
         if self.rng:
             base = []
@@ -549,4 +559,40 @@ class Program:
         return outs
 
 
-__all__ = ["Capture", "CaptureBreak", "Program", "active", "paused"]
+def layout(tensors):
+    """(the storages of `tensors`, each once, in order; per tensor what `views` needs to make it again on new
+    storages: its storage's index, shape, stride, offset and base (its `_base`: the index of a tensor of the list or
+    the geometry of one that is not; ("is", j) for tensors[j] listed again)), so aliases stay aliases."""
+    index, storages, specs, pos = {}, [], [], {}
+    for j, t in enumerate(tensors):
+        pos.setdefault(id(t), j)
+    for j, t in enumerate(tensors):
+        if pos[id(t)] != j:
+            specs.append(("is", pos[id(t)]))
+            continue
+        k = index.setdefault(id(t._storage), len(storages))
+        if k == len(storages):
+            storages.append(t._storage)
+        b = t._base
+        base = None if b is None else pos.get(id(b), (b._shape, b._stride, b._offset))
+        specs.append((k, t._shape, t._stride, t._offset, base))
+    return storages, specs
+
+
+def views(storages, specs):
+    """The tensors `layout` described, on `storages` (one per storage it listed)."""
+    from ..._tensor import Tensor
+    outs = [None if s[0] == "is" else Tensor._make(storages[s[0]], *s[1:4]) for s in specs]
+    bases = {}
+    for j, spec in enumerate(specs):
+        if spec[0] == "is":
+            outs[j] = outs[spec[1]]
+        elif isinstance(spec[4], int):
+            outs[j]._base = outs[spec[4]]
+        elif spec[4] is not None:
+            key = (spec[0], spec[4])
+            outs[j]._base = bases.get(key) or bases.setdefault(key, Tensor._make(storages[spec[0]], *spec[4]))
+    return outs
+
+
+__all__ = ["Capture", "CaptureBreak", "Program", "active", "paused", "layout", "views"]
