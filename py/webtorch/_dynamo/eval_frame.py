@@ -20,7 +20,6 @@ import bisect
 import dataclasses
 import functools
 import inspect
-import itertools
 import logging
 import operator
 import os
@@ -212,7 +211,7 @@ class _Entry:
         return fx.map_aggregate(self.template, lambda x: next(outs) if x is _OUTPUT else x)
 
 
-class CompiledFunction:
+class CompiledFunction(guards.ById):
     """The state behind one torch.compile'd callable: run(args, kwargs) picks or makes the entry."""
 
     def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None, unsplit=None, hooked=None, dynamic=None):
@@ -228,12 +227,14 @@ class CompiledFunction:
         self.limit_warned = False
         self.last_reason = None
         self.ran_eager = False  # set_stance("eager_then_compile"): the first call ran eagerly
+        self.side_effect = None  # why every call runs eagerly: a traced call changed Python state its guards read
         _ALL.add(self)
 
     def reset(self):
         self.entries.clear()
         self.families.clear()
         self.plan = None
+        self.side_effect = None
         self.limit_warned = False
 
     def __call__(self, *args, **kwargs):
@@ -245,6 +246,8 @@ class CompiledFunction:
             raise RuntimeError(f"invalid torch.compile stance '{_stance}'")
         if _stance.stance == "force_eager":
             return self.call(*args, **kwargs)
+        if self.side_effect is not None:
+            return _eager(self.call, args, kwargs)
         if self.plan is not None:  # its compiled segments keep their own guards
             if self.hooked is not None and self.hooked():
                 return _eager(self.call, args, kwargs)
@@ -354,8 +357,19 @@ class CompiledFunction:
         entry.graphs = _split(entry.graph, len(marks) + 1)
         if entry.breaks:
             self._split_frame(entry)
+        elif guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names) != entry.key:
+            # a Python side effect (`self.calls.append(1)`, a counter, an attribute set) that a replay would skip,
+            # and that would miss every entry's guards at the next call: this function runs eagerly from now on
+            now = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names, named=True)
+            self.side_effect = entry.eager_reason = \
+                f"the function changes Python state it reads ({guards.miss_reason(entry.guards, now)})"
+            counters["replay_refused"][self.side_effect] += 1
         elif not any(_ops(entry.graphs)):
             entry.eager_reason = "no ops to replay"
+        elif guards.unguarded(entry.guards):
+            entry.eager_reason = guards.unguarded(entry.guards)
+            if entry.backend is not None:
+                counters["replay_refused"][entry.eager_reason] += 1
         counters["frames"]["ok"] += 1
         counters["stats"]["unique_graphs"] += len(entry.graphs)
         counters["stats"]["calls_captured"] += sum(len(ops) for ops in _ops(entry.graphs))
@@ -440,7 +454,7 @@ class CompiledFunction:
             # the structure, without call 3's tensors (their graph may still be backpropagated)
             entry.template = fx.map_aggregate(out, lambda x: _OUTPUT if isinstance(x, Tensor) else x)
             entry.grads = (grads_in, [p.grad for p in entry.params])
-            entry.memory = _memory(self.code_fn, self.root)
+            entry.memory = _memory(self, args, kwargs)
             if bwd is not None:
                 cap_b, gos, leaves, grads, at = bwd
                 entry.backward = aot.Backward(be, entry.program,
@@ -572,21 +586,13 @@ def _held(code_fn, root):
     return [t for t in out + [v for _, v in reached] if isinstance(t, Tensor)]
 
 
-def _memory(code_fn, root):
+def _memory(compiled, args, kwargs):
     """What a replay reads and writes besides its arguments and gradients, to check it is still there: [(tensor,
-    its storage)] for the parameters and buffers of the modules the call reaches and the tensors its code names
-    (one level into a plain object) -- objects its guards hold fixed -- and [(optimizer, its state's storages)]."""
-    tensors, optims = [], []
-    for _, v in _reached(code_fn, root):
-        for x in ([v] if isinstance(v, (Tensor, Module, Optimizer)) else
-                  vars(v).values() if not isinstance(v, guards.OPAQUE) and isinstance(getattr(v, "__dict__", None), dict)
-                  else ()):
-            if isinstance(x, Tensor):
-                tensors.append(x)
-            elif isinstance(x, Module):
-                tensors += itertools.chain(x.parameters(), x.buffers())
-            elif isinstance(x, Optimizer):
-                optims.append(x)
+    its storage)] for the tensors the call holds (parameters, buffers, tensors in attributes, globals and cells:
+    objects its guards hold fixed) and [(optimizer, its state's storages)] for the optimizers it reaches."""
+    found = []
+    guards.collect(compiled.code_fn, compiled.root, args, kwargs, compiled.arg_names, found=found)
+    tensors, optims = [t for t in found if isinstance(t, Tensor)], [o for o in found if isinstance(o, Optimizer)]
     return [(t, t._storage) for t in tensors], [(o, _state_storages(o)) for o in optims]
 
 
