@@ -17,9 +17,11 @@ call can reach:
   user functions             code, then closure cells, defaults and the globals the code names (a user module
                              there: its attributes the code names)                  FUNCTION_MATCH
   user classes               each attribute and method, as above (class attributes, methods' globals)
-  anything else              identity (ID_MATCH): library functions, classes, modules and objects; an object
-                             no guard can check (a numpy array, a container of over MAX_ITEMS items, nesting
-                             deeper than MAX_DEPTH) makes the entry run eagerly (`unguarded`)
+  numpy arrays               shape, dtype and values
+  anything else              identity (ID_MATCH): library functions, classes, modules and objects (outside
+                             webtorch: the state of a logger, a random.Random, ... is not guarded); a value no
+                             guard can check (an object of a C type from user code, a container or array of over
+                             MAX_ITEMS items, nesting deeper than MAX_DEPTH) makes the entry run eagerly
 Reached: the arguments, `self` (a compiled module, the object of a bound method), and the globals and closure
 cells the function's code names; user code is code outside webtorch, the standard library and site-packages.
 An object reached twice is guarded once, then as an alias (OBJECT_ALIASING).
@@ -168,6 +170,10 @@ class _Walk:
                 for n in names:
                     if n in d:
                         self.value(f"{src}.{n}" if named else None, d[n], True, depth + 1)
+        elif hasattr(v, "__array_interface__") and hasattr(v, "tobytes"):  # a numpy array: its values
+            if v.size > MAX_ITEMS:
+                return self.add(src, ("unguarded", f"an array of {v.size} items"))
+            self.add(src, ("array", v.shape, v.dtype.str, v.tobytes()))
         elif isinstance(v, ById) or not _user_module(t.__module__) and not t.__module__.startswith("webtorch"):
             self.add(src, ("id", t.__name__, id(v)))  # a library object: its state is the library's
         elif isinstance(getattr(v, "__dict__", None), dict) or _slots(t):
@@ -175,9 +181,9 @@ class _Walk:
             attrs = dict(d) if isinstance(d, dict) else {}
             attrs.update((s, getattr(v, s)) for s in _slots(t) if hasattr(v, s))
             self.add(src, ("obj", id(t), tuple(attrs)))
-            self.cls(t, depth)
             for k, x in attrs.items():
                 self.value(f"{src}.{k}" if named else None, x, True, depth + 1)
+            self.cls(t, depth)
         else:
             self.add(src, ("unguarded", f"a {t.__module__}.{t.__qualname__}"))
 
@@ -202,12 +208,12 @@ class _Walk:
         d = m.__dict__
         attrs = tuple(k for k in d if k not in _MODULE_OWN)
         self.add(src, ("obj", id(type(m)), attrs))
-        self.cls(type(m), depth)
         for k in attrs:
             self.value(f"{src}.{k}" if named else None, d[k], True, depth + 1)
         for k, c in m._modules.items():
             if c is not None:
                 self.value(f"{src}.{k}" if named else None, c, True, depth + 1)
+        self.cls(type(m), depth)
 
     def function(self, src, fn, depth, top=False):
         """fn's closure cells, defaults and the globals its code names (top: the compiled function itself, its
@@ -348,6 +354,8 @@ _KINDS = {  # a guard value's tag -> (PyTorch's create function, its code list)
     "set": ("EQUALS_MATCH", lambda n, v: [f"{n} == {{{', '.join(sorted(map(_show_key, v[2])))}}}"]),
     "obj": ("TYPE_MATCH", lambda n, v: [f"___check_type_id({n}, {v[1]})", f"list(vars({n})) == {list(v[2])}"]),
     "fn": ("FUNCTION_MATCH", lambda n, v: [f"___check_obj_id({n}.__code__, {v[1]})"]),
+    "array": ("EQUALS_MATCH", lambda n, v: [f"{n}.shape == {v[1]}", f"{n}.dtype.str == {v[2]!r}",
+                                            f"{n}.tobytes() == {v[3]!r}"]),
     "id": ("ID_MATCH", lambda n, v: [f"___check_obj_id({n}, {v[2]})"]),
     "alias": ("OBJECT_ALIASING", lambda n, v: [f"{n} is the object guarded #{v[1]}"]),
     "empty": ("CLOSURE_MATCH", lambda n, v: [f"{n} is an empty cell"]),
