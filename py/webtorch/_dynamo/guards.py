@@ -69,6 +69,19 @@ def _user_module(name):
 
 
 @functools.lru_cache(maxsize=None)
+def _user_classes(t):
+    """The classes of t's MRO defined in user code."""
+    return tuple(c for c in t.__mro__ if c is not object and _user_module(c.__module__))
+
+
+@functools.lru_cache(maxsize=None)
+def _by_id(t):
+    """Whether a guard checks objects of class t by identity only: webtorch's compiled state, and library classes
+    outside webtorch."""
+    return issubclass(t, ById) or not _user_module(t.__module__) and not t.__module__.startswith("webtorch")
+
+
+@functools.lru_cache(maxsize=None)
 def _slots(t):
     """The attribute names a class's __slots__ declare (through its MRO)."""
     out = []
@@ -170,11 +183,11 @@ class _Walk:
                 for n in names:
                     if n in d:
                         self.value(f"{src}.{n}" if named else None, d[n], True, depth + 1)
-        elif hasattr(v, "__array_interface__") and hasattr(v, "tobytes"):  # a numpy array: its values
+        elif t.__module__ == "numpy" and hasattr(v, "tobytes"):  # a numpy array or scalar: its values
             if v.size > MAX_ITEMS:
                 return self.add(src, ("unguarded", f"an array of {v.size} items"))
             self.add(src, ("array", v.shape, v.dtype.str, v.tobytes()))
-        elif isinstance(v, ById) or not _user_module(t.__module__) and not t.__module__.startswith("webtorch"):
+        elif _by_id(t):
             self.add(src, ("id", t.__name__, id(v)))  # a library object: its state is the library's
         elif isinstance(getattr(v, "__dict__", None), dict) or _slots(t):
             d = getattr(v, "__dict__", None)
@@ -228,9 +241,9 @@ class _Walk:
                 self.add(at, ("empty",))
                 continue
             self.value(at, v, True, depth + 1, names)
-        if not top:
-            self.value(f"{src}.__defaults__" if named else None, fn.__defaults__, True, depth + 1)
-            self.value(f"{src}.__kwdefaults__" if named else None, fn.__kwdefaults__, True, depth + 1)
+        at = code.co_name if top else src
+        self.value(f"{at}.__defaults__" if named else None, fn.__defaults__, True, depth + 1)
+        self.value(f"{at}.__kwdefaults__" if named else None, fn.__kwdefaults__, True, depth + 1)
         g = fn.__globals__
         for n in names:
             if n in g:
@@ -239,8 +252,8 @@ class _Walk:
 
     def cls(self, c, depth):
         """A user class's attributes and methods (each class of its MRO once)."""
-        for k in c.__mro__:
-            if k is object or id(k) in self.seen or not _user_module(k.__module__):
+        for k in _user_classes(c):
+            if id(k) in self.seen:
                 continue
             self.seen[id(k)] = len(self.seen)
             for n, x in k.__dict__.items():
