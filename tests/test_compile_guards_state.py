@@ -312,6 +312,19 @@ def test_unguardable_value_runs_eagerly(device):
         assert "L['table'] cannot be guarded (a list of 2000 items)" in counters["replay_refused"], counters
 
 
+def test_output_held_deep_in_an_object_is_that_tensor(device):
+    """A tensor the function returns from deep in an object is that tensor at every call (as eager and PyTorch): the
+    replay, which would hand out a copy, is refused."""
+    holder = Cfg(inner=Cfg(t=wt.ones(3, device=device)))
+
+    def fn(x):
+        return x * 2, holder.inner.t
+    f = wt.compile(fn)
+    x = wt.ones(3, device=device)
+    for _ in range(5):
+        assert f(x)[1] is holder.inner.t
+
+
 def test_explain_lists_the_new_guards():
     """explain's out_guards name the attribute, container and tensor-identity guards (PyTorch's create functions)."""
     m = _module(wt, "cpu", gains=[1.0], mask=wt.ones(3))

@@ -431,7 +431,7 @@ class CompiledFunction(guards.ById):
             (bwd, isinstance(bwd, str)),
             ("an output is not on webgpu", any(o.device.type != "webgpu" for o in outs)),
             ("an output is the memory of an input or of state (a replay would hand out a copy)",
-             _shares_memory(outs, list(clones.values()) + _held(self.code_fn, self.root))),
+             _shares_memory(outs, list(clones.values()) + _held(self, args, kwargs))),
             ("the function changes the Python state its guards read",
              guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names) != entry.key)) if bad), None)
         # the .grad tensors found at the start matter only when a recorded command touches their memory (gradients
@@ -576,23 +576,26 @@ def _reached(code_fn, root):
     return out
 
 
-def _held(code_fn, root):
-    """The tensors a call reaches besides its arguments: the parameters (and their .grad), buffers and optimizer
-    state of the modules and optimizers it reaches, and tensors its code names."""
-    reached = _reached(code_fn, root)
-    out = [t for _, t in _named_tensors(reached, code_fn, root, (), {})]
-    out += [p.grad for p in _trainable(reached) if p.grad is not None]
-    out += [v for _, o in reached if isinstance(o, Optimizer) for st in o.state.values() for v in st.values()]
-    return [t for t in out + [v for _, v in reached] if isinstance(t, Tensor)]
+def _found(compiled, args, kwargs):
+    """(tensors, optimizers) the call holds besides its arguments, as its guards find them: parameters, buffers,
+    tensors in attributes, globals and cells (objects its guards hold fixed), and the optimizers it reaches."""
+    found = []
+    guards.collect(compiled.code_fn, compiled.root, args, kwargs, compiled.arg_names, found=found)
+    return [t for t in found if isinstance(t, Tensor)], [o for o in found if isinstance(o, Optimizer)]
+
+
+def _held(compiled, args, kwargs):
+    """The tensors a call reaches besides its arguments: those _found finds, their .grad, the optimizers' state."""
+    tensors, optims = _found(compiled, args, kwargs)
+    params = tensors + [p for o in optims for g in o.param_groups for p in g["params"]]
+    return tensors + [p.grad for p in params if p.grad is not None] + \
+        [v for o in optims for st in o.state.values() for v in st.values() if isinstance(v, Tensor)]
 
 
 def _memory(compiled, args, kwargs):
     """What a replay reads and writes besides its arguments and gradients, to check it is still there: [(tensor,
-    its storage)] for the tensors the call holds (parameters, buffers, tensors in attributes, globals and cells:
-    objects its guards hold fixed) and [(optimizer, its state's storages)] for the optimizers it reaches."""
-    found = []
-    guards.collect(compiled.code_fn, compiled.root, args, kwargs, compiled.arg_names, found=found)
-    tensors, optims = [t for t in found if isinstance(t, Tensor)], [o for o in found if isinstance(o, Optimizer)]
+    its storage)] for the tensors _found finds and [(optimizer, its state's storages)]."""
+    tensors, optims = _found(compiled, args, kwargs)
     return [(t, t._storage) for t in tensors], [(o, _state_storages(o)) for o in optims]
 
 
