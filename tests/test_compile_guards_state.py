@@ -5,7 +5,9 @@ global, a class attribute) or the entry runs eagerly, and a call with a Python s
 Each case runs a few calls that get replayed on webgpu, perturbs the state between calls, and compares the compiled
 results with PyTorch's eager ones on the same program (and, for a few, with PyTorch's own torch.compile).
 """
+import argparse
 import random
+import types
 
 import numpy as np
 import pytest
@@ -86,7 +88,7 @@ def closure_attr(T, dev):
 
 
 def argument_attr(T, dev):
-    x, cfg = _x(T, dev), Cfg(scale=1.0, opts=Cfg(bias=0.5))
+    x, cfg = _x(T, dev), argparse.Namespace(scale=1.0, opts=types.SimpleNamespace(bias=0.5))  # library namespaces
 
     def fn(x, cfg):
         return x * cfg.scale + cfg.opts.bias

@@ -13,19 +13,21 @@ call can reach:
                              every other attribute (`training`, a dropout's p, a list of gains, a plain tensor)
   optimizers                 the scalar hyper-parameters of their param_groups (a tensor lr is not guarded, as
                              in PyTorch)
-  plain objects              class and attribute names, then each attribute         TYPE_MATCH
+  plain objects              class and attribute (or slot) names, then each attribute: objects of user and
+                             webtorch classes, SimpleNamespace, argparse.Namespace  TYPE_MATCH
   user functions             code, then closure cells, defaults and the globals the code names (a user module
                              there: its attributes the code names)                  FUNCTION_MATCH
   user classes               each attribute and method, as above (class attributes, methods' globals)
   numpy arrays               shape, dtype and values
-  anything else              identity (ID_MATCH): library functions, classes, modules and objects (outside
-                             webtorch: the state of a logger, a random.Random, ... is not guarded); a value no
-                             guard can check (an object of a C type from user code, a container or array of over
-                             MAX_ITEMS items, nesting deeper than MAX_DEPTH) makes the entry run eagerly
+  anything else              identity (ID_MATCH): library functions, classes, modules and other objects (a
+                             logger, a random.Random: their state is not guarded), compiled callables (ById)
+A value no guard can check (a container or array of over MAX_ITEMS items, nesting deeper than MAX_DEPTH) makes the
+entry run eagerly.
 Reached: the arguments, `self` (a compiled module, the object of a bound method), and the globals and closure
 cells the function's code names; user code is code outside webtorch, the standard library and site-packages.
 An object reached twice is guarded once, then as an alias (OBJECT_ALIASING).
 """
+import argparse
 import collections
 import functools
 import inspect
@@ -46,6 +48,7 @@ _VALUES = _SCALARS + (complex, bytes, range)  # immutable: guarded by value
 _SCALAR_TYPES = frozenset(_SCALARS)
 MAX_ITEMS = 1024
 MAX_DEPTH = 16
+_NAMESPACES = (types.SimpleNamespace, argparse.Namespace)  # library classes of plain config objects
 _MODULE_OWN = frozenset(Module().__dict__) - {"training"}  # Module's bookkeeping (hooks: the caller checks them)
 _CLASS_OWN = frozenset(("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__", "__slots__",
                         "__annotations__"))
@@ -75,13 +78,6 @@ def _user_classes(t):
 
 
 @functools.lru_cache(maxsize=None)
-def _by_id(t):
-    """Whether a guard checks objects of class t by identity only: webtorch's compiled state, and library classes
-    outside webtorch."""
-    return issubclass(t, ById) or not _user_module(t.__module__) and not t.__module__.startswith("webtorch")
-
-
-@functools.lru_cache(maxsize=None)
 def _slots(t):
     """The attribute names a class's __slots__ declare (through its MRO)."""
     out = []
@@ -89,6 +85,14 @@ def _slots(t):
         s = c.__dict__.get("__slots__", ())
         out += [s] if isinstance(s, str) else [n for n in s if n not in ("__dict__", "__weakref__")]
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _by_id(t):
+    """Whether a guard checks objects of class t by identity only: compiled callables, and library classes outside
+    webtorch (a logger's state is the library's; a logger reaches every logger) but for the config namespaces."""
+    return issubclass(t, ById) or t not in _NAMESPACES and not _user_module(t.__module__) and \
+        not t.__module__.startswith("webtorch")
 
 
 def _hashable(v):
@@ -187,9 +191,7 @@ class _Walk:
             if v.size > MAX_ITEMS:
                 return self.add(src, ("unguarded", f"an array of {v.size} items"))
             self.add(src, ("array", v.shape, v.dtype.str, v.tobytes()))
-        elif _by_id(t):
-            self.add(src, ("id", t.__name__, id(v)))  # a library object: its state is the library's
-        elif isinstance(getattr(v, "__dict__", None), dict) or _slots(t):
+        elif not _by_id(t) and (isinstance(getattr(v, "__dict__", None), dict) or _slots(t)):
             d = getattr(v, "__dict__", None)
             attrs = dict(d) if isinstance(d, dict) else {}
             attrs.update((s, getattr(v, s)) for s in _slots(t) if hasattr(v, s))
@@ -197,8 +199,8 @@ class _Walk:
             for k, x in attrs.items():
                 self.value(f"{src}.{k}" if named else None, x, True, depth + 1)
             self.cls(t, depth)
-        else:
-            self.add(src, ("unguarded", f"a {t.__module__}.{t.__qualname__}"))
+        else:  # a library object (its state is the library's), compiled state, an object of a C type
+            self.add(src, ("id", t.__name__, id(v)))
 
     def alias(self, src, v):
         """Whether v was walked already (then guarded as an alias of it); else marks it seen."""
