@@ -20,7 +20,6 @@ import bisect
 import dataclasses
 import functools
 import inspect
-import itertools
 import logging
 import operator
 import os
@@ -215,7 +214,7 @@ class _Entry:
         return fx.map_aggregate(self.template, lambda x: next(outs) if x is _OUTPUT else x)
 
 
-class CompiledFunction:
+class CompiledFunction(guards.ById):
     """The state behind one torch.compile'd callable: run(args, kwargs) picks or makes the entry."""
 
     def __init__(self, call, code_fn, root, fullgraph, recompile_limit=None, unsplit=None, hooked=None, dynamic=None):
@@ -231,12 +230,14 @@ class CompiledFunction:
         self.limit_warned = False
         self.last_reason = None
         self.ran_eager = False  # set_stance("eager_then_compile"): the first call ran eagerly
+        self.side_effect = None  # why every call runs eagerly: a traced call changed Python state its guards read
         _ALL.add(self)
 
     def reset(self):
         self.entries.clear()
         self.families.clear()
         self.plan = None
+        self.side_effect = None
         self.limit_warned = False
 
     def __call__(self, *args, **kwargs):
@@ -248,6 +249,8 @@ class CompiledFunction:
             raise RuntimeError(f"invalid torch.compile stance '{_stance}'")
         if _stance.stance == "force_eager":
             return self.call(*args, **kwargs)
+        if self.side_effect is not None:
+            return _eager(self.call, args, kwargs)
         if self.plan is not None:  # its compiled segments keep their own guards
             if self.hooked is not None and self.hooked():
                 return _eager(self.call, args, kwargs)
@@ -357,8 +360,19 @@ class CompiledFunction:
         entry.graphs = _split(entry.graph, len(marks) + 1)
         if entry.breaks:
             self._split_frame(entry)
+        elif guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names) != entry.key:
+            # a Python side effect (`self.calls.append(1)`, a counter, an attribute set) that a replay would skip,
+            # and that would miss every entry's guards at the next call: this function runs eagerly from now on
+            now = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names, named=True)
+            self.side_effect = entry.eager_reason = \
+                f"the function changes Python state it reads ({guards.miss_reason(entry.guards, now)})"
+            counters["replay_refused"][self.side_effect] += 1
         elif not any(_ops(entry.graphs)):
             entry.eager_reason = "no ops to replay"
+        elif guards.unguarded(entry.guards):
+            entry.eager_reason = guards.unguarded(entry.guards)
+            if entry.backend is not None:
+                counters["replay_refused"][entry.eager_reason] += 1
         counters["frames"]["ok"] += 1
         counters["stats"]["unique_graphs"] += len(entry.graphs)
         counters["stats"]["calls_captured"] += sum(len(ops) for ops in _ops(entry.graphs))
@@ -432,7 +446,7 @@ class CompiledFunction:
             ("outputs that require grad share memory (their replayed backward would not see them as views)",
              diff and len({id(o._storage) for o in outs}) < len(outs)),
             ("an output is the memory of an input or of state (a replay would hand out a copy)",
-             _shares_memory(outs, list(clones.values()) + _held(self.code_fn, self.root))),
+             _shares_memory(outs, list(clones.values()) + _held(self, args, kwargs))),
             ("the function changes the Python state its guards read",
              guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names) != entry.key)) if bad), None)
         # the .grad tensors found at the start matter only when a recorded command touches their memory (gradients
@@ -458,7 +472,7 @@ class CompiledFunction:
             entry.grads = (grads_in, [p.grad for p in entry.params])
             if bwd is not None:
                 entry.cleared = [p for p, f in zip(entry.params, found) if f is not None and p.grad is None]
-            entry.memory = _memory(self.code_fn, self.root)
+            entry.memory = _memory(self, args, kwargs)
             if bwd is not None:
                 cap_b, gos, leaves, grads, at = bwd
                 entry.backward = aot.Backward(be, entry.program,
@@ -589,31 +603,26 @@ def _reached(code_fn, root):
     return out
 
 
-def _held(code_fn, root):
-    """The tensors a call reaches besides its arguments: the parameters (and their .grad), buffers and optimizer
-    state of the modules and optimizers it reaches, and tensors its code names."""
-    reached = _reached(code_fn, root)
-    out = [t for _, t in _named_tensors(reached, code_fn, root, (), {})]
-    out += [p.grad for p in _trainable(reached) if p.grad is not None]
-    out += [v for _, o in reached if isinstance(o, Optimizer) for st in o.state.values() for v in st.values()]
-    return [t for t in out + [v for _, v in reached] if isinstance(t, Tensor)]
+def _found(compiled, args, kwargs):
+    """(tensors, optimizers) the call holds besides its arguments, as its guards find them: parameters, buffers,
+    tensors in attributes, globals and cells (objects its guards hold fixed), and the optimizers it reaches."""
+    found = []
+    guards.collect(compiled.code_fn, compiled.root, args, kwargs, compiled.arg_names, found=found)
+    return [t for t in found if isinstance(t, Tensor)], [o for o in found if isinstance(o, Optimizer)]
 
 
-def _memory(code_fn, root):
+def _held(compiled, args, kwargs):
+    """The tensors a call reaches besides its arguments: those _found finds, their .grad, the optimizers' state."""
+    tensors, optims = _found(compiled, args, kwargs)
+    params = tensors + [p for o in optims for g in o.param_groups for p in g["params"]]
+    return tensors + [p.grad for p in params if p.grad is not None] + \
+        [v for o in optims for st in o.state.values() for v in st.values() if isinstance(v, Tensor)]
+
+
+def _memory(compiled, args, kwargs):
     """What a replay reads and writes besides its arguments and gradients, to check it is still there: [(tensor,
-    its storage)] for the parameters and buffers of the modules the call reaches and the tensors its code names
-    (one level into a plain object) -- objects its guards hold fixed -- and [(optimizer, its state's storages)]."""
-    tensors, optims = [], []
-    for _, v in _reached(code_fn, root):
-        for x in ([v] if isinstance(v, (Tensor, Module, Optimizer)) else
-                  vars(v).values() if not isinstance(v, guards.OPAQUE) and isinstance(getattr(v, "__dict__", None), dict)
-                  else ()):
-            if isinstance(x, Tensor):
-                tensors.append(x)
-            elif isinstance(x, Module):
-                tensors += itertools.chain(x.parameters(), x.buffers())
-            elif isinstance(x, Optimizer):
-                optims.append(x)
+    its storage)] for the tensors _found finds and [(optimizer, its state's storages)]."""
+    tensors, optims = _found(compiled, args, kwargs)
     return [(t, t._storage) for t in tensors], [(o, _state_storages(o)) for o in optims]
 
 

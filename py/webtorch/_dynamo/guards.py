@@ -1,21 +1,41 @@
 """The guards of a compiled entry: what a call must match to reuse it.
 
 A call's guards are values (a tuple of them is the cache key; `collect(..., named=True)` pairs each with its
-source, as `L['x']` or `G['model'].0.training`, for the recompile reason and explain's out_guards):
-  tensors in the arguments     (shape, dtype, device, requires_grad, strides) TENSOR_MATCH
-  Python scalars in arguments  (type, value)                                EQUALS_MATCH
-  grad mode, autocast state                                                 GRAD_MODE, AUTOCAST
-  every reachable module       its scalar attributes (`training`, a dropout's p, ...), its parameters' and
-                               buffers' identities and its parameters' requires_grad
-  every reachable optimizer    the scalar hyper-parameters of its param_groups (lr, momentum, betas, ...;
-                               a tensor lr is not guarded, as in PyTorch)
-  int/float/bool globals and closure cells the function's code names
-Reachable: the arguments, `self` (a compiled module, the object of a bound method), and the
-globals/closure cells the code names (one level into a plain object's attributes).
+source, as `L['x']` or `G['model'].0.training`, for the recompile reason and explain's out_guards). Dynamo guards
+each Python value its trace read; webtorch's trace sees ops, not Python reads, so the guards cover every value the
+call can reach:
+  grad mode, autocast state                                                         GRAD_MODE, AUTOCAST
+  tensors in the arguments   shape, dtype, device, requires_grad, strides           TENSOR_MATCH
+  other tensors              the same and their identity (a replay reads and writes their memory)
+  Python scalars             type and value                                         EQUALS_MATCH
+  lists, tuples, dicts, sets their length, keys or items, then each item            LIST_LENGTH, DICT_KEYS
+  modules                    their parameters' and buffers' identities and parameters' requires_grad, then
+                             every other attribute (`training`, a dropout's p, a list of gains, a plain tensor)
+  optimizers                 the scalar hyper-parameters of their param_groups (a tensor lr is not guarded, as
+                             in PyTorch)
+  plain objects              class and attribute (or slot) names, then each attribute: objects of user and
+                             webtorch classes, SimpleNamespace, argparse.Namespace  TYPE_MATCH
+  user functions             code, then closure cells, defaults and the globals the code names (a user module
+                             there: its attributes the code names)                  FUNCTION_MATCH
+  user classes               each attribute and method, as above (class attributes, methods' globals)
+  numpy arrays               shape, dtype and values
+  anything else              identity (ID_MATCH): library functions, classes, modules and other objects (a
+                             logger, a random.Random: their state is not guarded), compiled callables (ById)
+A value no guard can check (a container or array of over MAX_ITEMS items, nesting deeper than MAX_DEPTH) makes the
+entry run eagerly.
+Reached: the arguments, `self` (a compiled module, the object of a bound method), and the globals and closure
+cells the function's code names; user code is code outside webtorch, the standard library and site-packages.
+An object reached twice is guarded once, then as an alias (OBJECT_ALIASING).
 """
+import argparse
+import collections
 import functools
 import inspect
+import itertools
 import operator
+import os
+import sys
+import sysconfig
 import types
 
 from .._geometry import contiguous_strides
@@ -26,8 +46,55 @@ from ..nn import Module
 from ..optim import Optimizer
 
 _SCALARS = (bool, int, float, str, type(None))
-_ATTRS = frozenset((bool, int, float, str, tuple))  # module attributes that may be baked into kernels
-OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+_VALUES = _SCALARS + (complex, bytes, range)  # immutable: guarded by value
+_SCALAR_TYPES = frozenset(_SCALARS)
+MAX_ITEMS = 1024
+MAX_DEPTH = 16
+_NAMESPACES = (types.SimpleNamespace, argparse.Namespace)  # library classes of plain config objects
+_MODULE_OWN = frozenset(Module().__dict__) - {"training"}  # Module's bookkeeping (hooks: the caller checks them)
+_CLASS_OWN = frozenset(("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__", "__slots__",
+                        "__annotations__"))
+_LIBRARY = tuple({os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep} |
+                 {os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
+                  if k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+class ById:
+    """A base for webtorch's own objects that a guard checks by identity only (a compiled callable's state)."""
+
+
+@functools.lru_cache(maxsize=None)
+def _user_file(path):
+    return not (path.startswith("<frozen") or os.path.isabs(path) and os.path.abspath(path).startswith(_LIBRARY))
+
+
+def _user_module(name):
+    f = getattr(sys.modules.get(name), "__file__", None)
+    return name == "__main__" if f is None else _user_file(f)
+
+
+@functools.lru_cache(maxsize=None)
+def _user_classes(t):
+    """The classes of t's MRO defined in user code."""
+    return tuple(c for c in t.__mro__ if c is not object and _user_module(c.__module__))
+
+
+@functools.lru_cache(maxsize=None)
+def _slots(t):
+    """The attribute names a class's __slots__ declare (through its MRO)."""
+    out = []
+    for c in t.__mro__:
+        s = c.__dict__.get("__slots__", ())
+        out += [s] if isinstance(s, str) else [n for n in s if n not in ("__dict__", "__weakref__")]
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _by_id(t):
+    """Whether a guard checks objects of class t by identity only: compiled callables, and library classes outside
+    webtorch (a logger's state is the library's; a logger reaches every logger) but for the config namespaces."""
+    return issubclass(t, ById) or t not in _NAMESPACES and not _user_module(t.__module__) and \
+        not t.__module__.startswith("webtorch")
 
 
 def _hashable(v):
@@ -38,73 +105,174 @@ def _hashable(v):
     return None
 
 
-def _walk(src, v, out, depth=0, held=False):
-    """Append the guards of value v (reached as src) to out: (src, value) pairs, or bare values when src is None
-    (the cache key, computed per call without formatting a name). A tensor the function holds (not an argument)
-    is guarded by identity too: a replay reads and writes the same memory."""
-    named = src is not None
-    if isinstance(v, Tensor):
-        g = ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad, v._stride) + \
-            ((id(v),) if held else ())
-        out.append((src, g) if named else g)
-    elif isinstance(v, _SCALARS):
-        out.append((src, _hashable(v)) if named else _hashable(v))
-    elif isinstance(v, (tuple, list)):
-        if not named:
-            out.append((type(v).__name__, len(v)))
-        for i, x in enumerate(v):
-            _walk(f"{src}[{i}]" if named else None, x, out, depth, held)
-    elif isinstance(v, dict):
-        if not named:
-            out.append(tuple(v))
-        for k, x in v.items():
-            _walk(f"{src}[{k!r}]" if named else None, x, out, depth, held)
-    elif isinstance(v, Module):
-        stack = [(src, v)]
-        while stack:
-            base, m = stack.pop()
-            ids = (tuple((k, id(t), t is not None and t.requires_grad) for k, t in m._parameters.items()),
-                   tuple(map(id, m._buffers.values())))  # a parameter frozen or unfrozen changes the graph
-            out.extend(((f"{base}._parameters", ids[0]), (f"{base}._buffers", ids[1])) if named else ids)
-            d = m.__dict__
-            for k in _attr_names(m):
-                x = d.get(k)
-                h = _hashable(x)
-                if h is not None:
-                    out.append((f"{base}.{k}", h) if named else h)
-                elif isinstance(x, Optimizer):
-                    _walk(f"{base}.{k}" if named else None, x, out, depth, True)
-            subs = [(f"{base}.{k}" if named else None, c) for k, c in m._modules.items() if c is not None]
-            stack.extend(reversed(subs))
-    elif isinstance(v, Optimizer):
-        for i, g in enumerate(v.param_groups):
-            for k, x in g.items():
-                h = _hashable(x) if k != "params" else None
-                if h is not None:
-                    out.append((f"{src}.param_groups[{i}][{k!r}]", h) if named else h)
-    elif depth == 0 and not isinstance(v, OPAQUE) and isinstance(getattr(v, "__dict__", None), dict):
-        if not named:
-            out.append(tuple(v.__dict__))
-        for k, x in v.__dict__.items():
-            _walk(f"{src}.{k}" if named else None, x, out, depth + 1, True)
+def _key(k):
+    """A dict key or set item as a guard holds it: a scalar (or tuple of them) by value, anything else by identity
+    (a tensor's == is elementwise)."""
+    return _hashable(k) or ("id", id(k))
 
 
-_NAMES = {}  # id(module) -> (len(its __dict__), the names of its attributes worth guarding)
+class _Walk:
+    """One walk over what a call reaches. out: the guards; seen: id -> order of the containers and objects walked;
+    found: a list to collect the tensors a call holds (not its arguments) and the optimizers it reaches, or None."""
 
+    def __init__(self, named, top, found):
+        self.named, self.top, self.found, self.out, self.seen = named, top, found, [], {}
 
-def _attr_names(m):
-    """A module's scalar attributes (and optimizers it holds), by name; looked up again when its __dict__ grows
-    or shrinks, so a call walks a few names per module instead of its whole __dict__."""
-    d = m.__dict__
-    c = _NAMES.get(id(m))
-    if c is None or c[0] != len(d):
-        c = _NAMES[id(m)] = (len(d), tuple(k for k, x in d.items() if type(x) in _ATTRS or isinstance(x, Optimizer)))
-    return c[1]
+    def add(self, src, g):
+        self.out.append((src, g) if self.named else g)
+
+    def value(self, src, v, held, depth=0, names=()):
+        """Guard value v, reached as src (None when not named), held: not an argument's tensor; names: the names
+        the code that reached v reads (a user module's attributes to guard)."""
+        named, t = self.named, type(v)
+        if t in _SCALAR_TYPES:
+            return self.add(src, (t.__name__, v))
+        if isinstance(v, Tensor):
+            g = ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad, v._stride)
+            if held:
+                g += (id(v),)
+                if self.found is not None:
+                    self.found.append(v)
+            return self.add(src, g)
+        if isinstance(v, _VALUES):
+            return self.add(src, (t.__name__, v))
+        if depth > MAX_DEPTH:
+            return self.add(src, ("unguarded", f"nested deeper than {MAX_DEPTH}"))
+        if isinstance(v, (tuple, list, collections.deque)):
+            if len(v) > MAX_ITEMS:
+                return self.add(src, ("unguarded", f"a {t.__name__} of {len(v)} items"))
+            if not isinstance(v, tuple) and self.alias(src, v):
+                return
+            self.add(src, ("len", t.__name__, len(v)))
+            for i, x in enumerate(v):
+                self.value(f"{src}[{i}]" if named else None, x, held, depth + 1)
+            return
+        if self.alias(src, v):
+            return
+        if isinstance(v, dict):
+            if len(v) > MAX_ITEMS:
+                return self.add(src, ("unguarded", f"a {t.__name__} of {len(v)} items"))
+            self.add(src, ("keys", t.__name__, tuple(map(_key, v))))
+            for k, x in v.items():
+                self.value(f"{src}[{k!r}]" if named else None, x, held, depth + 1)
+        elif isinstance(v, (set, frozenset)):
+            self.add(src, ("set", t.__name__, frozenset(map(_key, v))))
+        elif isinstance(v, Module):
+            self.module(src, v, depth)
+        elif isinstance(v, Optimizer):
+            if self.found is not None:
+                self.found.append(v)
+            for i, g in enumerate(v.param_groups):
+                for k, x in g.items():
+                    h = _hashable(x) if k != "params" else None
+                    if h is not None:
+                        self.add(f"{src}.param_groups[{i}][{k!r}]" if named else None, h)
+        elif isinstance(v, types.FunctionType):
+            if not _user_file(v.__code__.co_filename):
+                return self.add(src, ("id", t.__name__, id(v)))
+            self.add(src, ("fn", id(v.__code__)))
+            self.function(src, v, depth)
+        elif isinstance(v, types.MethodType):
+            self.value(f"{src}.__self__" if named else None, v.__self__, True, depth + 1)
+            self.value(f"{src}.__func__" if named else None, v.__func__, True, depth + 1)
+        elif isinstance(v, functools.partial):
+            self.value(f"{src}.func" if named else None, v.func, True, depth + 1)
+            self.value(f"{src}.args" if named else None, v.args, True, depth + 1)
+            self.value(f"{src}.keywords" if named else None, v.keywords, True, depth + 1)
+        elif isinstance(v, type):
+            self.add(src, ("id", t.__name__, id(v)))
+            self.cls(v, depth)
+        elif isinstance(v, types.ModuleType):
+            self.add(src, ("id", t.__name__, id(v)))
+            if _user_module(v.__name__):
+                d = v.__dict__
+                for n in names:
+                    if n in d:
+                        self.value(f"{src}.{n}" if named else None, d[n], True, depth + 1)
+        elif t.__module__ == "numpy" and hasattr(v, "tobytes"):  # a numpy array or scalar: its values
+            if v.size > MAX_ITEMS:
+                return self.add(src, ("unguarded", f"an array of {v.size} items"))
+            self.add(src, ("array", v.shape, v.dtype.str, v.tobytes()))
+        elif not _by_id(t) and (isinstance(getattr(v, "__dict__", None), dict) or _slots(t)):
+            d = getattr(v, "__dict__", None)
+            attrs = dict(d) if isinstance(d, dict) else {}
+            attrs.update((s, getattr(v, s)) for s in _slots(t) if hasattr(v, s))
+            self.add(src, ("obj", id(t), tuple(attrs)))
+            for k, x in attrs.items():
+                self.value(f"{src}.{k}" if named else None, x, True, depth + 1)
+            self.cls(t, depth)
+        else:  # a library object (its state is the library's), compiled state, an object of a C type
+            self.add(src, ("id", t.__name__, id(v)))
+
+    def alias(self, src, v):
+        """Whether v was walked already (then guarded as an alias of it); else marks it seen."""
+        k = id(v)
+        if k in self.seen:
+            self.add(src, ("alias", self.seen[k]))
+            return True
+        self.seen[k] = len(self.seen)
+        return False
+
+    def module(self, src, m, depth):
+        named = self.named
+        params, bufs = m._parameters, m._buffers
+        # a parameter frozen or unfrozen changes the graph
+        self.add(f"{src}._parameters" if named else None,
+                 tuple((k, id(p), p is not None and p.requires_grad) for k, p in params.items()))
+        self.add(f"{src}._buffers" if named else None, tuple(map(id, bufs.values())))
+        if self.found is not None:
+            self.found += [t for t in itertools.chain(params.values(), bufs.values()) if t is not None]
+        d = m.__dict__
+        attrs = tuple(k for k in d if k not in _MODULE_OWN)
+        self.add(src, ("obj", id(type(m)), attrs))
+        for k in attrs:
+            self.value(f"{src}.{k}" if named else None, d[k], True, depth + 1)
+        for k, c in m._modules.items():
+            if c is not None:
+                self.value(f"{src}.{k}" if named else None, c, True, depth + 1)
+        self.cls(type(m), depth)
+
+    def function(self, src, fn, depth, top=False):
+        """fn's closure cells, defaults and the globals its code names (top: the compiled function itself, its
+        cells named L[...] and globals G[...])."""
+        named, code = self.named, fn.__code__
+        names = code_names(code)
+        for i, (n, cell) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
+            at = (f"L[{n!r}]" if top else f"{src}.__closure__[{i}].cell_contents") if named else None
+            try:
+                v = cell.cell_contents
+            except ValueError:  # an empty cell
+                self.add(at, ("empty",))
+                continue
+            self.value(at, v, True, depth + 1, names)
+        at = code.co_name if top else src
+        self.value(f"{at}.__defaults__" if named else None, fn.__defaults__, True, depth + 1)
+        self.value(f"{at}.__kwdefaults__" if named else None, fn.__kwdefaults__, True, depth + 1)
+        g = fn.__globals__
+        for n in names:
+            if n in g:
+                at = (f"G[{n!r}]" if g is self.top else f"{src}.__globals__[{n!r}]") if named else None
+                self.value(at, g[n], True, depth + 1, names)
+
+    def cls(self, c, depth):
+        """A user class's attributes and methods (each class of its MRO once)."""
+        for k in _user_classes(c):
+            if id(k) in self.seen:
+                continue
+            self.seen[id(k)] = len(self.seen)
+            for n, x in k.__dict__.items():
+                if n in _CLASS_OWN:
+                    continue
+                if isinstance(x, (staticmethod, classmethod)):
+                    x = x.__func__
+                elif isinstance(x, property):
+                    x = (x.fget, x.fset)
+                self.value(f"{k.__module__}.{k.__qualname__}.{n}" if self.named else None, x, True, depth + 1)
 
 
 @functools.lru_cache(maxsize=None)
 def code_names(code):
-    """The global names a code object (and the functions defined in it) reads, sorted."""
+    """The names a code object (and the functions defined in it) reads as globals or attributes, sorted."""
     names = set(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
@@ -112,36 +280,35 @@ def code_names(code):
     return tuple(sorted(names))
 
 
-def collect(fn, root, args, kwargs, arg_names, named=False):
+def collect(fn, root, args, kwargs, arg_names, named=False, found=None):
     """The guards of calling fn (a plain function: its code's globals and closure) on root (self or None) with
     args/kwargs (arg_names: fn's positional parameter names): a tuple of values, the cache key, or with
-    named=True of (source, value) pairs in the same order, for reports."""
-    out = [] if named else [len(args)]
-    for src, v in (("GRAD_MODE", grad_mode.is_grad_enabled()),
-                   ("AUTOCAST", tuple(sorted((k, v.name) for k, v in autocast_mode.STATE.items())))):
-        out.append((src, v) if named else v)
+    named=True of (source, value) pairs in the same order, for reports. found: a list to append the tensors the
+    call holds besides its arguments (parameters, buffers, tensors in attributes, globals and cells) and the
+    optimizers it reaches."""
+    w = _Walk(named, getattr(fn, "__globals__", None), found)
+    if not named:
+        w.out.append(len(args))
+    w.add("GRAD_MODE", grad_mode.is_grad_enabled())
+    w.add("AUTOCAST", tuple(sorted((k, v.name) for k, v in autocast_mode.STATE.items())))
     n = len(arg_names)
     for i, a in enumerate(args):
-        _walk((f"L[{arg_names[i]!r}]" if i < n else f"L['args'][{i}]") if named else None, a, out)
+        w.value((f"L[{arg_names[i]!r}]" if i < n else f"L['args'][{i}]") if named else None, a, False)
     for k in sorted(kwargs):
         if not named:
-            out.append(k)
-        _walk(f"L[{k!r}]" if named else None, kwargs[k], out)
+            w.out.append(k)
+        w.value(f"L[{k!r}]" if named else None, kwargs[k], False)
     if root is not None:
-        _walk("L['self']" if named else None, root, out, held=True)
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        g = fn.__globals__
-        for name in code_names(code):
-            if name in g:
-                _walk(f"G[{name!r}]" if named else None, g[name], out, 1, True)
-        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            try:
-                v = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-            _walk(f"L[{name!r}]" if named else None, v, out, 1, True)
-    return tuple(out)
+        w.value("L['self']" if named else None, root, True)
+    if getattr(fn, "__code__", None) is not None:
+        w.function(None, fn, 0, top=True)
+    return tuple(w.out)
+
+
+def unguarded(named):
+    """Why an entry with guards `named` cannot replay: the first value no guard can check (None: none)."""
+    return next((f"{src} cannot be guarded ({v[1]})" for src, v in named if type(v) is tuple and v[:1] == ("unguarded",)),
+                None)
 
 
 def arg_names(fn, root):
@@ -193,8 +360,28 @@ def miss_reason(old, new):
             return f"tensor '{src}[{k!r}]' requires_grad mismatch. expected {a}, actual {b}"
         if src.endswith(("._parameters", "._buffers")):
             return f"{src} were replaced"
-        return f"{src} == {w[1]!r}"
+        was, now = Guard(src, w).code_list, Guard(src, v).code_list
+        return next((a for a, b in zip(was, now) if a != b), was[0])
     return "the guards changed"
+
+
+def _show_key(k):
+    return f"<object at {k[1]:#x}>" if k[0] == "id" else repr(k[1])
+
+
+_KINDS = {  # a guard value's tag -> (PyTorch's create function, its code list)
+    "len": ("LIST_LENGTH", lambda n, v: [f"len({n}) == {v[2]}"]),
+    "keys": ("DICT_KEYS_MATCH", lambda n, v: [f"list({n}.keys()) == [{', '.join(map(_show_key, v[2]))}]"]),
+    "set": ("EQUALS_MATCH", lambda n, v: [f"{n} == {{{', '.join(sorted(map(_show_key, v[2])))}}}"]),
+    "obj": ("TYPE_MATCH", lambda n, v: [f"___check_type_id({n}, {v[1]})", f"list(vars({n})) == {list(v[2])}"]),
+    "fn": ("FUNCTION_MATCH", lambda n, v: [f"___check_obj_id({n}.__code__, {v[1]})"]),
+    "array": ("EQUALS_MATCH", lambda n, v: [f"{n}.shape == {v[1]}", f"{n}.dtype.str == {v[2]!r}",
+                                            f"{n}.tobytes() == {v[3]!r}"]),
+    "id": ("ID_MATCH", lambda n, v: [f"___check_obj_id({n}, {v[2]})"]),
+    "alias": ("OBJECT_ALIASING", lambda n, v: [f"{n} is the object guarded #{v[1]}"]),
+    "empty": ("CLOSURE_MATCH", lambda n, v: [f"{n} is an empty cell"]),
+    "unguarded": ("UNGUARDED", lambda n, v: [f"{n} cannot be guarded ({v[1]}): the entry runs eagerly"]),
+}
 
 
 class Guard:
@@ -219,6 +406,9 @@ class Guard:
                               f"{name}.stride() == {list(value[5])}"]
             if len(value) > 6:
                 self.code_list.append(f"___check_obj_id({name}, {value[6]})")
+        elif value[0] in _KINDS:
+            self.create_fn, code = _KINDS[value[0]]
+            self.code_list = code(name, value)
         else:
             self.create_fn, self.code_list = "EQUALS_MATCH", [f"{name} == {value[1]!r}"]
         self.guard_types = [self.create_fn]
