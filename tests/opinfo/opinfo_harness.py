@@ -46,10 +46,6 @@ RANDOM = {"bernoulli", "multinomial", "normal", "uniform", "exponential", "cauch
 XFAIL = {
     **{("bfloat16", "", kind, i, "cpu"): "bfloat16 has no storage on the numpy backend: KeyError leaks"
        for kind in ("forward", "grad") for i in (0, 2)},
-    **{("as_strided", "", "grad", i, "cpu"): "as_strided with overlapping windows (stride 1 over a 2x2x2x2 view): "
-       "wrong gradient" for i in (3, 4)},
-    **{("as_strided", "", "grad", i, "webgpu"): "as_strided with overlapping windows (stride 1 over a 2x2x2x2 view): "
-       "wrong gradient" for i in (3, 4)},
     **{("logcumsumexp", "", "grad", i, "*"): "the gradient of the composite log(cumsum(exp(x - max))) loses float32 "
        "precision when a slice spans a wide range (2% off)" for i in (0, 1)},
     **{(op, "", "error", i, "*"): "more than 64 dims: numpy's ValueError leaks (PyTorch: RuntimeError)"

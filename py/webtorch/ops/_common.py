@@ -156,8 +156,16 @@ def recording(*args):
 
 
 def check_leaf_inplace(self):
-    if self._requires_grad and grad_mode._state["enabled"] and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    """The start of every in-place op: PyTorch's error on a leaf that requires grad. A view of a
+    tensor with history takes its history from its base (as_strided) before the op reads it: as
+    PyTorch's CopySlices, the gradient of the view's old values goes into the base's at the view's
+    place, never back through the view's own ops (an as_strided past its input's elements drops it)."""
+    if self._requires_grad and grad_mode._state["enabled"]:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        base = self._base
+        if base is not None and base.grad_fn is not None and getattr(self, "_diff_view", False):
+            self._regenerate_view_fn()
 
 
 class CopySlices(Function):
