@@ -71,7 +71,8 @@ def formula_node(node, kernel, names, scalar_edges=()):
     tensor is saved only when the formula of an input that needs a gradient reads it (as PyTorch
     saves). Each gradient is summed back to its input's shape and cast to its dtype (broadcasting,
     mixed dtypes). `scalar_edges`: positions where a Python number still shows in next_functions
-    (`Function._scalar_edges`)."""
+    (`Function._scalar_edges`). PyTorch shows ops without a derivative as one node, NotImplemented:
+    `NotImplemented(op)` names the entry of such an op."""
     entry = DERIVATIVES[node]
     plan = tuple((names.index(n), f, f.__code__.co_varnames[1:f.__code__.co_argcount])
                  for n, f in (entry.items() if isinstance(entry, dict) else ((names[0], entry),)))
@@ -83,7 +84,7 @@ def formula_node(node, kernel, names, scalar_edges=()):
     attrs = tuple((n + a, i, get) for i, n in enumerate(names) for a, get in _ATTRIBUTES.items() if n + a in needed)
 
     class FormulaNode(Function):
-        _node_name = node
+        _node_name = node.split("(")[0]
         _scalar_edges = scalar_edges
 
         @staticmethod
@@ -117,7 +118,7 @@ def formula_node(node, kernel, names, scalar_edges=()):
             return tuple(res)
 
     FormulaNode.kernel = staticmethod(kernel)  # the forward without a graph
-    FormulaNode.__name__ = FormulaNode.__qualname__ = node[:node.index("Backward")]
+    FormulaNode.__name__ = FormulaNode.__qualname__ = node.split("Backward")[0].split("(")[0]
     FormulaNode.saves_input = names[0] in needed  # an in-place form must keep a copy of its input
     return FormulaNode
 
