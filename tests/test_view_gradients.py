@@ -80,6 +80,46 @@ def test_inplace_through_as_strided_past_its_input(device):
     _check_grads(device, fn, np.array([1., -2.], "float32"))
 
 
+def _outcome(f):
+    try:
+        return f()
+    except RuntimeError as e:
+        return "RuntimeError: " + str(e)
+
+
+def test_view_of_a_base_that_gains_history(device):
+    # a view made before its base was written in place with a value that requires grad
+    res = []
+    for T, dev in ((torch, "cpu"), (wt, device)):
+        y = T.ones(3, device=dev, requires_grad=True)
+        base = T.zeros(3, device=dev)
+        v = base[:2]
+        base.copy_(y * 2)
+        rg, node = v.requires_grad, type(v.grad_fn).__name__
+        (v * T.tensor([1., 10], device=dev)).sum().backward()
+        res.append((rg, node, y.grad.tolist()))
+    assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("case", ["write_view", "write_base", "view_of_view", "detached", "no_grad_base"])
+def test_views_made_without_grad(device, case):
+    """PyTorch forbids writing in place with grad mode on through (or next to) a view made in
+    no_grad mode of a tensor that requires grad: ambiguous, and silently wrong if allowed."""
+    res = []
+    for T, dev in ((torch, "cpu"), (wt, device)):
+        x = T.ones(3, device=dev, requires_grad=case != "no_grad_base")
+        b = x * 1
+        with T.no_grad():
+            u = b.detach()[:2] if case == "detached" else b[:2]
+        if case == "write_base":
+            b.mul_(2)
+            res.append(_outcome(lambda: u.grad_fn))
+        else:
+            w = u[:1] if case == "view_of_view" else u
+            res.append((_outcome(lambda: w.mul_(2).tolist()), _outcome(lambda: w.requires_grad)))
+    assert res[0] == res[1]
+
+
 # ---- random compositions of views ---------------------------------------------------------------
 def _storage_size(t):
     return t.untyped_storage().nbytes() // t.element_size()

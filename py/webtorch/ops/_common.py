@@ -4,7 +4,7 @@ import inspect
 
 from .. import _dtype
 from . import _prims
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap_dim, _NO_GRAD_VIEW_HINT
 from ..autograd import grad_mode
 from ..autograd.derivatives import DERIVATIVES
 from ..autograd.function import Function
@@ -151,7 +151,7 @@ def recording(*args):
     if not grad_mode._state["enabled"]:
         return False
     for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
+        if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and a.requires_grad):
             return True
     return False
 
@@ -161,6 +161,12 @@ def check_leaf_inplace(self):
     tensor with history takes its history from its base (as_strided) before the op reads it: as
     PyTorch's CopySlices, the gradient of the view's old values goes into the base's at the view's
     place, never back through the view's own ops (an as_strided past its input's elements drops it)."""
+    if grad_mode._state["enabled"] and getattr(self, "_no_grad_view", False) and self._base._requires_grad:
+        fn = self.grad_fn  # a view (made with grad on) of one made in no_grad mode
+        what = "A view was created" if fn is None else \
+            f"Output {self._output_nr} of {fn.name().split('Backward')[0]} is a view of a view which was created"
+        raise RuntimeError(f"{what} in no_grad mode and is being modified inplace with grad mode enabled. "
+                           f"{_NO_GRAD_VIEW_HINT}")
     if self._requires_grad and grad_mode._state["enabled"]:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")

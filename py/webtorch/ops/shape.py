@@ -2,6 +2,7 @@
 import warnings
 
 from .. import _dtype
+from ..autograd import grad_mode
 from . import _prims
 from .._tensor import Tensor, Size
 from .._geometry import contiguous_strides, numel as _numel
@@ -18,7 +19,12 @@ int64 = _dtype.int64
 def _as_view(t, shape, stride, offset):
     v = Tensor._make(t._storage, shape, stride, offset)
     v._base = t if t._base is None else t._base
-    v._diff_view = True  # its grad_fn is rebuilt from the base's after an in-place write (Tensor.grad_fn)
+    # its grad_fn is rebuilt from the base's after an in-place write (Tensor.grad_fn); not that of a
+    # view of a detached alias (whose base is the tensor it was detached from)
+    v._diff_view = t._base is None or getattr(t, "_diff_view", False)
+    if getattr(t, "_no_grad_view", False):
+        v._no_grad_view = v._diff_view
+    v._fn_version = t._storage.version
     return v
 
 
@@ -257,7 +263,11 @@ def _may_share(shape, stride):
 def _view_apply(F, x, *args):
     if recording(x):
         return F.apply(x, *args)
-    return F.forward(_NullCtx, x, *args)
+    out = F.forward(_NullCtx, x, *args)
+    if not grad_mode._state["enabled"]:  # PyTorch's errors when it or its base is then written with grad on
+        for v in out if isinstance(out, tuple) else (out,):
+            v._no_grad_view = v._diff_view
+    return out
 
 
 class _NullCtxType:
@@ -671,18 +681,12 @@ class Split(Function):
 SplitWithSizes = node_alias(Split, "SplitWithSizesBackward0")
 
 
-def _multi_view_apply(F, x, *args):
-    if recording(x):
-        return F.apply(x, *args)
-    return F.forward(_NullCtx, x, *args)
-
-
 @register
 @torch_function
 def unbind(input, dim=0):
     if input.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    return _multi_view_apply(Unbind, input, wrap_dim(dim, input.dim()))
+    return _view_apply(Unbind, input, wrap_dim(dim, input.dim()))
 
 
 @register
@@ -700,7 +704,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                                f"at dimension {d}), but got split_sizes={sizes}")
-    return _multi_view_apply(Split if isinstance(split_size_or_sections, int) else SplitWithSizes, tensor,
+    return _view_apply(Split if isinstance(split_size_or_sections, int) else SplitWithSizes, tensor,
                              tuple(sizes), d)
 
 
