@@ -201,10 +201,16 @@ def _random_shape(rng):
     return tuple(rng.randint(1, 4) for _ in range(rng.randint(1, 3)))
 
 
-@pytest.mark.parametrize("seed", range(6))
+def _cases(device, n):
+    """n random cases per seed; a quarter on webgpu, whose dispatches cost lavapipe ~55 us each (its
+    graph code is the cpu's: the sample there checks the kernels: index_add, strided copies)."""
+    return range(n // 4 if device == "webgpu" else n)
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_random_view_chains(device, seed):
     rng = random.Random(seed)
-    for _ in range(12):
+    for _ in _cases(device, 16):
         shape = _random_shape(rng)
         x_np = _arr(rng, shape)
         rev = tuple(reversed(range(len(shape))))  # "t": a non-contiguous (column-major) base
@@ -218,10 +224,10 @@ def test_random_view_chains(device, seed):
         _check_grads(device, fn, x_np)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(4))
 def test_random_inplace_through_alias(device, seed):
     rng = random.Random(100 + seed)
-    for _ in range(10):
+    for _ in _cases(device, 12):
         shape = _random_shape(rng)
         x_np, y_np = _arr(rng, shape), _arr(rng, shape)
         chain1, v1 = _random_chain(rng, torch.tensor(x_np) * 1, True, 3)
