@@ -57,7 +57,6 @@ XFAIL = {
                                      "the step",
     ("masked_fill", "", "error", 1, "*"): "a complex fill value: webtorch has no complex dtype (TypeError, PyTorch "
                                           "RuntimeError)",
-    ("cat", "", "grad", 4, "*"): "cat of empty 1-D tensors that require grad: the result does not require grad",
     ("masked_select", "", "forward", 6, "webgpu"): "a 0-d tensor from numpy expanded and gathered on webgpu: the "
                                                    "backend binds a numpy array (WebGPU error)",
     ("masked_select", "", "grad", 6, "webgpu"): "same as the forward",

@@ -97,6 +97,12 @@ def _not_implemented(op):
     return formula
 
 
+def _no_derivative(op):  # PyTorch's named node whose backward raises
+    def formula(g):
+        raise NotImplementedError(f"the derivative for '{op}' is not implemented.")
+    return formula
+
+
 def unreduce(g, shape, dims, keepdim):
     """A reduction's gradient broadcast back over the reduced dims (of an input of `shape`)."""
     if not keepdim:
@@ -275,6 +281,7 @@ DERIVATIVES = {
     **{f"NotImplemented({op})": {"a": _not_implemented(op), "b": _not_implemented(op)}
        for op in ("floor_divide", "heaviside")},
     "NotImplemented(bernoulli)": _not_implemented("bernoulli"),
+    "Unique2Backward0": _no_derivative("_unique2"),
     # random draws (bernoulli, in-place fills): the result does not depend on the input's values
     **{n: _zeros for n in ("BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
                            "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1",

@@ -374,19 +374,21 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     return randn(size, generator=generator, dtype=dtype, device=device) * std + mean
 
 
-def _drawn(x, values):  # the kernel of a random draw's node: values drawn without x's history
+def _given(x, values):  # the kernel of a node over values computed without x's history
     return values
 
 
-_DRAWS = {n: formula_node(n, _drawn, ("x", "values")) for n in (
+_GIVEN = {n: formula_node(n, _given, ("x", "values")) for n in (
     "BernoulliBackward0", "NotImplemented(bernoulli)", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
-    "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1", "RandomBackward2")}
+    "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1", "RandomBackward2",
+    "Unique2Backward0")}
 
 
-def _draw(x, node, values):
-    """`values` (drawn under no_grad) as the result of random op `node` on x: where x requires
-    grad, the result does too, with PyTorch's node (a zero gradient, or none: NotImplemented)."""
-    return _DRAWS[node].apply(x, values) if recording(x) else values
+def result_of(x, node, values):
+    """`values` (random draws, unique's: computed without a graph) as the result of op `node` on
+    x: where x requires grad, the result does too, with PyTorch's node (a zero gradient, or a
+    backward that raises)."""
+    return _GIVEN[node].apply(x, values) if recording(x) else values
 
 
 def _fill(self, node, values):
@@ -394,14 +396,14 @@ def _fill(self, node, values):
     zero gradient through `node` (never the old history kept with new values)."""
     check_leaf_inplace(self)
     if recording(self):
-        return inplace_result(self, _DRAWS[node].apply(self, values))
+        return inplace_result(self, _GIVEN[node].apply(self, values))
     return _prims.copy_into(self, values)
 
 
 def bernoulli(input, p=None, *, generator=None):
     prob = input.detach() if p is None else p
     u = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator)
-    return _draw(input, "BernoulliBackward0" if p is None else "NotImplemented(bernoulli)", (u < prob).to(input.dtype))
+    return result_of(input, "BernoulliBackward0" if p is None else "NotImplemented(bernoulli)", (u < prob).to(input.dtype))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):

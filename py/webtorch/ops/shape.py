@@ -913,7 +913,9 @@ def _check_cat(tensors, dim, name):
 def cat(tensors, dim=0, *, out=None):
     dt = _check_cat(tensors, dim, "torch.cat")
     full = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
-    if not full:
+    if not full:  # only empty 1-D tensors: an empty result, requiring grad as theirs
+        if dt.is_floating_point and recording(*tensors):
+            return write_out(Cat.apply(0, dt, *tensors), out, *tensors)
         return write_out(_prims.empty((0,), dt, tensors[0].device), out)
     ref = full[0]
     if ref.dim() == 0:
