@@ -58,6 +58,16 @@ def test_overlapping_as_strided(device):
                                        * T.tensor(w[:2, :2], device=x.device)).sum(), np.ones((1, 3), "float32"))
 
 
+def test_double_backward_through_views(device):
+    u = np.array([1., -1, 2, .5], "float32")
+    for view in (lambda x: x.as_strided((3, 2), (1, 1)), lambda x: x[None].expand(3, 4).select(0, 1)[::2],
+                 lambda x: x.unfold(0, 2, 1).diagonal()):
+        def fn(T, x):
+            g, = T.autograd.grad((view(x) ** 3).sum(), x, create_graph=True)
+            return (g * T.tensor(u, device=x.device)).sum()
+        _check_grads(device, fn, np.array([1., 2, 3, 4], "float32"))
+
+
 def test_expand_strides():
     # PyTorch's geometry: a dim of size 1 kept at 1 keeps its stride (the view's metadata, as_strided
     # reads it)
@@ -143,6 +153,8 @@ def _random_view(rng, t, writable):
     """A random view step of torch tensor t; `writable`: no view whose elements share memory."""
     nd, shape = t.dim(), tuple(t.shape)
     steps = [("unsqueeze", rng.randrange(nd + 1)), ("reshape", (-1,)), _as_strided_step(rng, t, writable)]
+    if t.is_contiguous() or t.dim() <= 1:
+        steps.append(("view", (-1,)))
     if not writable:
         ones = [d for d in range(nd) if shape[d] == 1]
         if ones:
