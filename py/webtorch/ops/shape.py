@@ -218,7 +218,6 @@ def _as_strided_backward(g, in_shape, in_stride, in_off, shape, stride, off):
     where the view's elements share memory, so that every one counts), then read with the input's
     geometry, divided where the input's own elements share memory (an expanded input: the
     expand's backward adds the shares up)."""
-    from ._creation import arange
     if 0 in shape or 0 in in_shape:
         return g.new_zeros(in_shape)
     summed = tuple(d for d, (n, st) in enumerate(zip(shape, stride)) if n > 1 and st == 0)
@@ -231,7 +230,7 @@ def _as_strided_backward(g, in_shape, in_stride, in_off, shape, stride, off):
     start = min(in_off, off)
     n = max(_extent(ishape, istride, in_off - start), _extent(shape, stride, off - start))
     out_shared, in_shared = _may_share(shape, stride), _may_share(ishape, istride)
-    pos = arange(n, device=g.device) if out_shared or in_shared else None
+    pos = _prims.arange(n, 0, 1, int64, g.device) if out_shared or in_shared else None  # storage positions
     buf = g.new_zeros((n,))
     if out_shared:
         buf = buf.index_add(0, _as_view(pos, shape, stride, off - start).reshape(-1), g.reshape(-1))
