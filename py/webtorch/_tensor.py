@@ -25,6 +25,12 @@ _NON_LEAF_GRAD_MSG = (
     "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
 
 
+_NO_GRAD_VIEW_HINT = (
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+    "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked).")
+
+
 class Size(tuple):
     def __repr__(self):
         return f"torch.Size([{', '.join(map(str, self))}])"
@@ -235,7 +241,11 @@ class Tensor:
     # ---- autograd metadata ----------------------------------------------------------
     @property
     def requires_grad(self):
-        return self._requires_grad
+        if self._requires_grad or self._base is None:
+            return self._requires_grad
+        if getattr(self, "_no_grad_view", False):  # as PyTorch's: its base's flag, no history
+            return self._base._requires_grad
+        return self.grad_fn is not None  # a view whose base gained history in place gains it too
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -258,8 +268,11 @@ class Tensor:
     @property
     def grad_fn(self):
         fn = self._grad_fn
-        if fn is not None and self._fn_version != self._storage.version and self._base is not None \
-                and getattr(self, "_diff_view", False):
+        if self._fn_version != self._storage.version and self._base is not None \
+                and getattr(self, "_diff_view", False) and (fn is not None or self._base._requires_grad):
+            if getattr(self, "_no_grad_view", False):
+                raise RuntimeError(f"A view was created in no_grad mode and its base or another view of its base "
+                                   f"has been modified inplace with grad mode enabled. {_NO_GRAD_VIEW_HINT}")
             fn = self._regenerate_view_fn()
         return fn
 
@@ -276,7 +289,7 @@ class Tensor:
             from .ops.shape import as_strided  # cycle: _tensor -> ops -> _tensor
             with grad_mode.enable_grad():
                 v = as_strided(base, self._shape, self._stride, self._offset)
-            self._grad_fn, self._output_nr = v._grad_fn, v._output_nr
+            self._grad_fn, self._output_nr, self._requires_grad = v._grad_fn, v._output_nr, True
         self._fn_version = self._storage.version
         return self._grad_fn
 

@@ -46,10 +46,6 @@ RANDOM = {"bernoulli", "multinomial", "normal", "uniform", "exponential", "cauch
 XFAIL = {
     **{("bfloat16", "", kind, i, "cpu"): "bfloat16 has no storage on the numpy backend: KeyError leaks"
        for kind in ("forward", "grad") for i in (0, 2)},
-    **{("as_strided", "", "grad", i, "cpu"): "as_strided with overlapping windows (stride 1 over a 2x2x2x2 view): "
-       "wrong gradient" for i in (3, 4)},
-    **{("as_strided", "", "grad", i, "webgpu"): "as_strided with overlapping windows (stride 1 over a 2x2x2x2 view): "
-       "wrong gradient" for i in (3, 4)},
     **{("logcumsumexp", "", "grad", i, "*"): "the gradient of the composite log(cumsum(exp(x - max))) loses float32 "
        "precision when a slice spans a wide range (2% off)" for i in (0, 1)},
     **{(op, "", "error", i, "*"): "more than 64 dims: numpy's ValueError leaks (PyTorch: RuntimeError)"
@@ -61,7 +57,6 @@ XFAIL = {
                                      "the step",
     ("masked_fill", "", "error", 1, "*"): "a complex fill value: webtorch has no complex dtype (TypeError, PyTorch "
                                           "RuntimeError)",
-    ("cat", "", "grad", 4, "*"): "cat of empty 1-D tensors that require grad: the result does not require grad",
     ("masked_select", "", "forward", 6, "webgpu"): "a 0-d tensor from numpy expanded and gathered on webgpu: the "
                                                    "backend binds a numpy array (WebGPU error)",
     ("masked_select", "", "grad", 6, "webgpu"): "same as the forward",

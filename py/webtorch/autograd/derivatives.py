@@ -97,6 +97,12 @@ def _not_implemented(op):
     return formula
 
 
+def _no_derivative(op):  # PyTorch's named node whose backward raises
+    def formula(g):
+        raise NotImplementedError(f"the derivative for '{op}' is not implemented.")
+    return formula
+
+
 def unreduce(g, shape, dims, keepdim):
     """A reduction's gradient broadcast back over the reduced dims (of an input of `shape`)."""
     if not keepdim:
@@ -271,7 +277,15 @@ DERIVATIVES = {
     "CopysignBackward0": {"a": lambda g, a, y: where(a == 0, 0.0, g * y / a), "b": _zeros},
     "CopysignBackward1": {"a": lambda g, a, y: where(a == 0, 0.0, g * y / a)},
     "LdexpBackward0": {"a": lambda g, b: g * b.exp2(), "b": lambda g, y: g * y * LN2},
-    "HeavisideBackward0": {"a": _not_implemented("heaviside"), "b": _not_implemented("heaviside")},
+    # PyTorch's "NotImplemented" nodes: the output requires grad, backward raises (the key names the op)
+    **{f"NotImplemented({op})": {"a": _not_implemented(op), "b": _not_implemented(op)}
+       for op in ("floor_divide", "heaviside")},
+    "NotImplemented(bernoulli)": _not_implemented("bernoulli"),
+    "Unique2Backward0": _no_derivative("_unique2"),
+    # random draws (bernoulli, in-place fills): the result does not depend on the input's values
+    **{n: _zeros for n in ("BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
+                           "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1",
+                           "RandomBackward2")},
     "PowBackward0": lambda g, x, exponent: g * 0 if exponent == 0 else g * exponent * x.pow(exponent - 1),
     "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * b * a.pow(b - 1)),
                      "b": lambda g, a, b, y: where((a == 0) & (b >= 0), 0.0, g * y * a.log())},

@@ -70,7 +70,8 @@ class Function(metaclass=_FunctionMeta):
     def apply(cls, *args):
         Tensor = _Tensor[0]
         ctx = cls._backward_cls()
-        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args]) \
+        needs = tuple([isinstance(a, Tensor) and (a._requires_grad or a._base is not None and a.requires_grad)
+                       for a in args]) \
             if grad_mode._state["enabled"] else ()
         if not any(needs):  # nothing to record (grad mode off, or no input requires grad)
             ctx.needs_input_grad = (False,) * len(args)

@@ -4,7 +4,7 @@ import inspect
 
 from .. import _dtype
 from . import _prims
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap_dim, _NO_GRAD_VIEW_HINT
 from ..autograd import grad_mode
 from ..autograd.derivatives import DERIVATIVES
 from ..autograd.function import Function
@@ -71,7 +71,8 @@ def formula_node(node, kernel, names, scalar_edges=()):
     tensor is saved only when the formula of an input that needs a gradient reads it (as PyTorch
     saves). Each gradient is summed back to its input's shape and cast to its dtype (broadcasting,
     mixed dtypes). `scalar_edges`: positions where a Python number still shows in next_functions
-    (`Function._scalar_edges`)."""
+    (`Function._scalar_edges`). PyTorch shows ops without a derivative as one node, NotImplemented:
+    `NotImplemented(op)` names the entry of such an op."""
     entry = DERIVATIVES[node]
     plan = tuple((names.index(n), f, f.__code__.co_varnames[1:f.__code__.co_argcount])
                  for n, f in (entry.items() if isinstance(entry, dict) else ((names[0], entry),)))
@@ -83,7 +84,7 @@ def formula_node(node, kernel, names, scalar_edges=()):
     attrs = tuple((n + a, i, get) for i, n in enumerate(names) for a, get in _ATTRIBUTES.items() if n + a in needed)
 
     class FormulaNode(Function):
-        _node_name = node
+        _node_name = node.split("(")[0]
         _scalar_edges = scalar_edges
 
         @staticmethod
@@ -117,7 +118,7 @@ def formula_node(node, kernel, names, scalar_edges=()):
             return tuple(res)
 
     FormulaNode.kernel = staticmethod(kernel)  # the forward without a graph
-    FormulaNode.__name__ = FormulaNode.__qualname__ = node[:node.index("Backward")]
+    FormulaNode.__name__ = FormulaNode.__qualname__ = node.split("Backward")[0].split("(")[0]
     FormulaNode.saves_input = names[0] in needed  # an in-place form must keep a copy of its input
     return FormulaNode
 
@@ -150,14 +151,28 @@ def recording(*args):
     if not grad_mode._state["enabled"]:
         return False
     for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
+        if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and a.requires_grad):
             return True
     return False
 
 
 def check_leaf_inplace(self):
-    if self._requires_grad and grad_mode._state["enabled"] and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    """The start of every in-place op: PyTorch's error on a leaf that requires grad. A view of a
+    tensor with history takes its history from its base (as_strided) before the op reads it: as
+    PyTorch's CopySlices, the gradient of the view's old values goes into the base's at the view's
+    place, never back through the view's own ops (an as_strided past its input's elements drops it)."""
+    if grad_mode._state["enabled"] and getattr(self, "_no_grad_view", False) and self._base._requires_grad:
+        fn = self.grad_fn  # a view (made with grad on) of one made in no_grad mode
+        what = "A view was created" if fn is None else \
+            f"Output {self._output_nr} of {fn.name().split('Backward')[0]} is a view of a view which was created"
+        raise RuntimeError(f"{what} in no_grad mode and is being modified inplace with grad mode enabled. "
+                           f"{_NO_GRAD_VIEW_HINT}")
+    if self._requires_grad and grad_mode._state["enabled"]:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        base = self._base
+        if base is not None and base.grad_fn is not None and getattr(self, "_diff_view", False):
+            self._regenerate_view_fn()
 
 
 class CopySlices(Function):

@@ -7,7 +7,7 @@ from .._device import CPU, as_device, backend_for, device as _devcls
 from .._tensor import Storage, Tensor
 from .._geometry import contiguous_strides
 from ..overrides import torch_function
-from ._common import recording, formula_node
+from ._common import recording, formula_node, check_leaf_inplace, inplace_result
 from .shape import _sizes
 
 bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
@@ -374,10 +374,36 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     return randn(size, generator=generator, dtype=dtype, device=device) * std + mean
 
 
+def _given(x, values):  # the kernel of a node over values computed without x's history
+    return values
+
+
+_GIVEN = {n: formula_node(n, _given, ("x", "values")) for n in (
+    "BernoulliBackward0", "NotImplemented(bernoulli)", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
+    "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1", "RandomBackward2",
+    "Unique2Backward0")}
+
+
+def result_of(x, node, values):
+    """`values` (random draws, unique's: computed without a graph) as the result of op `node` on
+    x: where x requires grad, the result does too, with PyTorch's node (a zero gradient, or a
+    backward that raises)."""
+    return _GIVEN[node].apply(x, values) if recording(x) else values
+
+
+def _fill(self, node, values):
+    """An in-place random fill: PyTorch's leaf error; where self has history, its old values get
+    zero gradient through `node` (never the old history kept with new values)."""
+    check_leaf_inplace(self)
+    if recording(self):
+        return inplace_result(self, _GIVEN[node].apply(self, values))
+    return _prims.copy_into(self, values)
+
+
 def bernoulli(input, p=None, *, generator=None):
-    prob = input if p is None else p
+    prob = input.detach() if p is None else p
     u = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator)
-    return (u < prob).to(input.dtype)
+    return result_of(input, "BernoulliBackward0" if p is None else "NotImplemented(bernoulli)", (u < prob).to(input.dtype))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -431,7 +457,7 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
         if (a, b) != (0.0, 1.0):
             u = _prims.ewise("add", [_prims.ewise("mul", [u, b - a], self.dtype, self.dtype), a], self.dtype,
                              self.dtype)
-        return _prims.copy_into(self, u)
+    return _fill(self, "UniformBackward0", u)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -442,19 +468,20 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
         if (mean, std) != (0.0, 1.0):
             z = _prims.ewise("add", [_prims.ewise("mul", [z, std], self.dtype, self.dtype), mean], self.dtype,
                              self.dtype)
-        return _prims.copy_into(self, z)
+    return _fill(self, "NormalBackward0", z)
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     with _no_grad():
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
-        return _prims.copy_into(self, _prims.ewise("lt", [u, p], _dtype.float32, bool_))
+        b = _prims.ewise("lt", [u, p], _dtype.float32, bool_).to(self.dtype)
+    return _fill(self, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2", b)
 
 
 def random_(self, from_=0, to=None, *, generator=None):
     with _no_grad():
-        return _prims.copy_into(self, randint(from_, to, self.shape, device=self.device, dtype=self.dtype,
-                                              generator=generator))
+        r = randint(from_, to, self.shape, device=self.device, dtype=self.dtype, generator=generator)
+    return _fill(self, "RandomBackward0" if to is not None else "RandomBackward1" if from_ else "RandomBackward2", r)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -462,7 +489,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     with _no_grad():
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
-        return _prims.copy_into(self, (-(1 - u).log()) / lambd)
+        e = (-(1 - u).log()) / lambd
+    return _fill(self, "ExponentialBackward0", e)
 
 
 def _no_grad():

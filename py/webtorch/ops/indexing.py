@@ -292,7 +292,7 @@ def getitem(self, index):
     v, adv = _expand_index(self, index)
     if not adv:
         if v is self:
-            return _shape._view_apply(_shape.Slice, self, self.shape, self._stride, self._offset)
+            return _shape._view_apply(_shape.Slice, self, _shape._whole)
         return v
     return _advanced_gather(v, adv)
 

@@ -492,7 +492,8 @@ def _copysign(a, b, cdt):
 # ---- binary ops: name = binary(name, dtype rule, PyTorch's node, [flags]) -------------------------
 mul = binary("mul", "arith", "MulBackward0", scalar_self=True)
 div = binary("div", "div", "DivBackward0", scalar_self=True)
-floor_divide = binary("floor_divide", "arith", scalar_self=True)
+floor_divide = binary("floor_divide", "arith", "NotImplemented(floor_divide)",
+                      scalar_node="NotImplemented(floor_divide)", scalar_self=True)
 remainder = binary("remainder", "arith", "RemainderBackward1", scalar_node="RemainderBackward0", scalar_self=True,
                    ref=_remainder)
 fmod = binary("fmod", "arith", "FmodBackward1", scalar_node="FmodBackward0")
@@ -517,7 +518,7 @@ hypot = binary("hypot", "float", "HypotBackward0", ref=_hypot, tensor_other=True
 logaddexp2 = binary("logaddexp2", "float", "Logaddexp2Backward0", ref=_logaddexp2, tensor_other=True, inplace=False)
 copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_node="CopysignBackward1")
 ldexp = binary("ldexp", "div", "LdexpBackward0", ref=lambda a, b, cdt: a.to(cdt) * b.to(cdt).exp2(), tensor_other=True)
-heaviside = binary("heaviside", "same", "HeavisideBackward0", tensor_other=True,
+heaviside = binary("heaviside", "same", "NotImplemented(heaviside)", tensor_other=True,
                    ref=lambda a, b, cdt: where(a == 0, b, a > 0).to(cdt))
 bitwise_left_shift = binary("lshift", "int", scalar_self=True, names=("bitwise_left_shift",))
 bitwise_right_shift = binary("rshift", "int", scalar_self=True, names=("bitwise_right_shift",))

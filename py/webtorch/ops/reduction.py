@@ -674,10 +674,12 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 @register
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    from ._creation import tensor
+    from ._creation import tensor, result_of
     vals = input.reshape(-1).tolist()
     uniq = builtins.sorted(set(vals))
     out = tensor(uniq, dtype=input.dtype, device=input.device)
+    if dim is None and input.dtype.is_floating_point:
+        out = result_of(input, "Unique2Backward0", out)
     res = [out]
     if return_inverse:
         pos = {v: i for i, v in enumerate(uniq)}

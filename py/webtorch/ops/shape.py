@@ -2,13 +2,14 @@
 import warnings
 
 from .. import _dtype
+from ..autograd import grad_mode
 from . import _prims
 from .._tensor import Tensor, Size
 from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result,
-                      node_alias, formula_node)
+                      node_alias, formula_node, _extent)
 from .registry import register, register_method
 from .pointwise import where
 
@@ -18,7 +19,12 @@ int64 = _dtype.int64
 def _as_view(t, shape, stride, offset):
     v = Tensor._make(t._storage, shape, stride, offset)
     v._base = t if t._base is None else t._base
-    v._diff_view = True  # its grad_fn is rebuilt from the base's after an in-place write (Tensor.grad_fn)
+    # its grad_fn is rebuilt from the base's after an in-place write (Tensor.grad_fn); not that of a
+    # view of a detached alias (whose base is the tensor it was detached from)
+    v._diff_view = t._base is None or getattr(t, "_diff_view", False)
+    if getattr(t, "_no_grad_view", False):
+        v._no_grad_view = v._diff_view
+    v._fn_version = t._storage.version
     return v
 
 
@@ -54,8 +60,8 @@ def _infer_shape(shape, numel):
 
 def _view_strides(old_shape, old_stride, new_shape):
     """PyTorch's computeStride: strides for viewing without a copy, or None."""
-    if _numel(old_shape) == 0 or not old_shape:
-        return contiguous_strides(new_shape)
+    if _numel(old_shape) == 0 or not old_shape:  # no element: the same shape keeps its strides
+        return tuple(old_stride) if tuple(old_shape) == tuple(new_shape) else contiguous_strides(new_shape)
     old_shape = tuple(old_shape)  # a plain tuple: Size indexes through Python
     new_stride = [0] * len(new_shape)
     view_d = len(new_shape) - 1
@@ -127,15 +133,73 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        return _as_view(x, shape, _prims.broadcast_strides(x, shape), x._offset)
+        return _as_view(x, shape, _expand_strides(x, shape), x._offset)
 
     @staticmethod
     def backward(ctx, g):
         return sum_to(g, ctx.in_shape), None
 
 
+class Slice(Function):
+    """A view that picks distinct elements of its input (slice, narrow, select, diagonal), its
+    geometry `geom(shape, stride, offset, *params)` of the input's. Backward replays the view on
+    zeros of the input's shape and writes the gradient there (PyTorch's slice/select/
+    diagonal_backward): the input's own strides (an expanded input's zeros) never enter it."""
+    _node_name = "SliceBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geom, *params):
+        ctx.meta = (x.shape, geom, params)
+        return _as_view(x, *geom(x._shape, x._stride, x._offset, *params))
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, geom, params = ctx.meta
+        z = g.new_zeros(shape)
+        _as_view(z, *geom(z._shape, z._stride, 0, *params)).copy_(g)
+        return (z, None) + (None,) * len(params)
+
+
+Select = node_alias(Slice, "SelectBackward0")
+Diagonal = node_alias(Slice, "DiagonalBackward0")
+
+
+def _whole(shape, stride, offset):  # x[...]
+    return shape, stride, offset
+
+
+def _slice_geom(shape, stride, offset, d, start, n, step):
+    return shape[:d] + (n,) + shape[d + 1:], stride[:d] + (stride[d] * step,) + stride[d + 1:], offset + start * stride[d]
+
+
+def _select_geom(shape, stride, offset, d, index):
+    return shape[:d] + shape[d + 1:], stride[:d] + stride[d + 1:], offset + index * stride[d]
+
+
+def _diagonal_geom(shape, stride, offset, k, d1, d2):
+    n1, n2 = shape[d1], shape[d2]
+    n = max(0, min(n1, n2 - k)) if k >= 0 else max(0, min(n1 + k, n2))
+    if n:
+        offset += k * stride[d2] if k >= 0 else -k * stride[d1]
+    keep = [d for d in range(len(shape)) if d not in (d1, d2)]
+    return (tuple(shape[d] for d in keep) + (n,), tuple(stride[d] for d in keep) + (stride[d1] + stride[d2],),
+            offset)
+
+
+def _expand_strides(x, shape):
+    """PyTorch's inferExpandGeometry: a broadcast dim gets stride 0, a dim of size 1 kept at 1 its
+    stride, a new leading one of size 1 the next dim's size * stride."""
+    strides = list(_prims.broadcast_strides(x, shape))  # PyTorch's errors
+    off = len(shape) - x.dim()
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] == 1:
+            strides[i] = x._stride[i - off] if i >= off else shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 1
+    return tuple(strides)
+
+
 class AsStrided(Function):
-    """Slices, select, narrow, diagonal, as_strided: backward scatters into zeros."""
+    """as_strided: a view given in storage terms (also the history of a view regenerated after an
+    in-place write, `Tensor.grad_fn`). Backward is PyTorch's as_strided_backward."""
     _node_name = "AsStridedBackward0"
 
     @staticmethod
@@ -145,47 +209,64 @@ class AsStrided(Function):
 
     @staticmethod
     def backward(ctx, g):
-        in_shape, in_stride, in_off, shape, stride, offset = ctx.geom
-        z = g.new_zeros(in_shape)
-        # re-express the view's geometry relative to a contiguous tensor of the input's shape
-        cs = contiguous_strides(in_shape)
-        rel = _relative_geometry(in_shape, in_stride, in_off, stride, offset, cs)
-        region = z.as_strided(shape, rel[0], rel[1])
-        region.copy_(g)
-        return z, None, None, None
+        return (_as_strided_backward(g, *ctx.geom),) + (None,) * 3
 
 
-Slice = node_alias(AsStrided, "SliceBackward0")
-Select = node_alias(AsStrided, "SelectBackward0")
-Diagonal = node_alias(AsStrided, "DiagonalBackward0")
+def _as_strided_backward(g, in_shape, in_stride, in_off, shape, stride, off):
+    """The gradient of input (in_shape, in_stride, in_off) from that of its view (shape, stride,
+    off), both in storage terms: g is added into zeros over the storage the two address (index_add
+    where the view's elements share memory, so that every one counts), then read with the input's
+    geometry, divided where the input's own elements share memory (an expanded input: the
+    expand's backward adds the shares up)."""
+    if 0 in shape or 0 in in_shape:
+        return g.new_zeros(in_shape)
+    summed = tuple(d for d, (n, st) in enumerate(zip(shape, stride)) if n > 1 and st == 0)
+    if summed:  # dims of stride 0 address one element: their gradients add up
+        g = g.sum(summed, keepdim=True)
+        shape = g.shape
+    shape, stride = _spread(shape, stride)
+    g = g.reshape(shape)
+    ishape, istride = _spread(in_shape, in_stride)
+    start = min(in_off, off)
+    n = max(_extent(ishape, istride, in_off - start), _extent(shape, stride, off - start))
+    out_shared, in_shared = _may_share(shape, stride), _may_share(ishape, istride)
+    pos = _prims.arange(n, 0, 1, int64, g.device) if out_shared or in_shared else None  # storage positions
+    buf = g.new_zeros((n,))
+    if out_shared:
+        buf = buf.index_add(0, _as_view(pos, shape, stride, off - start).reshape(-1), g.reshape(-1))
+    else:
+        buf.as_strided(shape, stride, off - start).copy_(g)
+    if in_shared:
+        at = _as_view(pos, ishape, istride, in_off - start).reshape(-1)
+        buf = buf / buf.new_zeros((n,)).index_add(0, at, buf.new_ones((1,)).expand(at.shape))
+    return buf.as_strided(in_shape, in_stride, in_off - start)
 
 
-def _relative_geometry(in_shape, in_stride, in_off, stride, offset, cs):
-    """Map strides/offset in storage terms onto a contiguous tensor of in_shape (valid when the
-    view's strides are combinations of the input's own strides, as for every view op here)."""
-    if tuple(in_stride) == tuple(cs):
-        return stride, offset - in_off
-    # general case: decompose each stride over the input's dims (largest stride first)
-    order = sorted(range(len(in_shape)), key=lambda d: -abs(in_stride[d]))
+def _spread(shape, stride):
+    """The dims of a geometry that span more than one element."""
+    keep = [d for d, n in enumerate(shape) if n != 1]
+    return tuple(shape[d] for d in keep), tuple(stride[d] for d in keep)
 
-    def conv(v):
-        r = 0
-        for d in order:
-            st = in_stride[d]
-            if st and in_shape[d] > 1:
-                q = v // st
-                q = max(0, min(q, in_shape[d] - 1)) if v >= 0 else q
-                r += q * cs[d]
-                v -= q * st
-        return r
 
-    return tuple(conv(s) for s in stride), conv(offset - in_off)
+def _may_share(shape, stride):
+    """Whether two elements of a geometry (no dim of size 1 or 0) may share memory (PyTorch's
+    _maybe_overlapping_memory): sorted by stride, each dim must step past all the smaller ones."""
+    reach = 0
+    for n, st in sorted(zip(shape, stride), key=lambda p: p[1]):
+        if st <= reach:
+            return True
+        reach += st * (n - 1)
+    return False
 
 
 def _view_apply(F, x, *args):
     if recording(x):
         return F.apply(x, *args)
-    return F.forward(_NullCtx, x, *args)
+    out = F.forward(_NullCtx, x, *args)
+    if not grad_mode._state["enabled"]:  # PyTorch's errors when it or its base is then written with grad on
+        for v in out if isinstance(out, tuple) else (out,):
+            v._no_grad_view = v._diff_view
+    return out
 
 
 class _NullCtxType:
@@ -498,16 +579,12 @@ def narrow(input, dim, start, length):
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    shape = input._shape[:d] + (length,) + input._shape[d + 1:]
-    return _view_apply(Slice, input, shape, input._stride, input._offset + start * input._stride[d])
+    return _view_apply(Slice, input, _slice_geom, d, start, length, 1)
 
 
 def slice_dim(input, d, start, stop, step):
     """input[..., start:stop:step, ...] on dim d (already normalized by slice.indices)."""
-    n = len(range(start, stop, step))
-    shape = input._shape[:d] + (n,) + input._shape[d + 1:]
-    stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:]
-    return _view_apply(Slice, input, shape, stride, input._offset + start * input._stride[d])
+    return _view_apply(Slice, input, _slice_geom, d, start, len(range(start, stop, step)), step)
 
 
 @register
@@ -522,11 +599,7 @@ def select(input, dim, index):
     if index < -n or index >= n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._shape)} at "
                          f"dimension {d}")
-    if index < 0:
-        index += n
-    shape = input._shape[:d] + input._shape[d + 1:]
-    stride = input._stride[:d] + input._stride[d + 1:]
-    return _view_apply(Select, input, shape, stride, input._offset + index * input._stride[d])
+    return _view_apply(Select, input, _select_geom, d, index + n if index < 0 else index)
 
 
 @register
@@ -536,17 +609,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n1, n2 = input._shape[d1], input._shape[d2]
-    if offset >= 0:
-        n = max(0, min(n1, n2 - offset))
-        off = input._offset + offset * input._stride[d2]
-    else:
-        n = max(0, min(n1 + offset, n2))
-        off = input._offset - offset * input._stride[d1]
-    keep = [d for d in range(nd) if d not in (d1, d2)]
-    shape = tuple(input._shape[d] for d in keep) + (n,)
-    stride = tuple(input._stride[d] for d in keep) + (input._stride[d1] + input._stride[d2],)
-    return _view_apply(Diagonal, input, shape, stride, off if n else input._offset)
+    return _view_apply(Diagonal, input, _diagonal_geom, offset, d1, d2)
 
 
 class Unfold(Function):
@@ -630,18 +693,12 @@ class Split(Function):
 SplitWithSizes = node_alias(Split, "SplitWithSizesBackward0")
 
 
-def _multi_view_apply(F, x, *args):
-    if recording(x):
-        return F.apply(x, *args)
-    return F.forward(_NullCtx, x, *args)
-
-
 @register
 @torch_function
 def unbind(input, dim=0):
     if input.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    return _multi_view_apply(Unbind, input, wrap_dim(dim, input.dim()))
+    return _view_apply(Unbind, input, wrap_dim(dim, input.dim()))
 
 
 @register
@@ -659,7 +716,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                                f"at dimension {d}), but got split_sizes={sizes}")
-    return _multi_view_apply(Split if isinstance(split_size_or_sections, int) else SplitWithSizes, tensor,
+    return _view_apply(Split if isinstance(split_size_or_sections, int) else SplitWithSizes, tensor,
                              tuple(sizes), d)
 
 
@@ -868,7 +925,9 @@ def _check_cat(tensors, dim, name):
 def cat(tensors, dim=0, *, out=None):
     dt = _check_cat(tensors, dim, "torch.cat")
     full = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
-    if not full:
+    if not full:  # only empty 1-D tensors: an empty result, requiring grad as theirs
+        if dt.is_floating_point and recording(*tensors):
+            return write_out(Cat.apply(0, dt, *tensors), out, *tensors)
         return write_out(_prims.empty((0,), dt, tensors[0].device), out)
     ref = full[0]
     if ref.dim() == 0:
