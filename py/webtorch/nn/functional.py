@@ -926,7 +926,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = _red.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    return _pw.div(input, denom, out=out)
 
 
 # ---- dropout ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result,
-                      node_alias, formula_node)
+                      node_alias, formula_node, can_cast, name_of, fill_value)
 from .registry import register, register_method
 from .pointwise import where
 
@@ -769,6 +769,7 @@ def fill_(self, value):
         if recording(self, value):
             return inplace_result(self, value.expand(self.shape) * 1)
         value = value.item()
+    value = fill_value(value, self.dtype)
     if recording(self):
         return inplace_result(self, self.new_full(tuple(self.shape), value))
     return _prims.ewise_into("copy", self, [value], self.dtype)
@@ -850,10 +851,16 @@ def _check_cat(tensors, dim, name):
     return _dtype.result_type(*[t for t in tensors]) if len({t.dtype for t in tensors}) > 1 else tensors[0].dtype
 
 
+def _check_cat_out(dt, out):
+    if out is not None and not can_cast(dt, out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {name_of(out.dtype)}")
+
+
 @register(method=False)
 @torch_function
 def cat(tensors, dim=0, *, out=None):
     dt = _check_cat(tensors, dim, "torch.cat")
+    _check_cat_out(dt, out)
     full = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
     if not full:
         return write_out(_prims.empty((0,), dt, tensors[0].device), out)
@@ -883,6 +890,7 @@ register(cat, "concat", "concatenate", method=False)
 @torch_function
 def stack(tensors, dim=0, *, out=None):
     dt = _check_cat(tensors, dim, "stack")
+    _check_cat_out(dt, out)
     ref = tensors[0]
     for i, t in enumerate(tensors):
         if tuple(t.shape) != tuple(ref.shape):
