@@ -332,6 +332,9 @@ def pow_base(base, t):
 @_factory
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
     dev = as_device(device)
     r = arange(n, device=dev).unsqueeze(1)

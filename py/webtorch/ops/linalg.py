@@ -350,13 +350,14 @@ def cross(input, other, dim=None):
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
-                           f"{other.shape[dim]}")
+    d = wrap_dim(dim, input.dim())
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
     input, other = _shape.broadcast_tensors(input, other)
-    a0, a1, a2 = input.unbind(dim)
-    b0, b1, b2 = other.unbind(dim)
-    return _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+    a0, a1, a2 = input.unbind(d)
+    b0, b1, b2 = other.unbind(d)
+    return _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
 # ---- einsum -------------------------------------------------------------------------------------

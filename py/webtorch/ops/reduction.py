@@ -115,11 +115,11 @@ MeanAll = formula_node("MeanBackward0", _mean_dims, ("x", "dims", "keepdim"))
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if _autocast.STATE and dtype is None and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)  # autocast: reductions run in float32
+    if not (dtype or input.dtype).is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype "
+                           f"must be either a floating point or complex dtype. Got: {name_of(dtype or input.dtype)}")
     if dtype is not None:
         input = input.to(dtype)
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {name_of(input.dtype)}")
     dims = norm_dims(dim, input.dim())
     if recording(input):
         r = (MeanAll if dim is None else Mean).apply(input, dims, keepdim)

@@ -479,11 +479,13 @@ def narrow(input, dim, start, length):
         if start.dim() or start.dtype.kind != "i":
             raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start.item())
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
         start += n
-    if start < 0 or start > n:
-        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
-    if length < 0 or start + length > n:
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     shape = input._shape[:d] + (length,) + input._shape[d + 1:]
     return _view_apply(Slice, input, shape, input._stride, input._offset + start * input._stride[d])
@@ -1015,6 +1017,10 @@ def roll(input, shifts, dims=None):
         return roll(input.flatten(), shifts, 0).view(input.shape)
     shifts = shifts if isinstance(shifts, (list, tuple)) else [shifts]
     dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     nd = input.dim()
