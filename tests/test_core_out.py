@@ -29,6 +29,8 @@ CASES = {
     "where into int32": lambda L, d: L.where(_r(L, d, 3) > 0, _r(L, d, 3), _r(L, d, 3),
                                              out=_e(L, d, 3, dt="int32")),
     "eq into float": lambda L, d: L.eq(_r(L, d, 3), 0, out=_e(L, d, 3)),
+    "signbit into float": lambda L, d: L.signbit(_r(L, d, 3), out=_e(L, d, 3)),
+    "logical_not into float": lambda L, d: L.logical_not(_r(L, d, 3), out=_e(L, d, 3)),
     # resizing: silent when out is empty, PyTorch's warning when it held elements
     "add resizes empty": lambda L, d: L.add(_r(L, d, 3), 1, out=_e(L, d, 0)),
     "add resizes with a warning": lambda L, d: L.add(_r(L, d, 3), 1, out=_e(L, d, 2, 2)),

@@ -118,8 +118,12 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
             r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
         else:
             r = _unary_kernel(op, ref, input, input.dtype if rule == "bool" else dt, dt, pvals)
-        return r if out is None else write_out(r, out, input, full_overlap_ok=True,
-                                               exact=OUT_DTYPE_SAME if rule == "same" else None)
+        if out is None:
+            return r
+        # dtype-keeping ops and bool-valued tests (but logical_not, which casts) take no other dtype
+        exact = OUT_DTYPE_SAME if rule == "same" else \
+            f"{op} does not support non-boolean outputs." if rule == "bool" and op != "logical_not" else None
+        return write_out(r, out, input, full_overlap_ok=True, exact=exact)
 
     def in_place(self, *args, **kwargs):
         pvals = _bind_params(op + "_", params, args, kwargs) if args or kwargs else defaults
