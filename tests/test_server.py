@@ -529,6 +529,7 @@ def test_api_wheel_and_wheels_agree_on_symlinks(site, layout):
 
 HEADER_TIMEOUT = 1.0  # the live server's --header-timeout
 LIMIT = 6  # its --limit-concurrency
+PER_CLIENT = 3  # its --limit-per-client
 
 
 def free_port() -> int:
@@ -552,9 +553,15 @@ def read_until_closed(s: socket.socket, limit_s: float = 10) -> bytes:
     return b"".join(chunks)
 
 
-def raw_request(port: int, request: bytes):
+def connect(port: int, source: str = "127.0.0.1") -> socket.socket:
+    """A connection to the live server from the loopback address `source` (127.0.0.2 and up
+    are other clients: Linux routes all of 127/8 to the loopback device)."""
+    return socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+
+
+def raw_request(port: int, request: bytes, source: str = "127.0.0.1"):
     """Send these exact bytes; returns (status, headers, body) of the response."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+    with connect(port, source) as s:
         s.sendall(request)
         resp = read_until_closed(s)
     head, _, body = resp.partition(b"\r\n\r\n")
@@ -566,9 +573,10 @@ def raw_request(port: int, request: bytes):
     return int(lines[0].split()[1]), headers, body
 
 
-def raw_get(port: int, path: str, host: str = "127.0.0.1"):
+def raw_get(port: int, path: str, host: str = "127.0.0.1", source: str = "127.0.0.1"):
     """One HTTP/1.1 GET with the path and Host exactly as given (no client normalization)."""
-    return raw_request(port, f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    return raw_request(port, f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode(),
+                       source)
 
 
 def assert_raw_security_headers(headers):
@@ -576,6 +584,7 @@ def assert_raw_security_headers(headers):
         assert headers.get(k) == v, (k, headers)
     assert headers["content-security-policy"].startswith("default-src 'self'")
     assert headers["cache-control"] == "no-cache"
+    assert "server" not in headers  # no banner naming the server software
 
 
 def closed_within(s: socket.socket, limit_s: float) -> float | None:
@@ -607,7 +616,8 @@ def live(tmp_path_factory):
         cmd + ["--port", str(port), "--web-dir", str(site / "web"),
                "--node-modules-dir", str(site / "node_modules"), "--wheel-dir", str(site / "dist"),
                "--no-build-wheel", "--log-level", "warning", "--allow-host", "example.test",
-               "--header-timeout", str(HEADER_TIMEOUT), "--limit-concurrency", str(LIMIT)],
+               "--header-timeout", str(HEADER_TIMEOUT), "--limit-concurrency", str(LIMIT),
+               "--limit-per-client", str(PER_CLIENT)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.time() + 60
@@ -680,7 +690,7 @@ def test_live_half_open_connections_are_closed(live):
     response on a keep-alive connection, each byte well within the keep-alive timeout) are
     closed within the header timeout."""
     port, _ = live
-    socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]
+    socks = [connect(port, f"127.0.0.{10 + i}") for i in range(4)]  # not past PER_CLIENT
     try:
         socks[1].sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         socks[2].sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -707,7 +717,8 @@ def test_live_half_open_connections_are_closed(live):
 
 def test_live_concurrency_limit_answers_503_with_headers(live):
     port, _ = live
-    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(LIMIT)]
+    sources = [f"127.0.0.{2 + i // PER_CLIENT}" for i in range(LIMIT)]  # each within its limit
+    idle = [connect(port, src) for src in sources]
     try:
         time.sleep(0.2)  # let the server accept them all
         status, headers, body = raw_get(port, "/api/health")
@@ -720,3 +731,33 @@ def test_live_concurrency_limit_answers_503_with_headers(live):
             s.close()
     time.sleep(0.2)
     assert raw_get(port, "/api/health")[0] == 200
+
+
+def test_client_key():
+    """The per-client limit counts an IPv4 address (IPv4-mapped in IPv6 too) or an IPv6 /64."""
+    from webtorch_server.serve import client_key
+    assert client_key("192.0.2.7") == client_key("::ffff:192.0.2.7") == "192.0.2.7"
+    assert client_key("2001:db8::1") == client_key("2001:db8::ffff:1") == "2001:db8::/64"
+    assert client_key("2001:db8:0:1::1") == "2001:db8:0:1::/64"
+
+
+def test_live_one_client_cannot_take_every_connection(live):
+    """A client opening many idle connections keeps PER_CLIENT of them (the rest are closed at
+    once), well within the server's LIMIT: another client is still served, at once."""
+    port, _ = live
+    idle = [connect(port, "127.0.0.2") for _ in range(4 * LIMIT)]
+    try:
+        time.sleep(0.2)  # let the server accept them all
+        t0 = time.monotonic()
+        status, headers, body = raw_get(port, "/api/health")
+        assert status == 200 and body == b'{"ok":true}' and time.monotonic() - t0 < 1
+        assert_raw_security_headers(headers)
+        closed = [closed_within(s, 0) is not None for s in idle]  # within the header timeout
+        assert closed == [False] * PER_CLIENT + [True] * (len(idle) - PER_CLIENT)
+        with connect(port, "127.0.0.2") as s:  # one more from it: closed, however long it waits
+            assert closed_within(s, 1) is not None
+    finally:
+        for s in idle:
+            s.close()
+    time.sleep(0.2)
+    assert raw_get(port, "/api/health", source="127.0.0.2")[0] == 200

@@ -25,6 +25,9 @@ def main(argv=None):
     p.add_argument("--limit-concurrency", type=int, default=serve.LIMIT_CONCURRENCY, metavar="N",
                    help="answer 503 past N open connections or requests in flight "
                         f"(default: {serve.LIMIT_CONCURRENCY})")
+    p.add_argument("--limit-per-client", type=int, default=serve.LIMIT_PER_CLIENT, metavar="N",
+                   help="close a client's connections past N open at once (one IP address, an "
+                        f"IPv6 /64; default: {serve.LIMIT_PER_CLIENT})")
     p.add_argument("--log-level", default="info")
     args = p.parse_args(argv)
 
@@ -38,7 +41,8 @@ def main(argv=None):
     print(f"webtorch playground: http://{app_module.normalize_host(args.host)}:{args.port}/",
           flush=True)
     serve.run(application, args.host, args.port, log_level=args.log_level,
-              header_timeout=args.header_timeout, limit_concurrency=args.limit_concurrency)
+              header_timeout=args.header_timeout, limit_concurrency=args.limit_concurrency,
+              limit_per_client=args.limit_per_client)
 
 
 if __name__ == "__main__":

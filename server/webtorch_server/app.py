@@ -53,7 +53,9 @@ REPO_ROOT = _find_repo_root()
 
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
-    "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",  # Pyodide needs eval and wasm
+    # WebAssembly for Pyodide; 'unsafe-eval' for webtorch's browser driver, which builds a compiled
+    # program's replay function from JavaScript source (run_js) once per program: Pyodide itself runs without it
+    "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",
     "worker-src 'self' blob:",
     "connect-src 'self'",
     "img-src 'self' data: blob:",

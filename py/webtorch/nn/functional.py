@@ -926,7 +926,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = _red.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    return _pw.div(input, denom, out=out)
 
 
 # ---- dropout ---------------------------------------------------------------------------------
@@ -1994,7 +1994,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:
-        raise ValueError(f"triplet_margin_loss: expected margin to be greater than 0, got {margin} instead")
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -2025,6 +2025,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid")
     return _reduce(loss, reduction)
 
 

@@ -1,9 +1,12 @@
 """Shared helpers for op definitions: promotion, dim handling, in-place and out= plumbing."""
 import functools
 import inspect
+import math
+import warnings
 
 from .. import _dtype
 from . import _prims
+from .._geometry import contiguous_strides
 from .._tensor import Tensor, _wrap_dim, _NO_GRAD_VIEW_HINT
 from ..autograd import grad_mode
 from ..autograd.derivatives import DERIVATIVES
@@ -35,9 +38,11 @@ def norm_dims(dim, ndim):
         for d in (dim if isinstance(dim, (list, tuple)) else (dim,)):
             wrap_dim(d, 0)
         return ()
+    if isinstance(dim, (list, tuple)) and len(dim) == 0:
+        return tuple(range(ndim))
+    if ndim > 64:  # PyTorch's reductions hold the dims given in a 64-bit mask
+        raise RuntimeError("only tensors with up to 64 dims are supported")
     if isinstance(dim, (list, tuple)):
-        if len(dim) == 0:
-            return tuple(range(ndim))
         ds = [wrap_dim(d, ndim) for d in dim]
         if len(set(ds)) != len(ds):
             raise RuntimeError(f"dim {ds[0]} appears multiple times in the list of dims")
@@ -141,6 +146,39 @@ def name_of(dt):
             "bool": "Bool", "uint8": "Byte", "int16": "Short", "int8": "Char", "bfloat16": "BFloat16"}[dt.name]
 
 
+# dtype -> (C++ name, integer bits or floating max)
+_FILL_TYPES = {"float32": ("float", 3.4028234663852886e38), "float64": ("double", math.inf),
+               "float16": ("c10::Half", 65504.0), "bfloat16": ("c10::BFloat16", 3.3895313892515355e38),
+               "int64": ("int64_t", 63), "int32": ("int", 31), "int16": ("int16_t", 15), "int8": ("int8_t", 7),
+               "uint8": ("uint8_t", 8)}
+
+
+def fill_value(value, dtype):
+    """A Python number written into a tensor of `dtype` (fill_, full, masked_fill), with PyTorch's check:
+    a RuntimeError where the dtype cannot hold it (a complex with an imaginary part into a real dtype, a
+    finite float past the float dtype's range, an integer or NaN/inf out of an integer dtype's; negative
+    values wrap into uint8, anything goes into bool). PyTorch skips the check filling one element of
+    float16/bfloat16 (inf there): not reproduced."""
+    if dtype.name == "bool":
+        return bool(value)
+    if isinstance(value, bool):
+        return value
+    name, limit = _FILL_TYPES[dtype.name]
+    overflow = RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise overflow
+        value = value.real
+    if isinstance(limit, float):
+        bad = math.isfinite(value) and abs(value) > limit
+    else:  # uint8 takes -255..255 (negative values wrap), the signed types their range
+        lo, hi = (-255, 255) if dtype.name == "uint8" else (-(1 << limit), (1 << limit) - 1)
+        bad = (isinstance(value, float) and not math.isfinite(value)) or not lo <= value <= hi
+    if bad:
+        raise overflow
+    return value
+
+
 def check_inplace_dtype(result_dtype, self):
     if result_dtype is not self._storage.dtype and not can_cast(result_dtype, self._storage.dtype):
         raise RuntimeError(f"result type {name_of(result_dtype)} can't be cast to the desired output type "
@@ -239,19 +277,98 @@ def inplace_result(self, result):
     return self
 
 
-def write_out(result, out, *inputs):
-    """Support for the out= argument; `inputs` may not share out's memory (PyTorch's overlap error)."""
+def type_meta_name(dt):
+    """A dtype as PyTorch's structured-kernel messages name it ("float", "long int")."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}[dt.name]
+
+
+OUT_DTYPE = "Expected out tensor to have dtype {rm}, but got {om} instead"  # structured kernels' message
+OUT_DTYPE_SAME = "Found dtype {o} but expected {r}"  # TensorIterator ops that keep their input's dtype
+_CLONE = " Please clone() the tensor before performing the operation."
+RESIZED = ("An output with one or more elements was resized since it had shape {out_shape}, which does not match the "
+           "required output shape {shape}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized "
+           "unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+           "elements with t.resize_(0).")
+
+
+def _dense(shape, stride):
+    """No two elements share memory and they fill one block (PyTorch's is_non_overlapping_and_dense)."""
+    expected = 1
+    for st, n in sorted((st, n) for n, st in zip(shape, stride) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _block(t, shape=None):
+    """(storage, first, end, strides) of the memory block t's elements fill, None when they fill none
+    (no elements, or not dense); `shape`: after t.resize_(shape), contiguous from its offset."""
+    if shape is not None:
+        n = math.prod(shape)
+        return (t._storage, t._offset, t._offset + n, contiguous_strides(shape)) if n else None
+    if t.numel() == 0 or not _dense(t._shape, t._stride):
+        return None
+    return t._storage, t._offset, t._offset + t.numel(), tuple(t._stride)
+
+
+def overlap(a, b):
+    """PyTorch's get_overlap_status of two _blocks: "full" (the same elements), "partial" (some elements
+    shared) or None (none shared, or not decidable cheaply: a tensor that is not dense)."""
+    if a is None or b is None or a[0] is not b[0]:
+        return None
+    if a[1:3] == b[1:3]:
+        return "full" if a[3] == b[3] else "partial"
+    return "partial" if a[1] < b[2] and b[1] < a[2] else None
+
+
+def write_out(result, out, *inputs, exact=None, full_overlap_ok=False, resized=RESIZED):
+    """The out= argument, under PyTorch's rules: out is on result's device; out's dtype is one
+    result's casts to, or result's itself when `exact` (the op's message for a mismatch, formatted
+    with r/o: the dtypes as in "Float", rm/om: as in "float"); out is resized to result's shape,
+    with the warning `resized` (PyTorch's deprecation; None: none, as factories) when it held
+    elements. No two elements of out may share memory (an expanded out), nor may out once resized
+    share memory with `inputs` (element-wise ops: `full_overlap_ok`, all of an input's elements may)."""
     if out is None:
         return result
-    if any(isinstance(t, Tensor) and t._storage is out._storage for t in inputs):
-        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
-                           "to a single memory location. Please clone() the tensor before performing the operation.")
-    if tuple(out.shape) != tuple(result.shape):
-        out.resize_(result.shape)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if out.device != result.device:
+        raise RuntimeError(f"Expected out tensor to have device {result.device}, but got {out.device} instead")
+    if exact is not None and out.dtype is not result.dtype:
+        raise RuntimeError(exact.format(r=name_of(result.dtype), o=name_of(out.dtype), rm=type_meta_name(result.dtype),
+                                        om=type_meta_name(out.dtype)))
     check_inplace_dtype(result.dtype, out)
+    if not _dense(out._shape, out._stride) and any(st == 0 and n > 1 for n, st in zip(out._shape, out._stride)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location." + _CLONE)
+    resize = tuple(out.shape) != tuple(result.shape)
+    block = _block(out, tuple(result.shape) if resize else None)
+    for t in inputs:  # out itself as an input: after the resize, the same elements
+        lap = "full" if t is out else overlap(block, _block(t)) if isinstance(t, Tensor) else None
+        if lap == "partial" or (lap == "full" and not full_overlap_ok):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location." + _CLONE)
+    if resize:
+        if out.numel() and resized:
+            warnings.warn(resized.format(out_shape=list(out.shape), shape=list(result.shape), out_numel=out.numel(),
+                                         numel=result.numel()), UserWarning, stacklevel=3)
+        out.resize_(result.shape)
     with grad_mode.no_grad():
         _prims.copy_into(out, result)
     return out
+
+
+def write_outs(results, out, *inputs, exact=(OUT_DTYPE, OUT_DTYPE)):
+    """out= of an op with several results (PyTorch's (values, indices) and the like): one out tensor
+    each, of the result's dtype (`exact`: the messages), sharing no memory with `inputs`."""
+    if out is None:
+        return results
+    if not isinstance(out, (tuple, list)) or len(out) != len(results):
+        raise TypeError(f"argument 'out' must be tuple of {len(results)} Tensors, not {type(out).__name__}")
+    return tuple(write_out(r, o, *inputs, exact=e) for r, o, e in zip(results, out, exact))
 
 
 class Composite(Function):

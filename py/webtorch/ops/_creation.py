@@ -1,4 +1,5 @@
 """Tensor creation, conversion between dtypes/devices, and random sampling."""
+import functools
 import math
 
 from .. import _dtype
@@ -7,7 +8,8 @@ from .._device import CPU, as_device, backend_for, device as _devcls
 from .._tensor import Storage, Tensor
 from .._geometry import contiguous_strides
 from ..overrides import torch_function
-from ._common import recording, formula_node, check_leaf_inplace, inplace_result
+from ._common import recording, formula_node, check_leaf_inplace, inplace_result, name_of, write_out, \
+    fill_value as _fill_value
 from .shape import _sizes
 
 bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
@@ -113,6 +115,25 @@ def _finish(t, requires_grad):
     return t
 
 
+def _factory(fn, resized=None):
+    """A factory with PyTorch's out=: the result takes out's dtype (a different `dtype` is an error)
+    and device, and is written to out (resized silently, or with the warning `resized`)."""
+    if isinstance(fn, str):
+        return functools.partial(_factory, resized=fn)
+
+    @functools.wraps(fn)
+    def factory(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        dt = _resolve_dtype(kwargs.get("dtype"))
+        if dt is not None and dt is not out.dtype:
+            raise RuntimeError(f"dtype {name_of(dt)} does not match dtype of out parameter ({name_of(out.dtype)})")
+        device = kwargs.get("device")
+        return write_out(fn(*args, **{**kwargs, "dtype": out.dtype,
+                                      "device": out.device if device is None else device}), out, resized=resized)
+    return factory
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     dtype = _resolve_dtype(dtype)
     dev = as_device(device) if device is not None else (data.device if isinstance(data, Tensor) else as_device(None))
@@ -189,30 +210,35 @@ def _size_arg(fn, args, size):
     return (size,)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, memory_format=None, pin_memory=False,
+@_factory
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False,
           layout=None):
     shape, dt, dev = _creation_args(_size_arg("empty", args, size), dtype, device)
     return _finish(_prims.empty(shape, dt, dev), requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+@_factory
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
         dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else None
     shape, dt, dev = _creation_args(size if isinstance(size, (list, tuple)) else (size,), dtype, device)
+    fill_value = _fill_value(fill_value, dt)
     t = _prims.empty(shape, dt, dev)
     if t.numel():
         t._backend.ewise("copy", t._strided(), [fill_value], dt.name)
     return _finish(t, requires_grad)
 
 
-def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+@_factory
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("zeros", args, size), dtype, device)
     return full(shape, False if dt is bool_ else 0, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+@_factory
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("ones", args, size), dtype, device)
     return full(shape, True if dt is bool_ else 1, dtype=dt, device=dev, requires_grad=requires_grad)
 
@@ -241,7 +267,10 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+@_factory("The number of elements in the out tensor of shape {out_shape} is {out_numel} which does not match the "
+          "computed number of elements {numel}. Note that this may occur as a result of rounding error. The out tensor "
+          "will be resized to a tensor of shape ({numel},).")
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, layout=None):
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -250,11 +279,15 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = int64 if all(isinstance(v, int) for v in vals) else _dtype.get_default_dtype()
     dt = _resolve_dtype(dtype)
+    if not dt.is_floating_point:  # PyTorch computes an integer range in its dtype: the arguments truncated
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(0, math.ceil((end - start) / step))
     return _finish(_prims.arange(n, start, step, dt, as_device(device)), requires_grad)
 
@@ -264,7 +297,8 @@ def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
                   dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+@_factory
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     if isinstance(steps, bool) or not isinstance(steps, int):
         raise TypeError(f"linspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}")
     if steps < 0:
@@ -295,8 +329,12 @@ def pow_base(base, t):
     return pow(base, t)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+@_factory
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
     dev = as_device(device)
     r = arange(n, device=dev).unsqueeze(1)
@@ -305,13 +343,15 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 # ---- random ---------------------------------------------------------------------------------
-def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+@_factory
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("rand", args, size), dtype, device)
     _check_float_random(dt, "check_uniform_bounds")
     return _finish(_prims.random(shape, "uniform", dt, dev, generator), requires_grad)
 
 
-def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+@_factory
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("randn", args, size), dtype, device)
     _check_float_random(dt, "normal_kernel_cpu")
     return _finish(_prims.random(shape, "normal", dt, dev, generator), requires_grad)
@@ -400,15 +440,16 @@ def _fill(self, node, values):
     return _prims.copy_into(self, values)
 
 
-def bernoulli(input, p=None, *, generator=None):
+def bernoulli(input, p=None, *, generator=None, out=None):
     prob = input.detach() if p is None else p
     u = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator)
-    return result_of(input, "BernoulliBackward0" if p is None else "NotImplemented(bernoulli)", (u < prob).to(input.dtype))
+    values = (u < prob).to(input.dtype if out is None else out.dtype)
+    return write_out(result_of(input, "BernoulliBackward0" if p is None else "NotImplemented(bernoulli)", values), out)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     from .reduction import cumsum
-    from ._common import check_tensor, name_of, write_out
+    from ._common import check_tensor
     check_tensor("multinomial", input)
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")

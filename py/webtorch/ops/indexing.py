@@ -7,7 +7,8 @@ from . import _prims
 from .._tensor import Tensor
 from .._geometry import contiguous_strides
 from ..overrides import torch_function
-from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, write_out, name_of, formula_node
+from ._common import (OUT_DTYPE, wrap_dim, recording, check_leaf_inplace, inplace_result, write_out, name_of,
+                      formula_node, fill_value)
 from .registry import register, register_method
 from .pointwise import where
 from . import shape as _shape
@@ -433,9 +434,10 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     nd = input.dim()
     d = wrap_dim(dim, nd)
     if index.numel() == 0:  # any shape of empty index: an empty result
-        return write_out(input.reshape(-1)[:0].reshape(index.shape), out)
+        return write_out(input.reshape(-1)[:0].reshape(index.shape), out, exact=OUT_DTYPE)
     if nd == 0 and index.dim() <= 1:
-        return write_out(gather(input.reshape(1), 0, index.reshape(-1)).reshape(index.shape), out)
+        return write_out(gather(input.reshape(1), 0, index.reshape(-1)).reshape(index.shape), out, input, index,
+                         exact=OUT_DTYPE)
     if index.dim() != nd:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     for k in range(nd):
@@ -444,7 +446,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
                                f"larger than self {list(input.shape)} apart from dimension {d}")
     coords = [None] * nd
     coords[d] = _check_gather_range(index, input.shape[d], d)
-    return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out, input, index)
+    return write_out(take_offsets(input, coords, tuple(index.shape), node=Gather), out, input, index, exact=OUT_DTYPE)
 
 
 _RANGE_CACHE = weakref.WeakKeyDictionary()   # Storage -> {(view, version): (min, max)}
@@ -513,7 +515,8 @@ def take_along_dim(input, indices, dim=None):
 def take(input, index, *, out=None):
     idx = _check_range(index.to(int64), input.numel(), 0)
     return write_out(take_flat(input.contiguous() if not input.is_contiguous() else input, idx, TakeNode), out, input,
-                     index)
+                     index, exact="take(): self and out expected to have the same dtype, but got self.dtype = {r} and "
+                                  "out.dtype = {o}")
 
 
 def _scatter_offsets(self, d, index):
@@ -597,6 +600,9 @@ def scatter_add_(self, dim, index, src):
 IndexSelect = formula_node("IndexSelectBackward0", _take_kernel, _TAKE_ARGS)
 
 
+_INDEX_SELECT_DTYPE = "index_select(): self and result must have the same scalar type"
+
+
 @register
 @torch_function
 def index_select(input, dim, index, *, out=None):
@@ -613,12 +619,14 @@ def index_select(input, dim, index, *, out=None):
         if safe is not True:
             idx = safe.reshape(-1)
     if nd == 0:
-        return write_out(input.reshape(1).index_select(0, idx).reshape(()) if idx.numel() else input, out)
+        return write_out(input.reshape(1).index_select(0, idx).reshape(()) if idx.numel() else input, out, input,
+                         index, exact=_INDEX_SELECT_DTYPE)
     coords = [None] * nd
     coords[d] = idx.reshape((idx.numel(),) + (1,) * (nd - d - 1))
     shape = list(input.shape)
     shape[d] = idx.numel()
-    return write_out(take_offsets(input, coords, tuple(shape), node=IndexSelect), out, input, index)
+    return write_out(take_offsets(input, coords, tuple(shape), node=IndexSelect), out, input, index,
+                     exact=_INDEX_SELECT_DTYPE)
 
 
 @register
@@ -691,7 +699,7 @@ def masked_fill(input, mask, value):
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.dim()} dimension(s).")
     shape = _prims.broadcast_shapes(input.shape, mask.shape)
-    r = where(mask, value.to(input.dtype) if isinstance(value, Tensor) else value, input)
+    r = where(mask, value.to(input.dtype) if isinstance(value, Tensor) else fill_value(value, input.dtype), input)
     if r.dtype != input.dtype:
         r = r.to(input.dtype)
     return r if tuple(shape) == tuple(input.shape) else r
@@ -706,6 +714,7 @@ def masked_fill_(self, mask, value):
         check_leaf_inplace(self)
         return inplace_result(self, masked_fill(self, mask, value))
     check_leaf_inplace(self)
+    value = value if isinstance(value, Tensor) else fill_value(value, self.dtype)
     return _prims.ewise_into("where", self, [mask, value, self], self.dtype)
 
 
@@ -724,7 +733,8 @@ def masked_scatter(input, mask, source):
 @torch_function
 def masked_select(input, mask, *, out=None):
     shape = _prims.broadcast_shapes(input.shape, mask.shape)
-    return write_out(getitem(input.expand(shape), mask.expand(shape)), out, input, mask)
+    return write_out(getitem(input.expand(shape), mask.expand(shape)), out, input, mask,
+                     exact="masked_select(): self and result must have the same scalar type")
 
 
 @register

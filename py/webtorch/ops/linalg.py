@@ -4,7 +4,7 @@ from . import _prims
 from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
 from ..overrides import torch_function
-from ._common import recording, write_out, composite_op, wrap_dim, formula_node
+from ._common import OUT_DTYPE, recording, write_out, composite_op, wrap_dim, formula_node
 from .registry import register
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
@@ -85,21 +85,21 @@ def matmul(input, other, *, out=None):
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
     if da == 1 and db == 1:
-        return write_out(dot(a, b), out)
+        return dot(a, b, out=out)
     if da == 2 and db == 1:
-        return write_out(mv(a, b), out)
+        return mv(a, b, out=out)
     if da == 1:
         r = matmul(a.unsqueeze(0), b)
         if da == 1 and db == 2 and recording(r):  # PyTorch squeezes in place here: SqueezeBackward4
-            return write_out(_shape._view_apply(_shape.SqueezeDimInplace, r, r.shape[1:], r.stride()[1:]), out)
-        return write_out(r.squeeze(-2), out)
+            return write_out(_shape._view_apply(_shape.SqueezeDimInplace, r, r.shape[1:], r.stride()[1:]), out, exact=OUT_DTYPE)
+        return write_out(r.squeeze(-2), out, exact=OUT_DTYPE)
     if db == 1 and da >= 3 and recording(a, b) and _foldable(a, b):
         # as PyTorch: fold a's batch into rows, one mv, and an unsafe view back
         r = mv(a.reshape(_numel(a.shape[:-1]), a.shape[-1]), b)
-        return write_out(_unsafe_view(r, tuple(a.shape[:-1])), out)
+        return write_out(_unsafe_view(r, tuple(a.shape[:-1])), out, exact=OUT_DTYPE)
     if db == 1:
         r = matmul(a, b.unsqueeze(-1))
-        return write_out(r.squeeze(-1), out)
+        return write_out(r.squeeze(-1), out, exact=OUT_DTYPE)
     if a.shape[-1] != b.shape[-2]:
         if da == 2 and db == 2:
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
@@ -113,9 +113,9 @@ def matmul(input, other, *, out=None):
             # as PyTorch (nn.Linear on a batch of sequences): a's batch folded into rows, one mm
             # (MmBackward0: a 2-d weight gradient, no batched product to reduce), an unsafe view back
             r = Mm.apply(a.reshape(_numel(a.shape[:-1]), a.shape[-1]), b)
-            return write_out(_unsafe_view(r, tuple(a.shape[:-1]) + (b.shape[-1],)), out)
-        return write_out(F.apply(a, b), out)
-    return write_out(_matmul_kernel(a, b), out)
+            return write_out(_unsafe_view(r, tuple(a.shape[:-1]) + (b.shape[-1],)), out, exact=OUT_DTYPE)
+        return write_out(F.apply(a, b), out, exact=OUT_DTYPE)
+    return write_out(_matmul_kernel(a, b), out, exact=OUT_DTYPE)
 
 
 def _foldable(a, b):
@@ -170,15 +170,18 @@ Mv = formula_node("MvBackward0", _mv_kernel, ("a", "b"))
 Dot = formula_node("DotBackward0", _dot_kernel, ("a", "b"))
 
 
-# mv's and dot's operand checks: (input dims, other dims), sizes agree, PyTorch's two messages
+# mv's and dot's operand checks: (input dims, other dims), sizes agree, PyTorch's three messages (the
+# last for an out= of another dtype)
 _PRODUCT_CHECKS = {
     "mv": ((2, 1), lambda a, b: a.shape[1] == b.shape[0],
            "vector + matrix @ vector expected, got 1, {ad}, {bd}",
-           "size mismatch, got input ({a0}), mat ({a0}x{a1}), vec ({b0})"),
+           "size mismatch, got input ({a0}), mat ({a0}x{a1}), vec ({b0})",
+           "addmv input tensors must have the same dtype, but got {o}, {r}, and {r}"),
     "dot": ((1, 1), lambda a, b: a.shape[0] == b.shape[0],
             "1D tensors expected, but got {ad}D and {bd}D tensors",
             "inconsistent tensor size, expected tensor [{a0}] and src [{b0}] to have the same number of elements, "
-            "but got {a0} and {b0} elements respectively"),
+            "but got {a0} and {b0} elements respectively",
+            "result dtype {o} does not match input dtype {r}"),
 }
 
 
@@ -186,12 +189,12 @@ def _product(node, name, a, b, out):
     """The product a (x) b of the formula node `node` after `name`'s checks, recorded when it needs a graph,
     into `out`."""
     _check_mm(a, b, name)
-    dims, agree, dims_msg, size_msg = _PRODUCT_CHECKS[name]
+    dims, agree, dims_msg, size_msg, out_msg = _PRODUCT_CHECKS[name]
     if (a.dim(), b.dim()) != dims:
         raise RuntimeError(dims_msg.format(ad=a.dim(), bd=b.dim()))
     if not agree(a, b):
         raise RuntimeError(size_msg.format(a0=a.shape[0], a1=a.shape[-1], b0=b.shape[0]))
-    return write_out(node.apply(a, b) if recording(a, b) else node.kernel(a, b), out)
+    return write_out(node.apply(a, b) if recording(a, b) else node.kernel(a, b), out, exact=out_msg)
 
 
 @register
@@ -252,8 +255,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
     if mat1.dtype.is_floating_point and recording(input, mat1, mat2):
-        return write_out(Addmm.apply(input, mat1, mat2, beta, alpha), out)
-    return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out)
+        return write_out(Addmm.apply(input, mat1, mat2, beta, alpha), out, exact=OUT_DTYPE)
+    return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out, exact=OUT_DTYPE)
 
 
 @register
@@ -347,13 +350,14 @@ def cross(input, other, dim=None):
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
-                           f"{other.shape[dim]}")
+    d = wrap_dim(dim, input.dim())
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
     input, other = _shape.broadcast_tensors(input, other)
-    a0, a1, a2 = input.unbind(dim)
-    b0, b1, b2 = other.unbind(dim)
-    return _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+    a0, a1, a2 = input.unbind(d)
+    b0, b1, b2 = other.unbind(d)
+    return _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
 # ---- einsum -------------------------------------------------------------------------------------

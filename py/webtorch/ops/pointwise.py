@@ -15,7 +15,7 @@ from . import _prims
 from .._tensor import Tensor
 from ..overrides import torch_function
 from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
-                      name_of, composite_node, composite_op, check_tensor, formula_node)
+                      name_of, composite_node, composite_op, check_tensor, formula_node, OUT_DTYPE_SAME)
 from .registry import register, register_method, routed, ELEMENTWISE, Decl, METHODS
 from ..autograd.derivatives import DERIVATIVES
 
@@ -118,7 +118,12 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
             r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
         else:
             r = _unary_kernel(op, ref, input, input.dtype if rule == "bool" else dt, dt, pvals)
-        return r if out is None else write_out(r, out)
+        if out is None:
+            return r
+        # dtype-keeping ops and bool-valued tests (but logical_not, which casts) take no other dtype
+        exact = OUT_DTYPE_SAME if rule == "same" else \
+            f"{op} does not support non-boolean outputs." if rule == "bool" and op != "logical_not" else None
+        return write_out(r, out, input, full_overlap_ok=True, exact=exact)
 
     def in_place(self, *args, **kwargs):
         pvals = _bind_params(op + "_", params, args, kwargs) if args or kwargs else defaults
@@ -397,7 +402,7 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{op}(): at least one argument must be a Tensor")
             r = _prims.ewise(op, [input, other], cdt, odt)
-        return r if out is None else write_out(r, out)
+        return r if out is None else write_out(r, out, input, other, full_overlap_ok=True)
 
     def in_place(self, other):
         check_leaf_inplace(self)
@@ -569,7 +574,7 @@ def _make_add(opname, F):
             r = F.apply(input, other, alpha, cdt)
         else:
             r = _add_kernel(input, other, alpha if opname == "add" else -alpha, cdt)
-        return r if out is None else write_out(r, out)
+        return r if out is None else write_out(r, out, input, other, full_overlap_ok=True)
 
     def inplace(self, other, *, alpha=1):
         check_leaf_inplace(self)
@@ -654,7 +659,7 @@ def divide(input, other, *, rounding_mode=None, out=None):
     else:   # trunc of integers: exact division (a float quotient would round large int64 values)
         _check_int_div("div_trunc", other, rt)
         r = _prims.ewise("div", [input, other], rt, rt)
-    return write_out(r, out)
+    return write_out(r, out, input, other, full_overlap_ok=True)
 
 
 # ---- pow -------------------------------------------------------------------------------------
@@ -690,7 +695,7 @@ def pow(input, exponent, *, out=None):
     else:
         r = PowScalarBase.apply(input, exponent, dt) if dt.is_floating_point and recording(exponent) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
-    return write_out(r, out)
+    return write_out(r, out, input, exponent, full_overlap_ok=True)
 
 
 @register_method
@@ -733,7 +738,7 @@ def where(condition, input=None, other=None, *, out=None):
         r = Where.apply(condition, input, other, dt)
     else:
         r = _prims.ewise("where", [condition, input, other], dt, dt)
-    return write_out(r, out)
+    return write_out(r, out, condition, input, other, full_overlap_ok=True, exact="Expected out type to be {r} but got {o}")
 
 
 def _clamp_kernel(x, lo, hi, dt):
@@ -758,13 +763,13 @@ def clamp(input, min=None, max=None, *, out=None):
             r = maximum(r, min)
         if max is not None:
             r = minimum(r, max)
-        return write_out(r, out)
+        return write_out(r, out, input, min, max, full_overlap_ok=True, exact=OUT_DTYPE_SAME)
     dt = _dtype.result_type(input, *(v for v in (min, max) if v is not None))
     if dt.is_floating_point and recording(input):
         r = Clamp.apply(input, min, max, dt)
     else:
         r = _clamp_kernel(input, min, max, dt)
-    return write_out(r, out)
+    return write_out(r, out, input, full_overlap_ok=True, exact=OUT_DTYPE_SAME)
 
 
 @register
@@ -909,7 +914,7 @@ def round(input, *, decimals=0, out=None):
     if decimals == 0:
         return _round_plain(input, out=out)
     s = 10.0 ** decimals
-    return write_out(_round_plain(input * s) / s, out)
+    return write_out(_round_plain(input * s) / s, out, input, full_overlap_ok=True, exact=OUT_DTYPE_SAME)
 
 
 for _name, _f in (("arcsin", asin), ("arccos", acos), ("arctan", atan), ("arcsinh", asinh), ("arccosh", acosh),

@@ -9,8 +9,8 @@ from .._tensor import Tensor
 from .._geometry import numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import (norm_dims, wrap_dim, recording, write_out, float_of, name_of, composite_node, composite_op,
-                      check_tensor, formula_node, node_alias)
+from ._common import (OUT_DTYPE, norm_dims, wrap_dim, recording, write_out, write_outs, float_of, name_of,
+                      composite_node, composite_op, check_tensor, formula_node, node_alias)
 from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
@@ -61,6 +61,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if _autocast.STATE and dtype is None and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)  # autocast: reductions run in float32
     dims = norm_dims(dim, input.dim())
+    if dtype is None and out is not None:  # PyTorch sums in out's dtype
+        dtype = out.dtype
     dt = _sum_dtype(input, dtype)
     x = input.to(dt) if dtype is not None and input.dtype != dtype else input
     if dt.is_floating_point and recording(x):
@@ -113,11 +115,11 @@ MeanAll = formula_node("MeanBackward0", _mean_dims, ("x", "dims", "keepdim"))
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if _autocast.STATE and dtype is None and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)  # autocast: reductions run in float32
+    if not (dtype or input.dtype).is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype "
+                           f"must be either a floating point or complex dtype. Got: {name_of(dtype or input.dtype)}")
     if dtype is not None:
         input = input.to(dtype)
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {name_of(input.dtype)}")
     dims = norm_dims(dim, input.dim())
     if recording(input):
         r = (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
@@ -241,12 +243,12 @@ def _make_max(op):
         d = wrap_dim(dim, input.dim())
         _check_nonempty(input, op, (d,))
         if input.dim() == 0:
-            return rt(input.clone(), _zero_index(input))
+            return rt(*write_outs((input.clone(), _zero_index(input)), out, input))
         if recording(input) and input.dtype.is_floating_point:
             v, i = dim_node.apply(input, op, d, keepdim)
         else:
             v, i = dim_node.kernel(input, op, d, keepdim)
-        return rt(v, i)
+        return rt(*write_outs((v, i), out, input))
 
     public.__name__ = op
     return public
@@ -260,9 +262,10 @@ def _make_amax(op, node):
     def public(input, dim=(), keepdim=False, *, out=None):
         dims = norm_dims(dim if dim != () else None, input.dim())
         _check_nonempty(input, "a" + op, dims if input.numel() == 0 and dim not in (None, ()) else None)
-        if recording(input) and input.dtype.is_floating_point:
-            return write_out(node.apply(input, op, dims, keepdim), out)
-        return write_out(_prims.reduce(op, input, dims, keepdim, input.dtype), out)
+        r = node.apply(input, op, dims, keepdim) if recording(input) and input.dtype.is_floating_point else \
+            _prims.reduce(op, input, dims, keepdim, input.dtype)
+        return write_out(r, out, exact="Expected the dtype for input and out to match, but got {r} for input's dtype "
+                                       "and {o} for out's dtype.")
 
     public.__name__ = "a" + op
     return public
@@ -273,9 +276,9 @@ amin = register(_make_amax("min", Amin))
 
 
 @register
-def aminmax(input, *, dim=None, keepdim=False):
-    return return_types.aminmax(amin(input, dim if dim is not None else (), keepdim),
-                                amax(input, dim if dim is not None else (), keepdim))
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    return return_types.aminmax(*write_outs((amin(input, dim if dim is not None else (), keepdim),
+                                             amax(input, dim if dim is not None else (), keepdim)), out, input))
 
 
 def _make_arg(op):
@@ -457,15 +460,15 @@ Cumprod = formula_node("CumprodBackward0", _scan("cumprod"), ("x", "dim", "dtype
 
 
 def _make_scan(op, node):
-    def public(input, dim, *, dtype=None):
+    def public(input, dim, *, dtype=None, out=None):
         d = wrap_dim(dim, input.dim())
-        dt = dtype or _sum_dtype(input, None)
+        dt = dtype or (out.dtype if out is not None else _sum_dtype(input, None))  # in out's dtype, as PyTorch
         x = input if input.dtype == dt else input.to(dt)
         if x.dim() == 0:
-            return x.clone()
+            return write_out(x.clone(), out)
         if dt.is_floating_point and recording(x):
-            return node.apply(x, d, dt)
-        return node.kernel(x, d, dt)
+            return write_out(node.apply(x, d, dt), out)
+        return write_out(node.kernel(x, d, dt), out)
 
     public.__name__ = op
     return public
@@ -586,13 +589,13 @@ Topk = node_alias(Sort, "TopkBackward0")
 
 @register
 @torch_function
-def sort(input, dim=-1, descending=False, stable=False):
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     if input.dim() == 0:
-        return return_types.sort(input.clone(), _zero_index(input))
+        return return_types.sort(*write_outs((input.clone(), _zero_index(input)), out))
     d = wrap_dim(dim, input.dim())
     if recording(input):
-        return return_types.sort(*Sort.apply(input, d, descending, stable))
-    return return_types.sort(*_prims.sort(input, d, descending, stable))
+        return return_types.sort(*write_outs(Sort.apply(input, d, descending, stable), out))
+    return return_types.sort(*write_outs(_prims.sort(input, d, descending, stable), out))
 
 
 @register
@@ -622,8 +625,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 
 @register
-def kthvalue(input, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     d = wrap_dim(dim, input.dim())
+    if out is not None:
+        return return_types.kthvalue(*write_outs(kthvalue(input, k, dim, keepdim), out, input,
+                                                 exact=("output values must be of same type as input", OUT_DTYPE)))
     if input.dim() == 0:  # one value along the (implicit) dim
         v, i = kthvalue(input.reshape(1), k, 0)
         return return_types.kthvalue(v.reshape(()), i.reshape(()))

@@ -9,7 +9,7 @@ from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result,
-                      node_alias, formula_node, _extent)
+                      node_alias, formula_node, _extent, can_cast, name_of, fill_value)
 from .registry import register, register_method
 from .pointwise import where
 
@@ -573,11 +573,13 @@ def narrow(input, dim, start, length):
         if start.dim() or start.dtype.kind != "i":
             raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start.item())
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
         start += n
-    if start < 0 or start > n:
-        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
-    if length < 0 or start + length > n:
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return _view_apply(Slice, input, _slice_geom, d, start, length, 1)
 
@@ -839,6 +841,7 @@ def fill_(self, value):
         if recording(self, value):
             return inplace_result(self, value.expand(self.shape) * 1)
         value = value.item()
+    value = fill_value(value, self.dtype)
     if recording(self):
         return inplace_result(self, self.new_full(tuple(self.shape), value))
     return _prims.ewise_into("copy", self, [value], self.dtype)
@@ -920,10 +923,16 @@ def _check_cat(tensors, dim, name):
     return _dtype.result_type(*[t for t in tensors]) if len({t.dtype for t in tensors}) > 1 else tensors[0].dtype
 
 
+def _check_cat_out(dt, out):
+    if out is not None and not can_cast(dt, out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {name_of(out.dtype)}")
+
+
 @register(method=False)
 @torch_function
 def cat(tensors, dim=0, *, out=None):
     dt = _check_cat(tensors, dim, "torch.cat")
+    _check_cat_out(dt, out)
     full = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
     if not full:  # only empty 1-D tensors: an empty result, requiring grad as theirs
         if dt.is_floating_point and recording(*tensors):
@@ -955,6 +964,7 @@ register(cat, "concat", "concatenate", method=False)
 @torch_function
 def stack(tensors, dim=0, *, out=None):
     dt = _check_cat(tensors, dim, "stack")
+    _check_cat_out(dt, out)
     ref = tensors[0]
     for i, t in enumerate(tensors):
         if tuple(t.shape) != tuple(ref.shape):
@@ -1079,6 +1089,10 @@ def roll(input, shifts, dims=None):
         return roll(input.flatten(), shifts, 0).view(input.shape)
     shifts = shifts if isinstance(shifts, (list, tuple)) else [shifts]
     dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     nd = input.dim()
