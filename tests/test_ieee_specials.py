@@ -138,3 +138,50 @@ def test_long_fused_chain_keeps_nan(device):
             z = (z + y) - y if k % 2 else z * 1.0 - x + x
         return z
     run(device, fn, XC, YR, what="20-step chain")
+
+
+# gradients at special points, under an upstream gradient of 1, -1 and inf: a zero gradient is an
+# exact 0.0 where PyTorch masks (where / masked_fill), never g * 0 (-0.0 under -1, NaN under inf),
+# and NaN where PyTorch's formula gives NaN (amax over a NaN)
+GRADS = {
+    "floor/ceil/round/trunc/sign": lambda T, x: x.floor() + x.ceil() + x.round() + x.trunc() + x.sign(),
+    "relu": lambda T, x: x.relu(),
+    "relu6/hardtanh": lambda T, x: (T.nn.functional.relu6(x), T.nn.functional.hardtanh(x)),
+    "softshrink/hardshrink": lambda T, x: (T.nn.functional.softshrink(x), T.nn.functional.hardshrink(x)),
+    "clamp": lambda T, x: (x.clamp(-1, 1), x.clamp(min=0.5)),
+    "asin(clamp(x, 1, 2) - 3)": lambda T, x: T.asin(T.clamp(x, 1, 2) - 3),
+    "pow": lambda T, x: (x.pow(0), T.pow(0.0, x)),
+    "amax/amin": lambda T, x: (x.reshape(-1, 1).expand(-1, 2).amax(1), x.amin(), x.reshape(-1, 1).amin(0)),
+    "max()/min()": lambda T, x: (x.max(), x.min(), x[3:].max()),
+    "std/norm at zeros": lambda T, x: (x[3:5].std(), x[3:5].norm()),
+    "nansum": lambda T, x: T.nansum(x),
+}
+GRADS2 = {
+    "maximum/minimum": lambda T, x, y: (T.maximum(x, y), T.minimum(x, y)),
+    "fmax/fmin": lambda T, x, y: (T.fmax(x, y), T.fmin(x, y)),
+    "atan2": lambda T, x, y: T.atan2(x, y),
+    "copysign": lambda T, x, y: T.copysign(x, y),
+    "pow(x, y)": lambda T, x, y: T.pow(x, y),
+}
+
+
+def grad_run(device, fn, *arrays, what):
+    for g in (1.0, -1.0, math.inf):
+        def grads(T, xs):
+            out = fn(T, *xs)
+            out = out if isinstance(out, tuple) else (out,)
+            return T.autograd.grad(out, xs, [T.full_like(o, g) for o in out], allow_unused=True)
+        tx = [to_torch(a).requires_grad_() for a in arrays]
+        t = grads(torch, tx)
+        for on in modes(device):
+            with fusion(device, on):
+                w = grads(wt, [to_wt(a, device).requires_grad_() for a in arrays])
+                for k, (wi, ti) in enumerate(zip(w, t)):
+                    same(wi, ti, f"d {what} / d input {k} (g={g}, fusion={on})")
+
+
+def test_gradient_specials(device):
+    for name, fn in GRADS.items():
+        grad_run(device, fn, X, what=name)
+    for name, fn in GRADS2.items():
+        grad_run(device, fn, XC, YR, what=name)

@@ -1621,14 +1621,22 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+# PyTorch's kernel: x * 0 inside [-lambd, lambd] (-0.0 stays, NaN passes)
+_softshrink = _activation("SoftshrinkBackward0", lambda x, lambd: _pw.where(
+    x > lambd, x - lambd, _pw.where(x < -lambd, x + lambd, x * 0)))
+
+
 def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, +inf) for input dtype {input.dtype}, but found {lambd}")
-    return _pw.where(input > lambd, input - lambd, _pw.where(input < -lambd, input + lambd, input * 0))
+    return _softshrink(input, lambd)
+
+
+_hardshrink = _activation("HardshrinkBackward0", lambda x, lambd: _pw.where((x >= -lambd) & (x <= lambd), 0.0, x))
 
 
 def hardshrink(input, lambd=0.5):
-    return _pw.where((input > lambd) | (input < -lambd), input, input * 0)
+    return _hardshrink(input, lambd)
 
 
 def glu(input, dim=-1):

@@ -70,11 +70,20 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return write_out(r, out)
 
 
+def _nansum_kernel(x, dims, keepdim, dt):
+    return _prims.reduce("sum", where(x.isnan(), 0.0, x), dims, keepdim, dt)
+
+
+Nansum = formula_node("NansumBackward0", _nansum_kernel, ("x", "dims", "keepdim", "dtype"))
+
+
 @register
-@composite_op("NansumBackward0")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    return sum(input.nan_to_num(0.0, math.inf, -math.inf) if input.is_floating_point() else input,
-               dim, keepdim, dtype=dtype)
+    if not input.is_floating_point():
+        return sum(input, dim, keepdim, dtype=dtype)
+    x = input if dtype is None or dtype is input.dtype else input.to(dtype)
+    args = (x, norm_dims(dim, x.dim()), keepdim, x.dtype)
+    return Nansum.apply(*args) if recording(x) else _nansum_kernel(*args)
 
 
 @register_method
