@@ -95,7 +95,7 @@ def test_ternary_specials(device):
     cases = {
         "where": lambda T, x, y, z: T.where(x > 0, y, z),
         "clamp": lambda T, x, y, z: T.clamp(x, min=y, max=z),
-        "clamp scalars": lambda T, x, y, z: (x.clamp(-1, 1), x.clamp(min=0.0), x.clamp(max=math.nan)),
+        "scalar-bound clamp (x kept at a tie)": lambda T, x, y, z: (x.clamp(-1, 1), x.clamp(min=0.0), x.clamp(max=math.nan)),
         "lerp": lambda T, x, y, z: T.lerp(x, y, z),
         "lerp scalar": lambda T, x, y, z: T.lerp(x, y, 0.5),
         "addcmul": lambda T, x, y, z: T.addcmul(x, y, z, value=2.0),
@@ -124,6 +124,15 @@ def test_reductions_specials(device):
                               T.cummin(x, dim=1)[1]), ROWS, what="cummax/cummin")
     for name in ("softmax", "log_softmax"):
         run(device, lambda T, x, name=name: getattr(T.nn.functional, name)(x, dim=1), ROWS, what=name)
+
+
+ACTIVATIONS = ["relu6", "hardtanh", "elu", "selu", "celu", "gelu", "softshrink", "hardshrink", "leaky_relu", "silu",
+               "mish", "hardswish", "hardsigmoid", "softplus", "logsigmoid"]
+
+
+def test_activation_specials(device):  # the sign of zero included: elu(-0.0) is -0.0, gelu(-0.0) 0.0
+    for name in ACTIVATIONS:
+        run(device, lambda T, x: getattr(T.nn.functional, name)(x), X, what=name)
 
 
 def test_fused_chains_keep_specials(device):

@@ -71,12 +71,12 @@ def _leaky_relu(g, x, negative_slope):
     return where(x > 0, g, g * negative_slope)
 
 
-def _elu(g, x, alpha, scale):
-    return where(x > 0, g * scale, g * (x.clamp_max(0.0).exp() * (alpha * scale)))
+def _elu(g, x, alpha, scale):  # PyTorch's elu_backward: the x <= 0 branch, else (NaN included) g * scale
+    return where(x <= 0, g * (x.clamp_max(0.0).exp() * (alpha * scale)), g * scale)
 
 
 def _celu(g, x, alpha):
-    return where(x > 0, g, g * (x.clamp_max(0.0) / alpha).exp())
+    return where(x <= 0, g * (x.clamp_max(0.0) / alpha).exp(), g)
 
 
 def _pow_scalar_base(g, x, base, y):
@@ -238,7 +238,7 @@ DERIVATIVES = {
     "Log1PBackward0": lambda g, x: g / (x + 1),
     "SqrtBackward0": lambda g, y: g / (2 * y),
     "RsqrtBackward0": lambda g, y: g * y.pow(3) * -0.5,
-    "ReciprocalBackward0": lambda g, y: -g * y * y,
+    "ReciprocalBackward0": lambda g, y: -g * (y * y),
     "SinBackward0": lambda g, x: g * x.cos(),
     "CosBackward0": lambda g, x: -g * x.sin(),
     "TanBackward0": lambda g, y: g * (y * y + 1),

@@ -22,7 +22,7 @@ from ..ops import linalg as _la
 from .._tensor import Tensor
 from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
-from ..ops._common import name_of
+from ..ops._common import name_of, scalar_to as _scalar_to
 from ..overrides import torch_function
 from .. import finfo
 
@@ -1473,7 +1473,7 @@ _threshold = _activation("ThresholdBackward0", lambda x, threshold, value: _pw.w
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _threshold(input, threshold, value, inplace=inplace)
+    return _threshold(input, _scalar_to(threshold, input.dtype), _scalar_to(value, input.dtype), inplace=inplace)
 
 
 def threshold_(input, threshold, value):
@@ -1486,7 +1486,12 @@ _hardtanh = _activation("HardtanhBackward0", lambda x, min_val, max_val: x.clamp
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _hardtanh(input, min_val, max_val, inplace=inplace)
+    if input.dtype is _dtype.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input.dtype is _dtype.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    # the bounds in input's dtype (truncated for integers, as PyTorch's): relu6 of ints stays ints
+    return _hardtanh(input, _scalar_to(min_val, input.dtype), _scalar_to(max_val, input.dtype), inplace=inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -1517,7 +1522,8 @@ def _gelu_fn(x, approximate):
     if approximate == "tanh":
         inner = (x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI
         return 0.5 * x * (1.0 + inner.tanh())
-    return 0.5 * x * (1.0 + (x * _INV_SQRT_2).erf())
+    h = 0.5 * x  # PyTorch's kernel: h * erf + h (+0.0 at -0.0 and where erf is -1)
+    return h * (x * _INV_SQRT_2).erf() + h
 
 
 _gelu = _activation("GeluBackward0", _gelu_fn)
@@ -1558,8 +1564,9 @@ def hardsigmoid(input, inplace=False):
     return _hardsigmoid(input, inplace=inplace)
 
 
-_elu = _activation("EluBackward0", lambda x, alpha, scale: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * alpha) * scale
-                   if scale != 1 else _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * alpha), inplace_name="EluBackward1")
+# x <= 0 takes expm1(x) * alpha (-0.0 stays -0.0); the gradients are formulas (autograd/derivatives.py)
+_elu = _activation("EluBackward0", lambda x, alpha, scale: _pw.where(x > 0, x, x.expm1() * alpha) * scale
+                   if scale != 1 else _pw.where(x > 0, x, x.expm1() * alpha), inplace_name="EluBackward1")
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -1570,7 +1577,7 @@ def elu_(input, alpha=1.0):
     return elu(input, alpha, True)
 
 
-_celu = _activation("CeluBackward0", lambda x, alpha: _pw.where(x > 0, x, (x.clamp_max(0.0) / alpha).expm1() * alpha),
+_celu = _activation("CeluBackward0", lambda x, alpha: _pw.where(x > 0, x, (x / alpha).expm1() * alpha),
                     inplace_name="CeluBackward1")
 
 

@@ -15,7 +15,7 @@ from . import _prims
 from .._tensor import Tensor
 from ..overrides import torch_function
 from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
-                      name_of, composite_node, composite_op, check_tensor, formula_node)
+                      name_of, composite_node, composite_op, check_tensor, formula_node, scalar_to)
 from .registry import register, register_method, routed, ELEMENTWISE, Decl, METHODS
 from ..autograd.derivatives import DERIVATIVES
 
@@ -294,7 +294,7 @@ signbit = unary("signbit", "bool", inplace=False)  # a primitive: no arithmetic 
 sign = unary("sign", "same", "SignBackward0", ref=_sign, inplace="method")
 rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: _prims.ewise("div", [1, _prim("sqrt", x)], x.dtype,
                                                                                   x.dtype))
-reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: 1 / x)
+reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: div(1, x))
 sigmoid = unary("sigmoid", "float", "SigmoidBackward0", ref=lambda x: 1 / (1 + (-x).exp()))
 logit = unary("logit", "float", "LogitBackward0", ref=_logit, params={"eps": None})
 sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
@@ -315,6 +315,13 @@ bitwise_not = unary("bitwise_not", "same", inplace="method")
 # ------------------------------------------------------------------------------------------
 # binary ops. Rules: 'arith' result_type; 'div' integers become float; 'cmp' bool out computed in
 # result_type; 'logical' bool out; 'int' integer only; 'float' floating only; 'same' one dtype
+# PyTorch's CPU kernels of these keep a Python number second operand in float32 where the tensor is
+# float16/bfloat16 (original_scalar_value<opmath_t>): f16 * 70000.0 is computed in float32 (-0.549 ->
+# -38432), not with 70000 rounded to float16 first (inf). The other ops round the number to the
+# tensor's dtype first (remainder(f16 1.0, 0.1) is 2.44e-4, with 0.1 as float16 0.09998).
+_OPMATH_SCALAR = ("mul", "div", "floor_divide")
+
+
 def _binary_dtypes(op, rule, a, b):
     """(compute dtype, out dtype) for a binary op, with PyTorch's errors."""
     if rule == "same":  # both operands Tensors of one dtype
@@ -322,11 +329,13 @@ def _binary_dtypes(op, rule, a, b):
             raise RuntimeError(f"{op} is not yet implemented for tensors with different dtypes.")
         return a.dtype, a.dtype
     rt = _dtype.result_type(a, b)
-    if rule == "arith":
-        return rt, rt
     if rule == "div":
-        ft = float_of(rt)
-        return ft, ft
+        rt = float_of(rt)
+    if rule in ("arith", "div"):
+        if op in _OPMATH_SCALAR and rt.itemsize == 2 and rt.kind == "f" and isinstance(b, (int, float)) and \
+                not isinstance(b, bool):
+            return _dtype.float32, rt
+        return rt, rt
     if rule == "cmp":
         return rt, bool_
     if rule == "logical":
@@ -556,6 +565,7 @@ def _add_dtype(opname, a, b, alpha):
                                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     if isinstance(alpha, float) and not cdt.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    scalar_to(alpha, cdt)  # PyTorch's range check (70000 for float16)
     return cdt
 
 
@@ -684,6 +694,7 @@ def pow(input, exponent, *, out=None):
         r = PowTensor.apply(input, exponent, dt) if dt.is_floating_point and recording(input, exponent) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
     elif isinstance(input, Tensor):
+        scalar_to(exponent, dt)  # PyTorch's range check (float16 ** 70000.0 raises)
         r = PowScalar.apply(input, exponent, dt) if dt.is_floating_point and recording(input) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
     else:
@@ -736,11 +747,14 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 def _clamp_kernel(x, lo, hi, dt):
+    # PyTorch's clamp: x itself where it equals a bound (relu6(-0.0) is -0.0), NaN from x or a NaN bound
     r = x
     if lo is not None:
-        r = _prims.ewise("maximum", [r, lo], dt, dt)
+        r = _prims.ewise("maximum", [r, lo], dt, dt) if lo != lo else \
+            _prims.ewise("where", [_prims.ewise("lt", [r, lo], dt, bool_), lo, r], dt, dt)
     if hi is not None:
-        r = _prims.ewise("minimum", [r, hi], dt, dt)
+        r = _prims.ewise("minimum", [r, hi], dt, dt) if hi != hi else \
+            _prims.ewise("where", [_prims.ewise("lt", [hi, r], dt, bool_), hi, r], dt, dt)
     return r if r is not x else _prims.ewise("copy", [x], dt, dt)
 
 
@@ -759,6 +773,7 @@ def clamp(input, min=None, max=None, *, out=None):
             r = minimum(r, max)
         return write_out(r, out)
     dt = _dtype.result_type(input, *(v for v in (min, max) if v is not None))
+    min, max = (None if v is None else scalar_to(v, dt) for v in (min, max))  # noqa: A001 (PyTorch's names)
     if dt.is_floating_point and recording(input):
         r = Clamp.apply(input, min, max, dt)
     else:
@@ -812,16 +827,28 @@ def lerp(input, end, weight):
     return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).call(input, end, weight)
 
 
+def _addc(input, tensor1, tensor2, value, op):
+    """input + value * tensor1 (op) tensor2 as PyTorch's kernel: value truncated for integers; float16 /
+    bfloat16 computed in float32 with value unrounded, the result rounded once."""
+    dt = _dtype.result_type(input, tensor1, tensor2)
+    if not dt.is_floating_point:
+        value = scalar_to(value, dt)
+    elif dt.itemsize == 2:
+        input, tensor1, tensor2 = (t.float() for t in (input, tensor1, tensor2))
+    r = input + op(value * tensor1, tensor2)
+    return r if r.dtype is dt else r.to(dt)
+
+
 @register
 @composite_op("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 * tensor2
+    return _addc(input, tensor1, tensor2, value, mul)
 
 
 @register
 @composite_op("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 / tensor2
+    return _addc(input, tensor1, tensor2, value, div)
 
 
 @register
@@ -832,7 +859,9 @@ def sgn(input):
 @register
 @composite_op("XlogyBackward0")
 def xlogy(input, other):
-    return where(input == 0, 0.0, input * log(other) if isinstance(other, Tensor) else input * math.log(other))
+    if not isinstance(other, Tensor):  # PyTorch wraps the number: in the result dtype, log(-1) NaN
+        other = input.new_full((), other, dtype=_dtype.result_type(input, other))
+    return where(other.isnan(), math.nan, where(input == 0, 0.0, input * log(other)))
 
 
 @register
