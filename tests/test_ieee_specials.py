@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-from core_util import fusion, to_torch, to_wt, wt
+from core_util import fusion, skip_unsupported, to_torch, to_wt, wt
 from webtorch.ops import registry
 
 S = [math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, -2.0]
@@ -194,3 +194,19 @@ def test_gradient_specials(device):
         grad_run(device, fn, X, what=name)
     for name, fn in GRADS2.items():
         grad_run(device, fn, XC, YR, what=name)
+
+
+def test_edge_values(device):
+    """hypot without overflow or underflow in its squares (float16 in float32, as PyTorch's), logaddexp of
+    equal infinities, xlogy with a negative number, logcumsumexp through -inf; std/var of huge finite values
+    (PyTorch's CPU kernel accumulates in double: finite std, inf var; webgpu has no float64 to do so)."""
+    big = np.array([3e38, 1e-30, 0.0, 1e-40, math.inf, math.nan, -3.0, -0.0], np.float32)
+    run(device, lambda T, a, b: (T.hypot(a, b), T.logaddexp(a, b)), big.reshape(-1, 1), big.reshape(1, -1),
+        what="hypot/logaddexp")
+    run(device, lambda T, x: (T.xlogy(x, -1.0), T.xlogy(x, 0.5), T.logcumsumexp(x, 0)), big, what="xlogy/logcumsumexp")
+    skip_unsupported(device, "float16")
+    h = np.array([1e-4, 60000.0, 0.0, 3.0], np.float16)
+    run(device, lambda T, a: T.hypot(a, a.flip(0)), h, what="hypot float16")
+    if device != "webgpu":
+        rows = np.array([[3e38, -3e38, 1e38], [1.0, 2.0, 4.0]], np.float32)
+        run(device, lambda T, x: (x.std(1), x.var(1), x.std(), T.std_mean(x, 1)[0]), rows, what="std/var")

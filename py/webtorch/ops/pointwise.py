@@ -481,8 +481,14 @@ def _logical(op):
 
 
 def _hypot(a, b, cdt):
-    r = (a * a + b * b).sqrt()
-    return where(a.isinf() | b.isinf(), math.inf, r)     # hypot(inf, nan) is inf
+    # as std::hypot: m sqrt(1 + (s / m)^2), m the larger magnitude, so no square overflows (3e38) or
+    # underflows (1e-4 in float16); float16/bfloat16 computed in float32, as PyTorch's
+    dt = _dtype.float32 if cdt.itemsize == 2 else cdt
+    a, b = a.to(dt).abs(), b.to(dt).abs()
+    m = maximum(a, b)
+    q = minimum(a, b) / where(m == 0, 1.0, m)
+    r = where(a.isinf() | b.isinf(), math.inf, m * (q * q + 1).sqrt())  # hypot(inf, nan) is inf
+    return r if dt is cdt else r.to(cdt)
 
 
 def _logaddexp2(a, b, cdt):
@@ -869,8 +875,9 @@ def xlogy(input, other):
 def logaddexp(input, other):
     check_tensor("logaddexp", input)
     check_tensor("logaddexp", other, "other", 2)
+    # PyTorch's kernel: max + log1p(exp(-|a - b|)), and a where a == b = +-inf (inf - inf would be NaN)
     m = maximum(input, other)
-    return m + ((input - m).exp() + (other - m).exp()).log()
+    return where(input.isinf() & (input == other), input, m + (-(input - other).abs()).exp().log1p())
 
 
 @register
