@@ -2,6 +2,7 @@
 PyTorch on cpu, cpu-pure and webgpu. On webgpu each case runs twice: with lazy element-wise
 fusion (the generated kernel chains ops in one shader, where a compiler that assumes finite
 floats would fold `x - x` or `(x + y) - y`) and without it."""
+import functools
 import math
 
 import numpy as np
@@ -133,6 +134,13 @@ ACTIVATIONS = ["relu6", "hardtanh", "elu", "selu", "celu", "gelu", "softshrink",
 def test_activation_specials(device):  # the sign of zero included: elu(-0.0) is -0.0, gelu(-0.0) 0.0
     for name in ACTIVATIONS:
         run(device, lambda T, x: getattr(T.nn.functional, name)(x), X, what=name)
+    # float16 decompositions computed in float32 and rounded once, as PyTorch's kernels (sinc(-1) is -0.0,
+    # hardswish(60000) is 60000, not inf)
+    skip_unsupported(device, "float16")
+    h = np.array([-1.0, -2.0, 60000.0, 0.5, 2.5, -3.5, math.inf, math.nan], np.float16)
+    for name in ("sinc", "nn.functional.hardswish", "nn.functional.elu", "nn.functional.silu", "nn.functional.mish",
+                 "nn.functional.softplus", "nn.functional.logsigmoid", "nn.functional.hardsigmoid"):
+        run(device, lambda T, x: functools.reduce(getattr, name.split("."), T)(x), h, what="float16 " + name)
 
 
 def test_fused_chains_keep_specials(device):

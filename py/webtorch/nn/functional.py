@@ -1465,7 +1465,8 @@ def _activation(name, fn, inplace_name=None):
 
     def call(input, *params, inplace=False):
         F = in_place if inplace else out_of_place
-        return _act(input, inplace, lambda x: F.apply(x, x.dtype, *params) if _recording(x) else fn(x, *params))
+        return _act(input, inplace, lambda x: F.apply(x, x.dtype, *params) if _recording(x) else
+                    _pw._unary_kernel(None, fn, x, x.dtype, x.dtype, params))
     return call
 
 

@@ -38,10 +38,14 @@ def _bind_params(op, params, args, kwargs):
 
 def _unary_kernel(op, ref, x, cdt, odt, pvals):
     """The decomposed op(x) computed in cdt, out in odt: the backend's own kernel where it has one
-    (`Backend.fast_paths`), else the reference decomposition."""
+    (`Backend.fast_paths`), else the reference decomposition, float16/bfloat16 computed in float32 and
+    rounded once, as PyTorch's kernels compute (opmath: sinc(f16 -1.0) is -0.0, not pi's rounding)."""
     if op in x._storage.backend.fast_paths:
         return _prims.ewise(op, [x], cdt, odt, shape=x._shape)
-    return ref(x if x.dtype is cdt else x.to(cdt), *pvals)
+    if cdt.kind == "f" and cdt.itemsize == 2:
+        cdt = _dtype.float32
+    r = ref(x if x.dtype is cdt else x.to(cdt), *pvals)
+    return r if r.dtype is odt else r.to(odt)
 
 
 def elementwise_node(node, ref, params=(), op=None):
