@@ -179,6 +179,8 @@ GRADS2 = {
     "atan2": lambda T, x, y: T.atan2(x, y),
     "copysign": lambda T, x, y: T.copysign(x, y),
     "pow(x, y)": lambda T, x, y: T.pow(x, y),
+    "div": lambda T, x, y: x / y,
+    "xlogy/logaddexp": lambda T, x, y: (T.xlogy(x, y), T.logaddexp(x, y)),
 }
 
 

@@ -268,7 +268,7 @@ DERIVATIVES = {
     "RsubBackward0": {"a": _alpha(-1), "b": lambda g: g},
     "RsubBackward1": {"a": _alpha(-1)},
     "MulBackward0": {"a": lambda g, b: g * b, "b": lambda g, a: g * a},
-    "DivBackward0": {"a": lambda g, b: g / b, "b": lambda g, a, b: -g * a / (b * b)},
+    "DivBackward0": {"a": lambda g, b: g / b, "b": lambda g, a, b: -g * (a / b / b)},  # b * b would overflow
     "DivBackward2": {"a": _zeros, "b": _zeros},   # div with a rounding mode
     "RemainderBackward0": {"a": lambda g: g},
     "RemainderBackward1": {"a": lambda g: g, "b": lambda g, a, b: -g * a.div(b, rounding_mode="floor")},
@@ -285,6 +285,10 @@ DERIVATIVES = {
                       "b": lambda g, a, b: where((a <= b) | b.isnan(), 0.0, g)},
     "Atan2Backward0": {"a": lambda g, a, b: _atan2(g, a, b, 1), "b": lambda g, a, b: _atan2(g, a, b, -1)},
     "HypotBackward0": {"a": lambda g, a, y: g * a / y, "b": lambda g, b, y: g * b / y},
+    "LogaddexpBackward0": {"a": lambda g, a, b: g / (1 + (b - a).exp()), "b": lambda g, a, b: g / (1 + (a - b).exp())},
+    # PyTorch's: g log(b) (xlogy), 0 where a is 0 and b <= 0; g a / b
+    "XlogyBackward0": {"a": lambda g, a, b: where((a == 0) & (b <= 0), 0.0, g.xlogy(b)), "b": lambda g, a, b: g * a / b},
+    "XlogyBackward2": {"a": lambda g, a, b: where(a == 0, 0.0, g.xlogy(b)) if b <= 0 else g.xlogy(b)},
     "Logaddexp2Backward0": {"a": lambda g, a, b: g / (1 + (b - a).exp2()),
                             "b": lambda g, a, b: g / (1 + (a - b).exp2())},
     # copysign's gradient is g times y / a (+-1), times 0 where a is 0 (PyTorch's); none for the sign's source

@@ -501,6 +501,20 @@ def _logaddexp2(a, b, cdt):
     return where(a.isinf() & (a == b), a, m + (-(a - b).abs()).exp2().log1p() / math.log(2.0))
 
 
+def _logaddexp(a, b, cdt):
+    # PyTorch's kernel: max + log1p(exp(-|a - b|)), and a where a == b = +-inf (inf - inf would be NaN)
+    return where(a.isinf() & (a == b), a, maximum(a, b) + (-(a - b).abs()).exp().log1p())
+
+
+def _xlogy(a, b, cdt):
+    # PyTorch's kernel: NaN where y is NaN, 0 where x is 0, x log(y) elsewhere; a number operand as a
+    # 0-d tensor of the compute dtype (log(-1.0) is NaN)
+    t = a if isinstance(a, Tensor) else b
+    a, b = (v if isinstance(v, Tensor) else _prims.ewise("copy", [v], cdt, cdt, shape=(), device=t.device)
+            for v in (a, b))
+    return where(b.isnan(), math.nan, where(a == 0, 0.0, a * b.log()))
+
+
 def _copysign(a, b, cdt):
     a = a.to(cdt).abs()
     if isinstance(b, Tensor):
@@ -534,6 +548,8 @@ bitwise_or = binary("bitwise_or", "int", scalar_self=True)
 bitwise_xor = binary("bitwise_xor", "int", scalar_self=True)
 hypot = binary("hypot", "float", "HypotBackward0", ref=_hypot, tensor_other=True)
 logaddexp2 = binary("logaddexp2", "float", "Logaddexp2Backward0", ref=_logaddexp2, tensor_other=True, inplace=False)
+logaddexp = binary("logaddexp", "float", "LogaddexpBackward0", ref=_logaddexp, tensor_other=True, inplace=False)
+xlogy = binary("xlogy", "div", "XlogyBackward0", ref=_xlogy, scalar_node="XlogyBackward2", scalar_self=True)
 copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_node="CopysignBackward1")
 ldexp = binary("ldexp", "div", "LdexpBackward0", ref=lambda a, b, cdt: a.to(cdt) * b.to(cdt).exp2(), tensor_other=True)
 heaviside = binary("heaviside", "same", "HeavisideBackward0", tensor_other=True,
@@ -864,24 +880,6 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 @register
 def sgn(input):
     return sign(input)
-
-
-@register
-@composite_op("XlogyBackward0")
-def xlogy(input, other):
-    if not isinstance(other, Tensor):  # PyTorch wraps the number: in the result dtype, log(-1) NaN
-        other = input.new_full((), other, dtype=_dtype.result_type(input, other))
-    return where(other.isnan(), math.nan, where(input == 0, 0.0, input * log(other)))
-
-
-@register
-@composite_op("LogaddexpBackward0")
-def logaddexp(input, other):
-    check_tensor("logaddexp", input)
-    check_tensor("logaddexp", other, "other", 2)
-    # PyTorch's kernel: max + log1p(exp(-|a - b|)), and a where a == b = +-inf (inf - inf would be NaN)
-    m = maximum(input, other)
-    return where(input.isinf() & (input == other), input, m + (-(input - other).abs()).exp().log1p())
 
 
 @register
