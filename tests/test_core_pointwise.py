@@ -413,3 +413,11 @@ def test_float16_python_scalars(device):
             got = fn(wt, wt.tensor(x, device=device), s)
             assert got.dtype == getattr(wt, str(want.dtype)[6:]), (name, s)
             np.testing.assert_array_equal(got.cpu().numpy(), want.numpy(), err_msg=f"{name} {s}")
+
+
+def test_float_only_activations_refuse_integers(device):
+    """PyTorch's error for an activation whose kernel takes floating input only (no silent integer result)."""
+    v = np.array([-2, 0, 3], np.int64)
+    for name in ("elu", "selu", "celu", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "softplus", "logsigmoid",
+                 "leaky_relu", "softshrink", "hardshrink"):
+        raises_like(device, lambda T, v: getattr(T.nn.functional, name)(v), v, phrase="not implemented for 'Long'")

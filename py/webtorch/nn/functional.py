@@ -1454,16 +1454,19 @@ def relu_(input):
     return input.relu_()
 
 
-def _activation(name, fn, inplace_name=None):
+def _activation(name, fn, inplace_name=None, kernel=None):
     """`call(input, *params, inplace=False)`: the element-wise `fn(x, *params)` recorded as one node
     `name` named as PyTorch's (`inplace_name` for the in-place form, where PyTorch numbers it apart),
     whose formula is in `autograd/derivatives.py` — the same kind of node as the element-wise ops'
-    (`ops/pointwise.py`, `elementwise_node`); written into input when inplace."""
+    (`ops/pointwise.py`, `elementwise_node`); written into input when inplace. kernel: PyTorch's CPU
+    kernel, named in its error for integer and bool input (None: integers are taken)."""
     params = fn.__code__.co_varnames[1:fn.__code__.co_argcount]
     out_of_place = _pw.elementwise_node(name, fn, params)
     in_place = _pw.elementwise_node(inplace_name, fn, params) if inplace_name else out_of_place
 
     def call(input, *params, inplace=False):
+        if kernel is not None and not input.dtype.is_floating_point:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{name_of(input.dtype)}'")
         F = in_place if inplace else out_of_place
         return _act(input, inplace, lambda x: F.apply(x, x.dtype, *params) if _recording(x) else
                     _pw._unary_kernel(None, fn, x, x.dtype, x.dtype, params))
@@ -1504,7 +1507,7 @@ def relu6(input, inplace=False):
 
 
 _leaky_relu = _activation("LeakyReluBackward0", lambda x, negative_slope: _pw.where(x > 0, x, x * negative_slope),
-                          inplace_name="LeakyReluBackward1")
+                          inplace_name="LeakyReluBackward1", kernel="leaky_relu_cpu")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -1527,7 +1530,7 @@ def _gelu_fn(x, approximate):
     return h * (x * _INV_SQRT_2).erf() + h
 
 
-_gelu = _activation("GeluBackward0", _gelu_fn)
+_gelu = _activation("GeluBackward0", _gelu_fn, kernel="GeluKernelImpl")
 
 
 def gelu(input, approximate="none"):
@@ -1536,7 +1539,7 @@ def gelu(input, approximate="none"):
     return _gelu(input, approximate)
 
 
-_silu = _activation("SiluBackward0", lambda x: x * x.sigmoid())
+_silu = _activation("SiluBackward0", lambda x: x * x.sigmoid(), kernel="silu_cpu")
 
 
 def silu(input, inplace=False):
@@ -1551,14 +1554,16 @@ def tanh(input):
     return input.tanh()
 
 
-_hardswish = _activation("HardswishBackward0", lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0)
+_hardswish = _activation("HardswishBackward0", lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
+                         kernel="hardswish_cpu")
 
 
 def hardswish(input, inplace=False):
     return _hardswish(input, inplace=inplace)
 
 
-_hardsigmoid = _activation("HardsigmoidBackward0", lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0)
+_hardsigmoid = _activation("HardsigmoidBackward0", lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0,
+                           kernel="hardsigmoid_cpu")
 
 
 def hardsigmoid(input, inplace=False):
@@ -1567,7 +1572,8 @@ def hardsigmoid(input, inplace=False):
 
 # x <= 0 takes expm1(x) * alpha (-0.0 stays -0.0); the gradients are formulas (autograd/derivatives.py)
 _elu = _activation("EluBackward0", lambda x, alpha, scale: _pw.where(x > 0, x, x.expm1() * alpha) * scale
-                   if scale != 1 else _pw.where(x > 0, x, x.expm1() * alpha), inplace_name="EluBackward1")
+                   if scale != 1 else _pw.where(x > 0, x, x.expm1() * alpha), inplace_name="EluBackward1",
+                   kernel="elu_cpu")
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -1579,7 +1585,7 @@ def elu_(input, alpha=1.0):
 
 
 _celu = _activation("CeluBackward0", lambda x, alpha: _pw.where(x > 0, x, (x / alpha).expm1() * alpha),
-                    inplace_name="CeluBackward1")
+                    inplace_name="CeluBackward1", kernel="elu_cpu")
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -1599,14 +1605,14 @@ def _softplus_fn(x, beta, threshold):
     return _pw.where(bx > threshold, x, soft)
 
 
-_softplus = _activation("SoftplusBackward0", _softplus_fn)
+_softplus = _activation("SoftplusBackward0", _softplus_fn, kernel="softplus_cpu")
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     return _softplus(input, beta, threshold)
 
 
-_mish = _activation("MishBackward0", lambda x: x * _softplus_fn(x, 1.0, 20.0).tanh())
+_mish = _activation("MishBackward0", lambda x: x * _softplus_fn(x, 1.0, 20.0).tanh(), kernel="mish_cpu")
 
 
 def mish(input, inplace=False):
@@ -1618,7 +1624,8 @@ def softsign(input):
 
 
 # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))
-_logsigmoid = _activation("LogSigmoidBackward0", lambda x: x.clamp_max(0.0) - (-x.abs()).exp().log1p())
+_logsigmoid = _activation("LogSigmoidBackward0", lambda x: x.clamp_max(0.0) - (-x.abs()).exp().log1p(),
+                          kernel="log_sigmoid_cpu")
 
 
 def logsigmoid(input):
@@ -1631,7 +1638,7 @@ def tanhshrink(input):
 
 # PyTorch's kernel: x * 0 inside [-lambd, lambd] (-0.0 stays, NaN passes)
 _softshrink = _activation("SoftshrinkBackward0", lambda x, lambd: _pw.where(
-    x > lambd, x - lambd, _pw.where(x < -lambd, x + lambd, x * 0)))
+    x > lambd, x - lambd, _pw.where(x < -lambd, x + lambd, x * 0)), kernel="softshrink_check")
 
 
 def softshrink(input, lambd=0.5):
@@ -1640,7 +1647,8 @@ def softshrink(input, lambd=0.5):
     return _softshrink(input, lambd)
 
 
-_hardshrink = _activation("HardshrinkBackward0", lambda x, lambd: _pw.where((x >= -lambd) & (x <= lambd), 0.0, x))
+_hardshrink = _activation("HardshrinkBackward0", lambda x, lambd: _pw.where((x >= -lambd) & (x <= lambd), 0.0, x),
+                          kernel="hardshrink_cpu")
 
 
 def hardshrink(input, lambd=0.5):
