@@ -172,6 +172,7 @@ GRADS = {
     "max()/min()": lambda T, x: (x.max(), x.min(), x[3:].max()),
     "std/norm at zeros": lambda T, x: (x[3:5].std(), x[3:5].norm()),
     "nansum": lambda T, x: T.nansum(x),
+    "prod": lambda T, x: (x.prod(), x[3:].prod(), x.reshape(-1, 1).expand(-1, 2).prod(1), x[5:].prod(0)),
 }
 GRADS2 = {
     "maximum/minimum": lambda T, x, y: (T.maximum(x, y), T.minimum(x, y)),

@@ -142,13 +142,21 @@ def _exclusive_cumprod(x, d):
     return where(first, 1.0, x.roll(1, d)).cumprod(d)
 
 
-def _prod(g, x, dim, keepdim):
-    # the product of all the other elements: exclusive cumprods from both ends
+def _prod(g, x, y, dim, keepdim):
+    # PyTorch's prod_backward: g y / x where the input holds no zero (NaN at an inf, as PyTorch's), else
+    # the product of all the other elements (exclusive cumprods from both ends: exact with zeros)
     if not x.shape[dim]:
         return g.new_zeros(x.shape)
     if not keepdim:
-        g = g.unsqueeze(dim)
-    return g * _exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim)
+        g, y = g.unsqueeze(dim), y.unsqueeze(dim)
+    others = g * _exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim)
+    return where((x == 0).any(), others, g * (y / x))
+
+
+def _prod_all(g, x, y):
+    r = _prod(g, x.reshape(-1), y, 0, False).reshape(x.shape)
+    # PyTorch's: exact zeros where two elements or more are 0 (unless the gradient is differentiated)
+    return r if is_grad_enabled() else where((x == 0).sum() > 1, 0.0, r)
 
 
 def _centered(x, dims):
@@ -309,7 +317,7 @@ DERIVATIVES = {
     "NansumBackward0": lambda g, x, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * ~x.isnan(),
     "MeanBackward0": _mean,
     "MeanBackward1": _mean,
-    "ProdBackward0": lambda g, x: _prod(g, x.reshape(-1), 0, False).reshape(x.shape),
+    "ProdBackward0": _prod_all,
     "ProdBackward1": _prod,
     "AmaxBackward0": _extreme,
     "AminBackward0": _extreme,
