@@ -421,3 +421,4 @@ def test_float_only_activations_refuse_integers(device):
     for name in ("elu", "selu", "celu", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "softplus", "logsigmoid",
                  "leaky_relu", "softshrink", "hardshrink"):
         raises_like(device, lambda T, v: getattr(T.nn.functional, name)(v), v, phrase="not implemented for 'Long'")
+    raises_like(device, lambda T, v: T.nn.functional.threshold(v.bool(), 0, 1), v, phrase="not implemented for 'Bool'")

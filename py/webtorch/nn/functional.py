@@ -1477,6 +1477,8 @@ _threshold = _activation("ThresholdBackward0", lambda x, threshold, value: _pw.w
 
 
 def threshold(input, threshold, value, inplace=False):
+    if input.dtype is _dtype.bool_:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
     return _threshold(input, _scalar_to(threshold, input.dtype), _scalar_to(value, input.dtype), inplace=inplace)
 
 
