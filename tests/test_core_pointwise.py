@@ -1,5 +1,6 @@
 """Core tensor library vs PyTorch: every operator (with broadcasting, promotion, Python scalars,
 0-d tensors, reflected and in-place forms) and the element-wise functions."""
+import math
 import operator
 
 import numpy as np
@@ -359,3 +360,65 @@ def test_special_bessel_functions(device, name):
     wy.sum().backward()
     ty.sum().backward()
     np.testing.assert_allclose(wx.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_scalar_parameters_take_the_tensors_dtype(device):
+    """A Python number parameter (alpha, beta, value, min_val, ...) is converted to the op's dtype as
+    PyTorch converts it: truncated for integers (the result keeps the integer dtype), PyTorch's error
+    where it does not fit; bool triu/tril stay bool."""
+    m, v = np.array([[1, 2], [3, 4]], np.int64), np.array([1, -2], np.int32)
+    for fn in (lambda T, m: T.addmm(m, m, m, alpha=1.5, beta=2.7), lambda T, m: T.addmv(m[0], m, m[0], alpha=1.5),
+               lambda T, m: T.baddbmm(m[None], m[None], m[None], beta=1.5), lambda T, m: T.addbmm(m, m[None], m[None],
+                                                                                                   alpha=-1.9),
+               lambda T, m: T.addcmul(m, m, m, value=1.5), lambda T, m: T.index_add(m, 0, m[0, :1], m[:1],
+                                                                                    alpha=2.5),
+               lambda T, m: m.bool().triu(), lambda T, m: m.bool().tril(-1), lambda T, m: T.clamp(m, 0.5, 2.5)):
+        cmp(device, fn, m)
+    for name, args in (("relu6", ()), ("hardtanh", (0.5, 2.5)), ("threshold", (1.5, 7.9))):
+        cmp(device, lambda T, v: getattr(T.nn.functional, name)(v, *args), v)
+        cmp(device, lambda T, v: getattr(T.nn.functional, name)(v.to(T.uint8), *args), np.abs(v))
+    raises_like(device, lambda T, m: T.addmm(m, m, m, alpha=math.nan), m, phrase="cannot be converted to type")
+    raises_like(device, lambda T, v: T.nn.functional.hardtanh(v.to(T.uint8), -1.5, 1.0), v, phrase="negative limits")
+    raises_like(device, lambda T, v: T.nn.functional.threshold(v.to(T.uint8), 1.5, 300), v, phrase="uint8_t")
+    raises_like(device, lambda T, v: T.nn.functional.hardtanh(v.bool()), v, phrase="Bool inputs")
+    h = np.array([1.0, -0.5], np.float16)
+    skip_unsupported(device, "float16")
+    for fn in (lambda T, h: h.clamp(max=70000.0), lambda T, h: T.add(h, h, alpha=70000.0)):
+        raises_like(device, fn, h, phrase="c10::Half without overflow")
+
+
+F16_SCALAR_OPS = {
+    "add": lambda T, x, s: x + s, "sub": lambda T, x, s: x - s, "rsub": lambda T, x, s: s - x,
+    "mul": lambda T, x, s: x * s, "rmul": lambda T, x, s: s * x, "div": lambda T, x, s: x / s,
+    "rdiv": lambda T, x, s: s / x, "floor_divide": lambda T, x, s: x // s, "remainder": lambda T, x, s: x % s,
+    "fmod": lambda T, x, s: T.fmod(x, s), "pow": lambda T, x, s: x ** s, "eq/lt": lambda T, x, s: (x == s) | (x < s),
+    "xlogy": lambda T, x, s: T.xlogy(x, s), "clamp": lambda T, x, s: x.clamp(max=s), "lerp": lambda T, x, s:
+    T.lerp(x, x * 2, s), "addcmul": lambda T, x, s: T.addcmul(x, x, x, value=s), "add alpha": lambda T, x, s: T.add(
+        x, x, alpha=s)}
+
+
+def test_float16_python_scalars(device):
+    """A Python number meets a float16 tensor as in PyTorch's kernels: rounded to float16 first (remainder(1.0, 0.1)
+    is 2.44e-4 with 0.1 as 0.09998), except in the ops that keep it in float32 (mul, div, floor_divide: f16 -0.549 *
+    70000 is -38432, not -inf); out of float16's range, PyTorch's error where it converts (clamp, pow, alpha)."""
+    skip_unsupported(device, "float16")
+    x = np.array([1.0, -0.549, 3.0, 0.3, 0.0, -2.5], np.float16)
+    for name, fn in F16_SCALAR_OPS.items():
+        for s in (0.1, 70000.0, 1.0001, -1e-8, 3):
+            try:
+                want = fn(torch, torch.tensor(x), s)
+            except RuntimeError:
+                raises_like(device, fn, x, s, phrase="without overflow")
+                continue
+            got = fn(wt, wt.tensor(x, device=device), s)
+            assert got.dtype == getattr(wt, str(want.dtype)[6:]), (name, s)
+            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy(), err_msg=f"{name} {s}")
+
+
+def test_float_only_activations_refuse_integers(device):
+    """PyTorch's error for an activation whose kernel takes floating input only (no silent integer result)."""
+    v = np.array([-2, 0, 3], np.int64)
+    for name in ("elu", "selu", "celu", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "softplus", "logsigmoid",
+                 "leaky_relu", "softshrink", "hardshrink"):
+        raises_like(device, lambda T, v: getattr(T.nn.functional, name)(v), v, phrase="not implemented for 'Long'")
+    raises_like(device, lambda T, v: T.nn.functional.threshold(v.bool(), 0, 1), v, phrase="not implemented for 'Bool'")

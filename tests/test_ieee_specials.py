@@ -2,12 +2,13 @@
 PyTorch on cpu, cpu-pure and webgpu. On webgpu each case runs twice: with lazy element-wise
 fusion (the generated kernel chains ops in one shader, where a compiler that assumes finite
 floats would fold `x - x` or `(x + y) - y`) and without it."""
+import functools
 import math
 
 import numpy as np
 import torch
 
-from core_util import fusion, to_torch, to_wt, wt
+from core_util import fusion, skip_unsupported, to_torch, to_wt, wt
 from webtorch.ops import registry
 
 S = [math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, -2.0]
@@ -95,7 +96,7 @@ def test_ternary_specials(device):
     cases = {
         "where": lambda T, x, y, z: T.where(x > 0, y, z),
         "clamp": lambda T, x, y, z: T.clamp(x, min=y, max=z),
-        "clamp scalars": lambda T, x, y, z: (x.clamp(-1, 1), x.clamp(min=0.0), x.clamp(max=math.nan)),
+        "scalar-bound clamp (x kept at a tie)": lambda T, x, y, z: (x.clamp(-1, 1), x.clamp(min=0.0), x.clamp(max=math.nan)),
         "lerp": lambda T, x, y, z: T.lerp(x, y, z),
         "lerp scalar": lambda T, x, y, z: T.lerp(x, y, 0.5),
         "addcmul": lambda T, x, y, z: T.addcmul(x, y, z, value=2.0),
@@ -126,6 +127,22 @@ def test_reductions_specials(device):
         run(device, lambda T, x, name=name: getattr(T.nn.functional, name)(x, dim=1), ROWS, what=name)
 
 
+ACTIVATIONS = ["relu6", "hardtanh", "elu", "selu", "celu", "gelu", "softshrink", "hardshrink", "leaky_relu", "silu",
+               "mish", "hardswish", "hardsigmoid", "softplus", "logsigmoid"]
+
+
+def test_activation_specials(device):  # the sign of zero included: elu(-0.0) is -0.0, gelu(-0.0) 0.0
+    for name in ACTIVATIONS:
+        run(device, lambda T, x: getattr(T.nn.functional, name)(x), X, what=name)
+    # float16 decompositions computed in float32 and rounded once, as PyTorch's kernels (sinc(-1) is -0.0,
+    # hardswish(60000) is 60000, not inf)
+    skip_unsupported(device, "float16")
+    h = np.array([-1.0, -2.0, 60000.0, 0.5, 2.5, -3.5, math.inf, math.nan], np.float16)
+    for name in ("sinc", "nn.functional.hardswish", "nn.functional.elu", "nn.functional.silu", "nn.functional.mish",
+                 "nn.functional.softplus", "nn.functional.logsigmoid", "nn.functional.hardsigmoid"):
+        run(device, lambda T, x: functools.reduce(getattr, name.split("."), T)(x), h, what="float16 " + name)
+
+
 def test_fused_chains_keep_specials(device):
     for name, fn in CHAINS.items():
         run(device, fn, XC, YR, what=name)
@@ -138,3 +155,69 @@ def test_long_fused_chain_keeps_nan(device):
             z = (z + y) - y if k % 2 else z * 1.0 - x + x
         return z
     run(device, fn, XC, YR, what="20-step chain")
+
+
+# gradients at special points, under an upstream gradient of 1, -1 and inf: a zero gradient is an
+# exact 0.0 where PyTorch masks (where / masked_fill), never g * 0 (-0.0 under -1, NaN under inf),
+# and NaN where PyTorch's formula gives NaN (amax over a NaN)
+GRADS = {
+    "floor/ceil/round/trunc/sign": lambda T, x: x.floor() + x.ceil() + x.round() + x.trunc() + x.sign(),
+    "relu": lambda T, x: x.relu(),
+    "relu6/hardtanh": lambda T, x: (T.nn.functional.relu6(x), T.nn.functional.hardtanh(x)),
+    "softshrink/hardshrink": lambda T, x: (T.nn.functional.softshrink(x), T.nn.functional.hardshrink(x)),
+    "clamp": lambda T, x: (x.clamp(-1, 1), x.clamp(min=0.5)),
+    "asin(clamp(x, 1, 2) - 3)": lambda T, x: T.asin(T.clamp(x, 1, 2) - 3),
+    "pow": lambda T, x: (x.pow(0), T.pow(0.0, x)),
+    "amax/amin": lambda T, x: (x.reshape(-1, 1).expand(-1, 2).amax(1), x.amin(), x.reshape(-1, 1).amin(0)),
+    "max()/min()": lambda T, x: (x.max(), x.min(), x[3:].max()),
+    "std/norm at zeros": lambda T, x: (x[3:5].std(), x[3:5].norm()),
+    "nansum": lambda T, x: T.nansum(x),
+    "prod": lambda T, x: (x.prod(), x[3:].prod(), x.reshape(-1, 1).expand(-1, 2).prod(1), x[5:].prod(0)),
+}
+GRADS2 = {
+    "maximum/minimum": lambda T, x, y: (T.maximum(x, y), T.minimum(x, y)),
+    "fmax/fmin": lambda T, x, y: (T.fmax(x, y), T.fmin(x, y)),
+    "atan2": lambda T, x, y: T.atan2(x, y),
+    "copysign": lambda T, x, y: T.copysign(x, y),
+    "pow(x, y)": lambda T, x, y: T.pow(x, y),
+    "div": lambda T, x, y: x / y,
+    "xlogy/logaddexp": lambda T, x, y: (T.xlogy(x, y), T.logaddexp(x, y)),
+}
+
+
+def grad_run(device, fn, *arrays, what):
+    for g in (1.0, -1.0, math.inf):
+        def grads(T, xs):
+            out = fn(T, *xs)
+            out = out if isinstance(out, tuple) else (out,)
+            return T.autograd.grad(out, xs, [T.full_like(o, g) for o in out], allow_unused=True)
+        tx = [to_torch(a).requires_grad_() for a in arrays]
+        t = grads(torch, tx)
+        for on in modes(device):
+            with fusion(device, on):
+                w = grads(wt, [to_wt(a, device).requires_grad_() for a in arrays])
+                for k, (wi, ti) in enumerate(zip(w, t)):
+                    same(wi, ti, f"d {what} / d input {k} (g={g}, fusion={on})")
+
+
+def test_gradient_specials(device):
+    for name, fn in GRADS.items():
+        grad_run(device, fn, X, what=name)
+    for name, fn in GRADS2.items():
+        grad_run(device, fn, XC, YR, what=name)
+
+
+def test_edge_values(device):
+    """hypot without overflow or underflow in its squares (float16 in float32, as PyTorch's), logaddexp of
+    equal infinities, xlogy with a negative number, logcumsumexp through -inf; std/var of huge finite values
+    (PyTorch's CPU kernel accumulates in double: finite std, inf var; webgpu has no float64 to do so)."""
+    big = np.array([3e38, 1e-30, 0.0, 1e-40, math.inf, math.nan, -3.0, -0.0], np.float32)
+    run(device, lambda T, a, b: (T.hypot(a, b), T.logaddexp(a, b)), big.reshape(-1, 1), big.reshape(1, -1),
+        what="hypot/logaddexp")
+    run(device, lambda T, x: (T.xlogy(x, -1.0), T.xlogy(x, 0.5), T.logcumsumexp(x, 0)), big, what="xlogy/logcumsumexp")
+    skip_unsupported(device, "float16")
+    h = np.array([1e-4, 60000.0, 0.0, 3.0], np.float16)
+    run(device, lambda T, a: T.hypot(a, a.flip(0)), h, what="hypot float16")
+    if device != "webgpu":
+        rows = np.array([[3e38, -3e38, 1e38], [1.0, 2.0, 4.0]], np.float32)
+        run(device, lambda T, x: (x.std(1), x.var(1), x.std(), T.std_mean(x, 1)[0]), rows, what="std/var")

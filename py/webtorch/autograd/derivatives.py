@@ -29,7 +29,8 @@ def where(condition, a, b):
 
 
 def _zeros(g):
-    return g * 0
+    """The gradient of a piecewise-constant op: exact zeros (g * 0 would be -0.0 or NaN)."""
+    return g.new_zeros(g.shape)
 
 
 def _logit(g, x, eps):
@@ -70,16 +71,17 @@ def _leaky_relu(g, x, negative_slope):
     return where(x > 0, g, g * negative_slope)
 
 
-def _elu(g, x, alpha, scale):
-    return where(x > 0, g * scale, g * (x.clamp_max(0.0).exp() * (alpha * scale)))
+def _elu(g, x, alpha, scale):  # PyTorch's elu_backward: the x <= 0 branch, else (NaN included) g * scale
+    return where(x <= 0, g * (x.clamp_max(0.0).exp() * (alpha * scale)), g * scale)
 
 
 def _celu(g, x, alpha):
-    return where(x > 0, g, g * (x.clamp_max(0.0) / alpha).exp())
+    return where(x <= 0, g * (x.clamp_max(0.0) / alpha).exp(), g)
 
 
-def _pow_scalar_base(g, base, y):
-    return g * 0 if base == 0 else g * y * math.log(base)
+def _pow_scalar_base(g, x, base, y):
+    # PyTorch's pow_backward_exponent: 0 ** x has no gradient where x >= 0, y * log(0) elsewhere
+    return g * where(x >= 0, 0.0, y * -math.inf) if base == 0 else g * y * math.log(base)
 
 
 def _clamp(g, x, min, max):  # noqa: A002 (PyTorch's parameter names)
@@ -88,7 +90,7 @@ def _clamp(g, x, min, max):  # noqa: A002 (PyTorch's parameter names)
         mask = x >= min
     if max is not None:
         mask = (x <= max) if mask is None else mask & (x <= max)
-    return g * mask
+    return where(mask, g, 0.0)
 
 
 def _not_implemented(op):
@@ -125,11 +127,18 @@ def _mean(g, x_shape, dims, keepdim):
 
 
 def _extreme(g, x, y, dims, keepdim):
-    """amax/amin's (and max()/min()'s over all): the gradient shared evenly between the ties."""
-    yb = unreduce(y, x.shape, dims, keepdim)
-    mask = (x == yb) | (x.isnan() & yb.isnan())
+    """amax/amin's: the gradient shared evenly between the elements equal to the result (PyTorch's
+    scale_grad_by_count: a NaN result matches none, so its gradient is NaN)."""
+    mask = x == unreduce(y, x.shape, dims, keepdim)
     count = unreduce(mask.sum(dims, keepdim=keepdim), x.shape, dims, keepdim)
-    return unreduce(g, x.shape, dims, keepdim) * mask / count
+    return unreduce(g, x.shape, dims, keepdim) / count * mask
+
+
+def _extreme_all(g, x, y):
+    """max()/min()'s over all elements (PyTorch's evenly_distribute_backward): the gradient shared
+    between the ties (the NaNs where the result is NaN), exact zeros elsewhere."""
+    mask = (x == y) | (x.isnan() & y.isnan())
+    return where(mask, g / mask.sum(), 0.0)
 
 
 def _exclusive_cumprod(x, d):
@@ -139,13 +148,21 @@ def _exclusive_cumprod(x, d):
     return where(first, 1.0, x.roll(1, d)).cumprod(d)
 
 
-def _prod(g, x, dim, keepdim):
-    # the product of all the other elements: exclusive cumprods from both ends
+def _prod(g, x, y, dim, keepdim):
+    # PyTorch's prod_backward: g y / x where the input holds no zero (NaN at an inf, as PyTorch's), else
+    # the product of all the other elements (exclusive cumprods from both ends: exact with zeros)
     if not x.shape[dim]:
         return g.new_zeros(x.shape)
     if not keepdim:
-        g = g.unsqueeze(dim)
-    return g * _exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim)
+        g, y = g.unsqueeze(dim), y.unsqueeze(dim)
+    others = g * _exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim)
+    return where((x == 0).any(), others, g * (y / x))
+
+
+def _prod_all(g, x, y):
+    r = _prod(g, x.reshape(-1), y, 0, False).reshape(x.shape)
+    # PyTorch's: exact zeros where two elements or more are 0 (unless the gradient is differentiated)
+    return r if is_grad_enabled() else where((x == 0).sum() > 1, 0.0, r)
 
 
 def _centered(x, dims):
@@ -158,8 +175,8 @@ def _var(g, x, dims, correction, keepdim):
 
 
 def _std(g, x, y, dims, correction, keepdim):
-    denom = _count(x.shape, dims) - correction
-    return unreduce(g / y, x.shape, dims, keepdim) * _centered(x, dims) / (denom if denom > 0 else 0.0)
+    # PyTorch's std_backward: var's with g / (2 y), zero where y is 0
+    return _var(where(y == 0, 0.0, g / (y * 2)), x, dims, correction, keepdim)
 
 
 def _rcumsum(t, d):
@@ -190,6 +207,14 @@ def _softmax(log):
         gy = g * y
         return gy - y * gy.sum(dim, keepdim=True)
     return formula
+
+
+def _atan2(g, a, b, sign):
+    """d atan2(a, b) / da (sign 1: g b / r2) or / db (sign -1: -g a / r2); 1 / r2 taken as 0 where
+    it overflows, as PyTorch's atan2_backward."""
+    r = (a * a + b * b).reciprocal()
+    r = where(r.isinf(), 0.0, r)
+    return g * b * r if sign == 1 else g * -a * r
 
 
 def _scaled(g, k):
@@ -227,7 +252,7 @@ DERIVATIVES = {
     "Log1PBackward0": lambda g, x: g / (x + 1),
     "SqrtBackward0": lambda g, y: g / (2 * y),
     "RsqrtBackward0": lambda g, y: g * y.pow(3) * -0.5,
-    "ReciprocalBackward0": lambda g, y: -g * y * y,
+    "ReciprocalBackward0": lambda g, y: -g * (y * y),
     "SinBackward0": lambda g, x: g * x.cos(),
     "CosBackward0": lambda g, x: -g * x.sin(),
     "TanBackward0": lambda g, y: g * (y * y + 1),
@@ -250,32 +275,39 @@ DERIVATIVES = {
     "CeilBackward0": _zeros,
     "RoundBackward0": _zeros,
     "TruncBackward0": _zeros,
-    "ReluBackward0": lambda g, y: g * (y > 0),
+    "ReluBackward0": lambda g, y: where(y <= 0, 0.0, g),
     # ---- binary element-wise ops (ops/pointwise.py) -------------------------------------------
     "AddBackward0": {"a": lambda g: g, "b": _alpha(1)},
     "SubBackward0": {"a": lambda g: g, "b": _alpha(-1)},
     "RsubBackward0": {"a": _alpha(-1), "b": lambda g: g},
     "RsubBackward1": {"a": _alpha(-1)},
     "MulBackward0": {"a": lambda g, b: g * b, "b": lambda g, a: g * a},
-    "DivBackward0": {"a": lambda g, b: g / b, "b": lambda g, a, b: -g * a / (b * b)},
+    "DivBackward0": {"a": lambda g, b: g / b, "b": lambda g, a, b: -g * (a / b / b)},  # b * b would overflow
     "DivBackward2": {"a": _zeros, "b": _zeros},   # div with a rounding mode
     "RemainderBackward0": {"a": lambda g: g},
     "RemainderBackward1": {"a": lambda g: g, "b": lambda g, a, b: -g * a.div(b, rounding_mode="floor")},
     "FmodBackward0": {"a": lambda g: g},
     "FmodBackward1": {"a": lambda g: g, "b": lambda g, a, b: -g * a.div(b, rounding_mode="trunc")},
-    "MaximumBackward0": {"a": lambda g, a, b: g * ((a > b) + (a == b) * 0.5),
-                         "b": lambda g, a, b: g * ((b > a) + (a == b) * 0.5)},
-    "MinimumBackward0": {"a": lambda g, a, b: g * ((a < b) + (a == b) * 0.5),
-                         "b": lambda g, a, b: g * ((b < a) + (a == b) * 0.5)},
-    "FmaxBackward0": {"a": lambda g, a, b: g * ((a >= b) | b.isnan()), "b": lambda g, a, b: g * ((b > a) | a.isnan())},
-    "FminBackward0": {"a": lambda g, a, b: g * ((a <= b) | b.isnan()), "b": lambda g, a, b: g * ((b < a) | a.isnan())},
-    "Atan2Backward0": {"a": lambda g, a, b: g * b / (a * a + b * b), "b": lambda g, a, b: -g * a / (a * a + b * b)},
+    # PyTorch's: halved at ties, exact zeros where the other operand wins (a NaN operand: both get g)
+    "MaximumBackward0": {"a": lambda g, a, b: where(a < b, 0.0, where(a == b, g / 2, g)),
+                         "b": lambda g, a, b: where(a > b, 0.0, where(a == b, g / 2, g))},
+    "MinimumBackward0": {"a": lambda g, a, b: where(a > b, 0.0, where(a == b, g / 2, g)),
+                         "b": lambda g, a, b: where(a < b, 0.0, where(a == b, g / 2, g))},
+    "FmaxBackward0": {"a": lambda g, a, b: where((a >= b) | b.isnan(), g, 0.0),
+                      "b": lambda g, a, b: where((a >= b) | b.isnan(), 0.0, g)},
+    "FminBackward0": {"a": lambda g, a, b: where((a <= b) | b.isnan(), g, 0.0),
+                      "b": lambda g, a, b: where((a <= b) | b.isnan(), 0.0, g)},
+    "Atan2Backward0": {"a": lambda g, a, b: _atan2(g, a, b, 1), "b": lambda g, a, b: _atan2(g, a, b, -1)},
     "HypotBackward0": {"a": lambda g, a, y: g * a / y, "b": lambda g, b, y: g * b / y},
+    "LogaddexpBackward0": {"a": lambda g, a, b: g / (1 + (b - a).exp()), "b": lambda g, a, b: g / (1 + (a - b).exp())},
+    # PyTorch's: g log(b) (xlogy), 0 where a is 0 and b <= 0; g a / b
+    "XlogyBackward0": {"a": lambda g, a, b: where((a == 0) & (b <= 0), 0.0, g.xlogy(b)), "b": lambda g, a, b: g * a / b},
+    "XlogyBackward2": {"a": lambda g, a, b: where(a == 0, 0.0, g.xlogy(b)) if b <= 0 else g.xlogy(b)},
     "Logaddexp2Backward0": {"a": lambda g, a, b: g / (1 + (b - a).exp2()),
                             "b": lambda g, a, b: g / (1 + (a - b).exp2())},
-    # copysign's gradient is y / a (+-1), 0 where a is 0; none for the sign's source
-    "CopysignBackward0": {"a": lambda g, a, y: where(a == 0, 0.0, g * y / a), "b": _zeros},
-    "CopysignBackward1": {"a": lambda g, a, y: where(a == 0, 0.0, g * y / a)},
+    # copysign's gradient is g times y / a (+-1), times 0 where a is 0 (PyTorch's); none for the sign's source
+    "CopysignBackward0": {"a": lambda g, a, y: g * where(a == 0, 0.0, y / a), "b": _zeros},
+    "CopysignBackward1": {"a": lambda g, a, y: g * where(a == 0, 0.0, y / a)},
     "LdexpBackward0": {"a": lambda g, b: g * b.exp2(), "b": lambda g, y: g * y * LN2},
     # PyTorch's "NotImplemented" nodes: the output requires grad, backward raises (the key names the op)
     **{f"NotImplemented({op})": {"a": _not_implemented(op), "b": _not_implemented(op)}
@@ -286,9 +318,9 @@ DERIVATIVES = {
     **{n: _zeros for n in ("BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
                            "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1",
                            "RandomBackward2")},
-    "PowBackward0": lambda g, x, exponent: g * 0 if exponent == 0 else g * exponent * x.pow(exponent - 1),
+    "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * exponent * x.pow(exponent - 1),
     "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * b * a.pow(b - 1)),
-                     "b": lambda g, a, b, y: where((a == 0) & (b >= 0), 0.0, g * y * a.log())},
+                     "b": lambda g, a, b, y: g * where((a == 0) & (b >= 0), 0.0, y * a.log())},
     "PowBackward2": {"x": _pow_scalar_base},
     "WhereBackward0": {"a": lambda g, condition: where(condition, g, 0.0),
                        "b": lambda g, condition: where(condition, 0.0, g)},
@@ -296,18 +328,19 @@ DERIVATIVES = {
     # ---- reductions (ops/reduction.py) ------------------------------------------------------------
     "SumBackward0": lambda g, x_shape, dims, keepdim: unreduce(g, x_shape, dims, keepdim),
     "SumBackward1": lambda g, x_shape, dims, keepdim: unreduce(g, x_shape, dims, keepdim),
+    "NansumBackward0": lambda g, x, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * ~x.isnan(),
     "MeanBackward0": _mean,
     "MeanBackward1": _mean,
-    "ProdBackward0": lambda g, x: _prod(g, x.reshape(-1), 0, False).reshape(x.shape),
+    "ProdBackward0": _prod_all,
     "ProdBackward1": _prod,
     "AmaxBackward0": _extreme,
     "AminBackward0": _extreme,
-    "MaxBackward1": _extreme,
-    "MinBackward1": _extreme,
+    "MaxBackward1": _extreme_all,
+    "MinBackward1": _extreme_all,
     "VarBackward0": _var,
     "StdBackward0": _std,
-    "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: x * unreduce(where(y == 0, 0.0, g / y), x.shape,
-                                                                                dims, keepdim),
+    "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * where(
+        unreduce(y, x.shape, dims, keepdim) == 0, 0.0, x / unreduce(y, x.shape, dims, keepdim)),
     "CumsumBackward0": lambda g, dim: _rcumsum(g, dim),
     "CumprodBackward0": _cumprod,
     "SoftmaxBackward0": _softmax(False),
@@ -335,7 +368,7 @@ DERIVATIVES = {
     # ---- activations (nn/functional.py); PyTorch numbers some in-place forms apart ----------
     "ThresholdBackward0": lambda g, x, threshold, value: where(x > threshold, g, 0.0),
     # no gradient at the bounds themselves (x <= min_val or x >= max_val), as PyTorch
-    "HardtanhBackward0": lambda g, x, min_val, max_val: where((x > min_val) & (x < max_val), g, 0.0),
+    "HardtanhBackward0": lambda g, x, min_val, max_val: where((x <= min_val) | (x >= max_val), 0.0, g),
     "LeakyReluBackward0": _leaky_relu,
     "LeakyReluBackward1": _leaky_relu,
     "GeluBackward0": _gelu,
@@ -348,5 +381,8 @@ DERIVATIVES = {
     "CeluBackward1": _celu,
     "SoftplusBackward0": lambda g, x, beta, threshold: where(x * beta > threshold, g, g * (x * beta).sigmoid()),
     "MishBackward0": _mish,
+    # zero inside [-lambd, lambd]; NaN passes g
+    "SoftshrinkBackward0": lambda g, x, lambd: where((x >= -lambd) & (x <= lambd), 0.0, g),
+    "HardshrinkBackward0": lambda g, x, lambd: where((x >= -lambd) & (x <= lambd), 0.0, g),
     "LogSigmoidBackward0": lambda g, x: g * (-x).sigmoid(),  # d/dx log(sigmoid(x)) = sigmoid(-x)
 }

@@ -22,7 +22,7 @@ from ..ops import linalg as _la
 from .._tensor import Tensor
 from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
-from ..ops._common import name_of
+from ..ops._common import name_of, scalar_to as _scalar_to
 from ..overrides import torch_function
 from .. import finfo
 
@@ -1454,18 +1454,22 @@ def relu_(input):
     return input.relu_()
 
 
-def _activation(name, fn, inplace_name=None):
+def _activation(name, fn, inplace_name=None, kernel=None):
     """`call(input, *params, inplace=False)`: the element-wise `fn(x, *params)` recorded as one node
     `name` named as PyTorch's (`inplace_name` for the in-place form, where PyTorch numbers it apart),
     whose formula is in `autograd/derivatives.py` — the same kind of node as the element-wise ops'
-    (`ops/pointwise.py`, `elementwise_node`); written into input when inplace."""
+    (`ops/pointwise.py`, `elementwise_node`); written into input when inplace. kernel: PyTorch's CPU
+    kernel, named in its error for integer and bool input (None: integers are taken)."""
     params = fn.__code__.co_varnames[1:fn.__code__.co_argcount]
     out_of_place = _pw.elementwise_node(name, fn, params)
     in_place = _pw.elementwise_node(inplace_name, fn, params) if inplace_name else out_of_place
 
     def call(input, *params, inplace=False):
+        if kernel is not None and not input.dtype.is_floating_point:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{name_of(input.dtype)}'")
         F = in_place if inplace else out_of_place
-        return _act(input, inplace, lambda x: F.apply(x, x.dtype, *params) if _recording(x) else fn(x, *params))
+        return _act(input, inplace, lambda x: F.apply(x, x.dtype, *params) if _recording(x) else
+                    _pw._unary_kernel(None, fn, x, x.dtype, x.dtype, params))
     return call
 
 
@@ -1473,7 +1477,9 @@ _threshold = _activation("ThresholdBackward0", lambda x, threshold, value: _pw.w
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _threshold(input, threshold, value, inplace=inplace)
+    if input.dtype is _dtype.bool_:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    return _threshold(input, _scalar_to(threshold, input.dtype), _scalar_to(value, input.dtype), inplace=inplace)
 
 
 def threshold_(input, threshold, value):
@@ -1486,7 +1492,12 @@ _hardtanh = _activation("HardtanhBackward0", lambda x, min_val, max_val: x.clamp
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _hardtanh(input, min_val, max_val, inplace=inplace)
+    if input.dtype is _dtype.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input.dtype is _dtype.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    # the bounds in input's dtype (truncated for integers, as PyTorch's): relu6 of ints stays ints
+    return _hardtanh(input, _scalar_to(min_val, input.dtype), _scalar_to(max_val, input.dtype), inplace=inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -1498,7 +1509,7 @@ def relu6(input, inplace=False):
 
 
 _leaky_relu = _activation("LeakyReluBackward0", lambda x, negative_slope: _pw.where(x > 0, x, x * negative_slope),
-                          inplace_name="LeakyReluBackward1")
+                          inplace_name="LeakyReluBackward1", kernel="leaky_relu_cpu")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -1517,10 +1528,11 @@ def _gelu_fn(x, approximate):
     if approximate == "tanh":
         inner = (x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI
         return 0.5 * x * (1.0 + inner.tanh())
-    return 0.5 * x * (1.0 + (x * _INV_SQRT_2).erf())
+    h = 0.5 * x  # PyTorch's kernel: h * erf + h (+0.0 at -0.0 and where erf is -1)
+    return h * (x * _INV_SQRT_2).erf() + h
 
 
-_gelu = _activation("GeluBackward0", _gelu_fn)
+_gelu = _activation("GeluBackward0", _gelu_fn, kernel="GeluKernelImpl")
 
 
 def gelu(input, approximate="none"):
@@ -1529,7 +1541,7 @@ def gelu(input, approximate="none"):
     return _gelu(input, approximate)
 
 
-_silu = _activation("SiluBackward0", lambda x: x * x.sigmoid())
+_silu = _activation("SiluBackward0", lambda x: x * x.sigmoid(), kernel="silu_cpu")
 
 
 def silu(input, inplace=False):
@@ -1544,22 +1556,26 @@ def tanh(input):
     return input.tanh()
 
 
-_hardswish = _activation("HardswishBackward0", lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0)
+_hardswish = _activation("HardswishBackward0", lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
+                         kernel="hardswish_cpu")
 
 
 def hardswish(input, inplace=False):
     return _hardswish(input, inplace=inplace)
 
 
-_hardsigmoid = _activation("HardsigmoidBackward0", lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0)
+_hardsigmoid = _activation("HardsigmoidBackward0", lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0,
+                           kernel="hardsigmoid_cpu")
 
 
 def hardsigmoid(input, inplace=False):
     return _hardsigmoid(input, inplace=inplace)
 
 
-_elu = _activation("EluBackward0", lambda x, alpha, scale: _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * alpha) * scale
-                   if scale != 1 else _pw.where(x > 0, x, x.clamp_max(0.0).expm1() * alpha), inplace_name="EluBackward1")
+# x <= 0 takes expm1(x) * alpha (-0.0 stays -0.0); the gradients are formulas (autograd/derivatives.py)
+_elu = _activation("EluBackward0", lambda x, alpha, scale: _pw.where(x > 0, x, x.expm1() * alpha) * scale
+                   if scale != 1 else _pw.where(x > 0, x, x.expm1() * alpha), inplace_name="EluBackward1",
+                   kernel="elu_cpu")
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -1570,8 +1586,8 @@ def elu_(input, alpha=1.0):
     return elu(input, alpha, True)
 
 
-_celu = _activation("CeluBackward0", lambda x, alpha: _pw.where(x > 0, x, (x.clamp_max(0.0) / alpha).expm1() * alpha),
-                    inplace_name="CeluBackward1")
+_celu = _activation("CeluBackward0", lambda x, alpha: _pw.where(x > 0, x, (x / alpha).expm1() * alpha),
+                    inplace_name="CeluBackward1", kernel="elu_cpu")
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -1591,14 +1607,14 @@ def _softplus_fn(x, beta, threshold):
     return _pw.where(bx > threshold, x, soft)
 
 
-_softplus = _activation("SoftplusBackward0", _softplus_fn)
+_softplus = _activation("SoftplusBackward0", _softplus_fn, kernel="softplus_cpu")
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     return _softplus(input, beta, threshold)
 
 
-_mish = _activation("MishBackward0", lambda x: x * _softplus_fn(x, 1.0, 20.0).tanh())
+_mish = _activation("MishBackward0", lambda x: x * _softplus_fn(x, 1.0, 20.0).tanh(), kernel="mish_cpu")
 
 
 def mish(input, inplace=False):
@@ -1610,7 +1626,8 @@ def softsign(input):
 
 
 # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))
-_logsigmoid = _activation("LogSigmoidBackward0", lambda x: x.clamp_max(0.0) - (-x.abs()).exp().log1p())
+_logsigmoid = _activation("LogSigmoidBackward0", lambda x: x.clamp_max(0.0) - (-x.abs()).exp().log1p(),
+                          kernel="log_sigmoid_cpu")
 
 
 def logsigmoid(input):
@@ -1621,14 +1638,23 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+# PyTorch's kernel: x * 0 inside [-lambd, lambd] (-0.0 stays, NaN passes)
+_softshrink = _activation("SoftshrinkBackward0", lambda x, lambd: _pw.where(
+    x > lambd, x - lambd, _pw.where(x < -lambd, x + lambd, x * 0)), kernel="softshrink_check")
+
+
 def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, +inf) for input dtype {input.dtype}, but found {lambd}")
-    return _pw.where(input > lambd, input - lambd, _pw.where(input < -lambd, input + lambd, input * 0))
+    return _softshrink(input, lambd)
+
+
+_hardshrink = _activation("HardshrinkBackward0", lambda x, lambd: _pw.where((x >= -lambd) & (x <= lambd), 0.0, x),
+                          kernel="hardshrink_cpu")
 
 
 def hardshrink(input, lambd=0.5):
-    return _pw.where((input > lambd) | (input < -lambd), input, input * 0)
+    return _hardshrink(input, lambd)
 
 
 def glu(input, dim=-1):

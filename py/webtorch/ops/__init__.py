@@ -47,6 +47,7 @@ def bind_methods(Tensor, creation):
     for n in ("add", "mul", "and", "or", "xor"):  # commutative: PyTorch keeps self first (2 * x is mul(x, 2))
         setattr(Tensor, f"__r{n}__", getattr(Tensor, f"__{n}__"))
     Tensor.__rsub__ = lambda self, other: p.rsub(self, other)
+    Tensor.__rtruediv__ = lambda self, other: p.reciprocal(self) * other  # PyTorch's (a MulBackward0 node)
     inplace = {"add": M["add_"], "sub": M["sub_"], "mul": M["mul_"], "truediv": M["div_"],
                "floordiv": M["floor_divide_"], "mod": M["remainder_"], "pow": M["pow_"], "and": M["bitwise_and_"],
                "or": M["bitwise_or_"], "xor": M["bitwise_xor_"], "lshift": M["bitwise_left_shift_"],

@@ -50,6 +50,27 @@ def norm_dims(dim, ndim):
     return (wrap_dim(dim, ndim),)
 
 
+# PyTorch's checked conversion of a Python number to a dtype (c10::checked_convert): the C type
+# it names and the range an integer or a float value must lie in
+_C_TYPES = {"int64": ("int64_t", -2 ** 63, 2 ** 63 - 1), "int32": ("int", -2 ** 31, 2 ** 31 - 1),
+            "int16": ("int16_t", -2 ** 15, 2 ** 15 - 1), "int8": ("int8_t", -128, 127), "uint8": ("uint8_t", 0, 255),
+            "float16": ("c10::Half", -65504.0, 65504.0), "bfloat16": ("c10::BFloat16", -3.3895e38, 3.3895e38)}
+
+
+def scalar_to(v, dt):
+    """A Python number parameter of an op (alpha, beta, value, min_val, ...) as PyTorch converts it to
+    the op's dtype: truncated toward zero for an integer dtype (addmm(ints, alpha=1.5) scales by 1),
+    PyTorch's error where it does not fit the dtype (70000 for float16; NaN for integers)."""
+    if dt is _dtype.bool_ or isinstance(v, bool) or dt.name not in _C_TYPES:
+        return v
+    name, lo, hi = _C_TYPES[dt.name]
+    if isinstance(v, int) and dt.name == "uint8":
+        lo = -hi  # an integer wraps into uint8 from -255 on
+    if not (lo <= v <= hi or dt.kind == "f" and not math.isfinite(v)):
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return v if dt.kind == "f" else int(v)
+
+
 def float_of(dt):
     """The floating dtype ops like exp/div produce for dt."""
     return dt if dt.is_floating_point else _dtype.get_default_dtype()

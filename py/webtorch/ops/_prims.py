@@ -3,6 +3,9 @@
 Ops in `webtorch.ops` call these; these check devices, broadcast, allocate outputs and call
 the backend's primitive. Everything a backend must implement is in `backends/base.py`.
 """
+import math
+import struct
+
 from .. import _dtype
 from .._device import as_device, backend_for
 from .._tensor import Tensor, Storage
@@ -92,12 +95,29 @@ def bview(t, shape):
     return Strided(st.buf, tuple(shape), broadcast_strides(t, shape), t._offset, st.dtype.name)
 
 
-def _operand(a, shape, dev):
+def _half(v, cdtype):
+    """A number rounded to float16 / bfloat16 (through float32, as c10's conversions), inf where it overflows."""
+    try:
+        if cdtype == "float16":
+            return struct.unpack("<e", struct.pack("<e", float(v)))[0]
+        b = struct.unpack("<I", struct.pack("<f", float(v)))[0]
+    except (OverflowError, struct.error):
+        return math.inf if v > 0 else -math.inf
+    if v == v:  # round to nearest even on the upper 16 bits (NaN kept)
+        b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16 << 16
+    return struct.unpack("<f", struct.pack("<I", b & 0xFFFFFFFF))[0]
+
+
+def _operand(a, shape, dev, cdtype):
+    """A tensor's broadcast view, or a number: a Python number meets a float16/bfloat16 computation as
+    PyTorch's kernels take it, rounded to that dtype first (ops that keep it in float32 compute in float32)."""
     if isinstance(a, Tensor):
         d = a._storage.device
-        if d is not dev and d != dev:  # a 0-d cpu tensor used as a scalar on another device
-            return a.item()
-        return bview(a, shape)
+        if d is dev or d == dev:
+            return bview(a, shape)
+        a = a.item()  # a 0-d cpu tensor used as a scalar on another device
+    if cdtype in ("float16", "bfloat16") and type(a) in (float, int):
+        return _half(a, cdtype)
     return a
 
 
@@ -132,7 +152,7 @@ def ewise(op, args, cdtype, out_dtype, shape=None, device=None):
         shape = tuple(shape)  # a plain tuple: Size indexes through Python
     out = empty(shape, out_dtype, dev)
     if out._storage.numel:
-        out._backend.ewise(op, out._strided(), [_operand(a, shape, dev) for a in args], cdtype.name)
+        out._backend.ewise(op, out._strided(), [_operand(a, shape, dev, cdtype.name) for a in args], cdtype.name)
     return out
 
 
@@ -149,7 +169,7 @@ def ewise_into(op, out, args, cdtype):
                                    f"devices, {dev} and {a.device}!")
     shape = tuple(out._shape)  # a plain tuple: Size indexes through Python
     if _numel(shape):
-        out._backend.ewise(op, out._strided(), [_operand(a, shape, dev) for a in args], cdtype.name)
+        out._backend.ewise(op, out._strided(), [_operand(a, shape, dev, cdtype.name) for a in args], cdtype.name)
     out._storage.version += 1
     return out
 

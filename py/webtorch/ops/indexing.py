@@ -8,7 +8,7 @@ from .._tensor import Tensor
 from .._geometry import contiguous_strides
 from ..overrides import torch_function
 from ._common import (OUT_DTYPE, wrap_dim, recording, check_leaf_inplace, inplace_result, write_out, name_of,
-                      formula_node, fill_value)
+                      formula_node, fill_value, scalar_to)
 from .registry import register, register_method
 from .pointwise import where
 from . import shape as _shape
@@ -639,6 +639,7 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
                            f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     lin = _index_dim_offsets(input, dim, index, source, RuntimeError, "")
+    alpha = scalar_to(alpha, input.dtype)
     src = source if alpha == 1 else source * alpha
     return index_put_flat(input.contiguous(), lin, src, True).reshape(input.shape)
 

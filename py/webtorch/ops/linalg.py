@@ -4,7 +4,7 @@ from . import _prims
 from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
 from ..overrides import torch_function
-from ._common import OUT_DTYPE, recording, write_out, composite_op, wrap_dim, formula_node
+from ._common import OUT_DTYPE, recording, write_out, composite_op, wrap_dim, formula_node, scalar_to
 from .registry import register
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
@@ -254,6 +254,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
+    beta, alpha = scalar_to(beta, mat1.dtype), scalar_to(alpha, mat1.dtype)
     if mat1.dtype.is_floating_point and recording(input, mat1, mat2):
         return write_out(Addmm.apply(input, mat1, mat2, beta, alpha), out, exact=OUT_DTYPE)
     return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out, exact=OUT_DTYPE)
@@ -262,6 +263,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 @register
 @composite_op("AddmvBackward0")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
+    beta, alpha = scalar_to(beta, mat.dtype), scalar_to(alpha, mat.dtype)
     r = mv(mat, vec) * alpha
     return r + input * beta if beta != 0 else r
 
@@ -269,12 +271,14 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 @register
 @composite_op("BaddbmmBackward0")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    beta, alpha = scalar_to(beta, batch1.dtype), scalar_to(alpha, batch1.dtype)
     r = bmm(batch1, batch2) * alpha
     return r + input * beta if beta != 0 else r
 
 
 @register
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    beta, alpha = scalar_to(beta, batch1.dtype), scalar_to(alpha, batch1.dtype)
     r = bmm(batch1, batch2).sum(0) * alpha
     return r + input * beta if beta != 0 else r
 

@@ -15,7 +15,8 @@ from . import _prims
 from .._tensor import Tensor
 from ..overrides import torch_function
 from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
-                      name_of, composite_node, composite_op, check_tensor, formula_node, OUT_DTYPE_SAME)
+                      name_of, composite_node, composite_op, check_tensor, formula_node, OUT_DTYPE_SAME,
+                      scalar_to)
 from .registry import register, register_method, routed, ELEMENTWISE, Decl, METHODS
 from ..autograd.derivatives import DERIVATIVES
 
@@ -38,10 +39,14 @@ def _bind_params(op, params, args, kwargs):
 
 def _unary_kernel(op, ref, x, cdt, odt, pvals):
     """The decomposed op(x) computed in cdt, out in odt: the backend's own kernel where it has one
-    (`Backend.fast_paths`), else the reference decomposition."""
+    (`Backend.fast_paths`), else the reference decomposition, float16/bfloat16 computed in float32 and
+    rounded once, as PyTorch's kernels compute (opmath: sinc(f16 -1.0) is -0.0, not pi's rounding)."""
     if op in x._storage.backend.fast_paths:
         return _prims.ewise(op, [x], cdt, odt, shape=x._shape)
-    return ref(x if x.dtype is cdt else x.to(cdt), *pvals)
+    if cdt.kind == "f" and cdt.itemsize == 2:
+        cdt = _dtype.float32
+    r = ref(x if x.dtype is cdt else x.to(cdt), *pvals)
+    return r if r.dtype is odt else r.to(odt)
 
 
 def elementwise_node(node, ref, params=(), op=None):
@@ -299,7 +304,7 @@ signbit = unary("signbit", "bool", inplace=False)  # a primitive: no arithmetic 
 sign = unary("sign", "same", "SignBackward0", ref=_sign, inplace="method")
 rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: _prims.ewise("div", [1, _prim("sqrt", x)], x.dtype,
                                                                                   x.dtype))
-reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: 1 / x)
+reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: div(1, x))
 sigmoid = unary("sigmoid", "float", "SigmoidBackward0", ref=lambda x: 1 / (1 + (-x).exp()))
 logit = unary("logit", "float", "LogitBackward0", ref=_logit, params={"eps": None})
 sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
@@ -320,6 +325,13 @@ bitwise_not = unary("bitwise_not", "same", inplace="method")
 # ------------------------------------------------------------------------------------------
 # binary ops. Rules: 'arith' result_type; 'div' integers become float; 'cmp' bool out computed in
 # result_type; 'logical' bool out; 'int' integer only; 'float' floating only; 'same' one dtype
+# PyTorch's CPU kernels of these keep a Python number second operand in float32 where the tensor is
+# float16/bfloat16 (original_scalar_value<opmath_t>): f16 * 70000.0 is computed in float32 (-0.549 ->
+# -38432), not with 70000 rounded to float16 first (inf). The other ops round the number to the
+# tensor's dtype first (remainder(f16 1.0, 0.1) is 2.44e-4, with 0.1 as float16 0.09998).
+_OPMATH_SCALAR = ("mul", "div", "floor_divide")
+
+
 def _binary_dtypes(op, rule, a, b):
     """(compute dtype, out dtype) for a binary op, with PyTorch's errors."""
     if rule == "same":  # both operands Tensors of one dtype
@@ -327,11 +339,13 @@ def _binary_dtypes(op, rule, a, b):
             raise RuntimeError(f"{op} is not yet implemented for tensors with different dtypes.")
         return a.dtype, a.dtype
     rt = _dtype.result_type(a, b)
-    if rule == "arith":
-        return rt, rt
     if rule == "div":
-        ft = float_of(rt)
-        return ft, ft
+        rt = float_of(rt)
+    if rule in ("arith", "div"):
+        if op in _OPMATH_SCALAR and rt.itemsize == 2 and rt.kind == "f" and isinstance(b, (int, float)) and \
+                not isinstance(b, bool):
+            return _dtype.float32, rt
+        return rt, rt
     if rule == "cmp":
         return rt, bool_
     if rule == "logical":
@@ -477,14 +491,34 @@ def _logical(op):
 
 
 def _hypot(a, b, cdt):
-    r = (a * a + b * b).sqrt()
-    return where(a.isinf() | b.isinf(), math.inf, r)     # hypot(inf, nan) is inf
+    # as std::hypot: m sqrt(1 + (s / m)^2), m the larger magnitude, so no square overflows (3e38) or
+    # underflows (1e-4 in float16); float16/bfloat16 computed in float32, as PyTorch's
+    dt = _dtype.float32 if cdt.itemsize == 2 else cdt
+    a, b = a.to(dt).abs(), b.to(dt).abs()
+    m = maximum(a, b)
+    q = minimum(a, b) / where(m == 0, 1.0, m)
+    r = where(a.isinf() | b.isinf(), math.inf, m * (q * q + 1).sqrt())  # hypot(inf, nan) is inf
+    return r if dt is cdt else r.to(cdt)
 
 
 def _logaddexp2(a, b, cdt):
     # PyTorch's kernel: log2(2^a + 2^b) = max + log2(1 + 2^-|a - b|), and a where a == b = +-inf
     m = maximum(a, b)
     return where(a.isinf() & (a == b), a, m + (-(a - b).abs()).exp2().log1p() / math.log(2.0))
+
+
+def _logaddexp(a, b, cdt):
+    # PyTorch's kernel: max + log1p(exp(-|a - b|)), and a where a == b = +-inf (inf - inf would be NaN)
+    return where(a.isinf() & (a == b), a, maximum(a, b) + (-(a - b).abs()).exp().log1p())
+
+
+def _xlogy(a, b, cdt):
+    # PyTorch's kernel: NaN where y is NaN, 0 where x is 0, x log(y) elsewhere; a number operand as a
+    # 0-d tensor of the compute dtype (log(-1.0) is NaN)
+    t = a if isinstance(a, Tensor) else b
+    a, b = (v if isinstance(v, Tensor) else _prims.ewise("copy", [v], cdt, cdt, shape=(), device=t.device)
+            for v in (a, b))
+    return where(b.isnan(), math.nan, where(a == 0, 0.0, a * b.log()))
 
 
 def _copysign(a, b, cdt):
@@ -521,6 +555,8 @@ bitwise_or = binary("bitwise_or", "int", scalar_self=True)
 bitwise_xor = binary("bitwise_xor", "int", scalar_self=True)
 hypot = binary("hypot", "float", "HypotBackward0", ref=_hypot, tensor_other=True)
 logaddexp2 = binary("logaddexp2", "float", "Logaddexp2Backward0", ref=_logaddexp2, tensor_other=True, inplace=False)
+logaddexp = binary("logaddexp", "float", "LogaddexpBackward0", ref=_logaddexp, tensor_other=True, inplace=False)
+xlogy = binary("xlogy", "div", "XlogyBackward0", ref=_xlogy, scalar_node="XlogyBackward2", scalar_self=True)
 copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_node="CopysignBackward1")
 ldexp = binary("ldexp", "div", "LdexpBackward0", ref=lambda a, b, cdt: a.to(cdt) * b.to(cdt).exp2(), tensor_other=True)
 heaviside = binary("heaviside", "same", "NotImplemented(heaviside)", tensor_other=True,
@@ -562,6 +598,7 @@ def _add_dtype(opname, a, b, alpha):
                                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     if isinstance(alpha, float) and not cdt.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    scalar_to(alpha, cdt)  # PyTorch's range check (70000 for float16)
     return cdt
 
 
@@ -690,6 +727,7 @@ def pow(input, exponent, *, out=None):
         r = PowTensor.apply(input, exponent, dt) if dt.is_floating_point and recording(input, exponent) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
     elif isinstance(input, Tensor):
+        scalar_to(exponent, dt)  # PyTorch's range check (float16 ** 70000.0 raises)
         r = PowScalar.apply(input, exponent, dt) if dt.is_floating_point and recording(input) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
     else:
@@ -742,11 +780,14 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 def _clamp_kernel(x, lo, hi, dt):
+    # PyTorch's clamp: x itself where it equals a bound (relu6(-0.0) is -0.0), NaN from x or a NaN bound
     r = x
     if lo is not None:
-        r = _prims.ewise("maximum", [r, lo], dt, dt)
+        r = _prims.ewise("maximum", [r, lo], dt, dt) if lo != lo else \
+            _prims.ewise("where", [_prims.ewise("lt", [r, lo], dt, bool_), lo, r], dt, dt)
     if hi is not None:
-        r = _prims.ewise("minimum", [r, hi], dt, dt)
+        r = _prims.ewise("minimum", [r, hi], dt, dt) if hi != hi else \
+            _prims.ewise("where", [_prims.ewise("lt", [hi, r], dt, bool_), hi, r], dt, dt)
     return r if r is not x else _prims.ewise("copy", [x], dt, dt)
 
 
@@ -765,6 +806,7 @@ def clamp(input, min=None, max=None, *, out=None):
             r = minimum(r, max)
         return write_out(r, out, input, min, max, full_overlap_ok=True, exact=OUT_DTYPE_SAME)
     dt = _dtype.result_type(input, *(v for v in (min, max) if v is not None))
+    min, max = (None if v is None else scalar_to(v, dt) for v in (min, max))  # noqa: A001 (PyTorch's names)
     if dt.is_floating_point and recording(input):
         r = Clamp.apply(input, min, max, dt)
     else:
@@ -818,36 +860,33 @@ def lerp(input, end, weight):
     return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).call(input, end, weight)
 
 
+def _addc(input, tensor1, tensor2, value, op):
+    """input + value * tensor1 (op) tensor2 as PyTorch's kernel: value truncated for integers; float16 /
+    bfloat16 computed in float32 with value unrounded, the result rounded once."""
+    dt = _dtype.result_type(input, tensor1, tensor2)
+    if not dt.is_floating_point:
+        value = scalar_to(value, dt)
+    elif dt.itemsize == 2:
+        input, tensor1, tensor2 = (t.float() for t in (input, tensor1, tensor2))
+    r = input + op(value * tensor1, tensor2)
+    return r if r.dtype is dt else r.to(dt)
+
+
 @register
 @composite_op("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 * tensor2
+    return _addc(input, tensor1, tensor2, value, mul)
 
 
 @register
 @composite_op("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 / tensor2
+    return _addc(input, tensor1, tensor2, value, div)
 
 
 @register
 def sgn(input):
     return sign(input)
-
-
-@register
-@composite_op("XlogyBackward0")
-def xlogy(input, other):
-    return where(input == 0, 0.0, input * log(other) if isinstance(other, Tensor) else input * math.log(other))
-
-
-@register
-@composite_op("LogaddexpBackward0")
-def logaddexp(input, other):
-    check_tensor("logaddexp", input)
-    check_tensor("logaddexp", other, "other", 2)
-    m = maximum(input, other)
-    return m + ((input - m).exp() + (other - m).exp()).log()
 
 
 @register

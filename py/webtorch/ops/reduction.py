@@ -72,11 +72,20 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return write_out(r, out)
 
 
+def _nansum_kernel(x, dims, keepdim, dt):
+    return _prims.reduce("sum", where(x.isnan(), 0.0, x), dims, keepdim, dt)
+
+
+Nansum = formula_node("NansumBackward0", _nansum_kernel, ("x", "dims", "keepdim", "dtype"))
+
+
 @register
-@composite_op("NansumBackward0")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    return sum(input.nan_to_num(0.0, math.inf, -math.inf) if input.is_floating_point() else input,
-               dim, keepdim, dtype=dtype)
+    if not input.is_floating_point():
+        return sum(input, dim, keepdim, dtype=dtype)
+    x = input if dtype is None or dtype is input.dtype else input.to(dtype)
+    args = (x, norm_dims(dim, x.dim()), keepdim, x.dtype)
+    return Nansum.apply(*args) if recording(x) else _nansum_kernel(*args)
 
 
 @register_method
@@ -326,19 +335,28 @@ def _correction(unbiased, correction):
     return 1 if unbiased else 0
 
 
-def _var_kernel(x, dims, c, keepdim):
-    m = _prims.reduce("sum", x, dims, True, x.dtype)
+def _var_std(x, dims, c, keepdim, root):
+    """var (root False) or std: two passes, on cpu in float64 as PyTorch's CPU kernel accumulates in
+    double (std of [3e38, -3e38, 1e38] is 3.06e38 in float32, its variance's float32 square inf)."""
+    out = x.dtype
+    dt = _dtype.float64 if x.device.type == "cpu" else out
+    m = _prims.reduce("sum", x, dims, True, dt)
     n = _numel([x.shape[d] for d in dims])
-    m = _prims.ewise("div", [m, n if n else math.nan], x.dtype, x.dtype)
-    xc = _prims.ewise("sub", [x, m], x.dtype, x.dtype)
-    sq = _prims.ewise("mul", [xc, xc], x.dtype, x.dtype)
-    s = _prims.reduce("sum", sq, dims, keepdim, x.dtype)
+    m = _prims.ewise("div", [m, n if n else math.nan], dt, dt)
+    xc = _prims.ewise("sub", [x, m], dt, dt)
+    sq = _prims.ewise("mul", [xc, xc], dt, dt)
+    s = _prims.reduce("sum", sq, dims, keepdim, dt)
     denom = n - c
-    return _prims.ewise("div", [s, denom if denom > 0 else 0.0], x.dtype, x.dtype)
+    r = _prims.ewise("div", [s, denom if denom > 0 else 0.0], dt, dt)
+    return _prims.ewise("sqrt" if root else "copy", [r], dt, out)
+
+
+def _var_kernel(x, dims, c, keepdim):
+    return _var_std(x, dims, c, keepdim, False)
 
 
 def _std_kernel(x, dims, c, keepdim):
-    return _prims.ewise("sqrt", [_var_kernel(x, dims, c, keepdim)], x.dtype, x.dtype)
+    return _var_std(x, dims, c, keepdim, True)
 
 
 Var = formula_node("VarBackward0", _var_kernel, ("x", "dims", "correction", "keepdim"))
@@ -512,7 +530,9 @@ cummin = register(_make_cum("cummin", Cummin))
 def logcumsumexp(input, dim):
     d = wrap_dim(dim, input.dim())
     x = input.detach()
-    m = amax(where(x.isnan(), -math.inf, x), d, keepdim=True)      # a NaN spoils only what follows it
+    # the largest finite value (0 where none): an inf or NaN spoils only what follows it, and a huge
+    # finite value before an inf does not overflow (logcumsumexp([3e38, inf]) is [3e38, inf])
+    m = amax(where(x.isfinite(), x, -math.inf), d, keepdim=True)
     m = where(m.isinf(), 0.0, m)
     return (input - m).exp().cumsum(d).log() + m
 

@@ -1163,7 +1163,7 @@ def _tri_impl(input, diagonal, lower):
     r, c = input.shape[-2], input.shape[-1]
     diff = arange(c, device=input.device).unsqueeze(0) - arange(r, device=input.device).unsqueeze(1)
     mask = diff <= diagonal if lower else diff >= diagonal
-    return where(mask, input, 0)
+    return where(mask, input, False)  # False keeps every dtype (0 would make bool int64)
 
 
 _Tril = composite_node("TrilBackward0", _tri_impl)
