@@ -14,6 +14,85 @@ fn winf() -> f32 { var u = 0x7f800000u; return bitcast<f32>(u); }
 fn wsign(x: f32) -> f32 {   // PyTorch: sign(nan) = 0, sign(-0.0) = +0 (branches gave -0.0 on lavapipe)
   return f32(x > 0.0) - f32(x < 0.0);
 }
+// subnormals: lavapipe's exp/exp2 flush subnormal results to 0 and log/log2 read subnormal
+// arguments as 0 (or as the smallest normal); these scale them into the normal range
+fn wexp(x: f32) -> f32 {
+  if (x < -87.0) { return exp(x + 44.3614195558365) * 5.421010862427522e-20; }   // 2^-64
+  return exp(x);
+}
+fn wexp2(x: f32) -> f32 {
+  if (x < -125.0) { return exp2(x + 64.0) * 5.421010862427522e-20; }
+  return exp2(x);
+}
+fn wlog2(x: f32) -> f32 {   // a positive subnormal is its significand m times 2^-149, exactly
+  let u = bitcast<u32>(x);
+  if (u != 0u && u < 0x00800000u) { return log2(f32(u)) - 149.0; }
+  return log2(x);
+}
+fn wlog(x: f32) -> f32 {
+  let u = bitcast<u32>(x);
+  if (u != 0u && u < 0x00800000u) { return log(f32(u)) - 103.27892990343185; }
+  return log(x);
+}
+// sin/cos/tan: the builtins keep ~1e-7 up to |x| ~ 1e6 and return garbage past it; from 2^16 on,
+// x is reduced exactly by the bits of 2/pi (Payne-Hanek): x * 2/pi = q + f (mod 4), |f| <= 1/2
+fn wmul64(a: u32, b: u32) -> vec2<u32> {   // (high, low) words of a * b
+  let p00 = (a & 0xffffu) * (b & 0xffffu);
+  let p01 = (a & 0xffffu) * (b >> 16u);
+  let p10 = (a >> 16u) * (b & 0xffffu);
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((a >> 16u) * (b >> 16u) + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u),
+                   (p00 & 0xffffu) | (mid << 16u));
+}
+struct WRed { r: f32, q: u32 }
+fn wrempio2(x: f32) -> WRed {   // |x| >= 2^16, finite: r = f * pi/2 and the quadrant q
+  var t = array<u32, 9>(0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u,
+                        0x3c439041u, 0xfe5163abu, 0xdebbc561u);   // 0, then the bits of 2/pi
+  let u = bitcast<u32>(x) & 0x7fffffffu;
+  let m = (u & 0x7fffffu) | 0x800000u;                 // |x| = m * 2^(e - 150)
+  let g = (u >> 23u) - 120u;                           // the first bit of 2/pi that counts mod 4
+  let j = g >> 5u;
+  let sh = g & 31u;
+  var w: array<u32, 3>;
+  for (var k = 0u; k < 3u; k = k + 1u) {
+    w[k] = select(t[j + k], (t[j + k] << sh) | (t[j + k + 1u] >> (32u - sh)), sh != 0u);
+  }
+  let a = wmul64(m, w[0]);
+  let b = wmul64(m, w[1]);
+  let c = wmul64(m, w[2]);
+  var r1 = c.x + b.y;
+  var r2 = b.x + a.y + select(0u, 1u, r1 < b.y);       // bits 64..95 of m * w: q, then f
+  var q = r2 >> 30u;
+  r2 = r2 & 0x3fffffffu;
+  let neg = (r2 & 0x20000000u) != 0u;
+  if (neg) { r2 = ~r2 & 0x3fffffffu; r1 = ~r1; q = q + 1u; }   // f - 1 (to 2^-94)
+  let f = f32(r2) * 9.313225746154785e-10 + f32(r1) * 2.168404344971009e-19;
+  let r = f * 1.5707963267948966;
+  return WRed(select(r, -r, neg), q & 3u);
+}
+fn wsin(x: f32) -> f32 {
+  if (!wisfinite(x)) { return wnan(); }
+  if (abs(x) < 65536.0) { return sin(x); }
+  let d = wrempio2(x);
+  var v = select(sin(d.r), cos(d.r), (d.q & 1u) != 0u);
+  v = select(v, -v, d.q >= 2u);
+  return select(v, -v, x < 0.0);
+}
+fn wcos(x: f32) -> f32 {
+  if (!wisfinite(x)) { return wnan(); }
+  if (abs(x) < 65536.0) { return cos(x); }
+  let d = wrempio2(x);
+  let v = select(cos(d.r), sin(d.r), (d.q & 1u) != 0u);
+  return select(v, -v, d.q == 1u || d.q == 2u);
+}
+fn wtan(x: f32) -> f32 {
+  if (!wisfinite(x)) { return wnan(); }
+  if (abs(x) < 65536.0) { return tan(x); }
+  let d = wrempio2(x);
+  let t = tan(d.r);
+  let v = select(t, -1.0 / t, (d.q & 1u) != 0u);
+  return select(v, -v, x < 0.0);
+}
 fn wexpm1(x: f32) -> f32 {
   if (abs(x) < 1e-5) { return x * (1.0 + 0.5 * x); }   // (keeps -0.0)
   if (x > 88.7) { return winf(); }
@@ -130,8 +209,9 @@ fn wpow(a: f32, b: f32) -> f32 {
 }
 fn wmaximum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return max(a, b); }
 fn wminimum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return min(a, b); }
-fn wfmax(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return max(a, b); }
-fn wfmin(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return min(a, b); }
+// fmax/fmin of equal values (0.0 and -0.0) give a, as PyTorch's
+fn wfmax(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return select(b, a, a >= b); }
+fn wfmin(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return select(b, a, a <= b); }
 // C's exact fmod (WGSL's float `%` is a - b * trunc(a / b), which rounds): on the bits, |a|'s
 // significand reduced by |b|'s shifted left one exponent step at a time (at most 277 steps), each
 // subtraction exact; the result keeps a's sign, fmod(a, 0) = fmod(inf, b) = NaN, fmod(a, inf) = a
@@ -225,7 +305,10 @@ fn wacos(x: f32) -> f32 {
   if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }
   return watan2(sqrt((1.0 - x) * (1.0 + x)), x);
 }
-fn watan(x: f32) -> f32 { if (wisnan(x) || x == 0.0) { return x; } return atan(x); }   // lavapipe: atan(NaN), atan(-0.0)
+fn watan(x: f32) -> f32 {   // lavapipe: atan(NaN), atan(-0.0), subnormals
+  if (wisnan(x) || abs(x) < 1e-5) { return x; }
+  return atan(x);
+}
 fn watan2(y: f32, x: f32) -> f32 {   // atan2(±0, ±0) is undefined in WGSL; IEEE/PyTorch values
   if (y == 0.0 && x == 0.0) {
     let r = select(0.0, 3.141592653589793, wsignbit(x));

@@ -48,6 +48,13 @@ MAX_NODES = 64
 _DUMMY = ("a", "b", "c")
 
 
+def _opaque(v, ct, mask):
+    """v ^ mask (a runtime zero) in compute type ct"""
+    if ct == "f32":
+        return f"bitcast<f32>(bitcast<u32>({v}) ^ {mask})"
+    return f"({v} ^ bitcast<i32>({mask}))" if ct == "i32" else f"({v} ^ {mask})"
+
+
 class Epilogue:
     """A pending group's element-wise tail, applied by a matmul kernel at its store: `source(
     bbase, pbase)` is WGSL declaring `bufs` at bindings bbase.. and `fn epilogue(i: u32, mm: f32)`
@@ -334,14 +341,13 @@ class Fusion:
                     args.append(f"bitcast<{CT[want]}>(P[{sc}u])" if CT[want] != "u32" else f"P[{sc}u]")
                     sc += 1
                     continue
-                v = conv(f"l{a[1]}", leaves[a[1]].dtype, want) if a[0] == "l" else conv(f"v{a[1]}", dts[a[1]], want)
-                if k and CT[want] == "f32":
-                    # Shader compilers assume finite floats (WGSL allows it) and fold x - x,
-                    # x + (-x) and (x + y) - y; a value the compiler cannot see through (a
-                    # runtime zero word masked by a constant distinct per use) keeps NaN/inf
-                    uses += 1
-                    v = f"bitcast<f32>(bitcast<u32>({v}) ^ (P[{zero}u] & {uses}u))"
-                args.append(v)
+                src, sdt = (f"l{a[1]}", leaves[a[1]].dtype) if a[0] == "l" else (f"v{a[1]}", dts[a[1]])
+                # Shader compilers assume finite floats (WGSL allows it) and fold x - x,
+                # (x + y) - y, log(exp(x)) and f32(i32(x)) (a trunc that keeps -0.0): every use
+                # reads a value the compiler cannot see through (a runtime zero word masked by
+                # a constant distinct per use), so each op computes as its own kernel would
+                uses += 1
+                args.append(conv(_opaque(src, CT[sdt], f"(P[{zero}u] & {uses}u)"), sdt, want))
             expr, rdt = ewise_expr(op, cdtype, args)
             v = conv(expr, rdt, odt)
             if odt == "float16":                 # as if stored to f16 and loaded back
