@@ -104,6 +104,8 @@ def conv(v, src, dst):
         if src in ("bool", "uint8"):
             return v
         return f"(u32(i32({v})) & 255u)" if cs == "f32" else f"(u32({v}) & 255u)"
+    if dst == "float16" and src != "float16":      # computes in f32 on float16's values
+        return f"f32(f16({v if cs == 'f32' else f'f32({v})'}))"
     return v if cs == cd else f"{cd}({v})"
 
 
