@@ -472,7 +472,11 @@ def _logical(op):
 
 
 def _hypot(a, b, cdt):
-    r = (a * a + b * b).sqrt()
+    # scaled by the larger magnitude m: a * a + b * b overflows (3e38) or underflows (1e-30)
+    a, b = a.abs(), b.abs()
+    m, s = maximum(a, b), minimum(a, b)
+    q = s / m
+    r = where(m == 0, 0.0, m * (q * q + 1).sqrt())
     return where(a.isinf() | b.isinf(), math.inf, r)     # hypot(inf, nan) is inf
 
 
@@ -656,6 +660,16 @@ def divide(input, other, *, rounding_mode=None, out=None):
     return write_out(r, out)
 
 
+_div_ = METHODS["div_"]
+
+
+def div_(self, other, *, rounding_mode=None):
+    return _div_(self, other) if rounding_mode is None else _div_rounding_(self, other, rounding_mode=rounding_mode)
+
+
+register_method(div_, "div_", "divide_")
+
+
 # ---- pow -------------------------------------------------------------------------------------
 def _pow_kernel(a, b, dt):
     return _prims.ewise("pow", [a, b], dt, dt)
@@ -832,7 +846,30 @@ def sgn(input):
 @register
 @composite_op("XlogyBackward0")
 def xlogy(input, other):
-    return where(input == 0, 0.0, input * log(other) if isinstance(other, Tensor) else input * math.log(other))
+    if not isinstance(other, Tensor):     # log of a Python number as PyTorch's: -inf at 0, NaN below
+        return where(input == 0, 0.0, input * (math.log(other) if other > 0 else -math.inf if other == 0 else math.nan))
+    return where(input == 0, 0.0, input * log(other))
+
+
+def _inplace(fn):
+    """`self.<fn>_(...)`: fn(self, ...) written into self, as PyTorch's in-place ops (a result
+    broadcast past self's shape or of a dtype self cannot hold raises)."""
+    def in_place(self, *args, **kwargs):
+        check_leaf_inplace(self)
+        r = fn(self.clone() if recording(self, *args, *kwargs.values()) else self, *args, **kwargs)
+        if tuple(r.shape) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(r.shape)}")
+        return inplace_result(self, r)
+    in_place.__name__ = fn.__name__ + "_"
+    return in_place
+
+
+register(_inplace(clamp_min), "clamp_min_")
+register(_inplace(clamp_max), "clamp_max_")
+for _f in (lerp, addcmul, addcdiv):
+    register_method(_inplace(_f), _f.__name__ + "_")
+_div_rounding_ = _inplace(divide)
 
 
 @register
