@@ -136,7 +136,6 @@ class WebGPUBackend(Primitives, Backend):
         return GPUBuffer(self.alloc, h, size, numel, dtype)
 
     def _encode(self, values, dtype):
-        n = len(values)
         if _np is not None and isinstance(values, _np.ndarray):
             a = values.reshape(-1)
             if dtype == "int64" and a.size and a.dtype.kind in "iu":
