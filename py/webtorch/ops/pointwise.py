@@ -846,9 +846,13 @@ def sgn(input):
 @register
 @composite_op("XlogyBackward0")
 def xlogy(input, other):
-    if not isinstance(other, Tensor):     # log of a Python number as PyTorch's: -inf at 0, NaN below
+    # 0 where input is 0, unless other is NaN; the log of a Python number as PyTorch's (-inf at
+    # 0, NaN below; math.log raised)
+    if not isinstance(other, Tensor):
+        if math.isnan(other):
+            return input * math.nan
         return where(input == 0, 0.0, input * (math.log(other) if other > 0 else -math.inf if other == 0 else math.nan))
-    return where(input == 0, 0.0, input * log(other))
+    return where((input == 0) & ~other.isnan(), 0.0, input * log(other))
 
 
 def _inplace(fn):
