@@ -24,15 +24,43 @@ fn wexp2(x: f32) -> f32 {
   if (x < -125.0) { return exp2(x + 64.0) * 5.421010862427522e-20; }
   return exp2(x);
 }
-fn wlog2(x: f32) -> f32 {   // a positive subnormal is its significand m times 2^-149, exactly
+// log: lavapipe's builtin has an absolute error ~1e-7 near 1 (relative 4e-5 at log(0.9976); expm1,
+// log1p, tanh, sinh, asinh, atanh build on it) and reads subnormals as 0. Here x = 2^e * m with
+// m in [sqrt(1/2), sqrt(2)) (a subnormal's significand is an exact integer first), log(m) =
+// 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, by its series: about 1 ulp
+fn wlogm(x: f32) -> vec2<f32> {   // (e, log(m)) of a finite x > 0
+  var b = bitcast<u32>(x);
+  var e = -126;
+  if (b < 0x00800000u) { b = bitcast<u32>(f32(b)); e = -275; }   // x = b * 2^-149
+  var m = bitcast<f32>((b & 0x007fffffu) | 0x3f000000u);          // [0.5, 1)
+  e = e + i32(b >> 23u);
+  if (m < 0.7071067811865476) { m = m * 2.0; e = e - 1; }
+  return vec2<f32>(f32(e), watanh2((m - 1.0) / (m + 1.0)));
+}
+fn watanh2(s: f32) -> f32 {   // 2 atanh(s) = log((1 + s) / (1 - s)) for |s| <= 0.25, to s^13
+  let s2 = s * s;
+  return 2.0 * s + 2.0 * s * (s2 * (0.3333333333333333 + s2 * (0.2 + s2 * (0.14285714285714285 + s2 *
+         (0.1111111111111111 + s2 * 0.09090909090909091)))));
+}
+fn wlogspecial(x: f32) -> bool {   // x <= 0, inf or NaN (by the bits: compilers may assume finite)
   let u = bitcast<u32>(x);
-  if (u != 0u && u < 0x00800000u) { return log2(f32(u)) - 149.0; }
-  return log2(x);
+  return u == 0u || u >= 0x7f800000u;
+}
+fn wlogof(x: f32) -> f32 {   // log, log2 of those: -inf at +-0, NaN below 0 and for NaN, inf at inf
+  let u = bitcast<u32>(x);
+  if ((u & 0x7fffffffu) == 0u) { return -winf(); }
+  if (u == 0x7f800000u) { return x; }
+  return wnan();
 }
 fn wlog(x: f32) -> f32 {
-  let u = bitcast<u32>(x);
-  if (u != 0u && u < 0x00800000u) { return log(f32(u)) - 103.27892990343185; }
-  return log(x);
+  if (wlogspecial(x)) { return wlogof(x); }
+  let p = wlogm(x);
+  return p.x * 0.693145751953125 + (p.y + p.x * 1.428606765330187e-06);   // ln 2 in two parts
+}
+fn wlog2(x: f32) -> f32 {
+  if (wlogspecial(x)) { return wlogof(x); }
+  let p = wlogm(x);
+  return p.x + p.y * 1.4426950408889634;
 }
 // sin/cos/tan: the builtins keep ~1e-7 up to |x| ~ 1e6 and return garbage past it; from 2^16 on,
 // x is reduced exactly by the bits of 2/pi (Payne-Hanek): x * 2/pi = q + f (mod 4), |f| <= 1/2
@@ -101,13 +129,12 @@ fn wexpm1(x: f32) -> f32 {
   let um1 = u - 1.0;
   if (um1 == -1.0) { return -1.0; }
   if (abs(x) > 1.0) { return um1; }
-  return um1 * x / log(u);
+  return um1 * x / wlog(u);
 }
-fn wlog1p(x: f32) -> f32 {
-  let u = 1.0 + x;
-  if (u == 1.0) { return x; }
-  if (abs(x) > 0.5 || wisinf(x)) { return log(u); }
-  return log(u) * x / (u - 1.0);
+fn wlog1p(x: f32) -> f32 {   // log(1 + x) = 2 atanh(x / (2 + x)): no rounding of 1 + x near 0
+  if (abs(x) < 1e-8) { return x; }       // (x / 2 would round a subnormal x)
+  if (abs(x) < 0.4) { return watanh2(x / (2.0 + x)); }
+  return wlog(1.0 + x);
 }
 fn wtanh(x: f32) -> f32 {
   if (wisnan(x)) { return x; }   // clamp() below may turn NaN into a bound
@@ -122,15 +149,16 @@ fn wcosh(x: f32) -> f32 { return 0.5 * (exp(x) + exp(-x)); }
 fn wasinh(x: f32) -> f32 {
   let a = abs(x);
   var r: f32;
-  if (a > 1e18) { r = log(a) + 0.6931471805599453; }
+  if (a > 1e18) { r = wlog(a) + 0.6931471805599453; }
   else { r = wlog1p(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
   return select(r, -r, wsignbit(x));
 }
 fn wacosh(x: f32) -> f32 {
-  if (x > 1e18) { return log(x) + 0.6931471805599453; }
-  return log(x + sqrt((x - 1.0) * (x + 1.0)));
+  if (x > 1e18) { return wlog(x) + 0.6931471805599453; }
+  let t = x - 1.0;   // acosh(x) = log1p(t + sqrt(t (t + 2))): no cancellation near 1
+  return wlog1p(t + sqrt(t * (t + 2.0)));
 }
-fn watanh(x: f32) -> f32 { return 0.5 * wlog1p(2.0 * x / (1.0 - x)); }
+fn watanh(x: f32) -> f32 { return 0.5 * (wlog1p(x) - wlog1p(-x)); }   // (1 + x, 1 - x exact near +-1)
 fn wsigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
 
 fn werfc_pos(z: f32) -> f32 {

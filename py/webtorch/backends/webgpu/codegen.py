@@ -125,7 +125,7 @@ def norm(v, dt):
 _F_UN = {
     "copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "wsign({0})", "exp": "wexp({0})",
     "exp2": "wexp2({0})", "expm1": "wexpm1({0})", "log": "wlog({0})", "log2": "wlog2({0})",
-    "log10": "(wlog2({0}) * 0.3010299956639812)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
+    "log10": "(wlog({0}) * 0.4342944819032518)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
     "sin": "wsin({0})", "cos": "wcos({0})",
     "tan": "wtan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
     "sinh": "wsinh({0})", "cosh": "wcosh({0})", "tanh": "wtanh({0})", "asinh": "wasinh({0})",
