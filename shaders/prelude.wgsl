@@ -16,9 +16,15 @@ fn wsign(x: f32) -> f32 {   // PyTorch: sign(nan) = 0, sign(-0.0) = +0 (branches
 }
 // subnormals: lavapipe's exp/exp2 flush subnormal results to 0 and log/log2 read subnormal
 // arguments as 0 (or as the smallest normal); these scale them into the normal range
-fn wexp(x: f32) -> f32 {
-  if (x < -87.0) { return exp(x + 44.3614195558365) * 5.421010862427522e-20; }   // 2^-64
-  return exp(x);
+fn wexp(x: f32) -> f32 {   // exp(r) 2^k, |r| <= ln(2)/2 (the builtin's error grows with |x|: 64 ulps at 88)
+  if (wisnan(x)) { return x; }
+  if (x > 89.0) { return winf(); }
+  if (x < -104.0) { return 0.0; }
+  let k = round(x * 1.4426950408889634);
+  let r = (x - k * 0.693145751953125) - k * 1.428606765330187e-06;   // ln 2 in two parts: exact
+  let ki = i32(k);
+  let k1 = ki / 2;       // 2^k as two normal factors: the last product rounds once, subnormal or inf
+  return exp(r) * bitcast<f32>(u32(k1 + 127) << 23u) * bitcast<f32>(u32(ki - k1 + 127) << 23u);
 }
 fn wexp2(x: f32) -> f32 {
   if (x < -125.0) { return exp2(x + 64.0) * 5.421010862427522e-20; }
@@ -124,7 +130,7 @@ fn wtan(x: f32) -> f32 {
 fn wexpm1(x: f32) -> f32 {
   if (abs(x) < 1e-5) { return x * (1.0 + 0.5 * x); }   // (keeps -0.0)
   if (x > 88.7) { return winf(); }
-  let u = exp(x);
+  let u = wexp(x);
   if (u == 1.0) { return x; }
   let um1 = u - 1.0;
   if (um1 == -1.0) { return -1.0; }
@@ -143,9 +149,9 @@ fn wtanh(x: f32) -> f32 {
 }
 fn wsinh(x: f32) -> f32 {
   if (abs(x) < 1.0) { return 0.5 * (wexpm1(x) - wexpm1(-x)); }
-  return 0.5 * (exp(x) - exp(-x));
+  return 0.5 * (wexp(x) - wexp(-x));
 }
-fn wcosh(x: f32) -> f32 { return 0.5 * (exp(x) + exp(-x)); }
+fn wcosh(x: f32) -> f32 { return 0.5 * (wexp(x) + wexp(-x)); }
 fn wasinh(x: f32) -> f32 {
   let a = abs(x);
   var r: f32;
@@ -159,7 +165,7 @@ fn wacosh(x: f32) -> f32 {
   return wlog1p(t + sqrt(t * (t + 2.0)));
 }
 fn watanh(x: f32) -> f32 { return 0.5 * (wlog1p(x) - wlog1p(-x)); }   // (1 + x, 1 - x exact near +-1)
-fn wsigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
+fn wsigmoid(x: f32) -> f32 { return 1.0 / (1.0 + wexp(-x)); }
 
 fn werfc_pos(z: f32) -> f32 {
   // Numerical Recipes erfcc, fractional error < 1.2e-7, z >= 0
@@ -235,9 +241,10 @@ fn wpow(a: f32, b: f32) -> f32 {
   }
   return r;
 }
-fn wmaximum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return max(a, b); }
-fn wminimum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return min(a, b); }
-// fmax/fmin of equal values (0.0 and -0.0) give a, as PyTorch's
+// of equal values (0.0 and -0.0) these give a, as PyTorch's fmax/fmin (and its maximum/minimum's
+// scalar loop: its vector loop gives b)
+fn wmaximum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return select(b, a, a >= b); }
+fn wminimum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return select(b, a, a <= b); }
 fn wfmax(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return select(b, a, a >= b); }
 fn wfmin(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return select(b, a, a <= b); }
 // C's exact fmod (WGSL's float `%` is a - b * trunc(a / b), which rounds): on the bits, |a|'s
@@ -324,7 +331,7 @@ fn ishl(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return 0; } return a <<
 fn ishr(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return select(0, -1, a < 0); } return a >> u32(b); }
 fn ushl(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a << b; }
 fn ushr(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a >> b; }
-// lavapipe's asin/acos builtins are off by ~4e-4; these go through atan2
+// lavapipe's asin/acos builtins are off by ~4e-4; these go through watan2
 fn wasin(x: f32) -> f32 {
   if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }    // atan2 of NaN is not NaN there
   return watan2(x, sqrt((1.0 - x) * (1.0 + x)));
@@ -333,9 +340,23 @@ fn wacos(x: f32) -> f32 {
   if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }
   return watan2(sqrt((1.0 - x) * (1.0 + x)), x);
 }
-fn watan(x: f32) -> f32 {   // lavapipe: atan(NaN), atan(-0.0), subnormals
-  if (wisnan(x) || abs(x) < 1e-5) { return x; }
-  return atan(x);
+// atan: lavapipe's builtins have absolute errors ~4e-8 (relative 2e-5 near 0) and mishandle NaN
+// and -0.0; |x| > 1 -> pi/2 - atan(1/|x|), t > tan(pi/12) -> pi/6 + atan((t sqrt3 - 1) / (t + sqrt3)),
+// then its series to u^15 (|u| <= 0.268)
+fn watan(x: f32) -> f32 {
+  if (wisnan(x)) { return x; }
+  let a = abs(x);
+  var t = select(a, 1.0 / a, a > 1.0);
+  var off = 0.0;
+  if (t > 0.2679491924311228) {
+    t = (t * 1.7320508075688772 - 1.0) / (t + 1.7320508075688772);
+    off = 0.5235987755982988;
+  }
+  let u = t * t;
+  var r = off + t * (1.0 - u * (0.3333333333333333 - u * (0.2 - u * (0.14285714285714285 - u *
+          (0.1111111111111111 - u * (0.09090909090909091 - u * (0.07692307692307693 - u * 0.06666666666666667)))))));
+  r = select(r, 1.5707963267948966 - r, a > 1.0);
+  return select(r, -r, wsignbit(x));
 }
 fn watan2(y: f32, x: f32) -> f32 {   // atan2(±0, ±0) is undefined in WGSL; IEEE/PyTorch values
   if (y == 0.0 && x == 0.0) {
@@ -347,6 +368,7 @@ fn watan2(y: f32, x: f32) -> f32 {   // atan2(±0, ±0) is undefined in WGSL; IE
     let r = select(0.7853981633974483, 2.356194490192345, x < 0.0);
     return select(r, -r, y < 0.0);
   }
-  let r = atan2(y, x);
+  var r = watan(y / x);
+  if (wsignbit(x)) { r = select(r + 3.141592653589793, r - 3.141592653589793, wsignbit(y)); }
   return select(r, bitcast<f32>(bitcast<u32>(y) & 0x80000000u), y == 0.0 && x > 0.0);   // atan2(-0, x) = -0
 }
