@@ -147,11 +147,18 @@ fn wtanh(x: f32) -> f32 {
   let e = wexpm1(2.0 * clamp(x, -20.0, 20.0));
   return e / (e + 2.0);
 }
+fn whalfexp(a: f32) -> f32 {   // exp(a) / 2 = exp(a - ln 2) for a > 88, where exp(a) overflows first
+  return wexp(a - 0.693145751953125) * 0.9999985713952535;   // (a - the 16-bit part of ln 2: exact)
+}
 fn wsinh(x: f32) -> f32 {
   if (abs(x) < 1.0) { return 0.5 * (wexpm1(x) - wexpm1(-x)); }
+  if (abs(x) > 88.0) { return select(whalfexp(x), -whalfexp(-x), x < 0.0); }
   return 0.5 * (wexp(x) - wexp(-x));
 }
-fn wcosh(x: f32) -> f32 { return 0.5 * (wexp(x) + wexp(-x)); }
+fn wcosh(x: f32) -> f32 {
+  if (abs(x) > 88.0) { return whalfexp(abs(x)); }
+  return 0.5 * (wexp(x) + wexp(-x));
+}
 fn wasinh(x: f32) -> f32 {
   let a = abs(x);
   var r: f32;
