@@ -2,7 +2,7 @@
 module gives them PyTorch's linalg signatures where those differ."""
 from .ops.linalg import matmul, cross as _cross  # noqa: F401
 from .ops._common import write_out
-from .ops.reduction import norm
+from .ops.reduction import norm as _norm
 from .overrides import torch_function
 
 
@@ -15,4 +15,4 @@ def cross(input, other, *, dim=-1):
 
 @torch_function
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
-    return write_out(norm(x, ord, dim, keepdim, dtype=dtype), out)
+    return write_out(_norm(x, ord, dim, keepdim, dtype=dtype), out)
