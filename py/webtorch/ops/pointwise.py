@@ -699,6 +699,16 @@ def divide(input, other, *, rounding_mode=None, out=None):
     return write_out(r, out, input, other, full_overlap_ok=True)
 
 
+_div_ = METHODS["div_"]
+
+
+def div_(self, other, *, rounding_mode=None):
+    return _div_(self, other) if rounding_mode is None else _div_rounding_(self, other, rounding_mode=rounding_mode)
+
+
+register_method(div_, "div_", "divide_")
+
+
 # ---- pow -------------------------------------------------------------------------------------
 def _pow_kernel(a, b, dt):
     return _prims.ewise("pow", [a, b], dt, dt)
@@ -887,6 +897,28 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 @register
 def sgn(input):
     return sign(input)
+
+
+@register
+def _inplace(fn):
+    """`self.<fn>_(...)`: fn(self, ...) written into self, as PyTorch's in-place ops (a result
+    broadcast past self's shape or of a dtype self cannot hold raises)."""
+    def in_place(self, *args, **kwargs):
+        check_leaf_inplace(self)
+        r = fn(self.clone() if recording(self, *args, *kwargs.values()) else self, *args, **kwargs)
+        if tuple(r.shape) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(r.shape)}")
+        return inplace_result(self, r)
+    in_place.__name__ = fn.__name__ + "_"
+    return in_place
+
+
+register(_inplace(clamp_min), "clamp_min_")
+register(_inplace(clamp_max), "clamp_max_")
+for _f in (lerp, addcmul, addcdiv):
+    register_method(_inplace(_f), _f.__name__ + "_")
+_div_rounding_ = _inplace(divide)
 
 
 @register

@@ -10,6 +10,7 @@ Runs over any `Driver` (`drivers/`: native wgpu-py or the browser's navigator.gp
 * `primitives.py`: the kernels of the primitive set (`Primitives`, mixed in here);
 * `lazy.py` (element-wise fusion) and `fused.py` (softmax, fused optimizer steps) on top.
 """
+import math
 import struct
 import sys
 from array import array
@@ -26,6 +27,14 @@ try:
     import numpy as _np
 except Exception:  # pragma: no cover - Pyodide without numpy
     _np = None
+
+
+def _f16_bytes(v):
+    """v rounded to float16 (past its range: +-inf, as PyTorch's conversion)"""
+    try:
+        return struct.pack("<e", v)
+    except OverflowError:
+        return struct.pack("<e", math.copysign(math.inf, v))
 
 
 class WebGPUBackend(Primitives, Backend):
@@ -127,7 +136,6 @@ class WebGPUBackend(Primitives, Backend):
         return GPUBuffer(self.alloc, h, size, numel, dtype)
 
     def _encode(self, values, dtype):
-        n = len(values)
         if _np is not None and isinstance(values, _np.ndarray):
             a = values.reshape(-1)
             if dtype == "int64" and a.size and a.dtype.kind in "iu":
@@ -151,7 +159,7 @@ class WebGPUBackend(Primitives, Backend):
             return array("f", [float(v) for v in values]).tobytes() if not isinstance(values, array) \
                 else array("f", values).tobytes()
         if dtype == "float16":
-            return struct.pack(f"<{n}e", *[float(v) for v in values])
+            return b"".join(_f16_bytes(float(v)) for v in values)
         if dtype == "bool":
             return array("I", [1 if v else 0 for v in values]).tobytes()
         if dtype == "uint8":

@@ -104,6 +104,8 @@ def conv(v, src, dst):
         if src in ("bool", "uint8"):
             return v
         return f"(u32(i32({v})) & 255u)" if cs == "f32" else f"(u32({v}) & 255u)"
+    if dst == "float16" and src != "float16":      # computes in f32 on float16's values
+        return f"f32(f16({v if cs == 'f32' else f'f32({v})'}))"
     return v if cs == cd else f"{cd}({v})"
 
 
@@ -121,11 +123,11 @@ def norm(v, dt):
 
 
 _F_UN = {
-    "copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "wsign({0})", "exp": "exp({0})",
-    "exp2": "exp2({0})", "expm1": "wexpm1({0})", "log": "log({0})", "log2": "log2({0})",
-    "log10": "(log2({0}) * 0.3010299956639812)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
-    "sin": "sin({0})", "cos": "cos({0})",
-    "tan": "tan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
+    "copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "wsign({0})", "exp": "wexp({0})",
+    "exp2": "wexp2({0})", "expm1": "wexpm1({0})", "log": "wlog({0})", "log2": "wlog2({0})",
+    "log10": "(wlog({0}) * 0.4342944819032518)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
+    "sin": "wsin({0})", "cos": "wcos({0})",
+    "tan": "wtan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
     "sinh": "wsinh({0})", "cosh": "wcosh({0})", "tanh": "wtanh({0})", "asinh": "wasinh({0})",
     "acosh": "wacosh({0})", "atanh": "watanh({0})", "erf": "werf({0})",
     "sigmoid": "wsigmoid({0})", "rsqrt": "(1.0 / sqrt({0}))",  # fast paths (WebGPUBackend.fast_paths)
@@ -352,6 +354,8 @@ def scalar_bits(x, dt):
     v = int(x)
     if dt == "uint8":
         return v & 255
+    if dt == "int32":             # PyTorch wraps a Python int into the tensor's int32
+        return v & MASK
     if not -2**31 <= v < 2**31:
         raise RuntimeError(f"webgpu stores {dt} as int32: the value {v} does not fit in int32")
     return v & MASK

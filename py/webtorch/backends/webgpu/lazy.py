@@ -20,7 +20,8 @@ When the group is materialized
   than its full contiguous one (broadcast, transposed, sliced), an out that is not a full
   contiguous buffer, an in-place op (out is an input, or a buffer a pending node reads);
 * when the group reaches MAX_NODES nodes or the storage bindings it needs (distinct input
-  buffers + live outputs) would pass maxStorageBuffersPerShaderStage - 1 (P takes one).
+  buffers + live outputs, + 1 for the int64/division flag of a group that sets it) would pass
+  maxStorageBuffersPerShaderStage - 1 (P takes one).
 
 Epilogues: a float32 matmul into a full contiguous `out` starts a group as its root node
 (`defer_matmul`); the ewise ops that follow join it as above (they may read the product
@@ -46,6 +47,13 @@ from .codegen import (CT, ST, conv, load, store, ewise_expr, ewise_src, ewise_gr
 
 MAX_NODES = 64
 _DUMMY = ("a", "b", "c")
+
+
+def _opaque(v, ct, mask):
+    """v ^ mask (a runtime zero) in compute type ct"""
+    if ct == "f32":
+        return f"bitcast<f32>(bitcast<u32>({v}) ^ {mask})"
+    return f"({v} ^ bitcast<i32>({mask}))" if ct == "i32" else f"({v} ^ {mask})"
 
 
 class Epilogue:
@@ -75,7 +83,7 @@ class Fusion:
         self.max_bind = max(4, int(lim.get("max-storage-buffers-per-shader-stage", 8))) - 1
         self.max_nodes = MAX_NODES
         self.busy = False
-        self.checked = set()
+        self.checked = {}        # (op, cdtype) -> whether its code flags int64 overflow (i64_)
         self.kernels = 0          # fused dispatches made
         self.fused_ops = 0        # ewise ops deferred
         self._reset()
@@ -90,6 +98,7 @@ class Fusion:
         self.leafbufs = {}        # id(buf) -> buf (and the root matmul's operands)
         self.root = None          # the group's matmul: root(Epilogue or None) dispatches it
         self.rootbufs = ()        # ids of its operands' buffers
+        self.flag = False         # a node binds the int64/division flag (one more binding)
 
     def set_enabled(self, on):
         self.flush()
@@ -163,8 +172,8 @@ class Fusion:
             self.flush()
         ck = (op, cdtype)
         if ck not in self.checked:              # unsupported op/dtype: raise now, not later
-            ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))
-            self.checked.add(ck)
+            self.checked[ck] = "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
+        flag = self.checked[ck] or "int64" in (cdtype, out.dtype)
         if self.nodes and shape != self.shape:
             if self.root is not None and len(self.nodes) == 1 and n == self.n:
                 self.shape = shape         # a lone product's elements, read in row-major order
@@ -174,7 +183,7 @@ class Fusion:
             self.shape, self.n = shape, n
         r = self._args(op, inputs, cdtype)
         if r is not None and len(self.nodes) < self.max_nodes:
-            nb = len(self.leafbufs) + len(r[2])
+            nb = len(self.leafbufs) + len(r[2]) + (self.flag or flag)
             if nb + len(self.nodes) + 1 > self.max_bind and nb + self._live_outputs() + 1 > self.max_bind:
                 r = None
         if r is None:
@@ -191,6 +200,7 @@ class Fusion:
         self.leafbufs.update(newb)
         nd = Pending(op, cdtype, out.dtype, tuple(args), ob, len(self.nodes))
         self.nodes.append(nd)
+        self.flag = self.flag or flag
         ob.pend = nd
         self.fused_ops += 1
         return True
@@ -334,14 +344,13 @@ class Fusion:
                     args.append(f"bitcast<{CT[want]}>(P[{sc}u])" if CT[want] != "u32" else f"P[{sc}u]")
                     sc += 1
                     continue
-                v = conv(f"l{a[1]}", leaves[a[1]].dtype, want) if a[0] == "l" else conv(f"v{a[1]}", dts[a[1]], want)
-                if k and CT[want] == "f32":
-                    # Shader compilers assume finite floats (WGSL allows it) and fold x - x,
-                    # x + (-x) and (x + y) - y; a value the compiler cannot see through (a
-                    # runtime zero word masked by a constant distinct per use) keeps NaN/inf
-                    uses += 1
-                    v = f"bitcast<f32>(bitcast<u32>({v}) ^ (P[{zero}u] & {uses}u))"
-                args.append(v)
+                src, sdt = (f"l{a[1]}", leaves[a[1]].dtype) if a[0] == "l" else (f"v{a[1]}", dts[a[1]])
+                # Shader compilers assume finite floats (WGSL allows it) and fold x - x,
+                # (x + y) - y, log(exp(x)) and f32(i32(x)) (a trunc that keeps -0.0): every use
+                # reads a value the compiler cannot see through (a runtime zero word masked by
+                # a constant distinct per use), so each op computes as its own kernel would
+                uses += 1
+                args.append(conv(_opaque(src, CT[sdt], f"(P[{zero}u] & {uses}u)"), sdt, want))
             expr, rdt = ewise_expr(op, cdtype, args)
             v = conv(expr, rdt, odt)
             if odt == "float16":                 # as if stored to f16 and loaded back
