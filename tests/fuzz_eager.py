@@ -15,6 +15,7 @@ accumulation) and every leaf's gradient (each float program ends with a backward
 import math
 import random
 import sys
+from pathlib import Path
 
 NAN, INF = float("nan"), float("inf")
 FLOATS, INTS = ("float32", "float16"), ("int32", "int64")
@@ -680,4 +681,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py"))  # this checkout's webtorch
     sys.exit(main())

@@ -290,6 +290,7 @@ DERIVATIVES = {
     "AminBackward0": _extreme,
     "MaxBackward1": _extreme,
     "MinBackward1": _extreme,
+    "MedianBackward0": _extreme,
     "VarBackward0": _var,
     "StdBackward0": _std,
     "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: x * unreduce(where(y == 0, 0.0, g / y), x.shape,

@@ -22,7 +22,7 @@ from ..ops import linalg as _la
 from .._tensor import Tensor
 from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
-from ..ops._common import name_of
+from ..ops._common import name_of, check_inplace_dtype
 from ..overrides import torch_function
 from .. import finfo
 
@@ -1732,8 +1732,14 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _MseLoss.call(input, target, reduction)
 
 
+def _loss_diff(input, target):
+    """input - target in their promoted dtype (PyTorch's mse/smooth_l1/huber kernels take a bool operand)."""
+    dt = _dtype.result_type(input, target)
+    return input.to(dt) - target.to(dt)
+
+
 def _mse_loss_impl(input, target, reduction):
-    d = input - target
+    d = _loss_diff(input, target)
     return _reduce(d * d, reduction)
 
 
@@ -1760,7 +1766,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def _smooth_l1_loss_impl(input, target, reduction, beta):
-    d = (input - target).abs()
+    d = _loss_diff(input, target).abs()
     return _reduce(_pw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
@@ -1768,11 +1774,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_sizes(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    return _HuberLoss.call(input, target, reduction, delta, weight)
+    check_inplace_dtype(_dtype.result_type(input, target), input)  # PyTorch's result is like input
+    r = _HuberLoss.call(input, target, reduction, delta, weight)
+    return r if r.dtype is input.dtype else r.to(input.dtype)
 
 
 def _huber_loss_impl(input, target, reduction, delta, weight):
-    d = (input - target).abs()
+    d = _loss_diff(input, target).abs()
     loss = _pw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = loss * weight

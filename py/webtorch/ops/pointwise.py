@@ -807,8 +807,20 @@ _Lerp = composite_node("LerpBackward0", _lerp_impl)
 _LerpTensor = composite_node("LerpBackward1", _lerp_impl)
 
 
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool"}
+
+
 @register
 def lerp(input, end, weight):
+    for name, t in (("end", end), ("weight", weight)):  # no promotion: one dtype, as PyTorch's kernel
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `{name}` but got dtype "
+                               f"{_CPP_NAMES[t.dtype.name]}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"lerp_kernel_{'tensor' if isinstance(weight, Tensor) else 'scalar'}\" not "
+                                  f"implemented for '{name_of(input.dtype)}'")
     return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).call(input, end, weight)
 
 
@@ -832,7 +844,11 @@ def sgn(input):
 @register
 @composite_op("XlogyBackward0")
 def xlogy(input, other):
-    return where(input == 0, 0.0, input * log(other) if isinstance(other, Tensor) else input * math.log(other))
+    """input * log(other) in the operands' float dtype; 0 where input is 0, unless other is NaN."""
+    dt = float_of(_dtype.result_type(input, other))
+    like = input if isinstance(input, Tensor) else other
+    x, y = (v.to(dt) if isinstance(v, Tensor) else like.new_full((), v, dtype=dt) for v in (input, other))
+    return where((x == 0) & ~y.isnan(), 0.0, x * log(y))
 
 
 @register
