@@ -141,10 +141,15 @@ def s_lerp(rng, a, b, info):
                        f"m.addcdiv({a}, {b}, {a}, value=2)"]), "ew"
 
 
+def _castable(b, dtype, info):
+    """b, made finite and small where it is a float written into an integer dtype: PyTorch leaves
+    the conversion of NaN, inf and out-of-range floats to integers undefined (C++'s)."""
+    return f"{b}.clamp(-1e4, 1e4).nan_to_num()" if dtype in INTS and info(b)[0] in FLOATS else b
+
+
 def s_cast(rng, a, b, info):
-    dtype, _ = info(a)
     tgt = rng.choice(CASTS)
-    return f"{a}.to(m.{tgt})", "ew"
+    return f"{_castable(a, tgt, info)}.to(m.{tgt})", "ew"
 
 
 def s_view(rng, a, b, info):
@@ -158,14 +163,14 @@ def s_view(rng, a, b, info):
                  f"{a}.expand(2, *{a}.shape)", f"{a}.chunk(2, {d})[0]", f"{a}.split(1, {d})[-1]"]
     if n >= 2:
         opts += [f"{a}.t()", f"{a}.transpose(0, -1)", f"{a}.permute(*reversed(range({n})))", f"{a}.diagonal()",
-                 f"{a}.view({shape[0]}, -1)", f"{a}.mT.contiguous()", f"{a}[:, ::-1]" if False else f"{a}[..., 1:]",
+                 f"{a}.view({shape[0]}, -1)", f"{a}.mT.contiguous()", f"{a}[..., 1:]",
                  f"{a}.unflatten(0, (1, {shape[0]}))", f"{a}.roll(1, 0)", f"{a}.tril()", f"{a}.triu(1)"]
     return rng.choice(opts), "view"
 
 
 def s_inplace(rng, a, b, info):
     op = rng.choice([f"{a}.add_({b})", f"{a}.mul_({_scalar(rng)})", f"{a}.clamp_(-1, 1)", f"{a}.zero_()",
-                     f"{a}.fill_({_scalar(rng)})", f"{a}.copy_({b})", f"{a}.relu_()", f"{a}.neg_()",
+                     f"{a}.fill_({_scalar(rng)})", f"{a}.copy_({_castable(b, info(a)[0], info)})", f"{a}.relu_()", f"{a}.neg_()",
                      f"{a}.masked_fill_({a} != {a}, 0.0)", f"{a}.sub_({b}, alpha=2)", f"{a}.div_(2)",
                      f"{a}.exp_()", f"{a}.sigmoid_()", f"{a}.abs_()", f"{a}.pow_(2)", f"{a}.floor_()"])
     return op, "inplace"
@@ -181,23 +186,20 @@ def s_inplace_view(rng, a, b, info):
     return f"{view}{op}", "inplace_view"
 
 
+SCANS = ("cumsum", "cumprod", "logcumsumexp", "cummax")
+ACCUMULATING = ("sum", "mean", "std", "var", "logsumexp", "nansum", "norm", "prod") + SCANS[:3]
+
+
 def s_reduce(rng, a, b, info):
     _, shape = info(a)
     r = rng.choice(REDUCE)
-    kind = "acc" if r in ("sum", "mean", "std", "var", "logsumexp", "nansum", "norm", "cumsum", "prod",
-                          "cumprod", "logcumsumexp") else "ew"
-    if r in ("cumsum", "cumprod", "logcumsumexp", "cummax") or rng.random() < 0.5:
-        d = _dim(rng, shape)
-        kd = ", keepdim=True" if r not in ("cumsum", "cumprod", "logcumsumexp", "cummax") and rng.random() < 0.3 else ""
-        expr = f"m.{r}({a}, {d}{kd})" if r not in ("count_nonzero",) else f"m.{r}({a}, {d})"
-        if r == "logsumexp":
-            expr = f"m.logsumexp({a}, {d}{kd})"
-        if r == "cummax":
-            expr = f"m.cummax({a}, {d})[rng_i]".replace("rng_i", str(rng.randint(0, 1)))
-        return expr, kind
-    if r in ("logsumexp",):
-        return f"m.logsumexp({a}, 0)", kind
-    if r == "std" or r == "var":
+    kind = "acc" if r in ACCUMULATING else "ew"
+    if r in SCANS:
+        return f"m.{r}({a}, {_dim(rng, shape)}){'[0]' if r == 'cummax' else ''}", kind
+    if r == "logsumexp" or rng.random() < 0.5:  # over one dim
+        keep = ", keepdim=True" if r != "count_nonzero" and rng.random() < 0.3 else ""
+        return f"m.{r}({a}, {_dim(rng, shape)}{keep})", kind
+    if r in ("std", "var"):
         return f"m.{r}({a}, correction={rng.choice([0, 1])})", kind
     return f"m.{r}({a})", kind
 
@@ -206,14 +208,16 @@ def s_minmax(rng, a, b, info):
     _, shape = info(a)
     f = rng.choice(["max", "min", "median", "sort", "topk", "kthvalue"])
     d = _dim(rng, shape)
-    i = rng.randint(0, 1)
+    i = rng.randint(0, 1)  # indices where PyTorch specifies them: the first extreme, a stable sort
     if f == "topk":
-        return f"m.topk({a}, 1, {d})[{i}]", "ew"
+        return f"m.topk({a}, 1, {d})[0]", "ew"
     if f == "kthvalue":
-        return f"m.kthvalue({a}, 1, {d})[{i}]", "ew"
-    if f in ("median", "nanmedian", "max", "min") and rng.random() < 0.3:
-        return f"m.{f}({a})", "ew"
-    return f"m.{f}({a}, {d})[{i}]", "ew"
+        return f"m.kthvalue({a}, 1, {d})[0]", "ew"
+    if f == "sort":
+        return f"m.sort({a}, {d}, stable=True)[{i}]", "ew"
+    if f == "median":
+        return (f"m.median({a})" if rng.random() < 0.3 else f"m.median({a}, {d})[0]"), "ew"
+    return (f"m.{f}({a})" if rng.random() < 0.3 else f"m.{f}({a}, {d})[{i}]"), "ew"
 
 
 def s_index(rng, a, b, info):
@@ -231,8 +235,8 @@ def s_index(rng, a, b, info):
             f"m.scatter({a}, {d}, m.zeros_like({a}, dtype=m.int64), {b})",
             f"{a}.index_add(0, m.tensor({idx}, device=dev), {a}[:{len(idx)}] if {a}.shape[0] >= {len(idx)} else {a}[m.tensor({idx}, device=dev)])",
             f"m.index_put({a}, (m.tensor({idx}, device=dev),), m.tensor(7, dtype={a}.dtype, device=dev), accumulate=True)",
-            f"{a}[m.tensor({idx}, device=dev)] if False else {a}.masked_fill({a} > 1, {_scalar(rng)})",
-            f"m.nonzero({a})", f"m.argsort({a}, {d})", f"m.unique({a})"]
+            f"{a}.masked_fill({a} > 1, {_scalar(rng)})",
+            f"m.nonzero({a})", f"m.argsort({a}, {d}, stable=True)", f"m.unique({a})"]
     return rng.choice(opts), "idx"
 
 
@@ -240,7 +244,7 @@ def s_setitem(rng, a, b, info):
     _, shape = info(a)
     if not shape:
         return s_inplace(rng, a, b, info)
-    return rng.choice([f"{a}.__setitem__({a} > 0, {_scalar(rng)})", f"{a}.__setitem__(0, {b}.flatten()[0])",
+    return rng.choice([f"{a}.__setitem__({a} > 0, {_scalar(rng)})", f"{a}.__setitem__(0, {_castable(b, info(a)[0], info)}.flatten()[0])",
                        f"{a}.__setitem__(m.tensor([0, 0], device=dev), {_scalar(rng)})",
                        f"{a}.index_put_((m.tensor([0, 0], device=dev),), m.tensor(1.0, dtype={a}.dtype, device=dev), accumulate=True)",
                        f"{a}.scatter_add_(0, m.zeros_like({a}, dtype=m.int64), {a}.detach().clone())"]), "inplace"
@@ -251,7 +255,6 @@ def s_matmul(rng, a, b, info):
     if not sa:
         return f"({a} * {b})", "ew"
     k = sa[-1]
-    dt = info(a)[0]
     w = f"m.tensor({_fmt(_values(rng, (k, 3), lambda: rng.randint(-8, 8) / 4))}, dtype={a}.dtype, device=dev)"
     bias = f"m.tensor({_fmt([rng.choice([0.5, -1.0, 0.0, -0.0, INF]) for _ in range(3)])}, dtype={a}.dtype, device=dev)"
     epi = rng.choice(["", ".relu()", " + 1", ".sigmoid()", ".tanh()", " * 2", ".clamp(min=0)"])
@@ -261,10 +264,9 @@ def s_matmul(rng, a, b, info):
         forms = [f"({a} @ {w}){epi}", f"F.linear({a}, {w}.t(), {bias}){epi}", f"m.matmul({a}, {w}){epi}"]
         if len(sa) == 2:
             forms += [f"m.addmm({bias}, {a}, {w}, beta={rng.choice([0, 1, 0.5])}, alpha={rng.choice([1, 2, -1])}){epi}",
-                      f"m.mm({a}, {w}){epi}", f"m.addmv({bias[:-1]}[:{sa[0]}] if False else m.zeros({sa[0]}, dtype={a}.dtype, device=dev), {a}, {w}[:, 0])"]
+                      f"m.mm({a}, {w}){epi}", f"m.addmv(m.zeros({sa[0]}, dtype={a}.dtype, device=dev), {a}, {w}[:, 0])"]
         if len(sa) == 3:
             forms += [f"m.bmm({a}, {w}.expand({sa[0]}, {k}, 3)){epi}", f"m.baddbmm(m.ones(1, dtype={a}.dtype, device=dev), {a}, {w}.expand({sa[0]}, {k}, 3), beta=0.5)"]
-    del dt
     return rng.choice(forms), "acc"
 
 

@@ -56,6 +56,27 @@ REGRESSIONS = {
         "v2 = F.huber_loss(v0, v1, delta=0.5)",
         "v3 = F.mse_loss(m.tensor([True, False], device=dev), v0)",
         "v4 = F.smooth_l1_loss(m.tensor([True, False], device=dev), v0, reduction='none')"],
+    "triu_bool": [  # int64, not bool (the 0 it fills with promoted it)
+        "v0 = m.tensor([[True, True, False], [True, True, True]], device=dev)",
+        "v1 = v0.triu(1)",
+        "v2 = v0.tril()"],
+    "repeat_copies": [  # repeat returned an alias of its input: an in-place op on the input changed it
+        "v0 = m.tensor([[1, 2]], device=dev)",
+        "v1 = v0.repeat(2, 1, 1)",
+        "v2 = m.tensor([[1.5, -2.0]], device=dev, requires_grad=True)",
+        "v3 = v2.repeat(2, 1)",
+        "v4 = v3.abs_()",
+        "v0[..., :1].zero_()",
+        "v3.sum().backward()"],
+    "int_fill_nonfinite": [  # masked_fill/fill_/full/index_fill of inf, NaN or out-of-range into ints: a RuntimeError
+        "v0 = m.tensor([[7, 6]], dtype=m.int32, device=dev)",
+        "v1 = v0.masked_fill(v0 > 6, nan)"],
+    "int_fill_out_of_range": [
+        "v0 = m.full((2,), 1e10, dtype=m.int32, device=dev)"],
+    "int_index_fill_inf": [
+        "v0 = m.tensor([1, 2], device=dev).index_fill(0, m.tensor([0], device=dev), inf)"],
+    "int_fill__inf": [
+        "v0 = m.tensor([1, 2], dtype=m.uint8, device=dev).fill_(-1.0)"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
 }

@@ -140,6 +140,20 @@ def name_of(dt):
             "bool": "Bool", "uint8": "Byte", "int16": "Short", "int8": "Char", "bfloat16": "BFloat16"}[dt.name]
 
 
+INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
+             "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
+_CPP_INT = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
+
+
+def check_fill_value(value, dtype):
+    """PyTorch's checked conversion of a Python number written into an integer tensor (fill_, full,
+    masked_fill, index_fill): NaN, inf and values outside the dtype's range raise."""
+    if dtype.name in INT_RANGE and isinstance(value, (int, float)) and not isinstance(value, bool):
+        lo, hi = INT_RANGE[dtype.name]
+        if not lo <= value <= hi:  # a NaN too
+            raise RuntimeError(f"value cannot be converted to type {_CPP_INT[dtype.name]} without overflow")
+
+
 def check_inplace_dtype(result_dtype, self):
     if result_dtype is not self._storage.dtype and not can_cast(result_dtype, self._storage.dtype):
         raise RuntimeError(f"result type {name_of(result_dtype)} can't be cast to the desired output type "

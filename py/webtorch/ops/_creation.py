@@ -7,7 +7,7 @@ from .._device import CPU, as_device, backend_for, device as _devcls
 from .._tensor import Storage, Tensor
 from .._geometry import contiguous_strides
 from ..overrides import torch_function
-from ._common import recording, formula_node
+from ._common import recording, formula_node, INT_RANGE, check_fill_value
 from .shape import _sizes
 
 bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
@@ -134,8 +134,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     shape, flat, dt = _infer(data)
     dt = dtype or dt
     if dt.kind == "i":
-        lo, hi = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
-                  "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}[dt.name]
+        lo, hi = INT_RANGE[dt.name]
         for v in flat:
             if not lo <= v <= hi:  # a float NaN too
                 if dt.name == "int64" and not isinstance(v, float):
@@ -201,6 +200,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     if dtype is None:
         dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else None
     shape, dt, dev = _creation_args(size if isinstance(size, (list, tuple)) else (size,), dtype, device)
+    check_fill_value(fill_value, dt)
     t = _prims.empty(shape, dt, dev)
     if t.numel():
         t._backend.ewise("copy", t._strided(), [fill_value], dt.name)

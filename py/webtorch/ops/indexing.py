@@ -7,7 +7,8 @@ from . import _prims
 from .._tensor import Tensor
 from .._geometry import contiguous_strides
 from ..overrides import torch_function
-from ._common import wrap_dim, recording, check_leaf_inplace, inplace_result, write_out, name_of, formula_node
+from ._common import (wrap_dim, recording, check_leaf_inplace, inplace_result, write_out, name_of, formula_node,
+                      check_fill_value)
 from .registry import register, register_method
 from .pointwise import where
 from . import shape as _shape
@@ -678,6 +679,7 @@ def index_fill(input, dim, index, value):
         return _on_vector(index_fill, input, dim, index, value)
     d = wrap_dim(dim, input.dim())
     n = input.shape[d]
+    check_fill_value(value, input.dtype)
     idx = _check_range(index.reshape(-1).to(int64), n, d)  # PyTorch's index_fill takes -n <= index < n
     # a mask of the filled positions along dim (an index may repeat; each position is filled once)
     hit = index_put_flat(input.new_zeros((n,), dtype=bool_), idx, True, False)
@@ -694,6 +696,7 @@ def masked_fill(input, mask, value):
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.dim()} dimension(s).")
+    check_fill_value(value, input.dtype)
     shape = _prims.broadcast_shapes(input.shape, mask.shape)
     r = where(mask, value.to(input.dtype) if isinstance(value, Tensor) else value, input)
     if r.dtype != input.dtype:

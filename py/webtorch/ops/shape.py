@@ -8,7 +8,7 @@ from .._geometry import contiguous_strides, numel as _numel
 from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result,
-                      node_alias, formula_node)
+                      node_alias, formula_node, check_fill_value)
 from .registry import register, register_method
 from .pointwise import where
 
@@ -769,6 +769,7 @@ def fill_(self, value):
         if recording(self, value):
             return inplace_result(self, value.expand(self.shape) * 1)
         value = value.item()
+    check_fill_value(value, self.dtype)
     if recording(self):
         return inplace_result(self, self.new_full(tuple(self.shape), value))
     return _prims.ewise_into("copy", self, [value], self.dtype)
@@ -1031,7 +1032,8 @@ def repeat(input, *sizes):
         inter += [1, s]
         expd += [r, s]
         final.append(r * s)
-    return x.reshape(inter).expand(expd).reshape(final)
+    r = x.reshape(inter).expand(expd).reshape(final)
+    return r.clone() if r._storage is input._storage else r  # PyTorch's repeat copies: never an alias
 
 
 @register
@@ -1077,7 +1079,7 @@ def _tri_impl(input, diagonal, lower):
     r, c = input.shape[-2], input.shape[-1]
     diff = arange(c, device=input.device).unsqueeze(0) - arange(r, device=input.device).unsqueeze(1)
     mask = diff <= diagonal if lower else diff >= diagonal
-    return where(mask, input, 0)
+    return where(mask, input, input.new_zeros(()))  # of input's dtype (a bool stays bool)
 
 
 _Tril = composite_node("TrilBackward0", _tri_impl)
