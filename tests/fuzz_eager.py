@@ -214,7 +214,7 @@ def s_minmax(rng, a, b, info):
     if f == "kthvalue":
         return f"m.kthvalue({a}, 1, {d})[0]", "ew"
     if f == "sort":
-        return f"m.sort({a}, {d}, stable=True)[{i}]", "ew"
+        return f"m.sort({a}, dim={d}, stable=True)[{i}]", "ew"
     if f == "median":
         return (f"m.median({a})" if rng.random() < 0.3 else f"m.median({a}, {d})[0]"), "ew"
     return (f"m.{f}({a})" if rng.random() < 0.3 else f"m.{f}({a}, {d})[{i}]"), "ew"
@@ -236,7 +236,7 @@ def s_index(rng, a, b, info):
             f"{a}.index_add(0, m.tensor({idx}, device=dev), {a}[:{len(idx)}] if {a}.shape[0] >= {len(idx)} else {a}[m.tensor({idx}, device=dev)])",
             f"m.index_put({a}, (m.tensor({idx}, device=dev),), m.tensor(7, dtype={a}.dtype, device=dev), accumulate=True)",
             f"{a}.masked_fill({a} > 1, {_scalar(rng)})",
-            f"m.nonzero({a})", f"m.argsort({a}, {d}, stable=True)", f"m.unique({a})"]
+            f"m.nonzero({a})", f"m.argsort({a}, dim={d}, stable=True)", f"m.unique({a})"]
     return rng.choice(opts), "idx"
 
 

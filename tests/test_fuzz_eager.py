@@ -77,6 +77,10 @@ REGRESSIONS = {
         "v0 = m.tensor([1, 2], device=dev).index_fill(0, m.tensor([0], device=dev), inf)"],
     "int_fill__inf": [
         "v0 = m.tensor([1, 2], dtype=m.uint8, device=dev).fill_(-1.0)"],
+    "prod_grad_inf_nan": [  # the exact products of the others, not PyTorch's g * y / x without zeros (NaN at inf)
+        "v0 = m.tensor([[1.0, inf, 2.0], [1e-40, -4.0, nan]], device=dev, requires_grad=True)",
+        "v1 = m.tensor([[0.0, 0.0], [inf, 2.0]], device=dev, requires_grad=True)",
+        "m.autograd.backward([m.prod(v0, 1), m.prod(v1)], [m.tensor([0.5, 1.0], device=dev), m.tensor(2.0, device=dev)])"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
 }

@@ -133,13 +133,23 @@ def _exclusive_cumprod(x, d):
     return where(first, 1.0, x.roll(1, d)).cumprod(d)
 
 
-def _prod(g, x, dim, keepdim):
-    # the product of all the other elements: exclusive cumprods from both ends
+def _prod(g, x, y, dim, keepdim):
+    """PyTorch's: g * y / x when the input holds no zero (inf and NaN as that gives them), else the
+    product of all the other elements (exclusive cumprods from both ends)."""
     if not x.shape[dim]:
         return g.new_zeros(x.shape)
     if not keepdim:
-        g = g.unsqueeze(dim)
-    return g * _exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim)
+        g, y = g.unsqueeze(dim), y.unsqueeze(dim)
+    others = _exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim)
+    return g * where((x == 0).any(), others, y / x)
+
+
+def _prod_all(g, x, y):
+    if x.dim() == 0:
+        return g
+    r = _prod(g, x.reshape(-1), y, 0, False).reshape(x.shape)
+    # PyTorch: zeros for two zeros or more (outside create_graph), even next to an inf or a NaN
+    return r if is_grad_enabled() else where((x == 0).sum() > 1, 0.0, r)
 
 
 def _centered(x, dims):
@@ -284,7 +294,7 @@ DERIVATIVES = {
     "SumBackward1": lambda g, x_shape, dims, keepdim: unreduce(g, x_shape, dims, keepdim),
     "MeanBackward0": _mean,
     "MeanBackward1": _mean,
-    "ProdBackward0": lambda g, x: _prod(g, x.reshape(-1), 0, False).reshape(x.shape),
+    "ProdBackward0": _prod_all,
     "ProdBackward1": _prod,
     "AmaxBackward0": _extreme,
     "AminBackward0": _extreme,
