@@ -77,10 +77,32 @@ REGRESSIONS = {
         "v0 = m.tensor([1, 2], device=dev).index_fill(0, m.tensor([0], device=dev), inf)"],
     "int_fill__inf": [
         "v0 = m.tensor([1, 2], dtype=m.uint8, device=dev).fill_(-1.0)"],
-    "prod_grad_inf_nan": [  # the exact products of the others, not PyTorch's g * y / x without zeros (NaN at inf)
+    "prod_grad_inf_nan": [  # webtorch gave the exact products of the others; PyTorch's g * y / x has NaN at an inf
         "v0 = m.tensor([[1.0, inf, 2.0], [1e-40, -4.0, nan]], device=dev, requires_grad=True)",
         "v1 = m.tensor([[0.0, 0.0], [inf, 2.0]], device=dev, requires_grad=True)",
         "m.autograd.backward([m.prod(v0, 1), m.prod(v1)], [m.tensor([0.5, 1.0], device=dev), m.tensor(2.0, device=dev)])"],
+    "loss_0d_operand": [  # a 0-d float32 operand lost to float16 (PyTorch broadcasts before promoting)
+        "v0 = m.tensor([4.0, 1.0, 3.75], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor(2.5, device=dev, requires_grad=True)",
+        "v2 = F.mse_loss(v1, v0)",
+        "v3 = F.l1_loss(v1, v0)",
+        "v4 = F.smooth_l1_loss(v0, v1)",
+        "m.autograd.backward([v2, v3, v4], [m.tensor(1.0, device=dev), m.tensor(1.0, device=dev), m.tensor(1.0, device=dev)])"],
+    "argmax_bool": [
+        "v0 = m.argmax(m.tensor([False, True], device=dev))"],
+    "argmin_bool_dim": [
+        "v0 = m.argmin(m.tensor([[False, True]], device=dev), 1)"],
+    "broadcast_tensors_identity": [  # PyTorch returns an operand of the broadcast shape itself (a leaf stays a leaf)
+        "v0 = m.tensor([[1.75], [-0.25]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([100.0, 3.75, -1.0], device=dev, requires_grad=True)",
+        "v2 = m.broadcast_tensors(v0, v0)[0]",
+        "v3 = m.broadcast_tensors(v1, m.tensor(2.0, device=dev))[0]",
+        "m.autograd.backward([v2, v3], [m.ones(2, 1, dtype=m.float16, device=dev), m.ones(3, device=dev)])"],
+    "erfinv_output_modified": [  # erfinv saved its output: an in-place op on it broke backward
+        "v0 = m.tensor([0.5, -0.25, 0.0], device=dev, requires_grad=True)",
+        "v1 = m.erfinv(v0 * 1)",
+        "v2 = v1.mul_(-0.5)",
+        "v2.sum().backward()"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
 }

@@ -249,7 +249,7 @@ DERIVATIVES = {
     "SincBackward0": _sinc,
     "ErfBackward0": lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp(),
     "ErfcBackward0": lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp(),
-    "ErfinvBackward0": lambda g, y: g * (SQRT_PI / 2) * (y * y).exp(),
+    "ErfinvBackward0": lambda g, x: g * (SQRT_PI / 2) * x.erfinv().square().exp(),  # PyTorch saves x, not y
     "FloorBackward0": _zeros,
     "CeilBackward0": _zeros,
     "RoundBackward0": _zeros,

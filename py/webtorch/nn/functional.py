@@ -1734,7 +1734,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def _loss_diff(input, target):
     """input - target in their promoted dtype (PyTorch's mse/smooth_l1/huber kernels take a bool operand)."""
-    dt = _dtype.result_type(input, target)
+    dt = _dtype.promote_types(input.dtype, target.dtype)  # broadcast first: a 0-d operand promotes as any
     return input.to(dt) - target.to(dt)
 
 
@@ -1749,7 +1749,8 @@ _MseLoss = _node("MseLossBackward0", _mse_loss_impl)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_sizes(input, target)
-    loss = (input - target).abs()
+    a, b = _shape.broadcast_tensors(input, target)  # PyTorch's: a 0-d operand promotes as any
+    loss = (a - b).abs()
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -1774,7 +1775,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_sizes(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    check_inplace_dtype(_dtype.result_type(input, target), input)  # PyTorch's result is like input
+    check_inplace_dtype(_dtype.promote_types(input.dtype, target.dtype), input)  # PyTorch's result is like input
     r = _HuberLoss.call(input, target, reduction, delta, weight)
     return r if r.dtype is input.dtype else r.to(input.dtype)
 

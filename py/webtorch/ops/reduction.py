@@ -280,6 +280,8 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def _make_arg(op):
     def public(input, dim=None, keepdim=False):
+        if input.dtype is _dtype.bool_:
+            raise RuntimeError(f"arg{op}(): does not support bool input")
         if dim is None:
             if input.numel() == 0:
                 raise IndexError(f"arg{op}(): Expected reduction dim to be specified for input.numel() == 0.")

@@ -363,7 +363,7 @@ def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
     shape = _prims.broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == tuple(shape) else expand(t, shape) for t in tensors)  # PyTorch's: t itself
 
 
 @register(method=False)
