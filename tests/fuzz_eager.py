@@ -492,7 +492,8 @@ def diff(lines, wt, device, torch):
         if r:
             return r
     for k in _leaves(ens):
-        eg, gg = ens[k].grad, getattr(gns[k], "grad", None)
+        eg, g = ens[k].grad, gns[k]
+        gg = g.grad if _is_tensor(g) and g.is_leaf else None
         if (eg is None) != (gg is None):
             return f"{k}.grad: {'None' if eg is None else 'a tensor'} (torch) vs {'None' if gg is None else 'a tensor'} (webtorch)"
         if eg is not None:

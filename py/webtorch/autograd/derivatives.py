@@ -191,8 +191,7 @@ def _softmax(log):
                 return out
         if log:
             return g - y.exp() * g.sum(dim, keepdim=True)
-        gy = g * y
-        return gy - y * gy.sum(dim, keepdim=True)
+        return y * (g - (g * y).sum(dim, keepdim=True))  # PyTorch's (and the webgpu kernel's) order: -0.0 where y is 0
     return formula
 
 
