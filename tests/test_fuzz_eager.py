@@ -107,6 +107,11 @@ REGRESSIONS = {
         "v0 = m.tensor([[2.0, -3.5, -3.75], [-0.25, 1e+30, -1.0]], device=dev, requires_grad=True)",
         "v1 = F.softmax(v0, -1)",
         "v1.backward(m.tensor([[0.25, -0.5, 0.25], [0.0, 0.5, 0.0]], device=dev))"],
+    "bce_with_logits_grad_at_zero": [  # gradient 1 - target at x = 0 (max(-x, 0) and |x| differentiated apart)
+        "v0 = m.tensor([3.5, 0.0, -0.0, 1.5], device=dev, requires_grad=True)",
+        "v1 = F.binary_cross_entropy_with_logits(v0, m.tensor([0.0, 0.0, 1.0, 1.0], device=dev))",
+        "v2 = F.binary_cross_entropy_with_logits(v0, m.tensor([1.0, 0.0, 1.0, 0.0], device=dev), pos_weight=m.tensor([2.0, 2.0, 2.0, 2.0], device=dev))",
+        "m.autograd.backward([v1, v2], [m.tensor(1.0, device=dev), m.tensor(0.5, device=dev)])"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
 }

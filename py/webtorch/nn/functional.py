@@ -1915,8 +1915,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def _binary_cross_entropy_with_logits_impl(input, target, weight, pos_weight, reduction):
-    # softplus(-x) computed stably: max(-x, 0) + log1p(exp(-|x|))
-    sp = (-input).clamp_min(0.0) + (-input.abs()).exp().log1p()
+    # softplus(-x) = -logsigmoid(x), stably max(-x, 0) + log1p(exp(-|x|)); its node gives the gradient
+    # sigmoid(x) - target also at x = 0 (where max and abs, differentiated apart, gave 1 - target)
+    sp = -logsigmoid(input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + log_weight * sp
