@@ -112,6 +112,11 @@ REGRESSIONS = {
         "v1 = F.binary_cross_entropy_with_logits(v0, m.tensor([0.0, 0.0, 1.0, 1.0], device=dev))",
         "v2 = F.binary_cross_entropy_with_logits(v0, m.tensor([1.0, 0.0, 1.0, 0.0], device=dev), pos_weight=m.tensor([2.0, 2.0, 2.0, 2.0], device=dev))",
         "m.autograd.backward([v1, v2], [m.tensor(1.0, device=dev), m.tensor(0.5, device=dev)])"],
+    "addcdiv_int_tensor1": [  # value * tensor1 wrapped in int32 before the division
+        "v0 = m.tensor([[1.0, 0.5]], device=dev, requires_grad=True)",
+        "v1 = m.tensor([[-2147483648, 2147483647]], dtype=m.int32, device=dev)",
+        "v2 = m.addcdiv(v0, v1, m.tensor([1.0, 0.5], device=dev), value=2)",
+        "v2.sum().backward()"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
 }

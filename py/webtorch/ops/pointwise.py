@@ -833,7 +833,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 @register
 @composite_op("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 / tensor2
+    return input + value * (tensor1 / tensor2)  # PyTorch's order: an integer tensor1 is divided, never scaled (wrapping)
 
 
 @register
