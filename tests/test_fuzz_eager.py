@@ -117,6 +117,13 @@ REGRESSIONS = {
         "v1 = m.tensor([[-2147483648, 2147483647]], dtype=m.int32, device=dev)",
         "v2 = m.addcdiv(v0, v1, m.tensor([1.0, 0.5], device=dev), value=2)",
         "v2.sum().backward()"],
+    "rtruediv_is_reciprocal_mul": [  # number / tensor divided; PyTorch's is reciprocal(tensor) * number
+        "v0 = m.tensor([3e-08, 2.0, -0.0, 49.0], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([7.0, 49.0, 3.0, 0.0], device=dev)",
+        "v2 = -0.0 / v0",
+        "v3 = 7.0 / v1",
+        "v4 = 1 / m.tensor([3, 0], device=dev)",
+        "v2.backward(m.ones(4, dtype=m.float16, device=dev))"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
 }

@@ -47,6 +47,8 @@ def bind_methods(Tensor, creation):
     for n in ("add", "mul", "and", "or", "xor"):  # commutative: PyTorch keeps self first (2 * x is mul(x, 2))
         setattr(Tensor, f"__r{n}__", getattr(Tensor, f"__{n}__"))
     Tensor.__rsub__ = lambda self, other: p.rsub(self, other)
+    # PyTorch's: 3 / x is x.reciprocal() * 3 (1 / x, as the decompositions write it, is the reciprocal alone)
+    Tensor.__rtruediv__ = lambda self, other: p.div(1, self) if other == 1 else p.div(1, self) * other
     inplace = {"add": M["add_"], "sub": M["sub_"], "mul": M["mul_"], "truediv": M["div_"],
                "floordiv": M["floor_divide_"], "mod": M["remainder_"], "pow": M["pow_"], "and": M["bitwise_and_"],
                "or": M["bitwise_or_"], "xor": M["bitwise_xor_"], "lshift": M["bitwise_left_shift_"],
