@@ -160,6 +160,8 @@ def _prod(g, x, y, dim, keepdim):
 
 
 def _prod_all(g, x, y):
+    if x.dim() == 0:
+        return g
     r = _prod(g, x.reshape(-1), y, 0, False).reshape(x.shape)
     # PyTorch's: exact zeros where two elements or more are 0 (unless the gradient is differentiated)
     return r if is_grad_enabled() else where((x == 0).sum() > 1, 0.0, r)
@@ -204,8 +206,7 @@ def _softmax(log):
                 return out
         if log:
             return g - y.exp() * g.sum(dim, keepdim=True)
-        gy = g * y
-        return gy - y * gy.sum(dim, keepdim=True)
+        return y * (g - (g * y).sum(dim, keepdim=True))  # PyTorch's (and the webgpu kernel's) order: -0.0 where y is 0
     return formula
 
 
@@ -270,7 +271,7 @@ DERIVATIVES = {
     "SincBackward0": _sinc,
     "ErfBackward0": lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp(),
     "ErfcBackward0": lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp(),
-    "ErfinvBackward0": lambda g, y: g * (SQRT_PI / 2) * (y * y).exp(),
+    "ErfinvBackward0": lambda g, x: g * (SQRT_PI / 2) * x.erfinv().square().exp(),  # PyTorch saves x, not y
     "FloorBackward0": _zeros,
     "CeilBackward0": _zeros,
     "RoundBackward0": _zeros,
@@ -337,6 +338,7 @@ DERIVATIVES = {
     "AminBackward0": _extreme,
     "MaxBackward1": _extreme_all,
     "MinBackward1": _extreme_all,
+    "MedianBackward0": _extreme,
     "VarBackward0": _var,
     "StdBackward0": _std,
     "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * where(

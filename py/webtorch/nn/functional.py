@@ -22,7 +22,7 @@ from ..ops import linalg as _la
 from .._tensor import Tensor
 from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
-from ..ops._common import name_of, scalar_to as _scalar_to
+from ..ops._common import name_of, check_inplace_dtype, scalar_to as _scalar_to
 from ..overrides import torch_function
 from .. import finfo
 
@@ -1758,8 +1758,14 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _MseLoss.call(input, target, reduction)
 
 
+def _loss_diff(input, target):
+    """input - target in their promoted dtype (PyTorch's mse/smooth_l1/huber kernels take a bool operand)."""
+    dt = _dtype.promote_types(input.dtype, target.dtype)  # broadcast first: a 0-d operand promotes as any
+    return input.to(dt) - target.to(dt)
+
+
 def _mse_loss_impl(input, target, reduction):
-    d = input - target
+    d = _loss_diff(input, target)
     return _reduce(d * d, reduction)
 
 
@@ -1769,7 +1775,8 @@ _MseLoss = _node("MseLossBackward0", _mse_loss_impl)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_sizes(input, target)
-    loss = (input - target).abs()
+    a, b = _shape.broadcast_tensors(input, target)  # PyTorch's: a 0-d operand promotes as any
+    loss = (a - b).abs()
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -1786,7 +1793,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def _smooth_l1_loss_impl(input, target, reduction, beta):
-    d = (input - target).abs()
+    d = _loss_diff(input, target).abs()
     return _reduce(_pw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
@@ -1794,11 +1801,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_sizes(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    return _HuberLoss.call(input, target, reduction, delta, weight)
+    check_inplace_dtype(_dtype.promote_types(input.dtype, target.dtype), input)  # PyTorch's result is like input
+    r = _HuberLoss.call(input, target, reduction, delta, weight)
+    return r if r.dtype is input.dtype else r.to(input.dtype)
 
 
 def _huber_loss_impl(input, target, reduction, delta, weight):
-    d = (input - target).abs()
+    d = _loss_diff(input, target).abs()
     loss = _pw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
@@ -1932,8 +1941,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def _binary_cross_entropy_with_logits_impl(input, target, weight, pos_weight, reduction):
-    # softplus(-x) computed stably: max(-x, 0) + log1p(exp(-|x|))
-    sp = (-input).clamp_min(0.0) + (-input.abs()).exp().log1p()
+    # softplus(-x) = -logsigmoid(x), stably max(-x, 0) + log1p(exp(-|x|)); its node gives the gradient
+    # sigmoid(x) - target also at x = 0 (where max and abs, differentiated apart, gave 1 - target)
+    sp = -logsigmoid(input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + log_weight * sp

@@ -200,6 +200,10 @@ def fill_value(value, dtype):
     return value
 
 
+INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
+             "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
+
+
 def check_inplace_dtype(result_dtype, self):
     if result_dtype is not self._storage.dtype and not can_cast(result_dtype, self._storage.dtype):
         raise RuntimeError(f"result type {name_of(result_dtype)} can't be cast to the desired output type "

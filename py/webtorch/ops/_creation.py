@@ -8,7 +8,7 @@ from .._device import CPU, as_device, backend_for, device as _devcls
 from .._tensor import Storage, Tensor
 from .._geometry import contiguous_strides
 from ..overrides import torch_function
-from ._common import recording, formula_node, check_leaf_inplace, inplace_result, name_of, write_out, \
+from ._common import recording, formula_node, check_leaf_inplace, inplace_result, name_of, write_out, INT_RANGE, \
     fill_value as _fill_value
 from .shape import _sizes
 
@@ -154,16 +154,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         return _finish(_prims.from_flat(flat, tuple(data.shape), dt, dev), requires_grad)
     shape, flat, dt = _infer(data)
     dt = dtype or dt
-    if dt.kind == "i" and any(isinstance(v, float) for v in flat):
-        flat = [int(v) for v in flat]
     if dt.kind == "i":
-        lo, hi = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
-                  "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}[dt.name]
+        lo, hi = INT_RANGE[dt.name]
         for v in flat:
-            if v < lo or v > hi:
-                if dt.name == "int64":
+            if not lo <= v <= hi:  # a float NaN too
+                if dt.name == "int64" and not isinstance(v, float):
                     raise RuntimeError("Overflow when unpacking long")
                 raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+        if any(isinstance(v, float) for v in flat):
+            flat = [int(v) for v in flat]
     if requires_grad and not dt.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _finish(_prims.from_flat(flat, shape, dt, dev), requires_grad)

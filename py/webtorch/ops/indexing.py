@@ -638,21 +638,27 @@ def index_add(input, dim, index, source, *, alpha=1):
     if source.dim() != input.dim() or any(s != t for k, (s, t) in enumerate(zip(source.shape, input.shape)) if k != d):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
                            f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
-    lin = _index_dim_offsets(input, dim, index, source, RuntimeError, "")
+    if input.dim() == 1:  # PyTorch's index_add of a vector is an index_put, with its error
+        def err(bad, d, size):
+            return IndexError("index out of range in self")
+    else:
+        def err(bad, d, size):
+            return RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    lin = _index_dim_offsets(input, dim, index, source, err)
     alpha = scalar_to(alpha, input.dtype)
     src = source if alpha == 1 else source * alpha
     return index_put_flat(input.contiguous(), lin, src, True).reshape(input.shape)
 
 
-def _index_dim_offsets(input, dim, index, source, kind, prefix):
+def _index_dim_offsets(input, dim, index, source, err):
     """Logical offsets in input of source's elements placed at `index` along dim (index_add,
-    index_copy), with PyTorch's bounds check (deferred to the next sync on webgpu)."""
+    index_copy), with PyTorch's bounds check (deferred to the next sync on webgpu): err(bad index,
+    dim, size) the exception."""
     d = wrap_dim(dim, input.dim())
     idx = index.reshape(-1).to(int64)
     size = input.shape[d] if input.dim() else 1
     if idx.numel():
-        safe = _guard(idx, 0, size, lambda bad: kind(f"{prefix}index {bad} is out of bounds for dimension {d} "
-                                                      f"with size {size}"))
+        safe = _guard(idx, 0, size, lambda bad: err(bad, d, size))
         if safe is not True:
             idx = safe
     coords = [None] * input.dim()
@@ -670,7 +676,8 @@ def index_add_(self, dim, index, source, *, alpha=1):
 def index_copy(input, dim, index, source):
     if input.dim() == 0:
         return _on_vector(index_copy, input, dim, index, source)
-    lin = _index_dim_offsets(input, dim, index, source, IndexError, "index_copy_(): ")
+    lin = _index_dim_offsets(input, dim, index, source, lambda bad, d, size: IndexError(
+        f"index_copy_(): index {bad} is out of bounds for dimension {d} with size {size}"))
     return index_put_flat(input.contiguous(), lin, source, False).reshape(input.shape)
 
 
@@ -680,10 +687,9 @@ def index_fill(input, dim, index, value):
         return _on_vector(index_fill, input, dim, index, value)
     d = wrap_dim(dim, input.dim())
     n = input.shape[d]
-    idx = index.reshape(-1).to(int64)
-    if idx.numel():
-        safe = _guard(idx, 0, n, lambda bad: IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}"))
-        idx = idx if safe is True else safe
+    if not isinstance(value, Tensor):
+        value = fill_value(value, input.dtype)
+    idx = _check_range(index.reshape(-1).to(int64), n, d)  # PyTorch's index_fill takes -n <= index < n
     # a mask of the filled positions along dim (an index may repeat; each position is filled once)
     hit = index_put_flat(input.new_zeros((n,), dtype=bool_), idx, True, False)
     r = where(hit.reshape((n,) + (1,) * (input.dim() - d - 1)), value, input)

@@ -865,8 +865,20 @@ _Lerp = composite_node("LerpBackward0", _lerp_impl)
 _LerpTensor = composite_node("LerpBackward1", _lerp_impl)
 
 
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool"}
+
+
 @register
 def lerp(input, end, weight):
+    for name, t in (("end", end), ("weight", weight)):  # no promotion: one dtype, as PyTorch's kernel
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `{name}` but got dtype "
+                               f"{_CPP_NAMES[t.dtype.name]}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"lerp_kernel_{'tensor' if isinstance(weight, Tensor) else 'scalar'}\" not "
+                                  f"implemented for '{name_of(input.dtype)}'")
     return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).call(input, end, weight)
 
 
@@ -876,8 +888,9 @@ def _addc(input, tensor1, tensor2, value, op):
     dt = _dtype.result_type(input, tensor1, tensor2)
     if not dt.is_floating_point:
         value = scalar_to(value, dt)
-    elif dt.itemsize == 2:
-        input, tensor1, tensor2 = (t.float() for t in (input, tensor1, tensor2))
+    # the operands in the compute dtype first (an int32 tensor1 times value would wrap)
+    ct = _dtype.float32 if dt.is_floating_point and dt.itemsize == 2 else dt
+    input, tensor1, tensor2 = (t.to(ct) for t in (input, tensor1, tensor2))
     r = input + op(value * tensor1, tensor2)
     return r if r.dtype is dt else r.to(dt)
 

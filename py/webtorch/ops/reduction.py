@@ -292,6 +292,8 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
 
 def _make_arg(op):
     def public(input, dim=None, keepdim=False):
+        if input.dtype is _dtype.bool_:
+            raise RuntimeError(f"arg{op}(): does not support bool input")
         if dim is None:
             if input.numel() == 0:
                 raise IndexError(f"arg{op}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -663,16 +665,28 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     return return_types.kthvalue(v, i)
 
 
+def _median_all(x, dims, keepdim):
+    return median(x.reshape(-1), 0)[0]
+
+
+MedianAll = formula_node("MedianBackward0", _median_all, ("x", "dims", "keepdim"))  # ties share the gradient
+
+
 @register
 def median(input, dim=None, keepdim=False):
+    """PyTorch's lower median; NaN where a slice holds one (the index of its first NaN)."""
     if dim is None:
-        flat = input.reshape(-1)
-        v, _ = sort(flat, 0, stable=True)
-        return v[(flat.numel() - 1) // 2]
+        dims = tuple(range(input.dim()))
+        return MedianAll.apply(input, dims, False) if recording(input) else _median_all(input, dims, False)
     d = wrap_dim(dim, input.dim())
     n = input.shape[d] if input.dim() else 1
-    r = kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
-    return return_types.median(*r)
+    if input.dim() == 0 or not n or not input.is_floating_point():
+        return return_types.median(*kthvalue(input, (n - 1) // 2 + 1, d, keepdim))
+    v, i = sort(input, d, stable=True)  # NaNs last, in index order
+    nans = input.isnan().sum(d, keepdim=True)
+    k = where(nans > 0, n - nans, (n - 1) // 2)
+    v, i = v.gather(d, k), i.gather(d, k)
+    return return_types.median(v, i) if keepdim else return_types.median(v.squeeze(d), i.squeeze(d))
 
 
 @register

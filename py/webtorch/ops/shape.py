@@ -444,7 +444,7 @@ def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
     shape = _prims.broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == tuple(shape) else expand(t, shape) for t in tensors)  # PyTorch's: t itself
 
 
 @register(method=False)
@@ -1117,7 +1117,8 @@ def repeat(input, *sizes):
         inter += [1, s]
         expd += [r, s]
         final.append(r * s)
-    return x.reshape(inter).expand(expd).reshape(final)
+    r = x.reshape(inter).expand(expd).reshape(final)
+    return r.clone() if r._storage is input._storage else r  # PyTorch's repeat copies: never an alias
 
 
 @register

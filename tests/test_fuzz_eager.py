@@ -1,0 +1,136 @@
+"""The differential fuzzer of eager programs (tests/fuzz_eager.py) on fixed seeds, and the minimized
+programs of the mismatches it found, each compared with PyTorch on cpu, cpu-pure and webgpu.
+
+A failure prints each minimized program as Python source; `python tests/fuzz_eager.py --device
+webgpu --n 5000 --seed 1` runs a longer fuzz."""
+import pytest
+import torch
+
+import webtorch as wt
+from fuzz_eager import diff, fuzz, source
+
+# programs per device: ~45 s together on 2 cores (webgpu on lavapipe is the slow one)
+N = {"cpu": 100, "cpu-pure": 30, "webgpu": 25}
+
+
+@pytest.fixture
+def fuzz_device(request, device):
+    return request.node.callspec.params["device"], device
+
+
+def test_fuzz_eager(fuzz_device):
+    name, device = fuzz_device
+    bad, _ = fuzz(wt, device, range(N[name]))
+    report = "\n\n".join(f"# seed {seed}: {msg}\n{source(lines, device)}" for seed, msg, lines in bad)
+    assert not bad, f"{len(bad)} of {N[name]} programs differ from PyTorch on {name}:\n\n{report}"
+
+
+# Minimized programs of mismatches the fuzzer found, fixed at their root: each must stay equal.
+REGRESSIONS = {
+    "index_fill_negative_index": [  # webtorch raised IndexError for -n <= index < 0
+        "v0 = m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device=dev, requires_grad=True)",
+        "v1 = v0.index_fill(0, m.tensor([-3, -1], device=dev), -1)",
+        "v1.sum().backward()"],
+    "index_add_vector_out_of_range": [  # RuntimeError, not PyTorch's IndexError, for a vector
+        "v0 = m.zeros(3, device=dev).index_add(0, m.tensor([-1], device=dev), m.ones(1, device=dev))"],
+    "tensor_inf_to_int": [  # OverflowError, not PyTorch's RuntimeError
+        "v0 = m.tensor([1.0, inf], dtype=m.int64, device=dev)"],
+    "tensor_nan_to_int": [  # ValueError, not PyTorch's RuntimeError
+        "v0 = m.tensor([nan], dtype=m.int32, device=dev)"],
+    "median_nan": [  # the NaN skipped (1.0, not nan); ties of median() over all got the whole gradient
+        "v0 = m.tensor([[1.0, nan, 0.5, nan], [2.0, 1.0, 3.0, 0.0]], device=dev, requires_grad=True)",
+        "v1 = m.median(v0, 1)",
+        "v2 = m.median(v0, 0, keepdim=True)",
+        "v3 = m.median(v0[1])",
+        "v4 = m.tensor([2.0, 1.0, 1.0, 3.0], device=dev, requires_grad=True)",
+        "m.autograd.backward([v1[0], v2[0], v3, m.median(v4)], [m.ones(2, device=dev), m.ones(1, 4, device=dev), m.tensor(2.0, device=dev), m.tensor(1.0, device=dev)])"],
+    "xlogy_dtype_nan": [  # float32 for float16 and int64 operands, 0 for xlogy(0, nan), a TypeError for a number self
+        "v0 = m.tensor([0.0, 1.0, 2.0], dtype=m.float16, device=dev)",
+        "v1 = m.xlogy(v0, m.tensor([0, 2, 3], device=dev))",
+        "v2 = m.xlogy(m.tensor([0.0, 2.0], device=dev), nan)",
+        "v3 = m.xlogy(2, v0)",
+        "v4 = m.xlogy(m.tensor([0.0, 0.0, 1.0], device=dev), m.tensor([nan, 0.0, 4.0], device=dev))"],
+    "loss_dtypes": [  # huber_loss not in input's dtype; mse/smooth_l1 refused a bool operand
+        "v0 = m.tensor([1.5, -2.0], dtype=m.float16, device=dev)",
+        "v1 = m.tensor([0.25, 3.0], device=dev)",
+        "v2 = F.huber_loss(v0, v1, delta=0.5)",
+        "v3 = F.mse_loss(m.tensor([True, False], device=dev), v0)",
+        "v4 = F.smooth_l1_loss(m.tensor([True, False], device=dev), v0, reduction='none')"],
+    "triu_bool": [  # int64, not bool (the 0 it fills with promoted it)
+        "v0 = m.tensor([[True, True, False], [True, True, True]], device=dev)",
+        "v1 = v0.triu(1)",
+        "v2 = v0.tril()"],
+    "repeat_copies": [  # repeat returned an alias of its input: an in-place op on the input changed it
+        "v0 = m.tensor([[1, 2]], device=dev)",
+        "v1 = v0.repeat(2, 1, 1)",
+        "v2 = m.tensor([[1.5, -2.0]], device=dev, requires_grad=True)",
+        "v3 = v2.repeat(2, 1)",
+        "v4 = v3.abs_()",
+        "v0[..., :1].zero_()",
+        "v3.sum().backward()"],
+    "int_fill_nonfinite": [  # masked_fill/fill_/full/index_fill of inf, NaN or out-of-range into ints: a RuntimeError
+        "v0 = m.tensor([[7, 6]], dtype=m.int32, device=dev)",
+        "v1 = v0.masked_fill(v0 > 6, nan)"],
+    "int_fill_out_of_range": [
+        "v0 = m.full((2,), 1e10, dtype=m.int32, device=dev)"],
+    "int_index_fill_inf": [
+        "v0 = m.tensor([1, 2], device=dev).index_fill(0, m.tensor([0], device=dev), inf)"],
+    "int_fill__inf": [
+        "v0 = m.tensor([1, 2], dtype=m.uint8, device=dev).fill_(-1.0)"],
+    "prod_grad_inf_nan": [  # webtorch gave the exact products of the others; PyTorch's g * y / x has NaN at an inf
+        "v0 = m.tensor([[1.0, inf, 2.0], [1e-40, -4.0, nan]], device=dev, requires_grad=True)",
+        "v1 = m.tensor([[0.0, 0.0], [inf, 2.0]], device=dev, requires_grad=True)",
+        "m.autograd.backward([m.prod(v0, 1), m.prod(v1)], [m.tensor([0.5, 1.0], device=dev), m.tensor(2.0, device=dev)])"],
+    "loss_0d_operand": [  # a 0-d float32 operand lost to float16 (PyTorch broadcasts before promoting)
+        "v0 = m.tensor([4.0, 1.0, 3.75], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor(2.5, device=dev, requires_grad=True)",
+        "v2 = F.mse_loss(v1, v0)",
+        "v3 = F.l1_loss(v1, v0)",
+        "v4 = F.smooth_l1_loss(v0, v1)",
+        "m.autograd.backward([v2, v3, v4], [m.tensor(1.0, device=dev), m.tensor(1.0, device=dev), m.tensor(1.0, device=dev)])"],
+    "argmax_bool": [
+        "v0 = m.argmax(m.tensor([False, True], device=dev))"],
+    "argmin_bool_dim": [
+        "v0 = m.argmin(m.tensor([[False, True]], device=dev), 1)"],
+    "broadcast_tensors_identity": [  # PyTorch returns an operand of the broadcast shape itself (a leaf stays a leaf)
+        "v0 = m.tensor([[1.75], [-0.25]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([100.0, 3.75, -1.0], device=dev, requires_grad=True)",
+        "v2 = m.broadcast_tensors(v0, v0)[0]",
+        "v3 = m.broadcast_tensors(v1, m.tensor(2.0, device=dev))[0]",
+        "m.autograd.backward([v2, v3], [m.ones(2, 1, dtype=m.float16, device=dev), m.ones(3, device=dev)])"],
+    "erfinv_output_modified": [  # erfinv saved its output: an in-place op on it broke backward
+        "v0 = m.tensor([0.5, -0.25, 0.0], device=dev, requires_grad=True)",
+        "v1 = m.erfinv(v0 * 1)",
+        "v2 = v1.mul_(-0.5)",
+        "v2.sum().backward()"],
+    "softmax_grad_zero_sign": [  # +0.0 where PyTorch's y * (g - sum(g * y)) gives -0.0 (y underflowed to 0)
+        "v0 = m.tensor([[2.0, -3.5, -3.75], [-0.25, 1e+30, -1.0]], device=dev, requires_grad=True)",
+        "v1 = F.softmax(v0, -1)",
+        "v1.backward(m.tensor([[0.25, -0.5, 0.25], [0.0, 0.5, 0.0]], device=dev))"],
+    "bce_with_logits_grad_at_zero": [  # gradient 1 - target at x = 0 (max(-x, 0) and |x| differentiated apart)
+        "v0 = m.tensor([3.5, 0.0, -0.0, 1.5], device=dev, requires_grad=True)",
+        "v1 = F.binary_cross_entropy_with_logits(v0, m.tensor([0.0, 0.0, 1.0, 1.0], device=dev))",
+        "v2 = F.binary_cross_entropy_with_logits(v0, m.tensor([1.0, 0.0, 1.0, 0.0], device=dev), pos_weight=m.tensor([2.0, 2.0, 2.0, 2.0], device=dev))",
+        "m.autograd.backward([v1, v2], [m.tensor(1.0, device=dev), m.tensor(0.5, device=dev)])"],
+    "addcdiv_int_tensor1": [  # value * tensor1 wrapped in int32 before the division
+        "v0 = m.tensor([[1.0, 0.5]], device=dev, requires_grad=True)",
+        "v1 = m.tensor([[-2147483648, 2147483647]], dtype=m.int32, device=dev)",
+        "v2 = m.addcdiv(v0, v1, m.tensor([1.0, 0.5], device=dev), value=2)",
+        "v2.sum().backward()"],
+    "rtruediv_is_reciprocal_mul": [  # number / tensor divided; PyTorch's is reciprocal(tensor) * number
+        "v0 = m.tensor([3e-08, 2.0, -0.0, 49.0], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([7.0, 49.0, 3.0, 0.0], device=dev)",
+        "v2 = -0.0 / v0",
+        "v3 = 7.0 / v1",
+        "v4 = 1 / m.tensor([3, 0], device=dev)",
+        "v2.backward(m.ones(4, dtype=m.float16, device=dev))"],
+    "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
+        "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
+}
+
+
+@pytest.mark.parametrize("name", REGRESSIONS)
+def test_fuzz_regression(name, device):
+    lines = REGRESSIONS[name]
+    msg = diff(lines, wt, device, torch)
+    assert msg is None, f"{msg}\n{source(lines, device)}"
