@@ -126,6 +126,30 @@ REGRESSIONS = {
         "v2.backward(m.ones(4, dtype=m.float16, device=dev))"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
+    "inplace_into_expanded": [  # computed; PyTorch refuses to write one element twice (zero_ and masked_fill_ may)
+        "v0 = m.ones(1, 3, device=dev).expand(2, 3)",
+        "v0.zero_()",
+        "v0.masked_fill_(v0 == 0, 2.0)",
+        "v0.mul_(2)"],
+    "inplace_on_unbind_output": [  # computed; PyTorch refuses an in-place op on an output of unbind or split
+        "v0 = m.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev, requires_grad=True)",
+        "v1 = (v0 * 1).unbind(0)",
+        "v1[1].mul_(2)"],
+    "inplace_on_split_output_view": [
+        "v0 = m.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev, requires_grad=True)",
+        "v1 = (v0 * 1).split([1, 1])",
+        "v1[1][0].zero_()"],
+    "inplace_view_ops": [  # t_, transpose_, swapaxes_, squeeze_, unsqueeze_, as_strided_ were missing
+        "v0 = m.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], device=dev, requires_grad=True)",
+        "v1 = v0 * 1",
+        "v2 = v1.sin()",
+        "v1.t_()",
+        "v3 = (v0 * 2).unsqueeze_(0).transpose_(0, 2).swapaxes_(1, 2).swapdims_(0, 1).squeeze_(2)",
+        "v4 = (v0 * 3)[1].unsqueeze_(1).squeeze_((1,)).squeeze_()",
+        "v5 = (v0 * 4).as_strided_((2, 2), (1, 3), 1)",
+        "v6 = v1 * m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device=dev)",
+        "m.autograd.backward([v6, v3, v4, v5], [m.ones(3, 2, device=dev), m.ones(2, 3, device=dev), m.ones(3, device=dev), m.ones(2, 2, device=dev)])",
+        "v2.sum().backward()"],  # v1.t_() bumped the version of what sin saved
 }
 
 
