@@ -150,6 +150,15 @@ REGRESSIONS = {
         "v6 = v1 * m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device=dev)",
         "m.autograd.backward([v6, v3, v4, v5], [m.ones(3, 2, device=dev), m.ones(2, 3, device=dev), m.ones(3, device=dev), m.ones(2, 2, device=dev)])",
         "v2.sum().backward()"],  # v1.t_() bumped the version of what sin saved
+    "where_number_out_of_range": [  # wrapped into the int dtype; PyTorch's overflow error
+        "v0 = m.tensor([1, -2], dtype=m.int32, device=dev)",
+        "v1 = m.where(v0 > 0, v0, -2**31)",
+        "v2 = m.where(v0 > 0, m.tensor([3, 4], dtype=m.uint8, device=dev), -1)",
+        "v3 = m.where(v0 > 0, 2**31, v0)"],
+    "where_number_out_of_float_range": [
+        "v0 = m.where(m.tensor([True, False], device=dev), m.tensor([1.0, 2.0], device=dev), 1e300)"],
+    "number_past_64_bits": [  # wrapped; PyTorch's OverflowError from its Scalar argument
+        "v0 = m.tensor([1, 2], device=dev) * 2**70"],
 }
 
 

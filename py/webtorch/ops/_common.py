@@ -184,6 +184,8 @@ def fill_value(value, dtype):
         return bool(value)
     if isinstance(value, bool):
         return value
+    if isinstance(value, int) and not -(1 << 63) <= value < 1 << 64:
+        raise OverflowError("int too big to convert")
     name, limit = _FILL_TYPES[dtype.name]
     overflow = RuntimeError(f"value cannot be converted to type {name} without overflow")
     if isinstance(value, complex):

@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..overrides import torch_function
 from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
                       name_of, composite_node, composite_op, check_tensor, formula_node, OUT_DTYPE_SAME,
-                      scalar_to)
+                      scalar_to, fill_value)
 from .registry import register, register_method, routed, ELEMENTWISE, Decl, METHODS
 from ..autograd.derivatives import DERIVATIVES
 
@@ -782,6 +782,8 @@ def where(condition, input=None, other=None, *, out=None):
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{name_of(condition.dtype)}")
     dt = _dtype.result_type(input, other)
+    if dt.name not in ("float16", "bfloat16"):  # a number converts as a one-element fill (unchecked for these)
+        input, other = (v if isinstance(v, Tensor) else fill_value(v, dt) for v in (input, other))
     if dt.is_floating_point and recording(input, other):
         r = Where.apply(condition, input, other, dt)
     else:
