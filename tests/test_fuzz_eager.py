@@ -159,6 +159,18 @@ REGRESSIONS = {
         "v0 = m.where(m.tensor([True, False], device=dev), m.tensor([1.0, 2.0], device=dev), 1e300)"],
     "number_past_64_bits": [  # wrapped; PyTorch's OverflowError from its Scalar argument
         "v0 = m.tensor([1, 2], device=dev) * 2**70"],
+    "logcumsumexp_range": [  # one shift for the whole row: exp(-100 - 100) underflowed, -inf for -100
+        "v0 = m.tensor([[-100.0, 100.0, -inf, 1.0, 1e+30], [-inf, -inf, 1.0, nan, 2.0]], device=dev, requires_grad=True)",
+        "v1 = m.logcumsumexp(v0, 1)",
+        "v1.backward(m.tensor([[1.0, -2.0, 0.5, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]], device=dev))"],
+    "smooth_l1_huber_grad_inf": [  # the unselected square's gradient 0 * inf made NaN at an infinite difference
+        "v0 = m.tensor([inf, 1.0, -inf, nan, 0.25, -3.0], device=dev, requires_grad=True)",
+        "v1 = m.tensor([0.0, 1.0, 0.0, 1.0, 0.0, 0.0], device=dev)",
+        "v2 = F.smooth_l1_loss(v0, v1, beta=0.5)",
+        "v3 = F.huber_loss(v0, v1, reduction='sum', delta=2.0)",
+        "m.autograd.backward([v2, v3], [m.tensor(1.0, device=dev), m.tensor(0.5, device=dev)])"],
+    "logcumsumexp_int": [
+        "v0 = m.logcumsumexp(m.tensor([1, 2], device=dev), 0)"],
 }
 
 

@@ -1794,7 +1794,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def _smooth_l1_loss_impl(input, target, reduction, beta):
     d = _loss_diff(input, target).abs()
-    return _reduce(_pw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+    dn = _pw.where(d >= beta, 0.0, d)  # squared only where taken (or NaN): an infinite d's gradient is not 0 * inf
+    return _reduce(_pw.where(d < beta, 0.5 * dn * dn / beta, d - 0.5 * beta), reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -1808,7 +1809,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 def _huber_loss_impl(input, target, reduction, delta, weight):
     d = _loss_diff(input, target).abs()
-    loss = _pw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    dn = _pw.where(d >= delta, 0.0, d)  # as smooth_l1_loss's
+    loss = _pw.where(d < delta, 0.5 * dn * dn, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)

@@ -14,7 +14,7 @@ from ._common import (OUT_DTYPE, norm_dims, wrap_dim, recording, write_out, writ
 from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
-from .pointwise import maximum, minimum, where
+from .pointwise import maximum, minimum, where, logaddexp
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 
@@ -531,12 +531,16 @@ cummin = register(_make_cum("cummin", Cummin))
 @composite_op("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     d = wrap_dim(dim, input.dim())
-    x = input.detach()
-    # the largest finite value (0 where none): an inf or NaN spoils only what follows it, and a huge
-    # finite value before an inf does not overflow (logcumsumexp([3e38, inf]) is [3e38, inf])
-    m = amax(where(x.isfinite(), x, -math.inf), d, keepdim=True)
-    m = where(m.isinf(), 0.0, m)
-    return (input - m).exp().cumsum(d).log() + m
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{name_of(input.dtype)}'")
+    # PyTorch's running log-add-exp, never one shift for all (logcumsumexp([-100, 100]) keeps -100), as a
+    # scan: round k adds in the value k places back, so that after log2(n) rounds each holds its prefix's
+    n, k, y = input.shape[d] if input.dim() else 1, 1, input.clone()
+    while k < n:
+        y = _shape.cat((_shape.narrow(y, d, 0, k), logaddexp(_shape.narrow(y, d, k, n - k),
+                                                             _shape.narrow(y, d, 0, n - k))), d)
+        k *= 2
+    return y
 
 
 # ---- softmax family ----------------------------------------------------------------------------
