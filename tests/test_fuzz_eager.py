@@ -175,6 +175,15 @@ REGRESSIONS = {
         "v2 = [f.name() for f, _ in v1.grad_fn.next_functions] + [v1.grad_fn.name()]",
         "v3 = len(m.remainder(2.0, v0).grad_fn.next_functions)",
         "v1.sum().backward()"],
+    "softsign_bool": [  # a float result; PyTorch's abs refuses bool
+        "v0 = F.softsign(m.tensor([True, False], device=dev))"],
+    "norm_0_grad_none": [  # zeros; PyTorch's nodes pass no gradient on as none (norm 0 has none)
+        "v0 = m.tensor([[1.0, 0.0]], device=dev, requires_grad=True)",
+        "v1 = m.norm(v0.reshape(-1), 0)",
+        "v1.backward()"],
+    "logcumsumexp_negative_zero": [
+        "v0 = m.tensor([[-0.0, -2.5, inf]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.logcumsumexp(v0, 1)"],
     "logcumsumexp_int": [
         "v0 = m.logcumsumexp(m.tensor([1, 2], device=dev), 0)"],
 }

@@ -81,15 +81,15 @@ def _check_floating(op, x):
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(x.dtype)}'")
 
 
-_NO_BOOL = ("floor", "ceil", "round", "trunc", "relu")
+_NO_BOOL = ("floor", "ceil", "round", "trunc", "relu", "abs")
 
 
 def _check_not_bool(op, x):
-    """PyTorch's errors for the rounding ops and relu on bool."""
+    """PyTorch's errors for the rounding ops, abs and relu on bool."""
     if x.dtype is bool_ and op in _NO_BOOL:
         if op == "relu":
             raise RuntimeError("Boolean inputs not supported for relu")
-        raise NotImplementedError(f"\"{op}_vml_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{op}_{'cpu' if op == 'abs' else 'vml_cpu'}\" not implemented for 'Bool'")
 
 
 def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True, exported=True):

@@ -535,7 +535,7 @@ def logcumsumexp(input, dim):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{name_of(input.dtype)}'")
     # PyTorch's running log-add-exp, never one shift for all (logcumsumexp([-100, 100]) keeps -100), as a
     # scan: round k adds in the value k places back, so that after log2(n) rounds each holds its prefix's
-    n, k, y = input.shape[d] if input.dim() else 1, 1, input.clone()
+    n, k, y = input.shape[d] if input.dim() else 1, 1, input + 0.0  # as log1p(0) + x: 0.0 for -0.0
     while k < n:
         y = _shape.cat((_shape.narrow(y, d, 0, k), logaddexp(_shape.narrow(y, d, k, n - k),
                                                              _shape.narrow(y, d, 0, n - k))), d)
