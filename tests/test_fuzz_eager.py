@@ -184,6 +184,14 @@ REGRESSIONS = {
     "logcumsumexp_negative_zero": [
         "v0 = m.tensor([[-0.0, -2.5, inf]], dtype=m.float16, device=dev, requires_grad=True)",
         "v1 = m.logcumsumexp(v0, 1)"],
+    "hardswish_grad_at_3": [  # PyTorch's middle branch is -3 < x < 3 (webtorch's took x = 3, not x = -3)
+        "v0 = m.tensor([3.0, -3.0, 2.9, -2.9, 3.1], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.hardswish(v0)",
+        "v1.backward(m.tensor([2.0, 1.0, 1.0, 1.0, 1.0], dtype=m.float16, device=dev))"],
+    "inplace_on_output_of_scan": [  # cumprod's result was a view of a temporary made in no_grad: PyTorch's error
+        "v0 = m.tensor([[0.5, -2.5, -0.5], [-3.0, 3e+38, 3.25]], device=dev, requires_grad=True)",
+        "v1 = m.cumprod(v0, 0)",
+        "v2 = v1[1:].mul_(-0.0)"],
     "logcumsumexp_int": [
         "v0 = m.logcumsumexp(m.tensor([1, 2], device=dev), 0)"],
 }

@@ -377,7 +377,7 @@ DERIVATIVES = {
     "LeakyReluBackward1": _leaky_relu,
     "GeluBackward0": _gelu,
     "SiluBackward0": _silu,
-    "HardswishBackward0": lambda g, x: where(x < -3.0, 0.0, where(x <= 3.0, g * (x / 3.0 + 0.5), g)),
+    "HardswishBackward0": lambda g, x: where(x <= -3.0, 0.0, where(x < 3.0, g * (x / 3.0 + 0.5), g)),
     "HardsigmoidBackward0": lambda g, x: where((x > -3.0) & (x < 3.0), g / 6.0, 0.0),
     "EluBackward0": _elu,
     "EluBackward1": _elu,

@@ -194,8 +194,9 @@ def fill_value(value, dtype):
         value = value.real
     if isinstance(limit, float):
         bad = math.isfinite(value) and abs(value) > limit
-    else:  # uint8 takes -255..255 (negative values wrap), the signed types their range
-        lo, hi = (-255, 255) if dtype.name == "uint8" else (-(1 << limit), (1 << limit) - 1)
+    else:  # uint8 takes integers -255..255 (negative ones wrap) and floats 0..255, the signed types their range
+        lo, hi = ((-255 if isinstance(value, int) else 0), 255) if dtype.name == "uint8" else \
+            (-(1 << limit), (1 << limit) - 1)
         bad = (isinstance(value, float) and not math.isfinite(value)) or not lo <= value <= hi
     if bad:
         raise overflow
