@@ -192,6 +192,16 @@ REGRESSIONS = {
         "v0 = m.tensor([[0.5, -2.5, -0.5], [-3.0, 3e+38, 3.25]], device=dev, requires_grad=True)",
         "v1 = m.cumprod(v0, 0)",
         "v2 = v1[1:].mul_(-0.0)"],
+    "median_bool": [  # computed; PyTorch's kernels refuse bool (topk, kthvalue, median) and quantile all but float/double
+        "v0 = m.median(m.tensor([[False, True, False]], device=dev), -1)"],
+    "median_all_bool": [
+        "v0 = m.median(m.tensor([[False, True, False]], device=dev))"],
+    "topk_bool": [
+        "v0 = m.topk(m.tensor([[False, True, False]], device=dev), 1)"],
+    "kthvalue_bool": [
+        "v0 = m.kthvalue(m.tensor([[False, True, False]], device=dev), 1)"],
+    "quantile_int": [
+        "v0 = m.quantile(m.tensor([1, 2, 3], dtype=m.int32, device=dev), 0.5)"],
     "logcumsumexp_int": [
         "v0 = m.logcumsumexp(m.tensor([1, 2], device=dev), 0)"],
 }

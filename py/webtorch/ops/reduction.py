@@ -635,10 +635,17 @@ def msort(input):
     return sort(input, 0)[0]
 
 
+def _check_not_bool(kernel, input):
+    if input.dtype is _dtype.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 @register
 @torch_function
 def topk(input, k, dim=-1, largest=True, sorted=True):
     d = wrap_dim(dim, input.dim())
+    if input.dtype is _dtype.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     n = input.shape[d] if input.dim() else 1
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
@@ -653,6 +660,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 @register
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     d = wrap_dim(dim, input.dim())
+    _check_not_bool("kthvalue_cpu", input)
     if out is not None:
         return return_types.kthvalue(*write_outs(kthvalue(input, k, dim, keepdim), out, input,
                                                  exact=("output values must be of same type as input", OUT_DTYPE)))
@@ -679,6 +687,7 @@ MedianAll = formula_node("MedianBackward0", _median_all, ("x", "dims", "keepdim"
 @register
 def median(input, dim=None, keepdim=False):
     """PyTorch's lower median; NaN where a slice holds one (the index of its first NaN)."""
+    _check_not_bool("median_cpu" if dim is None else "median_out", input)
     if dim is None:
         dims = tuple(range(input.dim()))
         return MedianAll.apply(input, dims, False) if recording(input) else _median_all(input, dims, False)
@@ -695,6 +704,8 @@ def median(input, dim=None, keepdim=False):
 
 @register
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     x = input.reshape(-1) if dim is None or input.dim() == 0 else input
     d = 0 if dim is None else wrap_dim(dim, input.dim())
     v = sort(x, d)[0]
