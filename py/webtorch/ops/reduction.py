@@ -660,21 +660,25 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 @register
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     d = wrap_dim(dim, input.dim())
-    _check_not_bool("kthvalue_cpu", input)
     if out is not None:
         return return_types.kthvalue(*write_outs(kthvalue(input, k, dim, keepdim), out, input,
                                                  exact=("output values must be of same type as input", OUT_DTYPE)))
-    if input.dim() == 0:  # one value along the (implicit) dim
-        v, i = kthvalue(input.reshape(1), k, 0)
+    if input.dim() == 0:  # one value along the (implicit) dim (a bool too: PyTorch's kernel is not run)
+        v, i = _kthvalue(input.reshape(1), k, 0, False)
         return return_types.kthvalue(v.reshape(()), i.reshape(()))
-    n = input.shape[d] if input.dim() else 1
+    _check_not_bool("kthvalue_cpu", input)
+    return return_types.kthvalue(*_kthvalue(input, k, d, keepdim))
+
+
+def _kthvalue(input, k, d, keepdim):
+    n = input.shape[d]
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     v, i = sort(input, d, stable=True)
     v, i = v.select(d, k - 1), i.select(d, k - 1)
     if keepdim:
         v, i = v.unsqueeze(d), i.unsqueeze(d)
-    return return_types.kthvalue(v, i)
+    return v, i
 
 
 def _median_all(x, dims, keepdim):
