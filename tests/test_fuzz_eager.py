@@ -202,6 +202,13 @@ REGRESSIONS = {
         "v0 = m.kthvalue(m.tensor([[False, True, False]], device=dev), 1)"],
     "kthvalue_0d_bool": [  # PyTorch runs no kernel on a 0-d input: a bool is taken
         "v0 = m.kthvalue(m.all(m.tensor([[1.0, 2.0]], device=dev)), 1, -1)"],
+    "loss_integer_operands": [  # computed in the integer dtype; PyTorch's kernels refuse a non-floating common dtype
+        "v0 = m.tensor([[4, -6, -6], [10, -4, -1]], device=dev)",
+        "v1 = F.smooth_l1_loss(m.amin(v0), v0)"],
+    "mse_integer_operands": [
+        "v0 = F.mse_loss(m.tensor([1, 2], device=dev), m.tensor([True, False], device=dev))"],
+    "cosine_similarity_integer_operands": [
+        "v0 = F.cosine_similarity(m.tensor([-7, -5, 3], device=dev), m.tensor([False, True, True], device=dev), dim=-1)"],
     "quantile_int": [
         "v0 = m.quantile(m.tensor([1, 2, 3], dtype=m.int32, device=dev), 0.5)"],
     "logcumsumexp_int": [
