@@ -209,6 +209,10 @@ REGRESSIONS = {
         "v0 = F.mse_loss(m.tensor([1, 2], device=dev), m.tensor([True, False], device=dev))"],
     "cosine_similarity_integer_operands": [
         "v0 = F.cosine_similarity(m.tensor([-7, -5, 3], device=dev), m.tensor([False, True, True], device=dev), dim=-1)"],
+    "median_all_nan_grad": [  # NaN everywhere; PyTorch shares the gradient between the NaNs (as max())
+        "v0 = m.tensor([[inf], [1e-40], [nan]], device=dev, requires_grad=True)",
+        "v1 = m.tensor([3.0, nan, 1.0, nan], device=dev, requires_grad=True)",
+        "m.autograd.backward([m.median(v0), m.median(v1)], [m.tensor(1.0, device=dev), m.tensor(2.0, device=dev)])"],
     "quantile_int": [
         "v0 = m.quantile(m.tensor([1, 2, 3], dtype=m.int32, device=dev), 0.5)"],
     "logcumsumexp_int": [

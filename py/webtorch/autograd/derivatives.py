@@ -340,7 +340,7 @@ DERIVATIVES = {
     "AminBackward0": _extreme,
     "MaxBackward1": _extreme_all,
     "MinBackward1": _extreme_all,
-    "MedianBackward0": _extreme,
+    "MedianBackward0": _extreme_all,  # PyTorch's evenly_distribute_backward, as max()'s
     "VarBackward0": _var,
     "StdBackward0": _std,
     "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * where(
