@@ -213,6 +213,8 @@ REGRESSIONS = {
         "v0 = m.tensor([[inf], [1e-40], [nan]], device=dev, requires_grad=True)",
         "v1 = m.tensor([3.0, nan, 1.0, nan], device=dev, requires_grad=True)",
         "m.autograd.backward([m.median(v0), m.median(v1)], [m.tensor(1.0, device=dev), m.tensor(2.0, device=dev)])"],
+    "layer_norm_empty_shape": [  # the identity normalization; PyTorch refuses normalized_shape []
+        "v0 = F.layer_norm(m.tensor(3.25, device=dev), ())"],
     "quantile_int": [
         "v0 = m.quantile(m.tensor([1, 2, 3], dtype=m.int32, device=dev), 0.5)"],
     "logcumsumexp_int": [
