@@ -126,6 +126,99 @@ REGRESSIONS = {
         "v2.backward(m.ones(4, dtype=m.float16, device=dev))"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
+    "inplace_into_expanded": [  # computed; PyTorch refuses to write one element twice (zero_ and masked_fill_ may)
+        "v0 = m.ones(1, 3, device=dev).expand(2, 3)",
+        "v0.zero_()",
+        "v0.masked_fill_(v0 == 0, 2.0)",
+        "v0.mul_(2)"],
+    "inplace_on_unbind_output": [  # computed; PyTorch refuses an in-place op on an output of unbind or split
+        "v0 = m.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev, requires_grad=True)",
+        "v1 = (v0 * 1).unbind(0)",
+        "v1[1].mul_(2)"],
+    "inplace_on_split_output_view": [
+        "v0 = m.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev, requires_grad=True)",
+        "v1 = (v0 * 1).split([1, 1])",
+        "v1[1][0].zero_()"],
+    "inplace_view_ops": [  # t_, transpose_, swapaxes_, squeeze_, unsqueeze_, as_strided_ were missing
+        "v0 = m.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], device=dev, requires_grad=True)",
+        "v1 = v0 * 1",
+        "v2 = v1.sin()",
+        "v1.t_()",
+        "v3 = (v0 * 2).unsqueeze_(0).transpose_(0, 2).swapaxes_(1, 2).swapdims_(0, 1).squeeze_(2)",
+        "v4 = (v0 * 3)[1].unsqueeze_(1).squeeze_((1,)).squeeze_()",
+        "v5 = (v0 * 4).as_strided_((2, 2), (1, 3), 1)",
+        "v6 = v1 * m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device=dev)",
+        "m.autograd.backward([v6, v3, v4, v5], [m.ones(3, 2, device=dev), m.ones(1, 3, 2, device=dev), m.ones(3, device=dev), m.ones(2, 2, device=dev)])",
+        "v2.sum().backward()"],  # v1.t_() bumped the version of what sin saved
+    "where_number_out_of_range": [  # wrapped into the int dtype; PyTorch's overflow error
+        "v0 = m.tensor([1, -2], dtype=m.int32, device=dev)",
+        "v1 = m.where(v0 > 0, v0, -2**31)",
+        "v2 = m.where(v0 > 0, m.tensor([3, 4], dtype=m.uint8, device=dev), -1)",
+        "v3 = m.where(v0 > 0, 2**31, v0)"],
+    "where_number_out_of_float_range": [
+        "v0 = m.where(m.tensor([True, False], device=dev), m.tensor([1.0, 2.0], device=dev), 1e300)"],
+    "number_past_64_bits": [  # wrapped; PyTorch's OverflowError from its Scalar argument
+        "v0 = m.tensor([1, 2], device=dev) * 2**70"],
+    "logcumsumexp_range": [  # one shift for the whole row: exp(-100 - 100) underflowed, -inf for -100
+        "v0 = m.tensor([[-100.0, 100.0, -inf, 1.0, 1e+30], [-inf, -inf, 1.0, nan, 2.0]], device=dev, requires_grad=True)",
+        "v1 = m.logcumsumexp(v0, 1)",
+        "v1.backward(m.tensor([[1.0, -2.0, 0.5, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]], device=dev))"],
+    "smooth_l1_huber_grad_inf": [  # the unselected square's gradient 0 * inf made NaN at an infinite difference
+        "v0 = m.tensor([inf, 1.0, -inf, nan, 0.25, -3.0], device=dev, requires_grad=True)",
+        "v1 = m.tensor([0.0, 1.0, 0.0, 1.0, 0.0, 0.0], device=dev)",
+        "v2 = F.smooth_l1_loss(v0, v1, beta=0.5)",
+        "v3 = F.huber_loss(v0, v1, reduction='sum', delta=2.0)",
+        "m.autograd.backward([v2, v3], [m.tensor(1.0, device=dev), m.tensor(0.5, device=dev)])"],
+    "xlogy_number_self": [  # XlogyBackward0 with an edge for the number (PyTorch's overload has its own node)
+        "v0 = m.tensor([1.5, 2.0, 0.0], device=dev, requires_grad=True)",
+        "v1 = m.xlogy(0, v0)",
+        "v2 = [f.name() for f, _ in v1.grad_fn.next_functions] + [v1.grad_fn.name()]",
+        "v3 = len(m.remainder(2.0, v0).grad_fn.next_functions)",
+        "v1.sum().backward()"],
+    "softsign_bool": [  # a float result; PyTorch's abs refuses bool
+        "v0 = F.softsign(m.tensor([True, False], device=dev))"],
+    "norm_0_grad_none": [  # zeros; PyTorch's nodes pass no gradient on as none (norm 0 has none)
+        "v0 = m.tensor([[1.0, 0.0]], device=dev, requires_grad=True)",
+        "v1 = m.norm(v0.reshape(-1), 0)",
+        "v1.backward()"],
+    "logcumsumexp_negative_zero": [
+        "v0 = m.tensor([[-0.0, -2.5, inf]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.logcumsumexp(v0, 1)"],
+    "hardswish_grad_at_3": [  # PyTorch's middle branch is -3 < x < 3 (webtorch's took x = 3, not x = -3)
+        "v0 = m.tensor([3.0, -3.0, 2.9, -2.9, 3.1], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.hardswish(v0)",
+        "v1.backward(m.tensor([2.0, 1.0, 1.0, 1.0, 1.0], dtype=m.float16, device=dev))"],
+    "inplace_on_output_of_scan": [  # cumprod's result was a view of a temporary made in no_grad: PyTorch's error
+        "v0 = m.tensor([[0.5, -2.5, -0.5], [-3.0, 3e+38, 3.25]], device=dev, requires_grad=True)",
+        "v1 = m.cumprod(v0, 0)",
+        "v2 = v1[1:].mul_(-0.0)"],
+    "median_bool": [  # computed; PyTorch's kernels refuse bool (topk, kthvalue, median) and quantile all but float/double
+        "v0 = m.median(m.tensor([[False, True, False]], device=dev), -1)"],
+    "median_all_bool": [
+        "v0 = m.median(m.tensor([[False, True, False]], device=dev))"],
+    "topk_bool": [
+        "v0 = m.topk(m.tensor([[False, True, False]], device=dev), 1)"],
+    "kthvalue_bool": [
+        "v0 = m.kthvalue(m.tensor([[False, True, False]], device=dev), 1)"],
+    "kthvalue_0d_bool": [  # PyTorch runs no kernel on a 0-d input: a bool is taken
+        "v0 = m.kthvalue(m.all(m.tensor([[1.0, 2.0]], device=dev)), 1, -1)"],
+    "loss_integer_operands": [  # computed in the integer dtype; PyTorch's kernels refuse a non-floating common dtype
+        "v0 = m.tensor([[4, -6, -6], [10, -4, -1]], device=dev)",
+        "v1 = F.smooth_l1_loss(m.amin(v0), v0)"],
+    "mse_integer_operands": [
+        "v0 = F.mse_loss(m.tensor([1, 2], device=dev), m.tensor([True, False], device=dev))"],
+    "cosine_similarity_integer_operands": [
+        "v0 = F.cosine_similarity(m.tensor([-7, -5, 3], device=dev), m.tensor([False, True, True], device=dev), dim=-1)"],
+    "median_all_nan_grad": [  # NaN everywhere; PyTorch shares the gradient between the NaNs (as max())
+        "v0 = m.tensor([[inf], [1e-40], [nan]], device=dev, requires_grad=True)",
+        "v1 = m.tensor([3.0, nan, 1.0, nan], device=dev, requires_grad=True)",
+        "m.autograd.backward([m.median(v0), m.median(v1)], [m.tensor(1.0, device=dev), m.tensor(2.0, device=dev)])"],
+    "layer_norm_empty_shape": [  # the identity normalization; PyTorch refuses normalized_shape []
+        "v0 = F.layer_norm(m.tensor(3.25, device=dev), ())"],
+    "quantile_int": [
+        "v0 = m.quantile(m.tensor([1, 2, 3], dtype=m.int32, device=dev), 0.5)"],
+    "logcumsumexp_int": [
+        "v0 = m.logcumsumexp(m.tensor([1, 2], device=dev), 0)"],
 }
 
 

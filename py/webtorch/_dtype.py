@@ -107,6 +107,8 @@ def result_type(*args):
             key.append(d if a._shape else _ZERO_DIM[d])
         else:
             key.append(type(a))
+            if type(a) is int and not -(1 << 63) <= a < 1 << 64:  # PyTorch's Scalar: an int64 or a uint64
+                raise OverflowError("int too big to convert")
     key = tuple(key)
     res = _rt_cache.get(key)
     if res is None:

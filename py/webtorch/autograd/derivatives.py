@@ -303,6 +303,7 @@ DERIVATIVES = {
     "LogaddexpBackward0": {"a": lambda g, a, b: g / (1 + (b - a).exp()), "b": lambda g, a, b: g / (1 + (a - b).exp())},
     # PyTorch's: g log(b) (xlogy), 0 where a is 0 and b <= 0; g a / b
     "XlogyBackward0": {"a": lambda g, a, b: where((a == 0) & (b <= 0), 0.0, g.xlogy(b)), "b": lambda g, a, b: g * a / b},
+    "XlogyBackward1": {"b": lambda g, a, b: g * a / b},
     "XlogyBackward2": {"a": lambda g, a, b: where(a == 0, 0.0, g.xlogy(b)) if b <= 0 else g.xlogy(b)},
     "Logaddexp2Backward0": {"a": lambda g, a, b: g / (1 + (b - a).exp2()),
                             "b": lambda g, a, b: g / (1 + (a - b).exp2())},
@@ -313,6 +314,7 @@ DERIVATIVES = {
     # PyTorch's "NotImplemented" nodes: the output requires grad, backward raises (the key names the op)
     **{f"NotImplemented({op})": {"a": _not_implemented(op), "b": _not_implemented(op)}
        for op in ("floor_divide", "heaviside")},
+    "NotImplemented(remainder)": {"b": _not_implemented("remainder")},
     "NotImplemented(bernoulli)": _not_implemented("bernoulli"),
     "Unique2Backward0": _no_derivative("_unique2"),
     # random draws (bernoulli, in-place fills): the result does not depend on the input's values
@@ -338,7 +340,7 @@ DERIVATIVES = {
     "AminBackward0": _extreme,
     "MaxBackward1": _extreme_all,
     "MinBackward1": _extreme_all,
-    "MedianBackward0": _extreme,
+    "MedianBackward0": _extreme_all,  # PyTorch's evenly_distribute_backward, as max()'s
     "VarBackward0": _var,
     "StdBackward0": _std,
     "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * where(
@@ -375,7 +377,7 @@ DERIVATIVES = {
     "LeakyReluBackward1": _leaky_relu,
     "GeluBackward0": _gelu,
     "SiluBackward0": _silu,
-    "HardswishBackward0": lambda g, x: where(x < -3.0, 0.0, where(x <= 3.0, g * (x / 3.0 + 0.5), g)),
+    "HardswishBackward0": lambda g, x: where(x <= -3.0, 0.0, where(x < 3.0, g * (x / 3.0 + 0.5), g)),
     "HardsigmoidBackward0": lambda g, x: where((x > -3.0) & (x < 3.0), g / 6.0, 0.0),
     "EluBackward0": _elu,
     "EluBackward1": _elu,

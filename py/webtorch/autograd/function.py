@@ -91,6 +91,8 @@ class Function(metaclass=_FunctionMeta):
             if isinstance(o, Tensor):
                 if any(o is a for a in args):  # an input returned as is: give the output its own identity
                     o = outs[i] = o._alias()
+                elif o._base is not None and not any(isinstance(a, Tensor) and a._storage is o._storage for a in args):
+                    o = outs[i] = Tensor._make(o._storage, o._shape, o._stride, o._offset)  # no view of a temporary
                 meta.append((o._shape, o.dtype, o.device))
                 if o.dtype.is_floating_point and id(o) not in nondiff:
                     o._requires_grad = True

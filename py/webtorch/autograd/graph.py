@@ -386,17 +386,18 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
                 continue
             if node._freed:
                 raise RuntimeError(FREED_MSG)
-            grads = []
-            for i, meta in enumerate(node._outputs_meta):
-                g = buf.get(i)
-                if g is None and node.materialize_grads:
-                    g = _zeros_for(meta)
-                grads.append(g)
-            for h in node._pre_hooks:
-                r = h(tuple(grads))
-                if r is not None:
-                    grads = list(r)
-            in_grads = node.apply(*grads)
+            grads = [buf.get(i) for i in range(len(node._outputs_meta))]
+            if node._fn._builtin and all(g is None for g in grads):
+                in_grads = ()  # PyTorch's own nodes pass no gradient on as none (norm(x, 0): x.grad stays None)
+            else:
+                for i, meta in enumerate(node._outputs_meta):
+                    if grads[i] is None and node.materialize_grads:
+                        grads[i] = _zeros_for(meta)
+                for h in node._pre_hooks:
+                    r = h(tuple(grads))
+                    if r is not None:
+                        grads = list(r)
+                in_grads = node.apply(*grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
             for h in node._hooks:

@@ -842,6 +842,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     normalized_shape = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) \
         else (int(normalized_shape),)
     n = len(normalized_shape)
+    if n == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     if tuple(input.shape[input.dim() - n:]) != normalized_shape:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
@@ -1758,14 +1761,17 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _MseLoss.call(input, target, reduction)
 
 
-def _loss_diff(input, target):
-    """input - target in their promoted dtype (PyTorch's mse/smooth_l1/huber kernels take a bool operand)."""
+def _loss_diff(input, target, kernel):
+    """input - target in their promoted dtype (PyTorch's mse/smooth_l1/huber kernels take a bool operand,
+    but not a promoted dtype that is not floating: `kernel` names the kernel in its error)."""
     dt = _dtype.promote_types(input.dtype, target.dtype)  # broadcast first: a 0-d operand promotes as any
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{name_of(dt)}'")
     return input.to(dt) - target.to(dt)
 
 
 def _mse_loss_impl(input, target, reduction):
-    d = _loss_diff(input, target)
+    d = _loss_diff(input, target, "mse")
     return _reduce(d * d, reduction)
 
 
@@ -1793,8 +1799,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def _smooth_l1_loss_impl(input, target, reduction, beta):
-    d = _loss_diff(input, target).abs()
-    return _reduce(_pw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+    d = _loss_diff(input, target, "smooth_l1").abs()
+    dn = _pw.where(d >= beta, 0.0, d)  # squared only where taken (or NaN): an infinite d's gradient is not 0 * inf
+    return _reduce(_pw.where(d < beta, 0.5 * dn * dn / beta, d - 0.5 * beta), reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -1807,8 +1814,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 def _huber_loss_impl(input, target, reduction, delta, weight):
-    d = _loss_diff(input, target).abs()
-    loss = _pw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    d = _loss_diff(input, target, "huber").abs()
+    dn = _pw.where(d >= delta, 0.0, d)  # as smooth_l1_loss's
+    loss = _pw.where(d < delta, 0.5 * dn * dn, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -1995,6 +2003,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    dt = _dtype.promote_types(x1.dtype, x2.dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {name_of(dt)}")
     x1, x2 = _shape.broadcast_tensors(x1, x2)
     w12 = (x1 * x2).sum(dim)
     n1 = (x1 * x1).sum(dim)

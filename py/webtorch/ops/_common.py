@@ -184,6 +184,8 @@ def fill_value(value, dtype):
         return bool(value)
     if isinstance(value, bool):
         return value
+    if isinstance(value, int) and not -(1 << 63) <= value < 1 << 64:
+        raise OverflowError("int too big to convert")
     name, limit = _FILL_TYPES[dtype.name]
     overflow = RuntimeError(f"value cannot be converted to type {name} without overflow")
     if isinstance(value, complex):
@@ -192,8 +194,9 @@ def fill_value(value, dtype):
         value = value.real
     if isinstance(limit, float):
         bad = math.isfinite(value) and abs(value) > limit
-    else:  # uint8 takes -255..255 (negative values wrap), the signed types their range
-        lo, hi = (-255, 255) if dtype.name == "uint8" else (-(1 << limit), (1 << limit) - 1)
+    else:  # uint8 takes integers -255..255 (negative ones wrap) and floats 0..255, the signed types their range
+        lo, hi = ((-255 if isinstance(value, int) else 0), 255) if dtype.name == "uint8" else \
+            (-(1 << limit), (1 << limit) - 1)
         bad = (isinstance(value, float) and not math.isfinite(value)) or not lo <= value <= hi
     if bad:
         raise overflow
@@ -219,17 +222,33 @@ def recording(*args):
     return False
 
 
-def check_leaf_inplace(self):
-    """The start of every in-place op: PyTorch's error on a leaf that requires grad. A view of a
-    tensor with history takes its history from its base (as_strided) before the op reads it: as
-    PyTorch's CopySlices, the gradient of the view's old values goes into the base's at the view's
-    place, never back through the view's own ops (an as_strided past its input's elements drops it)."""
+def check_internal_overlap(t):
+    """PyTorch's assert_no_internal_overlap: no two of the written-to elements may be one (an expanded tensor)."""
+    if not _dense(t._shape, t._stride) and any(st == 0 and n > 1 for n, st in zip(t._shape, t._stride)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location." + _CLONE)
+
+
+def check_leaf_inplace(self, *, overlap_ok=False):
+    """The start of every in-place op: PyTorch's error on a leaf that requires grad, and on a
+    written-to tensor whose elements overlap (`overlap_ok`: the fills zero_, fill_, masked_fill_,
+    index_put_, which PyTorch allows, and the in-place view ops). A view of a tensor with history takes its history from its
+    base (as_strided) before the op reads it: as PyTorch's CopySlices, the gradient of the view's
+    old values goes into the base's at the view's place, never back through the view's own ops (an
+    as_strided past its input's elements drops it)."""
+    if not overlap_ok:
+        check_internal_overlap(self)
     if grad_mode._state["enabled"] and getattr(self, "_no_grad_view", False) and self._base._requires_grad:
         fn = self.grad_fn  # a view (made with grad on) of one made in no_grad mode
         what = "A view was created" if fn is None else \
             f"Output {self._output_nr} of {fn.name().split('Backward')[0]} is a view of a view which was created"
         raise RuntimeError(f"{what} in no_grad mode and is being modified inplace with grad mode enabled. "
                            f"{_NO_GRAD_VIEW_HINT}")
+    if getattr(self, "_multi_view", False) and grad_mode._state["enabled"] and self.grad_fn is not None:
+        raise RuntimeError(f"Output {self._output_nr} of {self.grad_fn.name().split('Backward')[0]} is a view and is "
+                           "being modified inplace. This view is the output of a function that returns multiple views. "
+                           "Such functions do not allow the output views to be modified inplace. You should replace "
+                           "the inplace operation by an out-of-place one.")
     if self._requires_grad and grad_mode._state["enabled"]:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -366,9 +385,7 @@ def write_out(result, out, *inputs, exact=None, full_overlap_ok=False, resized=R
         raise RuntimeError(exact.format(r=name_of(result.dtype), o=name_of(out.dtype), rm=type_meta_name(result.dtype),
                                         om=type_meta_name(out.dtype)))
     check_inplace_dtype(result.dtype, out)
-    if not _dense(out._shape, out._stride) and any(st == 0 and n > 1 for n, st in zip(out._shape, out._stride)):
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location." + _CLONE)
+    check_internal_overlap(out)
     resize = tuple(out.shape) != tuple(result.shape)
     block = _block(out, tuple(result.shape) if resize else None)
     for t in inputs:  # out itself as an input: after the resize, the same elements

@@ -369,7 +369,7 @@ def setitem(self, index, value):
 
 
 def _index_put_view(self, v, adv, value, accumulate):
-    check_leaf_inplace(self)
+    check_leaf_inplace(self, overlap_ok=True)
     coords, out_shape = _advanced_plan(v, adv)
     if isinstance(value, Tensor) and value.device != self.device:
         if value.dim() == 0:
@@ -718,9 +718,9 @@ def masked_fill_(self, mask, value):
     if tuple(shape) != tuple(self.shape):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
     if recording(self, value):
-        check_leaf_inplace(self)
+        check_leaf_inplace(self, overlap_ok=True)
         return inplace_result(self, masked_fill(self, mask, value))
-    check_leaf_inplace(self)
+    check_leaf_inplace(self, overlap_ok=True)
     value = value if isinstance(value, Tensor) else fill_value(value, self.dtype)
     return _prims.ewise_into("where", self, [mask, value, self], self.dtype)
 

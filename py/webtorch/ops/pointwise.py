@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..overrides import torch_function
 from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
                       name_of, composite_node, composite_op, check_tensor, formula_node, OUT_DTYPE_SAME,
-                      scalar_to)
+                      scalar_to, fill_value)
 from .registry import register, register_method, routed, ELEMENTWISE, Decl, METHODS
 from ..autograd.derivatives import DERIVATIVES
 
@@ -81,15 +81,15 @@ def _check_floating(op, x):
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(x.dtype)}'")
 
 
-_NO_BOOL = ("floor", "ceil", "round", "trunc", "relu")
+_NO_BOOL = ("floor", "ceil", "round", "trunc", "relu", "abs")
 
 
 def _check_not_bool(op, x):
-    """PyTorch's errors for the rounding ops and relu on bool."""
+    """PyTorch's errors for the rounding ops, abs and relu on bool."""
     if x.dtype is bool_ and op in _NO_BOOL:
         if op == "relu":
             raise RuntimeError("Boolean inputs not supported for relu")
-        raise NotImplementedError(f"\"{op}_vml_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{op}_{'cpu' if op == 'abs' else 'vml_cpu'}\" not implemented for 'Bool'")
 
 
 def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True, exported=True):
@@ -355,16 +355,20 @@ def _binary_dtypes(op, rule, a, b):
     return rt, rt
 
 
-def _binary_function(op, node, scalar_node):
+def _binary_function(op, node, scalar_node, scalar_self_node):
     def kernel(a, b, cdt, odt):  # the primitive, or the backend's fast path or the decomposition
         return _prims.ewise(op, [a, b], cdt, odt)
     fn = formula_node(node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0, 1))
     if scalar_node:  # PyTorch's overload with a Python number: its own node, one edge
         fn.scalar = formula_node(scalar_node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0,))
+    if scalar_self_node:  # and its overload with a Python number self
+        fn.scalar_self = formula_node(scalar_self_node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(1,))
     return fn
 
 
-def _binary_node(fn, other):
+def _binary_node(fn, input, other):
+    if not isinstance(input, Tensor) and hasattr(fn, "scalar_self"):
+        return fn.scalar_self
     return fn.scalar if not isinstance(other, Tensor) and hasattr(fn, "scalar") else fn
 
 
@@ -387,16 +391,17 @@ def _check_inplace_shape(self, other):
                                f"{list(shape)}")
 
 
-def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False, tensor_other=False, names=(),
-           inplace=True):
+def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False, scalar_self_node=None,
+           tensor_other=False, names=(), inplace=True):
     """Declare the element-wise op `op(input, other, out=None)`, its method and in-place method.
     rule: the dtype rule above. node: PyTorch's node name, whose formulas are in
     autograd/derivatives.py (None: not differentiable); scalar_node: the node of PyTorch's overload
     with a Python number `other`. ref: a reference decomposition `ref(input, other, compute dtype)`
-    (None: the backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t)); tensor_other: `other`
+    (None: the backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t));
+    scalar_self_node: the node of PyTorch's overload with a Python number input, if its own. tensor_other: `other`
     must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op).
     inplace: declare the in-place method `op_` (PyTorch has no maximum_, fmin_, ...)."""
-    fn = _binary_function(op, node, scalar_node) if node is not None else None
+    fn = _binary_function(op, node, scalar_node, scalar_self_node) if node is not None else None
     int_div = op in ("floor_divide", "remainder", "fmod")
     ELEMENTWISE[op] = Decl("binary", rule, node, ref)
 
@@ -411,7 +416,7 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
         if int_div and cdt.kind != "f":
             _check_int_div(op, other, cdt)
         if fn is not None and odt.is_floating_point and recording(input, other):
-            r = _binary_node(fn, other).apply(input, other, cdt, odt)
+            r = _binary_node(fn, input, other).apply(input, other, cdt, odt)
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{op}(): at least one argument must be a Tensor")
@@ -425,7 +430,7 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
         _check_inplace_shape(self, other)
         if fn is not None and recording(self, other):
             src = self.clone() if fn.saves_input else self
-            return inplace_result(self, _binary_node(fn, other).apply(src, other, cdt, odt))
+            return inplace_result(self, _binary_node(fn, self, other).apply(src, other, cdt, odt))
         if int_div and cdt.kind != "f":
             _check_int_div(op, other, cdt)
         return _prims.ewise_into(op, self, [self, other], cdt)
@@ -532,9 +537,10 @@ def _copysign(a, b, cdt):
 mul = binary("mul", "arith", "MulBackward0", scalar_self=True)
 div = binary("div", "div", "DivBackward0", scalar_self=True)
 floor_divide = binary("floor_divide", "arith", "NotImplemented(floor_divide)",
-                      scalar_node="NotImplemented(floor_divide)", scalar_self=True)
+                      scalar_node="NotImplemented(floor_divide)", scalar_self=True,
+                      scalar_self_node="NotImplemented(floor_divide)")
 remainder = binary("remainder", "arith", "RemainderBackward1", scalar_node="RemainderBackward0", scalar_self=True,
-                   ref=_remainder)
+                   scalar_self_node="NotImplemented(remainder)", ref=_remainder)
 fmod = binary("fmod", "arith", "FmodBackward1", scalar_node="FmodBackward0")
 maximum = binary("maximum", "arith", "MaximumBackward0", tensor_other=True, inplace=False)
 minimum = binary("minimum", "arith", "MinimumBackward0", tensor_other=True, inplace=False)
@@ -556,7 +562,8 @@ bitwise_xor = binary("bitwise_xor", "int", scalar_self=True)
 hypot = binary("hypot", "float", "HypotBackward0", ref=_hypot, tensor_other=True)
 logaddexp2 = binary("logaddexp2", "float", "Logaddexp2Backward0", ref=_logaddexp2, tensor_other=True, inplace=False)
 logaddexp = binary("logaddexp", "float", "LogaddexpBackward0", ref=_logaddexp, tensor_other=True, inplace=False)
-xlogy = binary("xlogy", "div", "XlogyBackward0", ref=_xlogy, scalar_node="XlogyBackward2", scalar_self=True)
+xlogy = binary("xlogy", "div", "XlogyBackward0", ref=_xlogy, scalar_node="XlogyBackward2", scalar_self=True,
+               scalar_self_node="XlogyBackward1")
 copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_node="CopysignBackward1")
 ldexp = binary("ldexp", "div", "LdexpBackward0", ref=lambda a, b, cdt: a.to(cdt) * b.to(cdt).exp2(), tensor_other=True)
 heaviside = binary("heaviside", "same", "NotImplemented(heaviside)", tensor_other=True,
@@ -782,6 +789,8 @@ def where(condition, input=None, other=None, *, out=None):
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{name_of(condition.dtype)}")
     dt = _dtype.result_type(input, other)
+    if dt.name not in ("float16", "bfloat16"):  # a number converts as a one-element fill (unchecked for these)
+        input, other = (v if isinstance(v, Tensor) else fill_value(v, dt) for v in (input, other))
     if dt.is_floating_point and recording(input, other):
         r = Where.apply(condition, input, other, dt)
     else:

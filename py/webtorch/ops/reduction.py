@@ -14,7 +14,7 @@ from ._common import (OUT_DTYPE, norm_dims, wrap_dim, recording, write_out, writ
 from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
-from .pointwise import maximum, minimum, where
+from .pointwise import maximum, minimum, where, logaddexp
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 
@@ -531,12 +531,16 @@ cummin = register(_make_cum("cummin", Cummin))
 @composite_op("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     d = wrap_dim(dim, input.dim())
-    x = input.detach()
-    # the largest finite value (0 where none): an inf or NaN spoils only what follows it, and a huge
-    # finite value before an inf does not overflow (logcumsumexp([3e38, inf]) is [3e38, inf])
-    m = amax(where(x.isfinite(), x, -math.inf), d, keepdim=True)
-    m = where(m.isinf(), 0.0, m)
-    return (input - m).exp().cumsum(d).log() + m
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{name_of(input.dtype)}'")
+    # PyTorch's running log-add-exp, never one shift for all (logcumsumexp([-100, 100]) keeps -100), as a
+    # scan: round k adds in the value k places back, so that after log2(n) rounds each holds its prefix's
+    n, k, y = input.shape[d] if input.dim() else 1, 1, input + 0.0  # as log1p(0) + x: 0.0 for -0.0
+    while k < n:
+        y = _shape.cat((_shape.narrow(y, d, 0, k), logaddexp(_shape.narrow(y, d, k, n - k),
+                                                             _shape.narrow(y, d, 0, n - k))), d)
+        k *= 2
+    return y
 
 
 # ---- softmax family ----------------------------------------------------------------------------
@@ -631,10 +635,17 @@ def msort(input):
     return sort(input, 0)[0]
 
 
+def _check_not_bool(kernel, input):
+    if input.dtype is _dtype.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 @register
 @torch_function
 def topk(input, k, dim=-1, largest=True, sorted=True):
     d = wrap_dim(dim, input.dim())
+    if input.dtype is _dtype.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     n = input.shape[d] if input.dim() else 1
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
@@ -652,17 +663,22 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     if out is not None:
         return return_types.kthvalue(*write_outs(kthvalue(input, k, dim, keepdim), out, input,
                                                  exact=("output values must be of same type as input", OUT_DTYPE)))
-    if input.dim() == 0:  # one value along the (implicit) dim
-        v, i = kthvalue(input.reshape(1), k, 0)
+    if input.dim() == 0:  # one value along the (implicit) dim (a bool too: PyTorch's kernel is not run)
+        v, i = _kthvalue(input.reshape(1), k, 0, False)
         return return_types.kthvalue(v.reshape(()), i.reshape(()))
-    n = input.shape[d] if input.dim() else 1
+    _check_not_bool("kthvalue_cpu", input)
+    return return_types.kthvalue(*_kthvalue(input, k, d, keepdim))
+
+
+def _kthvalue(input, k, d, keepdim):
+    n = input.shape[d]
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     v, i = sort(input, d, stable=True)
     v, i = v.select(d, k - 1), i.select(d, k - 1)
     if keepdim:
         v, i = v.unsqueeze(d), i.unsqueeze(d)
-    return return_types.kthvalue(v, i)
+    return v, i
 
 
 def _median_all(x, dims, keepdim):
@@ -675,6 +691,7 @@ MedianAll = formula_node("MedianBackward0", _median_all, ("x", "dims", "keepdim"
 @register
 def median(input, dim=None, keepdim=False):
     """PyTorch's lower median; NaN where a slice holds one (the index of its first NaN)."""
+    _check_not_bool("median_cpu" if dim is None else "median_out", input)
     if dim is None:
         dims = tuple(range(input.dim()))
         return MedianAll.apply(input, dims, False) if recording(input) else _median_all(input, dims, False)
@@ -691,6 +708,8 @@ def median(input, dim=None, keepdim=False):
 
 @register
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     x = input.reshape(-1) if dim is None or input.dim() == 0 else input
     d = 0 if dim is None else wrap_dim(dim, input.dim())
     v = sort(x, d)[0]

@@ -24,6 +24,8 @@ def _as_view(t, shape, stride, offset):
     v._diff_view = t._base is None or getattr(t, "_diff_view", False)
     if getattr(t, "_no_grad_view", False):
         v._no_grad_view = v._diff_view
+    if getattr(t, "_multi_view", False):
+        v._multi_view = True
     v._fn_version = t._storage.version
     return v
 
@@ -261,7 +263,11 @@ def _may_share(shape, stride):
 
 def _view_apply(F, x, *args):
     if recording(x):
-        return F.apply(x, *args)
+        out = F.apply(x, *args)
+        if isinstance(out, tuple):  # unbind, split: PyTorch's error when one is then written in place
+            for v in out:
+                v._multi_view = True
+        return out
     out = F.forward(_NullCtx, x, *args)
     if not grad_mode._state["enabled"]:  # PyTorch's errors when it or its base is then written with grad on
         for v in out if isinstance(out, tuple) else (out,):
@@ -354,8 +360,12 @@ register(transpose, "swapaxes", "swapdims")
 @register
 @torch_function
 def t(input):
+    return _t(input, "t")
+
+
+def _t(input, name):
     if input.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
     return _view_apply(TBackward, input, tuple(reversed(range(input.dim()))))
 
 
@@ -559,6 +569,39 @@ def as_strided(input, size, stride, storage_offset=None):
     if off < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {off}")
     return _view_apply(AsStrided, input, size, stride, off)
+
+
+# PyTorch's in-place view ops change self's geometry; their nodes are the view's under another name
+_INPLACE_VIEW_NODES = {"TBackward0": "TBackward1", "TransposeBackward0": "TransposeBackward1",
+                       "UnsqueezeBackward0": "UnsqueezeBackward1", "SqueezeBackward0": "SqueezeBackward3",
+                       "SqueezeBackward1": "SqueezeBackward4", "SqueezeBackward2": "SqueezeBackward5",
+                       "AsStridedBackward0": "AsStridedBackward1"}
+_inplace_view_cls = {}
+
+
+def _inplace_view(fn, name):
+    """`self.<name>(...)`: self takes the geometry and history of the view fn(self, ...); as an in-place
+    op it bumps self's version (tensors saved before then are stale)."""
+    def in_place(self, *args, **kwargs):
+        check_leaf_inplace(self, overlap_ok=True)
+        v = fn(self, *args, **kwargs)
+        node = v.grad_fn
+        self._shape, self._stride, self._offset = v._shape, v._stride, v._offset
+        self._storage.version += 1
+        if node is not None:
+            cls = type(node)
+            if cls not in _inplace_view_cls:
+                _inplace_view_cls[cls] = type(_INPLACE_VIEW_NODES[cls.__name__], (cls,), {})
+            node.__class__ = _inplace_view_cls[cls]
+            self.grad_fn, self._output_nr, self._requires_grad = node, 0, True
+        return self
+    in_place.__name__ = name
+    return in_place
+
+
+for _f, _names in ((lambda input: _t(input, "t_"), ("t_",)), (transpose, ("transpose_", "swapaxes_", "swapdims_")),
+                   (squeeze, ("squeeze_",)), (unsqueeze, ("unsqueeze_",)), (as_strided, ("as_strided_",))):
+    register_method(_inplace_view(_f, _names[0]), *_names)
 
 
 @register
@@ -833,7 +876,7 @@ def zero_(self):
 @register
 @torch_function
 def fill_(self, value):
-    check_leaf_inplace(self)
+    check_leaf_inplace(self, overlap_ok=True)
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
