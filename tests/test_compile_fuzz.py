@@ -18,7 +18,6 @@ import random
 import numpy as np
 import pytest
 
-from conftest import require_webgpu
 
 import webtorch as wt
 
@@ -311,11 +310,11 @@ def run_case(seed, device):
 
 
 @pytest.mark.parametrize("device", ["cpu", "webgpu"])
-def test_compile_fuzz(device):
+def test_compile_fuzz(device, request):
     """CASES random programs per device: compiled equals eager at every call (values, inputs written in place,
     gradients, parameters, buffers, aliasing)."""
     if device == "webgpu":
-        require_webgpu()
+        request.getfixturevalue("webgpu")
     failures = []
     for seed in range(CASES):
         wt.compiler.reset()
