@@ -25,7 +25,7 @@ def _free_port():
 
 def _ensure_web_build():
     dist = ROOT / "web" / "dist"
-    srcs = list((ROOT / "web" / "src").glob("*"))
+    srcs = list((ROOT / "web" / "src").glob("*")) + list((ROOT / "py" / "webtorch").rglob("*.js"))
     outs = [dist / "app.js", dist / "worker.js"]
     if all(p.exists() for p in outs):
         newest_src = max(p.stat().st_mtime for p in srcs)
