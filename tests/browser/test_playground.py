@@ -113,7 +113,9 @@ def test_hard_stop_restarts_python(browser, server):
     pg = open_playground(browser, server)
     try:
         page = pg.page
-        page.evaluate("() => { window.__r = window.webtorchPlayground.run('import js\\nprint(\"spin\", flush=True)\\njs.eval(\"for(;;){}\")'); }")
+        # blocked in JavaScript for ever (an Atomics.wait nobody wakes; the CSP allows no eval)
+        page.evaluate("() => { window.__r = window.webtorchPlayground.run('import js\\nprint(\"spin\", flush=True)\\n"
+                      "js.Atomics.wait(js.Int32Array.new(js.SharedArrayBuffer.new(4)), 0, 0)'); }")
         page.wait_for_function("() => document.querySelector('#output').textContent.includes('spin')")
         page.evaluate("() => window.webtorchPlayground.stop()")
         r = page.evaluate("() => window.__r")
