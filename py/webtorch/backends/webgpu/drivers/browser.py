@@ -494,10 +494,9 @@ class BrowserDriver(Driver):
         return _BrowserReplay(self, prog, plan)
 
 
-def _replay_function():
+def _replay_function(js):
     """replay.js's function: the page's global `webtorchReplay` (the playground's worker bundles
     the file, so its CSP allows no eval), else the file evaluated here (a bare Pyodide)."""
-    import js
     fn = getattr(js, "webtorchReplay", None)
     if _null(fn):
         from pyodide.code import run_js
@@ -531,7 +530,7 @@ class _BrowserReplay:
                 ops.append([1, prog._consts, *c[1:]])
         self.ops = d._to_js(ops)
         self.params = prog._params
-        self.fn = _replay_function()
+        self.fn = _replay_function(d._js)
 
     def run(self, pre, post, words):
         d = self.d
