@@ -24,7 +24,8 @@ WHEEL_STAMP := dist/.webtorch-wheel.stamp
 WHEEL_SRC := pyproject.toml setup.py README.md \
   $(shell find py server shaders -type f -not -path '*/__pycache__/*' -not -name '*.pyc' 2>/dev/null)
 WEB_SRC   := $(wildcard package.json package-lock.json) \
-  $(shell find web -type f -not -path 'web/dist/*' -not -path '*/__pycache__/*' 2>/dev/null)
+  $(shell find web -type f -not -path 'web/dist/*' -not -path '*/__pycache__/*' 2>/dev/null) \
+  $(wildcard py/webtorch/backends/webgpu/drivers/*.js)
 
 .PHONY: install run test bench bench-browser wheel clean
 

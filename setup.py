@@ -2,6 +2,7 @@
 
     py/webtorch/**             -> webtorch/**              (the library)
     shaders/*.wgsl             -> webtorch/shaders/*.wgsl  (WGSL kernels, inside the wheel)
+    py/webtorch/**/*.js        -> webtorch/**/*.js         (the browser driver's JavaScript)
     server/webtorch_server/**  -> webtorch_server/**       (the playground server)
 
 At run time the WebGPU backend looks for <package dir>/shaders first (an installed wheel),
@@ -23,7 +24,7 @@ setup(
         "webtorch_server": "server/webtorch_server",
         "webtorch.shaders": "shaders",
     },
-    package_data={"webtorch.shaders": ["*.wgsl"]},
+    package_data={"webtorch.shaders": ["*.wgsl"], "webtorch.backends.webgpu.drivers": ["*.js"]},
     include_package_data=False,
     zip_safe=False,
 )

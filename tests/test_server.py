@@ -120,7 +120,8 @@ def assert_security_headers(r):
     csp = r.headers["content-security-policy"]
     directives = {d.split()[0]: d.split()[1:] for d in csp.split("; ")}
     assert directives["default-src"] == ["'self'"]
-    assert directives["script-src"] == ["'self'", "'wasm-unsafe-eval'", "'unsafe-eval'"]
+    assert directives["script-src"] == ["'self'", "'wasm-unsafe-eval'"]  # WebAssembly, never eval
+    assert "'unsafe-eval'" not in csp
     assert directives["worker-src"] == ["'self'", "blob:"]
     assert directives["connect-src"] == ["'self'"]
     assert directives["img-src"] == ["'self'", "data:", "blob:"]
@@ -421,7 +422,7 @@ def test_defaults_point_at_the_repo():
 
 def test_repo_wheel_ships_shaders():
     """The wheel `make install` built into dist/ is pure Python and carries shaders/*.wgsl as
-    webtorch/shaders/*.wgsl (served to Pyodide by /api/wheel)."""
+    webtorch/shaders/*.wgsl and the browser driver's replay.js (served to Pyodide by /api/wheel)."""
     wheel = app_module.newest_wheel(REPO / "dist")
     assert wheel is not None, "no wheel in dist/: run `make install` (make test builds it)"
     assert wheel.name.endswith("-py3-none-any.whl")
@@ -429,6 +430,7 @@ def test_repo_wheel_ships_shaders():
     shaders = sorted(n for n in names if n.startswith("webtorch/shaders/"))
     assert shaders and all(n.endswith(".wgsl") for n in shaders)
     assert "webtorch_server/app.py" in names
+    assert "webtorch/backends/webgpu/drivers/replay.js" in names  # the browser driver's replay
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
     repo_shaders = list((REPO / "shaders").glob("*.wgsl"))
     if repo_shaders and wheel.stat().st_mtime >= max(p.stat().st_mtime for p in repo_shaders):

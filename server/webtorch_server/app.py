@@ -53,9 +53,9 @@ REPO_ROOT = _find_repo_root()
 
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
-    # WebAssembly for Pyodide; 'unsafe-eval' for webtorch's browser driver, which builds a compiled
-    # program's replay function from JavaScript source (run_js) once per program: Pyodide itself runs without it
-    "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",
+    # WebAssembly for Pyodide, and no eval: the browser driver's JavaScript (torch.compile's
+    # replay) is bundled into the worker, never built from source in the page
+    "script-src 'self' 'wasm-unsafe-eval'",
     "worker-src 'self' blob:",
     "connect-src 'self'",
     "img-src 'self' data: blob:",

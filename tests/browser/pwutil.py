@@ -25,7 +25,7 @@ def _free_port():
 
 def _ensure_web_build():
     dist = ROOT / "web" / "dist"
-    srcs = list((ROOT / "web" / "src").glob("*"))
+    srcs = list((ROOT / "web" / "src").glob("*")) + list((ROOT / "py" / "webtorch").rglob("*.js"))
     outs = [dist / "app.js", dist / "worker.js"]
     if all(p.exists() for p in outs):
         newest_src = max(p.stat().st_mtime for p in srcs)
@@ -73,7 +73,14 @@ class Playground:
         return self.page.inner_text("#output")
 
 
-def open_playground(browser, base, path="/", wait_ready=True):
+def _without_csp(route):
+    r = route.fetch()
+    route.fulfill(response=r, headers={k: v for k, v in r.headers.items() if k != "content-security-policy"})
+
+
+def open_playground(browser, base, path="/", wait_ready=True, worker_eval=False):
+    """`worker_eval`: the worker script is served without its Content-Security-Policy, so eval
+    works in the worker as in a bare Pyodide."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     pg = Playground(context, page, base)
@@ -91,6 +98,8 @@ def open_playground(browser, base, path="/", wait_ready=True):
 
     context.on("request", on_request)
     context.route("**/*", route)
+    if worker_eval:
+        context.route("**/dist/worker.js", _without_csp)
     page.on("pageerror", lambda e: pg.errors.append(f"pageerror: {e}"))
     page.on("console", lambda m: m.type == "error" and pg.errors.append(f"console.error: {m.text}"))
     page.set_default_timeout(BOOT_TIMEOUT_MS)

@@ -2,7 +2,7 @@
 browser.py): a captured MLP training step replayed in Pyodide, one JS call per replay, gives
 the parameters of the same steps run eagerly; a torch.compile step split at a graph break replays; a compiled
 module trained by a loop outside it replays its forward and backward."""
-from pwutil import py_json
+from pwutil import open_playground, py_json
 
 CODE = r'''
 import json, random
@@ -63,7 +63,22 @@ print(json.dumps({"le": le, "lc": lc, "diff": diff, "calls": calls[0], "submits"
 
 
 def test_replay_training_step_in_pyodide(playground):
-    j = py_json(playground.run_ok(CODE))
+    check_replay(py_json(playground.run_ok(CODE)))
+
+
+def test_replay_evaluated_without_the_workers_function(browser, server):
+    """A bare Pyodide (no CSP, no `webtorchReplay` from the playground's bundle): the driver
+    evaluates its replay.js itself."""
+    pg = open_playground(browser, server, worker_eval=True)
+    try:
+        r = pg.run_ok("from pyodide.code import run_js\nrun_js('delete globalThis.webtorchReplay')\n"
+                      "import js\nassert not hasattr(js, 'webtorchReplay')\n" + CODE)
+        check_replay(py_json(r))
+    finally:
+        pg.context.close()
+
+
+def check_replay(j):
     assert j["kind"] == "_BrowserReplay"
     assert j["calls"] == 3                      # one JS call per replay
     assert j["submits"] == 3                     # one per replay

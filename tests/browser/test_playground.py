@@ -52,6 +52,15 @@ def test_top_level_await_and_run_sync(playground):
     assert r["stdout"].strip() == "42"
 
 
+def test_page_and_worker_allow_no_eval(playground):
+    # The CSP allows WebAssembly ('wasm-unsafe-eval') but no eval where Python runs (the worker);
+    # the browser driver's replay (torch.compile) is the worker's bundled `webtorchReplay`.
+    r = playground.run_ok("import js\nfrom pyodide.code import run_js\n"
+                          "print(callable(js.webtorchReplay))\n"
+                          "try:\n    run_js('1')\nexcept Exception as e:\n    print(str(e).split(':')[0])\n")
+    assert r["stdout"] == "True\nEvalError\n", r
+
+
 def test_syntax_error_then_next_run(playground):
     r = playground.run("def f(:\n    pass\n")
     assert r["ok"] is False
@@ -104,7 +113,9 @@ def test_hard_stop_restarts_python(browser, server):
     pg = open_playground(browser, server)
     try:
         page = pg.page
-        page.evaluate("() => { window.__r = window.webtorchPlayground.run('import js\\nprint(\"spin\", flush=True)\\njs.eval(\"for(;;){}\")'); }")
+        # blocked in JavaScript for ever (an Atomics.wait nobody wakes; the CSP allows no eval)
+        page.evaluate("() => { window.__r = window.webtorchPlayground.run('import js\\nprint(\"spin\", flush=True)\\n"
+                      "js.Atomics.wait(js.Int32Array.new(js.SharedArrayBuffer.new(4)), 0, 0)'); }")
         page.wait_for_function("() => document.querySelector('#output').textContent.includes('spin')")
         page.evaluate("() => window.webtorchPlayground.stop()")
         r = page.evaluate("() => window.__r")

@@ -16,6 +16,9 @@
 //                 {type: 'done', id, ok}
 //                 {type: 'fatal', error}
 import PLAYGROUND_PY from './playground.py';
+// Defines `webtorchReplay`, torch.compile's replay in the browser driver: bundled here, never
+// evaluated from source, so the page's Content-Security-Policy needs no 'unsafe-eval'.
+import '../../py/webtorch/backends/webgpu/drivers/replay.js';
 
 const PYODIDE_URL = '/pyodide/';
 const WORKDIR = '/home/pyodide';  // Pyodide's working directory: where open('name') reads and writes

@@ -5,6 +5,8 @@ and device in JavaScript before Python starts and registers them as the JS modul
 `webtorch_gpu_host` (attributes `available`, `reason`, `adapter`, `device`, `info_json`,
 `jspi`, and the helpers `writeBuffer`, `dispatch`, `wait`, `readMapped`); elsewhere the driver
 asks `navigator.gpu` itself, through `pyodide.ffi.run_sync`, and does without the helpers.
+torch.compile's replay is `replay.js` (shipped beside this module): the worker bundles it, so
+the page needs no eval; a bare Pyodide evaluates it here.
 
 Pyodide rules followed here:
 * Descriptors are plain JS objects: `to_js(d, dict_converter=js.Object.fromEntries)`.
@@ -30,6 +32,7 @@ Pyodide rules followed here:
 import asyncio
 import json
 import re
+from pathlib import Path
 
 from .driver import ARENA_BYTES, Driver
 
@@ -491,40 +494,18 @@ class BrowserDriver(Driver):
         return _BrowserReplay(self, prog, plan)
 
 
-# One replay: patch the random slots' words, copy the inputs in, encode the prebuilt list (bind
-# groups made once), copy the outputs out, submit once. `pre`/`post`/`patches` arrive as Python
-# lists (argument proxies, released after the call); `scope` opens the driver's error scope.
-_REPLAY_JS = """(device, scope, params, patches, ops, pre, post) => {
-  const q = device.queue;
-  if (scope) device.pushErrorScope('validation');
-  if (patches) {
-    const p = patches.toJs();
-    for (let i = 0; i < p.length; i += 4) q.writeBuffer(params, p[i], new Uint32Array(p.slice(i + 1, i + 4)));
-  }
-  const enc = device.createCommandEncoder();
-  const copies = (c) => { for (let i = 0; i < c.length; i += 5) enc.copyBufferToBuffer(c[i], c[i + 1], c[i + 2], c[i + 3], c[i + 4]); };
-  copies(pre.toJs());
-  let pass = null;
-  for (const op of ops) {
-    if (op[0] === 0) {
-      if (pass === null) pass = enc.beginComputePass();
-      pass.setPipeline(op[1]);
-      pass.setBindGroup(0, op[2]);
-      pass.dispatchWorkgroups(op[3], op[4], op[5]);
-    } else {
-      if (pass !== null) { pass.end(); pass = null; }
-      enc.copyBufferToBuffer(op[1], op[2], op[3], op[4], op[5]);
-    }
-  }
-  if (pass !== null) pass.end();
-  copies(post.toJs());
-  q.submit([enc.finish()]);
-}"""
+def _replay_function(js):
+    """replay.js's function: the page's global `webtorchReplay` (the playground's worker bundles
+    the file, so its CSP allows no eval), else the file evaluated here (a bare Pyodide)."""
+    fn = getattr(js, "webtorchReplay", None)
+    if _null(fn):
+        from pyodide.code import run_js
+        fn = run_js((Path(__file__).parent / "replay.js").read_text())
+    return fn
 
 
 class _BrowserReplay:
     def __init__(self, d, prog, plan):
-        from pyodide.code import run_js
         self.d = d
         ops = []
         for c in plan:
@@ -549,7 +530,7 @@ class _BrowserReplay:
                 ops.append([1, prog._consts, *c[1:]])
         self.ops = d._to_js(ops)
         self.params = prog._params
-        self.fn = run_js(_REPLAY_JS)
+        self.fn = _replay_function(d._js)
 
     def run(self, pre, post, words):
         d = self.d
