@@ -126,6 +126,14 @@ REGRESSIONS = {
         "v2.backward(m.ones(4, dtype=m.float16, device=dev))"],
     "lerp_mixed_dtypes": [  # PyTorch's lerp does not promote: a RuntimeError
         "v0 = m.lerp(m.tensor([1.0], dtype=m.float16, device=dev), m.tensor([2.0], device=dev), 0.25)"],
+    # webgpu-rest: webgpu-only findings
+    "std_var_extreme_finite": [  # webgpu (float32 squares): inf for 3e38s, 0 for 1e-30s and subnormals
+        "v0 = m.std(m.tensor([3e+38, -3e+38, 1e+38], device=dev))",
+        "v1 = m.tensor([[1e-30, 2e-30, -1e-30], [1e-40, -1e-40, 3e-41]], device=dev)",
+        "v2 = m.std(v1, 1, keepdim=True)",
+        "v3 = m.var(v1 * 1e+28, 1, correction=0)",
+        "v4 = m.std(m.tensor([300.0, -300.0, 5.0], dtype=m.float16, device=dev))",
+        "v5 = m.var(m.tensor([[inf, 1.0], [nan, 0.0], [0.0, 0.0]], device=dev), 1)"],
 }
 
 
