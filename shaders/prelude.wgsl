@@ -239,11 +239,14 @@ fn wpow(a: f32, b: f32) -> f32 {
     }
     return select(r, 1.0 / r, b < 0.0);
   }
-  if (a == 0.0) { return select(0.0, winf(), b < 0.0); }
+  let odd = is_int && abs(bi - 2.0 * trunc(bi * 0.5)) == 1.0;
+  if (a == 0.0) {                          // pow(-0, odd) keeps the sign: -0 or -inf
+    let z = select(0.0, winf(), b < 0.0);
+    return select(z, -z, odd && wsignbit(a));
+  }
   let r = wexp2(b * wlog2(abs(a)));
   if (a < 0.0) {
     if (!is_int) { return select(wnan(), r, wisinf(a)); }   // pow(-inf, 0.5) = inf
-    let odd = abs(bi - 2.0 * trunc(bi * 0.5)) == 1.0;
     return select(r, -r, odd);
   }
   return r;
