@@ -138,6 +138,11 @@ REGRESSIONS = {
         "v0 = m.tensor([-1595.0, -65.0, 65.0, -66.0, 1e+10, -3.0, -0.5], device=dev)",
         "v1 = m.pow(m.tensor(-0.0, device=dev), v0)",
         "v2 = (-1e-09) ** v0.half()"],  # the number rounds to float16 -0.0 first
+    "sum_order_overflow": [  # webgpu's tree added x0 + x2 first: 3e38 + 1e38 = inf where PyTorch's sum is 1e38
+        "v0 = m.tensor([[3e+38, -3e+38, 1e+38], [-3e+38, 3e+38, -1e+38]], device=dev)",
+        "v1 = m.sum(v0, 1)",
+        "v2 = m.mean(v0, 1, keepdim=True)",
+        "v3 = m.nansum(v0[0])"],
 }
 
 
