@@ -168,6 +168,7 @@ fn wasinh(x: f32) -> f32 {
 }
 fn wacosh(x: f32) -> f32 {
   if (x > 1e18) { return wlog(x) + 0.6931471805599453; }
+  if (x < 1.0) { return wnan(); }   // t (t + 2) overflows to inf for x below -1.8e19
   let t = x - 1.0;   // acosh(x) = log1p(t + sqrt(t (t + 2))): no cancellation near 1
   return wlog1p(t + sqrt(t * (t + 2.0)));
 }
