@@ -224,7 +224,7 @@ fn werfinv(x: f32) -> f32 {
 }
 
 fn wpow(a: f32, b: f32) -> f32 {
-  if (b == 0.0 || a == 1.0) { return 1.0; }
+  if (b == 0.0 || a == 1.0 || (a == -1.0 && wisinf(b))) { return 1.0; }   // C's pow(-1, +-inf) = 1
   if (wisnan(a) || wisnan(b)) { return wnan(); }
   let bi = trunc(b);
   let is_int = bi == b;

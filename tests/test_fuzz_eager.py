@@ -146,6 +146,9 @@ REGRESSIONS = {
     "acosh_huge_negative": [  # webgpu: inf (t (t + 2) overflowed) where acosh(x < 1) is NaN
         "v0 = m.acosh(m.tensor([-3e+38, -1e+30, -2.0, 0.5, 1.0, 1e+30, nan], device=dev))",
         "v1 = m.acosh(m.tensor([-60000.0, 1.5], dtype=m.float16, device=dev))"],
+    "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
+        "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
+        "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],
 }
 
 
