@@ -168,6 +168,7 @@ fn wasinh(x: f32) -> f32 {
 }
 fn wacosh(x: f32) -> f32 {
   if (x > 1e18) { return wlog(x) + 0.6931471805599453; }
+  if (x < 1.0) { return wnan(); }   // t (t + 2) overflows to inf for x below -1.8e19
   let t = x - 1.0;   // acosh(x) = log1p(t + sqrt(t (t + 2))): no cancellation near 1
   return wlog1p(t + sqrt(t * (t + 2.0)));
 }
@@ -223,7 +224,7 @@ fn werfinv(x: f32) -> f32 {
 }
 
 fn wpow(a: f32, b: f32) -> f32 {
-  if (b == 0.0 || a == 1.0) { return 1.0; }
+  if (b == 0.0 || a == 1.0 || (a == -1.0 && wisinf(b))) { return 1.0; }   // C's pow(-1, +-inf) = 1
   if (wisnan(a) || wisnan(b)) { return wnan(); }
   let bi = trunc(b);
   let is_int = bi == b;
@@ -239,11 +240,14 @@ fn wpow(a: f32, b: f32) -> f32 {
     }
     return select(r, 1.0 / r, b < 0.0);
   }
-  if (a == 0.0) { return select(0.0, winf(), b < 0.0); }
+  let odd = is_int && abs(bi - 2.0 * trunc(bi * 0.5)) == 1.0;
+  if (a == 0.0) {                          // pow(-0, odd) keeps the sign: -0 or -inf
+    let z = select(0.0, winf(), b < 0.0);
+    return select(z, -z, odd && wsignbit(a));
+  }
   let r = wexp2(b * wlog2(abs(a)));
   if (a < 0.0) {
     if (!is_int) { return select(wnan(), r, wisinf(a)); }   // pow(-inf, 0.5) = inf
-    let odd = abs(bi - 2.0 * trunc(bi * 0.5)) == 1.0;
     return select(r, -r, odd);
   }
   return r;

@@ -1,7 +1,7 @@
 // reduce.wgsl: out[o] = op over the inner elements of inp[o] (a strided view).
 // One workgroup per (output, chunk of the inner extent): each thread folds a strided slice
-// of the chunk into a register, then a tree reduction in workgroup memory. For a huge inner
-// extent with few outputs, backend.py runs two passes (chunks -> temp -> final).
+// of the chunk into a register, then a pairwise tree in index order in workgroup memory. For a
+// huge inner extent with few outputs, backend.py runs two passes (chunks -> temp -> final).
 // WG threads; ACC accumulator type; arg ops carry an i32 index alongside.
 // P: [n_out, n_inner, chunk, n_chunks, <outer index params>, <inner index params>]
 {{ENABLE}}
@@ -34,8 +34,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   sv[lix] = acc;
   si[lix] = acci;
   workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s >> 1u) {
-    if (lix < s) {
+  for (var s = 1u; s < {{WG}}u; s = s << 1u) {   // neighbours first: ((x0 + x1) + x2) for three, as
+    if ((lix & (2u * s - 1u)) == 0u) {              // PyTorch's sum in index order (no 3e38 + 1e38 = inf)
 {{TREE}}
     }
     workgroupBarrier();

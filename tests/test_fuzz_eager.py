@@ -219,6 +219,29 @@ REGRESSIONS = {
         "v0 = m.quantile(m.tensor([1, 2, 3], dtype=m.int32, device=dev), 0.5)"],
     "logcumsumexp_int": [
         "v0 = m.logcumsumexp(m.tensor([1, 2], device=dev), 0)"],
+    # webgpu-rest: webgpu-only findings
+    "std_var_extreme_finite": [  # webgpu (float32 squares): inf for 3e38s, 0 for 1e-30s and subnormals
+        "v0 = m.std(m.tensor([3e+38, -3e+38, 1e+38], device=dev))",
+        "v1 = m.tensor([[1e-30, 2e-30, -1e-30], [1e-40, -1e-40, 3e-41]], device=dev)",
+        "v2 = m.std(v1, 1, keepdim=True)",
+        "v3 = m.var(v1 * 1e+28, 1, correction=0)",
+        "v4 = m.std(m.tensor([300.0, -300.0, 5.0], dtype=m.float16, device=dev))",
+        "v5 = m.var(m.tensor([[inf, 1.0], [nan, 0.0], [0.0, 0.0]], device=dev), 1)"],
+    "pow_negative_zero_odd": [  # webgpu: pow(-0, odd) past the repeated-squaring range lost its sign (inf, 0)
+        "v0 = m.tensor([-1595.0, -65.0, 65.0, -66.0, 1e+10, -3.0, -0.5], device=dev)",
+        "v1 = m.pow(m.tensor(-0.0, device=dev), v0)",
+        "v2 = (-1e-09) ** v0.half()"],  # the number rounds to float16 -0.0 first
+    "sum_order_overflow": [  # webgpu's tree added x0 + x2 first: 3e38 + 1e38 = inf where PyTorch's sum is 1e38
+        "v0 = m.tensor([[3e+38, -3e+38, 1e+38], [-3e+38, 3e+38, -1e+38]], device=dev)",
+        "v1 = m.sum(v0, 1)",
+        "v2 = m.mean(v0, 1, keepdim=True)",
+        "v3 = m.nansum(v0[0])"],
+    "acosh_huge_negative": [  # webgpu: inf (t (t + 2) overflowed) where acosh(x < 1) is NaN
+        "v0 = m.acosh(m.tensor([-3e+38, -1e+30, -2.0, 0.5, 1.0, 1e+30, nan], device=dev))",
+        "v1 = m.acosh(m.tensor([-60000.0, 1.5], dtype=m.float16, device=dev))"],
+    "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
+        "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
+        "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],
 }
 
 

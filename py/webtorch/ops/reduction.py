@@ -339,18 +339,33 @@ def _correction(unbiased, correction):
 
 def _var_std(x, dims, c, keepdim, root):
     """var (root False) or std: two passes, on cpu in float64 as PyTorch's CPU kernel accumulates in
-    double (std of [3e38, -3e38, 1e38] is 3.06e38 in float32, its variance's float32 square inf)."""
+    double (std of [3e38, -3e38, 1e38] is 3.06e38 in float32, its variance's float32 square inf).
+    Without float64 (webgpu) in float32 over x scaled by the power of two nearest max |x|, so that no
+    finite square overflows or underflows (the scale clamped to float32's normal exponents)."""
     out = x.dtype
-    dt = _dtype.float64 if x.device.type == "cpu" else out
-    m = _prims.reduce("sum", x, dims, True, dt)
     n = _numel([x.shape[d] for d in dims])
+    dt, s = _dtype.float64, None
+    if x.device.type != "cpu":
+        dt = _dtype.float32
+        if n:
+            e = _prims.ewise("floor", [_prims.ewise("log2", [_prims.reduce("max", _prims.ewise(
+                "abs", [x], dt, dt), dims, True, dt)], dt, dt)], dt, dt)
+            s = _prims.ewise("exp2", [_prims.ewise("minimum", [_prims.ewise("maximum", [e, -126.0], dt, dt),
+                                                                127.0], dt, dt)], dt, dt)
+            x = _prims.ewise("div", [x, s], dt, dt)
+            s = s if keepdim else _prims.reduce("sum", s, dims, False, dt)  # drop the size-1 dims
+    m = _prims.reduce("sum", x, dims, True, dt)
     m = _prims.ewise("div", [m, n if n else math.nan], dt, dt)
     xc = _prims.ewise("sub", [x, m], dt, dt)
     sq = _prims.ewise("mul", [xc, xc], dt, dt)
-    s = _prims.reduce("sum", sq, dims, keepdim, dt)
+    r = _prims.reduce("sum", sq, dims, keepdim, dt)
     denom = n - c
-    r = _prims.ewise("div", [s, denom if denom > 0 else 0.0], dt, dt)
-    return _prims.ewise("sqrt" if root else "copy", [r], dt, out)
+    r = _prims.ewise("div", [r, denom if denom > 0 else 0.0], dt, dt)
+    if root:
+        r = _prims.ewise("sqrt", [r], dt, dt)
+    if s is not None:  # undo the scale: std times s, var times s twice (each step exact or rounding once)
+        r = _prims.ewise("mul", [_prims.ewise("mul", [r, s], dt, dt) if not root else r, s], dt, dt)
+    return _prims.ewise("copy", [r], dt, out)
 
 
 def _var_kernel(x, dims, c, keepdim):
