@@ -86,12 +86,13 @@ class Function(metaclass=_FunctionMeta):
         outs = list(out) if is_tuple else [out]
         ctx._edges = cls._edges_of(args)
         nondiff = {id(t) for t in ctx._non_differentiable} if ctx._non_differentiable else ()
-        meta = []
+        meta, renamed = [], {}
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
                 if any(o is a for a in args):  # an input returned as is: give the output its own identity
                     o = outs[i] = o._alias()
                 elif o._base is not None and not any(isinstance(a, Tensor) and a._storage is o._storage for a in args):
+                    renamed[id(o)] = i  # a saved temporary view is this output
                     o = outs[i] = Tensor._make(o._storage, o._shape, o._stride, o._offset)  # no view of a temporary
                 meta.append((o._shape, o.dtype, o.device))
                 if o.dtype.is_floating_point and id(o) not in nondiff:
@@ -102,7 +103,7 @@ class Function(metaclass=_FunctionMeta):
                 meta.append(None)
         ctx._outputs_meta = tuple(meta)
         if ctx._to_save:
-            out_ids = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
+            out_ids = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)} | renamed
             saved = []
             for t in ctx._to_save:
                 if t is None:
