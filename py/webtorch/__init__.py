@@ -164,4 +164,6 @@ def __getattr__(name):
         return getattr(_lazy("serialization"), name)
     if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
         return getattr(_lazy("amp"), name)
+    if name in ops.registry.FUNCTIONS:  # an op declared after import (`backends.elementwise.define`)
+        return ops.registry.FUNCTIONS[name]
     raise AttributeError(f"module 'webtorch' has no attribute '{name}'")

@@ -272,6 +272,7 @@ DERIVATIVES = {
     "ErfBackward0": lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp(),
     "ErfcBackward0": lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp(),
     "ErfinvBackward0": lambda g, x: g * (SQRT_PI / 2) * x.erfinv().square().exp(),  # PyTorch saves x, not y
+    "SpecialErfcxBackward0": lambda g, x, y: g * (2 * x * y - 2 / SQRT_PI),
     "FloorBackward0": _zeros,
     "CeilBackward0": _zeros,
     "RoundBackward0": _zeros,
@@ -299,6 +300,7 @@ DERIVATIVES = {
     "FminBackward0": {"a": lambda g, a, b: where((a <= b) | b.isnan(), g, 0.0),
                       "b": lambda g, a, b: where((a <= b) | b.isnan(), 0.0, g)},
     "Atan2Backward0": {"a": lambda g, a, b: _atan2(g, a, b, 1), "b": lambda g, a, b: _atan2(g, a, b, -1)},
+    "NextafterBackward0": {"a": lambda g, a, b: where(a != b, g, 0.0), "b": _zeros},
     "HypotBackward0": {"a": lambda g, a, y: g * a / y, "b": lambda g, b, y: g * b / y},
     "LogaddexpBackward0": {"a": lambda g, a, b: g / (1 + (b - a).exp()), "b": lambda g, a, b: g / (1 + (a - b).exp())},
     # PyTorch's: g log(b) (xlogy), 0 where a is 0 and b <= 0; g a / b

@@ -19,7 +19,7 @@ Writes always go to an `out` Strided (usually contiguous, but in-place ops write
 arbitrary strided views, e.g. `x[:, 1].add_(1)`). Outputs never alias inputs except
 elementwise in-place ops where out and an input are the same Strided (safe elementwise).
 
-Element-wise op names (the table in `EWISE_OPS` below): inputs are converted to `cdtype`,
+Element-wise op names (`EWISE_OPS` below, from the records of `elementwise.py`): inputs are converted to `cdtype`,
 the op is computed in `cdtype`, the result is converted to out.dtype (so do a backend's fast
 paths). Comparisons and `signbit` produce bool (0/1). Integer semantics follow PyTorch:
 floor_divide floors, fmod takes the sign of the dividend (the fast path remainder that of the
@@ -29,27 +29,38 @@ toward zero.
 from collections import namedtuple
 
 from .. import _dtype
+from .elementwise import RECORDS, primitives, subscribe
 
 Strided = namedtuple("Strided", "buf shape strides offset dtype")
 
-# Every other element-wise op is a reference decomposition into these (`ops/pointwise.py`, `ref=`:
-# sub, ne, ge, remainder, trunc, relu, sign, isnan, frac, sigmoid, gt, le, logical_and, ...), which
-# a backend may still compute with a kernel of its own: its `fast_paths`.
-UNARY = (
-    "copy neg abs exp exp2 expm1 log log2 log10 log1p sqrt "
-    "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc erfinv "
-    "floor ceil round bitwise_not signbit"
-).split()
-BINARY = (
-    "add mul div floor_divide fmod pow maximum minimum atan2 eq lt "
-    "bitwise_and bitwise_or bitwise_xor lshift rshift"
-).split()
-TERNARY = ("where",)  # where(cond, a, b): cond is bool; a, b converted to cdtype
-# decomposed ops that were primitives: numpy, pure Python and webgpu keep their one-kernel forms as
-# fast paths (one dispatch and host call instead of the decomposition's 2 to 8); a new backend need not
-KERNEL_FAST_PATHS = frozenset(
-    "sub ne ge remainder fmax fmin logical_and logical_or logical_xor trunc relu sign isnan isinf isfinite".split())
-EWISE_OPS = {**{n: 1 for n in UNARY}, **{n: 2 for n in BINARY}, **{n: 3 for n in TERNARY}}
+# The element-wise primitives and fast paths are records (`elementwise.py`, one per kernel). Every other
+# element-wise op is a reference decomposition into the primitives (`ops/pointwise.py`, `ref=`: sub, ne,
+# ge, remainder, trunc, relu, sign, isnan, frac, sigmoid, gt, le, logical_and, ...), which a backend may
+# still compute with a kernel of its own: its `fast_paths`, the records marked `fast`.
+UNARY = primitives(1)
+BINARY = primitives(2)
+TERNARY = tuple(primitives(3))  # where(cond, a, b): cond is bool; a, b converted to cdtype
+# the fast paths whose decomposition gives PyTorch's bits (decomposed ops that were primitives): numpy, pure
+# Python and webgpu keep their one-kernel forms (one dispatch and host call instead of the decomposition's 2
+# to 8); a new backend need not
+KERNEL_FAST_PATHS = frozenset(n for n, r in RECORDS.items() if r.fast == "exact")
+# primitive name -> arity; records defined at run time (`elementwise.define`) join it
+EWISE_OPS = {n: r.arity for n, r in RECORDS.items() if not r.fast}
+
+
+@subscribe
+def _follow(record, defined):
+    if not record.fast:
+        if defined:
+            EWISE_OPS[record.name] = record.arity
+        else:
+            del EWISE_OPS[record.name]
+
+
+def fast_paths_of(lowering):
+    """The names of the fast-path records with a `lowering` ('np', 'py' or 'wgsl'): a backend's `fast_paths`."""
+    return frozenset(n for n, r in RECORDS.items() if r.fast and getattr(r, lowering))
+
 
 REDUCE_OPS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 SCAN_OPS = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")

@@ -1,157 +1,27 @@
-"""Element-wise ops, each declared once: `name = unary(...)` / `name = binary(...)` below.
+"""Element-wise ops, each declared once: the primitives from their records (`backends/elementwise.py`),
+the others below, `name = unary(...)` / `name = binary(...)` (the machinery: `ops/_elementwise.py`).
 
 A declaration owns the op's public names (function, Tensor method, in-place `name_`, out=),
-its dtype rule, PyTorch's autograd node name and its derivative: a formula written in webtorch
-ops (so it runs on every backend and differentiates again) whose parameter names say what the
-node saves: `x`/`a`/`b` the inputs, `y` the result, and the op's own parameters by name; None
-when the op is not differentiable. `ref=` gives a reference decomposition in webtorch ops (the
-op is then no backend primitive); without it the op is a backend primitive
-(`backends/base.py`). How to add one: docs/adding_an_op.md.
+its dtype rule, PyTorch's autograd node name and its derivative: a formula row in
+autograd/derivatives.py keyed by the node, or, without one, the derivative of its decomposition;
+None when the op is not differentiable. `ref=` gives a reference decomposition in webtorch ops (the
+op is then no backend primitive); without it the op is a backend primitive (a record). How to add
+one: docs/adding_an_op.md.
 """
 import math
 
 from .. import _dtype
-from . import _prims
+from . import _cephes, _prims
 from .._tensor import Tensor
 from ..overrides import torch_function
-from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
+from ._common import (recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
                       name_of, composite_node, composite_op, check_tensor, formula_node, OUT_DTYPE_SAME,
                       scalar_to, fill_value)
-from .registry import register, register_method, routed, ELEMENTWISE, Decl, METHODS
-from ..autograd.derivatives import DERIVATIVES
+from ._elementwise import (unary, binary, declare_records, elementwise_node, _unary_kernel,  # noqa: F401 (nn)
+                           _OPERAND, _check_operands, _check_int_div, _check_inplace_shape)
+from .registry import register, register_method, ELEMENTWISE, Decl, METHODS
 
 bool_ = _dtype.bool_
-
-
-def _bind_params(op, params, args, kwargs):
-    """The values of an op's own parameters (`params`: name -> default) from a call's arguments."""
-    if len(args) > len(params):
-        raise TypeError(f"{op}() takes at most {len(params) + 1} positional arguments but {len(args) + 1} "
-                        f"were given")
-    vals = dict(params)
-    vals.update(zip(params, args))
-    for k, v in kwargs.items():
-        if k not in params:
-            raise TypeError(f"{op}() got an unexpected keyword argument '{k}'")
-        vals[k] = v
-    return tuple(vals.values())
-
-
-def _unary_kernel(op, ref, x, cdt, odt, pvals):
-    """The decomposed op(x) computed in cdt, out in odt: the backend's own kernel where it has one
-    (`Backend.fast_paths`), else the reference decomposition, float16/bfloat16 computed in float32 and
-    rounded once, as PyTorch's kernels compute (opmath: sinc(f16 -1.0) is -0.0, not pi's rounding)."""
-    if op in x._storage.backend.fast_paths:
-        return _prims.ewise(op, [x], cdt, odt, shape=x._shape)
-    if cdt.kind == "f" and cdt.itemsize == 2:
-        cdt = _dtype.float32
-    r = ref(x if x.dtype is cdt else x.to(cdt), *pvals)
-    return r if r.dtype is odt else r.to(odt)
-
-
-def elementwise_node(node, ref, params=(), op=None):
-    """The graph node (a Function) `node` of the element-wise `ref(x, *params)` (op: the backend
-    primitive instead, ref None): apply(x, out dtype, *param values); backward is the node's formula
-    in `autograd/derivatives.py`, or, without one, the decomposition's derivative (a Composite node).
-    nn.functional's activations are nodes of this kind."""
-    if node not in DERIVATIVES:  # composite: differentiate the decomposition
-        fn = composite_node(node, lambda x, dt, *pvals: ref(x if x.dtype is dt else x.to(dt), *pvals))
-        fn.saves_input = True  # its inner graph may hold the input
-        return fn
-    if ref is None:
-        def kernel(x, dt):
-            return _prims.ewise(op, [x], dt, dt, shape=x._shape)
-    else:
-        def kernel(x, dt, *pvals):
-            return _unary_kernel(op, ref, x, dt, dt, pvals)
-    return formula_node(node, kernel, ("x", "dtype", *params))
-
-
-def _unary_dtype(rule, x):
-    if rule == "same":
-        return x.dtype
-    if rule == "float":
-        return float_of(x.dtype)
-    return bool_
-
-
-def _check_floating(op, x):
-    """PyTorch's error for an op whose kernel takes floating inputs only (frac, ...)."""
-    if not x.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(x.dtype)}'")
-
-
-_NO_BOOL = ("floor", "ceil", "round", "trunc", "relu", "abs")
-
-
-def _check_not_bool(op, x):
-    """PyTorch's errors for the rounding ops, abs and relu on bool."""
-    if x.dtype is bool_ and op in _NO_BOOL:
-        if op == "relu":
-            raise RuntimeError("Boolean inputs not supported for relu")
-        raise NotImplementedError(f"\"{op}_{'cpu' if op == 'abs' else 'vml_cpu'}\" not implemented for 'Bool'")
-
-
-def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True, exported=True):
-    """Declare the element-wise op `op(input, *params, out=None)`, its method and, when `inplace`,
-    its in-place form `op_` (a function and a method; `inplace="method"`: a method only). rule: 'same' keeps the dtype, 'float' makes integers the default float, 'bool'
-    gives bool. node: PyTorch's node name, whose formula is in autograd/derivatives.py (None: not
-    differentiable).
-    ref: a reference decomposition `ref(x, *params)` (None: the backend primitive `op`). params: the
-    op's own parameters, name -> default. ints: integer and bool inputs are taken (False: PyTorch's
-    "not implemented" error). exported=False: neither webtorch.<op> nor a method (a torch.special function)."""
-    params = params or {}
-    defaults = tuple(params.values())
-    fn = elementwise_node(node, ref, params, op) if node is not None else None
-    ELEMENTWISE[op] = Decl("unary", rule, node, ref)
-
-    def public(input, *args, out=None, **kwargs):
-        check_tensor(op, input)
-        if op == "neg" and input.dtype is bool_:
-            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                               "invert a mask, use the `~` or `logical_not()` operator instead.")
-        if op == "bitwise_not" and input.dtype.is_floating_point:
-            raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
-        if not ints:
-            _check_floating(op, input)
-        _check_not_bool(op, input)
-        pvals = _bind_params(op, params, args, kwargs) if args or kwargs else defaults
-        dt = _unary_dtype(rule, input)
-        if fn is not None and recording(input):
-            r = fn.apply(input, dt, *pvals)
-        elif ref is None:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
-            r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
-        else:
-            r = _unary_kernel(op, ref, input, input.dtype if rule == "bool" else dt, dt, pvals)
-        if out is None:
-            return r
-        # dtype-keeping ops and bool-valued tests (but logical_not, which casts) take no other dtype
-        exact = OUT_DTYPE_SAME if rule == "same" else \
-            f"{op} does not support non-boolean outputs." if rule == "bool" and op != "logical_not" else None
-        return write_out(r, out, input, full_overlap_ok=True, exact=exact)
-
-    def in_place(self, *args, **kwargs):
-        pvals = _bind_params(op + "_", params, args, kwargs) if args or kwargs else defaults
-        check_leaf_inplace(self)
-        if not ints:
-            _check_floating(op, self)
-        _check_not_bool(op, self)
-        dt = _unary_dtype(rule, self)
-        check_inplace_dtype(dt, self)
-        if fn is not None and recording(self):
-            src = self.clone() if fn.saves_input else self
-            return inplace_result(self, fn.apply(src, dt, *pvals))
-        if ref is not None and op not in self._storage.backend.fast_paths:
-            return _prims.copy_into(self, ref(self, *pvals))
-        return _prims.ewise_into(op, self, [self], dt if dt.kind == "f" else self.dtype)
-
-    public.__name__ = op
-    in_place.__name__ = op + "_"
-    if not exported:
-        return routed(public)
-    if inplace:
-        register(in_place, function=inplace is True)
-    return register(public)
 
 
 def _logit(x, eps):
@@ -212,95 +82,30 @@ def _isfinite(x):  # |x| < inf: False for NaN
     return _ewise1("lt", [_prim("abs", x), math.inf], x, bool_)
 
 
-def unaries(rule, ops):
-    """Declare each of the space-separated `ops` with dtype rule `rule`, differentiable through
-    PyTorch's node for it (`<Op>Backward0`, as PyTorch names it: log1p's is Log1PBackward0, whose
-    formula row is in autograd/derivatives.py); a 'bool' op is not differentiable."""
-    return tuple(unary(op, rule, None if rule == "bool" else "".join(w.title() for w in op.split("_")) + "Backward0",
-                       inplace=rule != "bool") for op in ops.split())
+# ---- the primitives with a `decl` in their record: webtorch.exp, Tensor.exp, exp_, ... ------------------
+_DECLARED = declare_records()
+globals().update(_DECLARED)  # importable from here, as every op of this module
+mul, div, floor_divide, maximum, minimum, atan2, lt = (_DECLARED[n] for n in "mul div floor_divide maximum minimum atan2 lt".split())
+
+# ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=, flags]) ---------------
 
 
-# Cephes' Chebyshev coefficients (PyTorch's ATen/native/Math.h) of exp(-x) I0(x) on [0, 8] and of
-# exp(-x) sqrt(x) I0(x) on [8, inf)
-_I0_A = (-4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
-         1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14,
-         -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
-         9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9,
-         -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
-         1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5,
-         -5.75419501008210370398E-5, 1.88502885095841655729E-4, -5.76375574538582365885E-4,
-         1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
-         -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
-         1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1)
-_I0_B = (-7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
-         3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16,
-         1.77256013305652638360E-15, 3.81168066935262242075E-15, -9.55484669882830764870E-15,
-         -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
-         7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
-         -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10,
-         3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7,
-         2.89137052083475648297E-6, 6.88975834691682398426E-5, 3.36911647825569408990E-3,
-         8.04490411014108831608E-1)
+def _vml(op):
+    return NotImplementedError, f"\"{op}_vml_cpu\" not implemented for 'Bool'"
 
 
-# ... and of exp(-x) I1(x) / x on [0, 8] and exp(-x) sqrt(x) I1(x) on [8, inf)
-_I1_A = (2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
-         -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
-         3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
-         -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9,
-         9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
-         -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5,
-         4.78156510755005422638E-5, -1.61760815825896745588E-4, 5.12285956168575772895E-4,
-         -1.51357245063125314899E-3, 4.15642294431288815669E-3, -1.05640848946261981558E-2,
-         2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
-         -1.76416518357834055153E-1, 2.52587186443633654823E-1)
-_I1_B = (7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.65030536848935832153E-17,
-         -3.20952592199342395980E-17, 2.96262899764595013876E-16, 3.30820231092092828324E-16,
-         -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
-         4.27244001671195135429E-14, -2.10154184277266431302E-14, -4.08355111109219731823E-13,
-         -7.19855177624590851209E-13, 2.03562854414708950722E-12, 1.41258074366137813316E-11,
-         3.25260358301548823856E-11, -1.89749581235054123450E-11, -5.58974346219658380687E-10,
-         -3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
-         -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3,
-         7.78576235018280120474E-1)
-
-
-def _chbevl(x, coeffs):
-    """Cephes' chbevl: the Chebyshev series `coeffs` at x (Clenshaw's recurrence)."""
-    b0, b1, b2 = coeffs[0], 0.0, 0.0
-    for c in coeffs[1:]:
-        b2, b1 = b1, b0
-        b0 = x * b1 - b2 + c
-    return (b0 - b2) * 0.5
-
-
-def _bessel_e(x, a_coeffs, b_coeffs, odd):
-    """PyTorch's calc_i0e / calc_i1e: exp(-|x|) I0(x) or I1(x) from the two expansions; each sees only its
-    own interval (clamped), so that neither the other's overflow nor its gradient reaches the result."""
-    a = x.abs()
-    small, large = a.clamp_max(8.0), a.clamp_min(8.0)
-    lo, hi = _chbevl(small * 0.5 - 2.0, a_coeffs), _chbevl(32.0 / large - 2.0, b_coeffs) / large.sqrt()
-    if odd:  # I1 is odd; below 8, x itself carries the sign, so the derivative at 0 is the series' 1/2 (+ 0.0:
-        # PyTorch's I1(-0.0) is +0.0)
-        lo, hi = lo * x.clamp(-8.0, 8.0) + 0.0, where(x < 0, -hi, hi)
-    return where(a <= 8.0, lo, hi)
-
-
-def _i0(x):
-    return x.abs().exp() * _bessel_e(x, _I0_A, _I0_B, False)
-
-
-# ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=]) --------------------
-neg, abs, floor, ceil, round = unaries("same", "neg abs floor ceil round")
-trunc = unary("trunc", "same", "TruncBackward0", ref=_trunc)
-relu = unary("relu", "same", "ReluBackward0", ref=_relu)
-exp, exp2, expm1, log, log2, log10, log1p, sqrt = unaries("float", "exp exp2 expm1 log log2 log10 log1p sqrt")
-sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc = unaries(
-    "float", "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc")
+neg = unary("neg", "same", "NegBackward0", refuse_bool=(
+    RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+                  "mask, use the `~` or `logical_not()` operator instead."))
+abs = unary("abs", "same", "AbsBackward0", refuse_bool=(NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"))
+floor = unary("floor", "same", "FloorBackward0", refuse_bool=_vml("floor"))
+ceil = unary("ceil", "same", "CeilBackward0", refuse_bool=_vml("ceil"))
+round = unary("round", "same", "RoundBackward0", refuse_bool=_vml("round"))
+trunc = unary("trunc", "same", "TruncBackward0", ref=_trunc, refuse_bool=_vml("trunc"))
+relu = unary("relu", "same", "ReluBackward0", ref=_relu, refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"))
 isnan = unary("isnan", "bool", ref=lambda x: _ewise1("ne", [x, x], x, bool_), inplace=False)  # NaN != NaN
 isinf = unary("isinf", "bool", ref=_isinf, inplace=False)
 isfinite = unary("isfinite", "bool", ref=_isfinite, inplace=False)
-signbit = unary("signbit", "bool", inplace=False)  # a primitive: no arithmetic sees the sign bit of a NaN
 sign = unary("sign", "same", "SignBackward0", ref=_sign, inplace="method")
 rsqrt = unary("rsqrt", "float", "RsqrtBackward0", ref=lambda x: _prims.ewise("div", [1, _prim("sqrt", x)], x.dtype,
                                                                                   x.dtype))
@@ -308,149 +113,14 @@ reciprocal = unary("reciprocal", "float", "ReciprocalBackward0", ref=lambda x: d
 sigmoid = unary("sigmoid", "float", "SigmoidBackward0", ref=lambda x: 1 / (1 + (-x).exp()))
 logit = unary("logit", "float", "LogitBackward0", ref=_logit, params={"eps": None})
 sinc = unary("sinc", "float", "SincBackward0", ref=_sinc)
-erfinv = unary("erfinv", "float", "ErfinvBackward0", inplace="method")
 frac = unary("frac", "same", "FracBackward0", ref=lambda x: x - x.trunc(), ints=False)
-i0 = unary("i0", "float", "I0Backward0", ref=_i0)  # composite: its derivative is the expansion's
+i0 = unary("i0", "float", "I0Backward0", ref=_cephes.i0)  # composite: its derivative is the expansion's
 # torch.special only (special.py): no webtorch.<name> or method, no in-place form
-special_i0e = unary("special_i0e", "float", "SpecialI0EBackward0", ref=lambda x: _bessel_e(x, _I0_A, _I0_B, False),
-                    exported=False)
-special_i1 = unary("special_i1", "float", "SpecialI1Backward0",
-                   ref=lambda x: x.abs().exp() * _bessel_e(x, _I1_A, _I1_B, True), exported=False)
-special_i1e = unary("special_i1e", "float", "SpecialI1EBackward0", ref=lambda x: _bessel_e(x, _I1_A, _I1_B, True),
-                    exported=False)
-logical_not = unary("logical_not", "bool", ref=_not, inplace="method")
-bitwise_not = unary("bitwise_not", "same", inplace="method")
-
-
-# ------------------------------------------------------------------------------------------
-# binary ops. Rules: 'arith' result_type; 'div' integers become float; 'cmp' bool out computed in
-# result_type; 'logical' bool out; 'int' integer only; 'float' floating only; 'same' one dtype
-# PyTorch's CPU kernels of these keep a Python number second operand in float32 where the tensor is
-# float16/bfloat16 (original_scalar_value<opmath_t>): f16 * 70000.0 is computed in float32 (-0.549 ->
-# -38432), not with 70000 rounded to float16 first (inf). The other ops round the number to the
-# tensor's dtype first (remainder(f16 1.0, 0.1) is 2.44e-4, with 0.1 as float16 0.09998).
-_OPMATH_SCALAR = ("mul", "div", "floor_divide")
-
-
-def _binary_dtypes(op, rule, a, b):
-    """(compute dtype, out dtype) for a binary op, with PyTorch's errors."""
-    if rule == "same":  # both operands Tensors of one dtype
-        if a.dtype is not b.dtype:
-            raise RuntimeError(f"{op} is not yet implemented for tensors with different dtypes.")
-        return a.dtype, a.dtype
-    rt = _dtype.result_type(a, b)
-    if rule == "div":
-        rt = float_of(rt)
-    if rule in ("arith", "div"):
-        if op in _OPMATH_SCALAR and rt.itemsize == 2 and rt.kind == "f" and isinstance(b, (int, float)) and \
-                not isinstance(b, bool):
-            return _dtype.float32, rt
-        return rt, rt
-    if rule == "cmp":
-        return rt, bool_
-    if rule == "logical":
-        return rt, bool_
-    if (rule == "int") == rt.is_floating_point:  # 'int': integers only; 'float': floating only
-        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(rt)}'")
-    return rt, rt
-
-
-def _binary_function(op, node, scalar_node, scalar_self_node):
-    def kernel(a, b, cdt, odt):  # the primitive, or the backend's fast path or the decomposition
-        return _prims.ewise(op, [a, b], cdt, odt)
-    fn = formula_node(node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0, 1))
-    if scalar_node:  # PyTorch's overload with a Python number: its own node, one edge
-        fn.scalar = formula_node(scalar_node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(0,))
-    if scalar_self_node:  # and its overload with a Python number self
-        fn.scalar_self = formula_node(scalar_self_node, kernel, ("a", "b", "cdt", "odt"), scalar_edges=(1,))
-    return fn
-
-
-def _binary_node(fn, input, other):
-    if not isinstance(input, Tensor) and hasattr(fn, "scalar_self"):
-        return fn.scalar_self
-    return fn.scalar if not isinstance(other, Tensor) and hasattr(fn, "scalar") else fn
-
-
-_OPERAND = (Tensor, bool, int, float)
-
-
-def _check_operands(op, input, other):
-    for x, pos in ((input, 1), (other, 2)):
-        if not isinstance(x, _OPERAND):
-            name = "input" if pos == 1 else "other"
-            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
-
-
-def _check_inplace_shape(self, other):
-    """An in-place op's other operand must broadcast to self's shape."""
-    if isinstance(other, Tensor) and other._shape != self._shape:
-        shape = _prims.broadcast_shapes(self._shape, other._shape)
-        if shape != tuple(self._shape):
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                               f"{list(shape)}")
-
-
-def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False, scalar_self_node=None,
-           tensor_other=False, names=(), inplace=True):
-    """Declare the element-wise op `op(input, other, out=None)`, its method and in-place method.
-    rule: the dtype rule above. node: PyTorch's node name, whose formulas are in
-    autograd/derivatives.py (None: not differentiable); scalar_node: the node of PyTorch's overload
-    with a Python number `other`. ref: a reference decomposition `ref(input, other, compute dtype)`
-    (None: the backend primitive `op`). scalar_self: the input may be a Python number (torch.remainder(2, t));
-    scalar_self_node: the node of PyTorch's overload with a Python number input, if its own. tensor_other: `other`
-    must be a Tensor (torch.maximum(t, 2) is a TypeError). names: public names (default: op).
-    inplace: declare the in-place method `op_` (PyTorch has no maximum_, fmin_, ...)."""
-    fn = _binary_function(op, node, scalar_node, scalar_self_node) if node is not None else None
-    int_div = op in ("floor_divide", "remainder", "fmod")
-    ELEMENTWISE[op] = Decl("binary", rule, node, ref)
-
-    def public(input, other, *, out=None):
-        if not (isinstance(input, _OPERAND) and isinstance(other, _OPERAND)):
-            _check_operands(op, input, other)
-        if not scalar_self:
-            check_tensor(op, input)
-        if tensor_other:
-            check_tensor(op, other, "other", 2)
-        cdt, odt = _binary_dtypes(op, rule, input, other)
-        if int_div and cdt.kind != "f":
-            _check_int_div(op, other, cdt)
-        if fn is not None and odt.is_floating_point and recording(input, other):
-            r = _binary_node(fn, input, other).apply(input, other, cdt, odt)
-        else:
-            if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-                raise TypeError(f"{op}(): at least one argument must be a Tensor")
-            r = _prims.ewise(op, [input, other], cdt, odt)
-        return r if out is None else write_out(r, out, input, other, full_overlap_ok=True)
-
-    def in_place(self, other):
-        check_leaf_inplace(self)
-        cdt, odt = _binary_dtypes(op, rule, self, other)
-        check_inplace_dtype(odt, self)
-        _check_inplace_shape(self, other)
-        if fn is not None and recording(self, other):
-            src = self.clone() if fn.saves_input else self
-            return inplace_result(self, _binary_node(fn, self, other).apply(src, other, cdt, odt))
-        if int_div and cdt.kind != "f":
-            _check_int_div(op, other, cdt)
-        return _prims.ewise_into(op, self, [self, other], cdt)
-
-    public.__name__ = op
-    in_place.__name__ = op + "_"
-    if inplace:
-        register(in_place, *[n + "_" for n in names or (op,)], function=False)
-    return register(public, *names)
-
-
-def _check_int_div(op, other, cdt):
-    """PyTorch's errors of integer floor_divide, remainder, fmod, div: bool operands, a zero divisor."""
-    if cdt is bool_:
-        raise NotImplementedError(f"\"{'div_floor' if op == 'floor_divide' else op}_cpu\" not implemented for 'Bool'")
-    if isinstance(other, Tensor):
-        if other.device.type == "cpu" and (other == 0).any().item():
-            raise RuntimeError("ZeroDivisionError")
-    elif other == 0:
-        raise RuntimeError("ZeroDivisionError")
+special_i0e = unary("special_i0e", "float", "SpecialI0EBackward0", ref=_cephes.i0e, exported=False)
+special_i1 = unary("special_i1", "float", "SpecialI1Backward0", ref=_cephes.i1, exported=False)
+special_i1e = unary("special_i1e", "float", "SpecialI1EBackward0", ref=_cephes.i1e, exported=False)
+logical_not = unary("logical_not", "bool", ref=_not, inplace="method", casts_out=True)
+bitwise_not = unary("bitwise_not", "same", inplace="method", floats=False)
 
 
 def _swapped(op):
@@ -534,31 +204,17 @@ def _copysign(a, b, cdt):
 
 
 # ---- binary ops: name = binary(name, dtype rule, PyTorch's node, [flags]) -------------------------
-mul = binary("mul", "arith", "MulBackward0", scalar_self=True)
-div = binary("div", "div", "DivBackward0", scalar_self=True)
-floor_divide = binary("floor_divide", "arith", "NotImplemented(floor_divide)",
-                      scalar_node="NotImplemented(floor_divide)", scalar_self=True,
-                      scalar_self_node="NotImplemented(floor_divide)")
 remainder = binary("remainder", "arith", "RemainderBackward1", scalar_node="RemainderBackward0", scalar_self=True,
-                   scalar_self_node="NotImplemented(remainder)", ref=_remainder)
-fmod = binary("fmod", "arith", "FmodBackward1", scalar_node="FmodBackward0")
-maximum = binary("maximum", "arith", "MaximumBackward0", tensor_other=True, inplace=False)
-minimum = binary("minimum", "arith", "MinimumBackward0", tensor_other=True, inplace=False)
+                   scalar_self_node="NotImplemented(remainder)", ref=_remainder, int_div=True)
 fmax = binary("fmax", "arith", "FmaxBackward0", ref=_nan_ignoring("maximum"), tensor_other=True, inplace=False)
 fmin = binary("fmin", "arith", "FminBackward0", ref=_nan_ignoring("minimum"), tensor_other=True, inplace=False)
-atan2 = binary("atan2", "div", "Atan2Backward0", tensor_other=True)
-eq = binary("eq", "cmp")
 ne = binary("ne", "cmp", ref=_ne)
-lt = binary("lt", "cmp")
 le = binary("le", "cmp", ref=_swapped("ge"))
 gt = binary("gt", "cmp", ref=_swapped("lt"))
 ge = binary("ge", "cmp", ref=_ge)
 logical_and = binary("logical_and", "logical", ref=_logical("bitwise_and"), tensor_other=True)
 logical_or = binary("logical_or", "logical", ref=_logical("bitwise_or"), tensor_other=True)
 logical_xor = binary("logical_xor", "logical", ref=_logical("bitwise_xor"), tensor_other=True)
-bitwise_and = binary("bitwise_and", "int", scalar_self=True)
-bitwise_or = binary("bitwise_or", "int", scalar_self=True)
-bitwise_xor = binary("bitwise_xor", "int", scalar_self=True)
 hypot = binary("hypot", "float", "HypotBackward0", ref=_hypot, tensor_other=True)
 logaddexp2 = binary("logaddexp2", "float", "Logaddexp2Backward0", ref=_logaddexp2, tensor_other=True, inplace=False)
 logaddexp = binary("logaddexp", "float", "LogaddexpBackward0", ref=_logaddexp, tensor_other=True, inplace=False)
@@ -568,8 +224,6 @@ copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_
 ldexp = binary("ldexp", "div", "LdexpBackward0", ref=lambda a, b, cdt: a.to(cdt) * b.to(cdt).exp2(), tensor_other=True)
 heaviside = binary("heaviside", "same", "NotImplemented(heaviside)", tensor_other=True,
                    ref=lambda a, b, cdt: where(a == 0, b, a > 0).to(cdt))
-bitwise_left_shift = binary("lshift", "int", scalar_self=True, names=("bitwise_left_shift",))
-bitwise_right_shift = binary("rshift", "int", scalar_self=True, names=("bitwise_right_shift",))
 
 
 # ---- add / sub (alpha) ----------------------------------------------------------------------
@@ -1010,7 +664,8 @@ def round(input, *, decimals=0, out=None):
     return write_out(_round_plain(input * s) / s, out, input, full_overlap_ok=True, exact=OUT_DTYPE_SAME)
 
 
-for _name, _f in (("arcsin", asin), ("arccos", acos), ("arctan", atan), ("arcsinh", asinh), ("arccosh", acosh),
-                  ("arctanh", atanh), ("fix", trunc)):
-    register(_f, _name)
+for _name, _f in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("arcsinh", "asinh"),
+                  ("arccosh", "acosh"), ("arctanh", "atanh")):
+    register(_DECLARED[_f], _name)
+register(trunc, "fix")
 register_method(lambda self, condition, other: where(condition, self, other), "where")  # self is the input

@@ -17,10 +17,10 @@ Semantics shared with `pure.py` (and chosen to match PyTorch's CPU kernels):
 """
 import numpy as np
 
-from ..base import Backend, Strided, EWISE_OPS, KERNEL_FAST_PATHS
+from ..base import Backend, Strided, fast_paths_of
+from ..elementwise import RECORDS, KIND_OF, form, subscribe
 from ... import _philox
 from ..._geometry import numel as _numel
-from . import _special
 
 _NP = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
        "float16": np.dtype(np.float16), "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
@@ -124,228 +124,69 @@ def _scalar(x, dtype):
     return np.array(x, dtype=d)
 
 
-# ---- element-wise op table ------------------------------------------------------------------
-# Each entry: f(k, *args) where k is the cdtype's kind ('f' float, 'i' signed, 'u' uint8,
-# 'b' bool) and args are numpy arrays already in the compute dtype (float16 -> float32).
+# ---- element-wise kernels, from the records (backends/elementwise.py) -------------------------
+# _OPS: (op, cdtype) -> f(*arrays) on arrays already in the compute dtype (float16 in float32, unless
+# the record has a "float16" form: _NATIVE16). _FAST: (op, cdtype) -> (f(*arrays, out=o), bool out)
+# writing exactly what _OPS's returns, for results already in the out dtype (cdtype, or bool); used
+# when out is C-contiguous (so numpy picks the same inner loops as for the temporary _OPS allocates).
+_OPS, _FAST, _NATIVE16 = {}, {}, set()
+
 
 def _nonzero_check(b):
     if np.any(b == 0):
         raise _zde()
 
 
-def _div(k, a, b):
-    if k in "iu":
+def _zero_checked(f):
+    def g(a, b):
         _nonzero_check(b)
-        return (a - np.fmod(a, b)) // b
-    return np.true_divide(a, b)
-
-
-def _floor_divide(k, a, b):
-    if k in "iu":
-        _nonzero_check(b)
-    return np.floor_divide(a, b)
-
-
-def _remainder(k, a, b):
-    if k in "iu":
-        _nonzero_check(b)
-        return np.remainder(a, b)
-    m = np.fmod(a, b)
-    return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
-
-
-def _fmod(k, a, b):
-    if k in "iu":
-        _nonzero_check(b)
-    return np.fmod(a, b)
-
-
-def _pow(k, a, b):
-    if k == "f":
-        r = np.power(a, b)
-        if b.ndim == 0 and b == 0.5:  # numpy's sqrt fast path differs from C pow at -inf, -0
-            r = np.where(a == -np.inf, np.inf, np.where(a == 0, 0.0, r)).astype(r.dtype)
-        return r
-    if k == "b":
-        return (a | ~b)  # x**0 == 1, 0**1 == 0, 1**1 == 1
-    a, b = np.broadcast_arrays(a, b)
-    neg = b < 0
-    if not neg.any():
-        return np.power(a, b)
-    r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
-    one = np.ones_like(a)
-    negres = np.where(a == 1, one, np.where(a == -1, np.where((b & 1) == 1, -one, one), 0 * one))
-    return np.where(neg, negres, r)
-
-
-def _shift(k, a, b, left):
-    if k == "b":
-        a = a.astype(np.uint8)
-        b = b.astype(np.uint8)
-    bits = a.dtype.itemsize * 8
-    ok = (b >= 0) & (b < bits)
-    bb = np.where(ok, b, 0).astype(b.dtype)
-    if left:
-        return np.where(ok, np.left_shift(a, bb), 0).astype(a.dtype)
-    fill = np.where(a < 0, -1, 0) if a.dtype.kind == "i" else 0
-    return np.where(ok, np.right_shift(a, bb), fill).astype(a.dtype)
-
-
-def _sign(k, a):
-    if k == "b":
-        return a
-    if k == "f":
-        return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
-    return np.sign(a)
-
-
-def _ident_int(f):
-    def g(k, a):
-        return a if k != "f" else f(a)
-    return g
-
-
-def _float_only(f):
-    """A float function; integer/bool inputs are computed in float64 (the front end promotes
-    them before reaching here, so this only matters for direct backend use)."""
-    def g(k, a):
-        if k != "f":
-            a = a.astype(_F64)
-        return f(a)
-    return g
-
-
-def _float_only2(f):
-    def g(k, a, b):
-        if k != "f":
-            a, b = a.astype(_F64), b.astype(_F64)
         return f(a, b)
     return g
 
 
-def _sigmoid(a):
-    return 1 / (1 + np.exp(-a))
+def _in_float64(f):
+    """A float form on integer/bool inputs: computed in float64 (the front end promotes them before
+    reaching here, so this only matters for direct backend use)."""
+    return lambda *args: f(*[a.astype(_F64) for a in args])
 
 
-def _relu(k, a):
-    if k == "b":
-        return a
-    return np.where(a < 0, np.zeros((), a.dtype), a)  # PyTorch's: -0.0 and NaN pass through
+def _kernel(rec, dtype):
+    """(f, out form or None) of record rec for compute dtype `dtype`; None when it has no form."""
+    f, own = form(rec.np, dtype)
+    if f is None:
+        g = form(rec.np, "float64")[0]
+        if g is None:
+            return None
+        return _in_float64(g if callable(g) else getattr(np, g[0] if isinstance(g, tuple) else g)), None
+    if own and dtype == "float16":
+        _NATIVE16.add(rec.name)
+    out = None
+    if isinstance(f, str):
+        f = out = getattr(np, f)
+    elif isinstance(f, tuple):
+        f, out = f
+    if rec.zero_div and KIND_OF[dtype] in "iu":
+        return _zero_checked(f), None
+    return f, out
 
 
-OPS = {
-    "copy": lambda k, a: a,
-    "neg": lambda k, a: np.logical_not(a) if k == "b" else np.negative(a),
-    "abs": lambda k, a: a if k == "b" else np.abs(a),
-    "sign": _sign,
-    "exp": _float_only(np.exp), "exp2": _float_only(np.exp2), "expm1": _float_only(np.expm1),
-    "log": _float_only(np.log), "log2": _float_only(np.log2), "log10": _float_only(np.log10),
-    "log1p": _float_only(np.log1p), "sqrt": _float_only(np.sqrt),
-    "rsqrt": _float_only(lambda a: 1 / np.sqrt(a)),  # a fast path (FAST_PATHS)
-    "sin": _float_only(np.sin), "cos": _float_only(np.cos), "tan": _float_only(np.tan),
-    "asin": _float_only(np.arcsin), "acos": _float_only(np.arccos), "atan": _float_only(np.arctan),
-    "sinh": _float_only(np.sinh), "cosh": _float_only(np.cosh), "tanh": _float_only(np.tanh),
-    "asinh": _float_only(np.arcsinh), "acosh": _float_only(np.arccosh),
-    "atanh": _float_only(np.arctanh),
-    "sigmoid": _float_only(_sigmoid),  # a fast path (NumpyBackend.fast_paths): one pass, f16 rounded once
-    "erf": _float_only(lambda a: _special.np_erf(a).astype(a.dtype)),
-    "erfc": _float_only(lambda a: _special.np_erfc(a).astype(a.dtype)),
-    "erfinv": _float_only(lambda a: _special.np_erfinv(a).astype(a.dtype)),
-    "floor": _ident_int(np.floor), "ceil": _ident_int(np.ceil), "round": _ident_int(np.rint),
-    "trunc": _ident_int(np.trunc),
-    "relu": _relu,
-    "bitwise_not": lambda k, a: np.invert(a),
-    "isnan": lambda k, a: np.isnan(a) if k == "f" else np.zeros(a.shape, np.bool_),
-    "isinf": lambda k, a: np.isinf(a) if k == "f" else np.zeros(a.shape, np.bool_),
-    "isfinite": lambda k, a: np.isfinite(a) if k == "f" else np.ones(a.shape, np.bool_),
-    "signbit": lambda k, a: np.signbit(a) if k in "fi" else np.zeros(a.shape, np.bool_),
-    # binary
-    "add": lambda k, a, b: np.add(a, b),
-    "sub": lambda k, a, b: np.logical_xor(a, b) if k == "b" else np.subtract(a, b),
-    "mul": lambda k, a, b: np.multiply(a, b),
-    "div": _div, "floor_divide": _floor_divide, "remainder": _remainder, "fmod": _fmod,
-    "pow": _pow,
-    "maximum": lambda k, a, b: np.maximum(a, b), "minimum": lambda k, a, b: np.minimum(a, b),
-    "fmax": lambda k, a, b: np.fmax(a, b), "fmin": lambda k, a, b: np.fmin(a, b),
-    "atan2": _float_only2(np.arctan2),
-    "eq": lambda k, a, b: np.equal(a, b), "ne": lambda k, a, b: np.not_equal(a, b),
-    "lt": lambda k, a, b: np.less(a, b), "ge": lambda k, a, b: np.greater_equal(a, b),
-    "logical_and": lambda k, a, b: np.logical_and(a, b),
-    "logical_or": lambda k, a, b: np.logical_or(a, b),
-    "logical_xor": lambda k, a, b: np.logical_xor(a, b),
-    "bitwise_and": lambda k, a, b: np.bitwise_and(a, b),
-    "bitwise_or": lambda k, a, b: np.bitwise_or(a, b),
-    "bitwise_xor": lambda k, a, b: np.bitwise_xor(a, b),
-    "lshift": lambda k, a, b: _shift(k, a, b, True),
-    "rshift": lambda k, a, b: _shift(k, a, b, False),
-    "where": lambda k, c, a, b: np.where(c, a, b),
-}
-# decomposed ops computed here in one call (ops/pointwise.py, their `ref=`; the same results)
-FAST_PATHS = KERNEL_FAST_PATHS | {"sigmoid", "rsqrt"}
-assert set(OPS) == set(EWISE_OPS) | FAST_PATHS, (set(EWISE_OPS) | FAST_PATHS) ^ set(OPS)
+@subscribe
+def _tables(rec, defined=True):
+    for dt in _NP:
+        _OPS.pop((rec.name, dt), None)
+        _FAST.pop((rec.name, dt), None)
+        k = _kernel(rec, dt) if defined else None
+        if k is not None:
+            _OPS[rec.name, dt] = k[0]
+            if k[1] is not None:
+                _FAST[rec.name, dt] = (k[1], rec.out == "bool")
 
 
-def _kind(dtype):
-    if dtype == "bool":
-        return "b"
-    if dtype == "uint8":
-        return "u"
-    return "f" if dtype.startswith("float") else "i"
+for _rec in RECORDS.values():
+    _tables(_rec)
+del _rec
 
-
-_KIND = {d: _kind(d) for d in _NP}
 _BOOL = _NP["bool"]
-
-# ---- fast paths --------------------------------------------------------------------------
-# (op, kind) -> f(*args, out=o) writing exactly what OPS[op](kind, *args) returns, for results
-# already in the out dtype (cdtype, or bool for tests); used when out is C-contiguous (so numpy
-# picks the same inner loops as for the temporary OPS would allocate).
-_ZERO = {d: np.zeros((), d) for d in _NP.values()}
-
-
-def _relu_out(a, out):  # PyTorch's: -0.0 and NaN pass through
-    neg = a < 0
-    np.copyto(out, a)
-    np.copyto(out, _ZERO[a.dtype], where=neg)
-
-
-def _copy_out(a, out):
-    np.copyto(out, a)
-
-
-_FAST = {}
-for _k in "fiub":
-    for _op, _f in (("add", np.add), ("mul", np.multiply), ("maximum", np.maximum),
-                    ("minimum", np.minimum), ("fmax", np.fmax), ("fmin", np.fmin),
-                    ("copy", _copy_out)):
-        _FAST[_op, _k] = (_f, False)
-    for _op, _f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("ge", np.greater_equal),
-                    ("logical_and", np.logical_and), ("logical_or", np.logical_or),
-                    ("logical_xor", np.logical_xor)):
-        _FAST[_op, _k] = (_f, True)
-    if _k != "b":
-        _FAST["sub", _k] = (np.subtract, False)
-        _FAST["neg", _k] = (np.negative, False)
-        _FAST["abs", _k] = (np.abs, False)
-        _FAST["relu", _k] = (_relu_out, False)
-    if _k != "f":
-        for _op, _f in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
-                        ("bitwise_xor", np.bitwise_xor), ("bitwise_not", np.invert)):
-            _FAST[_op, _k] = (_f, False)
-for _op, _f in (("exp", np.exp), ("exp2", np.exp2), ("expm1", np.expm1), ("log", np.log),
-                ("log2", np.log2), ("log10", np.log10), ("log1p", np.log1p), ("sqrt", np.sqrt),
-                ("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin),
-                ("acos", np.arccos), ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
-                ("tanh", np.tanh), ("asinh", np.arcsinh), ("acosh", np.arccosh),
-                ("atanh", np.arctanh), ("floor", np.floor), ("ceil", np.ceil),
-                ("round", np.rint), ("trunc", np.trunc), ("div", np.true_divide),
-                ("floor_divide", np.floor_divide), ("fmod", np.fmod), ("atan2", np.arctan2)):
-    _FAST[_op, "f"] = (_f, False)
-for _op, _f in (("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
-                ("signbit", np.signbit)):
-    _FAST[_op, "f"] = (_f, True)
-_FAST["signbit", "i"] = (np.signbit, True)
-del _k, _op, _f
 
 # (shape, strides) -> (numel when C-contiguous (size-1 dims' strides ignored) or empty, else -1;
 #                      the shape as a plain tuple, which numpy takes faster than a Size)
@@ -402,7 +243,7 @@ _AXES = {}  # (len(out.shape), len(inp.shape)) -> the reduced axes
 class NumpyBackend(Backend):
     numpy_buffers = True
     name = "cpu"
-    fast_paths = FAST_PATHS
+    fast_paths = fast_paths_of("np")  # decomposed ops computed here in one call (ops/pointwise.py's `ref=`)
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):
@@ -444,9 +285,8 @@ class NumpyBackend(Backend):
         o, contig = _vc(out)
         if o.size == 0:
             return
-        k = _KIND[cdtype]
         cd = _NP[cdtype]
-        f16 = k == "f" and cdtype == "float16"
+        f16 = cdtype == "float16" and op not in _NATIVE16
         tok = _quiet()
         try:
             args = []
@@ -465,11 +305,14 @@ class NumpyBackend(Backend):
                     a = a.astype(_F32)
                 args.append(a)
             if contig and not f16:
-                fast = _FAST.get((op, k))
+                fast = _FAST.get((op, cdtype))
                 if fast is not None and o.dtype is (_BOOL if fast[1] else cd):
                     fast[0](*args, out=o)
                     return
-            r = OPS[op](k, *args)
+            fn = _OPS.get((op, cdtype))
+            if fn is None:
+                raise TypeError(f"cpu: op {op!r} is not supported for dtype {cdtype}")
+            r = fn(*args)
             if type(r) is not np.ndarray:
                 r = np.asarray(r)
             if f16 and r.dtype.kind == "f":

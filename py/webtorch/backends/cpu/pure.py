@@ -14,10 +14,10 @@ import operator
 import struct
 from array import array
 
-from ..base import Backend, Strided, KERNEL_FAST_PATHS
+from ..base import Backend, Strided, fast_paths_of
+from ..elementwise import RECORDS, ByDtype, KIND_OF, form, same, subscribe
 from ... import _dtype, _philox
 from ..._geometry import numel as _numel, is_contiguous
-from . import _special
 
 TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "int8": "b", "int16": "h",
              "int32": "i", "int64": "q", "uint8": "B", "bool": "B"}
@@ -25,14 +25,6 @@ _BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}
 _INF = math.inf
 _NAN = math.nan
 _FLOATS = ("float16", "float32", "float64")
-
-
-def _kind(dtype):
-    if dtype == "bool":
-        return "b"
-    if dtype == "uint8":
-        return "u"
-    return "f" if dtype in _FLOATS else "i"
 
 
 def offsets(shape, strides, offset):
@@ -165,346 +157,51 @@ def _scalar(x, dtype):
     return ((x + half) & mask) - half
 
 
-# ---- safe scalar float functions (C99 / numpy results instead of Python exceptions) ---------
-
-def _fdiv(a, b):
-    try:
-        return a / b
-    except ZeroDivisionError:
-        if a != a or a == 0:
-            return _NAN
-        return math.copysign(_INF, a) * math.copysign(1.0, b)
-
-
-def _is_odd_int(b):
-    return b == b and abs(b) != _INF and b == math.floor(b) and math.fmod(b, 2.0) != 0
-
-
-def _fpow(a, b):
-    try:
-        return math.pow(a, b)
-    except OverflowError:
-        if a < 0 and _is_odd_int(b):
-            return -_INF
-        return _INF
-    except ValueError:
-        if a == 0 and b < 0:
-            return math.copysign(_INF, a) if _is_odd_int(b) else _INF
-        return _NAN
-
-
-def _guard(f, special):
-    """f(x) with math's exceptions replaced by `special(x)`."""
-    def g(x):
-        try:
-            return f(x)
-        except (ValueError, OverflowError):
-            return special(x)
-    return g
-
-
-def _log_special(x):
-    if x == 0:
-        return -_INF
-    return _NAN  # x < 0
-
-
-def _log1p_special(x):
-    if x == -1:
-        return -_INF
-    return _NAN
-
-
-def _exp_special(x):
-    return _INF if x > 0 else 0.0
-
-
-def _nan(x):
-    return _NAN
-
-
-def _sinh_special(x):
-    return math.copysign(_INF, x)
-
-
-def _atanh_special(x):
-    if x == 1 or x == -1:
-        return math.copysign(_INF, x)
-    return _NAN
-
-
-def _exp2(x):
-    return _fpow(2.0, x)
-
-
-def _sigmoid(x):
-    try:
-        return 1.0 / (1.0 + math.exp(-x))
-    except OverflowError:
-        return 0.0
-
-
-def _round_int_float(f):
-    """floor/ceil/trunc for floats keeping inf/nan and the sign of zero."""
-    def g(x):
-        if x != x or x == _INF or x == -_INF:
-            return x
-        r = float(f(x))
-        return r if r != 0 else math.copysign(0.0, x)
-    return g
-
-
-_ffloor = _round_int_float(math.floor)
-_fceil = _round_int_float(math.ceil)
-_ftrunc = _round_int_float(math.trunc)
-
-_FUN1 = {
-    "exp": _guard(math.exp, _exp_special),
-    "exp2": _exp2,
-    "expm1": _guard(math.expm1, lambda x: _INF),
-    "log": _guard(math.log, _log_special),
-    "log2": _guard(math.log2, _log_special),
-    "log10": _guard(math.log10, _log_special),
-    "log1p": _guard(math.log1p, _log1p_special),
-    "sqrt": _guard(math.sqrt, _nan),
-    "sin": _guard(math.sin, _nan), "cos": _guard(math.cos, _nan), "tan": _guard(math.tan, _nan),
-    "asin": _guard(math.asin, _nan), "acos": _guard(math.acos, _nan), "atan": math.atan,
-    "sinh": _guard(math.sinh, _sinh_special), "cosh": _guard(math.cosh, lambda x: _INF),
-    "tanh": math.tanh, "asinh": math.asinh, "acosh": _guard(math.acosh, _nan),
-    "atanh": _guard(math.atanh, _atanh_special),
-    "sigmoid": _sigmoid, "erf": math.erf, "erfc": math.erfc, "erfinv": _special.erfinv,
-}
-
-
-def _frem(a, b):
-    try:
-        m = math.fmod(a, b)
-    except ValueError:
-        return _NAN
-    if m != 0 and (b < 0) != (m < 0):
-        m += b
-    return m
-
-
-def _ffmod(a, b):
-    try:
-        return math.fmod(a, b)
-    except ValueError:
-        return _NAN
-
-
-def _ffloordiv(rnd):
-    """c10's div_floor_floating with each step rounded by `rnd` (to float32 for float32 and float16,
-    which PyTorch computes in float): (a - fmod(a, b)) / b, one less where fmod's sign is not b's,
-    then floored to the nearest integer."""
-    def f(a, b):
-        if b == 0:
-            return _fdiv(a, b)
-        try:
-            m = math.fmod(a, b)
-        except ValueError:
-            return _NAN
-        d = rnd(rnd(a - m) / b)
-        if m != 0 and (b < 0) != (m < 0):
-            d = rnd(d - 1)
-        if d != d or d in (_INF, -_INF):
-            return d
-        if d == 0:
-            return math.copysign(0.0, a) * math.copysign(1.0, b)
-        q = math.floor(d)
-        return q + 1 if rnd(d - q) > 0.5 else q
-    return f
-
-
-def _f32(x):
-    return array("f", (x,))[0]
+# ---- element-wise kernels, from the records (backends/elementwise.py) -------------------------
+# (op, cdtype) -> (scalar function mapped over the elements (`same`: the input itself), result dtype,
+# whether the inputs are converted to float first: a float form on integers computes in float64)
+_OPS = {}
 
 
 def _zde():
     return RuntimeError("ZeroDivisionError")
 
 
-def _nonzero_check(b):
-    if 0 in b:
-        raise _zde()
+def _kernel(rec, dtype):
+    f, _ = form(rec.py, dtype)
+    tofloat = False
+    if f is None and rec.py and KIND_OF[dtype] != "f":
+        f, _ = form(rec.py, "float64")
+        tofloat, dtype = True, "float64"
+    if f is None:
+        return None
+    if isinstance(f, ByDtype):
+        f = f.make(dtype)
+    return f, "bool" if rec.out == "bool" else dtype, tofloat
 
 
-def _idiv_trunc(a, b):
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
+@subscribe
+def _table(rec, defined=True):
+    for dt in TYPECODES:
+        _OPS.pop((rec.name, dt), None)
+        k = _kernel(rec, dt) if defined else None
+        if k is not None:
+            _OPS[rec.name, dt] = k
 
 
-def _ifmod(a, b):
-    r = abs(a) % abs(b)
-    return r if a >= 0 else -r
-
-
-def _maximum(a, b):
-    return a if (a >= b or a != a) else b
-
-
-def _minimum(a, b):
-    return a if (a <= b or a != a) else b
-
-
-def _fmax(a, b):
-    return a if (a >= b or b != b) else b
-
-
-def _fmin(a, b):
-    return a if (a <= b or b != b) else b
+for _rec in RECORDS.values():
+    _table(_rec)
+del _rec
+_ZERO_DIV = {n for n, r in RECORDS.items() if r.zero_div}
 
 
 def _isnan(x):
     return x != x
 
 
-def _isinf(x):
-    return x == _INF or x == -_INF
-
-
-def _isfinite(x):
-    return x == x and x != _INF and x != -_INF
-
-
-def _signbit(x):
-    return math.copysign(1.0, x) < 0
-
-
-def _map2(f, a, b):
-    return list(map(f, a, b))
-
-
-class _Ops:
-    """op(cd, kind, *lists) -> (result list, result dtype)."""
-
-    @staticmethod
-    def unary(op, cd, k, a):
-        if op == "copy":
-            return a, cd
-        if op == "neg":
-            return ([1 - x for x in a] if k == "b" else [-x for x in a]), cd
-        if op == "abs":
-            return (a if k == "b" else list(map(abs, a))), cd
-        if op == "sign":
-            if k == "b":
-                return a, cd
-            if k == "f":
-                return [1.0 if x > 0 else (-1.0 if x < 0 else 0.0) for x in a], cd
-            return [(x > 0) - (x < 0) for x in a], cd
-        if op in _FUN1:
-            f = _FUN1[op]
-            if k != "f":
-                a = [float(x) for x in a]
-                cd = "float64"
-            return list(map(f, a)), cd
-        if op in ("floor", "ceil", "round", "trunc"):
-            if k != "f":
-                return a, cd
-            if op == "round":
-                return [round(x, 0) for x in a], cd
-            f = {"floor": _ffloor, "ceil": _fceil, "trunc": _ftrunc}[op]
-            return list(map(f, a)), cd
-        if op == "relu":
-            if k == "b":
-                return a, cd
-            if k == "f":
-                return [x if (x >= 0 or x != x) else 0.0 for x in a], cd
-            return [x if x > 0 else 0 for x in a], cd
-        if op == "bitwise_not":
-            if k == "b":
-                return [1 - x for x in a], cd
-            return [~x for x in a], cd
-        if op in ("isnan", "isinf", "isfinite", "signbit"):
-            if k == "f":
-                f = {"isnan": _isnan, "isinf": _isinf, "isfinite": _isfinite,
-                     "signbit": _signbit}[op]
-                return list(map(f, a)), "bool"
-            if op == "isfinite":
-                return [1] * len(a), "bool"
-            if op == "signbit" and k == "i":
-                return [x < 0 for x in a], "bool"
-            return [0] * len(a), "bool"
-        raise NotImplementedError(op)
-
-    @staticmethod
-    def binary(op, cd, k, a, b):
-        if op == "add":
-            return _map2(operator.add, a, b), cd
-        if op == "sub":
-            if k == "b":
-                return _map2(operator.xor, a, b), cd
-            return _map2(operator.sub, a, b), cd
-        if op == "mul":
-            return _map2(operator.mul, a, b), cd
-        if op in ("eq", "ne", "lt", "ge"):
-            return _map2(getattr(operator, op), a, b), "bool"
-        if op == "logical_and":
-            return [1 if (x and y) else 0 for x, y in zip(a, b)], "bool"
-        if op == "logical_or":
-            return [1 if (x or y) else 0 for x, y in zip(a, b)], "bool"
-        if op == "logical_xor":
-            return [1 if (bool(x) != bool(y)) else 0 for x, y in zip(a, b)], "bool"
-        if op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-            f = {"bitwise_and": operator.and_, "bitwise_or": operator.or_,
-                 "bitwise_xor": operator.xor}[op]
-            return _map2(f, a, b), cd
-        if op in ("maximum", "minimum", "fmax", "fmin"):
-            if k == "f":
-                f = {"maximum": _maximum, "minimum": _minimum, "fmax": _fmax, "fmin": _fmin}[op]
-            else:
-                f = max if op in ("maximum", "fmax") else min
-            return _map2(f, a, b), cd
-        if k == "f":
-            if op == "div":
-                try:
-                    return _map2(operator.truediv, a, b), cd
-                except ZeroDivisionError:
-                    return _map2(_fdiv, a, b), cd
-            if op == "floor_divide":
-                return _map2(_ffloordiv(float if cd == "float64" else _f32), a, b), cd
-            if op == "remainder":
-                return _map2(_frem, a, b), cd
-            if op == "fmod":
-                return _map2(_ffmod, a, b), cd
-            if op == "pow":
-                return _map2(_fpow, a, b), cd
-            if op == "atan2":
-                return _map2(math.atan2, a, b), cd
-            raise NotImplementedError(f"{op} on {cd}")
-        # integer / bool compute dtypes
-        if op == "atan2":
-            return _map2(math.atan2, [float(x) for x in a], [float(y) for y in b]), "float64"
-        if op in ("div", "floor_divide", "remainder", "fmod"):
-            _nonzero_check(b)
-            f = {"div": _idiv_trunc, "floor_divide": operator.floordiv,
-                 "remainder": operator.mod, "fmod": _ifmod}[op]
-            return _map2(f, a, b), cd
-        if op == "pow":
-            if k == "b":
-                return [x | (1 - y) for x, y in zip(a, b)], cd
-            mod = 1 << _BITS[cd]
-
-            def p(x, y):
-                if y >= 0:
-                    return pow(x, y, mod)
-                if x == 1:
-                    return 1
-                if x == -1:
-                    return -1 if y & 1 else 1
-                return 0
-            return _map2(p, a, b), cd
-        if op in ("lshift", "rshift"):
-            bits = 8 if k == "b" else _BITS[cd]
-            if op == "lshift":
-                return [x << y if 0 <= y < bits else 0 for x, y in zip(a, b)], cd
-            return [x >> y if 0 <= y < bits else (-1 if x < 0 else 0) for x, y in zip(a, b)], cd
-        raise NotImplementedError(f"{op} on {cd}")
-
-
 class PureBackend(Backend):
     name = "cpu"
-    fast_paths = KERNEL_FAST_PATHS | {"sigmoid"}  # one pass instead of the decompositions' 2 to 8
+    fast_paths = fast_paths_of("py")  # one pass instead of the decompositions' 2 to 8
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):
@@ -572,18 +269,20 @@ class PureBackend(Backend):
         n = _numel(out.shape)
         if n == 0:
             return
-        k = _kind(cdtype)
+        try:
+            f, rd, tofloat = _OPS[op, cdtype]
+        except KeyError:
+            raise TypeError(f"cpu: op {op!r} is not supported for dtype {cdtype}") from None
         if op == "where":
-            c = self._operand(inputs[0], "bool", n)
-            a = self._operand(inputs[1], cdtype, n)
-            b = self._operand(inputs[2], cdtype, n)
-            res, rd = [x if t else y for t, x, y in zip(c, a, b)], cdtype
+            args = [self._operand(inputs[0], "bool", n), self._operand(inputs[1], cdtype, n),
+                    self._operand(inputs[2], cdtype, n)]
         else:
             args = [self._operand(x, cdtype, n) for x in inputs]
-            if len(args) == 1:
-                res, rd = _Ops.unary(op, cdtype, k, args[0])
-            else:
-                res, rd = _Ops.binary(op, cdtype, k, args[0], args[1])
+        if tofloat:
+            args = [[float(v) for v in a] for a in args]
+        elif op in _ZERO_DIV and cdtype not in _FLOATS and 0 in args[1]:
+            raise _zde()
+        res = args[0] if f is same else list(map(f, *args))
         res = normalize(res, rd)
         self._write(out, cast(res, rd, out.dtype))
 

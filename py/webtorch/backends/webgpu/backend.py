@@ -15,10 +15,10 @@ import struct
 import sys
 from array import array
 
-from ..base import Backend, Strided, KERNEL_FAST_PATHS
+from ..base import Backend, Strided, fast_paths_of
 from ..._geometry import numel, contiguous_strides
 from .allocator import GPUBuffer, CachingAllocator
-from .codegen import ST, ITEM, PACK, I64_WGSL, I64_MSG, _P_DECL, shader, pack_words
+from .codegen import ST, ITEM, PACK, I64_WGSL, I64_MSG, _P_DECL, prelude, pack_words
 from .fused import install as install_fused
 from .lazy import Fusion
 from .primitives import Primitives
@@ -41,7 +41,7 @@ class WebGPUBackend(Primitives, Backend):
     name = "webgpu"
     # one host call instead of the decomposition's 2 to 8 (sigmoid's four, rsqrt's two); isnan, isinf,
     # isfinite look at the bits, where a shader compiler may assume finite floats and fold `x != x`
-    fast_paths = KERNEL_FAST_PATHS | {"sigmoid", "rsqrt"}
+    fast_paths = fast_paths_of("wgsl")
 
     def __init__(self, driver):
         self.driver = driver
@@ -59,7 +59,7 @@ class WebGPUBackend(Primitives, Backend):
         self.ew_k = 16 if self.is_cpu_adapter else 1
         self._pipes = {}        # source -> pipeline
         self._memo = {}         # kernel signature -> (pipeline, extra)
-        self._prelude = shader("prelude.wgsl")
+        self._prelude = prelude()
         self.pipelines_compiled = 0
         install_fused(self)            # fused kernels: softmax hooks, fused optimizer steps
         self.fusion = Fusion(self)     # lazy element-wise fusion (wraps the driver's calls)

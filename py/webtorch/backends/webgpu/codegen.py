@@ -20,6 +20,8 @@ import re
 import struct
 from importlib.resources import files
 
+from ..elementwise import RECORDS, form, subscribe
+
 MASK = 0xFFFFFFFF
 CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
 ST = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
@@ -122,71 +124,9 @@ def norm(v, dt):
     return v
 
 
-_F_UN = {
-    "copy": "{0}", "neg": "(-{0})", "abs": "abs({0})", "sign": "wsign({0})", "exp": "wexp({0})",
-    "exp2": "wexp2({0})", "expm1": "wexpm1({0})", "log": "wlog({0})", "log2": "wlog2({0})",
-    "log10": "(wlog({0}) * 0.4342944819032518)", "log1p": "wlog1p({0})", "sqrt": "sqrt({0})",
-    "sin": "wsin({0})", "cos": "wcos({0})",
-    "tan": "wtan({0})", "asin": "wasin({0})", "acos": "wacos({0})", "atan": "watan({0})",
-    "sinh": "wsinh({0})", "cosh": "wcosh({0})", "tanh": "wtanh({0})", "asinh": "wasinh({0})",
-    "acosh": "wacosh({0})", "atanh": "watanh({0})", "erf": "werf({0})",
-    "sigmoid": "wsigmoid({0})", "rsqrt": "(1.0 / sqrt({0}))",  # fast paths (WebGPUBackend.fast_paths)
-    "erfc": "werfc({0})", "erfinv": "werfinv({0})", "floor": "floor({0})", "ceil": "ceil({0})",
-    "round": "round({0})", "trunc": "trunc({0})",
-    "relu": "select({0}, 0.0, {0} < 0.0)",
-}
-_F_UN_B = {"isnan": "wisnan({0})", "isinf": "wisinf({0})", "isfinite": "wisfinite({0})",
-           "signbit": "wsignbit({0})"}
-_F_BIN = {
-    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
-    "floor_divide": "wfloordiv({0}, {1})", "remainder": "wremainder({0}, {1})",
-    "fmod": "wfmod({0}, {1})", "pow": "wpow({0}, {1})", "maximum": "wmaximum({0}, {1})",
-    "minimum": "wminimum({0}, {1})", "fmax": "wfmax({0}, {1})", "fmin": "wfmin({0}, {1})",
-    "atan2": "watan2({0}, {1})",
-}
-_CMP = {"eq": "({0} == {1})", "ne": "(!({0} == {1}))", "lt": "({0} < {1})", "ge": "({0} >= {1})"}
-
-# integer compute types: i32 (int32, int64) and u32 (bool, uint8). The forms both share, then
-# the (i32, u32) forms of the ops where signedness matters; integer division by zero flags
-# (i64_nz, i64_nzu in I64_WGSL)
-_INT_UN = {"copy": "{0}", "floor": "{0}", "ceil": "{0}", "round": "{0}", "trunc": "{0}",
-           "bitwise_not": "(~{0})"}
-_INT_UN_B = {"isnan": "false", "isinf": "false", "isfinite": "true"}
-_INT_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "maximum": "max({0}, {1})",
-            "minimum": "min({0}, {1})", "fmax": "max({0}, {1})", "fmin": "min({0}, {1})",
-            "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})"}
-_IU_UN = {"neg": ("(-{0})", "(0u - {0})"), "abs": ("abs({0})", "{0}"),
-              "sign": ("sign({0})", "select(0u, 1u, {0} > 0u)"), "relu": ("max({0}, 0)", "{0}")}
-_IU_UN_B = {"signbit": ("({0} < 0)", "false")}
-_IU_BIN = {
-    "div": ("({0} / i64_nz({1}))", "({0} / i64_nzu({1}))"),
-    "floor_divide": ("ifloordiv({0}, i64_nz({1}))", "({0} / i64_nzu({1}))"),
-    "remainder": ("iremainder({0}, i64_nz({1}))", "({0} % i64_nzu({1}))"),
-    "fmod": ("({0} % i64_nz({1}))", "({0} % i64_nzu({1}))"),
-    "pow": ("ipow({0}, {1})", "upow({0}, {1})"),
-    "atan2": ("i32(atan2(f32({0}), f32({1})))", "u32(atan2(f32({0}), f32({1})))"),
-    "lshift": ("ishl({0}, {1})", "ushl({0}, {1})"),
-    "rshift": ("ishr({0}, {1})", "ushr({0}, {1})"),
-}
-
-
-def _int_tables(k):
-    """The (unary, unary -> bool, binary) tables of i32 (k=0) or u32 (k=1)."""
-    return tuple({**shared, **{op: forms[k] for op, forms in signed.items()}}
-                 for shared, signed in ((_INT_UN, _IU_UN), (_INT_UN_B, _IU_UN_B), (_INT_BIN, _IU_BIN)))
-
-
-_I_UN, _I_UN_B, _I_BIN = _int_tables(0)
-_U_UN, _U_UN_B, _U_BIN = _int_tables(1)
-
-
-# int64 lives in an i32: the ops that can leave its range flag the overflow (I64_WGSL); integer
-# division and remainder by zero (any integer dtype) flag too, as PyTorch raises ZeroDivisionError
-_L_OPS = {"add": "i64_add({0}, {1})", "sub": "i64_sub({0}, {1})", "mul": "i64_mul({0}, {1})",
-          "neg": "i64_sub(0, {0})", "abs": "i64_abs({0})", "pow": "i64_pow({0}, {1})",
-          "div": "i64_div({0}, i64_nz({1}))", "floor_divide": "i64_floordiv({0}, i64_nz({1}))",
-          "lshift": "i64_shl({0}, {1})"}
-
+# int64 lives in an i32: the ops that can leave its range flag the overflow (their records' "int64"
+# forms call I64_WGSL's functions); integer division and remainder by zero (any integer dtype) flag
+# too, as PyTorch raises ZeroDivisionError
 I64_WGSL = """
 // int64 stored as i32 (webgpu): a result outside the i32 range sets i64_flag[0], an integer
 // division by zero sets i64_flag[1]; the backend reads both at the next sync and raises
@@ -234,31 +174,48 @@ I64_MSG = ("int64 overflow on webgpu: WebGPU stores int64 as 32-bit integers and
 _P_DECL = re.compile(r"@group\(0\) @binding\((\d+)\) var<storage, read> P: array<u32>;")
 
 
+# (op, cdtype) -> (WGSL template in {0}, {1}, {2}, result dtype), from the records (backends/elementwise.py)
+_EXPR = {}
+
+
+def _expr(rec, cdtype):
+    """The template and result dtype of record rec in compute dtype cdtype (None: no WGSL form)."""
+    f, own = form(rec.wgsl, cdtype)
+    if f is None:  # a float function on an integer compute type: in f32, converted back
+        f = form(rec.wgsl, "float32")[0]
+        if f is None or CT[cdtype] == "f32":
+            return None
+        f = conv(f.format(*(f"f32({{{j}}})" for j in range(rec.arity))), "float32", cdtype)
+    elif not own and rec.out != "bool":
+        f = norm(f, cdtype)
+    return (f"select(0u, 1u, {f})", "bool") if rec.out == "bool" else (f, cdtype)
+
+
+@subscribe
+def _table(rec, defined=True):
+    for dt in CT:
+        _EXPR.pop((rec.name, dt), None)
+        e = _expr(rec, dt) if defined else None
+        if e is not None:
+            _EXPR[rec.name, dt] = e
+
+
+for _rec in RECORDS.values():
+    _table(_rec)
+del _rec
+
+
+def prelude():
+    """The prelude of every kernel: shaders/prelude.wgsl's shared functions and the records' helpers."""
+    return shader("prelude.wgsl") + "".join(r.helpers for r in RECORDS.values())
+
+
 def ewise_expr(op, cdtype, args):
     """WGSL expression for `op` in compute dtype `cdtype` -> (expr, result dtype)."""
-    ct = CT[cdtype]
-    if cdtype == "int64" and op in _L_OPS:
-        return _L_OPS[op].format(*args), cdtype
-    if op == "where":
-        return f"select({args[2]}, {args[1]}, {args[0]} != 0u)", cdtype
-    if op in _CMP:
-        return f"select(0u, 1u, {_CMP[op].format(*args)})", "bool"
-    if op in ("logical_and", "logical_or", "logical_xor"):
-        j = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[op]
-        return f"select(0u, 1u, {_nonzero(args[0], ct)} {j} {_nonzero(args[1], ct)})", "bool"
-    un, unb, bi = {"f32": (_F_UN, _F_UN_B, _F_BIN), "i32": (_I_UN, _I_UN_B, _I_BIN),
-                   "u32": (_U_UN, _U_UN_B, _U_BIN)}[ct]
-    if cdtype == "bool" and op == "bitwise_not":
-        return f"({args[0]} ^ 1u)", cdtype
-    if op in unb:
-        return f"select(0u, 1u, {unb[op].format(*args)})", "bool"
-    if op in un:
-        return norm(un[op].format(*args), cdtype), cdtype
-    if op in bi:
-        return norm(bi[op].format(*args), cdtype), cdtype
-    if ct != "f32" and op in _F_UN:       # float function on an integer compute type
-        return conv(_F_UN[op].format(f"f32({args[0]})"), "float32", cdtype), cdtype
-    raise TypeError(f"webgpu: op {op!r} is not supported for dtype {cdtype}")
+    e = _EXPR.get((op, cdtype))
+    if e is None:
+        raise TypeError(f"webgpu: op {op!r} is not supported for dtype {cdtype}")
+    return e[0].format(*args), e[1]
 
 
 def mm_bindings(ot, at, bt, same, epi, nwords):

@@ -6,7 +6,7 @@
 """
 from ..base import Strided, EWISE_OPS
 from ..._geometry import numel, contiguous_strides
-from .codegen import (CT, ST, ZERO, ONE, WG, MASK, _L_OPS, fill, shader, load, conv, store, norm,
+from .codegen import (CT, ST, ZERO, ONE, WG, MASK, fill, shader, load, conv, store, norm,
                       ewise_expr, ewise_src, ewise_groups, mm_bindings, alias_b, collapse, bind_once, index_code,
                       scalar_bits, pack_words, _count_error)
 
@@ -435,7 +435,8 @@ class Primitives:
             elif ddt == "bool":
                 body.append("  if (v != 0u) { atomicOr(&dst[k], 1u); }")
             elif ddt == "int64":     # the sum as it was before this add: flag an overflow
-                body.append(f"  _ = {_L_OPS['add'].format('bitcast<i32>(atomicAdd(&dst[k], bitcast<u32>(v)))', 'v')};")
+                old = "bitcast<i32>(atomicAdd(&dst[k], bitcast<u32>(v)))"
+                body.append(f"  _ = {ewise_expr('add', 'int64', [old, 'v'])[0]};")
             else:
                 body.append("  atomicAdd(&dst[k], bitcast<u32>(v));")
         return ewise_src(self.ew_k, self.enable(ddt, vdt), "", "\n".join(b) + "\n" + extra, index_code(R, names),

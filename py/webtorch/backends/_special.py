@@ -1,4 +1,4 @@
-"""erf / erfc / erfinv shared by the CPU backends.
+"""erf / erfc / erfinv of the CPU backends' element-wise records (`elementwise.py`).
 
 Scalar versions (pure Python, `math` only) and vectorized numpy versions (float64 in, float64
 out). erf/erfc follow W. J. Cody's rational Chebyshev approximations (Math. Comp. 1969,

@@ -1,0 +1,577 @@
+"""One record per element-wise kernel: every fact of a primitive (and of a backend fast path) in one place.
+
+A record (`Prim`) holds the kernel's name and arity, the compute dtypes it takes, its result
+dtype, its three lowerings (numpy, pure Python, WGSL), its IEEE notes, what the tests need to
+know (input domain, tolerance) and, where the front end declares it from here, its declaration
+(dtype rule, PyTorch's node, flags). Everything else is derived from `RECORDS`:
+`backends/base.py`'s lists, the numpy table (`cpu/numpy_backend.py`), the pure-Python dispatch
+(`cpu/pure.py`), the WGSL expressions (`webgpu/codegen.py`), each backend's `fast_paths`, the
+declarations of `ops/pointwise.py` and the lists the backend and IEEE tests iterate.
+
+Forms are keyed by compute kind: 'f' floating, 'i' signed integer, 'u' uint8, 'b' bool; a key
+may name several ("iub") or a dtype ("float16", "int64", "bool"), which wins over its kind.
+- np: a numpy ufunc's name (also called with `out=`), a function of the compute-dtype arrays, or
+  (function, out-writing function). Float16 computes in float32 and rounds once, unless the
+  form is keyed "float16".
+- py: a function of Python scalars mapped over the elements (`same`: the input itself), or
+  `ByDtype(make)`, `make(cdtype)` giving that function.
+- wgsl: an expression in `{0}`, `{1}`, `{2}` of the compute type (f32 for floats, i32 for
+  int32/int64, u32 for uint8/bool; results of uint8/bool kinds are wrapped into range); `helpers`
+  are WGSL functions it calls, added to the prelude (`shaders/prelude.wgsl` holds the shared ones).
+A kind with no form falls back to the 'f' form on the inputs converted to float (float64 on cpu,
+f32 on webgpu). `kinds` lists the compute kinds the kernel is meant for (the tests run those).
+
+`define(record)` adds a record at run time (and `remove(name)` takes it away): the backends'
+tables and the front end's declarations follow through `subscribe`.
+"""
+import math
+import operator
+import struct
+from collections import namedtuple
+
+from . import _special
+
+try:
+    import numpy as np
+except ImportError:  # Pyodide offline: only the pure-Python forms run
+    np = None
+
+Prim = namedtuple("Prim", "name arity kinds out np py wgsl helpers zero_div fast decl domain tol specials",
+                  defaults=("same", None, None, None, "", False, False, None, (-4.0, 4.0), None, ""))
+Prim.__doc__ = """An element-wise kernel. kinds: compute kinds taken ('fiub'); out: 'same' or 'bool'; np, py,
+wgsl: the lowerings (module docstring); helpers: WGSL functions; zero_div: an integer division by zero
+raises RuntimeError("ZeroDivisionError"); fast: the kernel of a decomposed op (ops/pointwise.py's
+`ref=`), a backend fast path, not a primitive: "exact" where the decomposition gives PyTorch's bits (a backend
+without the kernel loses nothing), "close" where it is within the op's tolerance (sigmoid, rsqrt); decl: ops/pointwise.py's declaration from here,
+{'rule': dtype rule, 'node': PyTorch's node (default `<Name>Backward0` for a differentiable rule),
+flags of `unary`/`binary`}, None where pointwise.py declares the op itself; domain: (lo, hi) of the
+tests' float inputs; tol: the tests' relative tolerance (None: a few ulps); specials: IEEE notes."""
+
+
+class ByDtype:
+    """A pure-Python form that depends on the compute dtype: `make(cdtype)` gives the scalar function."""
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+
+KIND_DTYPES = {"f": ("float16", "float32", "float64"), "i": ("int8", "int16", "int32", "int64"), "u": ("uint8",),
+               "b": ("bool",)}
+KIND_OF = {d: k for k, ds in KIND_DTYPES.items() for d in ds}
+BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "bool": 8}
+
+
+def form(forms, dtype):
+    """(the form of `forms` for compute dtype `dtype`, whether it is keyed by the dtype itself); (None, False)."""
+    if not forms:
+        return None, False
+    if dtype in forms:
+        return forms[dtype], True
+    k = KIND_OF[dtype]
+    for key, f in forms.items():
+        if k in key and key not in KIND_OF:
+            return f, False
+    return None, False
+
+
+# ---- shared scalar functions (C99 / numpy results instead of Python exceptions) -------------
+_INF, _NAN = math.inf, math.nan
+
+
+def same(x):
+    """The identity form: the input itself (no pass over the elements where a backend can tell)."""
+    return x
+
+
+def _fdiv(a, b):
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a or a == 0:
+            return _NAN
+        return math.copysign(_INF, a) * math.copysign(1.0, b)
+
+
+def _is_odd_int(b):
+    return b == b and abs(b) != _INF and b == math.floor(b) and math.fmod(b, 2.0) != 0
+
+
+def _fpow(a, b):
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        if a < 0 and _is_odd_int(b):
+            return -_INF
+        return _INF
+    except ValueError:
+        if a == 0 and b < 0:
+            return math.copysign(_INF, a) if _is_odd_int(b) else _INF
+        return _NAN
+
+
+def _guard(f, special):
+    """f(x) with math's exceptions replaced by `special(x)`."""
+    def g(x):
+        try:
+            return f(x)
+        except (ValueError, OverflowError):
+            return special(x)
+    return g
+
+
+def _log_special(x):
+    return -_INF if x == 0 else _NAN  # x < 0
+
+
+def _nan(x):
+    return _NAN
+
+
+def _round_int_float(f):
+    """floor/ceil/trunc for floats keeping inf/nan and the sign of zero."""
+    def g(x):
+        if x != x or x == _INF or x == -_INF:
+            return x
+        r = float(f(x))
+        return r if r != 0 else math.copysign(0.0, x)
+    return g
+
+
+def _f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _ffloordiv(cd):
+    """c10's div_floor_floating with each step rounded to the compute precision (float32 for float32 and
+    float16, which PyTorch computes in float): (a - fmod(a, b)) / b, one less where fmod's sign is not b's,
+    then floored to the nearest integer."""
+    rnd = float if cd == "float64" else _f32
+
+    def f(a, b):
+        if b == 0:
+            return _fdiv(a, b)
+        try:
+            m = math.fmod(a, b)
+        except ValueError:
+            return _NAN
+        d = rnd(rnd(a - m) / b)
+        if m != 0 and (b < 0) != (m < 0):
+            d = rnd(d - 1)
+        if d != d or d in (_INF, -_INF):
+            return d
+        if d == 0:
+            return math.copysign(0.0, a) * math.copysign(1.0, b)
+        q = math.floor(d)
+        return q + 1 if rnd(d - q) > 0.5 else q
+    return f
+
+
+def _frem(a, b):
+    try:
+        m = math.fmod(a, b)
+    except ValueError:
+        return _NAN
+    if m != 0 and (b < 0) != (m < 0):
+        m += b
+    return m
+
+
+def _ffmod(a, b):
+    try:
+        return math.fmod(a, b)
+    except ValueError:
+        return _NAN
+
+
+def _idiv_trunc(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _ifmod(a, b):
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+def _ipow(cd):
+    mod = 1 << BITS[cd]
+
+    def p(x, y):
+        if y >= 0:
+            return pow(x, y, mod)
+        if x == 1:
+            return 1
+        if x == -1:
+            return -1 if y & 1 else 1
+        return 0
+    return p
+
+
+def _shift(left):
+    def make(cd):
+        bits = BITS[cd]
+        if left:
+            return lambda x, y: x << y if 0 <= y < bits else 0
+        return lambda x, y: x >> y if 0 <= y < bits else (-1 if x < 0 else 0)
+    return ByDtype(make)
+
+
+def _sigmoid(x):
+    try:
+        return 1.0 / (1.0 + math.exp(-x))
+    except OverflowError:
+        return 0.0
+
+
+# ---- shared numpy forms (numpy is imported only where present) ------------------------------
+def _np_float(f):
+    """f on float64 results cast back to the input's float dtype."""
+    return lambda a: f(a).astype(a.dtype)
+
+
+def _np_zeros(a):
+    return np.zeros(a.shape, np.bool_)
+
+
+def _np_ones(a):
+    return np.ones(a.shape, np.bool_)
+
+
+def _np_remainder(a, b):
+    m = np.fmod(a, b)
+    return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+
+
+def _np_idiv(a, b):
+    return (a - np.fmod(a, b)) // b
+
+
+def _np_fpow(a, b):
+    r = np.power(a, b)
+    if b.ndim == 0 and b == 0.5:  # numpy's sqrt fast path differs from C pow at -inf, -0
+        r = np.where(a == -np.inf, np.inf, np.where(a == 0, 0.0, r)).astype(r.dtype)
+    return r
+
+
+def _np_ipow(a, b):
+    a, b = np.broadcast_arrays(a, b)
+    neg = b < 0
+    if not neg.any():
+        return np.power(a, b)
+    r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
+    one = np.ones_like(a)
+    negres = np.where(a == 1, one, np.where(a == -1, np.where((b & 1) == 1, -one, one), 0 * one))
+    return np.where(neg, negres, r)
+
+
+def _np_shift(left, boolean=False):
+    def f(a, b):
+        if boolean:
+            a, b = a.astype(np.uint8), b.astype(np.uint8)
+        bits = a.dtype.itemsize * 8
+        ok = (b >= 0) & (b < bits)
+        bb = np.where(ok, b, 0).astype(b.dtype)
+        if left:
+            return np.where(ok, np.left_shift(a, bb), 0).astype(a.dtype)
+        fill = np.where(a < 0, -1, 0) if a.dtype.kind == "i" else 0
+        return np.where(ok, np.right_shift(a, bb), fill).astype(a.dtype)
+    return f
+
+
+def _np_relu(a):
+    return np.where(a < 0, np.zeros((), a.dtype), a)  # PyTorch's: -0.0 and NaN pass through
+
+
+def _np_relu_out(a, out):
+    neg = a < 0
+    np.copyto(out, a)
+    np.copyto(out, np.zeros((), a.dtype), where=neg)
+
+
+def _np_copy_out(a, out):
+    np.copyto(out, a)
+
+
+# ---- erfcx: exp(x^2) erfc(x) without its overflow --------------------------------------------
+# below 2.5 the product (erfc(2.5) = 4e-4 keeps its relative precision); above, Laplace's continued
+# fraction 1 / sqrt(pi) / (x + (1/2) / (x + (2/2) / (x + (3/2) / ...))), 40 terms (1e-14 at 2.5)
+_ERFCX_SPLIT, _ERFCX_TERMS, _INV_SQRT_PI = 2.5, 40, 1.0 / math.sqrt(math.pi)
+
+
+def _erfcx(x):
+    if x < _ERFCX_SPLIT:
+        try:
+            return math.exp(x * x) * math.erfc(x)
+        except OverflowError:
+            return _INF
+    t = 0.0
+    for k in range(_ERFCX_TERMS, 0, -1):
+        t = k * 0.5 / (x + t)
+    return _INV_SQRT_PI / (x + t)
+
+
+def _np_erfcx(x):
+    x = x.astype(np.float64)
+    lo = np.minimum(x, _ERFCX_SPLIT)          # each branch sees only its own interval
+    hi = np.maximum(x, _ERFCX_SPLIT)
+    t = np.zeros_like(hi)
+    for k in range(_ERFCX_TERMS, 0, -1):
+        t = k * 0.5 / (hi + t)
+    return np.where(x < _ERFCX_SPLIT, np.exp(lo * lo) * _special.np_erfc(lo), _INV_SQRT_PI / (hi + t))
+
+
+_ERFCX_WGSL = f"""
+fn werfcx(x: f32) -> f32 {{   // exp(x^2) erfc(x): the product below {_ERFCX_SPLIT}, Laplace's continued fraction above
+  if (wisnan(x)) {{ return x; }}
+  if (x < {_ERFCX_SPLIT}) {{ return wexp(x * x) * werfc(x); }}
+  var t = 0.0;
+  for (var k = {_ERFCX_TERMS}; k > 0; k--) {{ t = f32(k) * 0.5 / (x + t); }}
+  return {_INV_SQRT_PI!r} / (x + t);
+}}
+"""
+
+
+# ---- nextafter: the next representable value of a toward b, in a's own dtype ------------------
+def _nextafter(fmt, ufmt, sign):
+    """nextafter stepping through the bits of the IEEE format `fmt` (struct code; `ufmt` its unsigned
+    integer, `sign` its sign bit)."""
+    def f(a, b):
+        if a != a or b != b:
+            return _NAN
+        if a == b:
+            return b
+        if a == 0:
+            u = 1 | (sign if b < 0 else 0)
+        else:
+            u = struct.unpack(ufmt, struct.pack(fmt, a))[0] + (1 if (a < b) == (a > 0) else -1)
+        return struct.unpack(fmt, struct.pack(ufmt, u))[0]
+    return f
+
+
+_NEXTAFTER_PY = {"float16": _nextafter("<e", "<H", 0x8000), "float32": _nextafter("<f", "<I", 0x80000000)}
+_NEXTAFTER_WGSL = """
+fn wnextord(u: u32, sign: u32) -> i32 { let m = i32(u & (sign - 1u)); return select(m, -m, (u & sign) != 0u); }
+fn wnextbits(ua: u32, ub: u32, sign: u32) -> u32 {   // by the bits, ordered as integers (no float compare)
+  let ka = wnextord(ua, sign); let kb = wnextord(ub, sign);
+  if (ka == kb) { return ub; }
+  if (ka == 0) { return (ub & sign) | 1u; }
+  return select(ua - 1u, ua + 1u, (ka < kb) == ((ua & sign) == 0u));
+}
+fn wnextafter(a: f32, b: f32) -> f32 {
+  if (wisnan(a) || wisnan(b)) { return wnan(); }
+  return bitcast<f32>(wnextbits(bitcast<u32>(a), bitcast<u32>(b), 0x80000000u));
+}
+fn wnextafter16(a: f32, b: f32) -> f32 {   // float16 computes in f32: step through its half bits
+  if (wisnan(a) || wisnan(b)) { return wnan(); }
+  let h = wnextbits(pack2x16float(vec2<f32>(a, 0.0)) & 0xffffu, pack2x16float(vec2<f32>(b, 0.0)) & 0xffffu, 0x8000u);
+  return unpack2x16float(h).x;
+}
+"""
+
+
+def _f(name, wgsl, np_name=None, py=None, **kw):
+    """A float function: numpy's ufunc `np_name` (default name), math's guarded form, WGSL's helper."""
+    return Prim(name, 1, "f", np={"f": np_name or name}, py={"f": py}, wgsl={"f": wgsl}, **kw)
+
+
+_FLOAT = {"rule": "float"}
+
+RECORDS = {r.name: r for r in (
+    # ---- unary --------------------------------------------------------------------------------------
+    Prim("copy", 1, "fiub", np={"fiub": (same, _np_copy_out)}, py={"fiub": same}, wgsl={"fiub": "{0}"}),
+    Prim("neg", 1, "fiu", np={"fiu": "negative", "b": "logical_not"}, py={"fiu": operator.neg, "b": lambda x: 1 - x},
+         wgsl={"fi": "(-{0})", "ub": "(0u - {0})", "int64": "i64_sub(0, {0})"}),
+    Prim("abs", 1, "fiu", np={"fiu": "abs", "b": same}, py={"fiu": abs, "b": same},
+         wgsl={"fi": "abs({0})", "ub": "{0}", "int64": "i64_abs({0})"}),
+    _f("exp", "wexp({0})", py=_guard(math.exp, lambda x: _INF if x > 0 else 0.0), decl=_FLOAT, tol=2e-5),
+    _f("exp2", "wexp2({0})", py=lambda x: _fpow(2.0, x), decl=_FLOAT, tol=2e-5),
+    _f("expm1", "wexpm1({0})", py=_guard(math.expm1, lambda x: _INF), decl=_FLOAT, tol=2e-5),
+    _f("log", "wlog({0})", py=_guard(math.log, _log_special), decl=_FLOAT, domain=(0.05, 5.0)),
+    _f("log2", "wlog2({0})", py=_guard(math.log2, _log_special), decl=_FLOAT, domain=(0.05, 5.0)),
+    _f("log10", "(wlog({0}) * 0.4342944819032518)", py=_guard(math.log10, _log_special), decl=_FLOAT,
+       domain=(0.05, 5.0)),
+    _f("log1p", "wlog1p({0})", py=_guard(math.log1p, lambda x: -_INF if x == -1 else _NAN), decl=_FLOAT,
+       domain=(-0.9, 5.0)),
+    _f("sqrt", "sqrt({0})", py=_guard(math.sqrt, _nan), decl=_FLOAT, domain=(0.01, 5.0)),
+    _f("sin", "wsin({0})", py=_guard(math.sin, _nan), decl=_FLOAT),
+    _f("cos", "wcos({0})", py=_guard(math.cos, _nan), decl=_FLOAT),
+    _f("tan", "wtan({0})", py=_guard(math.tan, _nan), decl=_FLOAT, domain=(-1.3, 1.3), tol=2e-5),
+    _f("asin", "wasin({0})", "arcsin", _guard(math.asin, _nan), decl=_FLOAT, domain=(-0.99, 0.99)),
+    _f("acos", "wacos({0})", "arccos", _guard(math.acos, _nan), decl=_FLOAT, domain=(-0.99, 0.99)),
+    _f("atan", "watan({0})", "arctan", math.atan, decl=_FLOAT),
+    _f("sinh", "wsinh({0})", py=_guard(math.sinh, lambda x: math.copysign(_INF, x)), decl=_FLOAT, tol=2e-5),
+    _f("cosh", "wcosh({0})", py=_guard(math.cosh, lambda x: _INF), decl=_FLOAT, tol=2e-5),
+    _f("tanh", "wtanh({0})", py=math.tanh, decl=_FLOAT),
+    _f("asinh", "wasinh({0})", "arcsinh", math.asinh, decl=_FLOAT, tol=2e-5),
+    _f("acosh", "wacosh({0})", "arccosh", _guard(math.acosh, _nan), decl=_FLOAT, domain=(1.01, 5.0), tol=5e-5),
+    _f("atanh", "watanh({0})", "arctanh",
+       _guard(math.atanh, lambda x: math.copysign(_INF, x) if x in (1, -1) else _NAN), decl=_FLOAT,
+       domain=(-0.95, 0.95), tol=2e-5),
+    Prim("erf", 1, "f", np={"f": _np_float(_special.np_erf)}, py={"f": math.erf}, wgsl={"f": "werf({0})"},
+         decl=_FLOAT),
+    Prim("erfc", 1, "f", np={"f": _np_float(_special.np_erfc)}, py={"f": math.erfc}, wgsl={"f": "werfc({0})"},
+         decl=_FLOAT, tol=2e-5),
+    Prim("erfinv", 1, "f", np={"f": _np_float(_special.np_erfinv)}, py={"f": _special.erfinv},
+         wgsl={"f": "werfinv({0})"}, decl={"rule": "float", "inplace": "method"}, domain=(-0.99, 0.99), tol=5e-5),
+    Prim("special_erfcx", 1, "f", np={"f": _np_float(_np_erfcx)}, py={"f": _erfcx}, wgsl={"f": "werfcx({0})"},
+         helpers=_ERFCX_WGSL, decl={"rule": "float", "node": "SpecialErfcxBackward0", "exported": False,
+                                    "half": False},
+         domain=(-3.0, 12.0), tol=2e-5, specials="erfcx(inf) = 0, erfcx(-inf) = inf; inf below -9.4 (float32)"),
+    Prim("floor", 1, "fiu", np={"f": "floor", "iub": same}, py={"f": _round_int_float(math.floor), "iub": same},
+         wgsl={"f": "floor({0})", "iub": "{0}"}),
+    Prim("ceil", 1, "fiu", np={"f": "ceil", "iub": same}, py={"f": _round_int_float(math.ceil), "iub": same},
+         wgsl={"f": "ceil({0})", "iub": "{0}"}),
+    Prim("round", 1, "fiu", np={"f": "rint", "iub": same}, py={"f": lambda x: round(x, 0), "iub": same},
+         wgsl={"f": "round({0})", "iub": "{0}"}, specials="half to even"),
+    Prim("bitwise_not", 1, "iub", np={"iub": "invert"}, py={"iu": operator.invert, "b": lambda x: 1 - x},
+         wgsl={"iu": "(~{0})", "bool": "({0} ^ 1u)"}),
+    Prim("signbit", 1, "fiub", out="bool", np={"fi": "signbit", "ub": _np_zeros},
+         py={"f": lambda x: math.copysign(1.0, x) < 0, "i": lambda x: x < 0, "ub": lambda x: False},
+         wgsl={"f": "wsignbit({0})", "i": "({0} < 0)", "ub": "false"}, decl={"rule": "bool"},
+         specials="by the sign bit: -0.0 and -NaN count"),
+    # fast paths: the kernels of ops declared with a decomposition in ops/pointwise.py
+    Prim("trunc", 1, "fiu", np={"f": "trunc", "iub": same}, py={"f": _round_int_float(math.trunc), "iub": same},
+         wgsl={"f": "trunc({0})", "iub": "{0}"}, fast="exact"),
+    Prim("relu", 1, "fiu", np={"fiu": (_np_relu, _np_relu_out), "b": same},
+         py={"f": lambda x: x if (x >= 0 or x != x) else 0.0, "iu": lambda x: x if x > 0 else 0, "b": same},
+         wgsl={"f": "select({0}, 0.0, {0} < 0.0)", "i": "max({0}, 0)", "ub": "{0}"}, fast="exact",
+         specials="-0.0 and NaN pass through"),
+    Prim("sign", 1, "fiu", np={"f": lambda a: (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype), "iu": "sign",
+                               "b": same},
+         py={"f": lambda x: 1.0 if x > 0 else (-1.0 if x < 0 else 0.0), "iu": lambda x: (x > 0) - (x < 0), "b": same},
+         wgsl={"f": "wsign({0})", "i": "sign({0})", "ub": "select(0u, 1u, {0} > 0u)"}, fast="exact",
+         specials="sign(NaN) = 0, sign(-0.0) = +0"),
+    Prim("isnan", 1, "fiub", out="bool", np={"f": "isnan", "iub": _np_zeros}, py={"f": lambda x: x != x,
+                                                                                "iub": lambda x: False},
+         wgsl={"f": "wisnan({0})", "iub": "false"}, fast="exact"),
+    Prim("isinf", 1, "fiub", out="bool", np={"f": "isinf", "iub": _np_zeros},
+         py={"f": lambda x: x == _INF or x == -_INF, "iub": lambda x: False}, wgsl={"f": "wisinf({0})", "iub": "false"},
+         fast="exact"),
+    Prim("isfinite", 1, "fiub", out="bool", np={"f": "isfinite", "iub": _np_ones},
+         py={"f": lambda x: x == x and x != _INF and x != -_INF, "iub": lambda x: True},
+         wgsl={"f": "wisfinite({0})", "iub": "true"}, fast="exact"),
+    Prim("sigmoid", 1, "f", np={"f": lambda a: 1 / (1 + np.exp(-a))}, py={"f": _sigmoid}, wgsl={"f": "wsigmoid({0})"},
+         fast="close"),
+    Prim("rsqrt", 1, "f", np={"f": lambda a: 1 / np.sqrt(a)}, wgsl={"f": "(1.0 / sqrt({0}))"}, fast="close",
+         domain=(0.01, 5.0)),
+    # ---- binary -------------------------------------------------------------------------------------
+    Prim("add", 2, "fiub", np={"fiub": "add"}, py={"fiub": operator.add}, wgsl={"fiub": "({0} + {1})",
+                                                                             "int64": "i64_add({0}, {1})"}),
+    Prim("mul", 2, "fiub", np={"fiub": "multiply"}, py={"fiub": operator.mul},
+         wgsl={"fiub": "({0} * {1})", "int64": "i64_mul({0}, {1})"},
+         decl={"rule": "arith", "scalar_self": True, "opmath_scalar": True}),
+    Prim("div", 2, "f", zero_div=True, np={"f": "true_divide", "iu": _np_idiv},
+         py={"f": _fdiv, "iu": _idiv_trunc},
+         wgsl={"f": "({0} / {1})", "i": "({0} / i64_nz({1}))", "ub": "({0} / i64_nzu({1}))",
+               "int64": "i64_div({0}, i64_nz({1}))"},
+         decl={"rule": "div", "scalar_self": True, "opmath_scalar": True}, specials="integers: truncating, for divide(rounding_mode='trunc') (whose tests cover it: PyTorch's own "
+                  "kernel traps on INT_MIN / -1)"),
+    Prim("floor_divide", 2, "fiu", zero_div=True, np={"fiu": "floor_divide"},
+         py={"f": ByDtype(_ffloordiv), "iu": operator.floordiv},
+         wgsl={"f": "wfloordiv({0}, {1})", "i": "ifloordiv({0}, i64_nz({1}))", "ub": "({0} / i64_nzu({1}))",
+               "int64": "i64_floordiv({0}, i64_nz({1}))"},
+         decl={"rule": "arith", "node": "NotImplemented(floor_divide)", "scalar_node": "NotImplemented(floor_divide)",
+               "scalar_self": True, "scalar_self_node": "NotImplemented(floor_divide)", "int_div": True,
+               "opmath_scalar": True}),
+    Prim("fmod", 2, "fiu", zero_div=True, np={"fiu": "fmod"}, py={"f": _ffmod, "iu": _ifmod},
+         wgsl={"f": "wfmod({0}, {1})", "i": "({0} % i64_nz({1}))", "ub": "({0} % i64_nzu({1}))"},
+         decl={"rule": "arith", "node": "FmodBackward1", "scalar_node": "FmodBackward0", "int_div": True},
+         specials="the sign of the dividend"),
+    Prim("pow", 2, "fiu", np={"f": _np_fpow, "iu": _np_ipow, "b": lambda a, b: a | ~b},
+         py={"f": _fpow, "iu": ByDtype(_ipow), "b": lambda x, y: x | (1 - y)},
+         wgsl={"f": "wpow({0}, {1})", "i": "ipow({0}, {1})", "ub": "upow({0}, {1})", "int64": "i64_pow({0}, {1})"},
+         tol=2e-5, specials="integers: a negative exponent gives 1, +-1 or 0"),
+    Prim("maximum", 2, "fiub", np={"fiub": "maximum"},
+         py={"f": lambda a, b: a if (a >= b or a != a) else b, "iub": max},
+         wgsl={"f": "wmaximum({0}, {1})", "iub": "max({0}, {1})"},
+         decl={"rule": "arith", "tensor_other": True, "inplace": False}, specials="NaN propagates"),
+    Prim("minimum", 2, "fiub", np={"fiub": "minimum"},
+         py={"f": lambda a, b: a if (a <= b or a != a) else b, "iub": min},
+         wgsl={"f": "wminimum({0}, {1})", "iub": "min({0}, {1})"},
+         decl={"rule": "arith", "tensor_other": True, "inplace": False}, specials="NaN propagates"),
+    Prim("atan2", 2, "f", np={"f": "arctan2"}, py={"f": math.atan2},
+         wgsl={"f": "watan2({0}, {1})", "i": "i32(atan2(f32({0}), f32({1})))", "ub": "u32(atan2(f32({0}), f32({1})))"},
+         decl={"rule": "div", "tensor_other": True}, specials="atan2(+-0, +-0) as IEEE"),
+    Prim("nextafter", 2, "f", np={"f": "nextafter", "float16": "nextafter"},
+         py={"f": ByDtype(lambda cd: _NEXTAFTER_PY.get(cd, math.nextafter))},
+         wgsl={"f": "wnextafter({0}, {1})", "float16": "wnextafter16({0}, {1})"}, helpers=_NEXTAFTER_WGSL,
+         decl={"rule": "float", "tensor_other": True}, domain=(-2.0, 2.0),
+         specials="in the input's own dtype (float16 steps by 2^-10 at 1); NaN if either is NaN; "
+                  "nextafter(x, x) is x, (0, y) the smallest subnormal toward y"),
+    Prim("eq", 2, "fiub", out="bool", np={"fiub": "equal"}, py={"fiub": operator.eq}, wgsl={"fiub": "({0} == {1})"},
+         decl={"rule": "cmp"}),
+    Prim("lt", 2, "fiub", out="bool", np={"fiub": "less"}, py={"fiub": operator.lt}, wgsl={"fiub": "({0} < {1})"},
+         decl={"rule": "cmp"}),
+    Prim("bitwise_and", 2, "iub", np={"iub": "bitwise_and"}, py={"iub": operator.and_}, wgsl={"iub": "({0} & {1})"},
+         decl={"rule": "int", "scalar_self": True}),
+    Prim("bitwise_or", 2, "iub", np={"iub": "bitwise_or"}, py={"iub": operator.or_}, wgsl={"iub": "({0} | {1})"},
+         decl={"rule": "int", "scalar_self": True}),
+    Prim("bitwise_xor", 2, "iub", np={"iub": "bitwise_xor"}, py={"iub": operator.xor}, wgsl={"iub": "({0} ^ {1})"},
+         decl={"rule": "int", "scalar_self": True}),
+    Prim("lshift", 2, "iu", np={"iu": _np_shift(True), "b": _np_shift(True, True)}, py={"iub": _shift(True)},
+         wgsl={"i": "ishl({0}, {1})", "ub": "ushl({0}, {1})", "int64": "i64_shl({0}, {1})"},
+         decl={"rule": "int", "scalar_self": True, "names": ("bitwise_left_shift",)},
+         specials="a count < 0 or >= the bit width gives 0"),
+    Prim("rshift", 2, "iu", np={"iu": _np_shift(False), "b": _np_shift(False, True)}, py={"iub": _shift(False)},
+         wgsl={"i": "ishr({0}, {1})", "ub": "ushr({0}, {1})"},
+         decl={"rule": "int", "scalar_self": True, "names": ("bitwise_right_shift",)},
+         specials="arithmetic; a count < 0 or >= the bit width gives the sign fill"),
+    # fast paths
+    Prim("sub", 2, "fiu", np={"fiu": "subtract", "b": "logical_xor"}, py={"fiu": operator.sub, "b": operator.xor},
+         wgsl={"fiub": "({0} - {1})", "int64": "i64_sub({0}, {1})"}, fast="exact"),
+    Prim("ne", 2, "fiub", out="bool", np={"fiub": "not_equal"}, py={"fiub": operator.ne},
+         wgsl={"fiub": "(!({0} == {1}))"}, fast="exact"),
+    Prim("ge", 2, "fiub", out="bool", np={"fiub": "greater_equal"}, py={"fiub": operator.ge},
+         wgsl={"fiub": "({0} >= {1})"}, fast="exact"),
+    Prim("remainder", 2, "fiu", zero_div=True, np={"f": _np_remainder, "iu": "remainder"},
+         py={"f": _frem, "iu": operator.mod},
+         wgsl={"f": "wremainder({0}, {1})", "i": "iremainder({0}, i64_nz({1}))", "ub": "({0} % i64_nzu({1}))"},
+         fast="exact", specials="the sign of the divisor"),
+    Prim("fmax", 2, "fiu", np={"fiub": "fmax"}, py={"f": lambda a, b: a if (a >= b or b != b) else b, "iub": max},
+         wgsl={"f": "wfmax({0}, {1})", "iub": "max({0}, {1})"}, fast="exact", specials="NaN ignored"),
+    Prim("fmin", 2, "fiu", np={"fiub": "fmin"}, py={"f": lambda a, b: a if (a <= b or b != b) else b, "iub": min},
+         wgsl={"f": "wfmin({0}, {1})", "iub": "min({0}, {1})"}, fast="exact", specials="NaN ignored"),
+    Prim("logical_and", 2, "fiub", out="bool", np={"fiub": "logical_and"}, py={"fiub": lambda x, y: bool(x and y)},
+         wgsl={"f": "(!(({0}) == 0.0) && !(({1}) == 0.0))", "i": "((({0}) != 0) && (({1}) != 0))",
+               "ub": "((({0}) != 0u) && (({1}) != 0u))"}, fast="exact"),
+    Prim("logical_or", 2, "fiub", out="bool", np={"fiub": "logical_or"}, py={"fiub": lambda x, y: bool(x or y)},
+         wgsl={"f": "(!(({0}) == 0.0) || !(({1}) == 0.0))", "i": "((({0}) != 0) || (({1}) != 0))",
+               "ub": "((({0}) != 0u) || (({1}) != 0u))"}, fast="exact"),
+    Prim("logical_xor", 2, "fiub", out="bool", np={"fiub": "logical_xor"}, py={"fiub": lambda x, y: bool(x) != bool(y)},
+         wgsl={"f": "(!(({0}) == 0.0) != !(({1}) == 0.0))", "i": "((({0}) != 0) != (({1}) != 0))",
+               "ub": "((({0}) != 0u) != (({1}) != 0u))"}, fast="exact"),
+    # ---- ternary: where(cond, a, b); cond is bool, a and b in the compute dtype -------------------------
+    Prim("where", 3, "fiub", np={"fiub": lambda c, a, b: np.where(c, a, b)}, py={"fiub": lambda c, a, b: a if c else b},
+         wgsl={"fiub": "select({2}, {1}, {0} != 0u)"}),
+)}
+
+
+def primitives(arity):
+    """The names of the primitives (not fast paths) of an arity."""
+    return [n for n, r in RECORDS.items() if r.arity == arity and not r.fast]
+
+
+# ---- records added at run time ------------------------------------------------------------------
+_LISTENERS = []
+
+
+def subscribe(fn):
+    """Call fn(record, defined) whenever a record is defined (True) or removed (False)."""
+    _LISTENERS.append(fn)
+    return fn
+
+
+def define(record):
+    """Add an element-wise primitive: the backends compute it and, with a `decl`, the front end declares it."""
+    if record.name in RECORDS:
+        raise ValueError(f"element-wise record {record.name!r} exists")
+    RECORDS[record.name] = record
+    for fn in _LISTENERS:
+        fn(record, True)
+
+
+def remove(name):
+    record = RECORDS.pop(name)
+    for fn in reversed(_LISTENERS):
+        fn(record, False)
