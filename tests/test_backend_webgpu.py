@@ -13,9 +13,9 @@ import pytest
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import torch  # noqa: E402  (the oracle: a test dependency, never a reason to skip this tier)
-from webtorch.backends.base import Strided, UNARY, BINARY, EWISE_OPS  # noqa: E402
-from webtorch.ops.registry import ELEMENTWISE  # noqa: E402
-from webtorch.backends.webgpu.backend import WebGPUBackend  # noqa: E402
+from _records import kernels, torch_oracle  # noqa: E402
+from webtorch.backends.base import Strided, EWISE_OPS  # noqa: E402
+from webtorch.backends.elementwise import RECORDS  # noqa: E402
 from webtorch.backends import webgpu  # noqa: E402
 from webtorch import _philox  # noqa: E402
 
@@ -85,26 +85,13 @@ def close(got, want, rtol=1e-5, atol=1e-6):
 # ---------------------------------------------------------------------------------------------
 # element-wise
 # ---------------------------------------------------------------------------------------------
-DOMAIN = {"log": (0.05, 5), "log2": (0.05, 5), "log10": (0.05, 5), "sqrt": (0.01, 5),
-          "log1p": (-0.9, 5), "asin": (-0.99, 0.99), "acos": (-0.99, 0.99), "atanh": (-0.95, 0.95),
-          "erfinv": (-0.99, 0.99), "acosh": (1.01, 5), "tan": (-1.3, 1.3)}
-TORCH_UN = {"copy": torch.clone, "relu": torch.relu, "bitwise_not": torch.bitwise_not}
-TOL = {"erfinv": 5e-5, "tan": 2e-5, "expm1": 2e-5, "sinh": 2e-5, "cosh": 2e-5, "erfc": 2e-5, "acosh": 5e-5,
-       "atanh": 2e-5, "asinh": 2e-5, "exp": 2e-5, "exp2": 2e-5, "pow": 2e-5}
+torch_un = torch_oracle
 
 
-def torch_un(op):
-    return TORCH_UN.get(op) or getattr(torch, op)
-
-
-# the primitives and the backend's fast paths (decomposed ops it computes itself)
-FAST = {kind: sorted(op for op in WebGPUBackend.fast_paths if ELEMENTWISE[op].kind == kind) for kind in ("unary", "binary")}
-
-
-# bitwise_not: integers only
-@pytest.mark.parametrize("op", [op for op in UNARY if op != "bitwise_not"] + FAST["unary"])
+# every unary kernel on floats: the primitives and the backend's fast paths (decomposed ops it computes itself)
+@pytest.mark.parametrize("op", kernels(1, "f", "wgsl"))
 def test_unary_float32(op):
-    lo, hi = DOMAIN.get(op, (-4, 4))
+    lo, hi = RECORDS[op].domain
     x = rng.uniform(lo, hi, size=(5, 7)).astype(np.float32)
     if op in ("round", "floor", "ceil", "trunc", "sign", "relu", "abs", "signbit"):
         x[0, :4] = [2.5, -2.5, 0.5, -0.0]
@@ -115,11 +102,11 @@ def test_unary_float32(op):
         want = torch_un(op)(torch.from_numpy(a.copy()))
         o = out_view(a.shape, "bool" if want.dtype == torch.bool else "float32")
         be.ewise(op, o, [v], "float32")
-        close(get(o), want, rtol=TOL.get(op, 1e-5), atol=TOL.get(op, 1e-6) * 2)
+        tol = RECORDS[op].tol
+        close(get(o), want, rtol=tol or 1e-5, atol=(tol or 1e-6) * 2)
 
 
-INT_UN = ["copy", "neg", "abs", "sign", "relu", "bitwise_not", "isnan", "isinf", "isfinite",
-          "signbit", "floor", "ceil", "round", "trunc"]
+INT_UN = kernels(1, "i", "wgsl")
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
@@ -148,12 +135,8 @@ def test_unary_bool_uint8():
         close(get(o), torch_un(op)(torch.from_numpy(a.copy())))
 
 
-FLOAT_BIN = [op for op in BINARY + FAST["binary"] if not op.startswith("bitwise") and op not in ("lshift", "rshift")]
-TORCH_BIN = {"lshift": torch.bitwise_left_shift, "rshift": torch.bitwise_right_shift}
-
-
-def torch_bin(op):
-    return TORCH_BIN.get(op) or getattr(torch, op)
+FLOAT_BIN = kernels(2, "f", "wgsl")
+torch_bin = torch_oracle
 
 
 @pytest.mark.parametrize("op", FLOAT_BIN)
@@ -177,14 +160,14 @@ def test_binary_float32(op):
     want = torch_bin(op)(ta, tb)
     o = out_view(shape, "bool" if want.dtype == torch.bool else "float32")
     be.ewise(op, o, [va, vb], "float32")
-    close(get(o), want, rtol=TOL.get(op, 1e-5), atol=1e-5)
+    close(get(o), want, rtol=RECORDS[op].tol or 1e-5, atol=1e-5)
     # scalar on the right
     want = torch_bin(op)(ta, torch.tensor(1.5)).expand(shape)
     be.ewise(op, o, [va, 1.5], "float32")
-    close(get(o), want.to(TT[o.dtype]), rtol=TOL.get(op, 1e-5), atol=1e-5)
+    close(get(o), want.to(TT[o.dtype]), rtol=RECORDS[op].tol or 1e-5, atol=1e-5)
 
 
-INT_BIN = [op for op in BINARY + FAST["binary"] if op not in ("div", "fmax", "fmin", "atan2")]
+INT_BIN = kernels(2, "i", "wgsl")
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
@@ -230,8 +213,7 @@ def test_binary_bool_uint8():
 def test_every_ewise_op_name_compiles():
     """each op name in base.EWISE_OPS runs on some dtype (float32 unless integer-only)"""
     for op, arity in EWISE_OPS.items():
-        dt = "int32" if op in ("bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "lshift",
-                               "rshift") else "float32"
+        dt = "float32" if "f" in RECORDS[op].kinds else "int32"
         ins = [gpu(np.ones(3, NP[dt]))[0] for _ in range(arity)]
         if op == "where":
             ins[0] = gpu(np.array([True, False, True]))[0]

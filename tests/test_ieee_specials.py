@@ -8,6 +8,7 @@ import math
 import numpy as np
 import torch
 
+from _records import kernels
 from core_util import fusion, skip_unsupported, to_torch, to_wt, wt
 from webtorch.ops import registry
 
@@ -20,9 +21,8 @@ ROWS = np.array([[1, math.nan, 2], [math.inf, 1, 2], [math.inf, -math.inf, 1], [
 # every declared element-wise unary op (bitwise_not takes integers only), and composites
 UNARY = [op for op, d in registry.ELEMENTWISE.items() if d.kind == "unary" and op != "bitwise_not"] + [
     "square", "nan_to_num"]
-BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum",
-          "fmax", "fmin", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-          "logical_xor", "hypot"]
+# every binary kernel on floats (the records: primitives and fast paths), and decomposed binary ops
+BINARY = kernels(2, "f", "wgsl") + ["le", "gt", "hypot"]
 CHAINS = {
     "x - x": lambda T, x, y: x - x,
     "x + (-x)": lambda T, x, y: x + (-x),
