@@ -79,6 +79,7 @@ OPS = [
     Bi("fmin", dtypes=FLOATS, grad=True, inplace=False, scalar_other=False),
     Bi("atan2", dtypes=FLOATS, grad=True, scalar_other=False),
     Bi("hypot", dtypes=FLOATS, grad=True, scalar_other=False),
+    Bi("nextafter", dtypes=FLOATS, grad=True, scalar_other=False),
     Bi("logaddexp", dtypes=FLOATS, grad=True, inplace=False, scalar_other=False),
     Bi("logaddexp2", dtypes=FLOATS, grad=True, inplace=False, scalar_other=False),
     Bi("copysign", grad=True), Bi("ldexp", grad=True, scalar_other=False),

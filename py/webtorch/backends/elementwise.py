@@ -349,6 +349,10 @@ def _nextafter(fmt, ufmt, sign):
     return f
 
 
+def _np_nextafter16(a, b):
+    return np.where(a == b, b, np.nextafter(a, b))  # numpy's float16 gives a where a == b: -0.0 toward 0.0
+
+
 _NEXTAFTER_PY = {"float16": _nextafter("<e", "<H", 0x8000), "float32": _nextafter("<f", "<I", 0x80000000)}
 _NEXTAFTER_WGSL = """
 fn wnextord(u: u32, sign: u32) -> i32 { let m = i32(u & (sign - 1u)); return select(m, -m, (u & sign) != 0u); }
@@ -493,7 +497,7 @@ RECORDS = {r.name: r for r in (
     Prim("atan2", 2, "f", np={"f": "arctan2"}, py={"f": math.atan2},
          wgsl={"f": "watan2({0}, {1})", "i": "i32(atan2(f32({0}), f32({1})))", "ub": "u32(atan2(f32({0}), f32({1})))"},
          decl={"rule": "div", "tensor_other": True}, specials="atan2(+-0, +-0) as IEEE"),
-    Prim("nextafter", 2, "f", np={"f": "nextafter", "float16": "nextafter"},
+    Prim("nextafter", 2, "f", np={"f": "nextafter", "float16": _np_nextafter16},
          py={"f": ByDtype(lambda cd: _NEXTAFTER_PY.get(cd, math.nextafter))},
          wgsl={"f": "wnextafter({0}, {1})", "float16": "wnextafter16({0}, {1})"}, helpers=_NEXTAFTER_WGSL,
          decl={"rule": "float", "tensor_other": True}, domain=(-2.0, 2.0),
