@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 import torch
+from core_util import skip_unsupported, to_wt
 
 import webtorch as wt
-from core_util import skip_unsupported, to_wt
 
 SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 1e-30, -3.0, 65504.0, 6e-8]
 ERFCX_X = np.concatenate([np.linspace(-9, 40, 200), [0.0, -0.0, 2.4999, 2.5, 2.5001, 1e4, 1e30, -26.0, -27.0, -1e3,

@@ -42,10 +42,11 @@ Prim.__doc__ = """An element-wise kernel. kinds: compute kinds taken ('fiub'); o
 wgsl: the lowerings (module docstring); helpers: WGSL functions; zero_div: an integer division by zero
 raises RuntimeError("ZeroDivisionError"); fast: the kernel of a decomposed op (ops/pointwise.py's
 `ref=`), a backend fast path, not a primitive: "exact" where the decomposition gives PyTorch's bits (a backend
-without the kernel loses nothing), "close" where it is within the op's tolerance (sigmoid, rsqrt); decl: ops/pointwise.py's declaration from here,
-{'rule': dtype rule, 'node': PyTorch's node (default `<Name>Backward0` for a differentiable rule),
-flags of `unary`/`binary`}, None where pointwise.py declares the op itself; domain: (lo, hi) of the
-tests' float inputs; tol: the tests' relative tolerance (None: a few ulps); specials: IEEE notes."""
+without the kernel loses nothing), "close" where it is within the op's tolerance (sigmoid, rsqrt);
+decl: ops/pointwise.py's declaration from here, {'rule': dtype rule, 'node': PyTorch's node (default
+`<Name>Backward0` for a differentiable rule), flags of `unary`/`binary`}, None where pointwise.py declares
+the op itself; domain: (lo, hi) of the tests' float inputs; tol: the tests' relative tolerance (None: a few
+ulps); specials: IEEE notes."""
 
 
 class ByDtype:
@@ -469,7 +470,8 @@ RECORDS = {r.name: r for r in (
          py={"f": _fdiv, "iu": _idiv_trunc},
          wgsl={"f": "({0} / {1})", "i": "({0} / i64_nz({1}))", "ub": "({0} / i64_nzu({1}))",
                "int64": "i64_div({0}, i64_nz({1}))"},
-         decl={"rule": "div", "scalar_self": True, "opmath_scalar": True}, specials="integers: truncating, for divide(rounding_mode='trunc') (whose tests cover it: PyTorch's own "
+         decl={"rule": "div", "scalar_self": True, "opmath_scalar": True},
+         specials="integers: truncating, for divide(rounding_mode='trunc') (whose tests cover it: PyTorch's own "
                   "kernel traps on INT_MIN / -1)"),
     Prim("floor_divide", 2, "fiu", zero_div=True, np={"fiu": "floor_divide"},
          py={"f": ByDtype(_ffloordiv), "iu": operator.floordiv},

@@ -5,13 +5,24 @@ declares a primitive from its record's `decl` (backends/elementwise.py), at impo
 at run time for a record `elementwise.define` adds. How to add an op: docs/adding_an_op.md.
 """
 from .. import _dtype
+from .._tensor import Tensor
 from ..autograd.derivatives import DERIVATIVES
 from ..backends import elementwise
-from .._tensor import Tensor
 from . import _prims
-from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
-                      name_of, composite_node, check_tensor, formula_node, OUT_DTYPE_SAME)
-from .registry import register, routed, ELEMENTWISE, Decl, FUNCTIONS, METHODS
+from ._common import (
+    OUT_DTYPE_SAME,
+    check_inplace_dtype,
+    check_leaf_inplace,
+    check_tensor,
+    composite_node,
+    float_of,
+    formula_node,
+    inplace_result,
+    name_of,
+    recording,
+    write_out,
+)
+from .registry import ELEMENTWISE, FUNCTIONS, METHODS, Decl, register, routed
 
 bool_ = _dtype.bool_
 
@@ -22,7 +33,7 @@ def _bind_params(op, params, args, kwargs):
         raise TypeError(f"{op}() takes at most {len(params) + 1} positional arguments but {len(args) + 1} "
                         f"were given")
     vals = dict(params)
-    vals.update(zip(params, args))
+    vals.update(zip(params, args, strict=False))
     for k, v in kwargs.items():
         if k not in params:
             raise TypeError(f"{op}() got an unexpected keyword argument '{k}'")

@@ -11,15 +11,36 @@ one: docs/adding_an_op.md.
 import math
 
 from .. import _dtype
-from . import _cephes, _prims
 from .._tensor import Tensor
 from ..overrides import torch_function
-from ._common import (recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
-                      name_of, composite_node, composite_op, check_tensor, formula_node, OUT_DTYPE_SAME,
-                      scalar_to, fill_value)
-from ._elementwise import (unary, binary, declare_records, elementwise_node, _unary_kernel,  # noqa: F401 (nn)
-                           _OPERAND, _check_operands, _check_int_div, _check_inplace_shape)
-from .registry import register, register_method, ELEMENTWISE, Decl, METHODS
+from . import _cephes, _prims
+from ._common import (
+    OUT_DTYPE_SAME,
+    check_inplace_dtype,
+    check_leaf_inplace,
+    check_tensor,
+    composite_node,
+    composite_op,
+    fill_value,
+    formula_node,
+    inplace_result,
+    name_of,
+    recording,
+    scalar_to,
+    write_out,
+)
+from ._elementwise import (  # noqa: F401 (nn)
+    _OPERAND,
+    _check_inplace_shape,
+    _check_int_div,
+    _check_operands,
+    _unary_kernel,
+    binary,
+    declare_records,
+    elementwise_node,
+    unary,
+)
+from .registry import ELEMENTWISE, METHODS, Decl, register, register_method
 
 bool_ = _dtype.bool_
 
@@ -85,7 +106,9 @@ def _isfinite(x):  # |x| < inf: False for NaN
 # ---- the primitives with a `decl` in their record: webtorch.exp, Tensor.exp, exp_, ... ------------------
 _DECLARED = declare_records()
 globals().update(_DECLARED)  # importable from here, as every op of this module
-mul, div, floor_divide, maximum, minimum, atan2, lt = (_DECLARED[n] for n in "mul div floor_divide maximum minimum atan2 lt".split())
+# the ones this module calls by name
+mul, div, floor_divide, maximum, minimum, atan2, lt = (
+    _DECLARED[n] for n in "mul div floor_divide maximum minimum atan2 lt".split())
 
 # ---- unary ops: name = unary(name, dtype rule, PyTorch's node, [ref=, params=, flags]) ---------------
 
@@ -102,7 +125,8 @@ floor = unary("floor", "same", "FloorBackward0", refuse_bool=_vml("floor"))
 ceil = unary("ceil", "same", "CeilBackward0", refuse_bool=_vml("ceil"))
 round = unary("round", "same", "RoundBackward0", refuse_bool=_vml("round"))
 trunc = unary("trunc", "same", "TruncBackward0", ref=_trunc, refuse_bool=_vml("trunc"))
-relu = unary("relu", "same", "ReluBackward0", ref=_relu, refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"))
+relu = unary("relu", "same", "ReluBackward0", ref=_relu,
+             refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"))
 isnan = unary("isnan", "bool", ref=lambda x: _ewise1("ne", [x, x], x, bool_), inplace=False)  # NaN != NaN
 isinf = unary("isinf", "bool", ref=_isinf, inplace=False)
 isfinite = unary("isfinite", "bool", ref=_isfinite, inplace=False)
@@ -449,7 +473,8 @@ def where(condition, input=None, other=None, *, out=None):
         r = Where.apply(condition, input, other, dt)
     else:
         r = _prims.ewise("where", [condition, input, other], dt, dt)
-    return write_out(r, out, condition, input, other, full_overlap_ok=True, exact="Expected out type to be {r} but got {o}")
+    return write_out(r, out, condition, input, other, full_overlap_ok=True,
+                     exact="Expected out type to be {r} but got {o}")
 
 
 def _clamp_kernel(x, lo, hi, dt):
@@ -529,7 +554,8 @@ _LerpTensor = composite_node("LerpBackward1", _lerp_impl)
 
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char",
               "bool": "bool"}
 
 

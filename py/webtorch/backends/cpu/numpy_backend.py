@@ -17,10 +17,10 @@ Semantics shared with `pure.py` (and chosen to match PyTorch's CPU kernels):
 """
 import numpy as np
 
-from ..base import Backend, Strided, fast_paths_of
-from ..elementwise import RECORDS, KIND_OF, form, subscribe
 from ... import _philox
 from ..._geometry import numel as _numel
+from ..base import Backend, Strided, fast_paths_of
+from ..elementwise import KIND_OF, RECORDS, form, subscribe
 
 _NP = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
        "float16": np.dtype(np.float16), "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
@@ -44,7 +44,8 @@ def _zde():
 # the context variable directly (what `np.errstate.__enter__/__exit__` do); older numpy falls
 # back to `np.errstate`.
 try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _ECV, _make_extobj
+    from numpy._core._ufunc_config import _extobj_contextvar as _ECV
+    from numpy._core._ufunc_config import _make_extobj
     _ECV_get, _ECV_set, _ECV_reset = _ECV.get, _ECV.set, _ECV.reset
 except ImportError:  # numpy < 2
     _ECV = None
@@ -204,7 +205,7 @@ def _layout(shape, strides):
         shape = tuple(shape)
         n = _numel(shape)  # 0 (empty) whatever the strides
         expect = 1
-        for d, st in zip(reversed(shape), reversed(strides)):
+        for d, st in zip(reversed(shape), reversed(strides), strict=False):
             if n and d != 1 and st != expect:
                 n = -1
                 break

@@ -14,10 +14,11 @@ import operator
 import struct
 from array import array
 
-from ..base import Backend, Strided, fast_paths_of
-from ..elementwise import RECORDS, ByDtype, KIND_OF, form, same, subscribe
 from ... import _dtype, _philox
-from ..._geometry import numel as _numel, is_contiguous
+from ..._geometry import is_contiguous
+from ..._geometry import numel as _numel
+from ..base import Backend, Strided, fast_paths_of
+from ..elementwise import KIND_OF, RECORDS, ByDtype, form, same, subscribe
 
 TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "int8": "b", "int16": "h",
              "int32": "i", "int64": "q", "uint8": "B", "bool": "B"}
@@ -32,7 +33,7 @@ def offsets(shape, strides, offset):
     if is_contiguous(shape, strides):
         return range(offset, offset + _numel(shape))
     offs = [offset]
-    for n, s in zip(shape, strides):
+    for n, s in zip(shape, strides, strict=False):
         if n == 1:
             continue
         steps = [i * s for i in range(n)]
@@ -246,7 +247,7 @@ class PureBackend(Backend):
         if isinstance(offs, range):
             b[offs.start:offs.stop] = array(b.typecode, vals)
         else:
-            for i, v in zip(offs, vals):
+            for i, v in zip(offs, vals, strict=False):
                 b[i] = v
 
     def to_flat(self, view):
@@ -392,24 +393,24 @@ class PureBackend(Backend):
             return
         vals = self._operand(values, dst_dtype, len(ii))
         if not accumulate:
-            for i, v in zip(ii, vals):
+            for i, v in zip(ii, vals, strict=False):
                 dst_buf[i] = v
             return
         if dst_dtype == "bool":
-            for i, v in zip(ii, vals):
+            for i, v in zip(ii, vals, strict=False):
                 dst_buf[i] = 1 if (dst_buf[i] or v) else 0
         elif dst_dtype in ("float32", "float64"):
-            for i, v in zip(ii, vals):
+            for i, v in zip(ii, vals, strict=False):
                 dst_buf[i] += v
         elif dst_dtype == "float16":
-            for i, v in zip(ii, vals):
+            for i, v in zip(ii, vals, strict=False):
                 dst_buf[i] = _half1(dst_buf[i] + v)
         else:
             bits = _BITS[dst_dtype]
             mask = (1 << bits) - 1
             half = 1 << (bits - 1)
             signed = dst_dtype != "uint8"
-            for i, v in zip(ii, vals):
+            for i, v in zip(ii, vals, strict=False):
                 t = dst_buf[i] + v
                 dst_buf[i] = (((t + half) & mask) - half) if signed else (t & mask)
 

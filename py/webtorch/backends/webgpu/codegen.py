@@ -55,7 +55,7 @@ def shader(name):
             try:
                 _SRC[name] = (files("webtorch") / "shaders" / name).read_text(encoding="utf-8")
             except Exception:
-                raise FileNotFoundError(f"webgpu shader {name!r} not found in {_shader_dirs()}")
+                raise FileNotFoundError(f"webgpu shader {name!r} not found in {_shader_dirs()}") from None
     return _SRC[name]
 
 
@@ -145,7 +145,10 @@ fn i64_abs(a: i32) -> i32 { if (a == (-2147483647 - 1)) { i64_ovf(); } return ab
 fn i64_pow(a: i32, b: i32) -> i32 {
   if (b < 0) { if (a == 1) { return 1; } if (a == -1) { return select(-1, 1, (b & 1) == 0); } return 0; }
   var e = u32(b); var base = a; var r = 1;
-  loop { if ((e & 1u) != 0u) { r = i64_mul(r, base); } e = e >> 1u; if (e == 0u) { break; } base = i64_mul(base, base); }
+  loop {
+    if ((e & 1u) != 0u) { r = i64_mul(r, base); }
+    e = e >> 1u; if (e == 0u) { break; } base = i64_mul(base, base);
+  }
   return r;
 }
 fn i64_div(a: i32, b: i32) -> i32 {
