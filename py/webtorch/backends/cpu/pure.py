@@ -200,6 +200,74 @@ def _isnan(x):
     return x != x
 
 
+def _sum_prod(op, vals, idt, odt):
+    """(sum or product of one row, its dtype): floats in float64 (fsum), integers wrapping in int64 or odt."""
+    if odt in _FLOATS:
+        vals = cast(vals, idt, "float64")
+        if op == "prod":
+            return math.prod(vals), "float64"
+        try:
+            return math.fsum(vals), "float64"
+        except (ValueError, OverflowError):
+            return sum(vals), "float64"
+    acc = "int64" if odt == "bool" else odt
+    vals = cast(vals, idt, acc)
+    if op == "sum":
+        r = sum(vals)
+    else:
+        r = 1
+        mask = (1 << 64) - 1
+        for v in vals:
+            r = (r * v) & mask
+    return normalize([r], acc)[0], acc
+
+
+def _reduce_row(op, vals, idt, odt):
+    """(the reduction `op` of one row of values of dtype idt, the result's dtype)."""
+    if op in ("sum", "prod"):
+        return _sum_prod(op, vals, idt, odt)
+    nan = idt in _FLOATS and any(map(_isnan, vals))
+    if op in ("max", "min"):
+        if not vals:
+            return 0, idt
+        return (_NAN if nan else max(vals) if op == "max" else min(vals)), idt
+    if op in ("argmax", "argmin"):
+        if nan:
+            return next(i for i, v in enumerate(vals) if v != v), "int64"
+        return vals.index(max(vals) if op == "argmax" else min(vals)), "int64"
+    if op == "any":
+        return (1 if any(vals) else 0), "bool"
+    if op == "all":
+        return (1 if all(vals) else 0), "bool"
+    raise NotImplementedError(op)
+
+
+def _cum_extreme(vals, isf, ge, res, ires):
+    """cummax (ge: >=) / cummin (<=) of one row, appended to res, and the index of each extreme to ires:
+    the last index where the running extreme was reached; a NaN stays the extreme."""
+    cur, ci = None, 0
+    for i, x in enumerate(vals):
+        if i == 0 or (isf and x != x) or (cur == cur and ge(x, cur)):
+            cur, ci = x, i
+        res.append(cur)
+        ires.append(ci)
+
+
+_LN2 = math.log(2.0)
+
+
+def _lae(x, y):
+    """log(exp(x) + exp(y)) without overflow: logcumsumexp's step."""
+    if x == y:
+        return x + _LN2
+    t = x - y
+    if t > 0:
+        return x + math.log1p(math.exp(-t))
+    if t <= 0:
+        return y + math.log1p(math.exp(t))
+    return t
+
+
 class PureBackend(Backend):
     name = "cpu"
     fast_paths = fast_paths_of("py")  # one pass instead of the decompositions' 2 to 8
@@ -298,60 +366,12 @@ class PureBackend(Backend):
         n = _numel(out.shape)
         if n == 0:
             return
-        nl = len(out.shape)
-        bases, inner = self._rows(inp, nl)
-        b = inp.buf
-        idt, odt = inp.dtype, out.dtype
-        isf = idt in _FLOATS
-        res = []
-        rd = odt
+        bases, inner = self._rows(inp, len(out.shape))
+        res, rd = [], out.dtype
         for base in bases:
-            vals = _row(b, base, inner)
-            if op in ("sum", "prod"):
-                if odt in _FLOATS:
-                    vals = cast(vals, idt, "float64")
-                    if op == "sum":
-                        try:
-                            r = math.fsum(vals)
-                        except (ValueError, OverflowError):
-                            r = sum(vals)
-                    else:
-                        r = math.prod(vals)
-                    rd = "float64"
-                else:
-                    acc = "int64" if odt == "bool" else odt
-                    vals = cast(vals, idt, acc)
-                    if op == "sum":
-                        r = sum(vals)
-                    else:
-                        r = 1
-                        mask = (1 << 64) - 1
-                        for v in vals:
-                            r = (r * v) & mask
-                    r = normalize([r], acc)[0]
-                    rd = acc
-            elif op in ("max", "min"):
-                rd = idt
-                if not vals:
-                    r = 0
-                elif isf and any(map(_isnan, vals)):
-                    r = _NAN
-                else:
-                    r = max(vals) if op == "max" else min(vals)
-            elif op in ("argmax", "argmin"):
-                rd = "int64"
-                if isf and any(map(_isnan, vals)):
-                    r = next(i for i, v in enumerate(vals) if v != v)
-                else:
-                    r = vals.index(max(vals) if op == "argmax" else min(vals))
-            elif op == "any":
-                rd, r = "bool", 1 if any(vals) else 0
-            elif op == "all":
-                rd, r = "bool", 1 if all(vals) else 0
-            else:
-                raise NotImplementedError(op)
+            r, rd = _reduce_row(op, _row(inp.buf, base, inner), inp.dtype, out.dtype)
             res.append(r)
-        self._write(out, cast(normalize(res, rd), rd, odt))
+        self._write(out, cast(normalize(res, rd), rd, out.dtype))
 
     def matmul(self, out, a, b):
         n = _numel(out.shape)
@@ -436,32 +456,14 @@ class PureBackend(Backend):
             rd = wd
         elif op in ("cummax", "cummin"):
             rd = odt
-            isf = odt in _FLOATS
             ge = operator.ge if op == "cummax" else operator.le
             for base in bases:
-                vals = cast(_row(b, base, inner), inp.dtype, odt)
-                cur, ci = None, 0
-                for i, x in enumerate(vals):
-                    if i == 0 or (isf and x != x) or (cur == cur and ge(x, cur)):
-                        cur, ci = x, i
-                    res.append(cur)
-                    ires.append(ci)
+                _cum_extreme(cast(_row(b, base, inner), inp.dtype, odt), odt in _FLOATS, ge, res, ires)
         elif op == "logcumsumexp":
             rd = "float64"
-            ln2 = math.log(2.0)
-
-            def lae(x, y):
-                if x == y:
-                    return x + ln2
-                t = x - y
-                if t > 0:
-                    return x + math.log1p(math.exp(-t))
-                if t <= 0:
-                    return y + math.log1p(math.exp(t))
-                return t
             for base in bases:
                 vals = cast(_row(b, base, inner), inp.dtype, "float64")
-                res.extend(itertools.accumulate(vals, lae))
+                res.extend(itertools.accumulate(vals, _lae))
         else:
             raise NotImplementedError(op)
         self._write(out, cast(normalize(res, rd), rd, odt))
