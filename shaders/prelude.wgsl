@@ -1,6 +1,7 @@
 // prelude.wgsl: helpers shared by the element-wise, reduce and scan kernels (f32 math with
-// PyTorch's edge cases: NaN propagation, accurate expm1/log1p, erf/erfc/erfinv, pow with
-// negative bases, floor division / remainder signs, 64-bit-style shifts).
+// PyTorch's edge cases: NaN and infinities by their bits, accurate exp/log/expm1/log1p, erf/erfc,
+// pow with negative bases, fmod). A helper of one element-wise op lives in its record
+// (py/webtorch/backends/elementwise.py, `helpers`), added after this file (codegen.prelude()).
 
 fn wisnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn wisinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
@@ -11,9 +12,6 @@ fn wsignbit(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
 fn wnan() -> f32 { var u = 0x7fc00000u; return bitcast<f32>(u); }
 fn winf() -> f32 { var u = 0x7f800000u; return bitcast<f32>(u); }
 
-fn wsign(x: f32) -> f32 {   // PyTorch: sign(nan) = 0, sign(-0.0) = +0 (branches gave -0.0 on lavapipe)
-  return f32(x > 0.0) - f32(x < 0.0);
-}
 // subnormals: lavapipe's exp/exp2 flush subnormal results to 0 and log/log2 read subnormal
 // arguments as 0 (or as the smallest normal); these scale them into the normal range
 fn wexp(x: f32) -> f32 {   // exp(r) 2^k, |r| <= ln(2)/2 (the builtin's error grows with |x|: 64 ulps at 88)
@@ -104,29 +102,6 @@ fn wrempio2(x: f32) -> WRed {   // |x| >= 2^16, finite: r = f * pi/2 and the qua
   let r = f * 1.5707963267948966;
   return WRed(select(r, -r, neg), q & 3u);
 }
-fn wsin(x: f32) -> f32 {
-  if (!wisfinite(x)) { return wnan(); }
-  if (abs(x) < 65536.0) { return sin(x); }
-  let d = wrempio2(x);
-  var v = select(sin(d.r), cos(d.r), (d.q & 1u) != 0u);
-  v = select(v, -v, d.q >= 2u);
-  return select(v, -v, x < 0.0);
-}
-fn wcos(x: f32) -> f32 {
-  if (!wisfinite(x)) { return wnan(); }
-  if (abs(x) < 65536.0) { return cos(x); }
-  let d = wrempio2(x);
-  let v = select(cos(d.r), sin(d.r), (d.q & 1u) != 0u);
-  return select(v, -v, d.q == 1u || d.q == 2u);
-}
-fn wtan(x: f32) -> f32 {
-  if (!wisfinite(x)) { return wnan(); }
-  if (abs(x) < 65536.0) { return tan(x); }
-  let d = wrempio2(x);
-  let t = tan(d.r);
-  let v = select(t, -1.0 / t, (d.q & 1u) != 0u);
-  return select(v, -v, x < 0.0);
-}
 fn wexpm1(x: f32) -> f32 {
   if (abs(x) < 1e-5) { return x * (1.0 + 0.5 * x); }   // (keeps -0.0)
   if (x > 88.7) { return winf(); }
@@ -142,38 +117,9 @@ fn wlog1p(x: f32) -> f32 {   // log(1 + x) = 2 atanh(x / (2 + x)): no rounding o
   if (abs(x) < 0.4) { return watanh2(x / (2.0 + x)); }
   return wlog(1.0 + x);
 }
-fn wtanh(x: f32) -> f32 {
-  if (wisnan(x)) { return x; }   // clamp() below may turn NaN into a bound
-  let e = wexpm1(2.0 * clamp(x, -20.0, 20.0));
-  return e / (e + 2.0);
-}
 fn whalfexp(a: f32) -> f32 {   // exp(a) / 2 = exp(a - ln 2) for a > 88, where exp(a) overflows first
   return wexp(a - 0.693145751953125) * 0.9999985713952535;   // (a - the 16-bit part of ln 2: exact)
 }
-fn wsinh(x: f32) -> f32 {
-  if (abs(x) < 1.0) { return 0.5 * (wexpm1(x) - wexpm1(-x)); }
-  if (abs(x) > 88.0) { return select(whalfexp(x), -whalfexp(-x), x < 0.0); }
-  return 0.5 * (wexp(x) - wexp(-x));
-}
-fn wcosh(x: f32) -> f32 {
-  if (abs(x) > 88.0) { return whalfexp(abs(x)); }
-  return 0.5 * (wexp(x) + wexp(-x));
-}
-fn wasinh(x: f32) -> f32 {
-  let a = abs(x);
-  var r: f32;
-  if (a > 1e18) { r = wlog(a) + 0.6931471805599453; }
-  else { r = wlog1p(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
-  return select(r, -r, wsignbit(x));
-}
-fn wacosh(x: f32) -> f32 {
-  if (x > 1e18) { return wlog(x) + 0.6931471805599453; }
-  if (x < 1.0) { return wnan(); }   // t (t + 2) overflows to inf for x below -1.8e19
-  let t = x - 1.0;   // acosh(x) = log1p(t + sqrt(t (t + 2))): no cancellation near 1
-  return wlog1p(t + sqrt(t * (t + 2.0)));
-}
-fn watanh(x: f32) -> f32 { return 0.5 * (wlog1p(x) - wlog1p(-x)); }   // (1 + x, 1 - x exact near +-1)
-fn wsigmoid(x: f32) -> f32 { return 1.0 / (1.0 + wexp(-x)); }
 
 fn werfc_pos(z: f32) -> f32 {
   // Numerical Recipes erfcc, fractional error < 1.2e-7, z >= 0
@@ -198,29 +144,6 @@ fn werfc(x: f32) -> f32 {
   if (abs(x) < 0.5) { return 1.0 - werf(x); }
   let r = werfc_pos(abs(x));
   return select(r, 2.0 - r, x < 0.0);
-}
-fn werfinv(x: f32) -> f32 {
-  if (wisnan(x) || abs(x) > 1.0) { return wnan(); }
-  if (x == 1.0) { return winf(); }
-  if (x == -1.0) { return -winf(); }
-  // M. Giles, "Approximating the erfinv function" (single precision) + one Newton step
-  var w = -log((1.0 - x) * (1.0 + x));
-  var p: f32;
-  if (w < 5.0) {
-    w = w - 2.5;
-    p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w; p = 0.00021858087 + p * w; p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w;
-  } else {
-    w = sqrt(w) - 3.0;
-    p = -0.000200214257; p = 0.000100950558 + p * w; p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w; p = 0.00573950773 + p * w; p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w; p = 1.00167406 + p * w; p = 2.83297682 + p * w;
-  }
-  var y = p * x;
-  let err = werf(y) - x;
-  y = y - err / (1.1283791670955126 * exp(-y * y));
-  return y;
 }
 
 fn wpow(a: f32, b: f32) -> f32 {
@@ -256,8 +179,6 @@ fn wpow(a: f32, b: f32) -> f32 {
 // scalar loop: its vector loop gives b)
 fn wmaximum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return select(b, a, a >= b); }
 fn wminimum(a: f32, b: f32) -> f32 { if (wisnan(a)) { return a; } if (wisnan(b)) { return b; } return select(b, a, a <= b); }
-fn wfmax(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return select(b, a, a >= b); }
-fn wfmin(a: f32, b: f32) -> f32 { if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return select(b, a, a <= b); }
 // C's exact fmod (WGSL's float `%` is a - b * trunc(a / b), which rounds): on the bits, |a|'s
 // significand reduced by |b|'s shifted left one exponent step at a time (at most 277 steps), each
 // subtraction exact; the result keeps a's sign, fmod(a, 0) = fmod(inf, b) = NaN, fmod(a, inf) = a
@@ -289,24 +210,6 @@ fn wfmod(a: f32, b: f32) -> f32 {
   if (ea > 0) { return bitcast<f32>(sa | (u32(ea) << 23u) | (ma & 0x7fffffu)); }
   return bitcast<f32>(sa | (ma >> u32(1 - ea)));   // subnormal
 }
-fn wremainder(a: f32, b: f32) -> f32 {
-  var m = wfmod(a, b);
-  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { m = m + b; }
-  return m;
-}
-fn wfloordiv(a: f32, b: f32) -> f32 {
-  if (b == 0.0) { return a / b; }
-  let m = wfmod(a, b);
-  var d = (a - m) / b;
-  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { d = d - 1.0; }
-  if (wisnan(d)) { return d; }    // (naga's `!=` is ordered: false for NaN)
-  if (d != 0.0) {
-    var f = floor(d);
-    if (d - f > 0.5) { f = f + 1.0; }
-    return f;
-  }
-  return bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u);   // copysign(0, a / b)
-}
 fn wlogaddexp(a: f32, b: f32) -> f32 {
   if (wisnan(a) || wisnan(b)) { return wnan(); }
   if (a == -winf()) { return b; }
@@ -315,42 +218,6 @@ fn wlogaddexp(a: f32, b: f32) -> f32 {
   return max(a, b) + wlog1p(exp(-abs(a - b)));
 }
 
-fn ifloordiv(a: i32, b: i32) -> i32 {
-  if (b == 0) { return 0; }
-  var q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) { q = q - 1; }
-  return q;
-}
-fn iremainder(a: i32, b: i32) -> i32 {
-  if (b == 0) { return 0; }
-  var r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) { r = r + b; }
-  return r;
-}
-fn ipow(a: i32, b: i32) -> i32 {
-  if (b < 0) { if (a == 1) { return 1; } if (a == -1) { return select(-1, 1, (b & 1) == 0); } return 0; }
-  var e = u32(b); var base = a; var r = 1;
-  loop { if ((e & 1u) != 0u) { r = r * base; } e = e >> 1u; if (e == 0u) { break; } base = base * base; }
-  return r;
-}
-fn upow(a: u32, b: u32) -> u32 {
-  var e = b; var base = a; var r = 1u;
-  loop { if ((e & 1u) != 0u) { r = r * base; } e = e >> 1u; if (e == 0u) { break; } base = base * base; }
-  return r;
-}
-fn ishl(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return 0; } return a << u32(b); }
-fn ishr(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return select(0, -1, a < 0); } return a >> u32(b); }
-fn ushl(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a << b; }
-fn ushr(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a >> b; }
-// lavapipe's asin/acos builtins are off by ~4e-4; these go through watan2
-fn wasin(x: f32) -> f32 {
-  if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }    // atan2 of NaN is not NaN there
-  return watan2(x, sqrt((1.0 - x) * (1.0 + x)));
-}
-fn wacos(x: f32) -> f32 {
-  if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }
-  return watan2(sqrt((1.0 - x) * (1.0 + x)), x);
-}
 // atan: lavapipe's builtins have absolute errors ~4e-8 (relative 2e-5 near 0) and mishandle NaN
 // and -0.0; |x| > 1 -> pi/2 - atan(1/|x|), t > tan(pi/12) -> pi/6 + atan((t sqrt3 - 1) / (t + sqrt3)),
 // then its series to u^15 (|u| <= 0.268)

@@ -294,6 +294,189 @@ def _np_copy_out(a, out):
     np.copyto(out, a)
 
 
+# ---- WGSL helpers of single records (the shared functions are shaders/prelude.wgsl's) --------------------
+_W_SIN = """
+fn wsin(x: f32) -> f32 {
+  if (!wisfinite(x)) { return wnan(); }
+  if (abs(x) < 65536.0) { return sin(x); }
+  let d = wrempio2(x);
+  var v = select(sin(d.r), cos(d.r), (d.q & 1u) != 0u);
+  v = select(v, -v, d.q >= 2u);
+  return select(v, -v, x < 0.0);
+}
+"""
+_W_COS = """
+fn wcos(x: f32) -> f32 {
+  if (!wisfinite(x)) { return wnan(); }
+  if (abs(x) < 65536.0) { return cos(x); }
+  let d = wrempio2(x);
+  let v = select(cos(d.r), sin(d.r), (d.q & 1u) != 0u);
+  return select(v, -v, d.q == 1u || d.q == 2u);
+}
+"""
+_W_TAN = """
+fn wtan(x: f32) -> f32 {
+  if (!wisfinite(x)) { return wnan(); }
+  if (abs(x) < 65536.0) { return tan(x); }
+  let d = wrempio2(x);
+  let t = tan(d.r);
+  let v = select(t, -1.0 / t, (d.q & 1u) != 0u);
+  return select(v, -v, x < 0.0);
+}
+"""
+_W_ASIN = """
+// lavapipe's asin/acos builtins are off by ~4e-4; these go through watan2
+fn wasin(x: f32) -> f32 {
+  if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }    // atan2 of NaN is not NaN there
+  return watan2(x, sqrt((1.0 - x) * (1.0 + x)));
+}
+"""
+_W_ACOS = """
+fn wacos(x: f32) -> f32 {
+  if (!(abs(x) <= 1.0) || wisnan(x)) { return wnan(); }
+  return watan2(sqrt((1.0 - x) * (1.0 + x)), x);
+}
+"""
+_W_SINH = """
+fn wsinh(x: f32) -> f32 {
+  if (abs(x) < 1.0) { return 0.5 * (wexpm1(x) - wexpm1(-x)); }
+  if (abs(x) > 88.0) { return select(whalfexp(x), -whalfexp(-x), x < 0.0); }
+  return 0.5 * (wexp(x) - wexp(-x));
+}
+"""
+_W_COSH = """
+fn wcosh(x: f32) -> f32 {
+  if (abs(x) > 88.0) { return whalfexp(abs(x)); }
+  return 0.5 * (wexp(x) + wexp(-x));
+}
+"""
+_W_TANH = """
+fn wtanh(x: f32) -> f32 {
+  if (wisnan(x)) { return x; }   // clamp() below may turn NaN into a bound
+  let e = wexpm1(2.0 * clamp(x, -20.0, 20.0));
+  return e / (e + 2.0);
+}
+"""
+_W_ASINH = """
+fn wasinh(x: f32) -> f32 {
+  let a = abs(x);
+  var r: f32;
+  if (a > 1e18) { r = wlog(a) + 0.6931471805599453; }
+  else { r = wlog1p(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
+  return select(r, -r, wsignbit(x));
+}
+"""
+_W_ACOSH = """
+fn wacosh(x: f32) -> f32 {
+  if (x > 1e18) { return wlog(x) + 0.6931471805599453; }
+  if (x < 1.0) { return wnan(); }   // t (t + 2) overflows to inf for x below -1.8e19
+  let t = x - 1.0;   // acosh(x) = log1p(t + sqrt(t (t + 2))): no cancellation near 1
+  return wlog1p(t + sqrt(t * (t + 2.0)));
+}
+"""
+_W_ATANH = """
+fn watanh(x: f32) -> f32 { return 0.5 * (wlog1p(x) - wlog1p(-x)); }   // (1 + x, 1 - x exact near +-1)
+"""
+_W_ERFINV = """
+fn werfinv(x: f32) -> f32 {
+  if (wisnan(x) || abs(x) > 1.0) { return wnan(); }
+  if (x == 1.0) { return winf(); }
+  if (x == -1.0) { return -winf(); }
+  // M. Giles, "Approximating the erfinv function" (single precision) + one Newton step
+  var w = -log((1.0 - x) * (1.0 + x));
+  var p: f32;
+  if (w < 5.0) {
+    w = w - 2.5;
+    p = 2.81022636e-08; p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w; p = 0.00021858087 + p * w; p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w; p = 0.246640727 + p * w; p = 1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - 3.0;
+    p = -0.000200214257; p = 0.000100950558 + p * w; p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w; p = 0.00573950773 + p * w; p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w; p = 1.00167406 + p * w; p = 2.83297682 + p * w;
+  }
+  var y = p * x;
+  let err = werf(y) - x;
+  y = y - err / (1.1283791670955126 * exp(-y * y));
+  return y;
+}
+"""
+_W_SIGN = """
+fn wsign(x: f32) -> f32 {   // PyTorch: sign(nan) = 0, sign(-0.0) = +0 (branches gave -0.0 on lavapipe)
+  return f32(x > 0.0) - f32(x < 0.0);
+}
+"""
+_W_SIGMOID = """
+fn wsigmoid(x: f32) -> f32 { return 1.0 / (1.0 + wexp(-x)); }
+"""
+_W_FLOOR_DIVIDE = """
+fn wfloordiv(a: f32, b: f32) -> f32 {
+  if (b == 0.0) { return a / b; }
+  let m = wfmod(a, b);
+  var d = (a - m) / b;
+  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { d = d - 1.0; }
+  if (wisnan(d)) { return d; }    // (naga's `!=` is ordered: false for NaN)
+  if (d != 0.0) {
+    var f = floor(d);
+    if (d - f > 0.5) { f = f + 1.0; }
+    return f;
+  }
+  return bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u);   // copysign(0, a / b)
+}
+fn ifloordiv(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  var q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) { q = q - 1; }
+  return q;
+}
+"""
+_W_POW = """
+fn ipow(a: i32, b: i32) -> i32 {
+  if (b < 0) { if (a == 1) { return 1; } if (a == -1) { return select(-1, 1, (b & 1) == 0); } return 0; }
+  var e = u32(b); var base = a; var r = 1;
+  loop { if ((e & 1u) != 0u) { r = r * base; } e = e >> 1u; if (e == 0u) { break; } base = base * base; }
+  return r;
+}
+fn upow(a: u32, b: u32) -> u32 {
+  var e = b; var base = a; var r = 1u;
+  loop { if ((e & 1u) != 0u) { r = r * base; } e = e >> 1u; if (e == 0u) { break; } base = base * base; }
+  return r;
+}
+"""
+_W_LSHIFT = """
+fn ishl(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return 0; } return a << u32(b); }
+fn ushl(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a << b; }
+"""
+_W_RSHIFT = """
+fn ishr(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return select(0, -1, a < 0); } return a >> u32(b); }
+fn ushr(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a >> b; }
+"""
+_W_REMAINDER = """
+fn wremainder(a: f32, b: f32) -> f32 {
+  var m = wfmod(a, b);
+  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { m = m + b; }
+  return m;
+}
+fn iremainder(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  var r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) { r = r + b; }
+  return r;
+}
+"""
+_W_FMAX = """
+fn wfmax(a: f32, b: f32) -> f32 {
+  if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return select(b, a, a >= b);
+}
+"""
+_W_FMIN = """
+fn wfmin(a: f32, b: f32) -> f32 {
+  if (wisnan(a)) { return b; } if (wisnan(b)) { return a; } return select(b, a, a <= b);
+}
+"""
+
+
 # ---- erfcx: exp(x^2) erfc(x) without its overflow --------------------------------------------
 # below 2.5 the product (erfc(2.5) = 4e-4 keeps its relative precision); above, Laplace's continued
 # fraction 1 / sqrt(pi) / (x + (1/2) / (x + (2/2) / (x + (3/2) / ...))), 40 terms (1e-14 at 2.5)
@@ -399,26 +582,29 @@ RECORDS = {r.name: r for r in (
     _f("log1p", "wlog1p({0})", py=_guard(math.log1p, lambda x: -_INF if x == -1 else _NAN), decl=_FLOAT,
        domain=(-0.9, 5.0)),
     _f("sqrt", "sqrt({0})", py=_guard(math.sqrt, _nan), decl=_FLOAT, domain=(0.01, 5.0)),
-    _f("sin", "wsin({0})", py=_guard(math.sin, _nan), decl=_FLOAT),
-    _f("cos", "wcos({0})", py=_guard(math.cos, _nan), decl=_FLOAT),
-    _f("tan", "wtan({0})", py=_guard(math.tan, _nan), decl=_FLOAT, domain=(-1.3, 1.3), tol=2e-5),
-    _f("asin", "wasin({0})", "arcsin", _guard(math.asin, _nan), decl=_FLOAT, domain=(-0.99, 0.99)),
-    _f("acos", "wacos({0})", "arccos", _guard(math.acos, _nan), decl=_FLOAT, domain=(-0.99, 0.99)),
+    _f("sin", "wsin({0})", py=_guard(math.sin, _nan), decl=_FLOAT, helpers=_W_SIN),
+    _f("cos", "wcos({0})", py=_guard(math.cos, _nan), decl=_FLOAT, helpers=_W_COS),
+    _f("tan", "wtan({0})", py=_guard(math.tan, _nan), decl=_FLOAT, domain=(-1.3, 1.3), tol=2e-5, helpers=_W_TAN),
+    _f("asin", "wasin({0})", "arcsin", _guard(math.asin, _nan), decl=_FLOAT, domain=(-0.99, 0.99), helpers=_W_ASIN),
+    _f("acos", "wacos({0})", "arccos", _guard(math.acos, _nan), decl=_FLOAT, domain=(-0.99, 0.99), helpers=_W_ACOS),
     _f("atan", "watan({0})", "arctan", math.atan, decl=_FLOAT),
-    _f("sinh", "wsinh({0})", py=_guard(math.sinh, lambda x: math.copysign(_INF, x)), decl=_FLOAT, tol=2e-5),
-    _f("cosh", "wcosh({0})", py=_guard(math.cosh, lambda x: _INF), decl=_FLOAT, tol=2e-5),
-    _f("tanh", "wtanh({0})", py=math.tanh, decl=_FLOAT),
-    _f("asinh", "wasinh({0})", "arcsinh", math.asinh, decl=_FLOAT, tol=2e-5),
-    _f("acosh", "wacosh({0})", "arccosh", _guard(math.acosh, _nan), decl=_FLOAT, domain=(1.01, 5.0), tol=5e-5),
+    _f("sinh", "wsinh({0})", py=_guard(math.sinh, lambda x: math.copysign(_INF, x)), decl=_FLOAT, tol=2e-5,
+       helpers=_W_SINH),
+    _f("cosh", "wcosh({0})", py=_guard(math.cosh, lambda x: _INF), decl=_FLOAT, tol=2e-5, helpers=_W_COSH),
+    _f("tanh", "wtanh({0})", py=math.tanh, decl=_FLOAT, helpers=_W_TANH),
+    _f("asinh", "wasinh({0})", "arcsinh", math.asinh, decl=_FLOAT, tol=2e-5, helpers=_W_ASINH),
+    _f("acosh", "wacosh({0})", "arccosh", _guard(math.acosh, _nan), decl=_FLOAT, domain=(1.01, 5.0), tol=5e-5,
+       helpers=_W_ACOSH),
     _f("atanh", "watanh({0})", "arctanh",
        _guard(math.atanh, lambda x: math.copysign(_INF, x) if x in (1, -1) else _NAN), decl=_FLOAT,
-       domain=(-0.95, 0.95), tol=2e-5),
+       domain=(-0.95, 0.95), tol=2e-5, helpers=_W_ATANH),
     Prim("erf", 1, "f", np={"f": _np_float(_special.np_erf)}, py={"f": math.erf}, wgsl={"f": "werf({0})"},
          decl=_FLOAT),
     Prim("erfc", 1, "f", np={"f": _np_float(_special.np_erfc)}, py={"f": math.erfc}, wgsl={"f": "werfc({0})"},
          decl=_FLOAT, tol=2e-5),
     Prim("erfinv", 1, "f", np={"f": _np_float(_special.np_erfinv)}, py={"f": _special.erfinv},
-         wgsl={"f": "werfinv({0})"}, decl={"rule": "float", "inplace": "method"}, domain=(-0.99, 0.99), tol=5e-5),
+         wgsl={"f": "werfinv({0})"}, decl={"rule": "float", "inplace": "method"}, domain=(-0.99, 0.99), tol=5e-5,
+         helpers=_W_ERFINV),
     Prim("special_erfcx", 1, "f", np={"f": _np_float(_np_erfcx)}, py={"f": _erfcx}, wgsl={"f": "werfcx({0})"},
          helpers=_ERFCX_WGSL, decl={"rule": "float", "node": "SpecialErfcxBackward0", "exported": False,
                                     "half": False},
@@ -446,7 +632,7 @@ RECORDS = {r.name: r for r in (
                                "b": same},
          py={"f": lambda x: 1.0 if x > 0 else (-1.0 if x < 0 else 0.0), "iu": lambda x: (x > 0) - (x < 0), "b": same},
          wgsl={"f": "wsign({0})", "i": "sign({0})", "ub": "select(0u, 1u, {0} > 0u)"}, fast="exact",
-         specials="sign(NaN) = 0, sign(-0.0) = +0"),
+         specials="sign(NaN) = 0, sign(-0.0) = +0", helpers=_W_SIGN),
     Prim("isnan", 1, "fiub", out="bool", np={"f": "isnan", "iub": _np_zeros}, py={"f": lambda x: x != x,
                                                                                 "iub": lambda x: False},
          wgsl={"f": "wisnan({0})", "iub": "false"}, fast="exact"),
@@ -457,7 +643,7 @@ RECORDS = {r.name: r for r in (
          py={"f": lambda x: x == x and x != _INF and x != -_INF, "iub": lambda x: True},
          wgsl={"f": "wisfinite({0})", "iub": "true"}, fast="exact"),
     Prim("sigmoid", 1, "f", np={"f": lambda a: 1 / (1 + np.exp(-a))}, py={"f": _sigmoid}, wgsl={"f": "wsigmoid({0})"},
-         fast="close"),
+         fast="close", helpers=_W_SIGMOID),
     Prim("rsqrt", 1, "f", np={"f": lambda a: 1 / np.sqrt(a)}, wgsl={"f": "(1.0 / sqrt({0}))"}, fast="close",
          domain=(0.01, 5.0)),
     # ---- binary -------------------------------------------------------------------------------------
@@ -479,7 +665,7 @@ RECORDS = {r.name: r for r in (
                "int64": "i64_floordiv({0}, i64_nz({1}))"},
          decl={"rule": "arith", "node": "NotImplemented(floor_divide)", "scalar_node": "NotImplemented(floor_divide)",
                "scalar_self": True, "scalar_self_node": "NotImplemented(floor_divide)", "int_div": True,
-               "opmath_scalar": True}),
+               "opmath_scalar": True}, helpers=_W_FLOOR_DIVIDE),
     Prim("fmod", 2, "fiu", zero_div=True, np={"fiu": "fmod"}, py={"f": _ffmod, "iu": _ifmod},
          wgsl={"f": "wfmod({0}, {1})", "i": "({0} % i64_nz({1}))", "ub": "({0} % i64_nzu({1}))"},
          decl={"rule": "arith", "node": "FmodBackward1", "scalar_node": "FmodBackward0", "int_div": True},
@@ -487,7 +673,7 @@ RECORDS = {r.name: r for r in (
     Prim("pow", 2, "fiu", np={"f": _np_fpow, "iu": _np_ipow, "b": lambda a, b: a | ~b},
          py={"f": _fpow, "iu": ByDtype(_ipow), "b": lambda x, y: x | (1 - y)},
          wgsl={"f": "wpow({0}, {1})", "i": "ipow({0}, {1})", "ub": "upow({0}, {1})", "int64": "i64_pow({0}, {1})"},
-         tol=2e-5, specials="integers: a negative exponent gives 1, +-1 or 0"),
+         tol=2e-5, specials="integers: a negative exponent gives 1, +-1 or 0", helpers=_W_POW),
     Prim("maximum", 2, "fiub", np={"fiub": "maximum"},
          py={"f": lambda a, b: a if (a >= b or a != a) else b, "iub": max},
          wgsl={"f": "wmaximum({0}, {1})", "iub": "max({0}, {1})"},
@@ -518,11 +704,11 @@ RECORDS = {r.name: r for r in (
     Prim("lshift", 2, "iu", np={"iu": _np_shift(True), "b": _np_shift(True, True)}, py={"iub": _shift(True)},
          wgsl={"i": "ishl({0}, {1})", "ub": "ushl({0}, {1})", "int64": "i64_shl({0}, {1})"},
          decl={"rule": "int", "scalar_self": True, "names": ("bitwise_left_shift",)},
-         specials="a count < 0 or >= the bit width gives 0"),
+         specials="a count < 0 or >= the bit width gives 0", helpers=_W_LSHIFT),
     Prim("rshift", 2, "iu", np={"iu": _np_shift(False), "b": _np_shift(False, True)}, py={"iub": _shift(False)},
          wgsl={"i": "ishr({0}, {1})", "ub": "ushr({0}, {1})"},
          decl={"rule": "int", "scalar_self": True, "names": ("bitwise_right_shift",)},
-         specials="arithmetic; a count < 0 or >= the bit width gives the sign fill"),
+         specials="arithmetic; a count < 0 or >= the bit width gives the sign fill", helpers=_W_RSHIFT),
     # fast paths
     Prim("sub", 2, "fiu", np={"fiu": "subtract", "b": "logical_xor"}, py={"fiu": operator.sub, "b": operator.xor},
          wgsl={"fiub": "({0} - {1})", "int64": "i64_sub({0}, {1})"}, fast="exact"),
@@ -533,11 +719,11 @@ RECORDS = {r.name: r for r in (
     Prim("remainder", 2, "fiu", zero_div=True, np={"f": _np_remainder, "iu": "remainder"},
          py={"f": _frem, "iu": operator.mod},
          wgsl={"f": "wremainder({0}, {1})", "i": "iremainder({0}, i64_nz({1}))", "ub": "({0} % i64_nzu({1}))"},
-         fast="exact", specials="the sign of the divisor"),
+         fast="exact", specials="the sign of the divisor", helpers=_W_REMAINDER),
     Prim("fmax", 2, "fiu", np={"fiub": "fmax"}, py={"f": lambda a, b: a if (a >= b or b != b) else b, "iub": max},
-         wgsl={"f": "wfmax({0}, {1})", "iub": "max({0}, {1})"}, fast="exact", specials="NaN ignored"),
+         wgsl={"f": "wfmax({0}, {1})", "iub": "max({0}, {1})"}, fast="exact", specials="NaN ignored", helpers=_W_FMAX),
     Prim("fmin", 2, "fiu", np={"fiub": "fmin"}, py={"f": lambda a, b: a if (a <= b or b != b) else b, "iub": min},
-         wgsl={"f": "wfmin({0}, {1})", "iub": "min({0}, {1})"}, fast="exact", specials="NaN ignored"),
+         wgsl={"f": "wfmin({0}, {1})", "iub": "min({0}, {1})"}, fast="exact", specials="NaN ignored", helpers=_W_FMIN),
     Prim("logical_and", 2, "fiub", out="bool", np={"fiub": "logical_and"}, py={"fiub": lambda x, y: bool(x and y)},
          wgsl={"f": "(!(({0}) == 0.0) && !(({1}) == 0.0))", "i": "((({0}) != 0) && (({1}) != 0))",
                "ub": "((({0}) != 0u) && (({1}) != 0u))"}, fast="exact"),
