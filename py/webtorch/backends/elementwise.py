@@ -754,6 +754,21 @@ def subscribe(fn):
     return fn
 
 
+def follow(table, dtypes, kernel):
+    """Fill table[name, dtype] = kernel(record, dtype) (left out where None) for every record and dtype, and
+    keep it so as records are defined and removed: a backend's kernel table."""
+    def update(rec, defined=True):
+        for dt in dtypes:
+            table.pop((rec.name, dt), None)
+            k = kernel(rec, dt) if defined else None
+            if k is not None:
+                table[rec.name, dt] = k
+    for rec in RECORDS.values():
+        update(rec)
+    subscribe(update)
+    return table
+
+
 def define(record):
     """Add an element-wise primitive: the backends compute it and, with a `decl`, the front end declares it."""
     if record.name in RECORDS:

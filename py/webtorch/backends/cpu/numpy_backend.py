@@ -20,7 +20,7 @@ import numpy as np
 from ... import _philox
 from ..._geometry import numel as _numel
 from ..base import Backend, Strided, fast_paths_of
-from ..elementwise import KIND_OF, RECORDS, form, subscribe
+from ..elementwise import KIND_OF, follow, form
 
 _NP = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
        "float16": np.dtype(np.float16), "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
@@ -126,11 +126,11 @@ def _scalar(x, dtype):
 
 
 # ---- element-wise kernels, from the records (backends/elementwise.py) -------------------------
-# _OPS: (op, cdtype) -> f(*arrays) on arrays already in the compute dtype (float16 in float32, unless
-# the record has a "float16" form: _NATIVE16). _FAST: (op, cdtype) -> (f(*arrays, out=o), bool out)
-# writing exactly what _OPS's returns, for results already in the out dtype (cdtype, or bool); used
-# when out is C-contiguous (so numpy picks the same inner loops as for the temporary _OPS allocates).
-_OPS, _FAST, _NATIVE16 = {}, {}, set()
+# (op, cdtype) -> (f(*arrays) on arrays already in the compute dtype (float16 in float32, unless the
+# record has a "float16" form: _NATIVE16), f(*arrays, out=o) or None, whether the result is bool). The
+# out= form writes exactly what f returns, for results already in the out dtype (cdtype, or bool); it is
+# used when out is C-contiguous (so numpy picks the same inner loops as for the temporary f allocates).
+_OPS, _NATIVE16 = {}, set()
 
 
 def _nonzero_check(b):
@@ -151,14 +151,15 @@ def _in_float64(f):
     return lambda *args: f(*[a.astype(_F64) for a in args])
 
 
+def _ufunc(f):
+    return getattr(np, f[0] if isinstance(f, tuple) else f) if not callable(f) else f
+
+
 def _kernel(rec, dtype):
-    """(f, out form or None) of record rec for compute dtype `dtype`; None when it has no form."""
     f, own = form(rec.np, dtype)
     if f is None:
         g = form(rec.np, "float64")[0]
-        if g is None:
-            return None
-        return _in_float64(g if callable(g) else getattr(np, g[0] if isinstance(g, tuple) else g)), None
+        return None if g is None else (_in_float64(_ufunc(g)), None, False)
     if own and dtype == "float16":
         _NATIVE16.add(rec.name)
     out = None
@@ -167,26 +168,11 @@ def _kernel(rec, dtype):
     elif isinstance(f, tuple):
         f, out = f
     if rec.zero_div and KIND_OF[dtype] in "iu":
-        return _zero_checked(f), None
-    return f, out
+        return _zero_checked(f), None, False
+    return f, out, rec.out == "bool"
 
 
-@subscribe
-def _tables(rec, defined=True):
-    for dt in _NP:
-        _OPS.pop((rec.name, dt), None)
-        _FAST.pop((rec.name, dt), None)
-        k = _kernel(rec, dt) if defined else None
-        if k is not None:
-            _OPS[rec.name, dt] = k[0]
-            if k[1] is not None:
-                _FAST[rec.name, dt] = (k[1], rec.out == "bool")
-
-
-for _rec in RECORDS.values():
-    _tables(_rec)
-del _rec
-
+follow(_OPS, _NP, _kernel)
 _BOOL = _NP["bool"]
 
 # (shape, strides) -> (numel when C-contiguous (size-1 dims' strides ignored) or empty, else -1;
@@ -305,15 +291,14 @@ class NumpyBackend(Backend):
                 if f16:
                     a = a.astype(_F32)
                 args.append(a)
-            if contig and not f16:
-                fast = _FAST.get((op, cdtype))
-                if fast is not None and o.dtype is (_BOOL if fast[1] else cd):
-                    fast[0](*args, out=o)
-                    return
-            fn = _OPS.get((op, cdtype))
-            if fn is None:
+            k = _OPS.get((op, cdtype))
+            if k is None:
                 raise TypeError(f"cpu: op {op!r} is not supported for dtype {cdtype}")
-            r = fn(*args)
+            f, fout, bool_out = k
+            if fout is not None and contig and not f16 and o.dtype is (_BOOL if bool_out else cd):
+                fout(*args, out=o)
+                return
+            r = f(*args)
             if type(r) is not np.ndarray:
                 r = np.asarray(r)
             if f16 and r.dtype.kind == "f":

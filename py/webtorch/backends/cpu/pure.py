@@ -18,7 +18,7 @@ from ... import _dtype, _philox
 from ..._geometry import is_contiguous
 from ..._geometry import numel as _numel
 from ..base import Backend, Strided, fast_paths_of
-from ..elementwise import KIND_OF, RECORDS, ByDtype, form, same, subscribe
+from ..elementwise import KIND_OF, RECORDS, ByDtype, follow, form, same
 
 TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "int8": "b", "int16": "h",
              "int32": "i", "int64": "q", "uint8": "B", "bool": "B"}
@@ -181,18 +181,7 @@ def _kernel(rec, dtype):
     return f, "bool" if rec.out == "bool" else dtype, tofloat
 
 
-@subscribe
-def _table(rec, defined=True):
-    for dt in TYPECODES:
-        _OPS.pop((rec.name, dt), None)
-        k = _kernel(rec, dt) if defined else None
-        if k is not None:
-            _OPS[rec.name, dt] = k
-
-
-for _rec in RECORDS.values():
-    _table(_rec)
-del _rec
+follow(_OPS, TYPECODES, _kernel)
 _ZERO_DIV = {n for n, r in RECORDS.items() if r.zero_div}
 
 

@@ -20,7 +20,7 @@ import re
 import struct
 from importlib.resources import files
 
-from ..elementwise import RECORDS, form, subscribe
+from ..elementwise import RECORDS, follow, form
 
 MASK = 0xFFFFFFFF
 CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
@@ -194,18 +194,7 @@ def _expr(rec, cdtype):
     return (f"select(0u, 1u, {f})", "bool") if rec.out == "bool" else (f, cdtype)
 
 
-@subscribe
-def _table(rec, defined=True):
-    for dt in CT:
-        _EXPR.pop((rec.name, dt), None)
-        e = _expr(rec, dt) if defined else None
-        if e is not None:
-            _EXPR[rec.name, dt] = e
-
-
-for _rec in RECORDS.values():
-    _table(_rec)
-del _rec
+follow(_EXPR, CT, _expr)
 
 
 def prelude():
