@@ -7,6 +7,11 @@ netlib specfun CALERF), accurate to double precision. erfinv follows PyTorch's `
 """
 import math
 
+try:
+    import numpy as np
+except ImportError:  # Pyodide offline: the scalar versions only
+    np = None
+
 _A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
       3.20937758913846947e03, 1.85777706184603153e-1)
 _B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
@@ -69,7 +74,6 @@ def _rational(t, p, q):
 
 
 def _np_erf_erfc(x, want_erfc):
-    import numpy as np
     x = np.asarray(x, dtype=np.float64)
     y = np.abs(x)
     out = np.empty_like(x)
@@ -113,7 +117,6 @@ def np_erfc(x):
 
 
 def np_erfinv(y):
-    import numpy as np
     y = np.asarray(y, dtype=np.float64)
     with np.errstate(all="ignore"):
         ya = np.abs(y)
