@@ -7,10 +7,7 @@ netlib specfun CALERF), accurate to double precision. erfinv follows PyTorch's `
 """
 import math
 
-try:
-    import numpy as np
-except ImportError:  # Pyodide offline: the scalar versions only
-    np = None
+from ._numpy import np
 
 _A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
       3.20937758913846947e03, 1.85777706184603153e-1)

@@ -30,11 +30,7 @@ import struct
 from collections import namedtuple
 
 from . import _special
-
-try:
-    import numpy as np
-except ImportError:  # Pyodide offline: only the pure-Python forms run
-    np = None
+from ._numpy import np
 
 Prim = namedtuple("Prim", "name arity kinds out np py wgsl helpers zero_div fast decl domain tol specials",
                   defaults=("same", None, None, None, "", False, False, None, (-4.0, 4.0), None, ""))
