@@ -22,7 +22,9 @@ A kind with no form falls back to the 'f' form on the inputs converted to float 
 f32 on webgpu). `kinds` lists the compute kinds the kernel is meant for (the tests run those).
 
 `define(record)` adds a record at run time (and `remove(name)` takes it away): the backends'
-tables and the front end's declarations follow through `subscribe`.
+tables (`follow`) and the front end's declarations follow it (`subscribe`); its WGSL helpers reach
+only a webgpu backend created after it (the prelude is read once), so such a record's WGSL is an
+expression of prelude functions.
 """
 import math
 import operator
@@ -766,9 +768,10 @@ def follow(table, dtypes, kernel):
 
 
 def define(record):
-    """Add an element-wise primitive: the backends compute it and, with a `decl`, the front end declares it."""
-    if record.name in RECORDS:
-        raise ValueError(f"element-wise record {record.name!r} exists")
+    """Add an element-wise primitive: the backends compute it and, with a `decl`, the front end declares it.
+    (A fast path is a record of this module: the backends' `fast_paths` are read once.)"""
+    if record.name in RECORDS or record.fast:
+        raise ValueError(f"element-wise record {record.name!r}: exists, or is a fast path")
     RECORDS[record.name] = record
     for fn in _LISTENERS:
         fn(record, True)
