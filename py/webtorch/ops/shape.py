@@ -6,10 +6,9 @@ from ..autograd import grad_mode
 from . import _prims
 from .._tensor import Tensor, Size
 from .._geometry import contiguous_strides, numel as _numel
-from ..autograd.function import Function
 from ..overrides import torch_function
-from ._common import (wrap_dim, recording, write_out, sum_to, composite_node, check_leaf_inplace, inplace_result,
-                      node_alias, formula_node, _extent, can_cast, name_of, fill_value)
+from ._common import (wrap_dim, recording, write_out, composite_node, check_leaf_inplace, inplace_result,
+                      formula_node, can_cast, name_of, fill_value)
 from .registry import register, register_method
 from .pointwise import where
 
@@ -87,83 +86,37 @@ def _view_strides(old_shape, old_stride, new_shape):
 
 
 # ---- the view functions -------------------------------------------------------------------------
-class ViewOp(Function):  # the view op (a backend's window onto a buf is backends.base.Strided)
-    _node_name = "ViewBackward0"
-
-    @staticmethod
-    def forward(ctx, x, shape, stride):
-        ctx.in_shape = x.shape
-        return _as_view(x, shape, stride, x._offset)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g.reshape(ctx.in_shape), None, None
+# each view's node is a formula row (autograd/derivatives.py) over a kernel that makes the view
+def _view_kernel(x, shape, stride):
+    return _as_view(x, shape, stride, x._offset)
 
 
-UnsafeView = node_alias(ViewOp, "UnsafeViewBackward0")
-Squeeze = node_alias(ViewOp, "SqueezeBackward0")  # squeeze()
-SqueezeDim = node_alias(ViewOp, "SqueezeBackward1")  # squeeze(dim)
-SqueezeDims = node_alias(ViewOp, "SqueezeBackward2")  # squeeze(dims)
-SqueezeDimInplace = node_alias(ViewOp, "SqueezeBackward4")  # squeeze_(dim), as matmul uses it
-Unsqueeze = node_alias(ViewOp, "UnsqueezeBackward0")
+def _permute_kernel(x, dims):
+    shape, stride = tuple(x._shape), x._stride  # a plain tuple: Size indexes through Python
+    return _as_view(x, tuple([shape[d] for d in dims]), tuple([stride[d] for d in dims]), x._offset)
 
 
-class Permute(Function):
-    _node_name = "PermuteBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dims):
-        ctx.dims = dims
-        shape, stride = tuple(x._shape), x._stride  # a plain tuple: Size indexes through Python
-        return _as_view(x, tuple([shape[d] for d in dims]), tuple([stride[d] for d in dims]), x._offset)
-
-    @staticmethod
-    def backward(ctx, g):
-        inv = [0] * len(ctx.dims)
-        for i, d in enumerate(ctx.dims):
-            inv[d] = i
-        return g.permute(inv), None
+def _expand_kernel(x, shape):
+    return _as_view(x, shape, _expand_strides(x, shape), x._offset)
 
 
-Transpose = node_alias(Permute, "TransposeBackward0")
-TBackward = node_alias(Permute, "TBackward0")
-
-
-class Expand(Function):
-    _node_name = "ExpandBackward0"
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.in_shape = x.shape
-        return _as_view(x, shape, _expand_strides(x, shape), x._offset)
-
-    @staticmethod
-    def backward(ctx, g):
-        return sum_to(g, ctx.in_shape), None
-
-
-class Slice(Function):
+def _slice_kernel(x, geom, *params):
     """A view that picks distinct elements of its input (slice, narrow, select, diagonal), its
-    geometry `geom(shape, stride, offset, *params)` of the input's. Backward replays the view on
-    zeros of the input's shape and writes the gradient there (PyTorch's slice/select/
-    diagonal_backward): the input's own strides (an expanded input's zeros) never enter it."""
-    _node_name = "SliceBackward0"
-
-    @staticmethod
-    def forward(ctx, x, geom, *params):
-        ctx.meta = (x.shape, geom, params)
-        return _as_view(x, *geom(x._shape, x._stride, x._offset, *params))
-
-    @staticmethod
-    def backward(ctx, g):
-        shape, geom, params = ctx.meta
-        z = g.new_zeros(shape)
-        _as_view(z, *geom(z._shape, z._stride, 0, *params)).copy_(g)
-        return (z, None) + (None,) * len(params)
+    geometry `geom(shape, stride, offset, *params)` of the input's."""
+    return _as_view(x, *geom(x._shape, x._stride, x._offset, *params))
 
 
-Select = node_alias(Slice, "SelectBackward0")
-Diagonal = node_alias(Slice, "DiagonalBackward0")
+_VIEW_ARGS = ("x", "shape", "stride")
+ViewOp, UnsafeView, Unsqueeze = (formula_node(n, _view_kernel, _VIEW_ARGS) for n in (
+    "ViewBackward0", "UnsafeViewBackward0", "UnsqueezeBackward0"))
+# squeeze(), squeeze(dim), squeeze(dims), squeeze_(dim) as matmul uses it
+Squeeze, SqueezeDim, SqueezeDims, SqueezeDimInplace = (formula_node(n, _view_kernel, _VIEW_ARGS) for n in (
+    "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward4"))
+Permute, Transpose, TBackward = (formula_node(n, _permute_kernel, ("x", "dims")) for n in (
+    "PermuteBackward0", "TransposeBackward0", "TBackward0"))
+Expand = formula_node("ExpandBackward0", _expand_kernel, ("x", "shape"))
+Slice, Select, Diagonal = (formula_node(n, _slice_kernel, ("x", "geom", "*params")) for n in (
+    "SliceBackward0", "SelectBackward0", "DiagonalBackward0"))
 
 
 def _whole(shape, stride, offset):  # x[...]
@@ -199,66 +152,10 @@ def _expand_strides(x, shape):
     return tuple(strides)
 
 
-class AsStrided(Function):
-    """as_strided: a view given in storage terms (also the history of a view regenerated after an
-    in-place write, `Tensor.grad_fn`). Backward is PyTorch's as_strided_backward."""
-    _node_name = "AsStridedBackward0"
-
-    @staticmethod
-    def forward(ctx, x, shape, stride, offset):
-        ctx.geom = (x.shape, x.stride(), x._offset, shape, stride, offset)
-        return _as_view(x, shape, stride, offset)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (_as_strided_backward(g, *ctx.geom),) + (None,) * 3
-
-
-def _as_strided_backward(g, in_shape, in_stride, in_off, shape, stride, off):
-    """The gradient of input (in_shape, in_stride, in_off) from that of its view (shape, stride,
-    off), both in storage terms: g is added into zeros over the storage the two address (index_add
-    where the view's elements share memory, so that every one counts), then read with the input's
-    geometry, divided where the input's own elements share memory (an expanded input: the
-    expand's backward adds the shares up)."""
-    if 0 in shape or 0 in in_shape:
-        return g.new_zeros(in_shape)
-    summed = tuple(d for d, (n, st) in enumerate(zip(shape, stride)) if n > 1 and st == 0)
-    if summed:  # dims of stride 0 address one element: their gradients add up
-        g = g.sum(summed, keepdim=True)
-        shape = g.shape
-    shape, stride = _spread(shape, stride)
-    g = g.reshape(shape)
-    ishape, istride = _spread(in_shape, in_stride)
-    start = min(in_off, off)
-    n = max(_extent(ishape, istride, in_off - start), _extent(shape, stride, off - start))
-    out_shared, in_shared = _may_share(shape, stride), _may_share(ishape, istride)
-    pos = _prims.arange(n, 0, 1, int64, g.device) if out_shared or in_shared else None  # storage positions
-    buf = g.new_zeros((n,))
-    if out_shared:
-        buf = buf.index_add(0, _as_view(pos, shape, stride, off - start).reshape(-1), g.reshape(-1))
-    else:
-        buf.as_strided(shape, stride, off - start).copy_(g)
-    if in_shared:
-        at = _as_view(pos, ishape, istride, in_off - start).reshape(-1)
-        buf = buf / buf.new_zeros((n,)).index_add(0, at, buf.new_ones((1,)).expand(at.shape))
-    return buf.as_strided(in_shape, in_stride, in_off - start)
-
-
-def _spread(shape, stride):
-    """The dims of a geometry that span more than one element."""
-    keep = [d for d, n in enumerate(shape) if n != 1]
-    return tuple(shape[d] for d in keep), tuple(stride[d] for d in keep)
-
-
-def _may_share(shape, stride):
-    """Whether two elements of a geometry (no dim of size 1 or 0) may share memory (PyTorch's
-    _maybe_overlapping_memory): sorted by stride, each dim must step past all the smaller ones."""
-    reach = 0
-    for n, st in sorted(zip(shape, stride), key=lambda p: p[1]):
-        if st <= reach:
-            return True
-        reach += st * (n - 1)
-    return False
+# as_strided: a view given in storage terms (also the history of a view regenerated after an
+# in-place write, `Tensor.grad_fn`)
+AsStrided = formula_node("AsStridedBackward0", lambda x, shape, stride, offset: _as_view(x, shape, stride, offset),
+                         ("x", "shape", "stride", "offset"))
 
 
 def _view_apply(F, x, *args):
@@ -268,28 +165,11 @@ def _view_apply(F, x, *args):
             for v in out:
                 v._multi_view = True
         return out
-    out = F.forward(_NullCtx, x, *args)
+    out = F.kernel(x, *args)
     if not grad_mode._state["enabled"]:  # PyTorch's errors when it or its base is then written with grad on
         for v in out if isinstance(out, tuple) else (out,):
             v._no_grad_view = v._diff_view
     return out
-
-
-class _NullCtxType:
-    def __setattr__(self, k, v):
-        pass
-
-    def save_for_backward(self, *a):
-        pass
-
-    def mark_non_differentiable(self, *a):
-        pass
-
-    def mark_dirty(self, *a):
-        pass
-
-
-_NullCtx = _NullCtxType()
 
 
 @register_method
@@ -657,32 +537,18 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _view_apply(Diagonal, input, _diagonal_geom, offset, d1, d2)
 
 
-class Unfold(Function):
-    """Tensor.unfold: the windows of `dim` as a view (a last dim of `size`); windows may overlap,
-    so backward adds every window's gradient back into its positions (index_add)."""
-    _node_name = "UnfoldBackward0"
+def _unfold_kernel(x, d, size, step):
+    """Tensor.unfold: the windows of `dim` as a view (a last dim of `size`)."""
+    n = x._shape[d] if x.dim() else 1
+    nwin = (n - size) // step + 1
+    if not x.dim():
+        return _as_view(x, (size,), (1,), x._offset)
+    st = x._stride
+    return _as_view(x, x._shape[:d] + (nwin,) + x._shape[d + 1:] + (size,),
+                    st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],), x._offset)
 
-    @staticmethod
-    def forward(ctx, x, d, size, step):
-        ctx.meta = (x.shape, d, size, step)
-        n = x._shape[d] if x.dim() else 1
-        nwin = (n - size) // step + 1
-        if not x.dim():
-            return _as_view(x, (size,), (1,), x._offset)
-        st = x._stride
-        return _as_view(x, x._shape[:d] + (nwin,) + x._shape[d + 1:] + (size,),
-                        st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],), x._offset)
 
-    @staticmethod
-    def backward(ctx, g):
-        from ._creation import tensor
-        shape, d, size, step = ctx.meta
-        if not shape:
-            return g.reshape(()), None, None, None
-        nwin = g.shape[d]
-        pos = tensor([w * step + j for w in range(nwin) for j in range(size)], dtype=_dtype.int64, device=g.device)
-        rows = g.movedim(-1, d + 1).reshape(shape[:d] + (nwin * size,) + shape[d + 1:])
-        return g.new_zeros(shape).index_add(d, pos, rows), None, None, None
+Unfold = formula_node("UnfoldBackward0", _unfold_kernel, ("x", "d", "size", "step"))
 
 
 @register_method
@@ -700,42 +566,25 @@ def unfold(self, dimension, size, step):
     return _view_apply(Unfold, self, d, size, step)
 
 
-class Unbind(Function):
+def _unbind_kernel(x, d):
     """unbind: every slice of `dim` as a view, one node (backward stacks the gradients)."""
-    _node_name = "UnbindBackward0"
-
-    @staticmethod
-    def forward(ctx, x, d):
-        ctx.d = d
-        shape = x._shape[:d] + x._shape[d + 1:]
-        stride = x._stride[:d] + x._stride[d + 1:]
-        return tuple(_as_view(x, shape, stride, x._offset + i * x._stride[d]) for i in range(x._shape[d]))
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return stack(grads, ctx.d), None
+    shape = x._shape[:d] + x._shape[d + 1:]
+    stride = x._stride[:d] + x._stride[d + 1:]
+    return tuple(_as_view(x, shape, stride, x._offset + i * x._stride[d]) for i in range(x._shape[d]))
 
 
-class Split(Function):
+def _split_kernel(x, sizes, d):
     """split / chunk: consecutive pieces of `dim` as views, one node (backward concatenates)."""
-    _node_name = "SplitBackward0"
-
-    @staticmethod
-    def forward(ctx, x, sizes, d):
-        ctx.d = d
-        out, start = [], 0
-        for n in sizes:
-            out.append(_as_view(x, x._shape[:d] + (n,) + x._shape[d + 1:], x._stride,
-                                x._offset + start * x._stride[d]))
-            start += n
-        return tuple(out)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return cat(grads, ctx.d), None, None
+    out, start = [], 0
+    for n in sizes:
+        out.append(_as_view(x, x._shape[:d] + (n,) + x._shape[d + 1:], x._stride, x._offset + start * x._stride[d]))
+        start += n
+    return tuple(out)
 
 
-SplitWithSizes = node_alias(Split, "SplitWithSizesBackward0")
+Unbind = formula_node("UnbindBackward0", _unbind_kernel, ("x", "d"))
+Split, SplitWithSizes = (formula_node(n, _split_kernel, ("x", "sizes", "d"))
+                         for n in ("SplitBackward0", "SplitWithSizesBackward0"))
 
 
 @register
@@ -827,24 +676,6 @@ def contiguous(input, memory_format=None):
     return clone(input)
 
 
-class Copy(Function):
-    _node_name = "CopyBackwards"
-
-    @staticmethod
-    def forward(ctx, dst, src):
-        ctx.meta = (src.shape, src.dtype, src.device) if isinstance(src, Tensor) else None
-        _prims.copy_into(dst, src)
-        return dst
-
-    @staticmethod
-    def backward(ctx, g):
-        gs = None
-        if ctx.meta is not None and ctx.needs_input_grad[1]:
-            shape, dt, dev = ctx.meta
-            gs = sum_to(g, shape).to(dt).to(dev)
-        return g * 0, gs
-
-
 @register_method
 @torch_function
 def copy_(self, src, non_blocking=False):
@@ -902,42 +733,7 @@ def resize_(self, *shape):
 
 
 # ---- joining -------------------------------------------------------------------------------------
-class Cat(Function):
-    _node_name = "CatBackward0"
-
-    @staticmethod
-    def forward(ctx, dim, dt, *tensors):
-        ctx.sizes = [t.shape[dim] if t.dim() else 0 for t in tensors]
-        ctx.dim = dim
-        ctx.dtypes = [t.dtype for t in tensors]
-        return _cat_kernel(tensors, dim, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        grads, start = [], 0
-        for s, dt in zip(ctx.sizes, ctx.dtypes):
-            grads.append(narrow(g, ctx.dim, start, s).to(dt))
-            start += s
-        return (None, None) + tuple(grads)
-
-
-class Stack(Cat):
-    _node_name = "StackBackward0"
-
-    @staticmethod
-    def forward(ctx, dim, dt, *tensors):
-        ctx.n = len(tensors)
-        ctx.dim = dim
-        ctx.dtypes = [t.dtype for t in tensors]
-        return _cat_kernel([_as_view(t, t._shape[:dim] + (1,) + t._shape[dim:],
-                                     t._stride[:dim] + (1,) + t._stride[dim:], t._offset) for t in tensors], dim, dt)
-
-    @staticmethod
-    def backward(ctx, g):
-        return (None, None) + tuple(select(g, ctx.dim, i).to(dt) for i, dt in zip(range(ctx.n), ctx.dtypes))
-
-
-def _cat_kernel(tensors, dim, dt):
+def _cat_kernel(dim, dt, *tensors):
     shape = list(tensors[0].shape)
     shape[dim] = sum(t.shape[dim] for t in tensors)
     out = _prims.empty(shape, dt, tensors[0].device)
@@ -951,6 +747,15 @@ def _cat_kernel(tensors, dim, dt):
         start += n
     out._storage.version = 0
     return out
+
+
+def _stack_kernel(dim, dt, *tensors):
+    return _cat_kernel(dim, dt, *[_as_view(t, t._shape[:dim] + (1,) + t._shape[dim:],
+                                           t._stride[:dim] + (1,) + t._stride[dim:], t._offset) for t in tensors])
+
+
+Cat = formula_node("CatBackward0", _cat_kernel, ("dim", "dt", "*tensors"))
+Stack = formula_node("StackBackward0", _stack_kernel, ("dim", "dt", "*tensors"))
 
 
 def _check_cat(tensors, dim, name):
@@ -996,7 +801,7 @@ def cat(tensors, dim=0, *, out=None):
                                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
     if dt.is_floating_point and recording(*full):
         return write_out(Cat.apply(d, dt, *full), out, *tensors)
-    return write_out(_cat_kernel(full, d, dt), out, *tensors)
+    return write_out(_cat_kernel(d, dt, *full), out, *tensors)
 
 
 concat = concatenate = cat
@@ -1016,7 +821,7 @@ def stack(tensors, dim=0, *, out=None):
     d = wrap_dim(dim, ref.dim() + 1)
     if dt.is_floating_point and recording(*tensors):
         return write_out(Stack.apply(d, dt, *tensors), out)
-    return write_out(Stack.forward(_NullCtx, d, dt, *tensors), out)
+    return write_out(Stack.kernel(d, dt, *tensors), out)
 
 
 def _check_nonempty(tensors, name):
