@@ -12,8 +12,20 @@ from ..autograd import grad_mode
 from ..autograd.derivatives import DERIVATIVES
 from ..autograd.function import Function
 from ..autograd.graph import run_backward
+from ..overrides import torch_function
 
 F32 = _dtype.float32
+
+
+def dispatching(namespace, names):
+    """nn.functional's functions honour __torch_function__, as PyTorch's do (which is also where fx
+    records them): each wrapped once, in its module's namespace, so that calls between them dispatch
+    too. Their module is torch.nn.functional's, as PyTorch's (fx names them by it)."""
+    for name in names:
+        fn = namespace[name]
+        if not hasattr(fn, "_impl"):
+            fn.__module__ = "webtorch.nn.functional"
+            namespace[name] = torch_function(fn)
 
 
 def is_tensor(x):

@@ -3,7 +3,6 @@ from ... import _dtype
 from ...ops import indexing as _ix
 from ...ops._creation import arange as _arange
 from ...ops._creation import tensor as _tensor
-from ...overrides import torch_function
 
 int64 = _dtype.int64
 
@@ -53,9 +52,3 @@ def _batchify(input, spatial, name):
 def _shape_str(s):
     return "[" + ", ".join(str(v) for v in s) + "]"
 
-
-def dispatching(namespace, names):
-    """Every public function of a family honours __torch_function__, as PyTorch's do (which is also
-    where fx records them): wrapped in its module's namespace, so that calls between them dispatch too."""
-    for name in names:
-        namespace[name] = torch_function(namespace[name])

@@ -8,9 +8,9 @@ from ...ops import linalg as _la
 from ...ops import pointwise as _pw
 from ...ops import reduction as _red
 from ...ops import shape as _shape
+from ...ops._common import dispatching
 from ...ops._creation import full as _full
 from ...ops._creation import zeros as _zeros
-from ._util import dispatching
 from .dropout import dropout
 from .linear import linear
 from .padding import pad

@@ -1,6 +1,6 @@
 """torch.nn.functional's dropout family."""
+from ...ops._common import dispatching
 from ...ops._creation import rand as _rand
-from ._util import dispatching
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 

@@ -1,6 +1,6 @@
 """torch.nn.functional's linear layers."""
 from ...ops import linalg as _la
-from ._util import dispatching
+from ...ops._common import dispatching
 
 __all__ = ["linear", "bilinear"]
 

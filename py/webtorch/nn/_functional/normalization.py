@@ -6,8 +6,7 @@ from ..._tensor import _wrap_dim
 from ...autograd import grad_mode
 from ...ops import pointwise as _pw
 from ...ops import reduction as _red
-from ...ops._common import composite_node
-from ._util import dispatching
+from ...ops._common import composite_node, dispatching
 from .padding import _pad_constant
 from .pooling import avg_pool2d
 

@@ -1,7 +1,8 @@
 """torch.nn.functional's padding."""
 from ...ops import shape as _shape
+from ...ops._common import dispatching
 from ...ops._creation import full as _full
-from ._util import _gather_dim, _idx, dispatching
+from ._util import _gather_dim, _idx
 
 __all__ = ["pad"]
 

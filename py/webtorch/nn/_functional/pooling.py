@@ -4,9 +4,9 @@ import math
 from ...ops import linalg as _la
 from ...ops import pointwise as _pw
 from ...ops import reduction as _red
-from ...ops._common import composite_node
+from ...ops._common import composite_node, dispatching
 from ...ops._creation import tensor as _tensor
-from ._util import _batchify, _gather_dim, _idx, _iota, _ntuple, _pair, _single, dispatching
+from ._util import _batchify, _gather_dim, _idx, _iota, _ntuple, _pair, _single
 from .activation import relu
 from .conv import _im2col, _pads_last_first, _pitches
 from .padding import _pad_constant

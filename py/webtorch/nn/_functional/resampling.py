@@ -3,8 +3,9 @@ import math
 import struct
 import warnings
 
+from ...ops._common import dispatching
 from ...ops._creation import tensor as _tensor
-from ._util import _gather_dim, _idx, dispatching
+from ._util import _gather_dim, _idx
 from .pooling import _adaptive_avg_pool, _apply_along
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle"]

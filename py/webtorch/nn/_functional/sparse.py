@@ -4,8 +4,8 @@ from ...autograd import grad_mode
 from ...ops import indexing as _ix
 from ...ops import pointwise as _pw
 from ...ops import reduction as _red
-from ...ops._common import composite_node
-from ._util import _iota, dispatching
+from ...ops._common import composite_node, dispatching
+from ._util import _iota
 
 int64 = _dtype.int64
 # a graph node named as PyTorch's for a layer computed by other ops (its gradient is theirs)
