@@ -1,16 +1,22 @@
 """Every explicit derivative formula, keyed by PyTorch's autograd node name (the role of PyTorch's
 tools/autograd/derivatives.yaml). An op without an entry is composite: its derivative is that of
-the ops it is computed by (`ops/_common.py`, `Composite`).
+the ops it is computed by (`ops/_common.py`, `Composite`). These are the two derivative styles of
+built-in ops: a row here, or a decomposition.
 
 An entry is the formula of the node's one differentiable input, or {input name: formula} for a
-node with several. A formula `f(g, ...)` maps the output's gradient g to that input's; its
-parameter names say what the node saves and hands it: the inputs by name (`x` a unary op's,
-`a` and `b` a binary op's, `condition`, `exponent`, ...), `y` the result, `<input>_shape` /
-`<input>_device` an input's shape / device (kept without the input), and the op's own
-parameters by name (`eps`, `alpha`, ...). A tensor is saved only when the gradient of an input
-that needs one reads it, as PyTorch saves. The node (`ops/_common.py`, `formula_node`) sums the
-gradient back to the input's shape and dtype. Formulas use Tensor methods only (this
-module imports no op), so they run on every backend and differentiate again (gradgradcheck).
+node with several; a key may be a tuple of consecutive inputs (CopySlices' base and source) or a
+variadic one (cat's `tensors`), whose formula returns one gradient each. A formula `f(g, ...)`
+maps the gradient of the node's (first) result to that input's (`f(grads, ...)`: takes those of
+all its results: unbind, split); its parameter names say what the node saves and hands it: the
+inputs by name (`x` a unary op's, `a` and `b` a binary op's, `condition`, `exponent`, ...), `y`
+the result (or the results by the node's names: `indices`), `<input>_shape` / `_stride` /
+`_offset` / `_device` an input's geometry / device (kept without the input; a tuple of them for
+a variadic input), and the op's own parameters by name (`eps`, `alpha`, ...). A tensor is saved
+only when the gradient of an input that needs one reads it, as PyTorch saves. The node
+(`ops/_common.py`, `formula_node`) sums the gradient back to the input's shape and dtype.
+Formulas use Tensor methods only (this module imports no op; `Tensor._cat` / `_stack` /
+`_arange` / `_index_put_flat` / `_take_flat` are bound for it), so they run on every backend
+and differentiate again (gradgradcheck).
 """
 import math
 
@@ -237,7 +243,7 @@ def _put_back(g, x_shape, logical):
     return g.new_zeros((math.prod(x_shape),))._index_put_flat(logical, g, True).reshape(x_shape)
 
 
-# ---- views, copies and joins (ops/shape.py) -------------------------------------------------------
+# ---- views, copies and joins (ops/views.py, ops/shape.py) -----------------------------------------
 def _permute(g, dims):
     inv = [0] * len(dims)
     for i, d in enumerate(dims):
@@ -480,7 +486,7 @@ DERIVATIVES = {
                        "mat2": lambda g, mat1, alpha: mat1.mT.matmul(_scaled(g, alpha)),
                        "mat1": lambda g, mat2, alpha: _scaled(g, alpha).matmul(mat2.mT)},
     "CloneBackward0": lambda g: g,
-    # ---- views, copies and joins (ops/shape.py, ops/_common.py) -------------------------------------
+    # ---- views, copies and joins (ops/views.py, ops/shape.py, ops/_common.py) -----------------------
     **{n: _view for n in ("ViewBackward0", "UnsafeViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
                           "SqueezeBackward2", "SqueezeBackward4", "UnsqueezeBackward0")},
     **{n: _permute for n in ("PermuteBackward0", "TransposeBackward0", "TBackward0")},
@@ -508,7 +514,7 @@ DERIVATIVES = {
                           "v": lambda g, idx: g._take_flat(idx)},
     # ---- conversions (ops/_creation.py): the node casts g back to the input's dtype ---------------
     "ToCopyBackward0": lambda g, x_device: g.to(x_device),
-    # ---- activations (nn/functional.py); PyTorch numbers some in-place forms apart ----------
+    # ---- activations (ops/activation.py); PyTorch numbers some in-place forms apart ---------
     "ThresholdBackward0": lambda g, x, threshold, value: where(x > threshold, g, 0.0),
     # no gradient at the bounds themselves (x <= min_val or x >= max_val), as PyTorch
     "HardtanhBackward0": lambda g, x, min_val, max_val: where((x <= min_val) | (x >= max_val), 0.0, g),

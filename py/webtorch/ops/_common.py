@@ -161,7 +161,8 @@ def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
                                else None)
                 consts.append(None if is_t else v)
             for i in grads:
-                geom.append(_geometry(args[i]))
+                v = args[i]
+                geom.append((v._shape, v._storage.dtype) if isinstance(v, Tensor) else _geometry(v))
             ctx.save_for_backward(*tensors)
             ctx.consts, ctx.geom = consts, geom
             if attrs:
