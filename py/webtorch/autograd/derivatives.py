@@ -428,7 +428,8 @@ DERIVATIVES = {
     "HypotBackward0": {"a": lambda g, a, y: g * a / y, "b": lambda g, b, y: g * b / y},
     "LogaddexpBackward0": {"a": lambda g, a, b: g / (1 + (b - a).exp()), "b": lambda g, a, b: g / (1 + (a - b).exp())},
     # PyTorch's: g log(b) (xlogy), 0 where a is 0 and b <= 0; g a / b
-    "XlogyBackward0": {"a": lambda g, a, b: where((a == 0) & (b <= 0), 0.0, g.xlogy(b)), "b": lambda g, a, b: g * a / b},
+    "XlogyBackward0": {"a": lambda g, a, b: where((a == 0) & (b <= 0), 0.0, g.xlogy(b)),
+                       "b": lambda g, a, b: g * a / b},
     "XlogyBackward1": {"b": lambda g, a, b: g * a / b},
     "XlogyBackward2": {"a": lambda g, a, b: where(a == 0, 0.0, g.xlogy(b)) if b <= 0 else g.xlogy(b)},
     "Logaddexp2Backward0": {"a": lambda g, a, b: g / (1 + (b - a).exp2()),

@@ -281,10 +281,10 @@ def check_internal_overlap(t):
 def check_leaf_inplace(self, *, overlap_ok=False):
     """The start of every in-place op: PyTorch's error on a leaf that requires grad, and on a
     written-to tensor whose elements overlap (`overlap_ok`: the fills zero_, fill_, masked_fill_,
-    index_put_, which PyTorch allows, and the in-place view ops). A view of a tensor with history takes its history from its
-    base (as_strided) before the op reads it: as PyTorch's CopySlices, the gradient of the view's
-    old values goes into the base's at the view's place, never back through the view's own ops (an
-    as_strided past its input's elements drops it)."""
+    index_put_, which PyTorch allows, and the in-place view ops). A view of a tensor with history
+    takes its history from its base (as_strided) before the op reads it: as PyTorch's CopySlices,
+    the gradient of the view's old values goes into the base's at the view's place, never back
+    through the view's own ops (an as_strided past its input's elements drops it)."""
     if not overlap_ok:
         check_internal_overlap(self)
     if grad_mode._state["enabled"] and getattr(self, "_no_grad_view", False) and self._base._requires_grad:
@@ -363,7 +363,8 @@ OUT_DTYPE = "Expected out tensor to have dtype {rm}, but got {om} instead"  # st
 OUT_DTYPE_SAME = "Found dtype {o} but expected {r}"  # TensorIterator ops that keep their input's dtype
 _CLONE = " Please clone() the tensor before performing the operation."
 RESIZED = ("An output with one or more elements was resized since it had shape {out_shape}, which does not match the "
-           "required output shape {shape}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized "
+           "required output shape {shape}. This behavior is deprecated, and in a future PyTorch release outputs will "
+           "not be resized "
            "unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
            "elements with t.resize_(0).")
 

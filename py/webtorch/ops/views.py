@@ -124,7 +124,8 @@ def _whole(shape, stride, offset):  # x[...]
 
 
 def _slice_geom(shape, stride, offset, d, start, n, step):
-    return shape[:d] + (n,) + shape[d + 1:], stride[:d] + (stride[d] * step,) + stride[d + 1:], offset + start * stride[d]
+    return (shape[:d] + (n,) + shape[d + 1:], stride[:d] + (stride[d] * step,) + stride[d + 1:],
+            offset + start * stride[d])
 
 
 def _select_geom(shape, stride, offset, d, index):
@@ -308,7 +309,8 @@ def expand(self, *sizes):
     off = len(sizes) - nd
     shape = tuple(self._shape[i - off] if s == -1 and i >= off else s for i, s in enumerate(sizes))
     if any(s < 0 for s in shape):
-        raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {sizes.index(-1)}")
+        raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension "
+                           f"{sizes.index(-1)}")
     if shape == tuple(self._shape):
         return _view_apply(Expand, self, shape) if recording(self) else self._alias_view()
     return _view_apply(Expand, self, shape)
@@ -443,7 +445,8 @@ def as_strided(input, size, stride, storage_offset=None):
     need = 0 if 0 in size else off + 1 + sum((n - 1) * s for n, s in zip(size, stride))
     if need > input._storage.numel:
         isz = input.dtype.itemsize
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and itemsize "
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
+                           f"itemsize "
                            f"{isz} requiring a storage size of {need * isz} are out of bounds for storage of size "
                            f"{input._storage.numel * isz}")
     if off < 0:

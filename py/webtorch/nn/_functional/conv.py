@@ -116,12 +116,12 @@ def _conv_padding(padding, k, d, n_sp):
 
 def _conv_impl(x, weight, bias, stride, pads, dilation, groups, name, orig_shape):
     N, C, sp = x.shape[0], x.shape[1], tuple(x.shape[2:])
-    O, Cg, k = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    n_out, Cg, k = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
     if C != Cg * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {_shape_str(weight.shape)}, expected "
                            f"input{_shape_str(orig_shape)} to have {Cg * groups} channels, but got {C} channels "
                            "instead")
-    if O % groups:
+    if n_out % groups:
         raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at dimension 0, but got weight of "
                            "size %s instead" % (groups, groups, _shape_str(weight.shape)))
     padded = [n + lo + hi for n, (lo, hi) in zip(sp, pads)]
@@ -139,12 +139,12 @@ def _conv_impl(x, weight, bias, stride, pads, dilation, groups, name, orig_shape
     else:
         cols = _im2col(x, k, dilation, stride, out)
     if groups == 1:
-        y = _la.matmul(weight.reshape(O, Cg * K), cols.reshape(N, Cg * K, L))
+        y = _la.matmul(weight.reshape(n_out, Cg * K), cols.reshape(N, Cg * K, L))
     else:
-        y = _la.matmul(weight.reshape(groups, O // groups, Cg * K), cols.reshape(N, groups, Cg * K, L))
-    y = y.reshape((N, O) + out)
+        y = _la.matmul(weight.reshape(groups, n_out // groups, Cg * K), cols.reshape(N, groups, Cg * K, L))
+    y = y.reshape((N, n_out) + out)
     if bias is not None:
-        y = y + bias.reshape((1, O) + (1,) * len(out))
+        y = y + bias.reshape((1, n_out) + (1,) * len(out))
     return y
 
 
@@ -207,17 +207,17 @@ def _conv_transpose_impl(x, weight, bias, stride, padding, output_padding, group
     if C != Cin:
         raise RuntimeError(f"Given transposed=1, weight of size {_shape_str(weight.shape)}, expected input"
                            f"{_shape_str(x.shape)} to have {Cin} channels, but got {C} channels instead")
-    O, K, L = Og * groups, math.prod(k), math.prod(sp)
+    n_out, K, L = Og * groups, math.prod(k), math.prod(sp)
     outs = [(n - 1) * s - 2 * p + d * (kk - 1) + op + 1
             for n, s, p, d, kk, op in zip(sp, stride, padding, dilation, k, output_padding)]
     w = weight.reshape(groups, Cin // groups, Og * K).transpose(1, 2)  # (g, Og*K, Cin/g)
     cols = _la.matmul(w, x.reshape(N, groups, Cin // groups, L))  # (N, g, Og*K, L)
-    img = _col2im(cols.reshape(N, O, K, L), [o + 2 * p for o, p in zip(outs, padding)], k, dilation, stride, sp)
+    img = _col2im(cols.reshape(N, n_out, K, L), [o + 2 * p for o, p in zip(outs, padding)], k, dilation, stride, sp)
     for i, p in enumerate(padding):
         if p:
             img = img.narrow(2 + i, p, outs[i])
     if bias is not None:
-        img = img + bias.reshape((1, O) + (1,) * len(sp))
+        img = img + bias.reshape((1, n_out) + (1,) * len(sp))
     return img
 
 
