@@ -1,19 +1,26 @@
 """Every explicit derivative formula, keyed by PyTorch's autograd node name (the role of PyTorch's
 tools/autograd/derivatives.yaml). An op without an entry is composite: its derivative is that of
-the ops it is computed by (`ops/_common.py`, `Composite`).
+the ops it is computed by (`ops/_common.py`, `Composite`). These are the two derivative styles of
+built-in ops: a row here, or a decomposition.
 
 An entry is the formula of the node's one differentiable input, or {input name: formula} for a
-node with several. A formula `f(g, ...)` maps the output's gradient g to that input's; its
-parameter names say what the node saves and hands it: the inputs by name (`x` a unary op's,
-`a` and `b` a binary op's, `condition`, `exponent`, ...), `y` the result, `<input>_shape` /
-`<input>_device` an input's shape / device (kept without the input), and the op's own
-parameters by name (`eps`, `alpha`, ...). A tensor is saved only when the gradient of an input
-that needs one reads it, as PyTorch saves. The node (`ops/_common.py`, `formula_node`) sums the
-gradient back to the input's shape and dtype. Formulas use Tensor methods only (this
-module imports no op), so they run on every backend and differentiate again (gradgradcheck).
+node with several; a key may be a tuple of consecutive inputs (CopySlices' base and source) or a
+variadic one (cat's `tensors`), whose formula returns one gradient each. A formula `f(g, ...)`
+maps the gradient of the node's (first) result to that input's (`f(grads, ...)`: takes those of
+all its results: unbind, split); its parameter names say what the node saves and hands it: the
+inputs by name (`x` a unary op's, `a` and `b` a binary op's, `condition`, `exponent`, ...), `y`
+the result (or the results by the node's names: `indices`), `<input>_shape` / `_stride` /
+`_offset` / `_device` an input's geometry / device (kept without the input; a tuple of them for
+a variadic input), and the op's own parameters by name (`eps`, `alpha`, ...). A tensor is saved
+only when the gradient of an input that needs one reads it, as PyTorch saves. The node
+(`ops/_common.py`, `formula_node`) sums the gradient back to the input's shape and dtype.
+Formulas use Tensor methods only (this module imports no op; `Tensor._cat` / `_stack` /
+`_arange` / `_index_put_flat` / `_take_flat` are bound for it), so they run on every backend
+and differentiate again (gradgradcheck).
 """
 import math
 
+from .. import _dtype
 from .grad_mode import is_grad_enabled
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -236,6 +243,125 @@ def _put_back(g, x_shape, logical):
     return g.new_zeros((math.prod(x_shape),))._index_put_flat(logical, g, True).reshape(x_shape)
 
 
+# ---- views, copies and joins (ops/views.py, ops/shape.py) -----------------------------------------
+def _permute(g, dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return g.permute(inv)
+
+
+def _slice(g, x_shape, geom, params):
+    """A view picking distinct elements (slice, narrow, select, diagonal; its geometry `geom(shape,
+    stride, offset, *params)` of the input's): the view replayed on zeros of the input's shape, g
+    written there (PyTorch's slice/select/diagonal_backward): the input's own strides (an expanded
+    input's zeros) never enter it."""
+    z = g.new_zeros(x_shape)
+    z.as_strided(*geom(z._shape, z._stride, 0, *params)).copy_(g)
+    return z
+
+
+def _extent(shape, stride, offset):
+    """One past the largest storage position a geometry addresses."""
+    if any(s == 0 for s in shape):
+        return offset
+    return offset + sum((s - 1) * st for s, st in zip(shape, stride)) + 1
+
+
+def _spread(shape, stride):
+    """The dims of a geometry that span more than one element."""
+    keep = [d for d, n in enumerate(shape) if n != 1]
+    return tuple(shape[d] for d in keep), tuple(stride[d] for d in keep)
+
+
+def _may_share(shape, stride):
+    """Whether two elements of a geometry (no dim of size 1 or 0) may share memory (PyTorch's
+    _maybe_overlapping_memory): sorted by stride, each dim must step past all the smaller ones."""
+    reach = 0
+    for n, st in sorted(zip(shape, stride), key=lambda p: p[1]):
+        if st <= reach:
+            return True
+        reach += st * (n - 1)
+    return False
+
+
+def _as_strided(g, x_shape, x_stride, x_offset, shape, stride, offset):
+    """PyTorch's as_strided_backward: the gradient of input (x_shape, x_stride, x_offset) from that of
+    its view (shape, stride, offset), both in storage terms: g is added into zeros over the storage
+    the two address (index_add where the view's elements share memory, so that every one counts),
+    then read with the input's geometry, divided where the input's own elements share memory (an
+    expanded input: the expand's backward adds the shares up)."""
+    if 0 in shape or 0 in x_shape:
+        return g.new_zeros(x_shape)
+    summed = tuple(d for d, (n, st) in enumerate(zip(shape, stride)) if n > 1 and st == 0)
+    if summed:  # dims of stride 0 address one element: their gradients add up
+        g = g.sum(summed, keepdim=True)
+        shape = g.shape
+    shape, stride = _spread(shape, stride)
+    g = g.reshape(shape)
+    ishape, istride = _spread(x_shape, x_stride)
+    start = min(x_offset, offset)
+    n = max(_extent(ishape, istride, x_offset - start), _extent(shape, stride, offset - start))
+    out_shared, in_shared = _may_share(shape, stride), _may_share(ishape, istride)
+    pos = g._arange(n, dtype=_dtype.int64, device=g.device) if out_shared or in_shared else None  # storage positions
+    buf = g.new_zeros((n,))
+    if out_shared:
+        buf = buf.index_add(0, pos.as_strided(shape, stride, offset - start).reshape(-1), g.reshape(-1))
+    else:
+        buf.as_strided(shape, stride, offset - start).copy_(g)
+    if in_shared:
+        at = pos.as_strided(ishape, istride, x_offset - start).reshape(-1)
+        buf = buf / buf.new_zeros((n,)).index_add(0, at, buf.new_ones((1,)).expand(at.shape))
+    return buf.as_strided(x_shape, x_stride, x_offset - start)
+
+
+def _unfold(g, x_shape, d, size, step):
+    """Tensor.unfold's: windows may overlap, so every window's gradient is added back into its
+    positions (index_add)."""
+    if not x_shape:
+        return g.reshape(())
+    nwin = g.shape[d]
+    pos = g.new_tensor([w * step + j for w in range(nwin) for j in range(size)], dtype=_dtype.int64)
+    rows = g.movedim(-1, d + 1).reshape(x_shape[:d] + (nwin * size,) + x_shape[d + 1:])
+    return g.new_zeros(x_shape).index_add(d, pos, rows)
+
+
+def _copy_slices(g, base_shape, base_stride, base_offset, size, stride, offset):
+    """An in-place write through a view (PyTorch's CopySlices): g laid out in a buffer with the base's
+    geometry (g itself may be strided, even expanded), so that the view's storage geometry addresses
+    the written region: the base's gradient is g with the region zeroed, the written values' the
+    region's."""
+    n = max(_extent(base_shape, base_stride, base_offset), _extent(size, stride, offset))
+    flat = g.new_zeros((n,))
+    flat.as_strided(base_shape, base_stride, base_offset).copy_(g)
+    region = flat.as_strided(size, stride, offset)
+    g_src = region.clone()
+    region.zero_()
+    return flat.as_strided(base_shape, base_stride, base_offset), g_src
+
+
+def _cat(g, dim, tensors_shape):
+    """cat's: the slice of g each input filled (an empty 1-D input: none)."""
+    grads, start = [], 0
+    for shape in tensors_shape:
+        n = shape[dim] if shape else 0
+        grads.append(g.narrow(dim, start, n))
+        start += n
+    return grads
+
+
+def _pick_along(g, x_shape, d, keepdim, indices):
+    """max/min over a dim, cummax/cummin (PyTorch's value_selecting_reduction_backward): each
+    gradient put back where its index points (summed where several results picked one element)."""
+    if not keepdim:
+        g, indices = g.unsqueeze(d), indices.unsqueeze(d)
+    return g.new_zeros(x_shape).scatter_add(d, indices, g)
+
+
+def _view(g, x_shape):
+    return g.reshape(x_shape)
+
+
 # a @ b's: b's first, so that a's may join the activation's store (webgpu)
 _MATMUL = {"b": lambda g, a: a.mT.matmul(g), "a": lambda g, b: g.matmul(b.mT)}
 
@@ -304,7 +430,8 @@ DERIVATIVES = {
     "HypotBackward0": {"a": lambda g, a, y: g * a / y, "b": lambda g, b, y: g * b / y},
     "LogaddexpBackward0": {"a": lambda g, a, b: g / (1 + (b - a).exp()), "b": lambda g, a, b: g / (1 + (a - b).exp())},
     # PyTorch's: g log(b) (xlogy), 0 where a is 0 and b <= 0; g a / b
-    "XlogyBackward0": {"a": lambda g, a, b: where((a == 0) & (b <= 0), 0.0, g.xlogy(b)), "b": lambda g, a, b: g * a / b},
+    "XlogyBackward0": {"a": lambda g, a, b: where((a == 0) & (b <= 0), 0.0, g.xlogy(b)),
+                       "b": lambda g, a, b: g * a / b},
     "XlogyBackward1": {"b": lambda g, a, b: g * a / b},
     "XlogyBackward2": {"a": lambda g, a, b: where(a == 0, 0.0, g.xlogy(b)) if b <= 0 else g.xlogy(b)},
     "Logaddexp2Backward0": {"a": lambda g, a, b: g / (1 + (b - a).exp2()),
@@ -343,6 +470,8 @@ DERIVATIVES = {
     "MaxBackward1": _extreme_all,
     "MinBackward1": _extreme_all,
     "MedianBackward0": _extreme_all,  # PyTorch's evenly_distribute_backward, as max()'s
+    **{n: _pick_along for n in ("MaxBackward0", "MinBackward0", "CummaxBackward0", "CumminBackward0")},
+    "SortBackward0": lambda g, x_shape, d, indices: g.new_zeros(x_shape).scatter(d, indices, g),
     "VarBackward0": _var,
     "StdBackward0": _std,
     "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * where(
@@ -359,7 +488,24 @@ DERIVATIVES = {
     "AddmmBackward0": {"input": lambda g, beta: _scaled(g, beta),
                        "mat2": lambda g, mat1, alpha: mat1.mT.matmul(_scaled(g, alpha)),
                        "mat1": lambda g, mat2, alpha: _scaled(g, alpha).matmul(mat2.mT)},
-    "CloneBackward0": lambda g: g,  # ops/shape.py
+    "CloneBackward0": lambda g: g,
+    # ---- views, copies and joins (ops/views.py, ops/shape.py, ops/_common.py) -----------------------
+    **{n: _view for n in ("ViewBackward0", "UnsafeViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
+                          "SqueezeBackward2", "SqueezeBackward4", "UnsqueezeBackward0")},
+    **{n: _permute for n in ("PermuteBackward0", "TransposeBackward0", "TBackward0")},
+    "ExpandBackward0": lambda g: g,  # the node sums g back to the input's shape
+    **{n: _slice for n in ("SliceBackward0", "SelectBackward0", "DiagonalBackward0")},
+    "AsStridedBackward0": _as_strided,
+    "UnfoldBackward0": _unfold,
+    "UnbindBackward0": lambda grads, d: grads[0]._stack(grads, d),
+    "SplitBackward0": lambda grads, d: grads[0]._cat(grads, d),
+    "SplitWithSizesBackward0": lambda grads, d: grads[0]._cat(grads, d),
+    "CatBackward0": {"tensors": _cat},
+    "StackBackward0": {"tensors": lambda g, dim, tensors_shape: [g.select(dim, i) for i in range(len(tensors_shape))]},
+    "CopyBackwards": {"dst": lambda g: g * 0,
+                      "src": lambda g, src_shape, src_device: (g if g.shape == src_shape else g.sum_to_size(src_shape))
+                      .to(src_device)},
+    "CopySlices": {("base", "src"): _copy_slices},
     # ---- indexing (ops/indexing.py): a take at storage offsets, a put at flat positions ---------
     "IndexBackward0": _put_back,
     "GatherBackward0": _put_back,
@@ -371,7 +517,7 @@ DERIVATIVES = {
                           "v": lambda g, idx: g._take_flat(idx)},
     # ---- conversions (ops/_creation.py): the node casts g back to the input's dtype ---------------
     "ToCopyBackward0": lambda g, x_device: g.to(x_device),
-    # ---- activations (nn/functional.py); PyTorch numbers some in-place forms apart ----------
+    # ---- activations (ops/activation.py); PyTorch numbers some in-place forms apart ---------
     "ThresholdBackward0": lambda g, x, threshold, value: where(x > threshold, g, 0.0),
     # no gradient at the bounds themselves (x <= min_val or x >= max_val), as PyTorch
     "HardtanhBackward0": lambda g, x, min_val, max_val: where((x <= min_val) | (x >= max_val), 0.0, g),

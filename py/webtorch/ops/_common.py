@@ -12,8 +12,20 @@ from ..autograd import grad_mode
 from ..autograd.derivatives import DERIVATIVES
 from ..autograd.function import Function
 from ..autograd.graph import run_backward
+from ..overrides import torch_function
 
 F32 = _dtype.float32
+
+
+def dispatching(namespace, names):
+    """nn.functional's functions honour __torch_function__, as PyTorch's do (which is also where fx
+    records them): each wrapped once, in its module's namespace, so that calls between them dispatch
+    too. Their module is torch.nn.functional's, as PyTorch's (fx names them by it)."""
+    for name in names:
+        fn = namespace[name]
+        if not hasattr(fn, "_impl"):
+            fn.__module__ = "webtorch.nn.functional"
+            namespace[name] = torch_function(fn)
 
 
 def is_tensor(x):
@@ -87,27 +99,51 @@ def to_dtype(t, dt):
     return t if t.dtype is dt else t.to(dt)
 
 
-_ATTRIBUTES = {"_shape": lambda t: t._shape, "_device": lambda t: t.device}  # `<input>_shape`, `<input>_device`
+# `<input>_shape`, `<input>_stride`, `<input>_offset`, `<input>_device`
+_ATTRIBUTES = {"_shape": lambda t: t._shape, "_stride": lambda t: t._stride, "_offset": lambda t: t._offset,
+               "_device": lambda t: t.device}
 
 
-def formula_node(node, kernel, names, scalar_edges=()):
-    """The graph node (a Function) `node` computing `kernel(*args)`, its arguments named `names`;
-    backward is the node's entry in `autograd/derivatives.py` (a formula per differentiable input,
-    given what it names: arguments, `y` the result, `<argument>_shape` / `<argument>_device`). A
-    tensor is saved only when the formula of an input that needs a gradient reads it (as PyTorch
-    saves). Each gradient is summed back to its input's shape and cast to its dtype (broadcasting,
-    mixed dtypes). `scalar_edges`: positions where a Python number still shows in next_functions
-    (`Function._scalar_edges`). PyTorch shows ops without a derivative as one node, NotImplemented:
-    `NotImplemented(op)` names the entry of such an op."""
+def _position(names, key):
+    """The argument position(s) of a formula's input(s): an int for one input; a slice for a tuple
+    of consecutive inputs or the variadic last one (`*tensors`), whose formula returns a tuple."""
+    if isinstance(key, tuple):
+        first = names.index(key[0])
+        return slice(first, first + len(key))
+    return slice(names.index("*" + key), None) if "*" + key in names else names.index(key)
+
+
+def _attribute(get, variadic):
+    return (lambda ts: tuple([get(t) for t in ts])) if variadic else get
+
+
+def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
+    """The graph node (a Function) `node` computing `kernel(*args)`, its arguments named `names`
+    (the last may be variadic: `*tensors`, the rest of the arguments) and its results `outputs`;
+    backward is the node's entry in `autograd/derivatives.py`: a formula per differentiable input
+    (or per tuple of inputs, returning a tuple), given what it names: arguments, results,
+    `<argument>_shape` / `_stride` / `_offset` / `_device`, and first the gradient of the first
+    result (`g`) or of each (`grads`). A tensor is saved only when the formula of an input that needs
+    a gradient reads it (as PyTorch saves). Each gradient is summed back to its input's shape and
+    cast to its dtype (broadcasting, mixed dtypes). `scalar_edges`: positions where a Python number
+    still shows in next_functions (`Function._scalar_edges`). PyTorch shows ops without a derivative
+    as one node, NotImplemented: `NotImplemented(op)` names the entry of such an op."""
     entry = DERIVATIVES[node]
-    plan = tuple((names.index(n), f, f.__code__.co_varnames[1:f.__code__.co_argcount])
-                 for n, f in (entry.items() if isinstance(entry, dict) else ((names[0], entry),)))
-    needed = {p for _, _, ps in plan for p in ps}
-    # what backward reads: (name, argument position or None for y, the inputs whose formula reads it)
-    kept = tuple((n, i, tuple(j for j, _, ps in plan if n in ps))
-                 for n, i in [(n, i) for i, n in enumerate(names) if n in needed] + [("y", None)] if n in needed)
-    grads = tuple(i for i, _, _ in plan)
-    attrs = tuple((n + a, i, get) for i, n in enumerate(names) for a, get in _ATTRIBUTES.items() if n + a in needed)
+    plain = tuple(n.lstrip("*") for n in names)
+    plan = tuple((_position(names, k), f, f.__code__.co_varnames[1:f.__code__.co_argcount],
+                  f.__code__.co_varnames[0] == "grads")
+                 for k, f in (entry.items() if isinstance(entry, dict) else ((plain[0], entry),)))
+    needed = {p for _, _, ps, _ in plan for p in ps}
+
+    def readers(n):
+        return tuple(i for i, _, ps, _ in plan if n in ps)
+    # what backward reads: (name, argument position or None, result position, the inputs whose formula reads it)
+    kept = tuple([(n, _position(names, n), None, readers(n)) for n in plain if n in needed] +
+                 [(n, None, k, readers(n)) for k, n in enumerate(outputs) if n in needed])
+    several = len(outputs) > 1
+    grads = tuple(i for i, _, _, _ in plan)
+    attrs = tuple((n + a, _position(names, n), _attribute(get, "*" + n in names))
+                  for n in plain for a, get in _ATTRIBUTES.items() if n + a in needed)
 
     class FormulaNode(Function):
         _node_name = node.split("(")[0]
@@ -116,16 +152,17 @@ def formula_node(node, kernel, names, scalar_edges=()):
         @staticmethod
         def forward(ctx, *args):
             y = kernel(*args)
-            need = ctx.needs_input_grad
+            need, outs = ctx.needs_input_grad, y if several else (y,)
             tensors, consts, geom = [], [], []
-            for _, i, readers in kept:  # Tensors are saved (version-checked), anything else kept as is
-                v = y if i is None else args[i]
+            for _, i, k, reads in kept:  # Tensors are saved (version-checked), anything else kept as is
+                v = outs[k] if i is None else args[i]
                 is_t = isinstance(v, Tensor)
-                tensors.append(v if is_t and any(need[j] for j in readers) else None)
+                tensors.append(v if is_t and any([need[j] if j.__class__ is int else any(need[j]) for j in reads])
+                               else None)
                 consts.append(None if is_t else v)
             for i in grads:
                 v = args[i]
-                geom.append((v._shape, v._storage.dtype) if isinstance(v, Tensor) else None)
+                geom.append((v._shape, v._storage.dtype) if isinstance(v, Tensor) else _geometry(v))
             ctx.save_for_backward(*tensors)
             ctx.consts, ctx.geom = consts, geom
             if attrs:
@@ -133,26 +170,38 @@ def formula_node(node, kernel, names, scalar_edges=()):
             return y
 
         @staticmethod
-        def backward(ctx, g):
-            kw = {n: c if t is None else t for (n, _, _), t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
+        def backward(ctx, *gs):
+            kw = {n: c if t is None else t for (n, _, _, _), t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
             if attrs:
                 kw.update(ctx.attrs)
-            res = [None] * len(names)
-            for (i, f, ps), geom in zip(plan, ctx.geom):
-                if ctx.needs_input_grad[i]:
-                    res[i] = to_dtype(sum_to(f(g, *[kw[p] for p in ps]), geom[0]), geom[1])
+            need = ctx.needs_input_grad
+            res = [None] * len(need)
+            for (i, f, ps, every), geom in zip(plan, ctx.geom):
+                if need[i] if i.__class__ is int else any(need[i]):
+                    r = f(gs if every else gs[0], *[kw[p] for p in ps])
+                    if isinstance(i, slice):  # one gradient per input of the tuple
+                        for j, rj, gj in zip(range(len(need))[i], r, geom):
+                            res[j] = _cast(rj, gj) if need[j] else None
+                    else:
+                        res[i] = _cast(r, geom)
             return tuple(res)
 
     FormulaNode.kernel = staticmethod(kernel)  # the forward without a graph
     FormulaNode.__name__ = FormulaNode.__qualname__ = node.split("Backward")[0].split("(")[0]
-    FormulaNode.saves_input = names[0] in needed  # an in-place form must keep a copy of its input
+    FormulaNode.saves_input = plain[0] in needed  # an in-place form must keep a copy of its input
     return FormulaNode
 
 
-def node_alias(base, node):
-    """The graph node (Function) `base` under another of PyTorch's node names (`Transpose` is a
-    `Permute` shown as TransposeBackward0)."""
-    return type(node[:node.index("Backward")], (base,), {"__module__": base.__module__, "_node_name": node})
+def _geometry(v):
+    """(shape, dtype) of a differentiable input (a tuple of them for several), None for a non-Tensor."""
+    if isinstance(v, tuple):
+        return tuple([_geometry(t) for t in v])
+    return (v._shape, v._storage.dtype) if isinstance(v, Tensor) else None
+
+
+def _cast(g, geom):
+    """A gradient summed back to its input's shape and cast to its dtype."""
+    return to_dtype(sum_to(g, geom[0]), geom[1])
 
 
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2}
@@ -232,10 +281,10 @@ def check_internal_overlap(t):
 def check_leaf_inplace(self, *, overlap_ok=False):
     """The start of every in-place op: PyTorch's error on a leaf that requires grad, and on a
     written-to tensor whose elements overlap (`overlap_ok`: the fills zero_, fill_, masked_fill_,
-    index_put_, which PyTorch allows, and the in-place view ops). A view of a tensor with history takes its history from its
-    base (as_strided) before the op reads it: as PyTorch's CopySlices, the gradient of the view's
-    old values goes into the base's at the view's place, never back through the view's own ops (an
-    as_strided past its input's elements drops it)."""
+    index_put_, which PyTorch allows, and the in-place view ops). A view of a tensor with history
+    takes its history from its base (as_strided) before the op reads it: as PyTorch's CopySlices,
+    the gradient of the view's old values goes into the base's at the view's place, never back
+    through the view's own ops (an as_strided past its input's elements drops it)."""
     if not overlap_ok:
         check_internal_overlap(self)
     if grad_mode._state["enabled"] and getattr(self, "_no_grad_view", False) and self._base._requires_grad:
@@ -257,36 +306,19 @@ def check_leaf_inplace(self, *, overlap_ok=False):
             self._regenerate_view_fn()
 
 
-class CopySlices(Function):
-    """The graph node of an in-place write through a view of a tensor that needs grad."""
-    _node_name = "CopySlices"
-
-    @staticmethod
-    def forward(ctx, base, src, size, stride, offset):
-        ctx.geom = (size, stride, offset, tuple(base.shape), base.stride(), base.storage_offset())
-        region = base.as_strided(size, stride, offset)
-        _prims.copy_into(region, src)
-        return base
-
-    @staticmethod
-    def backward(ctx, g):
-        # lay g out in a buffer with the base's geometry (g itself may be strided, even expanded),
-        # so that the view's storage geometry addresses the written region
-        size, stride, offset, bshape, bstride, boff = ctx.geom
-        n = max(_extent(bshape, bstride, boff), _extent(size, stride, offset))
-        flat = g.new_zeros((n,))
-        flat.as_strided(bshape, bstride, boff).copy_(g)
-        region = flat.as_strided(size, stride, offset)
-        g_src = region.clone()
-        region.zero_()
-        return flat.as_strided(bshape, bstride, boff), g_src, None, None, None
+def _copy_kernel(dst, src):
+    _prims.copy_into(dst, src)
+    return dst
 
 
-def _extent(shape, stride, offset):
-    """One past the largest storage position a geometry addresses."""
-    if any(s == 0 for s in shape):
-        return offset
-    return offset + sum((s - 1) * st for s, st in zip(shape, stride)) + 1
+def _copy_slices_kernel(base, src, size, stride, offset):
+    _prims.copy_into(base.as_strided(size, stride, offset), src)
+    return base
+
+
+Copy = formula_node("CopyBackwards", _copy_kernel, ("dst", "src"))
+# the graph node of an in-place write through a view of a tensor that needs grad
+CopySlices = formula_node("CopySlices", _copy_slices_kernel, ("base", "src", "size", "stride", "offset"))
 
 
 def inplace_result(self, result):
@@ -309,7 +341,6 @@ def inplace_result(self, result):
             self.grad_fn, self._output_nr, self._requires_grad = view.grad_fn, 0, True
             return self
         if not result._requires_grad:  # self's old history gets zero gradient
-            from .shape import Copy
             out = Copy.apply(self, result)
             self.grad_fn, self._output_nr, self._requires_grad = out.grad_fn, 0, True
             return self
@@ -332,7 +363,8 @@ OUT_DTYPE = "Expected out tensor to have dtype {rm}, but got {om} instead"  # st
 OUT_DTYPE_SAME = "Found dtype {o} but expected {r}"  # TensorIterator ops that keep their input's dtype
 _CLONE = " Please clone() the tensor before performing the operation."
 RESIZED = ("An output with one or more elements was resized since it had shape {out_shape}, which does not match the "
-           "required output shape {shape}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized "
+           "required output shape {shape}. This behavior is deprecated, and in a future PyTorch release outputs will "
+           "not be resized "
            "unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
            "elements with t.resize_(0).")
 

@@ -7,10 +7,9 @@ from .. import _dtype
 from . import _prims
 from .._tensor import Tensor
 from .._geometry import numel as _numel
-from ..autograd.function import Function
 from ..overrides import torch_function
 from ._common import (OUT_DTYPE, norm_dims, wrap_dim, recording, write_out, write_outs, float_of, name_of,
-                      composite_node, composite_op, check_tensor, formula_node, node_alias)
+                      composite_node, composite_op, check_tensor, formula_node)
 from .registry import register, register_method
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
@@ -190,37 +189,15 @@ def _zero_index(x):
     return _prims.ewise("copy", [0], int64, int64, shape=(), device=x.device)
 
 
-class PickAlong(Function):
-    """A (values, indices) op whose values are x's elements at the indices along dim d: max/min over
-    a dim and cummax/cummin. backward puts each gradient back where its index points (summed where
-    several results picked the same element)."""
-
-    @staticmethod
-    def forward(ctx, x, op, d, keepdim):
-        vals, idx = ctx._fn.kernel(x, op, d, keepdim)
-        ctx.save_for_backward(idx)
-        ctx.meta = (x.shape, d, keepdim)
-        ctx.mark_non_differentiable(idx)
-        return vals, idx
-
-    @staticmethod
-    def backward(ctx, g, _gi=None):
-        (idx,) = ctx.saved_tensors
-        shape, d, keepdim = ctx.meta
-        if not keepdim:
-            g, idx = g.unsqueeze(d), idx.unsqueeze(d)
-        return g.new_zeros(shape).scatter_add(d, idx, g), None, None, None
+def _max_dim_kernel(x, op, d, keepdim):
+    return _prims.reduce(op, x, (d,), keepdim, x.dtype), _prims.reduce("arg" + op, x, (d,), keepdim, int64)
 
 
-class MaxDim(PickAlong):
-    _node_name = "MaxBackward0"
-
-    @staticmethod
-    def kernel(x, op, d, keepdim):
-        return _prims.reduce(op, x, (d,), keepdim, x.dtype), _prims.reduce("arg" + op, x, (d,), keepdim, int64)
-
-
-MinDim = node_alias(MaxDim, "MinBackward0")
+# (values, indices) ops whose values are x's elements at the indices along dim d: max/min over a dim
+# and cummax/cummin
+_PICK_ARGS, _PICKED = ("x", "op", "d", "keepdim"), ("values", "indices")
+MaxDim, MinDim = (formula_node(n, _max_dim_kernel, _PICK_ARGS, outputs=_PICKED)
+                  for n in ("MaxBackward0", "MinBackward0"))
 
 
 def _check_nonempty(input, name, dims=None):
@@ -513,14 +490,8 @@ cumsum = register(_make_scan("cumsum", Cumsum))
 cumprod = register(_make_scan("cumprod", Cumprod))
 
 
-class CumExtreme(PickAlong):
-    @staticmethod
-    def kernel(x, op, d, keepdim):
-        return _prims.scan(op, x, d, x.dtype, with_indices=True)
-
-
-Cummax = node_alias(CumExtreme, "CummaxBackward0")
-Cummin = node_alias(CumExtreme, "CumminBackward0")
+Cummax, Cummin = (formula_node(n, lambda x, op, d, keepdim: _prims.scan(op, x, d, x.dtype, with_indices=True),
+                               _PICK_ARGS, outputs=_PICKED) for n in ("CummaxBackward0", "CumminBackward0"))
 
 
 def _make_cum(op, node):
@@ -607,25 +578,7 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
 
 
 # ---- sorting ---------------------------------------------------------------------------------
-class Sort(Function):
-    _node_name = "SortBackward0"
-
-    @staticmethod
-    def forward(ctx, x, d, descending, stable):
-        v, i = _prims.sort(x, d, descending, stable)
-        ctx.save_for_backward(i)
-        ctx.meta = (x.shape, d)
-        ctx.mark_non_differentiable(i)
-        return v, i
-
-    @staticmethod
-    def backward(ctx, g, _gi=None):
-        (i,) = ctx.saved_tensors
-        shape, d = ctx.meta
-        return g.new_zeros(shape).scatter(d, i, g), None, None, None
-
-
-Topk = node_alias(Sort, "TopkBackward0")
+Sort = formula_node("SortBackward0", _prims.sort, ("x", "d", "descending", "stable"), outputs=_PICKED)
 
 
 @register

@@ -1,0 +1,391 @@
+"""torch.nn.functional's losses and distances."""
+import math
+import warnings
+
+from ... import _dtype
+from ...ops import indexing as _ix
+from ...ops import pointwise as _pw
+from ...ops import reduction as _red
+from ...ops import shape as _shape
+from ...ops._common import check_inplace_dtype, composite_node, dispatching, name_of
+from ._util import _gather_dim, _idx
+from .activation import log_softmax, logsigmoid
+
+# a graph node named as PyTorch's for a layer computed by other ops (its gradient is theirs)
+_node = composite_node
+
+__all__ = [
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "margin_ranking_loss",
+    "hinge_embedding_loss", "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss",
+    "triplet_margin_loss", "multilabel_soft_margin_loss", "cosine_similarity", "pairwise_distance", "pdist",
+]
+
+
+# ---- losses ----------------------------------------------------------------------------------
+def _legacy_reduction(size_average, reduce, reduction):
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    if reduce:
+        return "sum"
+    return "none"
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_sizes(input, target, name=None):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_sizes(input, target)
+    if weight is not None:
+        d = input - target
+        return _reduce(d * d * weight, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _MseLoss.call(input, target, reduction)
+
+
+def _loss_diff(input, target, kernel):
+    """input - target in their promoted dtype (PyTorch's mse/smooth_l1/huber kernels take a bool operand,
+    but not a promoted dtype that is not floating: `kernel` names the kernel in its error)."""
+    dt = _dtype.promote_types(input.dtype, target.dtype)  # broadcast first: a 0-d operand promotes as any
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{name_of(dt)}'")
+    return input.to(dt) - target.to(dt)
+
+
+def _mse_loss_impl(input, target, reduction):
+    d = _loss_diff(input, target, "mse")
+    return _reduce(d * d, reduction)
+
+
+_MseLoss = _node("MseLossBackward0", _mse_loss_impl)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_sizes(input, target)
+    a, b = _shape.broadcast_tensors(input, target)  # PyTorch's: a 0-d operand promotes as any
+    loss = (a - b).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_sizes(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:  # l1_loss, as in PyTorch
+        return _reduce((input - target).abs(), reduction)
+    return _SmoothL1Loss.call(input, target, reduction, beta)
+
+
+def _smooth_l1_loss_impl(input, target, reduction, beta):
+    d = _loss_diff(input, target, "smooth_l1").abs()
+    dn = _pw.where(d >= beta, 0.0, d)  # squared only where taken (or NaN): an infinite d's gradient is not 0 * inf
+    return _reduce(_pw.where(d < beta, 0.5 * dn * dn / beta, d - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_sizes(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    check_inplace_dtype(_dtype.promote_types(input.dtype, target.dtype), input)  # PyTorch's result is like input
+    r = _HuberLoss.call(input, target, reduction, delta, weight)
+    return r if r.dtype is input.dtype else r.to(input.dtype)
+
+
+def _huber_loss_impl(input, target, reduction, delta, weight):
+    d = _loss_diff(input, target, "huber").abs()
+    dn = _pw.where(d >= delta, 0.0, d)  # as smooth_l1_loss's
+    loss = _pw.where(d < delta, 0.5 * dn * dn, delta * (d - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+_SmoothL1Loss = _node("SmoothL1LossBackward0", _smooth_l1_loss_impl)
+_HuberLoss = _node("HuberLossBackward0", _huber_loss_impl, no_edges=(4,))
+
+
+def _class_dim(input):
+    return 0 if input.dim() == 1 else 1
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() == 1:
+        if target.dim() != 0:
+            raise ValueError(f"Expected input batch_size ({1}) to match target batch_size ({target.shape[0]}).")
+    elif input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
+    C = input.shape[0 if input.dim() == 1 else 1]
+    if weight is not None and weight.numel() != C:
+        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
+                           f"tensor of shape: {list(weight.shape)}")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    node = _NllLoss2d if input.dim() == 4 else _NllLoss
+    return node.call(input, target, weight, ignore_index, reduction)
+
+
+def _nll_loss_impl(input, target, weight, ignore_index, reduction):
+    squeeze = input.dim() == 1
+    if squeeze:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    valid = target != ignore_index
+    t = _pw.where(valid, target, 0)
+    # PyTorch's error for an out-of-range target (on webgpu raised at the next sync point)
+    with _ix.range_error(lambda bad: IndexError(f"Target {bad} is out of bounds.")):
+        picked = input.gather(1, t.unsqueeze(1)).squeeze(1)
+    if weight is not None:
+        w = _ix.index_select(weight, 0, t.reshape(-1)).reshape(t.shape) * valid
+    else:
+        w = valid.to(input.dtype)
+    loss = -picked * w
+    if squeeze:
+        loss, w = loss.squeeze(0), w.squeeze(0)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+# the target and the class weights are not differentiated
+_NllLoss = _node("NllLossBackward0", _nll_loss_impl, no_edges=(1, 2))
+_NllLoss2d = _node("NllLoss2DBackward0", _nll_loss_impl, no_edges=(1, 2))
+
+
+def _tname(dt):
+    return name_of(dt)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    cd = _class_dim(input)
+    C = input.shape[cd]
+    logp = log_softmax(input, cd)
+    if target.dtype.is_floating_point:  # class probabilities
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / C
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.reshape((-1,) + (1,) * (input.dim() - cd - 1))
+        loss = -prod.sum(cd)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // C) if input.numel() else loss.sum() * math.nan
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing <= 0:
+        return nll
+    valid = target != ignore_index
+    if weight is not None:
+        smooth = -(logp * weight.reshape((-1,) + (1,) * (input.dim() - cd - 1))).sum(cd)
+    else:
+        smooth = -logp.sum(cd)
+    smooth = smooth * valid
+    if reduction == "mean":
+        if weight is not None:
+            t = _pw.where(valid, target, 0)
+            denom = (_ix.index_select(weight, 0, t.reshape(-1)).reshape(t.shape) * valid).sum()
+        else:
+            denom = valid.sum()
+        ret = smooth.sum() / denom
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / C)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+                         "is deprecated. Please ensure they have the same size.")
+    return _BinaryCrossEntropy.call(input, target, weight, reduction)
+
+
+def _binary_cross_entropy_impl(input, target, weight, reduction):
+    loss = -(target * input.log().clamp_min(-100.0) + (1 - target) * (1 - input).log().clamp_min(-100.0))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return _BinaryCrossEntropyWithLogits.call(input, target, weight, pos_weight, reduction)
+
+
+def _binary_cross_entropy_with_logits_impl(input, target, weight, pos_weight, reduction):
+    # softplus(-x) = -logsigmoid(x), stably max(-x, 0) + log1p(exp(-|x|)); its node gives the gradient
+    # sigmoid(x) - target also at x = 0 (where max and abs, differentiated apart, gave 1 - target)
+    sp = -logsigmoid(input)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * sp
+    else:
+        loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# class / positive weights are not differentiated
+_BinaryCrossEntropy = _node("BinaryCrossEntropyBackward0", _binary_cross_entropy_impl, no_edges=(2,))
+_BinaryCrossEntropyWithLogits = _node("BinaryCrossEntropyWithLogitsBackward0", _binary_cross_entropy_with_logits_impl,
+                                      no_edges=(2, 3))
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _pw.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.size(0) if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce((-target * input).exp().log1p(), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    margin_clamp = (margin - input).clamp_min(0.0)
+    out_margin = _pw.where(target != 1, margin_clamp, margin_clamp * 0)
+    out_self = _pw.where(target != -1, input, input * 0)
+    return _reduce(out_margin + out_self, reduction)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    dt = _dtype.promote_types(x1.dtype, x2.dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {name_of(dt)}")
+    x1, x2 = _shape.broadcast_tensors(x1, x2)
+    w12 = (x1 * x2).sum(dim)
+    n1 = (x1 * x1).sum(dim)
+    n2 = (x2 * x2).sum(dim)
+    return w12 / (n1 * n2).clamp_min(eps * eps).sqrt()
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    cos = cosine_similarity(input1, input2, dim=-1, eps=1e-12 ** 0.5)
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0.0)
+    loss = _pw.where(target == 1, pos, _pw.where(target == -1, neg, cos * 0))
+    return _reduce(loss, reduction)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return _red.norm(x1 - x2 + eps, p, -1, keepdim=keepdim)
+
+
+def pdist(input, p=2):
+    n = input.shape[0]
+    i, j = [], []
+    for a in range(n):
+        for b in range(a + 1, n):
+            i.append(a)
+            j.append(b)
+    d = _gather_dim(input, 0, _idx(i, input.device)) - _gather_dim(input, 0, _idx(j, input.device))
+    return _red.norm(d, p, -1)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _pw.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        approx = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + _pw.where(target > 1, approx, approx * 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):  # one variance per row: homoscedastic
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    var = var.clamp_min(eps) if not var.requires_grad else var.clamp(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid")
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) / input.size(-1)
+    return _reduce(loss, reduction)
+
+
+dispatching(globals(), __all__)
