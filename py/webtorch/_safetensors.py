@@ -2,12 +2,20 @@
 import json
 import struct
 
-from ._checkpoint_io import (_ITEM, _bad, _checked_numel, _cpu_storage, _placed, _read_exact, _source,
-                             _storage_bytes, _write_out)
+from ._checkpoint_io import (
+    _ITEM,
+    _bad,
+    _checked_numel,
+    _cpu_storage,
+    _placed,
+    _read_exact,
+    _source,
+    _storage_bytes,
+    _write_out,
+)
 from ._geometry import contiguous_strides
 from ._tensor import Tensor
 from .ops.shape import clone
-
 
 _ST_DTYPE = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64",
              "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool"}

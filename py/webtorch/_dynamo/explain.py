@@ -5,6 +5,7 @@ from .. import fx
 from .eval_frame import OptimizedModule, _inner, compile_callable, compiled_state, reset
 from .tracing import _ops
 
+
 class ExplainOutput:
     """What torch._dynamo.explain returns (PyTorch's fields; graphs are fx.Graph objects)."""
 
