@@ -565,6 +565,33 @@ def test_node_hooks_and_post_accumulate_hook():
     assert calls == [("pre", [1.0, 1.0]), ("post", [3.0, 3.0]), ("acc", [3.0, 3.0])]
 
 
+
+def test_engine_runs_nodes_in_torchs_order():
+    """Each node runs once all its consumers delivered; among ready nodes the newest first (PyTorch's
+    ready queue by sequence number): the order node pre-hooks and tensor hooks observe."""
+    def run(T):
+        a = T.tensor([1.0, 2.0], requires_grad=True)
+        b = T.tensor([3.0, 4.0], requires_grad=True)
+        seen = []
+        u, v = a * b, a + b
+        w = u.exp() * v.sin() + u
+        z = (w * 2 + v.cos()).sum()
+        for t in (u, v, w):
+            t.register_hook(lambda g, t=t: seen.append(("tensor", g.tolist())))
+        nodes, stack = set(), [z.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node not in nodes and not hasattr(node, "variable"):
+                nodes.add(node)
+                node.register_prehook(lambda g, n=node: seen.append(n.name()))
+                stack += [n for n, _ in node.next_functions if n is not None]
+        T.autograd.grad(z, [a], retain_graph=True)
+        z.backward(inputs=[b])
+        return seen
+    t, w = _both(run)
+    assert w == t
+
+
 # ---- custom Function ------------------------------------------------------------------------------
 def _my_functions(T):
     class ScaledExp(T.autograd.Function):

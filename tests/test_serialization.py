@@ -150,7 +150,7 @@ def test_safetensors(device, tmp_path):
 
 def test_pure_python_byte_paths(monkeypatch):
     """The no-numpy (Pyodide) conversions give the same bytes and values."""
-    from webtorch import serialization as S
+    from webtorch import _checkpoint_io as S
     for dt in ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool", "bfloat16"):
         a = np.arange(-3, 5).astype({"bool": "bool", "bfloat16": "float32"}.get(dt, dt))
         data = (a.view(np.uint32) >> 16).astype("<u2").tobytes() if dt == "bfloat16" else \
@@ -281,7 +281,7 @@ def test_lying_metadata(files):
 
 def test_no_numpy_end_to_end(monkeypatch, tmp_path):
     """Pyodide without numpy: the pure backend and struct/array conversions, both directions."""
-    from webtorch import _device, serialization as S
+    from webtorch import _device, _checkpoint_io as S
     from webtorch.backends.cpu import PureBackend
     monkeypatch.setattr(S, "_np", None)
     monkeypatch.setitem(_device._backends, "cpu", PureBackend())

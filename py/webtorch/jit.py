@@ -328,6 +328,12 @@ class _GraphReader:
         if type(v) is not dict or len(v) != 1:
             raise self.bad(f"unexpected value {v!r:.100}")
         (k, x), = v.items()
+        if k in ("node", "sym", "meta"):
+            return self.reference(k, x, v, depth)
+        return self.literal(k, x, v, depth)
+
+    def reference(self, k, x, v, depth):
+        """{"node": name}, {"sym": [[term, ...], constant]} or {"meta": [value, meta]}: what refers to the graph."""
         if k == "node" and type(x) is str and x in self.nodes:
             return self.nodes[x]
         if k == "node":
@@ -336,6 +342,9 @@ class _GraphReader:
             return fx.Sym({self.sym_term(t): self.integer(t[1]) for t in x[0]}, self.integer(x[1]))
         if k == "meta" and type(x) is list and len(x) == 2:
             return self.meta(self.value(x[0], depth + 1), x[1])
+        raise self.bad(f"unexpected value {v!r:.100}")
+
+    def literal(self, k, x, v, depth):
         if k == "dtype" and type(x) is str and x in _dtype.BY_NAME:
             return _dtype.BY_NAME[x]
         if k == "tuple" and type(x) is list:

@@ -265,20 +265,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         lo, hi = indices.amin(1).tolist(), indices.amax(1).tolist()
     else:
         lo = hi = [-1] * sd
-    if size is None:
-        size = tuple(h + 1 for h in hi) + tuple(values.shape[1:])
-    else:
-        size = tuple(size)
-        if len(size) != sd + values.dim() - 1:
-            raise RuntimeError(f"number of dimensions must be sparse_dim ({sd}) + dense_dim ({values.dim() - 1}), "
-                               f"but got {len(size)}")
-        for d in range(sd):
-            if hi[d] >= size[d]:
-                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
-                                   f"index {hi[d]}")
-        if tuple(values.shape[1:]) != size[sd:]:
-            raise RuntimeError(f"values has incorrect size, expected {[values.shape[0]] + list(size[sd:])}, got "
-                               f"{list(values.shape)}")
+    size = tuple(h + 1 for h in hi) + tuple(values.shape[1:]) if size is None else _checked_size(size, hi, values)
     for d in range(sd):
         if lo[d] < 0 and indices.shape[1]:
             raise RuntimeError(f"found negative index {lo[d]} for dim {d}")
@@ -288,6 +275,22 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         values = _SparseCoo.call(values)
     return SparseTensor._new(indices, values, size, coalesced=bool(is_coalesced), leaf=requires_grad)
 
+
+
+def _checked_size(size, hi, values):
+    """sparse_coo_tensor's size: sparse dims that hold the largest indices `hi`, then values' dense dims."""
+    size, sd = tuple(size), len(hi)
+    if len(size) != sd + values.dim() - 1:
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({sd}) + dense_dim ({values.dim() - 1}), "
+                           f"but got {len(size)}")
+    for d in range(sd):
+        if hi[d] >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
+                               f"index {hi[d]}")
+    if tuple(values.shape[1:]) != size[sd:]:
+        raise RuntimeError(f"values has incorrect size, expected {[values.shape[0]] + list(size[sd:])}, got "
+                           f"{list(values.shape)}")
+    return size
 
 _SparseCoo = composite_node("SparseCooTensorWithDimsAndTensorsBackward0", lambda v: v.view(v.shape))
 

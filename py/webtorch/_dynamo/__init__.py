@@ -1,7 +1,8 @@
 """torch._dynamo: torch.compile's front end (see eval_frame.py): config, exc, explain, reset, mark_dynamic, the
 decorators and switches of decorators.py."""
 from . import config, exc, utils
-from .eval_frame import OptimizedModule, ExplainOutput, explain, disable, reset
+from .eval_frame import OptimizedModule, disable, reset
+from .explain import ExplainOutput, explain
 from .decorators import (graph_break, set_stance, run, optimize, allow_in_graph, disallow_in_graph,
                          assume_constant_result, substitute_in_graph)
 

@@ -21,16 +21,14 @@ import dataclasses
 import functools
 import inspect
 import logging
-import operator
-import os
-import traceback
-import warnings
 import weakref
 
 from .. import autograd, fx
 from ..autograd import grad_mode
 from .._tensor import Tensor
 from . import aot, config, guards, resume
+from .tracing import (_REASONS, GraphCompileReason, _StepTracer, _named_tensors, _ops, _reached, _split,
+                      _trainable, _user_frame, _user_stack)
 from .exc import FailOnRecompileLimitHit, InvalidBackend, RecompileError, Unsupported
 from .utils import counters
 from ..nn import Module
@@ -39,7 +37,6 @@ from ..optim import Optimizer
 
 log = logging.getLogger(__name__.rsplit(".", 1)[0] + ".convert_frame")
 
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = {"compiling": 0, "disabled": 0, "run_only": 0}
 _OUTPUT = object()  # a tensor's place in a replayed entry's template
 # entries kept per set of guards that differ in tensor sizes only (the oldest goes first): where PyTorch compiles
@@ -52,13 +49,6 @@ _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
             "aot_eager_then_compile")
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 _TROUBLESHOOTING = "https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html"
-_REASONS = {
-    "item": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
-    "__bool__": "Data-dependent branching: bool() of a tensor",
-    "tolist": "Unsupported Tensor.tolist() call",
-    "numpy": "Unsupported Tensor.numpy() call",
-    "__repr__": "Unsupported Tensor.__repr__() call (printing a tensor)",
-}
 
 
 @dataclasses.dataclass
@@ -79,80 +69,6 @@ def _set_stance(stance):
         raise RuntimeError("attempted to set_stance in a torch.compile region")
     prior, _stance = _stance, stance
     return prior
-
-
-class GraphCompileReason:
-    """Why a graph ended: reason, user_stack (FrameSummary list), graph_break (PyTorch's fields)."""
-
-    def __init__(self, reason, user_stack, graph_break=True):
-        self.reason, self.user_stack, self.graph_break = reason, user_stack, graph_break
-
-    def __repr__(self):
-        return f"GraphCompileReason(reason={self.reason!r}, user_stack={self.user_stack!r}, " \
-               f"graph_break={self.graph_break})"
-
-
-def _user_frame():
-    """The innermost frame outside webtorch's package: the user's line that caused what is being reported."""
-    return _user_stack(None)[-1]
-
-
-def _user_stack(code):
-    """The user's frames (outside webtorch's package) from the outermost running `code` (the compiled frame) to the
-    innermost, as PyTorch's user_stack; just the innermost when no frame runs `code`."""
-    frames = [f for f, _ in traceback.walk_stack(None)][::-1]
-    start = next((i for i, f in enumerate(frames) if f.f_code is code), None) if code is not None else None
-    user = [f for f in frames[start or 0:] if not os.path.abspath(f.f_code.co_filename).startswith(_PKG)]
-    user = (user if start is not None else user[-1:]) or frames[:1]
-    return traceback.StackSummary.extract((f, f.f_lineno) for f in user)
-
-
-class _StepTracer(fx.Tracer):
-    """fx.Tracer for a whole step: also reports .tolist(), .numpy() and printing as value reads, and an alias
-    the graph cannot express (a view saved for backward, a tensor stale after an optimizer's in-place write)
-    becomes a constant instead of an error: the call itself runs eagerly and must never fail for the graph's
-    sake."""
-    value_reads = fx.Tracer.value_reads + ("tolist", "numpy", "__repr__")
-
-    def __enter__(self):
-        super().__enter__()
-        self._hooked = Optimizer.__dict__["_hooked"]
-        tracer = self
-
-        def hooked(opt, step, closure):
-            out = tracer._hooked(opt, step, closure)
-            tracer._record_step(opt)
-            return out
-        Optimizer._hooked = hooked
-        return self
-
-    def __exit__(self, *exc):
-        Optimizer._hooked = self._hooked
-        return super().__exit__(*exc)
-
-    def _record_step(self, opt):
-        """optimizer.step() (backend primitives, unseen by the tracer) as one node that writes the parameters in
-        place: step_(params, grads), named torch.optim.<Class>.step."""
-        params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
-        if not params:
-            return
-
-        def step_(params, grads):
-            opt.step()
-        step_._fx_target_name = f"torch.optim.{type(opt).__name__}.step"
-        node = self.graph.call_function(step_, ([self.node_of(p) for p in params],
-                                                [self.node_of(p.grad) for p in params]),
-                                        meta={"val": fx._meta(params)})
-        for i, p in enumerate(params):
-            self._rebind(p, self.graph.call_function(operator.getitem, (node, i), meta={"val": fx._meta(p)}))
-
-    def node_of(self, t):
-        try:
-            return super().node_of(t)
-        except RuntimeError:
-            node = self.graph.get_attr(t)
-            self._bind(t, node)
-            return node
 
 
 class _Entry:
@@ -260,6 +176,11 @@ class CompiledFunction(guards.ById):
         entry = self.entries.get(key)
         if entry is not None:
             return self._run(entry, args, kwargs)
+        return self._miss(key, args, kwargs)
+
+    def _miss(self, key, args, kwargs):
+        """No cache entry's guards hold: compile a new entry, or run eagerly where the stance or the
+        recompile limit says so."""
         named = guards.collect(self.code_fn, self.root, args, kwargs, self.arg_names, named=True)
         if self.entries:
             last = self.entries[next(reversed(self.entries))]
@@ -278,18 +199,7 @@ class CompiledFunction(guards.ById):
         static = self.dynamic is None and shapes is not None and len(shapes) == 1
         if (shapes is None or static) and sum(min(len(v), 1 + (self.dynamic is None))
                                               for v in self.families.values()) >= limit:
-            if config.fail_on_recompile_limit_hit:
-                raise FailOnRecompileLimitHit("Hard failure due to fail_on_recompile_limit_hit")
-            if self.fullgraph:
-                raise FailOnRecompileLimitHit("Hard failure due to fullgraph=True")
-            if not self.limit_warned:
-                self.limit_warned = True
-                code = getattr(self.code_fn, "__code__", None)
-                where = f"'{code.co_name}' ({code.co_filename}:{code.co_firstlineno})" if code else repr(self.call)
-                log.warning("torch._dynamo hit config.%s (%s)\n   function: %s\n   last reason: %s\n"
-                            'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
-                            "To diagnose recompilation issues, see %s", "recompile_limit", limit,
-                            where, self.last_reason, _TROUBLESHOOTING)
+            self._limit_hit(limit)
             return _eager(self.call, args, kwargs)
         if self.entries and (shapes is None or static):
             counters["recompiles"][self.last_reason.split(": ", 1)[1]] += 1
@@ -308,19 +218,35 @@ class CompiledFunction(guards.ById):
                 del self.families[family]
             raise
 
+    def _limit_hit(self, limit):
+        """The recompile limit is reached: raise where asked to, else warn once (the call runs eagerly)."""
+        if config.fail_on_recompile_limit_hit:
+            raise FailOnRecompileLimitHit("Hard failure due to fail_on_recompile_limit_hit")
+        if self.fullgraph:
+            raise FailOnRecompileLimitHit("Hard failure due to fullgraph=True")
+        if not self.limit_warned:
+            self.limit_warned = True
+            code = getattr(self.code_fn, "__code__", None)
+            where = f"'{code.co_name}' ({code.co_filename}:{code.co_firstlineno})" if code else repr(self.call)
+            log.warning("torch._dynamo hit config.%s (%s)\n   function: %s\n   last reason: %s\n"
+                        'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
+                        "To diagnose recompilation issues, see %s", "recompile_limit", limit,
+                        where, self.last_reason, _TROUBLESHOOTING)
+
     def _check_recompile(self):
         """set_stance("fail_on_recompile") raises before any compile (the first one too), skip_guard_eval_unsafe and
         config.error_on_recompile before a recompile, with PyTorch's messages."""
         code = getattr(self.code_fn, "__code__", None)
         name, file, line = (code.co_name, code.co_filename, code.co_firstlineno) if code else (repr(self.call), "", 0)
-        failures = f"\n    triggered by the following guard failure(s):\n    - {self.last_reason}" if self.entries else ""
+        failures = f"\n    triggered by the following guard failure(s):\n    - {self.last_reason}" \
+            if self.entries else ""
         if _stance.stance == "fail_on_recompile":
             raise RuntimeError("Detected recompile when torch.compile stance is 'fail_on_recompile'. "
                                f"filename: '{file}', function name: '{name}', line number: {line}{failures}")
         if _stance.skip_guard_eval_unsafe and self.entries:
-            raise RuntimeError("Recompilation triggered with skip_guard_eval_unsafe stance. This usually means that you "
-                               "have not warmed up your model with enough inputs such that you can guarantee no more "
-                               "recompilations.")
+            raise RuntimeError("Recompilation triggered with skip_guard_eval_unsafe stance. This usually means that "
+                               "you have not warmed up your model with enough inputs such that you can guarantee no "
+                               "more recompilations.")
         if config.error_on_recompile and self.entries:
             raise RecompileError(f"Recompiling function {name} in {file}:{line}{failures}")
 
@@ -415,8 +341,7 @@ class CompiledFunction(guards.ById):
         # an input that requires grad is cloned differentiably: the call's graph reaches the caller's through it
         clones = {id(t): t.clone() if t.requires_grad and grad_mode.is_grad_enabled() else t.detach().clone()
                   for t in tensors}
-        swap = (lambda x: clones[id(x)] if isinstance(x, Tensor) else x)
-        cargs, ckwargs = fx.map_aggregate(args, swap), fx.map_aggregate(kwargs, swap)
+        cargs, ckwargs = (fx.map_aggregate(a, lambda x: clones.get(id(x), x)) for a in (args, kwargs))
         versions = {k: c._version for k, c in clones.items()}
         found = grads_in = [p.grad for p in entry.params]
         cap, read = _noting_reads(be)  # a read the tracer did not see at call 1 (data-dependent path): no replay
@@ -583,26 +508,6 @@ class _Compiling:
         _state["compiling"] -= 1
 
 
-def _reached(code_fn, root):
-    """(name prefix, object) of what a call reaches besides its arguments: self (and a plain object's attributes),
-    and the globals and closure cells its code names."""
-    out = []
-    if root is not None:
-        out.append(("", root))
-        if not isinstance(root, Module) and isinstance(getattr(root, "__dict__", None), dict):
-            out += [(k + "_", v) for k, v in vars(root).items()]
-    code = getattr(code_fn, "__code__", None)
-    if code is not None:
-        names = guards.code_names(code)
-        out += [(n + "_", v) for n, v in code_fn.__globals__.items() if n in names]
-        for n, c in zip(code.co_freevars, code_fn.__closure__ or ()):
-            try:
-                out.append((n + "_", c.cell_contents))
-            except ValueError:  # an empty cell
-                pass
-    return out
-
-
 def _found(compiled, args, kwargs):
     """(tensors, optimizers) the call holds besides its arguments, as its guards find them: parameters, buffers,
     tensors in attributes, globals and cells (objects its guards hold fixed), and the optimizers it reaches."""
@@ -639,55 +544,6 @@ def _moved(memory):
 def _shares_memory(outs, tensors):
     bufs = {id(t._storage.buf) for t in tensors}
     return any(id(o._storage.buf) in bufs for o in outs)
-
-
-def _trainable(reached):
-    """The leaf tensors whose .grad a call may set: the parameters of the modules and optimizers it reaches."""
-    found = {}
-    for _, v in reached:
-        if isinstance(v, Module):
-            found.update((id(p), p) for p in v.parameters())
-        elif isinstance(v, Optimizer):
-            found.update((id(p), p) for g in v.param_groups for p in g["params"])
-    return list(found.values())
-
-
-def _named_tensors(reached, code_fn, root, args, kwargs):
-    """(placeholder name, tensor) for the parameters and buffers of the modules the call reaches, then its tensor
-    arguments (named after the function's parameters)."""
-    seen = set()
-    for prefix, m in reached:
-        if not isinstance(m, Module):
-            continue
-        for kind, items in (("p_", m.named_parameters()), ("b_", m.named_buffers())):
-            for path, t in items:
-                if id(t) not in seen:
-                    seen.add(id(t))
-                    yield kind + prefix + path.replace(".", "_"), t
-    names = guards.arg_names(code_fn, root)
-    flat = [(names[i] if i < len(names) else f"arg{i}", a) for i, a in enumerate(args)] + sorted(kwargs.items())
-    for name, a in flat:
-        for j, t in enumerate(fx.flatten_inputs((a,), {})):
-            if id(t) not in seen:
-                seen.add(id(t))
-                yield (name if j == 0 else f"{name}_{j}"), t
-
-
-def _split(graph, n):
-    """The graph's nodes in n graphs, split at the breaks (each with the placeholders and constants it uses)."""
-    parts = []
-    for k in range(n):
-        g = fx.Graph()
-        ops = [node for node in graph.nodes if node.op == "call_function" and node.meta.get("graph_id") == k]
-        used = {a.name for node in ops for a in node.all_input_nodes}
-        g.nodes = [node for node in graph.nodes if node.op in ("placeholder", "get_attr") and node.name in used] + ops
-        g.constants = {k2: v for k2, v in graph.constants.items() if k2 in used}
-        parts.append(g)
-    return parts
-
-
-def _ops(graphs):
-    return [[node.target for node in g.nodes if node.op == "call_function"] for g in graphs]
 
 
 def _inner(fn):
@@ -840,58 +696,3 @@ def disable(fn=None, recursive=True, *, reason=None):
     disabled._torchdynamo_disable_msg = reason
     disabled._torchdynamo_orig_callable = fn
     return disabled
-
-
-_REASONS["__disabled__"] = "Skip calling `torch.compiler.disable()`d function"
-_REASONS["__host_read__"] = "a read to the host inside an op (its result depends on the data, as nonzero's size)"
-
-
-class ExplainOutput:
-    """What torch._dynamo.explain returns (PyTorch's fields; graphs are fx.Graph objects)."""
-
-    def __init__(self, graphs, graph_count, graph_break_count, break_reasons, op_count, ops_per_graph=None,
-                 out_guards=None, compile_times=None):
-        self.graphs, self.graph_count, self.graph_break_count = graphs, graph_count, graph_break_count
-        self.break_reasons, self.op_count, self.ops_per_graph = break_reasons, op_count, ops_per_graph
-        self.out_guards, self.compile_times = out_guards, compile_times
-
-    def __str__(self):
-        output = f"Graph Count: {self.graph_count}\nGraph Break Count: {self.graph_break_count}\n"
-        output += f"Op Count: {self.op_count}\nBreak Reasons:\n"
-        for idx, br in enumerate(self.break_reasons):
-            output += f"  Break Reason {idx + 1}:\n    Reason: {br.reason}\n    User Stack:\n"
-            for frame_summary in br.user_stack:
-                output += f"      {frame_summary}\n"
-        if self.ops_per_graph is not None:
-            output += "Ops per Graph:\n"
-            for idx, ops in enumerate(self.ops_per_graph):
-                output += f"  Ops {idx + 1}:\n"
-                for op in ops:
-                    output += f"    {fx.target_name(op)}\n"
-        if self.out_guards is not None:
-            output += "Out Guards:\n"
-            for i, guard in enumerate(self.out_guards):
-                output += f"  Guard {i + 1}:\n    {guard}"
-        if self.compile_times is not None:
-            output += f"Compile Times: {self.compile_times}\n"
-        return output
-
-
-def explain(f, *extra_args, **extra_kwargs):
-    """torch._dynamo.explain(f)(*args, **kwargs): compile f afresh, run it once, report graphs and breaks."""
-    def inner(*args, **kwargs):
-        reset()
-        target = f._orig_mod if isinstance(f, OptimizedModule) else _inner(f)
-        compiled = compile_callable(target)
-        state = compiled_state(compiled)
-        compiled(*args, **kwargs)
-        entry = next(iter(state.entries.values()))
-        reset()
-        return ExplainOutput(entry.graphs, len(entry.graphs), len(entry.graphs) - 1, list(entry.breaks),
-                             sum(len(o) for o in _ops(entry.graphs)), _ops(entry.graphs), entry.out_guards(), None)
-    if extra_args or extra_kwargs:
-        warnings.warn("explain(f, *args, **kwargs) is deprecated, use explain(f)(*args, **kwargs) instead.  If you "
-                      "don't migrate, we may break your explain call in the future if your user defined kwargs "
-                      "conflict with future kwargs added to explain(f).", FutureWarning, stacklevel=2)
-        return inner(*extra_args, **extra_kwargs)
-    return inner

@@ -124,85 +124,109 @@ class _Walk:
     def value(self, src, v, held, depth=0, names=()):
         """Guard value v, reached as src (None when not named), held: not an argument's tensor; names: the names
         the code that reached v reads (a user module's attributes to guard)."""
-        named, t = self.named, type(v)
+        t = type(v)
         if t in _SCALAR_TYPES:
             return self.add(src, (t.__name__, v))
         if isinstance(v, Tensor):
-            g = ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad, v._stride)
-            if held:
-                g += (id(v),)
-                if self.found is not None:
-                    self.found.append(v)
-            return self.add(src, g)
+            return self.tensor(src, v, held)
         if isinstance(v, _VALUES):
             return self.add(src, (t.__name__, v))
         if depth > MAX_DEPTH:
             return self.add(src, ("unguarded", f"nested deeper than {MAX_DEPTH}"))
         if isinstance(v, (tuple, list, collections.deque)):
-            if len(v) > MAX_ITEMS:
-                return self.add(src, ("unguarded", f"a {t.__name__} of {len(v)} items"))
-            if not isinstance(v, tuple) and self.alias(src, v):
-                return
-            self.add(src, ("len", t.__name__, len(v)))
-            for i, x in enumerate(v):
-                self.value(f"{src}[{i}]" if named else None, x, held, depth + 1)
-            return
+            return self.sequence(src, v, held, depth)
         if self.alias(src, v):
             return
         if isinstance(v, dict):
-            if len(v) > MAX_ITEMS:
-                return self.add(src, ("unguarded", f"a {t.__name__} of {len(v)} items"))
-            self.add(src, ("keys", t.__name__, tuple(map(_key, v))))
-            for k, x in v.items():
-                self.value(f"{src}[{k!r}]" if named else None, x, held, depth + 1)
-        elif isinstance(v, (set, frozenset)):
-            self.add(src, ("set", t.__name__, frozenset(map(_key, v))))
-        elif isinstance(v, Module):
-            self.module(src, v, depth)
-        elif isinstance(v, Optimizer):
+            return self.mapping(src, v, held, depth)
+        if isinstance(v, (set, frozenset)):
+            return self.add(src, ("set", t.__name__, frozenset(map(_key, v))))
+        if isinstance(v, Module):
+            return self.module(src, v, depth)
+        if isinstance(v, Optimizer):
+            return self.optimizer(src, v)
+        if isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):
+            return self.callable_value(src, v, depth)
+        if isinstance(v, (type, types.ModuleType)):
+            self.add(src, ("id", t.__name__, id(v)))
+            return self.cls(v, depth) if isinstance(v, type) else self.user_module(src, v, depth, names)
+        return self.other(src, v, depth)
+
+    def tensor(self, src, v, held):
+        g = ("tensor", tuple(v.shape), v.dtype.name, v.device.type, v.requires_grad, v._stride)
+        if held:
+            g += (id(v),)
             if self.found is not None:
                 self.found.append(v)
-            for i, g in enumerate(v.param_groups):
-                for k, x in g.items():
-                    h = _hashable(x) if k != "params" else None
-                    if h is not None:
-                        self.add(f"{src}.param_groups[{i}][{k!r}]" if named else None, h)
-        elif isinstance(v, types.FunctionType):
+        self.add(src, g)
+
+    def sequence(self, src, v, held, depth):
+        t = type(v)
+        if len(v) > MAX_ITEMS:
+            return self.add(src, ("unguarded", f"a {t.__name__} of {len(v)} items"))
+        if not isinstance(v, tuple) and self.alias(src, v):
+            return
+        self.add(src, ("len", t.__name__, len(v)))
+        for i, x in enumerate(v):
+            self.value(f"{src}[{i}]" if self.named else None, x, held, depth + 1)
+
+    def mapping(self, src, v, held, depth):
+        if len(v) > MAX_ITEMS:
+            return self.add(src, ("unguarded", f"a {type(v).__name__} of {len(v)} items"))
+        self.add(src, ("keys", type(v).__name__, tuple(map(_key, v))))
+        for k, x in v.items():
+            self.value(f"{src}[{k!r}]" if self.named else None, x, held, depth + 1)
+
+    def optimizer(self, src, v):
+        if self.found is not None:
+            self.found.append(v)
+        for i, g in enumerate(v.param_groups):
+            for k, x in g.items():
+                h = _hashable(x) if k != "params" else None
+                if h is not None:
+                    self.add(f"{src}.param_groups[{i}][{k!r}]" if self.named else None, h)
+
+    def callable_value(self, src, v, depth):
+        """A function (its code, closure, defaults, globals), a bound method or a functools.partial."""
+        named = self.named
+        if isinstance(v, types.FunctionType):
             if not _user_file(v.__code__.co_filename):
-                return self.add(src, ("id", t.__name__, id(v)))
+                return self.add(src, ("id", type(v).__name__, id(v)))
             self.add(src, ("fn", id(v.__code__)))
-            self.function(src, v, depth)
-        elif isinstance(v, types.MethodType):
+            return self.function(src, v, depth)
+        if isinstance(v, types.MethodType):
             self.value(f"{src}.__self__" if named else None, v.__self__, True, depth + 1)
             self.value(f"{src}.__func__" if named else None, v.__func__, True, depth + 1)
-        elif isinstance(v, functools.partial):
-            self.value(f"{src}.func" if named else None, v.func, True, depth + 1)
-            self.value(f"{src}.args" if named else None, v.args, True, depth + 1)
-            self.value(f"{src}.keywords" if named else None, v.keywords, True, depth + 1)
-        elif isinstance(v, type):
-            self.add(src, ("id", t.__name__, id(v)))
-            self.cls(v, depth)
-        elif isinstance(v, types.ModuleType):
-            self.add(src, ("id", t.__name__, id(v)))
-            if _user_module(v.__name__):
-                d = v.__dict__
-                for n in names:
-                    if n in d:
-                        self.value(f"{src}.{n}" if named else None, d[n], True, depth + 1)
-        elif t.__module__ == "numpy" and hasattr(v, "tobytes"):  # a numpy array or scalar: its values
+            return
+        self.value(f"{src}.func" if named else None, v.func, True, depth + 1)
+        self.value(f"{src}.args" if named else None, v.args, True, depth + 1)
+        self.value(f"{src}.keywords" if named else None, v.keywords, True, depth + 1)
+
+    def user_module(self, src, v, depth, names):
+        """A user's module: the attributes the code reads from it."""
+        if _user_module(v.__name__):
+            d = v.__dict__
+            for n in names:
+                if n in d:
+                    self.value(f"{src}.{n}" if self.named else None, d[n], True, depth + 1)
+
+    def other(self, src, v, depth):
+        """A numpy value, a user object (its attributes and class), or a library object (by identity)."""
+        t = type(v)
+        if t.__module__ == "numpy" and hasattr(v, "tobytes"):  # a numpy array or scalar: its values
             if v.size > MAX_ITEMS:
                 return self.add(src, ("unguarded", f"an array of {v.size} items"))
-            self.add(src, ("array", v.shape, v.dtype.str, v.tobytes()))
-        elif not _by_id(t) and (isinstance(getattr(v, "__dict__", None), dict) or _slots(t)):
-            d = getattr(v, "__dict__", None)
-            attrs = dict(d) if isinstance(d, dict) else {}
-            attrs.update((s, getattr(v, s)) for s in _slots(t) if hasattr(v, s))
-            self.add(src, ("obj", id(t), tuple(attrs)))
-            for k, x in attrs.items():
-                self.value(f"{src}.{k}" if named else None, x, True, depth + 1)
-            self.cls(t, depth)
-        else:  # a library object (its state is the library's), compiled state, an object of a C type
-            self.add(src, ("id", t.__name__, id(v)))
+            return self.add(src, ("array", v.shape, v.dtype.str, v.tobytes()))
+        if _by_id(t) or not isinstance(getattr(v, "__dict__", None), dict) and not _slots(t):
+            # a library object (its state is the library's), compiled state, an object of a C type
+            return self.add(src, ("id", t.__name__, id(v)))
+        d = getattr(v, "__dict__", None)
+        attrs = dict(d) if isinstance(d, dict) else {}
+        attrs.update((s, getattr(v, s)) for s in _slots(t) if hasattr(v, s))
+        self.add(src, ("obj", id(t), tuple(attrs)))
+        for k, x in attrs.items():
+            self.value(f"{src}.{k}" if self.named else None, x, True, depth + 1)
+        self.cls(t, depth)
 
     def alias(self, src, v):
         """Whether v was walked already (then guarded as an alias of it); else marks it seen."""
@@ -307,8 +331,8 @@ def collect(fn, root, args, kwargs, arg_names, named=False, found=None):
 
 def unguarded(named):
     """Why an entry with guards `named` cannot replay: the first value no guard can check (None: none)."""
-    return next((f"{src} cannot be guarded ({v[1]})" for src, v in named if type(v) is tuple and v[:1] == ("unguarded",)),
-                None)
+    return next((f"{src} cannot be guarded ({v[1]})" for src, v in named
+                 if type(v) is tuple and v[:1] == ("unguarded",)), None)
 
 
 def arg_names(fn, root):
@@ -342,19 +366,7 @@ def miss_reason(old, new):
         if src == "AUTOCAST":
             return "GLOBAL_STATE changed: autocast "
         if isinstance(w, tuple) and w[0] == "tensor" and v[0] == "tensor":
-            name = src[3:-2] if src.startswith("L['") else src
-            if len(w[1]) != len(v[1]):
-                return f"tensor {name!r} rank mismatch. expected {len(w[1])}, actual {len(v[1])}"
-            for i, (a, b) in enumerate(zip(w[1], v[1])):
-                if a != b:
-                    return f"tensor {name!r} size mismatch at index {i}. expected {a}, actual {b}"
-            for i, (a, b) in enumerate(zip(w[5], v[5])):
-                if a != b:
-                    return f"tensor {name!r} stride mismatch at index {i}. expected {a}, actual {b}"
-            for what, a, b in (("dtype", w[2], v[2]), ("device", w[3], v[3]), ("requires_grad", w[4], v[4])):
-                if a != b:
-                    return f"tensor {name!r} {what} mismatch. expected {a}, actual {b}"
-            return f"___check_obj_id({src}, {w[6]})"
+            return _tensor_miss(src, w, v)
         if src.endswith("._parameters") and [p[:2] for p in w] == [p[:2] for p in v]:
             k, a, b = next((p[0], p[2], q[2]) for p, q in zip(w, v) if p != q)
             return f"tensor '{src}[{k!r}]' requires_grad mismatch. expected {a}, actual {b}"
@@ -364,6 +376,23 @@ def miss_reason(old, new):
         return next((a for a, b in zip(was, now) if a != b), was[0])
     return "the guards changed"
 
+
+
+def _tensor_miss(src, w, v):
+    """Why tensor guard v fails w, as PyTorch words it."""
+    name = src[3:-2] if src.startswith("L['") else src
+    if len(w[1]) != len(v[1]):
+        return f"tensor {name!r} rank mismatch. expected {len(w[1])}, actual {len(v[1])}"
+    for i, (a, b) in enumerate(zip(w[1], v[1])):
+        if a != b:
+            return f"tensor {name!r} size mismatch at index {i}. expected {a}, actual {b}"
+    for i, (a, b) in enumerate(zip(w[5], v[5])):
+        if a != b:
+            return f"tensor {name!r} stride mismatch at index {i}. expected {a}, actual {b}"
+    for what, a, b in (("dtype", w[2], v[2]), ("device", w[3], v[3]), ("requires_grad", w[4], v[4])):
+        if a != b:
+            return f"tensor {name!r} {what} mismatch. expected {a}, actual {b}"
+    return f"___check_obj_id({src}, {w[6]})"
 
 def _show_key(k):
     return f"<object at {k[1]:#x}>" if k[0] == "id" else repr(k[1])

@@ -284,148 +284,181 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
 
 
 def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused, accumulate):
-    roots = []
-    for t, g in zip(tensors, grad_tensors):
-        node, nr = grad_edge(t)
-        if node is None:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        roots.append((node, nr, g))
-
-    capture = {}  # (node, nr) -> index into results
-    if inputs is not None:
-        for i, x in enumerate(inputs):
-            node, nr = grad_edge(x)
-            if node is None:
-                if accumulate:
-                    raise RuntimeError("One of the differentiated Tensors does not require grad")
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            capture.setdefault((node, nr), []).append(i)
+    roots = [(*_root_edge(t), g) for t, g in zip(tensors, grad_tensors, strict=True)]
+    capture = None if inputs is None else _capture_map(inputs)
+    task = _GraphTask(roots, capture, retain_graph, create_graph, accumulate)
+    with grad_mode.enable_grad() if create_graph else grad_mode.no_grad():
+        task.run()
     results = [None] * (len(inputs) if inputs is not None else 0)
-
-    # discover the graph: dependency counts, and which nodes lead to a captured input
-    deps = {}
-    order = []
-    stack = [n for n, _, _ in roots]
-    seen = set()
-    while stack:
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        order.append(n)
-        for nxt, _ in n.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    stack.append(nxt)
-    needed = None
-    capture_nodes = {n for n, _ in capture}
-    if inputs is not None:
-        needed = set()
-        # reverse topological: process by decreasing discovery isn't topological; iterate to fixpoint
-        changed = True
-        while changed:
-            changed = False
-            for n in order:
-                if n in needed:
-                    continue
-                if n in capture_nodes or any(x in needed for x, _ in n.next_functions if x is not None):
-                    needed.add(n)
-                    changed = True
-
-    buffers = {}
-
-    def add_grad(node, nr, g):
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = {}
-        if g is None:
-            return
-        prev = buf.get(nr)
-        buf[nr] = g if prev is None else prev + g
-
-    for n, nr, g in roots:
-        add_grad(n, nr, g)
-    ready = []
-    pushed = set()
-    for n, _, _ in roots:
-        if deps.get(n, 0) == 0 and n not in pushed:
-            pushed.add(n)
-            heapq.heappush(ready, (-n._seq, id(n), n))
-
-    mode = grad_mode.enable_grad() if create_graph else grad_mode.no_grad()
-    with mode:
-        while ready:
-            _, _, node = heapq.heappop(ready)
-            buf = buffers.pop(node, {})
-            # tensor hooks registered on this node's outputs (non-leaf tensors)
-            if node._tensor_hooks:
-                for nr, hooks in node._tensor_hooks.items():
-                    if nr in buf:
-                        for h in hooks:
-                            r = h(buf[nr])
-                            if r is not None:
-                                buf[nr] = r
-            if node._retained:
-                for nr, ref in node._retained.items():
-                    t = ref()
-                    if t is not None and nr in buf:
-                        g = buf[nr] if create_graph else buf[nr].detach()
-                        t.grad = g if t.grad is None else t.grad + g
-            for (cn, cnr), idxs in capture.items():
-                if cn is node and cnr in buf:
-                    for i in idxs:
-                        results[i] = buf[cnr]
-            if isinstance(node, AccumulateGrad):
-                if accumulate and 0 in buf and (inputs is None or (node, 0) in capture):
-                    node.accumulate(buf[0], create_graph)
-                continue
-            if needed is not None and node not in needed:
-                continue
-            if node in capture_nodes and not any(x in needed for x, _ in node.next_functions if x is not None):
-                continue
-            if node._freed:
-                raise RuntimeError(FREED_MSG)
-            grads = [buf.get(i) for i in range(len(node._outputs_meta))]
-            if node._fn._builtin and all(g is None for g in grads):
-                in_grads = ()  # PyTorch's own nodes pass no gradient on as none (norm(x, 0): x.grad stays None)
-            else:
-                for i, meta in enumerate(node._outputs_meta):
-                    if grads[i] is None and node.materialize_grads:
-                        grads[i] = _zeros_for(meta)
-                for h in node._pre_hooks:
-                    r = h(tuple(grads))
-                    if r is not None:
-                        grads = list(r)
-                in_grads = node.apply(*grads)
-            if not isinstance(in_grads, tuple):
-                in_grads = (in_grads,)
-            for h in node._hooks:
-                r = h(in_grads, tuple(grads))
-                if r is not None:
-                    in_grads = tuple(r)
-            if not retain_graph:
-                node._free()
-            edges = node._edges
-            if len(in_grads) < len(edges):
-                in_grads = tuple(in_grads) + (None,) * (len(edges) - len(in_grads))
-            for e, g in zip(edges, in_grads):
-                if e is None or e[0] is None:
-                    continue
-                nxt, nr = e
-                if g is not None:
-                    g = _check_grad(node, g, nxt, nr)
-                    add_grad(nxt, nr, g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
-            in_grads = g = grads = None     # drop this frame's references (AccumulateGrad may steal a grad)
-    if inputs is not None and not accumulate:
+    for i, g in task.captured.items():
+        results[i] = g
+    if inputs is not None and not accumulate and not allow_unused:
         for i, r in enumerate(results):
-            if r is None and not allow_unused:
+            if r is None:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
     return results
+
+
+def _root_edge(t):
+    node, nr = grad_edge(t)
+    if node is None:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    return node, nr
+
+
+def _capture_map(inputs):
+    """{node: {output_nr: [index into inputs]}}: where the gradients of `inputs` are read."""
+    capture = {}
+    for i, x in enumerate(inputs):
+        node, nr = grad_edge(x)
+        if node is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        capture.setdefault(node, {}).setdefault(nr, []).append(i)
+    return capture
+
+
+def _dependencies(roots):
+    """{node: number of edges into it} over the graph reachable from `roots`; a root that no other
+    node reaches has no entry."""
+    deps, seen, stack = {}, set(roots), list(roots)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    return seen, deps
+
+
+def _topological(nodes, deps):
+    """`nodes` ordered so that every node comes before the nodes its edges lead to (Kahn's)."""
+    left = dict(deps)
+    order = [n for n in nodes if n not in left]
+    for n in order:  # grows while it is walked
+        for nxt, _ in n.next_functions:
+            if nxt is not None:
+                left[nxt] -= 1
+                if left[nxt] == 0:
+                    order.append(nxt)
+    return order
+
+
+def _nodes_to_run(nodes, deps, capture):
+    """The nodes whose backward must run to reach a captured input: those with an edge to a node that
+    is captured or leads to one (PyTorch's exec_info for grad() and backward(inputs=))."""
+    leads, run = set(), set()
+    for n in reversed(_topological(nodes, deps)):
+        if any(nxt in leads for nxt, _ in n.next_functions):
+            run.add(n)
+            leads.add(n)
+        elif n in capture:
+            leads.add(n)
+    return run
+
+
+class _GraphTask:
+    """One run of the engine (PyTorch's GraphTask). Gradients are summed per node and input slot in
+    `buffers`; a node is ready once every edge into it has delivered (its dependency count reaches
+    0), and the ready node created last (highest sequence number) runs first, as in PyTorch."""
+
+    def __init__(self, roots, capture, retain_graph, create_graph, accumulate):
+        self.capture = capture  # None: backward() of the whole graph; else _capture_map(inputs)
+        self.retain_graph, self.create_graph, self.accumulate = retain_graph, create_graph, accumulate
+        self.captured = {}  # index into inputs -> gradient
+        nodes, self.deps = _dependencies({n for n, _, _ in roots})
+        self.run_only = None if capture is None else _nodes_to_run(nodes, self.deps, capture)
+        self.buffers = {}
+        for n, nr, g in roots:
+            self.add(n, nr, g)
+        self.ready = [(-n._seq, id(n), n) for n in {n for n, _, _ in roots} if n not in self.deps]
+        heapq.heapify(self.ready)
+
+    def add(self, node, nr, g):
+        buf = self.buffers.get(node)
+        if buf is None:
+            buf = self.buffers[node] = {}
+        if g is not None:
+            prev = buf.get(nr)
+            buf[nr] = g if prev is None else prev + g
+
+    def run(self):
+        while self.ready:
+            self.evaluate(heapq.heappop(self.ready)[2])
+
+    def evaluate(self, node):
+        buf = self.buffers.pop(node, {})
+        if node._tensor_hooks or node._retained:
+            _tensor_hooks(node, buf, self.create_graph)
+        if self.capture is not None and node in self.capture:
+            for nr, idxs in self.capture[node].items():
+                if nr in buf:
+                    for i in idxs:
+                        self.captured[i] = buf[nr]
+        if isinstance(node, AccumulateGrad):
+            if self.accumulate and 0 in buf and (self.capture is None or node in self.capture):
+                node.accumulate(buf[0], self.create_graph)
+            return
+        if self.run_only is not None and node not in self.run_only:
+            return
+        if node._freed:
+            raise RuntimeError(FREED_MSG)
+        self.propagate(node, _apply(node, buf))
+
+    def propagate(self, node, in_grads):
+        if not self.retain_graph:
+            node._free()
+        deps = self.deps
+        for e, g in itertools.zip_longest(node._edges, in_grads):
+            if e is None or e[0] is None:
+                continue
+            nxt, nr = e
+            if g is not None:
+                self.add(nxt, nr, _check_grad(node, g, nxt, nr))
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(self.ready, (-nxt._seq, id(nxt), nxt))
+
+
+def _tensor_hooks(node, buf, create_graph):
+    """The hooks registered on this node's output tensors, then their retain_grad()."""
+    for nr, hooks in (node._tensor_hooks or {}).items():
+        if nr in buf:
+            for h in hooks:
+                r = h(buf[nr])
+                if r is not None:
+                    buf[nr] = r
+    for nr, ref in (node._retained or {}).items():
+        t = ref()
+        if t is not None and nr in buf:
+            g = buf[nr] if create_graph else buf[nr].detach()
+            t.grad = g if t.grad is None else t.grad + g
+
+
+def _apply(node, buf):
+    """The node's backward on its buffered output gradients, through its pre-hooks and hooks: a tuple
+    of gradients, one per edge (possibly shorter)."""
+    grads = [buf.get(i) for i in range(len(node._outputs_meta))]
+    if node._fn._builtin and all(g is None for g in grads):
+        in_grads = ()  # PyTorch's own nodes pass no gradient on as none (norm(x, 0): x.grad stays None)
+    else:
+        if node.materialize_grads:
+            for i, g in enumerate(grads):
+                if g is None:
+                    grads[i] = _zeros_for(node._outputs_meta[i])
+        for h in node._pre_hooks:
+            r = h(tuple(grads))
+            if r is not None:
+                grads = list(r)
+        in_grads = node.apply(*grads)
+    if not isinstance(in_grads, tuple):
+        in_grads = (in_grads,)
+    for h in node._hooks:
+        r = h(in_grads, tuple(grads))
+        if r is not None:
+            in_grads = tuple(r)
+    return in_grads
 
 
 def _check_grad(node, g, nxt, nr):

@@ -1,6 +1,6 @@
 """Adadelta, as torch.optim.Adadelta."""
 from ..ops import _creation
-from .optimizer import Optimizer, _check_lr, _to_scalar
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _to_scalar
 from . import functional as F
 
 
@@ -10,10 +10,7 @@ class Adadelta(Optimizer):
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(epsilon=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)

@@ -1,7 +1,7 @@
 """Adagrad, as torch.optim.Adagrad (state is created for every parameter at construction)."""
 from ..ops import _creation
 from ..autograd import grad_mode
-from .optimizer import Optimizer, _check_fused, _check_lr, _to_scalar
+from .optimizer import Optimizer, _check_fused, _check_lr, _check_nonnegative, _to_scalar
 from . import functional as F
 
 
@@ -9,14 +9,8 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(lr_decay=lr_decay, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value, epsilon=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
@@ -32,7 +26,5 @@ class Adagrad(Optimizer):
     def _step_group(self, group):
         kw = dict(lr=_to_scalar(group["lr"]), lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
                   eps=group["eps"], maximize=group["maximize"])
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            F.adagrad(p, p.grad, self.state[p], **kw)
+        for p, state in self._with_grad(group):
+            F.adagrad(p, p.grad, state, **kw)

@@ -40,10 +40,7 @@ class Adam(Optimizer):
         kw = dict(lr=_to_scalar(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
                   weight_decay=group["weight_decay"], amsgrad=group["amsgrad"], maximize=group["maximize"],
                   decoupled_weight_decay=group["decoupled_weight_decay"])
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
+        for p, state in self._with_grad(group):
             if len(state) == 0:
                 state["step"] = 0.0
                 state["exp_avg"] = _creation.zeros_like(p)

@@ -1,6 +1,6 @@
 """Averaged SGD, as torch.optim.ASGD (the running average of the iterates is state['ax'])."""
 from ..ops import _creation
-from .optimizer import Optimizer, _check_lr, _to_scalar, f32
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _to_scalar, f32
 from . import functional as F
 
 
@@ -11,8 +11,7 @@ class ASGD(Optimizer):
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
         _check_lr(lr)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(weight_decay=weight_decay)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)

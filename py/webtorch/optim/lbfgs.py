@@ -100,6 +100,33 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
     return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
 
 
+
+def _direction(flat_grad, prev_flat_grad, d, t, history, H_diag, history_size, al):
+    """L-BFGS's update of the inverse Hessian approximation (history: old_dirs, old_stps, ro, updated in
+    place), then the two-loop recursion: the descent direction -H g, and H_diag."""
+    old_dirs, old_stps, ro = history
+    y = flat_grad.sub(prev_flat_grad)
+    s = d.mul(t)
+    ys = y.dot(s)
+    if ys > 1e-10:
+        if len(old_dirs) == history_size:  # drop the oldest pair
+            old_dirs.pop(0)
+            old_stps.pop(0)
+            ro.pop(0)
+        old_dirs.append(y)
+        old_stps.append(s)
+        ro.append(1.0 / ys)
+        H_diag = ys / y.dot(y)
+    q = flat_grad.neg()
+    for i in range(len(old_dirs) - 1, -1, -1):
+        al[i] = old_stps[i].dot(q) * ro[i]
+        q.add_(old_dirs[i], alpha=-_to_scalar(al[i]))
+    d = r = q * H_diag
+    for i in range(len(old_dirs)):
+        be_i = old_dirs[i].dot(r) * ro[i]
+        r.add_(old_stps[i], alpha=_to_scalar(al[i] - be_i))
+    return d, H_diag
+
 class LBFGS(Optimizer):
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
@@ -181,32 +208,9 @@ class LBFGS(Optimizer):
                 old_dirs, old_stps, ro = [], [], []
                 H_diag = 1
             else:
-                # L-BFGS update of the inverse Hessian approximation
-                y = flat_grad.sub(prev_flat_grad)
-                s = d.mul(t)
-                ys = y.dot(s)
-                if ys > 1e-10:
-                    if len(old_dirs) == history_size:  # drop the oldest pair
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y)
-                num_old = len(old_dirs)
-                if "al" not in state:
-                    state["al"] = [None] * history_size
-                al = state["al"]
-                # two-loop recursion: d = -H g
-                q = flat_grad.neg()
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
-                    q.add_(old_dirs[i], alpha=-_to_scalar(al[i]))
-                d = r = q * H_diag
-                for i in range(num_old):
-                    be_i = old_dirs[i].dot(r) * ro[i]
-                    r.add_(old_stps[i], alpha=_to_scalar(al[i] - be_i))
+                al = state.setdefault("al", [None] * history_size)
+                d, H_diag = _direction(flat_grad, prev_flat_grad, d, t, (old_dirs, old_stps, ro), H_diag,
+                                       history_size, al)
 
             if prev_flat_grad is None:
                 prev_flat_grad = flat_grad.clone()

@@ -1,6 +1,6 @@
 """NAdam (Adam with Nesterov momentum) and RAdam (rectified Adam), as torch.optim.NAdam / RAdam."""
 from ..ops import _creation
-from .optimizer import Optimizer, _check_adam_args, _check_lr, _to_scalar
+from .optimizer import Optimizer, _check_adam_args, _check_lr, _check_nonnegative, _to_scalar
 from . import functional as F
 
 
@@ -19,8 +19,7 @@ class NAdam(Optimizer):
                  differentiable=False):
         _check_lr(lr)
         _check_adam_args(eps, betas, weight_decay)
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        _check_nonnegative(momentum_decay=momentum_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable)

@@ -57,15 +57,20 @@ def _check_fused(fused, differentiable, foreach):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def _check_nonnegative(**values):
+    """PyTorch's "Invalid <name> value" check of each hyperparameter, in the order given."""
+    for name, v in values.items():
+        if not 0.0 <= v:
+            raise ValueError(f"Invalid {name} value: {v}")
+
+
 def _check_adam_args(eps, betas, weight_decay):
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+    _check_nonnegative(epsilon=eps)
     if not 0.0 <= _to_scalar(betas[0]) < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
     if not 0.0 <= _to_scalar(betas[1]) < 1.0:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    _check_nonnegative(weight_decay=weight_decay)
 
 
 class Optimizer:
@@ -117,26 +122,7 @@ class Optimizer:
     def add_param_group(self, param_group):
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
-        params = param_group["params"]
-        if isinstance(params, Tensor):
-            param_group["params"] = [params]
-        elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
-                            "of tensors in sets will change between runs. Please use a list instead.")
-        else:
-            param_group["params"] = list(params)
-        names, tensors = [], []
-        for p in param_group["params"]:
-            if isinstance(p, tuple):
-                names.append(p[0])
-                tensors.append(p[1])
-            else:
-                tensors.append(p)
-        param_group["params"] = tensors
-        if names:
-            if len(names) != len(tensors):
-                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
-            param_group["param_names"] = names
+        tensors = param_group["params"] = _group_params(param_group)
         for p in tensors:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
@@ -341,3 +327,25 @@ def _import_value(param, key, value, scalar_keys=()):
             v = value.to(param.device, dt)
             return v.clone() if v is value else v
     return copy.deepcopy(value)
+
+
+def _group_params(param_group):
+    """A group's "params" as a list of tensors; (name, tensor) pairs put their names in "param_names"."""
+    params = param_group["params"]
+    if isinstance(params, Tensor):
+        return [params]
+    if isinstance(params, set):
+        raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                        "of tensors in sets will change between runs. Please use a list instead.")
+    names, tensors = [], []
+    for p in params:
+        if isinstance(p, tuple):
+            names.append(p[0])
+            tensors.append(p[1])
+        else:
+            tensors.append(p)
+    if names:
+        if len(names) != len(tensors):
+            raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+        param_group["param_names"] = names
+    return tensors

@@ -1,6 +1,6 @@
 """RMSprop, as torch.optim.RMSprop."""
 from ..ops import _creation
-from .optimizer import Optimizer, _check_lr, _to_scalar
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _to_scalar
 from . import functional as F
 
 
@@ -8,14 +8,7 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_nonnegative(epsilon=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
                         differentiable=differentiable)
@@ -25,10 +18,7 @@ class RMSprop(Optimizer):
         kw = dict(lr=_to_scalar(group["lr"]), alpha=group["alpha"], eps=group["eps"],
                   weight_decay=group["weight_decay"], momentum=group["momentum"], centered=group["centered"],
                   maximize=group["maximize"])
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
+        for p, state in self._with_grad(group):
             if len(state) == 0:
                 state["step"] = 0.0
                 state["square_avg"] = _creation.zeros_like(p)

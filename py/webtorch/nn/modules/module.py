@@ -138,6 +138,16 @@ def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
+def _remove(name, *dicts_or_sets):
+    """Drop name from each dict or set that holds it (an attribute assigned anew changes kind)."""
+    for d in dicts_or_sets:
+        if name in d:
+            if isinstance(d, dict):
+                del d[name]
+            else:
+                d.discard(name)
+
+
 class Module:
     """Base class for all neural network modules."""
     dump_patches = False
@@ -291,19 +301,11 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
-        def remove_from(*dicts_or_sets):
-            for d in dicts_or_sets:
-                if name in d:
-                    if isinstance(d, dict):
-                        del d[name]
-                    else:
-                        d.discard(name)
-
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+            _remove(name, self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -315,7 +317,7 @@ class Module:
             if isinstance(value, Module):
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
-                remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                _remove(name, self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
@@ -323,19 +325,22 @@ class Module:
                                     "(torch.nn.Module or None expected)")
                 modules[name] = value
             else:
-                buffers = self.__dict__.get("_buffers")
-                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
-                    if value is not None and not isinstance(value, Tensor):
-                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
-                    if isinstance(value, Buffer):
-                        persistent = value.persistent
-                    else:
-                        persistent = name not in self._non_persistent_buffers_set
-                    remove_from(self.__dict__, self._parameters, self._modules)
-                    self.register_buffer(name, value, persistent)
-                else:
-                    object.__setattr__(self, name, value)
+                self._set_buffer_or_attribute(name, value)
+
+    def _set_buffer_or_attribute(self, name, value):
+        buffers = self.__dict__.get("_buffers")
+        if not isinstance(value, Buffer) and (buffers is None or name not in buffers):
+            object.__setattr__(self, name, value)
+            return
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                            "(torch.nn.Buffer, torch.Tensor or None expected)")
+        if isinstance(value, Buffer):
+            persistent = value.persistent
+        else:
+            persistent = name not in self._non_persistent_buffers_set
+        _remove(name, self.__dict__, self._parameters, self._modules)
+        self.register_buffer(name, value, persistent)
 
     def __delattr__(self, name):
         if name in self._parameters:
@@ -570,34 +575,7 @@ class Module:
         for name, param in local_state.items():
             key = prefix + name
             if key in state_dict:
-                input_param = state_dict[key]
-                if not isinstance(input_param, Tensor):
-                    input_param = _foreign_tensor(input_param, param)
-                    if input_param is None:
-                        error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
-                                          f"Tensor-like object from checkpoint but received {type(state_dict[key])}")
-                        continue
-                if len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
-                    input_param = input_param[0]
-                if tuple(input_param.shape) != tuple(param.shape):
-                    error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} "
-                                      f"from checkpoint, the shape in current model is {param.shape}.")
-                    continue
-                try:
-                    with grad_mode.no_grad():
-                        if assign:
-                            if isinstance(param, Parameter):
-                                if not isinstance(input_param, Parameter):
-                                    input_param = Parameter(input_param, requires_grad=param.requires_grad)
-                                else:
-                                    input_param.requires_grad_(param.requires_grad)
-                            setattr(self, name, input_param)
-                        else:
-                            param.copy_(input_param)
-                except Exception as ex:
-                    error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model '
-                                      f"are {param.size()} and whose dimensions in the checkpoint are "
-                                      f"{input_param.size()}, an exception occurred : {ex.args}.")
+                _load_entry(self, name, param, key, state_dict[key], assign, error_msgs)
             elif strict:
                 missing_keys.append(key)
         extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
@@ -612,10 +590,7 @@ class Module:
             for key in state_dict:
                 if key.startswith(prefix) and key != extra_state_key:
                     input_name = key[len(prefix):].split(".", 1)
-                    if len(input_name) > 1:
-                        if input_name[0] not in self._modules:
-                            unexpected_keys.append(key)
-                    elif input_name[0] not in local_state:
+                    if input_name[0] not in (self._modules if len(input_name) > 1 else local_state):
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
@@ -803,3 +778,36 @@ def _foreign_tensor(value, like):
     except Exception:
         return None
     return None
+
+
+def _load_entry(module, name, param, key, input_param, assign, error_msgs):
+    """Copy (or with assign, set) one parameter or buffer of `module` from its state-dict entry; what
+    does not fit goes to error_msgs with PyTorch's words."""
+    if not isinstance(input_param, Tensor):
+        received = type(input_param)
+        input_param = _foreign_tensor(input_param, param)
+        if input_param is None:
+            error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                              f"Tensor-like object from checkpoint but received {received}")
+            return
+    if len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
+        input_param = input_param[0]
+    if tuple(input_param.shape) != tuple(param.shape):
+        error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} "
+                          f"from checkpoint, the shape in current model is {param.shape}.")
+        return
+    try:
+        with grad_mode.no_grad():
+            if not assign:
+                param.copy_(input_param)
+                return
+            if isinstance(param, Parameter):
+                if not isinstance(input_param, Parameter):
+                    input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                else:
+                    input_param.requires_grad_(param.requires_grad)
+            setattr(module, name, input_param)
+    except Exception as ex:
+        error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model '
+                          f"are {param.size()} and whose dimensions in the checkpoint are "
+                          f"{input_param.size()}, an exception occurred : {ex.args}.")

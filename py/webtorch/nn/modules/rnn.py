@@ -109,6 +109,28 @@ def _rnn(mode, x, batch_sizes, hx, cx, weights, has_bias, has_proj, num_layers, 
     return x, _shape.stack(hs), (None if cx is None else _shape.stack(cs))
 
 
+def _check_sizes(bias, batch_first, input_size, hidden_size, num_layers, proj_size):
+    """RNNBase's argument checks, with PyTorch's messages."""
+    if not isinstance(bias, bool):
+        raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+    if not isinstance(batch_first, bool):
+        raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
+    if not isinstance(input_size, int):
+        raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+    if input_size <= 0:
+        raise ValueError("input_size must be greater than zero")
+    if not isinstance(hidden_size, int):
+        raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+    if hidden_size <= 0:
+        raise ValueError("hidden_size must be greater than zero")
+    if num_layers <= 0:
+        raise ValueError("num_layers must be greater than zero")
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+
+
 class RNNBase(Module):
     __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
                      "bidirectional", "proj_size"]
@@ -134,24 +156,7 @@ class RNNBase(Module):
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                           stacklevel=2)
-        if not isinstance(bias, bool):
-            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
-        if not isinstance(batch_first, bool):
-            raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
-        if not isinstance(input_size, int):
-            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
-        if input_size <= 0:
-            raise ValueError("input_size must be greater than zero")
-        if not isinstance(hidden_size, int):
-            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
-        if hidden_size <= 0:
-            raise ValueError("hidden_size must be greater than zero")
-        if num_layers <= 0:
-            raise ValueError("num_layers must be greater than zero")
-        if proj_size < 0:
-            raise ValueError("proj_size should be a positive integer or zero to disable projections")
-        if proj_size >= hidden_size:
-            raise ValueError("proj_size has to be smaller than hidden_size")
+        _check_sizes(bias, batch_first, input_size, hidden_size, num_layers, proj_size)
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
         gate_size = _GATES[mode] * hidden_size

@@ -32,32 +32,42 @@ def default_collate(batch):
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
-        out = {key: default_collate([d[key] for d in batch]) for key in elem}
-        try:
-            if isinstance(elem, collections.abc.MutableMapping):
-                clone = elem_type.__new__(elem_type)
-                clone.__init__() if elem_type is not dict else None
-                clone.update(out)
-                return clone
-            return elem_type(out)
-        except TypeError:
-            return out
+        return _collate_mapping(elem, batch)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
         return elem_type(*(default_collate(list(s)) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
-        it = iter(batch)
-        n = len(next(it))
-        if not all(len(e) == n for e in it):
-            raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = list(zip(*batch))
-        if isinstance(elem, tuple):
-            return [default_collate(list(s)) for s in transposed]
-        try:
-            return elem_type([default_collate(list(s)) for s in transposed])
-        except TypeError:
-            return [default_collate(list(s)) for s in transposed]
+        return _collate_sequence(elem, batch)
     raise TypeError(_ERR.format(elem_type))
 
+
+
+def _collate_mapping(elem, batch):
+    elem_type = type(elem)
+    out = {key: default_collate([d[key] for d in batch]) for key in elem}
+    try:
+        if isinstance(elem, collections.abc.MutableMapping):
+            clone = elem_type.__new__(elem_type)
+            if elem_type is not dict:
+                clone.__init__()
+            clone.update(out)
+            return clone
+        return elem_type(out)
+    except TypeError:
+        return out
+
+
+def _collate_sequence(elem, batch):
+    it = iter(batch)
+    n = len(next(it))
+    if not all(len(e) == n for e in it):
+        raise RuntimeError("each element in list of batch should be of equal size")
+    transposed = list(zip(*batch))
+    if isinstance(elem, tuple):
+        return [default_collate(list(s)) for s in transposed]
+    try:
+        return type(elem)([default_collate(list(s)) for s in transposed])
+    except TypeError:
+        return [default_collate(list(s)) for s in transposed]
 
 def default_convert(data):
     """What the loader does with samples when batching is off: numpy arrays become tensors."""

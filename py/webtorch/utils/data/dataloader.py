@@ -14,6 +14,19 @@ class _InfiniteConstantSampler:
             yield None
 
 
+
+def _check_iterable_options(shuffle, sampler, batch_sampler):
+    """An IterableDataset orders itself: shuffle, sampler and batch_sampler must be left unspecified."""
+    if shuffle not in (None, False):
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                         f"shuffle={shuffle}")
+    if sampler is not None:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
+                         f"sampler={sampler}")
+    if batch_sampler is not None:
+        raise ValueError("DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
+                         f"got batch_sampler={batch_sampler}")
+
 class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
@@ -32,15 +45,7 @@ class DataLoader:
         self.generator = generator
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
-            if shuffle not in (None, False):
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
-                                 f"shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
-                                 f"sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
-                                 f"got batch_sampler={batch_sampler}")
+            _check_iterable_options(shuffle, sampler, batch_sampler)
         else:
             shuffle = bool(shuffle)
         if sampler is not None and shuffle:
