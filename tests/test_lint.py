@@ -124,7 +124,7 @@ CIRCLES_LEFT = [
     ({"webtorch._device", "webtorch._legacy", "webtorch._tensor", "webtorch._tensor_str", "webtorch.amp.autocast_mode",
       "webtorch.autograd", "webtorch.autograd.function", "webtorch.autograd.functional", "webtorch.autograd.gradcheck",
       "webtorch.autograd.graph", "webtorch.backends.webgpu", "webtorch.backends.webgpu.backend",
-      "webtorch.backends.webgpu.capture", "webtorch.backends.webgpu.fused", "webtorch.ops._common",
+      "webtorch.backends.webgpu.capture", "webtorch.ops._common",
       "webtorch.ops._creation", "webtorch.ops._prims", "webtorch.ops.indexing", "webtorch.ops.pointwise",
       "webtorch.ops.reduction", "webtorch.ops.registry", "webtorch.ops.shape", "webtorch.overrides", "webtorch.random",
       "webtorch.sparse"},

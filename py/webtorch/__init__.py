@@ -33,6 +33,7 @@ from . import overrides
 from ._layout import layout, strided, sparse_coo
 from . import sparse
 from . import special
+from . import webgpu  # the device module; attaches the fused kernels to the webgpu backend
 from .sparse import sparse_coo_tensor, spmm
 
 ops.bind_methods(Tensor, _creation)
@@ -154,7 +155,7 @@ def _lazy(name):
 
 
 def __getattr__(name):
-    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples",
+    if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
                 "_functorch", "_logging"):
         mod = _lazy(name)

@@ -296,10 +296,7 @@ class Fusion:
                                   lambda bbase, pbase: self._epilogue(descs, out_nodes, out_dts, used_leaves,
                                                                       lbind, R, contig, bbase, pbase)))
             else:
-                pipe = be._memo.get(key)
-                if pipe is None:
-                    pipe = be._memo[key] = be.pipeline(self._source(descs, out_nodes, out_dts, used_leaves,
-                                                                    lbind, R, contig))
+                pipe = be.kernel(key, lambda: self._source(descs, out_nodes, out_dts, used_leaves, lbind, R, contig))
                 be.run(pipe, bufs, words, ewise_groups(n, be.ew_k))
             self.kernels += 1
         finally:
@@ -310,7 +307,7 @@ class Fusion:
         """the group as an ewise.wgsl kernel over its elements"""
         decls, body, alldt = self._code(descs, out_nodes, out_dts, leaves, lbind, R, contig, 0, 0)
         names = [(f"o{li}", contig[li]) for li in range(len(leaves))]
-        return ewise_src(self.be.ew_k, self.be.enable(*alldt), self.be._prelude, decls, index_code(R, names), body)
+        return ewise_src(self.be.ew_k, self.be.enable(*alldt), self.be.prelude, decls, index_code(R, names), body)
 
     def _code(self, descs, out_nodes, out_dts, leaves, lbind, R, contig, bbase, pbase):
         """-> (binding declarations: outputs and leaves from binding bbase, then P; the body
@@ -367,4 +364,4 @@ class Fusion:
         decls, body, _ = self._code(descs, out_nodes, out_dts, leaves, lbind, R, contig, bbase, pbase)
         index = index_code(R, [(f"o{li}", contig[li]) for li in range(len(leaves))], pbase=pbase + 1 + R,
                            shape_base=pbase + 1)
-        return f"{decls}\n{self.be._prelude}\nfn epilogue(i: u32, mm: f32) {{\n{index}\n{body}\n}}\n"
+        return f"{decls}\n{self.be.prelude}\nfn epilogue(i: u32, mm: f32) {{\n{index}\n{body}\n}}\n"

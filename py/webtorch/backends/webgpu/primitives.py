@@ -1,7 +1,7 @@
 """The kernels of the primitive set (`backends/base.py`) on WebGPU.
 
 `Primitives` is mixed into `WebGPUBackend` (backend.py), which supplies the plumbing it uses:
-`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `_prelude`, `fusion`, `driver`,
+`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `prelude`, `fusion`, `driver`,
 `is_cpu_adapter`, `is_lavapipe`.
 """
 from ..base import Strided, EWISE_OPS
@@ -75,7 +75,7 @@ class Primitives:
         binds.append(f"@group(0) @binding({len(binds)}) var<storage, read> P: array<u32>;")
         expr, rdt = ewise_expr(op, cdtype, args)
         body.append(f"  out[o0] = {store(conv(expr, rdt, odt), odt)};")
-        return ewise_src(self.ew_k, self.enable(odt, *kinds), self._prelude, "\n".join(binds), index_code(R, names),
+        return ewise_src(self.ew_k, self.enable(odt, *kinds), self.prelude, "\n".join(binds), index_code(R, names),
                          "\n".join(body))
 
     # ---- reductions -------------------------------------------------------------------
@@ -199,7 +199,7 @@ class Primitives:
         hi = {"f32": "winf()", "i32": "2147483647", "u32": "0xffffffffu"}[act]
         ident = {"sum": ZERO[act], "prod": ONE[act], "any": "0u", "all": "1u", "max": lo, "argmax": lo,
                  "min": hi, "argmin": hi}[op]
-        return fill("reduce.wgsl", ENABLE=self.enable(idt, odt or ""), PRELUDE=self._prelude,
+        return fill("reduce.wgsl", ENABLE=self.enable(idt, odt or ""), PRELUDE=self.prelude,
                     BINDINGS="\n".join(b), WG=wg, ACC=act, BETTER=better, COMBINE=combine,
                     OUTER="\n".join(outer), IDENT=ident, INNER="\n".join(inn), FOLD=fold, TREE=tree,
                     STORE=st)
@@ -277,7 +277,7 @@ class Primitives:
         st = f"      outv[b1 + i32(t) * ls1] = {store(conv(norm('sv[lix]', accdt), accdt, odt), odt)};"
         if has_idx:
             st += "\n      outi[b2 + i32(t) * ls2] = si[lix];"
-        return fill("scan.wgsl", ENABLE=self.enable(idt, odt), PRELUDE=self._prelude,
+        return fill("scan.wgsl", ENABLE=self.enable(idt, odt), PRELUDE=self.prelude,
                     BINDINGS="\n".join(b), WG=wg, ACC=act, TAKEB=takeb, COMBINE=combine, ROW=code,
                     IDENT=ident, LOAD=conv(load("inp[b0 + i32(t) * ls0]", idt), idt, accdt),
                     CARRY_IN=cin, STEP=step, STORE=st)
@@ -317,7 +317,7 @@ class Primitives:
                       f"    outi[b2 + i32(t) * ls2] = i32(si[t]);")
                 kern = fill("sort_wg.part.wgsl", CT=ct, N=N, WG=wg, ROW=code,
                             LOAD=load("inp[b0 + i32(t) * ls0]", dt), STORE=st)
-                src = fill("sort.wgsl", ENABLE=self.enable(dt, out_values.dtype), PRELUDE=self._prelude,
+                src = fill("sort.wgsl", ENABLE=self.enable(dt, out_values.dtype), PRELUDE=self.prelude,
                            BINDINGS="\n".join(b), CT=ct, BEFORE=before, KERNEL=kern)
                 pipe = self._memo[key] = self.pipeline(src)
             self.run(pipe, [v.buf for v in views], [n_rows, L] + words, n_rows)
@@ -343,7 +343,7 @@ class Primitives:
                 st = (f"  outv[b1 + i32(t) * ls1] = {vstore.format(v='sv_t')};\n"
                       f"  outi[b2 + i32(t) * ls2] = i32(si_t);")
                 kern = fill(part, CT=ct, ROW=code, LOAD=load("inp[b0 + i32(t) * ls0]", dt), STORE=st)
-                srcs.append(fill("sort.wgsl", ENABLE=self.enable(dt, out_values.dtype), PRELUDE=self._prelude,
+                srcs.append(fill("sort.wgsl", ENABLE=self.enable(dt, out_values.dtype), PRELUDE=self.prelude,
                                  BINDINGS="\n".join(b), CT=ct, BEFORE=before, KERNEL=kern))
             pipes = self._memo[("sortg", dt, out_values.dtype, descending, R)] = [self.pipeline(s) for s in srcs]
         self.run(pipes[0], [inp.buf, tv, ti], P, -(-(n_rows * N) // 256))

@@ -8,12 +8,12 @@ See docs/custom_kernels.md for the binding layout and a complete example.
 import re
 import struct
 
-from ... import _dtype
-from ...ops import _prims
-from ..._tensor import Tensor
-from ...autograd.function import Function
-from ...ops._common import recording
-from .codegen import ST, MASK, f32_bits
+from .. import _dtype
+from ..ops import _prims
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ..ops._common import recording
+from ..backends.webgpu.codegen import ST, MASK, f32_bits
 
 _DT = {"float32", "float16", "int32", "int64", "bool", "uint8"}
 
