@@ -3,9 +3,8 @@ import time
 
 from . import _dtype
 from ._device import as_device
+from .backends.webgpu import capture as _capture
 from .ops._creation import tensor
-
-_draw_hook = None
 
 
 class Generator:
@@ -43,8 +42,9 @@ class Generator:
     def _next_draw(self):
         off = self._offset
         self._offset += 1
-        if _draw_hook is not None:       # a webgpu capture records which generator drew
-            _draw_hook(self, self._seed, off)
+        cap = _capture.active()
+        if cap is not None:               # a webgpu capture records which generator drew
+            cap._draw(self, self._seed, off)
         return self._seed, off
 
 

@@ -30,6 +30,8 @@ import weakref
 from .. import autograd, fx
 from ..autograd import grad_mode
 from .._tensor import Tensor
+from ..backends import webgpu
+from ..backends.webgpu import capture
 from . import aot, config, guards, resume
 from .exc import FailOnRecompileLimitHit, InvalidBackend, RecompileError, Unsupported
 from .utils import counters
@@ -348,7 +350,6 @@ class CompiledFunction(guards.ById):
         named = list(_named_tensors(reached, self.code_fn, self.root, args, kwargs))
         held = [t for _, t in named] + entry.params + [v for _, v in reached if isinstance(v, Tensor)]
         if any(t.device.type == "webgpu" for t in held):  # module state, arguments, or tensors named by the code
-            from ..backends import webgpu  # lazy: the webgpu backend imports numpy when present
             entry.backend = webgpu.get_backend()
         with _Compiling(), tracer, _HostReads(entry.backend, lambda: entry.breaks or on_break(None, "__host_read__")):
             for name, t in named:
@@ -495,7 +496,6 @@ class CompiledFunction(guards.ById):
 
 def _copies(out):
     """out with its tensors copied, those that shared memory sharing the copy of it (capture.layout/views)."""
-    from ..backends.webgpu import capture
     storages, specs = capture.layout(fx._tensors(out))
     fresh = iter(capture.views([Tensor._make(s, (s.numel,), (1,), 0).clone()._storage for s in storages], specs))
     return fx.map_aggregate(out, lambda x: next(fresh) if isinstance(x, Tensor) else x)

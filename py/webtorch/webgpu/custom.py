@@ -148,7 +148,7 @@ class CustomOp:
                 raise RuntimeError(f"custom_op {self.name!r}: the same buffer is bound twice; pass distinct "
                                    f"tensors (or a .clone())")
             seen.add(id(b))
-        be.driver.dispatch(pipe, bufs, struct.pack(f"<{len(words)}I", *[w & MASK for w in words]), g)
+        be.commands.dispatch(pipe, bufs, struct.pack(f"<{len(words)}I", *[w & MASK for w in words]), g)
         return out
 
     # ---- autograd ----------------------------------------------------------------------

@@ -19,14 +19,10 @@ from array import array
 from ..base import Backend, Strided, KERNEL_FAST_PATHS
 from ..._geometry import numel, contiguous_strides
 from .allocator import GPUBuffer, CachingAllocator
+from .capture import Capture
 from .codegen import ST, ITEM, PACK, I64_WGSL, I64_MSG, _P_DECL, shader, pack_words
-from .lazy import Fusion
+from .lazy import Barrier, Fusion
 from .primitives import Primitives
-
-try:
-    import numpy as _np
-except Exception:  # pragma: no cover - Pyodide without numpy
-    _np = None
 
 
 def _f16_bytes(v):
@@ -61,7 +57,10 @@ class WebGPUBackend(Primitives, Backend):
         self._memo = {}         # kernel signature -> (pipeline, extra)
         self.prelude = shader("prelude.wgsl")   # WGSL helpers every generated kernel includes
         self.pipelines_compiled = 0
-        self.fusion = Fusion(self)     # lazy element-wise fusion (wraps the driver's calls)
+        self.fusion = Fusion(self)     # lazy element-wise fusion
+        # the one sink of GPU commands (dispatch, copies, host writes and reads, flush, synchronize): pending fused
+        # work is dispatched first; a capture (capture.py) puts itself between it and the driver while it records
+        self.commands = Barrier(self.fusion, driver)
         self._checks = []       # pending device-side checks: (view, keep-alive, fail)
         self._i64_pipes = set()  # id() of pipelines that flag int64 overflow (bind i64_flag)
         self._i64_flag = None    # GPUBuffer: 1 u32, set by a kernel on int64 overflow
@@ -70,7 +69,6 @@ class WebGPUBackend(Primitives, Backend):
     def capture(self):
         """`with backend.capture() as cap:` records the driver commands of a step for replay
         (capture.py)."""
-        from .capture import Capture
         return Capture(self)
 
     # ---- plumbing ---------------------------------------------------------------------
@@ -118,7 +116,7 @@ class WebGPUBackend(Primitives, Backend):
         return (m, m, -(-y // m))
 
     def run(self, pipe, bufs, words, ngroups):
-        self.driver.dispatch(pipe, self._bind(pipe, [b.handle if isinstance(b, GPUBuffer) else b for b in bufs]),
+        self.commands.dispatch(pipe, self._bind(pipe, [b.handle if isinstance(b, GPUBuffer) else b for b in bufs]),
                              pack_words(words), self.grid(ngroups))
 
     def _check_dtype(self, dtype):
@@ -143,6 +141,7 @@ class WebGPUBackend(Primitives, Backend):
         return GPUBuffer(self.alloc, h, size, numel, dtype)
 
     def _encode(self, values, dtype):
+        _np = sys.modules.get("numpy")     # values is an ndarray only where numpy was imported
         if _np is not None and isinstance(values, _np.ndarray):
             a = values.reshape(-1)
             if dtype == "int64" and a.size and a.dtype.kind in "iu":
@@ -187,7 +186,7 @@ class WebGPUBackend(Primitives, Backend):
         if data:
             if len(data) % 4:
                 data = data + b"\0" * (-len(data) % 4)
-            self.driver.write_buffer(buf.handle, 0, data)
+            self.commands.write_buffer(buf.handle, 0, data)
         return buf
 
     def _read_contiguous(self, view):
@@ -211,7 +210,7 @@ class WebGPUBackend(Primitives, Backend):
         if self._checks:
             raw = self._read_checked(src, a0, end - a0)
         else:
-            raw = bytes(self.driver.read_buffer(src.handle, a0, end - a0))
+            raw = bytes(self.commands.read_buffer(src.handle, a0, end - a0))
         return raw[start - a0:start - a0 + n * it]
 
     # ---- deferred checks (device-side asserts) ----------------------------------------
@@ -245,7 +244,7 @@ class WebGPUBackend(Primitives, Backend):
 
     def _i64_fail(self, vals):
         if vals[0] or vals[1]:
-            self.driver.write_buffer(self._i64_flag.handle, 0, bytes(8))
+            self.commands.write_buffer(self._i64_flag.handle, 0, bytes(8))
             return RuntimeError("ZeroDivisionError" if vals[1] else I64_MSG)
         return None
 
@@ -257,13 +256,13 @@ class WebGPUBackend(Primitives, Backend):
         sizes = [numel(v.shape) * 4 for v, _, _ in checks]
         tmp = self.empty((size + sum(sizes)) // 4, "int32")
         if size:
-            self.driver.copy_buffer(src.handle, a0, tmp.handle, 0, size)
+            self.commands.copy_buffer(src.handle, a0, tmp.handle, 0, size)
         off = size
         for (v, _, _), nb in zip(checks, sizes):
             if nb:
-                self.driver.copy_buffer(v.buf.handle, v.offset * 4, tmp.handle, off, nb)
+                self.commands.copy_buffer(v.buf.handle, v.offset * 4, tmp.handle, off, nb)
             off += nb
-        raw = bytes(self.driver.read_buffer(tmp.handle, 0, size + sum(sizes)))
+        raw = bytes(self.commands.read_buffer(tmp.handle, 0, size + sum(sizes)))
         del tmp
         off, err = size, None
         for (v, _, fail), nb in zip(checks, sizes):
@@ -293,7 +292,7 @@ class WebGPUBackend(Primitives, Backend):
         return a.tolist()
 
     def to_numpy(self, view):
-        np = _np
+        import numpy as np
         raw = self._read_contiguous(view)
         dt = view.dtype
         a = np.frombuffer(raw, dtype={"float32": "<f4", "float16": "<f2", "int32": "<i4", "int64": "<i4",
@@ -307,4 +306,4 @@ class WebGPUBackend(Primitives, Backend):
         if self._checks:      # the read waits for all submitted work
             self._read_checked(None, 0, 0)
             return
-        self.driver.synchronize()
+        self.commands.synchronize()

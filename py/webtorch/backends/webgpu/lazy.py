@@ -12,10 +12,11 @@ store at all.
 
 When the group is materialized
 ------------------------------
-* before any other GPU work: the driver's dispatch/read_buffer/write_buffer/copy_buffer/
-  flush/synchronize are wrapped, so reduce, matmul, take, put, scan, sort, the fused row
-  kernels, custom ops, host reads and writes, and single-op ewise that cannot be deferred
-  all see written memory, in program order;
+* before any other GPU work: every command goes through the backend's command sink
+  (`backend.commands`, a `Barrier`: dispatch/read_buffer/write_buffer/copy_buffer/flush/
+  synchronize), which materializes the group first, so reduce, matmul, take, put, scan, sort,
+  the fused row kernels, custom ops, host reads and writes, and single-op ewise that cannot be
+  deferred all see written memory, in program order;
 * when an op cannot join: a different shape, a pending input read through any view other
   than its full contiguous one (broadcast, transposed, sliced), an out that is not a full
   contiguous buffer, an in-place op (out is an input, or a buffer a pending node reads);
@@ -67,6 +68,44 @@ class Epilogue:
         self.key, self.bufs, self.words, self.dtypes, self.source = key, bufs, words, dtypes, source
 
 
+class Barrier:
+    """The backend's command sink (`backend.commands`): every driver command the backend and the layers above
+    issue passes here, dispatches the pending fused group first (program order), then goes on to `next`: the
+    driver, or a capture recording in front of it (capture.py)."""
+
+    def __init__(self, fusion, next):
+        self.fusion, self.next = fusion, next
+
+    def _drain(self):
+        f = self.fusion
+        if f.nodes and not f.busy:
+            f.flush()
+
+    def dispatch(self, pipe, buffers, params, workgroups):
+        self._drain()
+        return self.next.dispatch(pipe, buffers, params, workgroups)
+
+    def copy_buffer(self, src, src_offset, dst, dst_offset, size):
+        self._drain()
+        return self.next.copy_buffer(src, src_offset, dst, dst_offset, size)
+
+    def write_buffer(self, buf, offset, data):
+        self._drain()
+        return self.next.write_buffer(buf, offset, data)
+
+    def read_buffer(self, buf, offset, size):
+        self._drain()
+        return self.next.read_buffer(buf, offset, size)
+
+    def flush(self):
+        self._drain()
+        return self.next.flush()
+
+    def synchronize(self):
+        self._drain()
+        return self.next.synchronize()
+
+
 class Pending:
     __slots__ = ("op", "cdtype", "odt", "args", "ref", "idx")
 
@@ -87,7 +126,6 @@ class Fusion:
         self.kernels = 0          # fused dispatches made
         self.fused_ops = 0        # ewise ops deferred
         self._reset()
-        self._wrap_driver()
 
     def _reset(self):
         self.shape = None
@@ -103,19 +141,6 @@ class Fusion:
     def set_enabled(self, on):
         self.flush()
         self.enabled = bool(on)
-
-    def _wrap_driver(self):
-        d = self.be.driver
-        for name in ("dispatch", "read_buffer", "write_buffer", "copy_buffer", "flush", "synchronize"):
-            orig = getattr(d, name, None)
-            if orig is None:
-                continue
-
-            def wrapped(*a, _orig=orig, **k):
-                if self.nodes and not self.busy:
-                    self.flush()
-                return _orig(*a, **k)
-            setattr(d, name, wrapped)
 
     # ---- recording --------------------------------------------------------------------
     def _args(self, op, inputs, cdtype):

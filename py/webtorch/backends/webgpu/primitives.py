@@ -1,7 +1,7 @@
 """The kernels of the primitive set (`backends/base.py`) on WebGPU.
 
 `Primitives` is mixed into `WebGPUBackend` (backend.py), which supplies the plumbing it uses:
-`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `prelude`, `fusion`, `driver`,
+`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `prelude`, `fusion`, `commands`,
 `is_cpu_adapter`, `is_lavapipe`.
 """
 from ..base import Strided, EWISE_OPS
@@ -605,7 +605,7 @@ class Primitives:
             bufs, words = ab + [x.handle for x in epi.bufs], words + epi.words
         else:
             bufs = [out.buf.handle] + ab
-        self.driver.dispatch(pipe, self._bind(pipe, bufs), pack_words(words), grid)
+        self.commands.dispatch(pipe, self._bind(pipe, bufs), pack_words(words), grid)
 
     def _matmul_tiled(self, out, a, b, B, M, N, K, epi=None):
         cd = out.dtype if out.dtype in ("int32", "int64", "uint8", "bool") else "float32"
