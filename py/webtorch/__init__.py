@@ -61,21 +61,6 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,  # noqa: A001
-            name=None, disable=False, recompile_limit=None, isolate_recompiles=False, shapes_spec=None):
-    """torch.compile: see webtorch/_dynamo/eval_frame.py (per guard list: trace once, then replay on webgpu)."""
-    from ._dynamo import eval_frame  # lazy as torch._dynamo; cycle: webtorch -> _dynamo -> nn -> webtorch
-    kw = dict(fullgraph=fullgraph, dynamic=dynamic, backend="inductor" if backend is None else backend, mode=mode,
-              options=options, disable=disable, recompile_limit=recompile_limit)
-    if model is None:
-        def fn(model):
-            if model is None:
-                raise RuntimeError("Model can't be None")
-            return eval_frame.compile_callable(model, **kw)
-        return fn
-    return eval_frame.compile_callable(model, **kw)
-
-
 _float32_matmul_precision = ["highest"]
 
 
@@ -163,6 +148,9 @@ def __getattr__(name):
         return mod
     if name in ("save", "load"):
         return getattr(_lazy("serialization"), name)
+    if name == "compile":
+        fn = globals()["compile"] = _lazy("_compile").compile
+        return fn
     if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
         return getattr(_lazy("amp"), name)
     raise AttributeError(f"module 'webtorch' has no attribute '{name}'")
