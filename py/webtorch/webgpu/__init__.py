@@ -13,7 +13,7 @@ from .._tensor import Storage, Tensor
 from ..backends import webgpu as _wg
 from ..backends.webgpu import capture as _capture
 from . import fused
-from .custom import custom_op, CustomOp  # noqa: F401
+from .custom import CustomOp, custom_op  # noqa: F401
 
 _wg.extend(fused.install)       # softmax and optimizer-step hooks on the backend
 _capture.front.Tensor, _capture.front.Storage = Tensor, Storage      # what replays return

@@ -9,11 +9,11 @@ import re
 import struct
 
 from .. import _dtype
-from ..ops import _prims
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..backends.webgpu.codegen import MASK, ST, f32_bits
+from ..ops import _prims
 from ..ops._common import recording
-from ..backends.webgpu.codegen import ST, MASK, f32_bits
 
 _DT = {"float32", "float16", "int32", "int64", "bool", "uint8"}
 

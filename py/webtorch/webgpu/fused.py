@@ -14,11 +14,12 @@ back to compositions of primitives):
 On lavapipe a dispatch costs ~50 us whatever it does, so a training step is mostly a count
 of dispatches; these keep that count down.
 """
-from ..ops import _prims
+from .._geometry import contiguous_strides
 from .._tensor import Tensor
 from ..backends.base import Strided
-from .._geometry import contiguous_strides
-from ..backends.webgpu.codegen import ST, fill, load, store, f32_bits, collapse, index_code, ewise_src, ewise_groups
+from ..backends.webgpu.codegen import ST, collapse, ewise_groups, ewise_src, f32_bits, fill, index_code, load, store
+from ..backends.webgpu.primitives import rows
+from ..ops import _prims
 
 FLOATS = ("float32", "float16")
 
@@ -80,7 +81,7 @@ def _softmax_src(be, mode, dts, R, wg, code):
 
 
 def _run_rows(be, mode, views):
-    n_rows, L, words, code, R = be._rows(views, 2)
+    n_rows, L, words, code, R = rows(views, 2)
     wg = _wg_for(L)
     dts = tuple(v.dtype for v in views)
     pipe = be.kernel(("softmax", mode, dts, R, wg), lambda: _softmax_src(be, mode, dts, R, wg, code))

@@ -4,24 +4,25 @@ Runs over any `Driver` (`drivers/`: native wgpu-py or the browser's navigator.gp
 
 * `codegen.py`: dtype maps, shader templates, WGSL expressions and index code;
 * `allocator.py`: the caching allocator (`GPUBuffer`, `CachingAllocator`);
-* this module: a pipeline cache keyed by the specialized WGSL source (and a faster memo keyed
-  by the kernel's signature, so steady-state dispatches do no code generation), host
-  encoding and reads, and deferred device-side checks;
-* `primitives.py`: the kernels of the primitive set (`Primitives`, mixed in here);
-* `lazy.py` (element-wise fusion) on top; tensor-level kernels (`webtorch/webgpu/fused.py`: softmax, fused
-  optimizer steps) attach through `backends.webgpu.extend`.
+* `kernels.py`: the plumbing (`Kernels`: pipeline cache and signature memo, dispatch, allocation, the
+  command sink) this backend is built on;
+* `primitives.py`: the kernels of the primitive set (`Primitives`, a component this backend owns);
+* `lazy.py` (element-wise fusion) and `capture.py` (capture and replay) on the command sink;
+* this module: host encoding and reads, and deferred device-side checks.
+
+Tensor-level kernels (`webtorch/webgpu/fused.py`: softmax, fused optimizer steps) attach through
+`backends.webgpu.extend`.
 """
 import math
 import struct
 import sys
 from array import array
 
-from ..base import Backend, Strided, KERNEL_FAST_PATHS
+from ..base import Backend, Strided
 from ..._geometry import numel, contiguous_strides
-from .allocator import GPUBuffer, CachingAllocator
 from .capture import Capture
-from .codegen import ST, ITEM, PACK, I64_WGSL, I64_MSG, _P_DECL, shader, pack_words
-from .lazy import Barrier, Fusion
+from .codegen import ITEM, PACK, I64_MSG
+from .kernels import Kernels
 from .primitives import Primitives
 
 
@@ -33,112 +34,22 @@ def _f16_bytes(v):
         return struct.pack("<e", math.copysign(math.inf, v))
 
 
-class WebGPUBackend(Primitives, Backend):
+class WebGPUBackend(Kernels, Backend):
     name = "webgpu"
-    # one host call instead of the decomposition's 2 to 8 (sigmoid's four, rsqrt's two); isnan, isinf,
-    # isfinite look at the bits, where a shader compiler may assume finite floats and fold `x != x`
-    fast_paths = KERNEL_FAST_PATHS | {"sigmoid", "rsqrt"}
+    fast_paths = Primitives.fast_paths
 
     def __init__(self, driver):
-        self.driver = driver
-        lim = driver.limits
-        self.max_wg = int(lim.get("max-compute-workgroups-per-dimension", 65535))
-        maxbuf = int(lim.get("max-buffer-size", 1 << 28))
-        maxbind = int(lim.get("max-storage-buffer-binding-size", 1 << 27))
-        self.max_bytes = min(maxbuf, maxbind)
-        self.has_f16 = "shader-f16" in driver.features
-        self.alloc = CachingAllocator(driver, self.max_bytes)
-        self.is_cpu_adapter = str(driver.info.get("adapter_type", "")).lower() == "cpu"
-        self.is_lavapipe = "llvmpipe" in str(driver.info.get("device", "")).lower()
-        # elements per thread of the ewise.wgsl kernels: on CPU adapters a thread's loads and
-        # parameter words cost per element, 16 is 2-5x faster (bench/README.md); GPUs keep one
-        self.ew_k = 16 if self.is_cpu_adapter else 1
-        self._pipes = {}        # source -> pipeline
-        self._memo = {}         # kernel signature -> (pipeline, extra)
-        self.prelude = shader("prelude.wgsl")   # WGSL helpers every generated kernel includes
-        self.pipelines_compiled = 0
-        self.fusion = Fusion(self)     # lazy element-wise fusion
-        # the one sink of GPU commands (dispatch, copies, host writes and reads, flush, synchronize): pending fused
-        # work is dispatched first; a capture (capture.py) puts itself between it and the driver while it records
-        self.commands = Barrier(self.fusion, driver)
+        super().__init__(driver)
         self._checks = []       # pending device-side checks: (view, keep-alive, fail)
-        self._i64_pipes = set()  # id() of pipelines that flag int64 overflow (bind i64_flag)
-        self._i64_flag = None    # GPUBuffer: 1 u32, set by a kernel on int64 overflow
-        self._i64_armed = False  # a flagging kernel ran since the flag was last read
+        # the kernels of the primitive set: a component over this backend's plumbing (Kernels)
+        p = self.prims = Primitives(self)
+        self.ewise, self.reduce, self.scan, self.sort = p.ewise, p.reduce, p.scan, p.sort
+        self.take, self.put, self.arange, self.random, self.matmul = p.take, p.put, p.arange, p.random, p.matmul
 
     def capture(self):
         """`with backend.capture() as cap:` records the driver commands of a step for replay
         (capture.py)."""
         return Capture(self)
-
-    # ---- plumbing ---------------------------------------------------------------------
-    def pipeline(self, src):
-        p = self._pipes.get(src)
-        if p is None:
-            code = src
-            i64 = "i64_" in src
-            if i64:     # bind the overflow flag just before P (P moves up one binding)
-                m = _P_DECL.search(src)
-                n = int(m.group(1))
-                code = (f"{src[:m.start()]}@group(0) @binding({n}) var<storage, read_write> i64_flag: "
-                       f"array<u32>;\n@group(0) @binding({n + 1}) var<storage, read> P: array<u32>;\n"
-                       f"{I64_WGSL}{src[m.end():]}")
-            p = self._pipes[src] = self.driver.create_pipeline(code, "main")
-            if i64:
-                self._i64_pipes.add(id(p))
-            self.pipelines_compiled += 1
-        return p
-
-    def kernel(self, key, source):
-        """The pipeline of the kernel with signature `key` (a hashable tuple), generated by `source()` the
-        first time only: steady-state dispatches do no code generation."""
-        p = self._memo.get(key)
-        if p is None:
-            p = self._memo[key] = self.pipeline(source())
-        return p
-
-    def _bind(self, pipe, handles):
-        """the buffer handles of a dispatch, plus the int64 overflow flag where the kernel sets it"""
-        if id(pipe) in self._i64_pipes:
-            if self._i64_flag is None:
-                self._i64_flag = self.from_flat([0, 0], "int32")
-            self._i64_armed = True
-            handles = handles + [self._i64_flag.handle]
-        return handles
-
-    def grid(self, ngroups):
-        m = self.max_wg
-        if ngroups <= m:
-            return (max(ngroups, 1), 1, 1)
-        y = -(-ngroups // m)
-        if y <= m:
-            return (m, y, 1)
-        return (m, m, -(-y // m))
-
-    def run(self, pipe, bufs, words, ngroups):
-        self.commands.dispatch(pipe, self._bind(pipe, [b.handle if isinstance(b, GPUBuffer) else b for b in bufs]),
-                             pack_words(words), self.grid(ngroups))
-
-    def _check_dtype(self, dtype):
-        if dtype == "float64":
-            raise TypeError("float64 is not supported on webgpu; use float32 or compute on cpu")
-        if dtype == "float16" and not self.has_f16:
-            raise TypeError("float16 on webgpu needs the adapter feature 'shader-f16', which this "
-                            "adapter lacks; use float32")
-        if dtype not in ST:
-            raise TypeError(f"{dtype} is not supported on webgpu")
-
-    def enable(self, *dtypes):
-        return "enable f16;" if "float16" in dtypes else ""
-
-    # ---- memory -----------------------------------------------------------------------
-    def empty(self, numel, dtype):
-        self._check_dtype(dtype)
-        nbytes = max(4, (numel * ITEM[dtype] + 3) & ~3)
-        if numel * ITEM[dtype] > self.max_bytes:
-            self.alloc.alloc(numel * ITEM[dtype])     # raises the out-of-memory error
-        h, size = self.alloc.alloc(nbytes)
-        return GPUBuffer(self.alloc, h, size, numel, dtype)
 
     def _encode(self, values, dtype):
         _np = sys.modules.get("numpy")     # values is an ndarray only where numpy was imported

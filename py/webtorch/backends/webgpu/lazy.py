@@ -68,42 +68,27 @@ class Epilogue:
         self.key, self.bufs, self.words, self.dtypes, self.source = key, bufs, words, dtypes, source
 
 
+def _after_pending(name):
+    """The driver command `name`, run after the pending fused group is dispatched (program order)."""
+    def command(self, *args):
+        f = self.fusion
+        if f.nodes and not f.busy:
+            f.flush()
+        return getattr(self.next, name)(*args)
+    command.__name__ = name
+    return command
+
+
 class Barrier:
     """The backend's command sink (`backend.commands`): every driver command the backend and the layers above
-    issue passes here, dispatches the pending fused group first (program order), then goes on to `next`: the
-    driver, or a capture recording in front of it (capture.py)."""
+    issue passes here, dispatches the pending fused group first, then goes on to `next`: the driver, or a
+    capture recording in front of it (capture.py)."""
 
     def __init__(self, fusion, next):
         self.fusion, self.next = fusion, next
 
-    def _drain(self):
-        f = self.fusion
-        if f.nodes and not f.busy:
-            f.flush()
-
-    def dispatch(self, pipe, buffers, params, workgroups):
-        self._drain()
-        return self.next.dispatch(pipe, buffers, params, workgroups)
-
-    def copy_buffer(self, src, src_offset, dst, dst_offset, size):
-        self._drain()
-        return self.next.copy_buffer(src, src_offset, dst, dst_offset, size)
-
-    def write_buffer(self, buf, offset, data):
-        self._drain()
-        return self.next.write_buffer(buf, offset, data)
-
-    def read_buffer(self, buf, offset, size):
-        self._drain()
-        return self.next.read_buffer(buf, offset, size)
-
-    def flush(self):
-        self._drain()
-        return self.next.flush()
-
-    def synchronize(self):
-        self._drain()
-        return self.next.synchronize()
+    dispatch, copy_buffer, write_buffer, read_buffer, flush, synchronize = map(_after_pending, (
+        "dispatch", "copy_buffer", "write_buffer", "read_buffer", "flush", "synchronize"))
 
 
 class Pending:
