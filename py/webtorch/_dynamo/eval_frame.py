@@ -525,13 +525,8 @@ def _record_backward(be, diff, clones):
 def _noting_reads(be):
     """(a capture of backend be whose reads to the host run and note the user's line, the list of those lines): a
     replay could not make such a read, so a capture that made one is not replayed."""
-    cap, read = be.capture(), []
-
-    def host_read(buf, offset, size):
-        read.append(_user_frame())
-        return cap._orig(be.driver, "read_buffer")(buf, offset, size)
-    cap._read = host_read
-    return cap, read
+    read = []
+    return be.capture(on_read=lambda: read.append(_user_frame())), read
 
 
 def _same(a, b):

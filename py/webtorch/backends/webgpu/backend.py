@@ -46,10 +46,11 @@ class WebGPUBackend(Kernels, Backend):
         self.ewise, self.reduce, self.scan, self.sort = p.ewise, p.reduce, p.scan, p.sort
         self.take, self.put, self.arange, self.random, self.matmul = p.take, p.put, p.arange, p.random, p.matmul
 
-    def capture(self):
+    def capture(self, on_read=None):
         """`with backend.capture() as cap:` records the driver commands of a step for replay
-        (capture.py)."""
-        return Capture(self)
+        (capture.py); `on_read()` is called on each read to the host, which then runs (else it raises
+        CaptureBreak)."""
+        return Capture(self, on_read)
 
     def _encode(self, values, dtype):
         _np = sys.modules.get("numpy")     # values is an ndarray only where numpy was imported

@@ -111,8 +111,9 @@ class _Pins:
 class Capture:
     """Records the driver commands of the code run inside `with backend.capture() as cap:`."""
 
-    def __init__(self, backend):
+    def __init__(self, backend, on_read=None):
         self.be = backend
+        self.on_read = on_read      # called on a read to the host, which then runs (None: it raises CaptureBreak)
         self.cmds = []              # ("d", pipe, bufs, params, wg) | ("c", src, so, dst, do, n) | ("w", buf, off, data)
         self.pins = _Pins(backend.alloc)
         self.fresh = {}             # id() of each handle the allocator handed out during the capture: its size
@@ -189,7 +190,9 @@ class Capture:
         return self.next.write_buffer(buf, offset, data)
 
     def read_buffer(self, buf, offset, size):
-        if self._live():
+        if self._live() and self.on_read is not None:
+            self.on_read()
+        elif self._live():
             raise CaptureBreak(
                 "a read to the host (.item(), .tolist(), .numpy(), bool(tensor), printing) inside a "
                 "webgpu capture: the captured step cannot contain it (a graph break)")
