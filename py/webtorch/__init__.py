@@ -11,6 +11,7 @@ from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
                      float64, get_default_dtype, set_default_dtype, promote_types)
 from ._device import device, set_default_device, get_default_device
+from . import _late
 from ._tensor import Tensor, Size
 from ._legacy import TYPES as _LEGACY_TYPES
 globals().update(_LEGACY_TYPES)  # torch.FloatTensor, torch.LongTensor, ...
@@ -37,6 +38,8 @@ from . import webgpu  # the device module; attaches the fused kernels to the web
 from .sparse import sparse_coo_tensor, spmm
 
 ops.bind_methods(Tensor, _creation)
+_late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
+Tensor.to_sparse = sparse.to_sparse
 
 float = float32  # noqa: A001
 double = float64

@@ -1,10 +1,9 @@
 """Generators: a seed plus an offset that advances once per draw (counter-based Philox)."""
 import time
 
-from . import _dtype
+from . import _dtype, _late
 from ._device import as_device
 from .backends.webgpu import capture as _capture
-from .ops._creation import tensor
 
 
 class Generator:
@@ -30,7 +29,7 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        return tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32],
+        return _late.creation.tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32],
                       dtype=_dtype.int64)
 
     def set_state(self, state):
