@@ -398,10 +398,10 @@ def test_matmul(B, M, K, N):
 def test_matmul_register_block_edges(la, lb, monkeypatch):
     """the plain register-block kernel (REG_LARGE's block on lavapipe) on products whose sizes are
     not multiples of the block, with each operand read as stored or transposed, vec4 and scalar out"""
-    reg = be.REG_LARGE if be.is_lavapipe else be.REG
+    reg = be.prims.REG_LARGE if be.is_lavapipe else be.prims.REG
     tm, tn = reg["TM"], reg["TN"]
-    ran, reg = [], be._matmul_reg
-    monkeypatch.setattr(be, "_matmul_reg", lambda *a, **k: ran.append(k.get("epi")) or reg(*a, **k))
+    ran, reg = [], be.prims._matmul_reg
+    monkeypatch.setattr(be.prims, "_matmul_reg", lambda *a, **k: ran.append(k.get("epi")) or reg(*a, **k))
     for B, M, K, N in ((2, tm + 4, 40, tn + 20), (1, 3 * tm + 4, 64, 2 * tn + 4), (1, 8 * tm + 4, 64, tn - 2)):
         a = rng.standard_normal((B, M, K)).astype(np.float32)
         b = rng.standard_normal((B, K, N)).astype(np.float32)
@@ -592,7 +592,7 @@ def test_workgroup_grid_folds_past_65535():
     be.arange(x, 0, 1)
     o = Strided(be.empty(n, "int32"), (n,), (1,), 0, "int32")
     be.ewise("add", o, [x, 1], "int32")
-    raw = be.driver.read_buffer(o.buf.handle, (n - 2000) * 4, 2000 * 4)
+    raw = be.commands.read_buffer(o.buf.handle, (n - 2000) * 4, 2000 * 4)
     tail = np.frombuffer(bytes(raw), np.int32)
     assert np.array_equal(tail, np.arange(n - 2000, n, dtype=np.int32) + 1)
 

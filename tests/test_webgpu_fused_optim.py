@@ -1,4 +1,4 @@
-"""Fused optimizer steps on webgpu (backends/webgpu/fused.py: Adam/AdamW, RMSprop, Adagrad; SGD's
+"""Fused optimizer steps on webgpu (webtorch/webgpu/fused.py: Adam/AdamW, RMSprop, Adagrad; SGD's
 in test_webgpu_fused.py) against torch.optim on CPU, every flag combination: one dispatch per
 parameter eagerly (the step count a Python number), two under torch.compile (the step count in a
 device tensor, advanced first, then read by the update), float16 parameters, state_dict round
@@ -14,7 +14,7 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 import torch  # noqa: E402  (the oracle)
 import webtorch as wt  # noqa: E402
 from webtorch.backends import webgpu  # noqa: E402
-from webtorch.backends.webgpu import fused  # noqa: E402
+from webtorch.webgpu import fused  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("webgpu")  # conftest: skipped only by WEBTORCH_SKIP_WEBGPU=1
 

@@ -11,6 +11,7 @@ from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
                      float64, get_default_dtype, set_default_dtype, promote_types)
 from ._device import device, set_default_device, get_default_device
+from . import _late
 from ._tensor import Tensor, Size
 from ._legacy import TYPES as _LEGACY_TYPES
 globals().update(_LEGACY_TYPES)  # torch.FloatTensor, torch.LongTensor, ...
@@ -33,9 +34,12 @@ from . import overrides
 from ._layout import layout, strided, sparse_coo
 from . import sparse
 from . import special
+from . import webgpu  # the device module; attaches the fused kernels to the webgpu backend
 from .sparse import sparse_coo_tensor, spmm
 
 ops.bind_methods(Tensor, _creation)
+_late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
+Tensor.to_sparse = sparse.to_sparse
 
 float = float32  # noqa: A001
 double = float64
@@ -58,21 +62,6 @@ pow = ops.pointwise.pow  # noqa: A001
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
-
-
-def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,  # noqa: A001
-            name=None, disable=False, recompile_limit=None, isolate_recompiles=False, shapes_spec=None):
-    """torch.compile: see webtorch/_dynamo/eval_frame.py (per guard list: trace once, then replay on webgpu)."""
-    from ._dynamo import eval_frame  # lazy as torch._dynamo; cycle: webtorch -> _dynamo -> nn -> webtorch
-    kw = dict(fullgraph=fullgraph, dynamic=dynamic, backend="inductor" if backend is None else backend, mode=mode,
-              options=options, disable=disable, recompile_limit=recompile_limit)
-    if model is None:
-        def fn(model):
-            if model is None:
-                raise RuntimeError("Model can't be None")
-            return eval_frame.compile_callable(model, **kw)
-        return fn
-    return eval_frame.compile_callable(model, **kw)
 
 
 _float32_matmul_precision = ["highest"]
@@ -154,7 +143,7 @@ def _lazy(name):
 
 
 def __getattr__(name):
-    if name in ("nn", "optim", "utils", "webgpu", "amp", "backends", "serialization", "cuda", "examples",
+    if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
                 "_functorch", "_logging"):
         mod = _lazy(name)
@@ -162,6 +151,9 @@ def __getattr__(name):
         return mod
     if name in ("save", "load"):
         return getattr(_lazy("serialization"), name)
+    if name == "compile":
+        fn = globals()["compile"] = _lazy("_compile").compile
+        return fn
     if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
         return getattr(_lazy("amp"), name)
     if name in ops.registry.FUNCTIONS:  # an op declared after import (`backends.elementwise.define`)

@@ -1,4 +1,5 @@
 """torch.device and the backend behind each device type."""
+from .backends import webgpu
 
 _TYPES = ("cpu", "webgpu")
 
@@ -88,7 +89,6 @@ def backend_for(dev):
             from .backends.cpu import make_backend  # lazy: imports numpy when present
             b = make_backend()
         else:
-            from .backends.webgpu import get_backend  # cycle: _device -> backends.webgpu -> _device
-            b = get_backend()
+            b = webgpu.get_backend()
         _backends[dev.type] = b
     return b

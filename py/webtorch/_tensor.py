@@ -6,7 +6,7 @@ so each op has one definition that serves `torch.f(t)` and `t.f()` alike.
 import warnings
 import weakref
 
-from . import _dtype
+from . import _dtype, _late
 from ._device import backend_for
 from .autograd import grad_mode
 from .autograd import function as _function
@@ -72,11 +72,9 @@ class Tensor:
         if not args and not kwargs:
             args = (0,)
         if len(args) == 1 and not isinstance(args[0], int):
-            from .ops._creation import tensor  # cycle: _tensor -> ops -> _tensor
-            t = tensor(args[0], dtype=_dtype.get_default_dtype())
+            t = _late.creation.tensor(args[0], dtype=_dtype.get_default_dtype())
         else:
-            from .ops._creation import empty  # cycle: _tensor -> ops -> _tensor
-            t = empty(*args, **kwargs)
+            t = _late.creation.empty(*args, **kwargs)
         self._set_from(t)
 
     @classmethod
@@ -168,10 +166,6 @@ class Tensor:
         return strided
 
     is_sparse = False
-
-    def to_sparse(self, sparse_dim=None):
-        from .sparse import to_sparse  # cycle: _tensor -> sparse -> _tensor
-        return to_sparse(self, sparse_dim)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)
@@ -286,9 +280,8 @@ class Tensor:
         view): as in PyTorch, it becomes AsStridedBackward0 of the base's current history."""
         base = self._base
         if base._requires_grad:
-            from .ops.shape import as_strided  # cycle: _tensor -> ops -> _tensor
             with grad_mode.enable_grad():
-                v = as_strided(base, self._shape, self._stride, self._offset)
+                v = base.as_strided(self._shape, self._stride, self._offset)
             self._grad_fn, self._output_nr, self._requires_grad = v._grad_fn, v._output_nr, True
         self._fn_version = self._storage.version
         return self._grad_fn
@@ -522,8 +515,7 @@ class _DisableTorchFunction:
 
 
 def _rebuild(data, dtype, dev, requires_grad):
-    from .ops._creation import tensor  # cycle: _tensor -> ops -> _tensor
-    return tensor(data, dtype=_dtype.BY_NAME[dtype], device=dev, requires_grad=requires_grad)
+    return _late.creation.tensor(data, dtype=_dtype.BY_NAME[dtype], device=dev, requires_grad=requires_grad)
 
 
 def _nest(flat, shape):

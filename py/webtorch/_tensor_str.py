@@ -1,7 +1,7 @@
 """Printing tensors the way PyTorch prints them."""
 import math
 
-from . import _dtype
+from . import _dtype, _late
 
 
 class _Opts:
@@ -179,12 +179,11 @@ def tensor_repr(t, prefix="tensor(", indent=None, bare=False):
 
 def _summarized_tensor(t):
     """The edge items of t along every dim (shape keeps the full sizes' structure for printing)."""
-    from .ops.shape import cat  # cycle: _tensor_str -> ops -> _tensor -> _tensor_str
     e = PRINT_OPTS.edgeitems
     for d in range(t.dim()):
         n = t.shape[d]
         if n > 2 * e:
-            t = cat([t.narrow(d, 0, e), t.narrow(d, n - e, e)], d)
+            t = _late.shape.cat([t.narrow(d, 0, e), t.narrow(d, n - e, e)], d)
     return _Summarized(t)
 
 

@@ -4,12 +4,12 @@
 
 picks `device("webgpu")` where a WebGPU adapter exists, as it picks `cuda` under PyTorch.
 """
+from . import webgpu
 from ._device import device as _device
 
 
 def is_available():
     """True when a WebGPU adapter and device can be obtained."""
-    from . import webgpu  # lazy: the webgpu backend imports numpy when present
     return webgpu.is_available()
 
 
@@ -26,5 +26,4 @@ def synchronize(device=None):
     """Wait for all queued GPU work (as torch.cuda.synchronize)."""
     if not is_available():
         raise RuntimeError("Cannot access accelerator device when none is available.")
-    from . import webgpu  # lazy: the webgpu backend imports numpy when present
     webgpu.synchronize()

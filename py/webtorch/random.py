@@ -1,11 +1,9 @@
 """Generators: a seed plus an offset that advances once per draw (counter-based Philox)."""
 import time
 
-from . import _dtype
+from . import _dtype, _late
 from ._device import as_device
-from .ops._creation import tensor
-
-_draw_hook = None
+from .backends.webgpu import capture as _capture
 
 
 class Generator:
@@ -31,7 +29,7 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        return tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32],
+        return _late.creation.tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32],
                       dtype=_dtype.int64)
 
     def set_state(self, state):
@@ -43,8 +41,9 @@ class Generator:
     def _next_draw(self):
         off = self._offset
         self._offset += 1
-        if _draw_hook is not None:       # a webgpu capture records which generator drew
-            _draw_hook(self, self._seed, off)
+        cap = _capture.active()
+        if cap is not None:               # a webgpu capture records which generator drew
+            cap._draw(self, self._seed, off)
         return self._seed, off
 
 

@@ -1,6 +1,6 @@
 """torch._dynamo: torch.compile's front end (see eval_frame.py): config, exc, explain, reset, mark_dynamic, the
 decorators and switches of decorators.py."""
-from . import config, exc, utils
+from . import config, eval_frame, exc, utils
 from .eval_frame import OptimizedModule, disable, reset
 from .explain import ExplainOutput, explain
 from .decorators import (graph_break, set_stance, run, optimize, allow_in_graph, disallow_in_graph,
@@ -37,5 +37,5 @@ def list_backends(exclude_tags=("debug", "experimental")):
 
 
 def is_compiling():
-    from ..compiler import is_compiling  # cycle: _dynamo -> compiler -> _dynamo
-    return is_compiling()
+    """True while a torch.compile'd callable runs its function (outside torch.compiler.disable'd code)."""
+    return eval_frame._state["compiling"] > 0

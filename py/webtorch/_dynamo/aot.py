@@ -70,7 +70,7 @@ class Backward:
         if node is not None:
             node.snapshot = [self.be.empty(n // 4, "int32") for _, n in self.saved]
             for (h, n), b in zip(self.saved, node.snapshot):
-                self.be.driver.copy_buffer(h, 0, b.handle, 0, n)
+                self.be.commands.copy_buffer(h, 0, b.handle, 0, n)
         self.live = None
 
     def restore(self, node):
@@ -78,7 +78,7 @@ class Backward:
         if node.snapshot is not None:
             self.vacate()
             for (h, n), b in zip(self.saved, node.snapshot):
-                self.be.driver.copy_buffer(b.handle, 0, h, 0, n)
+                self.be.commands.copy_buffer(b.handle, 0, h, 0, n)
             node.snapshot = None
             self.live = weakref.ref(node)
 

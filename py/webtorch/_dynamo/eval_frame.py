@@ -26,6 +26,8 @@ import weakref
 from .. import autograd, fx
 from ..autograd import grad_mode
 from .._tensor import Tensor
+from ..backends import webgpu
+from ..backends.webgpu import capture
 from . import aot, config, guards, resume
 from .tracing import (_REASONS, GraphCompileReason, _StepTracer, _named_tensors, _ops, _reached, _split,
                       _trainable, _user_frame, _user_stack)
@@ -274,7 +276,6 @@ class CompiledFunction(guards.ById):
         named = list(_named_tensors(reached, self.code_fn, self.root, args, kwargs))
         held = [t for _, t in named] + entry.params + [v for _, v in reached if isinstance(v, Tensor)]
         if any(t.device.type == "webgpu" for t in held):  # module state, arguments, or tensors named by the code
-            from ..backends import webgpu  # lazy: the webgpu backend imports numpy when present
             entry.backend = webgpu.get_backend()
         with _Compiling(), tracer, _HostReads(entry.backend, lambda: entry.breaks or on_break(None, "__host_read__")):
             for name, t in named:
@@ -420,7 +421,6 @@ class CompiledFunction(guards.ById):
 
 def _copies(out):
     """out with its tensors copied, those that shared memory sharing the copy of it (capture.layout/views)."""
-    from ..backends.webgpu import capture
     storages, specs = capture.layout(fx._tensors(out))
     fresh = iter(capture.views([Tensor._make(s, (s.numel,), (1,), 0).clone()._storage for s in storages], specs))
     return fx.map_aggregate(out, lambda x: next(fresh) if isinstance(x, Tensor) else x)
@@ -450,13 +450,8 @@ def _record_backward(be, diff, clones):
 def _noting_reads(be):
     """(a capture of backend be whose reads to the host run and note the user's line, the list of those lines): a
     replay could not make such a read, so a capture that made one is not replayed."""
-    cap, read = be.capture(), []
-
-    def host_read(buf, offset, size):
-        read.append(_user_frame())
-        return cap._orig(be.driver, "read_buffer")(buf, offset, size)
-    cap._read = host_read
-    return cap, read
+    read = []
+    return be.capture(on_read=lambda: read.append(_user_frame())), read
 
 
 def _same(a, b):

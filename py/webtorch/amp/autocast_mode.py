@@ -11,6 +11,7 @@ import functools
 import warnings
 
 from .. import _dtype
+from ..backends import webgpu
 from .._tensor import Tensor
 
 STATE = {}          # device type -> the low-precision dtype in force (absent: autocast off)
@@ -27,7 +28,6 @@ def _supported(device_type, dt):
         if dt is not _dtype.float16:
             return False
         try:
-            from ..backends import webgpu  # lazy: the webgpu backend imports numpy when present
             return webgpu.get_backend().has_f16
         except Exception:
             return False

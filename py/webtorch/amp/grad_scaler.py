@@ -10,6 +10,7 @@ from collections import defaultdict
 from enum import Enum
 
 from .. import _dtype
+from ..backends import webgpu
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..ops.shape import stack
@@ -33,7 +34,6 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "webgpu" and enabled:
-            from ..backends import webgpu  # lazy: the webgpu backend imports numpy when present
             if not webgpu.is_available():
                 warnings.warn("webtorch.amp.GradScaler is enabled, but WebGPU is not available. Disabling.")
                 self._enabled = False

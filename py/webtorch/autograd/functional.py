@@ -1,5 +1,6 @@
 """torch.autograd.functional: jacobian, hessian, vjp, jvp (built on autograd.grad)."""
-from . import grad
+from .. import _late
+from ._api import grad
 
 
 def _tuple(x):
@@ -15,8 +16,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    from ..ops import _creation  # cycle: autograd -> ops -> _tensor -> autograd
-    from ..ops.shape import stack  # cycle: autograd -> ops -> _tensor -> autograd
+    _creation = _late.creation
+    stack = _late.shape.stack
     single = not isinstance(inputs, tuple)
     inputs = tuple(x.detach().requires_grad_(True) for x in _tuple(inputs))
     out = func(*inputs)

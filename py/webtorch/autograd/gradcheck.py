@@ -1,7 +1,9 @@
 """Finite-difference gradient checks (float64 on cpu), as torch.autograd.gradcheck."""
 import warnings
 
-from . import grad as autograd_grad
+from .. import _late
+from ._api import grad as autograd_grad
+from ..random import Generator
 
 
 class GradcheckError(RuntimeError):
@@ -13,7 +15,7 @@ def _as_tuple(x):
 
 
 def _flat_outputs(fn, inputs):
-    from .._tensor import Tensor  # cycle: autograd -> _tensor -> autograd
+    Tensor = _late.Tensor
     out = _as_tuple(fn(*inputs))
     return [o for o in out if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
@@ -40,7 +42,7 @@ def _numerical_jacobian(fn, inputs, i, eps):
 
 
 def _analytical_jacobian(fn, inputs, i):
-    from ..ops import _creation  # cycle: autograd -> ops -> _tensor -> autograd
+    _creation = _late.creation
     outs = _flat_outputs(fn, inputs)
     x = inputs[i]
     rows = []  # rows[out_k][m] -> list over j
@@ -62,7 +64,7 @@ def _analytical_jacobian(fn, inputs, i):
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False, fast_mode=False,
               masked=None):
-    from .._tensor import Tensor  # cycle: autograd -> _tensor -> autograd
+    Tensor = _late.Tensor
     inputs = _as_tuple(inputs)
     for k, x in enumerate(inputs):
         if isinstance(x, Tensor) and x.requires_grad and x.dtype.name != "float64":
@@ -89,11 +91,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
                   **kwargs):
     """Checks second derivatives: gradcheck of the function x -> grad(func(x), x, v)."""
-    from ..ops import _creation  # cycle: autograd -> ops -> _tensor -> autograd
+    _creation = _late.creation
     inputs = _as_tuple(inputs)
     outs = _flat_outputs(func, inputs)
     if grad_outputs is None:
-        from ..random import Generator  # cycle: autograd -> random -> ops -> _tensor -> autograd
         gen = Generator().manual_seed(0)
         grad_outputs = tuple(_creation.randn(o.shape, dtype=o.dtype, generator=gen) for o in outs)
     diff = [k for k, x in enumerate(inputs) if hasattr(x, "requires_grad") and x.requires_grad]

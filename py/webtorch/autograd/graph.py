@@ -11,6 +11,7 @@ import sys
 import weakref
 
 from . import grad_mode
+from .. import _late
 from .._dtype import TENSOR_TYPES
 
 _seq = itertools.count()
@@ -224,7 +225,7 @@ def _steal(grad, leaf):
         chain, base = chain + 1, base._base
     if sys.getrefcount(grad._storage) > chain + 1:
         return None
-    from .._tensor import Tensor  # cycle: autograd -> _tensor -> autograd
+    Tensor = _late.Tensor
     return Tensor._make(grad._storage, grad._shape, grad._stride, grad._offset)
 
 
@@ -263,7 +264,7 @@ def grad_edge(t):
 
 
 def _zeros_for(meta):
-    from ..ops import _creation  # cycle: autograd -> ops -> _tensor -> autograd
+    _creation = _late.creation
     shape, dtype, dev = meta
     return _creation.zeros(shape, dtype=dtype, device=dev)
 
@@ -462,7 +463,7 @@ def _apply(node, buf):
 
 
 def _check_grad(node, g, nxt, nr):
-    from .._tensor import Tensor  # cycle: autograd -> _tensor -> autograd
+    Tensor = _late.Tensor
     if not isinstance(g, Tensor):
         raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__}, expected Tensor")
     # as PyTorch's validate_outputs: a gradient takes its input's dtype (a custom Function's

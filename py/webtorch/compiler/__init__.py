@@ -20,7 +20,7 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 def is_compiling():
     """True while a torch.compile'd callable runs its function (outside torch.compiler.disable'd code)."""
-    return _ef._state["compiling"] > 0
+    return _dynamo.is_compiling()
 
 
 is_dynamo_compiling = is_compiling

@@ -14,6 +14,7 @@ import time
 import webtorch as torch
 import webtorch.nn as nn
 import webtorch.nn.functional as F
+from webtorch.backends import webgpu
 from webtorch.utils.data import DataLoader, TensorDataset, random_split
 
 
@@ -120,7 +121,6 @@ def main(argv=None):
     ap.add_argument("--amp", action="store_true", help="autocast to float16 (webgpu with shader-f16)")
     ap.add_argument("--save", default=None, help="write the trained state dict here")
     a = ap.parse_args(argv)
-    from webtorch.backends import webgpu  # lazy: the webgpu backend imports numpy when present
     if a.device == "webgpu" and not webgpu.is_available():
         ap.exit(2, "no WebGPU adapter here (natively: install mesa-vulkan-drivers for lavapipe)\n")
     r = train(a.device, a.epochs, a.batch_size, a.lr, a.seed, a.amp, a.save)

@@ -8,6 +8,7 @@ import struct
 
 from .. import _dtype
 from .._device import as_device, backend_for
+from .. import random as _random
 from .._tensor import Tensor, Storage
 from .._geometry import contiguous_strides, numel as _numel
 from ..backends.base import Strided, EWISE_OPS
@@ -283,7 +284,6 @@ def arange(n, start, step, dtype, device):
 
 
 def random(shape, kind, dtype, device, generator):
-    from .. import random as _random
     gen = generator if generator is not None else _random.default_generator
     seed, offset = gen._next_draw()
     out = empty(shape, dtype, device)

@@ -4,7 +4,7 @@ single-tensor implementations (same order of operations, so results agree to rou
 A backend may do a whole update in fused kernels: each function first offers it to the
 parameter's backend through the optional hook `fused_step(name, param, grad, state, **hyper)`,
 which returns True when it did the update and False for a case it does not cover (the webgpu
-backend's SGD, Adam, RMSprop and Adagrad steps: `backends/webgpu/fused.py`). The backend never imports optim.
+backend's SGD, Adam, RMSprop and Adagrad steps: `webtorch/webgpu/fused.py`). The backend never imports optim.
 """
 from . import _kernels as K
 from ..ops import _prims

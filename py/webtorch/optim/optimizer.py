@@ -12,6 +12,7 @@ import copy
 import itertools
 import struct
 import sys
+import warnings
 from collections import OrderedDict, defaultdict
 
 from .. import _dtype
@@ -134,7 +135,6 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
         if len(set(map(id, tensors))) != len(tensors):
-            import warnings
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error", stacklevel=3)
         seen = set()

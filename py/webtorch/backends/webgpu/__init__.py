@@ -11,6 +11,15 @@ from .drivers.native import NativeDriver
 
 _backend = None
 _error = None
+_extensions = []        # install(backend) functions of the layers above (webtorch.webgpu's fused kernels)
+
+
+def extend(install):
+    """Run `install(backend)` on the backend, now if it exists, else when it is made: the tensor-level layer
+    above attaches its hooks (softmax, fused optimizer steps) this way, so the backend never imports it."""
+    _extensions.append(install)
+    if _backend is not None:
+        install(_backend)
 
 
 def _make_driver():
@@ -24,10 +33,13 @@ def get_backend():
     global _backend, _error
     if _backend is None:
         try:
-            _backend = WebGPUBackend(_make_driver())
+            backend = WebGPUBackend(_make_driver())
         except Exception as e:
             _error = e
             raise
+        for install in _extensions:
+            install(backend)
+        _backend = backend
     return _backend
 
 

@@ -55,6 +55,7 @@ class CachingAllocator:
         # pool would then hand out a dead buffer
         self.live = {}
         self.pins = {}                   # id(handle) -> [pin count, handle, size if released]
+        self.fresh = None                # while a capture watches: {id(handle): size} of each handed out
 
     def pin(self, h):
         """Keep handle h out of the pool while a captured program uses it (capture.py)."""
@@ -85,6 +86,8 @@ class CachingAllocator:
             self.allocated_bytes += size
             h = lst.pop()
             self.live[id(h)] = h
+            if self.fresh is not None:
+                self.fresh[id(h)] = size
             return h, size
         try:
             h = self.driver.create_buffer(size)
@@ -100,6 +103,8 @@ class CachingAllocator:
         self.reserved_bytes += size
         self.allocated_bytes += size
         self.live[id(h)] = h
+        if self.fresh is not None:
+            self.fresh[id(h)] = size
         return h, size
 
     def release(self, handle, size):

@@ -4,29 +4,26 @@ Runs over any `Driver` (`drivers/`: native wgpu-py or the browser's navigator.gp
 
 * `codegen.py`: dtype maps, shader templates, WGSL expressions and index code;
 * `allocator.py`: the caching allocator (`GPUBuffer`, `CachingAllocator`);
-* this module: a pipeline cache keyed by the specialized WGSL source (and a faster memo keyed
-  by the kernel's signature, so steady-state dispatches do no code generation), host
-  encoding and reads, and deferred device-side checks;
-* `primitives.py`: the kernels of the primitive set (`Primitives`, mixed in here);
-* `lazy.py` (element-wise fusion) and `fused.py` (softmax, fused optimizer steps) on top.
+* `kernels.py`: the plumbing (`Kernels`: pipeline cache and signature memo, dispatch, allocation, the
+  command sink) this backend is built on;
+* `primitives.py`: the kernels of the primitive set (`Primitives`, a component this backend owns);
+* `lazy.py` (element-wise fusion) and `capture.py` (capture and replay) on the command sink;
+* this module: host encoding and reads, and deferred device-side checks.
+
+Tensor-level kernels (`webtorch/webgpu/fused.py`: softmax, fused optimizer steps) attach through
+`backends.webgpu.extend`.
 """
 import math
 import struct
 import sys
 from array import array
 
-from ..base import Backend, Strided, fast_paths_of
+from ..base import Backend, Strided
 from ..._geometry import numel, contiguous_strides
-from .allocator import GPUBuffer, CachingAllocator
-from .codegen import ST, ITEM, PACK, I64_WGSL, I64_MSG, _P_DECL, prelude, pack_words
-from .fused import install as install_fused
-from .lazy import Fusion
+from .capture import Capture
+from .codegen import ITEM, PACK, I64_MSG
+from .kernels import Kernels
 from .primitives import Primitives
-
-try:
-    import numpy as _np
-except Exception:  # pragma: no cover - Pyodide without numpy
-    _np = None
 
 
 def _f16_bytes(v):
@@ -37,105 +34,26 @@ def _f16_bytes(v):
         return struct.pack("<e", math.copysign(math.inf, v))
 
 
-class WebGPUBackend(Primitives, Backend):
+class WebGPUBackend(Kernels, Backend):
     name = "webgpu"
-    # one host call instead of the decomposition's 2 to 8 (sigmoid's four, rsqrt's two); isnan, isinf,
-    # isfinite look at the bits, where a shader compiler may assume finite floats and fold `x != x`
-    fast_paths = fast_paths_of("wgsl")
+    fast_paths = Primitives.fast_paths
 
     def __init__(self, driver):
-        self.driver = driver
-        lim = driver.limits
-        self.max_wg = int(lim.get("max-compute-workgroups-per-dimension", 65535))
-        maxbuf = int(lim.get("max-buffer-size", 1 << 28))
-        maxbind = int(lim.get("max-storage-buffer-binding-size", 1 << 27))
-        self.max_bytes = min(maxbuf, maxbind)
-        self.has_f16 = "shader-f16" in driver.features
-        self.alloc = CachingAllocator(driver, self.max_bytes)
-        self.is_cpu_adapter = str(driver.info.get("adapter_type", "")).lower() == "cpu"
-        self.is_lavapipe = "llvmpipe" in str(driver.info.get("device", "")).lower()
-        # elements per thread of the ewise.wgsl kernels: on CPU adapters a thread's loads and
-        # parameter words cost per element, 16 is 2-5x faster (bench/README.md); GPUs keep one
-        self.ew_k = 16 if self.is_cpu_adapter else 1
-        self._pipes = {}        # source -> pipeline
-        self._memo = {}         # kernel signature -> (pipeline, extra)
-        self._prelude = prelude()
-        self.pipelines_compiled = 0
-        install_fused(self)            # fused kernels: softmax hooks, fused optimizer steps
-        self.fusion = Fusion(self)     # lazy element-wise fusion (wraps the driver's calls)
+        super().__init__(driver)
         self._checks = []       # pending device-side checks: (view, keep-alive, fail)
-        self._i64_pipes = set()  # id() of pipelines that flag int64 overflow (bind i64_flag)
-        self._i64_flag = None    # GPUBuffer: 1 u32, set by a kernel on int64 overflow
-        self._i64_armed = False  # a flagging kernel ran since the flag was last read
+        # the kernels of the primitive set: a component over this backend's plumbing (Kernels)
+        p = self.prims = Primitives(self)
+        self.ewise, self.reduce, self.scan, self.sort = p.ewise, p.reduce, p.scan, p.sort
+        self.take, self.put, self.arange, self.random, self.matmul = p.take, p.put, p.arange, p.random, p.matmul
 
-    def capture(self):
+    def capture(self, on_read=None):
         """`with backend.capture() as cap:` records the driver commands of a step for replay
-        (capture.py)."""
-        from .capture import Capture
-        return Capture(self)
-
-    # ---- plumbing ---------------------------------------------------------------------
-    def pipeline(self, src):
-        p = self._pipes.get(src)
-        if p is None:
-            code = src
-            i64 = "i64_" in src
-            if i64:     # bind the overflow flag just before P (P moves up one binding)
-                m = _P_DECL.search(src)
-                n = int(m.group(1))
-                code = (f"{src[:m.start()]}@group(0) @binding({n}) var<storage, read_write> i64_flag: "
-                       f"array<u32>;\n@group(0) @binding({n + 1}) var<storage, read> P: array<u32>;\n"
-                       f"{I64_WGSL}{src[m.end():]}")
-            p = self._pipes[src] = self.driver.create_pipeline(code, "main")
-            if i64:
-                self._i64_pipes.add(id(p))
-            self.pipelines_compiled += 1
-        return p
-
-    def _bind(self, pipe, handles):
-        """the buffer handles of a dispatch, plus the int64 overflow flag where the kernel sets it"""
-        if id(pipe) in self._i64_pipes:
-            if self._i64_flag is None:
-                self._i64_flag = self.from_flat([0, 0], "int32")
-            self._i64_armed = True
-            handles = handles + [self._i64_flag.handle]
-        return handles
-
-    def grid(self, ngroups):
-        m = self.max_wg
-        if ngroups <= m:
-            return (max(ngroups, 1), 1, 1)
-        y = -(-ngroups // m)
-        if y <= m:
-            return (m, y, 1)
-        return (m, m, -(-y // m))
-
-    def run(self, pipe, bufs, words, ngroups):
-        self.driver.dispatch(pipe, self._bind(pipe, [b.handle if isinstance(b, GPUBuffer) else b for b in bufs]),
-                             pack_words(words), self.grid(ngroups))
-
-    def _check_dtype(self, dtype):
-        if dtype == "float64":
-            raise TypeError("float64 is not supported on webgpu; use float32 or compute on cpu")
-        if dtype == "float16" and not self.has_f16:
-            raise TypeError("float16 on webgpu needs the adapter feature 'shader-f16', which this "
-                            "adapter lacks; use float32")
-        if dtype not in ST:
-            raise TypeError(f"{dtype} is not supported on webgpu")
-
-    def enable(self, *dtypes):
-        return "enable f16;" if "float16" in dtypes else ""
-
-    # ---- memory -----------------------------------------------------------------------
-    def empty(self, numel, dtype):
-        self._check_dtype(dtype)
-        nbytes = max(4, (numel * ITEM[dtype] + 3) & ~3)
-        if numel * ITEM[dtype] > self.max_bytes:
-            self.alloc.alloc(numel * ITEM[dtype])     # raises the out-of-memory error
-        h, size = self.alloc.alloc(nbytes)
-        return GPUBuffer(self.alloc, h, size, numel, dtype)
+        (capture.py); `on_read()` is called on each read to the host, which then runs (else it raises
+        CaptureBreak)."""
+        return Capture(self, on_read)
 
     def _encode(self, values, dtype):
+        _np = sys.modules.get("numpy")     # values is an ndarray only where numpy was imported
         if _np is not None and isinstance(values, _np.ndarray):
             a = values.reshape(-1)
             if dtype == "int64" and a.size and a.dtype.kind in "iu":
@@ -180,7 +98,7 @@ class WebGPUBackend(Primitives, Backend):
         if data:
             if len(data) % 4:
                 data = data + b"\0" * (-len(data) % 4)
-            self.driver.write_buffer(buf.handle, 0, data)
+            self.commands.write_buffer(buf.handle, 0, data)
         return buf
 
     def _read_contiguous(self, view):
@@ -204,7 +122,7 @@ class WebGPUBackend(Primitives, Backend):
         if self._checks:
             raw = self._read_checked(src, a0, end - a0)
         else:
-            raw = bytes(self.driver.read_buffer(src.handle, a0, end - a0))
+            raw = bytes(self.commands.read_buffer(src.handle, a0, end - a0))
         return raw[start - a0:start - a0 + n * it]
 
     # ---- deferred checks (device-side asserts) ----------------------------------------
@@ -238,7 +156,7 @@ class WebGPUBackend(Primitives, Backend):
 
     def _i64_fail(self, vals):
         if vals[0] or vals[1]:
-            self.driver.write_buffer(self._i64_flag.handle, 0, bytes(8))
+            self.commands.write_buffer(self._i64_flag.handle, 0, bytes(8))
             return RuntimeError("ZeroDivisionError" if vals[1] else I64_MSG)
         return None
 
@@ -250,13 +168,13 @@ class WebGPUBackend(Primitives, Backend):
         sizes = [numel(v.shape) * 4 for v, _, _ in checks]
         tmp = self.empty((size + sum(sizes)) // 4, "int32")
         if size:
-            self.driver.copy_buffer(src.handle, a0, tmp.handle, 0, size)
+            self.commands.copy_buffer(src.handle, a0, tmp.handle, 0, size)
         off = size
         for (v, _, _), nb in zip(checks, sizes):
             if nb:
-                self.driver.copy_buffer(v.buf.handle, v.offset * 4, tmp.handle, off, nb)
+                self.commands.copy_buffer(v.buf.handle, v.offset * 4, tmp.handle, off, nb)
             off += nb
-        raw = bytes(self.driver.read_buffer(tmp.handle, 0, size + sum(sizes)))
+        raw = bytes(self.commands.read_buffer(tmp.handle, 0, size + sum(sizes)))
         del tmp
         off, err = size, None
         for (v, _, fail), nb in zip(checks, sizes):
@@ -286,7 +204,7 @@ class WebGPUBackend(Primitives, Backend):
         return a.tolist()
 
     def to_numpy(self, view):
-        np = _np
+        import numpy as np
         raw = self._read_contiguous(view)
         dt = view.dtype
         a = np.frombuffer(raw, dtype={"float32": "<f4", "float16": "<f2", "int32": "<i4", "int64": "<i4",
@@ -300,4 +218,4 @@ class WebGPUBackend(Primitives, Backend):
         if self._checks:      # the read waits for all submitted work
             self._read_checked(None, 0, 0)
             return
-        self.driver.synchronize()
+        self.commands.synchronize()

@@ -5,10 +5,12 @@
     prog = cap.program(inputs=[...], outputs=[...])
     outs = prog.replay(new_inputs)        # fresh tensors holding the outputs' new values
 
-Recording is at the driver-protocol level (`drivers/driver.py`): every `dispatch`, `copy_buffer` and
-`write_buffer` the backend makes while the capture is active is kept with its buffer handles
+Recording is at the driver-protocol level (`drivers/driver.py`): while it is active the capture is a
+stage of the backend's command sink (`backend.commands`, between fusion's barrier and the driver), so
+every `dispatch`, `copy_buffer` and `write_buffer` the backend makes is kept with its buffer handles
 and parameter words; `read_buffer` (`.item()`, `.tolist()`, `bool(t)`, printing) raises
-`CaptureBreak`.
+`CaptureBreak`. The allocator notes the buffers it hands out meanwhile (`alloc.fresh`), and
+`webtorch.random` tells the active capture which generator drew (`active()._draw`).
 
 Buffers. Every buffer a recorded command touches is pinned (`CachingAllocator.pin`) while a
 capture or program uses it: a pinned buffer released by its tensor is not returned to the
@@ -49,6 +51,12 @@ from .codegen import ITEM
 _ACTIVE = None          # the Capture recording now (one at a time)
 MASK = 0xFFFFFFFF
 RING = 64               # replays whose device-side checks can be queued at once (Program)
+
+
+class front:
+    """The tensor types a replay returns, bound by the tensor-level layer (webtorch.webgpu) when it loads: the
+    backend never imports the layers above."""
+    Tensor = Storage = None
 
 
 class CaptureBreak(RuntimeError):
@@ -103,8 +111,9 @@ class _Pins:
 class Capture:
     """Records the driver commands of the code run inside `with backend.capture() as cap:`."""
 
-    def __init__(self, backend):
+    def __init__(self, backend, on_read=None):
         self.be = backend
+        self.on_read = on_read      # called on a read to the host, which then runs (None: it raises CaptureBreak)
         self.cmds = []              # ("d", pipe, bufs, params, wg) | ("c", src, so, dst, do, n) | ("w", buf, off, data)
         self.pins = _Pins(backend.alloc)
         self.fresh = {}             # id() of each handle the allocator handed out during the capture: its size
@@ -112,7 +121,7 @@ class Capture:
         self.checks = []            # deferred device-side checks registered during the capture
         self.done = False
         self.broken = None
-        self._saved = {}
+        self.next = None            # the driver, while this capture records in front of it
 
     # -- context manager
     def __enter__(self):
@@ -131,14 +140,8 @@ class Capture:
         self._gc = gc.isenabled()
         gc.disable()
         self._nchecks = len(be._checks)
-        d, a = be.driver, be.alloc
-        for obj, name, fn in ((d, "dispatch", self._dispatch), (d, "copy_buffer", self._copy),
-                              (d, "write_buffer", self._write), (d, "read_buffer", self._read),
-                              (a, "alloc", self._alloc)):
-            self._saved[(id(obj), name)] = (obj, name, obj.__dict__.get(name), getattr(obj, name))
-            setattr(obj, name, fn)
-        from ... import random as _random
-        _random._draw_hook = self._draw
+        self.next, be.commands.next = be.commands.next, self
+        be.alloc.fresh = self.fresh
         _ACTIVE = self
         return self
 
@@ -152,61 +155,54 @@ class Capture:
             _ACTIVE = None
             if self._gc:
                 gc.enable()
-            from ... import random as _random
-            _random._draw_hook = None
-            for obj, name, own, _ in self._saved.values():
-                if own is None:
-                    obj.__dict__.pop(name, None)
-                else:
-                    setattr(obj, name, own)
-            self._saved = {}
+            self.be.commands.next, self.be.alloc.fresh = self.next, None
             self.done = True
             if et is not None:
                 self.broken = ev
         return False
 
-    def _orig(self, obj, name):
-        return self._saved[(id(obj), name)][3]
-
     def _live(self):
         return _ACTIVE is self
 
-    # -- the recorded driver calls
-    def _dispatch(self, pipe, buffers, params, workgroups):
-        r = self._orig(self.be.driver, "dispatch")(pipe, buffers, params, workgroups)
+    # -- the recorded driver commands (this capture is the command sink's stage before the driver)
+    def dispatch(self, pipe, buffers, params, workgroups):
+        r = self.next.dispatch(pipe, buffers, params, workgroups)
         if self._live():
             for h in buffers:
                 self.pins.add(h)
             self.cmds.append(("d", pipe, tuple(buffers), bytes(params), tuple(workgroups)))
         return r
 
-    def _copy(self, src, so, dst, do, size):
-        r = self._orig(self.be.driver, "copy_buffer")(src, so, dst, do, size)
+    def copy_buffer(self, src, so, dst, do, size):
+        r = self.next.copy_buffer(src, so, dst, do, size)
         if self._live() and size:
             self.pins.add(src)
             self.pins.add(dst)
             self.cmds.append(("c", src, so, dst, do, size))
         return r
 
-    def _write(self, buf, offset, data):
+    def write_buffer(self, buf, offset, data):
         if self._live():
             b = bytes(memoryview(data).cast("B"))
             if b:
                 self.pins.add(buf)
                 self.cmds.append(("w", buf, offset, b))
-        return self._orig(self.be.driver, "write_buffer")(buf, offset, data)
+        return self.next.write_buffer(buf, offset, data)
 
-    def _read(self, buf, offset, size):
-        if self._live():
+    def read_buffer(self, buf, offset, size):
+        if self._live() and self.on_read is not None:
+            self.on_read()
+        elif self._live():
             raise CaptureBreak(
                 "a read to the host (.item(), .tolist(), .numpy(), bool(tensor), printing) inside a "
                 "webgpu capture: the captured step cannot contain it (a graph break)")
-        return self._orig(self.be.driver, "read_buffer")(buf, offset, size)
+        return self.next.read_buffer(buf, offset, size)
 
-    def _alloc(self, nbytes):
-        h, size = self._orig(self.be.alloc, "alloc")(nbytes)
-        self.fresh[id(h)] = size
-        return h, size
+    def flush(self):
+        return self.next.flush()
+
+    def synchronize(self):
+        return self.next.synchronize()
 
     def _draw(self, gen, seed, offset):
         if self._live():
@@ -504,7 +500,6 @@ class Program:
         """Run the captured step again on `new_inputs` (tensors matching the captured inputs'
         shapes and dtypes; webgpu or cpu); returns the outputs as fresh tensors (outputs that
         were views of one another at the capture are views of one another again)."""
-        from ..._tensor import Storage
         new_inputs = list(new_inputs)
         if len(new_inputs) != len(self.inputs):
             raise ValueError(f"replay: expected {len(self.inputs)} inputs, got {len(new_inputs)}")
@@ -531,7 +526,7 @@ class Program:
         for h, dt, n, device in self.outputs:
             buf = be.empty(n, dt.name)
             post.append((h, 0, buf.handle, 0, min(buf.nbytes, (n * ITEM[dt.name] + 3) & ~3)))
-            storages.append(Storage(buf, dt, device, n, be))
+            storages.append(front.Storage(buf, dt, device, n, be))
         outs = views(storages, self.views)
         words = None
         if self.rng:
@@ -581,8 +576,8 @@ def layout(tensors):
 
 def views(storages, specs):
     """The tensors `layout` described, on `storages` (one per storage it listed)."""
-    from ..._tensor import Tensor
-    outs = [None if s[0] == "is" else Tensor._make(storages[s[0]], *s[1:4]) for s in specs]
+    make = front.Tensor._make
+    outs = [None if s[0] == "is" else make(storages[s[0]], *s[1:4]) for s in specs]
     bases = {}
     for j, spec in enumerate(specs):
         if spec[0] == "is":
@@ -591,7 +586,7 @@ def views(storages, specs):
             outs[j]._base = outs[spec[4]]
         elif spec[4] is not None:
             key = (spec[0], spec[4])
-            outs[j]._base = bases.get(key) or bases.setdefault(key, Tensor._make(storages[spec[0]], *spec[4]))
+            outs[j]._base = bases.get(key) or bases.setdefault(key, make(storages[spec[0]], *spec[4]))
     return outs
 
 

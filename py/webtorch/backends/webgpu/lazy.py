@@ -12,10 +12,11 @@ store at all.
 
 When the group is materialized
 ------------------------------
-* before any other GPU work: the driver's dispatch/read_buffer/write_buffer/copy_buffer/
-  flush/synchronize are wrapped, so reduce, matmul, take, put, scan, sort, the fused row
-  kernels, custom ops, host reads and writes, and single-op ewise that cannot be deferred
-  all see written memory, in program order;
+* before any other GPU work: every command goes through the backend's command sink
+  (`backend.commands`, a `Barrier`: dispatch/read_buffer/write_buffer/copy_buffer/flush/
+  synchronize), which materializes the group first, so reduce, matmul, take, put, scan, sort,
+  the fused row kernels, custom ops, host reads and writes, and single-op ewise that cannot be
+  deferred all see written memory, in program order;
 * when an op cannot join: a different shape, a pending input read through any view other
   than its full contiguous one (broadcast, transposed, sliced), an out that is not a full
   contiguous buffer, an in-place op (out is an input, or a buffer a pending node reads);
@@ -67,6 +68,29 @@ class Epilogue:
         self.key, self.bufs, self.words, self.dtypes, self.source = key, bufs, words, dtypes, source
 
 
+def _after_pending(name):
+    """The driver command `name`, run after the pending fused group is dispatched (program order)."""
+    def command(self, *args):
+        f = self.fusion
+        if f.nodes and not f.busy:
+            f.flush()
+        return getattr(self.next, name)(*args)
+    command.__name__ = name
+    return command
+
+
+class Barrier:
+    """The backend's command sink (`backend.commands`): every driver command the backend and the layers above
+    issue passes here, dispatches the pending fused group first, then goes on to `next`: the driver, or a
+    capture recording in front of it (capture.py)."""
+
+    def __init__(self, fusion, next):
+        self.fusion, self.next = fusion, next
+
+    dispatch, copy_buffer, write_buffer, read_buffer, flush, synchronize = map(_after_pending, (
+        "dispatch", "copy_buffer", "write_buffer", "read_buffer", "flush", "synchronize"))
+
+
 class Pending:
     __slots__ = ("op", "cdtype", "odt", "args", "ref", "idx")
 
@@ -87,7 +111,6 @@ class Fusion:
         self.kernels = 0          # fused dispatches made
         self.fused_ops = 0        # ewise ops deferred
         self._reset()
-        self._wrap_driver()
 
     def _reset(self):
         self.shape = None
@@ -103,19 +126,6 @@ class Fusion:
     def set_enabled(self, on):
         self.flush()
         self.enabled = bool(on)
-
-    def _wrap_driver(self):
-        d = self.be.driver
-        for name in ("dispatch", "read_buffer", "write_buffer", "copy_buffer", "flush", "synchronize"):
-            orig = getattr(d, name, None)
-            if orig is None:
-                continue
-
-            def wrapped(*a, _orig=orig, **k):
-                if self.nodes and not self.busy:
-                    self.flush()
-                return _orig(*a, **k)
-            setattr(d, name, wrapped)
 
     # ---- recording --------------------------------------------------------------------
     def _args(self, op, inputs, cdtype):
@@ -296,10 +306,7 @@ class Fusion:
                                   lambda bbase, pbase: self._epilogue(descs, out_nodes, out_dts, used_leaves,
                                                                       lbind, R, contig, bbase, pbase)))
             else:
-                pipe = be._memo.get(key)
-                if pipe is None:
-                    pipe = be._memo[key] = be.pipeline(self._source(descs, out_nodes, out_dts, used_leaves,
-                                                                    lbind, R, contig))
+                pipe = be.kernel(key, lambda: self._source(descs, out_nodes, out_dts, used_leaves, lbind, R, contig))
                 be.run(pipe, bufs, words, ewise_groups(n, be.ew_k))
             self.kernels += 1
         finally:
@@ -310,7 +317,7 @@ class Fusion:
         """the group as an ewise.wgsl kernel over its elements"""
         decls, body, alldt = self._code(descs, out_nodes, out_dts, leaves, lbind, R, contig, 0, 0)
         names = [(f"o{li}", contig[li]) for li in range(len(leaves))]
-        return ewise_src(self.be.ew_k, self.be.enable(*alldt), self.be._prelude, decls, index_code(R, names), body)
+        return ewise_src(self.be.ew_k, self.be.enable(*alldt), self.be.prelude, decls, index_code(R, names), body)
 
     def _code(self, descs, out_nodes, out_dts, leaves, lbind, R, contig, bbase, pbase):
         """-> (binding declarations: outputs and leaves from binding bbase, then P; the body
@@ -367,4 +374,4 @@ class Fusion:
         decls, body, _ = self._code(descs, out_nodes, out_dts, leaves, lbind, R, contig, bbase, pbase)
         index = index_code(R, [(f"o{li}", contig[li]) for li in range(len(leaves))], pbase=pbase + 1 + R,
                            shape_base=pbase + 1)
-        return f"{decls}\n{self.be._prelude}\nfn epilogue(i: u32, mm: f32) {{\n{index}\n{body}\n}}\n"
+        return f"{decls}\n{self.be.prelude}\nfn epilogue(i: u32, mm: f32) {{\n{index}\n{body}\n}}\n"

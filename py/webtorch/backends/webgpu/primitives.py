@@ -1,10 +1,10 @@
 """The kernels of the primitive set (`backends/base.py`) on WebGPU.
 
-`Primitives` is mixed into `WebGPUBackend` (backend.py), which supplies the plumbing it uses:
-`pipeline`, `run`, `_bind`, `_memo`, `empty`, `enable`, `_prelude`, `fusion`, `driver`,
-`is_cpu_adapter`, `is_lavapipe`.
+`Primitives` is a component `WebGPUBackend` (backend.py) owns; it generates WGSL and dispatches
+through the plumbing it is given (`Kernels`, kernels.py): `kernel`/`_memo`, `pipeline`, `run`,
+`_bind`, `empty`, `enable`, `prelude`, `fusion`, `commands`, `ew_k`, `max_wg`, `is_lavapipe`.
 """
-from ..base import Strided, EWISE_OPS
+from ..base import Strided, EWISE_OPS, fast_paths_of
 from ..._geometry import numel, contiguous_strides
 from .codegen import (CT, ST, ZERO, ONE, WG, MASK, fill, shader, load, conv, store, norm,
                       ewise_expr, ewise_src, ewise_groups, mm_bindings, alias_b, collapse, bind_once, index_code,
@@ -18,8 +18,40 @@ def _next_pow2(n):
     return p
 
 
+def rows(views, pbase):
+    """Collapse the leading dims of row views; returns (n_rows, L, words, code) where code
+    sets b<k> (row base offset) and ls<k> (last-dim stride) for each view."""
+    shape = tuple(views[0].shape)
+    L = shape[-1]
+    lead = shape[:-1]
+    sh, sts = collapse(lead, [v.strides[:-1] for v in views])
+    R = len(sh)
+    words = list(sh)
+    code = []
+    for k, (v, st) in enumerate(zip(views, sts)):
+        p = pbase + R + k * (R + 2)
+        words += [v.offset, *st, v.strides[-1]]
+        code.append(f"  var b{k} = i32(P[{p}u]); let ls{k} = i32(P[{p + 1 + R}u]);")
+    if R:
+        code.append("  { var r = row;")
+        for d in reversed(range(R)):
+            code.append(f"    {{ let s = P[{pbase + d}u]; let c = i32(r % s); r = r / s;")
+            for k in range(len(views)):
+                code.append(f"      b{k} = b{k} + c * i32(P[{pbase + R + k * (R + 2) + 1 + d}u]);")
+            code.append("    }")
+        code.append("  }")
+    return numel(lead), L, words, "\n".join(code), R
+
+
 class Primitives:
-    """ewise, reduce, scan, sort, take, put, arange, random and matmul as WGSL kernels."""
+    """ewise, reduce, scan, sort, take, put, arange, random and matmul as WGSL kernels, generated and
+    dispatched through `k` (kernels.py: pipeline memo, run, allocation, fusion, adapter facts)."""
+    # one host call instead of the decomposition's 2 to 8 (sigmoid's four, rsqrt's two); isnan, isinf,
+    # isfinite look at the bits, where a shader compiler may assume finite floats and fold `x != x`
+    fast_paths = fast_paths_of("wgsl")
+
+    def __init__(self, k):
+        self.k = k
 
     # ---- element-wise -----------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
@@ -28,8 +60,8 @@ class Primitives:
         n = numel(out.shape)
         if n == 0:
             return
-        self._check_dtype(cdtype)
-        if self.fusion.defer(op, out, inputs, cdtype):
+        self.k._check_dtype(cdtype)
+        if self.k.fusion.defer(op, out, inputs, cdtype):
             return
         views = [x for x in inputs if isinstance(x, Strided)]
         shape, sts = collapse(tuple(out.shape), [out.strides] + [v.strides for v in views])
@@ -40,16 +72,16 @@ class Primitives:
         bufs = [out.buf]
         amap = tuple(bind_once(bufs, views))
         key = ("ew", op, cdtype, out.dtype, kinds, R, contig, amap)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
-            pipe = self._memo[key] = self.pipeline(self._ewise_src(op, cdtype, out.dtype, kinds, R, contig, amap))
+            pipe = self.k._memo[key] = self.k.pipeline(self._ewise_src(op, cdtype, out.dtype, kinds, R, contig, amap))
         words = [n, *shape, out.offset, *sts[0]]
         for v, st in zip(views, sts[1:]):
             words += [v.offset, *st]
         for k, x in enumerate(inputs):
             if not isinstance(x, Strided):
                 words.append(scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype))
-        self.run(pipe, bufs, words, ewise_groups(n, self.ew_k))
+        self.k.run(pipe, bufs, words, ewise_groups(n, self.k.ew_k))
 
     def _ewise_src(self, op, cdtype, odt, kinds, R, contig, amap):
         nv = sum(1 for k in kinds if k != "s")
@@ -75,7 +107,7 @@ class Primitives:
         binds.append(f"@group(0) @binding({len(binds)}) var<storage, read> P: array<u32>;")
         expr, rdt = ewise_expr(op, cdtype, args)
         body.append(f"  out[o0] = {store(conv(expr, rdt, odt), odt)};")
-        return ewise_src(self.ew_k, self.enable(odt, *kinds), self._prelude, "\n".join(binds), index_code(R, names),
+        return ewise_src(self.k.ew_k, self.k.enable(odt, *kinds), self.k.prelude, "\n".join(binds), index_code(R, names),
                          "\n".join(body))
 
     # ---- reductions -------------------------------------------------------------------
@@ -94,8 +126,8 @@ class Primitives:
             chunk = max(2048, -(-n_inner // 2048))
             nch = -(-n_inner // chunk)
             tdt = "float32" if accdt == "float16" else accdt
-            tv = self.empty(n_out * nch, tdt)
-            ti = self.empty(n_out * nch, "int32") if arg else None
+            tv = self.k.empty(n_out * nch, tdt)
+            ti = self.k.empty(n_out * nch, "int32") if arg else None
             self._reduce_pass(op, accdt, None, inp, None, n_out, inner, chunk, nch, (tv, ti))
             tview = Strided(tv, (*out.shape, nch), (*contiguous_strides(out.shape + (nch,)),), 0, tdt)
             self._reduce_pass(op, accdt, out, tview, ti, n_out, (nch,), nch, 1, None)
@@ -113,9 +145,9 @@ class Primitives:
         wg = 256 if chunk >= 2048 else 64 if chunk >= 256 else 16 if chunk >= 32 else 4
         odt = out.dtype if out is not None else None
         key = ("red", op, accdt, inp.dtype, odt, Ro, Ri, wg, idx_in is not None, temp is not None)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
-            pipe = self._memo[key] = self.pipeline(
+            pipe = self.k._memo[key] = self.k.pipeline(
                 self._reduce_src(op, accdt, inp.dtype, odt, Ro, Ri, wg, idx_in is not None, temp is not None))
         words = [n_out, numel(inner), chunk, nch, *osh, inp.offset, *ist,
                  out.offset if out is not None else 0, *ost, *ish, *iist]
@@ -123,7 +155,7 @@ class Primitives:
             bufs = [temp[0]] + ([temp[1]] if arg else []) + [inp.buf]
         else:
             bufs = [out.buf] + [inp.buf] + ([idx_in] if idx_in is not None else [])
-        self.run(pipe, bufs, words, n_out * nch)
+        self.k.run(pipe, bufs, words, n_out * nch)
 
     def _reduce_src(self, op, accdt, idt, odt, Ro, Ri, wg, has_idx_in, to_temp):
         arg = op in ("argmax", "argmin")
@@ -199,36 +231,12 @@ class Primitives:
         hi = {"f32": "winf()", "i32": "2147483647", "u32": "0xffffffffu"}[act]
         ident = {"sum": ZERO[act], "prod": ONE[act], "any": "0u", "all": "1u", "max": lo, "argmax": lo,
                  "min": hi, "argmin": hi}[op]
-        return fill("reduce.wgsl", ENABLE=self.enable(idt, odt or ""), PRELUDE=self._prelude,
+        return fill("reduce.wgsl", ENABLE=self.k.enable(idt, odt or ""), PRELUDE=self.k.prelude,
                     BINDINGS="\n".join(b), WG=wg, ACC=act, BETTER=better, COMBINE=combine,
                     OUTER="\n".join(outer), IDENT=ident, INNER="\n".join(inn), FOLD=fold, TREE=tree,
                     STORE=st)
 
-    # ---- row kernels (scan, sort) -----------------------------------------------------
-    @staticmethod
-    def _rows(views, pbase):
-        """Collapse the leading dims of row views; returns (n_rows, L, words, code) where code
-        sets b<k> (row base offset) and ls<k> (last-dim stride) for each view."""
-        shape = tuple(views[0].shape)
-        L = shape[-1]
-        lead = shape[:-1]
-        sh, sts = collapse(lead, [v.strides[:-1] for v in views])
-        R = len(sh)
-        words = list(sh)
-        code = []
-        for k, (v, st) in enumerate(zip(views, sts)):
-            p = pbase + R + k * (R + 2)
-            words += [v.offset, *st, v.strides[-1]]
-            code.append(f"  var b{k} = i32(P[{p}u]); let ls{k} = i32(P[{p + 1 + R}u]);")
-        if R:
-            code.append("  { var r = row;")
-            for d in reversed(range(R)):
-                code.append(f"    {{ let s = P[{pbase + d}u]; let c = i32(r % s); r = r / s;")
-                for k in range(len(views)):
-                    code.append(f"      b{k} = b{k} + c * i32(P[{pbase + R + k * (R + 2) + 1 + d}u]);")
-                code.append("    }")
-            code.append("  }")
-        return numel(lead), L, words, "\n".join(code), R
+    # ---- row kernels (scan, sort: their rows through `rows`) -------------------------
 
     def scan(self, op, out, inp, out_idx=None):
         n = numel(out.shape)
@@ -239,15 +247,15 @@ class Primitives:
             if out_idx is not None:
                 out_idx = Strided(out_idx.buf, (1,), (1,), out_idx.offset, out_idx.dtype)
         views = [inp, out] + ([out_idx] if out_idx is not None else [])
-        n_rows, L, words, code, R = self._rows(views, 2)
+        n_rows, L, words, code, R = rows(views, 2)
         accdt = inp.dtype if op in ("cummax", "cummin") else out.dtype
         wg = 256 if L > 64 else 64 if L > 16 else 16
         key = ("scan", op, inp.dtype, out.dtype, accdt, R, wg, out_idx is not None)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
-            pipe = self._memo[key] = self.pipeline(self._scan_src(op, inp.dtype, out.dtype, accdt, R, wg,
+            pipe = self.k._memo[key] = self.k.pipeline(self._scan_src(op, inp.dtype, out.dtype, accdt, R, wg,
                                                                   code, out_idx is not None))
-        self.run(pipe, [v.buf for v in views], [n_rows, L] + words, n_rows)
+        self.k.run(pipe, [v.buf for v in views], [n_rows, L] + words, n_rows)
 
     def _scan_src(self, op, idt, odt, accdt, R, wg, code, has_idx):
         act = CT[accdt]
@@ -277,7 +285,7 @@ class Primitives:
         st = f"      outv[b1 + i32(t) * ls1] = {store(conv(norm('sv[lix]', accdt), accdt, odt), odt)};"
         if has_idx:
             st += "\n      outi[b2 + i32(t) * ls2] = si[lix];"
-        return fill("scan.wgsl", ENABLE=self.enable(idt, odt), PRELUDE=self._prelude,
+        return fill("scan.wgsl", ENABLE=self.k.enable(idt, odt), PRELUDE=self.k.prelude,
                     BINDINGS="\n".join(b), WG=wg, ACC=act, TAKEB=takeb, COMBINE=combine, ROW=code,
                     IDENT=ident, LOAD=conv(load("inp[b0 + i32(t) * ls0]", idt), idt, accdt),
                     CARRY_IN=cin, STEP=step, STORE=st)
@@ -304,10 +312,10 @@ class Primitives:
         views = [inp, out_values, out_indices]
         vstore = store(conv("{v}", dt, out_values.dtype), out_values.dtype)
         if N <= 1024:
-            n_rows, L, words, code, R = self._rows(views, 2)
+            n_rows, L, words, code, R = rows(views, 2)
             wg = max(1, min(256, N // 2))
             key = ("sortwg", dt, out_values.dtype, descending, R, N)
-            pipe = self._memo.get(key)
+            pipe = self.k._memo.get(key)
             if pipe is None:
                 b = [f"@group(0) @binding(0) var<storage, read_write> inp: array<{ST[dt]}>;",
                      f"@group(0) @binding(1) var<storage, read_write> outv: array<{ST[out_values.dtype]}>;",
@@ -317,17 +325,17 @@ class Primitives:
                       f"    outi[b2 + i32(t) * ls2] = i32(si[t]);")
                 kern = fill("sort_wg.part.wgsl", CT=ct, N=N, WG=wg, ROW=code,
                             LOAD=load("inp[b0 + i32(t) * ls0]", dt), STORE=st)
-                src = fill("sort.wgsl", ENABLE=self.enable(dt, out_values.dtype), PRELUDE=self._prelude,
+                src = fill("sort.wgsl", ENABLE=self.k.enable(dt, out_values.dtype), PRELUDE=self.k.prelude,
                            BINDINGS="\n".join(b), CT=ct, BEFORE=before, KERNEL=kern)
-                pipe = self._memo[key] = self.pipeline(src)
-            self.run(pipe, [v.buf for v in views], [n_rows, L] + words, n_rows)
+                pipe = self.k._memo[key] = self.k.pipeline(src)
+            self.k.run(pipe, [v.buf for v in views], [n_rows, L] + words, n_rows)
             return
         # global bitonic network for long rows
-        n_rows, L, words, code, R = self._rows(views, 5)
-        tv = self.empty(n_rows * N, {"f32": "float32", "i32": "int32", "u32": "uint8"}[ct])
-        ti = self.empty(n_rows * N, "int32")
+        n_rows, L, words, code, R = rows(views, 5)
+        tv = self.k.empty(n_rows * N, {"f32": "float32", "i32": "int32", "u32": "uint8"}[ct])
+        ti = self.k.empty(n_rows * N, "int32")
         P = [n_rows, L, N, 0, 0] + words
-        pipes = self._memo.get(("sortg", dt, out_values.dtype, descending, R))
+        pipes = self.k._memo.get(("sortg", dt, out_values.dtype, descending, R))
         if pipes is None:
             tb = [f"@group(0) @binding({{0}}) var<storage, read_write> tv: array<{ct}>;",
                   "@group(0) @binding({1}) var<storage, read_write> ti: array<u32>;"]
@@ -343,19 +351,19 @@ class Primitives:
                 st = (f"  outv[b1 + i32(t) * ls1] = {vstore.format(v='sv_t')};\n"
                       f"  outi[b2 + i32(t) * ls2] = i32(si_t);")
                 kern = fill(part, CT=ct, ROW=code, LOAD=load("inp[b0 + i32(t) * ls0]", dt), STORE=st)
-                srcs.append(fill("sort.wgsl", ENABLE=self.enable(dt, out_values.dtype), PRELUDE=self._prelude,
+                srcs.append(fill("sort.wgsl", ENABLE=self.k.enable(dt, out_values.dtype), PRELUDE=self.k.prelude,
                                  BINDINGS="\n".join(b), CT=ct, BEFORE=before, KERNEL=kern))
-            pipes = self._memo[("sortg", dt, out_values.dtype, descending, R)] = [self.pipeline(s) for s in srcs]
-        self.run(pipes[0], [inp.buf, tv, ti], P, -(-(n_rows * N) // 256))
+            pipes = self.k._memo[("sortg", dt, out_values.dtype, descending, R)] = [self.k.pipeline(s) for s in srcs]
+        self.k.run(pipes[0], [inp.buf, tv, ti], P, -(-(n_rows * N) // 256))
         k = 2
         while k <= N:
             j = k // 2
             while j > 0:
                 P[3], P[4] = k, j
-                self.run(pipes[1], [tv, ti], P[:5], -(-(n_rows * N // 2) // 256))
+                self.k.run(pipes[1], [tv, ti], P[:5], -(-(n_rows * N // 2) // 256))
                 j //= 2
             k *= 2
-        self.run(pipes[2], [tv, ti, out_values.buf, out_indices.buf], P, -(-(n_rows * L) // 256))
+        self.k.run(pipes[2], [tv, ti, out_values.buf, out_indices.buf], P, -(-(n_rows * L) // 256))
 
     # ---- gather / scatter -------------------------------------------------------------
     def take(self, out, src_buf, src_dtype, idx):
@@ -367,7 +375,7 @@ class Primitives:
         cst = contiguous_strides(shape)
         contig = tuple(st == cst for st in sts)
         key = ("take", out.dtype, src_dtype, R, contig)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
             b = [f"@group(0) @binding(0) var<storage, read_write> out: array<{ST[out.dtype]}>;",
                  "@group(0) @binding(1) var<storage, read_write> idx: array<i32>;",
@@ -375,11 +383,11 @@ class Primitives:
                  "@group(0) @binding(3) var<storage, read> P: array<u32>;"]
             body = (f"  let v = {conv(load('src[idx[o1]]', src_dtype), src_dtype, out.dtype)};\n"
                     f"  out[o0] = {store('v', out.dtype)};")
-            src = ewise_src(self.ew_k, self.enable(out.dtype, src_dtype), "", "\n".join(b),
+            src = ewise_src(self.k.ew_k, self.k.enable(out.dtype, src_dtype), "", "\n".join(b),
                             index_code(R, [("o0", contig[0]), ("o1", contig[1])]), body)
-            pipe = self._memo[key] = self.pipeline(src)
+            pipe = self.k._memo[key] = self.k.pipeline(src)
         words = [n, *shape, out.offset, *sts[0], idx.offset, *sts[1]]
-        self.run(pipe, [out.buf, idx.buf, src_buf], words, ewise_groups(n, self.ew_k))
+        self.k.run(pipe, [out.buf, idx.buf, src_buf], words, ewise_groups(n, self.k.ew_k))
 
     def put(self, dst_buf, dst_dtype, idx, values, accumulate):
         n = numel(idx.shape)
@@ -393,16 +401,16 @@ class Primitives:
         contig = tuple(st == cst for st in sts)
         vdt = dst_dtype if scalar else values.dtype
         key = ("put", dst_dtype, vdt, scalar, bool(accumulate), R, contig)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
-            pipe = self._memo[key] = self.pipeline(self._put_src(dst_dtype, vdt, scalar, accumulate, R, contig))
+            pipe = self.k._memo[key] = self.k.pipeline(self._put_src(dst_dtype, vdt, scalar, accumulate, R, contig))
         words = [n, *shape, idx.offset, *sts[0]]
         if not scalar:
             words += [values.offset, *sts[1]]
         else:
             words.append(scalar_bits(values, dst_dtype))
         bufs = [dst_buf, idx.buf] + ([] if scalar else [values.buf])
-        self.run(pipe, bufs, words, ewise_groups(n, self.ew_k))
+        self.k.run(pipe, bufs, words, ewise_groups(n, self.k.ew_k))
 
     def _put_src(self, ddt, vdt, scalar, accumulate, R, contig):
         ct = CT[ddt]
@@ -439,7 +447,7 @@ class Primitives:
                 body.append(f"  _ = {ewise_expr('add', 'int64', [old, 'v'])[0]};")
             else:
                 body.append("  atomicAdd(&dst[k], bitcast<u32>(v));")
-        return ewise_src(self.ew_k, self.enable(ddt, vdt), "", "\n".join(b) + "\n" + extra, index_code(R, names),
+        return ewise_src(self.k.ew_k, self.k.enable(ddt, vdt), "", "\n".join(b) + "\n" + extra, index_code(R, names),
                          "\n".join(body))
 
     # ---- creation ---------------------------------------------------------------------
@@ -451,13 +459,13 @@ class Primitives:
         if dt == "int64":
             scalar_bits(start + step * (n - 1), dt)      # the last value must fit too
         key = ("arange", dt)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
             ct = CT[dt]
-            src = fill("arange.wgsl", ENABLE=self.enable(dt), OT=ST[dt], CT=ct,
+            src = fill("arange.wgsl", ENABLE=self.k.enable(dt), OT=ST[dt], CT=ct,
                        STORE=store(norm("v", dt), dt))
-            pipe = self._memo[key] = self.pipeline(src)
-        self.run(pipe, [out.buf], [n, out.offset, scalar_bits(start, dt), scalar_bits(step, dt)], -(-n // WG))
+            pipe = self.k._memo[key] = self.k.pipeline(src)
+        self.k.run(pipe, [out.buf], [n, out.offset, scalar_bits(start, dt), scalar_bits(step, dt)], -(-n // WG))
 
     def random(self, out, kind, seed, offset):
         n = numel(out.shape)
@@ -467,7 +475,7 @@ class Primitives:
         if dt not in ("float32", "float16"):
             raise TypeError(f"webgpu random: {dt} is not a floating dtype")
         key = ("rand", kind, dt)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
             if kind == "uniform":
                 body = "v = f32(w.x >> 8u) * 5.9604644775390625e-08;"
@@ -477,8 +485,8 @@ class Primitives:
                         "  v = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);")
             else:
                 raise ValueError(f"unknown random kind {kind!r}")
-            pipe = self._memo[key] = self.pipeline(fill("random.wgsl", ENABLE=self.enable(dt), OT=ST[dt], BODY=body))
-        self.run(pipe, [out.buf], [n, seed & MASK, (seed >> 32) & MASK, offset & MASK, out.offset], -(-n // WG))
+            pipe = self.k._memo[key] = self.k.pipeline(fill("random.wgsl", ENABLE=self.k.enable(dt), OT=ST[dt], BODY=body))
+        self.k.run(pipe, [out.buf], [n, seed & MASK, (seed >> 32) & MASK, offset & MASK, out.offset], -(-n // WG))
 
     # ---- matmul -----------------------------------------------------------------------
     def matmul(self, out, a, b):
@@ -492,7 +500,7 @@ class Primitives:
                         v.offset, v.dtype)
         a, b, out = fix(a), fix(b), fix(out)
         f32 = out.dtype == a.dtype == b.dtype == "float32"
-        if f32 and self.is_cpu_adapter and K % 4 == 0 and K > 0:
+        if f32 and self.k.is_cpu_adapter and K % 4 == 0 and K > 0:
             # the register-block kernel reads A and B as vec4 along a contiguous dim: rows of A
             # ("n") or columns of A ("t": a transposed operand such as g.mT in a weight
             # gradient), rows of B ("n") or columns of B ("t": x @ W.t() in nn.Linear). A
@@ -526,8 +534,8 @@ class Primitives:
             kernel(Strided(buf, shape, strides, offset, dtype), a, b, *args, epi=epi)
         # on lavapipe a large product runs now as the plain kernel with REG_LARGE's block (a fused store of that
         # block compiles for 24 s; the plain product plus one element-wise kernel beats the fused 8x16 block)
-        large = self.is_lavapipe and kernel == self._matmul_reg and args[1] * args[2] * args[3] >= self.LARGE_FMAS
-        if not (f32 and not large and self.fusion.defer_matmul(out, (a, b), launch)):
+        large = self.k.is_lavapipe and kernel == self._matmul_reg and args[1] * args[2] * args[3] >= self.LARGE_FMAS
+        if not (f32 and not large and self.k.fusion.defer_matmul(out, (a, b), launch)):
             launch(out.buf, None)
 
     @staticmethod
@@ -551,7 +559,7 @@ class Primitives:
         return None
 
     def _contig(self, v):
-        t = self.empty(numel(v.shape), v.dtype)
+        t = self.k.empty(numel(v.shape), v.dtype)
         cv = Strided(t, v.shape, contiguous_strides(v.shape), 0, v.dtype)
         self.ewise("copy", cv, [v], v.dtype)
         return Strided(t, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, cv.strides)), 0, v.dtype)
@@ -568,7 +576,7 @@ class Primitives:
     LARGE_FMAS = 1 << 21
 
     def _matmul_reg(self, out, a, b, B, M, N, K, la="n", lb="n", vout=True, epi=None):
-        reg = self.REG_LARGE if self.is_lavapipe and epi is None else self.REG
+        reg = self.REG_LARGE if self.k.is_lavapipe and epi is None else self.REG
         TM, TN, WX, WY = (reg[k] for k in ("TM", "TN", "WX", "WY"))
         # no wider than the product: threads past its edge would run the whole K loop on clamped
         # loads for nothing (a batched 32x32 attention product used 8 of 64); then, for small
@@ -582,18 +590,18 @@ class Primitives:
                 WX //= 2
         same = a.buf is b.buf
         key = ("mmreg", TM, TN, WX, WY, la, lb, vout, same, epi and epi.key)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
             v4 = "vec4<f32>"
             src = _mm_reg_src(TM, TN, WX, WY, la, lb, vout, epi is not None,
-                              ENABLE=self.enable(*(epi.dtypes if epi else ())),
+                              ENABLE=self.k.enable(*(epi.dtypes if epi else ())),
                               BINDINGS=mm_bindings(v4 if vout else "f32", v4, v4, same, epi, 13))
-            pipe = self._memo[key] = self.pipeline(alias_b(src, same))
+            pipe = self.k._memo[key] = self.k.pipeline(alias_b(src, same))
         gx = -(-(-(-N // TN)) // WX)
         gy = -(-(-(-M // TM)) // WY)
         ou = 4 if vout else 1
-        for b0 in range(0, B, self.max_wg):
-            nb = min(self.max_wg, B - b0)
+        for b0 in range(0, B, self.k.max_wg):
+            nb = min(self.k.max_wg, B - b0)
             words = [M, N, K // 4, b0, a.offset // 4, a.strides[0] // 4, a.strides[1 if la == "n" else 2] // 4,
                      b.offset // 4, b.strides[0] // 4, b.strides[1 if lb == "n" else 2] // 4,
                      out.offset // ou, out.strides[0] // ou, out.strides[1] // ou]
@@ -606,25 +614,25 @@ class Primitives:
             bufs, words = ab + [x.handle for x in epi.bufs], words + epi.words
         else:
             bufs = [out.buf.handle] + ab
-        self.driver.dispatch(pipe, self._bind(pipe, bufs), pack_words(words), grid)
+        self.k.commands.dispatch(pipe, self.k._bind(pipe, bufs), pack_words(words), grid)
 
     def _matmul_tiled(self, out, a, b, B, M, N, K, epi=None):
         cd = out.dtype if out.dtype in ("int32", "int64", "uint8", "bool") else "float32"
         same = a.buf is b.buf
         key = ("mmtiled", a.dtype, b.dtype, out.dtype, same, epi and epi.key)
-        pipe = self._memo.get(key)
+        pipe = self.k._memo.get(key)
         if pipe is None:
             st = "epilogue((u32(bt) * M + gm) * N + gn, v);" if epi else \
                 f"O[obase + i32(gm) * oms + i32(gn) * ons] = {store(conv(norm('v', cd), cd, out.dtype), out.dtype)};"
-            src = fill("matmul_tiled.wgsl", ENABLE=self.enable(a.dtype, b.dtype, out.dtype, *(epi.dtypes if epi else ())),
+            src = fill("matmul_tiled.wgsl", ENABLE=self.k.enable(a.dtype, b.dtype, out.dtype, *(epi.dtypes if epi else ())),
                        BINDINGS=mm_bindings(ST[out.dtype], ST[a.dtype], ST[b.dtype], same, epi, 16), STORE=st,
                        CT=CT[cd], BM=64, BN=64, BK=16,
                        ALOAD=conv(load("x", a.dtype), a.dtype, cd), BLOAD=conv(load("x", b.dtype), b.dtype, cd),
                        MAC=ewise_expr("add", cd, ["acc[r][c]", ewise_expr("mul", cd, ["a[r]", "b[c]"])[0]])[0])
-            pipe = self._memo[key] = self.pipeline(alias_b(src, same))
+            pipe = self.k._memo[key] = self.k.pipeline(alias_b(src, same))
         gx, gy = -(-N // 64), -(-M // 64)
-        for b0 in range(0, B, self.max_wg):
-            nb = min(self.max_wg, B - b0)
+        for b0 in range(0, B, self.k.max_wg):
+            nb = min(self.k.max_wg, B - b0)
             words = [M, N, K, b0, a.offset, a.strides[0], a.strides[1], a.strides[2],
                      b.offset, b.strides[0], b.strides[1], b.strides[2],
                      out.offset, out.strides[0], out.strides[1], out.strides[2]]

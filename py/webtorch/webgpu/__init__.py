@@ -9,8 +9,14 @@
     torch.webgpu.counters()              # dispatches, submits, pipelines, allocator reuse
     torch.webgpu.custom_op(...)          # your own WGSL kernel as an autograd-aware op
 """
-from .backends import webgpu as _wg
-from .backends.webgpu.custom import custom_op, CustomOp  # noqa: F401
+from .._tensor import Storage, Tensor
+from ..backends import webgpu as _wg
+from ..backends.webgpu import capture as _capture
+from . import fused
+from .custom import CustomOp, custom_op  # noqa: F401
+
+_wg.extend(fused.install)       # softmax and optimizer-step hooks on the backend
+_capture.front.Tensor, _capture.front.Storage = Tensor, Storage      # what replays return
 
 __all__ = ["is_available", "device_count", "current_device", "synchronize", "get_device_name",
            "get_device_properties", "adapter_info", "memory_allocated", "memory_reserved",

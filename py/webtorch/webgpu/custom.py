@@ -8,12 +8,12 @@ See docs/custom_kernels.md for the binding layout and a complete example.
 import re
 import struct
 
-from ... import _dtype
-from ...ops import _prims
-from ..._tensor import Tensor
-from ...autograd.function import Function
-from ...ops._common import recording
-from .codegen import ST, MASK, f32_bits
+from .. import _dtype
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ..backends.webgpu.codegen import MASK, ST, f32_bits
+from ..ops import _prims
+from ..ops._common import recording
 
 _DT = {"float32", "float16", "int32", "int64", "bool", "uint8"}
 
@@ -148,7 +148,7 @@ class CustomOp:
                 raise RuntimeError(f"custom_op {self.name!r}: the same buffer is bound twice; pass distinct "
                                    f"tensors (or a .clone())")
             seen.add(id(b))
-        be.driver.dispatch(pipe, bufs, struct.pack(f"<{len(words)}I", *[w & MASK for w in words]), g)
+        be.commands.dispatch(pipe, bufs, struct.pack(f"<{len(words)}I", *[w & MASK for w in words]), g)
         return out
 
     # ---- autograd ----------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""Fused WGSL kernels the WebGPU backend offers on top of the primitive set.
+"""Fused WGSL kernels on top of the WebGPU backend's primitive set (tensor-level: they allocate
+outputs and read tensors' storages; `install` attaches them to the backend through
+`backends.webgpu.extend`, and the backend never imports this module).
 
 The front end asks for them through optional backend hooks (a backend without them falls
 back to compositions of primitives):
@@ -12,11 +14,12 @@ back to compositions of primitives):
 On lavapipe a dispatch costs ~50 us whatever it does, so a training step is mostly a count
 of dispatches; these keep that count down.
 """
-from ...ops import _prims
-from ..._tensor import Tensor
-from ..base import Strided
-from ..._geometry import contiguous_strides
-from .codegen import ST, fill, load, store, f32_bits, collapse, index_code, ewise_src, ewise_groups
+from .._geometry import contiguous_strides
+from .._tensor import Tensor
+from ..backends.base import Strided
+from ..backends.webgpu.codegen import ST, collapse, ewise_groups, ewise_src, f32_bits, fill, index_code, load, store
+from ..backends.webgpu.primitives import rows
+from ..ops import _prims
 
 FLOATS = ("float32", "float16")
 
@@ -73,18 +76,15 @@ def _softmax_src(be, mode, dts, R, wg, code):
             out = f"let r = {ld('g', 0)} - exp({ld('y', 1)}) * s;"
         k = ["  var s = 0.0;", f"  {loop} {{ {acc} }}", "  s = wg_reduce(s, lix, false);",
              f"  {loop} {{", f"    {out}", st("r"), "  }"]
-    return fill("softmax.wgsl", ENABLE=be.enable(*dts), PRELUDE=be._prelude, BINDINGS="\n".join(b),
+    return fill("softmax.wgsl", ENABLE=be.enable(*dts), PRELUDE=be.prelude, BINDINGS="\n".join(b),
                 WG=wg, ROW=code, KERNEL="\n".join(k))
 
 
 def _run_rows(be, mode, views):
-    n_rows, L, words, code, R = be._rows(views, 2)
+    n_rows, L, words, code, R = rows(views, 2)
     wg = _wg_for(L)
     dts = tuple(v.dtype for v in views)
-    key = ("softmax", mode, dts, R, wg)
-    pipe = be._memo.get(key)
-    if pipe is None:
-        pipe = be._memo[key] = be.pipeline(_softmax_src(be, mode, dts, R, wg, code))
+    pipe = be.kernel(("softmax", mode, dts, R, wg), lambda: _softmax_src(be, mode, dts, R, wg, code))
     be.run(pipe, [v.buf for v in views], [n_rows, L] + words, n_rows)
 
 
@@ -137,7 +137,7 @@ def _update_src(be, dt, names, scalars, has_step, body, R, contig):
     if has_step:
         head.append(f"  let t = S[P[{sc + len(scalars)}u]];")
     idx = index_code(R, [(f"o{k}", c) for k, c in enumerate(contig)])
-    return ewise_src(be.ew_k, be.enable(dt), be._prelude, "\n".join(b), idx, "\n".join(body(dt)), "\n".join(head))
+    return ewise_src(be.ew_k, be.enable(dt), be.prelude, "\n".join(b), idx, "\n".join(body(dt)), "\n".join(head))
 
 
 def _usable(p, g, step=None):
@@ -161,11 +161,8 @@ def _update(be, key, ops, scalars, body, step=None):
     contig = tuple(st == cst for st in sts)
     dt = ops[0].dtype.name
     has_step = step is not None
-    mk = key + (dt, R, contig, has_step)
-    pipe = be._memo.get(mk)
-    if pipe is None:
-        names = ["p", "g", *key[1]]
-        pipe = be._memo[mk] = be.pipeline(_update_src(be, dt, names, list(scalars), has_step, body, R, contig))
+    pipe = be.kernel(key + (dt, R, contig, has_step),
+                     lambda: _update_src(be, dt, ["p", "g", *key[1]], list(scalars), has_step, body, R, contig))
     n = ops[0].numel()
     words = [n, *shape]
     for t, st in zip(ops, sts):

@@ -1,0 +1,6 @@
+"""Late bindings: what the lower layers (autograd, Tensor's own code, printing, random) call of the layers above
+them, set by webtorch/__init__.py once those have loaded. The lower layers cannot import them (the ops import
+Tensor, and Tensor imports autograd), so they read these names when they run."""
+Tensor = None       # webtorch._tensor.Tensor
+creation = None     # webtorch.ops._creation: tensor, empty, zeros_like, ...
+shape = None        # webtorch.ops.shape: cat, stack, ...
