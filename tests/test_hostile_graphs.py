@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import webtorch as wt
-from webtorch import fx, jit
+from webtorch import _graph_file, fx
 from webtorch.serialization import CheckpointError
 
 
@@ -109,7 +109,7 @@ def test_round_trips_give_pytorchs_numbers(device, saved):
 def test_every_recordable_op_has_one_name_the_reader_resolves():
     """The writer and the reader share one table: every routed op in webtorch's op namespaces is
     named there, and its name resolves back to it."""
-    ops, refs = jit._ops(), jit._refs()
+    ops, refs = _graph_file._ops(), _graph_file._refs()
     spaces = (wt, wt.Tensor, wt.nn.functional, wt.linalg, wt.special)
     routed = {fn for ns in spaces for fn in vars(ns).values() if callable(fn) and hasattr(fn, "_impl")}
     assert len(routed) > 400 and routed <= set(refs) and fx.clone in routed  # the tracer's own copy op too
@@ -119,7 +119,7 @@ def test_every_recordable_op_has_one_name_the_reader_resolves():
     assert ops[("operator", "getitem")] is operator.getitem
     compiled_only = type("Step", (), {"_fx_target_name": "step", "__call__": lambda self: None})()
     with pytest.raises(RuntimeError, match="cannot be saved by reference"):
-        jit._target_ref(compiled_only)
+        _graph_file._target_ref(compiled_only)
 
 
 _SENTINEL = "webtorch_hostile_graph_sentinel"
@@ -172,7 +172,7 @@ def test_pickled_payloads_and_torchscript_archives_are_refused(tmp_path, monkeyp
     or a real TorchScript archive is refused, nothing run."""
     path = str(tmp_path / _SENTINEL)
     files = []
-    for obj in (_Payload(path), {"format": jit._FORMAT, "graph": "{}", "tensors": {}, "x": _Payload(path)}):
+    for obj in (_Payload(path), {"format": _graph_file._FORMAT, "graph": "{}", "tensors": {}, "x": _Payload(path)}):
         buf = io.BytesIO()
         torch.save(obj, buf)
         files.append(buf.getvalue())

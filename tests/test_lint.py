@@ -1,6 +1,6 @@
 """`ruff check` with pyproject's rules (pyflakes') reports nothing on py/: no undefined name, no
 unused import outside a package's re-exports. The import graph of py/webtorch, computed from the code, has no
-circle outside CIRCLES_LEFT, and a function body imports only optional dependencies (or BODY_IMPORTS_LEFT's)."""
+circle, and a function body imports only optional dependencies."""
 import ast
 import os
 import subprocess
@@ -104,34 +104,16 @@ def _circles(edges):
     return out
 
 
-# The layers import one way: API -> ops -> autograd -> backends -> drivers. Import circles not yet broken, each
-# with why it still stands; this list may only shrink (a circle must lie inside one entry; an entry no circle
-# meets any more must go).
-CIRCLES_LEFT = [
-    ({"webtorch._legacy", "webtorch.ops._common", "webtorch.ops._creation", "webtorch.ops.indexing",
-      "webtorch.ops.pointwise", "webtorch.ops.reduction", "webtorch.ops.shape"},
-     "the ops import one another in their bodies (_creation <-> pointwise, reduction, shape, _common; shape <-> "
-     "indexing; _common -> shape.Copy), and _creation <-> _legacy (the legacy tensor types)"),
-    ({"webtorch.export", "webtorch.jit"}, "torch.export's save/load use jit's graph file, jit.trace uses export: the "
-     "graph file format wants its own module"),
-]
-
-
+# The layers import one way: API -> ops -> autograd -> backends -> drivers (docs/layers.md): no import circle.
 def test_no_import_circle():
-    circles = _circles(_imports()[0])
-    outside = [sorted(c) for c in circles if not any(c <= allowed for allowed, _ in CIRCLES_LEFT)]
-    stale = [why for allowed, why in CIRCLES_LEFT if not any(c & allowed for c in circles)]
-    assert not outside, f"new import circles (break them: layers import one way): {outside}"
-    assert not stale, f"circles broken: remove their CIRCLES_LEFT entries: {stale}"
+    circles = [sorted(c) for c in _circles(_imports()[0])]
+    assert not circles, f"import circles (break them: layers import one way): {circles}"
 
 
 # Imports inside a function body keep an optional dependency lazy; nothing else belongs there (an import cycle is
 # broken by moving code to the layer that owns it, by late binding or by passing the object as an argument).
 OPTIONAL_DEPENDENCIES = {"numpy", "wgpu", "torch", "js", "pyodide", "onnx", "sklearn", "webtorch_gpu_host",
                          "webtorch.backends.cpu", "webtorch.serialization"}     # (these two import numpy when present)
-# Function-body imports of webtorch's own modules not yet lifted, per module; a number may only go down.
-BODY_IMPORTS_LEFT = {"webtorch.export": 2, "webtorch.ops._creation": 8,
-                     "webtorch.ops.indexing": 5, "webtorch.ops.reduction": 2, "webtorch.ops.shape": 6}
 
 
 def _optional(name):
@@ -139,12 +121,6 @@ def _optional(name):
 
 
 def test_function_body_imports_only_optional_dependencies():
-    counts = {}
-    for m, targets in _imports()[1]:
-        if not all(_optional(t) for t in targets):
-            counts[m] = counts.get(m, 0) + 1
-    grown = {m: (BODY_IMPORTS_LEFT.get(m, 0), n) for m, n in sorted(counts.items()) if n > BODY_IMPORTS_LEFT.get(m, 0)}
-    stale = sorted(set(BODY_IMPORTS_LEFT) - set(counts))
-    assert not grown, (f"imports inside function bodies (allowed, now): {grown}; move each to module level: only "
-                       f"optional dependencies ({sorted(OPTIONAL_DEPENDENCIES)}) are imported lazily")
-    assert not stale, f"no function-body import left in {stale}: remove them from BODY_IMPORTS_LEFT"
+    inner = sorted({m for m, targets in _imports()[1] if not all(_optional(t) for t in targets)})
+    assert not inner, (f"imports of webtorch's own modules inside function bodies in {inner}: move each to module "
+                       f"level; only optional dependencies ({sorted(OPTIONAL_DEPENDENCIES)}) are imported lazily")

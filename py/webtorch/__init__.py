@@ -22,10 +22,10 @@ from .ops import _creation
 from .ops._common import can_cast as _can_cast
 from .ops._creation import (tensor, as_tensor, asarray, from_numpy, empty, full, zeros, ones, empty_like, zeros_like,
                         ones_like, full_like, arange, linspace, logspace, eye, rand, randn, randint, randperm,
-                        rand_like, randn_like, randint_like, normal, bernoulli, multinomial)
+                        rand_like, randn_like, randint_like, normal, bernoulli)
 from . import ops
 from .ops import *  # noqa: F401,F403
-from .ops.reduction import return_types
+from .ops.reduction import multinomial, return_types
 linalg = _importlib.import_module(".linalg", __name__)  # torch.linalg, not ops/linalg.py
 from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import random

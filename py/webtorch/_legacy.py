@@ -7,7 +7,7 @@ for a cpu tensor of that dtype. `x.type(torch.LongTensor)` casts to its dtype.
 from . import _dtype
 from ._device import as_device
 from ._tensor import Tensor, Size
-from .ops._creation import empty, tensor
+from . import _late
 
 
 class _TensorType(type):
@@ -20,7 +20,7 @@ class _TensorType(type):
                                f"{as_device(device).type} was passed")
         device = "cpu"
         if not args:
-            return empty(0, dtype=cls.dtype, device=device)
+            return _late.creation.empty(0, dtype=cls.dtype, device=device)
         if len(args) == 1 and isinstance(args[0], Tensor):
             t = args[0]
             if t.dtype is not cls.dtype:
@@ -28,10 +28,10 @@ class _TensorType(type):
                                 f"{t.dtype}: use tensor.to({cls.dtype})")
             return t.detach()
         if len(args) == 1 and isinstance(args[0], Size) or all(type(a) is int for a in args):
-            return empty(*args, dtype=cls.dtype, device=device)
+            return _late.creation.empty(*args, dtype=cls.dtype, device=device)
         if len(args) > 1:
             raise TypeError(f"torch.{cls.__name__}() takes sizes as ints or one sequence of data, got {args}")
-        return tensor(args[0], dtype=cls.dtype, device=device)
+        return _late.creation.tensor(args[0], dtype=cls.dtype, device=device)
 
     def __repr__(cls):
         return f"<class 'torch.{cls.__name__}'>"

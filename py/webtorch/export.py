@@ -10,7 +10,7 @@ and the last trace checks it, so a size the graph cannot express raises instead 
 import inspect
 import itertools
 
-from . import fx
+from . import _graph_file, fx
 from ._tensor import Tensor
 from .ops._creation import arange
 
@@ -316,13 +316,11 @@ def _subsets(m):
 
 def save(ep, f, **kwargs):
     """torch.export.save: the program's graph and tensors (webtorch's own format, as torch.jit.save's)."""
-    from . import jit  # cycle: export -> jit -> export
-    jit._save_graph(ep.graph_module, f)
+    _graph_file._save_graph(ep.graph_module, f)
 
 
 def load(f, **kwargs):
     """torch.export.load: an ExportedProgram saved by torch.export.save."""
-    from . import jit  # cycle: export -> jit -> export
-    gm = jit.load(f)
+    gm = _graph_file.load(f)
     tensors = {t: fx._get_path(gm, t) for kind, t in gm._inputs.values() if kind != "input"}
     return ExportedProgram(gm.graph, gm._inputs, tensors, gm._dims, None)

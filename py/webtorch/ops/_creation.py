@@ -8,9 +8,12 @@ from .._device import CPU, as_device, backend_for, device as _devcls
 from .._tensor import Storage, Tensor
 from .._geometry import contiguous_strides
 from ..overrides import torch_function
+from .._legacy import type_target
+from ..autograd.grad_mode import no_grad as _no_grad
+from ..autograd.graph import _type_str
 from ._common import recording, formula_node, check_leaf_inplace, inplace_result, name_of, write_out, INT_RANGE, \
     fill_value as _fill_value
-from .shape import _sizes
+from .views import _sizes
 
 bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
 
@@ -319,13 +322,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
-    return _finish(pow_base(base, linspace(start, end, steps, dtype=_dtype.float64 if dt is _dtype.float64 else
-                                           _dtype.float32, device=device)).to(dt), requires_grad)
-
-
-def pow_base(base, t):
-    from .pointwise import pow
-    return pow(base, t)
+    exponents = linspace(start, end, steps, dtype=_dtype.float64 if dt is _dtype.float64 else _dtype.float32,
+                         device=device)
+    return _finish(exponents.__rpow__(base).to(dt), requires_grad)
 
 
 @_factory
@@ -358,7 +357,6 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
 
 def _check_float_random(dt, kernel):
     if not dt.is_floating_point:
-        from ._common import name_of
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name_of(dt)}'")
 
 
@@ -446,47 +444,6 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     return write_out(result_of(input, "BernoulliBackward0" if p is None else "NotImplemented(bernoulli)", values), out)
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    from .reduction import cumsum
-    from ._common import check_tensor
-    check_tensor("multinomial", input)
-    if input.dim() not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {name_of(input.dtype)}")
-    if out is not None and out.dtype is not _dtype.int64:
-        raise RuntimeError(f"multinomial expects Long tensor out, got: {name_of(out.dtype)}")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    n = input.shape[-1]
-    if not replacement and num_samples > n:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    if n > 1 << 24:
-        raise RuntimeError("number of categories cannot exceed 2^24")
-    bad, empty = stack_([((input < 0) | ~input.isfinite()).any(), (input.sum(-1) <= 0).any()], 0).tolist()
-    if bad:
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if empty:
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    probs = input if input.dim() == 2 else input.unsqueeze(0)
-    rows = probs.shape[0]
-    picks = []
-    p = probs.detach().to(_dtype.float32).clone()
-    for _ in range(num_samples):
-        c = cumsum(p / p.sum(-1, keepdim=True), -1)
-        u = rand(rows, 1, device=input.device, generator=generator)
-        idx = (c < u).sum(-1).clamp(max=probs.shape[1] - 1)
-        picks.append(idx)
-        if not replacement:
-            p = p.scatter(1, idx.unsqueeze(1), 0.0)
-    r = stack_(picks, 1)
-    return write_out(r if input.dim() == 2 else r.squeeze(0), out)
-
-
-def stack_(ts, d):
-    from .shape import stack
-    return stack(ts, d)
-
 
 # in-place random fills (Tensor methods)
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
@@ -531,11 +488,6 @@ def exponential_(self, lambd=1.0, *, generator=None):
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         e = (-(1 - u).log()) / lambd
     return _fill(self, "ExponentialBackward0", e)
-
-
-def _no_grad():
-    from ..autograd.grad_mode import no_grad
-    return no_grad()
 
 
 # ---- dtype / device conversion --------------------------------------------------------------------
@@ -622,9 +574,7 @@ bfloat16 = _caster(_dtype.bfloat16)
 
 def type_(self, dtype=None, non_blocking=False):
     if dtype is None:
-        from ..autograd.graph import _type_str
         return _type_str(self)
-    from .._legacy import type_target
     dt, dev = type_target(dtype)
     return to(self, dt) if dev is None else to(self, dev, dt)
 

@@ -12,6 +12,7 @@ from ._common import (OUT_DTYPE, wrap_dim, recording, check_leaf_inplace, inplac
 from .registry import register, register_method
 from .pointwise import where
 from . import shape as _shape
+from ._creation import arange, tensor
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 
@@ -188,7 +189,6 @@ def _guard(index, lo, size, err):
 
 # ---- x[index] ----------------------------------------------------------------------------------
 def _to_index_tensor(obj, device):
-    from ._creation import tensor
     t = obj if isinstance(obj, Tensor) else tensor(obj, device=device)
     if t.device != device:
         t = t.to(device)
@@ -210,7 +210,6 @@ def _expand_index(x, index):
         elif isinstance(it, list):
             it = _to_index_tensor(it, x.device)
         elif isinstance(it, range):  # a sequence of ints: an advanced index, as in PyTorch
-            from ._creation import tensor
             it = tensor(list(it), dtype=int64, device=x.device)
         if isinstance(it, bool):
             it = _to_index_tensor(it, x.device)
@@ -264,7 +263,6 @@ def _expand_index(x, index):
                                      f"at index {d + k}")
             if it.dim() == 0:
                 v = _shape.unsqueeze(v, d)
-                from ._creation import tensor
                 adv.append((d, tensor([0] if it.item() else [], dtype=int64, device=x.device)))
                 d += 1
                 continue
@@ -354,7 +352,6 @@ def _advanced_gather(v, adv):
 @torch_function
 def setitem(self, index, value):
     if isinstance(value, (list, tuple)):
-        from ._creation import tensor
         value = tensor(value, dtype=self.dtype, device=self.device)
     v, adv = _expand_index(self, index)
     if not adv:
@@ -747,7 +744,6 @@ def masked_select(input, mask, *, out=None):
 @register
 @torch_function
 def nonzero(input, *, as_tuple=False):
-    from ._creation import tensor
     flat = input.reshape(-1).tolist() if input.dim() else [input.item()]
     shape = input.shape
     pos = [i for i, v in enumerate(flat) if v]
@@ -775,3 +771,60 @@ def argwhere(input):
 @register
 def count_nonzero(input, dim=None):
     return (input != 0).sum(dim)
+
+
+# ---- rearrangements through gathers -------------------------------------------------------------
+def _gather_dims(input, index_per_dim, node):
+    """out = input at coordinates given per dim (None = identity), via storage offsets."""
+    nd = input.dim()
+    coords = [None if c is None else c.reshape((c.numel(),) + (1,) * (nd - d - 1))
+              for d, c in enumerate(index_per_dim)]
+    return take_offsets(input, coords, tuple(input.shape), node=globals()[node])
+
+
+@register
+@torch_function
+def flip(input, dims):
+    nd = input.dim()
+    dims = [wrap_dim(d, nd) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("dims has duplicates, original flip dims size=" + str(len(dims)))
+    idx = [arange(input._shape[d] - 1, -1, -1, device=input.device) if d in dims else None for d in range(nd)]
+    return _gather_dims(input, idx, "Flip")
+
+
+@register
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+@register
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+@register
+@torch_function
+def roll(input, shifts, dims=None):
+    if dims is None:
+        return roll(input.flatten(), shifts, 0).view(input.shape)
+    shifts = shifts if isinstance(shifts, (list, tuple)) else [shifts]
+    dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    nd = input.dim()
+    idx = [None] * nd
+    for s, d in zip(shifts, dims):
+        d = wrap_dim(d, nd)
+        n = input._shape[d]
+        if n:
+            idx[d] = (arange(n, device=input.device) - s).remainder(n)
+    return _gather_dims(input, idx, "Roll")

@@ -11,6 +11,7 @@ from ..overrides import torch_function
 from ._common import (OUT_DTYPE, norm_dims, wrap_dim, recording, write_out, write_outs, float_of, name_of,
                       composite_node, composite_op, check_tensor, formula_node)
 from .registry import register, register_method
+from . import _creation
 from . import shape as _shape
 from ..amp import autocast_mode as _autocast
 from .pointwise import maximum, minimum, where, logaddexp
@@ -701,7 +702,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 @register
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    from ._creation import tensor, result_of
+    tensor, result_of = _creation.tensor, _creation.result_of
     vals = input.reshape(-1).tolist()
     uniq = builtins.sorted(set(vals))
     out = tensor(uniq, dtype=input.dtype, device=input.device)
@@ -721,9 +722,43 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 @register
 def bincount(input, weights=None, minlength=0):
-    from ._creation import zeros
     n = builtins.max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
     dt = int64 if weights is None else weights.dtype if weights.dtype is _dtype.float32 else _dtype.float64
-    out = zeros(n, dtype=dt, device=input.device)
+    out = _creation.zeros(n, dtype=dt, device=input.device)
     return out.index_add(0, input, weights if weights is not None else
                          _prims.ewise("copy", [1], int64, int64, shape=input.shape, device=input.device))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    check_tensor("multinomial", input)
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {name_of(input.dtype)}")
+    if out is not None and out.dtype is not _dtype.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {name_of(out.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = input.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if n > 1 << 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    bad, empty = _shape.stack([((input < 0) | ~input.isfinite()).any(), (input.sum(-1) <= 0).any()], 0).tolist()
+    if bad:
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if empty:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    probs = input if input.dim() == 2 else input.unsqueeze(0)
+    rows = probs.shape[0]
+    picks = []
+    p = probs.detach().to(_dtype.float32).clone()
+    for _ in range(num_samples):
+        c = cumsum(p / p.sum(-1, keepdim=True), -1)
+        u = _creation.rand(rows, 1, device=input.device, generator=generator)
+        idx = (c < u).sum(-1).clamp(max=probs.shape[1] - 1)
+        picks.append(idx)
+        if not replacement:
+            p = p.scatter(1, idx.unsqueeze(1), 0.0)
+    r = _shape.stack(picks, 1)
+    return write_out(r if input.dim() == 2 else r.squeeze(0), out)

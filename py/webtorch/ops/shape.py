@@ -8,6 +8,7 @@ from ..overrides import torch_function
 from ._common import (wrap_dim, recording, write_out, composite_node, check_leaf_inplace, inplace_result,
                       formula_node, can_cast, name_of, fill_value)
 from .registry import register, register_method
+from ._creation import arange, tensor
 from .pointwise import where
 from .views import _as_view, _sizes, _sizes_for
 # the views other modules take from here
@@ -260,66 +261,6 @@ def atleast_3d(t):
     return t
 
 
-# ---- rearrangements through gathers -------------------------------------------------------------
-def _gather_dims(input, index_per_dim, node):
-    """out = input at coordinates given per dim (None = identity), via storage offsets."""
-    from . import indexing
-    nd = input.dim()
-    coords = [None if c is None else c.reshape((c.numel(),) + (1,) * (nd - d - 1))
-              for d, c in enumerate(index_per_dim)]
-    return indexing.take_offsets(input, coords, tuple(input.shape), node=getattr(indexing, node))
-
-
-@register
-@torch_function
-def flip(input, dims):
-    nd = input.dim()
-    dims = [wrap_dim(d, nd) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
-    if len(set(dims)) != len(dims):
-        raise RuntimeError("dims has duplicates, original flip dims size=" + str(len(dims)))
-    from ._creation import arange
-    idx = [arange(input._shape[d] - 1, -1, -1, device=input.device) if d in dims else None for d in range(nd)]
-    return _gather_dims(input, idx, "Flip")
-
-
-@register
-def fliplr(input):
-    if input.dim() < 2:
-        raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, [1])
-
-
-@register
-def flipud(input):
-    if input.dim() < 1:
-        raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, [0])
-
-
-@register
-@torch_function
-def roll(input, shifts, dims=None):
-    from ._creation import arange
-    if dims is None:
-        return roll(input.flatten(), shifts, 0).view(input.shape)
-    shifts = shifts if isinstance(shifts, (list, tuple)) else [shifts]
-    dims = dims if isinstance(dims, (list, tuple)) else [dims]
-    if not shifts:
-        raise RuntimeError("`shifts` required")
-    if input.dim() == 0:
-        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-    if len(shifts) != len(dims):
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
-    nd = input.dim()
-    idx = [None] * nd
-    for s, d in zip(shifts, dims):
-        d = wrap_dim(d, nd)
-        n = input._shape[d]
-        if n:
-            idx[d] = (arange(n, device=input.device) - s).remainder(n)
-    return _gather_dims(input, idx, "Roll")
-
-
 @register_method
 @torch_function
 def repeat(input, *sizes):
@@ -357,7 +298,6 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
         out_shape = list(input.shape)
         out_shape[d] *= repeats
         return x.expand(shape).reshape(out_shape)
-    from ._creation import tensor
     reps = repeats.reshape(-1).tolist() if isinstance(repeats, Tensor) else list(repeats)
     if len(reps) == 1:
         reps = reps * input.shape[d]
@@ -373,7 +313,6 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
 
 
 def _tri_impl(input, diagonal, lower):
-    from ._creation import arange
     if input.dim() < 2:
         raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
     r, c = input.shape[-2], input.shape[-1]
