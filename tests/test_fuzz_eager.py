@@ -239,6 +239,13 @@ REGRESSIONS = {
     "acosh_huge_negative": [  # webgpu: inf (t (t + 2) overflowed) where acosh(x < 1) is NaN
         "v0 = m.acosh(m.tensor([-3e+38, -1e+30, -2.0, 0.5, 1.0, 1e+30, nan], device=dev))",
         "v1 = m.acosh(m.tensor([-60000.0, 1.5], dtype=m.float16, device=dev))"],
+    "lerp_float16_opmath": [  # end - input in float16 overflowed (PyTorch computes in float32, weight unrounded)
+        "v0 = m.tensor([-60000.0, 60000.0, 1.5, -2.25], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([60000.0, -60000.0, 0.001, 3.0], dtype=m.float16, device=dev)",
+        "v2 = m.lerp(v0, v1, 0.25)",
+        "v3 = m.lerp(v0, v1, 0.7)",
+        "v4 = m.addcmul(v0, v1, v1, value=-1e-5)",
+        "m.autograd.backward([v2, v3], [m.ones(4, dtype=m.float16, device=dev), m.ones(4, dtype=m.float16, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],
@@ -250,3 +257,24 @@ def test_fuzz_regression(name, device):
     lines = REGRESSIONS[name]
     msg = diff(lines, wt, device, torch)
     assert msg is None, f"{msg}\n{source(lines, device)}"
+
+
+# PyTorch's CPU kernels round lerp's and addcmul's multiply-add once (an FMA); webtorch's cpu computes
+# them in float64 and rounds once. WGSL has no f64: webgpu rounds the product first (a documented limit).
+FUSED_MULTIPLY_ADD = [
+    "v0 = m.tensor([0.605, 0.045, 2.0, 0.1], device=dev, requires_grad=True)",
+    "v1 = m.tensor([1.1, 0.3, -1.0, 0.7], device=dev, requires_grad=True)",
+    "v2 = m.addcmul(v0, v1, v1, value=-0.5)",
+    "v3 = m.sign(v2)",  # -7e-9 where a rounded product cancels to 0
+    "v4 = m.addcmul(v0, v1, v1, value=-0.3) * 1e8",
+    "v5 = m.lerp(v0, v1, 0.3) * 1e8",
+    "v6 = m.lerp(v0, v1, m.tensor([0.7, 0.3, -2.0, 1.0], device=dev)) * 1e8",
+    "m.autograd.backward([v2, v5, v6], [m.ones(4, device=dev), m.ones(4, device=dev), m.ones(4, device=dev)])"]
+
+
+def test_fused_multiply_add(fuzz_device):
+    name, device = fuzz_device
+    if name == "webgpu":
+        pytest.skip("WGSL has no f64 to round a multiply-add once in")
+    msg = diff(FUSED_MULTIPLY_ADD, wt, device, torch)
+    assert msg is None, f"{msg}\n{source(FUSED_MULTIPLY_ADD, device)}"

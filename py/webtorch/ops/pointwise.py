@@ -9,6 +9,7 @@ op is then no backend primitive); without it the op is a backend primitive
 (`backends/base.py`). How to add one: docs/adding_an_op.md.
 """
 import math
+import struct
 
 from .. import _dtype
 from . import _prims
@@ -862,12 +863,42 @@ def square(input):
     return pow(input, 2)  # PyTorch's definition: the node is PowBackward0, a bool input gives int64
 
 
+def _rounded(v, dt):
+    """The number v as floating dtype dt holds it (inf where it overflows)."""
+    if dt.itemsize == 2:
+        return _prims._half(v, dt.name)
+    try:
+        return struct.unpack("<f", struct.pack("<f", v))[0] if dt.itemsize == 4 else float(v)
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once, as the fused multiply-add of PyTorch's CPU kernels: computed in float64
+    where the device has it (WGSL has no f64: webgpu rounds a * b first). a may be a number."""
+    if c.device.type != "cpu":
+        return c + a * b
+    f64 = _dtype.float64
+    r = (a if not isinstance(a, Tensor) else a.to(f64)) * b.to(f64) + c.to(f64)
+    return r.to(c.dtype)
+
+
 def _lerp_impl(input, end, weight):
-    # PyTorch's formula: from the nearer end, so lerp(a, b, 1) is b even for an infinite a
+    # PyTorch's kernel: from the nearer end, so lerp(a, b, 1) is b even for an infinite a, in the
+    # opmath dtype (float32 for float16), a number weight rounded to it first, one rounding:
+    # fma(w, end - input, input) or fma(w - 1, end - input, end)
+    dt = input.dtype
+    ct = _dtype.float32 if dt.itemsize == 2 else dt
+    if not isinstance(weight, Tensor):
+        weight = _rounded(scalar_to(weight, ct), ct)
+    input, end = input.to(ct), end.to(ct)
     diff = end - input
     if not isinstance(weight, Tensor):
-        return input + weight * diff if -0.5 < weight < 0.5 else end - diff * (1 - weight)
-    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
+        r = _fma(weight, diff, input) if -0.5 < weight < 0.5 else _fma(_rounded(weight - 1, ct), diff, end)
+    else:
+        weight = weight.to(ct)
+        r = where(weight.abs() < 0.5, _fma(weight, diff, input), _fma(weight - 1, diff, end))
+    return r.to(dt)
 
 
 _Lerp = composite_node("LerpBackward0", _lerp_impl)
@@ -900,7 +931,8 @@ def _addc(input, tensor1, tensor2, value, op):
     # the operands in the compute dtype first (an int32 tensor1 times value would wrap)
     ct = _dtype.float32 if dt.is_floating_point and dt.itemsize == 2 else dt
     input, tensor1, tensor2 = (t.to(ct) for t in (input, tensor1, tensor2))
-    r = input + op(value * tensor1, tensor2)
+    # value * tensor1 rounded, then addcmul's fused multiply-add (one rounding), addcdiv's quotient and sum
+    r = _fma(value * tensor1, tensor2, input) if op is mul and ct.is_floating_point else input + op(value * tensor1, tensor2)
     return r if r.dtype is dt else r.to(dt)
 
 
