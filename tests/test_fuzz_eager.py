@@ -246,6 +246,22 @@ REGRESSIONS = {
         "v3 = m.lerp(v0, v1, 0.7)",
         "v4 = m.addcmul(v0, v1, v1, value=-1e-5)",
         "m.autograd.backward([v2, v3], [m.ones(4, dtype=m.float16, device=dev), m.ones(4, dtype=m.float16, device=dev)])"],
+    "norm_single_element": [  # inf: PyTorch takes |x| where each result reduces one element (no square)
+        "v0 = m.tensor(1e+30, device=dev, requires_grad=True)",
+        "v1 = m.tensor([[1e+30, 2.0], [1e-40, 0.0]], device=dev, requires_grad=True)",
+        "v2 = m.norm(v0)",
+        "v3 = m.norm(v1[:1], dim=0)",
+        "v4 = m.norm(v1[:, :1], 3, dim=1, keepdim=True)",
+        "v5 = m.norm(v0, dim=0)",  # a 0-d input with a dim given squares (inf)
+        "v6 = m.norm(v1, dim=1)",
+        "m.autograd.backward([v2, v3], [m.tensor(2.0, device=dev), m.ones(2, device=dev)])"],
+    "float16_mean_norm_opmath": [  # float16 sums rounded before the division / square root: inf
+        "v0 = m.tensor([[60000.0, 60000.0, 1.0], [300.0, 300.0, -0.25]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.mean(v0, 1)",
+        "v2 = m.mean(v0[:, :2])",
+        "v3 = m.norm(v0[1])",
+        "v4 = m.norm(v0[1], 3)",
+        "m.autograd.backward([v1, v3], [m.ones(2, dtype=m.float16, device=dev), m.tensor(1.0, dtype=m.float16, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -107,8 +107,10 @@ def sum_to_size(self, *size):
 
 
 def _mean_kernel(x, dims, keepdim, n):
-    s = _prims.reduce("sum", x, dims, keepdim, x.dtype)
-    return _prims.ewise("div", [s, n if n else math.nan], x.dtype, x.dtype) if n != 1 else s
+    # float16's sum in float32 (opmath), divided and rounded once, as PyTorch: a sum past 65504 is no inf
+    ct = _dtype.float32 if x.dtype.itemsize == 2 and n != 1 else x.dtype
+    s = _prims.reduce("sum", x, dims, keepdim, ct)
+    return _prims.ewise("div", [s, n if n else math.nan], ct, x.dtype) if n != 1 else s
 
 
 def _mean_dims(x, dims, keepdim):
@@ -423,15 +425,24 @@ def _with_mean(stat, input, dim, unbiased, keepdim, correction):
     return stat(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
-def _norm2(x, dims, keepdim):
-    sq = _prims.ewise("mul", [x, x], x.dtype, x.dtype)
-    return _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, x.dtype)], x.dtype, x.dtype)
+def _norm2(x, dims, keepdim, single):
+    """sqrt(sum(x * x)) in float32 for float16 (opmath), rounded once; PyTorch's |x| where each result
+    reduces one element (`single`: no square to overflow or underflow)."""
+    if single:
+        r = _prims.ewise("abs", [x], x.dtype, x.dtype)
+        return r if keepdim or not dims else r.squeeze(dims)
+    ct = _dtype.float32 if x.dtype.itemsize == 2 else x.dtype
+    sq = _prims.ewise("mul", [x, x], ct, ct)
+    return _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, ct)], ct, x.dtype)
 
 
-Norm2 = formula_node("LinalgVectorNormBackward0", _norm2, ("x", "dims", "keepdim"))  # torch.norm is vector_norm
+Norm2 = formula_node("LinalgVectorNormBackward0", _norm2, ("x", "dims", "keepdim", "single"))  # torch.norm is vector_norm
 
 
-def _vector_norm_impl(input, p, dims, keepdim):
+def _vector_norm_impl(input, p, dims, keepdim, single):
+    if single:
+        r = (input != 0).to(input.dtype) if p == 0 else input.abs()
+        return r if keepdim or not dims else r.squeeze(dims)
     if p in (math.inf, "inf"):
         return amax(input.abs(), dims, keepdim)
     if p == -math.inf:
@@ -440,7 +451,8 @@ def _vector_norm_impl(input, p, dims, keepdim):
         return sum(input.abs(), dims, keepdim)
     if p == 0:
         return sum((input != 0).to(input.dtype), dims, keepdim)
-    return sum(input.abs().pow(p), dims, keepdim).pow(1.0 / p)
+    x = input.to(_dtype.float32) if input.dtype.itemsize == 2 else input  # opmath: rounded once
+    return sum(x.abs().pow(p), dims, keepdim).pow(1.0 / p).to(input.dtype)
 
 
 _VectorNorm = composite_node("LinalgVectorNormBackward0", _vector_norm_impl)
@@ -455,13 +467,16 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{name_of(input.dtype)}")
     dims = norm_dims(dim, input.dim())
+    # PyTorch's linalg_vector_norm takes |x| where the reduced dims have size 1 (a 0-d input with a dim
+    # given is not such a case there)
+    single = builtins.all(input._shape[d] == 1 for d in dims) and (input.dim() > 0 or dim is None)
     if p in ("fro", 2, 2.0):
         if recording(input):
-            return Norm2.apply(input, dims, keepdim)
-        return _norm2(input, dims, keepdim)
+            return Norm2.apply(input, dims, keepdim, single)
+        return _norm2(input, dims, keepdim, single)
     if p == "nuc":
         raise NotImplementedError("nuclear norm is not supported by webtorch")
-    return _VectorNorm.call(input, p, dims, keepdim)
+    return _VectorNorm.call(input, p, dims, keepdim, single)
 
 
 @register
