@@ -262,6 +262,13 @@ REGRESSIONS = {
         "v3 = m.norm(v0[1])",
         "v4 = m.norm(v0[1], 3)",
         "m.autograd.backward([v1, v3], [m.ones(2, dtype=m.float16, device=dev), m.tensor(1.0, dtype=m.float16, device=dev)])"],
+    "bce_with_logits_zero_grad_sign": [  # +0.0 where PyTorch's (sigmoid(x) - target) * g is -0.0
+        "v0 = m.tensor([-3.75, 2.0, 0.0], device=dev, requires_grad=True)",
+        "v1 = m.tensor([1.0, 0.0, 1.0], device=dev, requires_grad=True)",
+        "v2 = F.binary_cross_entropy_with_logits(v0, v1, reduction='none')",
+        "v3 = F.binary_cross_entropy_with_logits(v0, v1, weight=m.tensor([2.0, -1.0, 0.5], device=dev), pos_weight=m.tensor([3.0, 1.0, 0.25], device=dev))",
+        "v4 = [f.name() if f else None for f, _ in v3.grad_fn.next_functions]",
+        "m.autograd.backward([v2, v3], [m.tensor([0.0, -0.0, 1.0], device=dev), m.tensor(0.5, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -239,6 +239,33 @@ def _put_back(g, x_shape, logical):
 # a @ b's: b's first, so that a's may join the activation's store (webgpu)
 _MATMUL = {"b": lambda g, a: a.mT.matmul(g), "a": lambda g, b: g.matmul(b.mT)}
 
+
+def _loss_scale(r, weight, reduction, n):
+    """A loss's elementwise gradient r times the weight, divided by the count n for a mean."""
+    if weight is not None:
+        r = r * weight
+    return r / n if reduction == "mean" else r
+
+
+def _log_sigmoid(x):
+    return -((-x).clamp(min=0) + (-x.abs()).exp().log1p())
+
+
+def _bce_with_logits(g, input, target, weight, pos_weight, reduction):
+    """PyTorch's: (sigmoid(x) - target) * g (a zero g keeps the sign), with pos_weight
+    ((pos_weight * target + 1 - target) * sigmoid(x) - pos_weight * target) * g."""
+    if pos_weight is None:
+        return _loss_scale((input.sigmoid() - target) * g, weight, reduction, input.numel())
+    t = pos_weight * target
+    return _loss_scale(((t + 1 - target) * input.sigmoid() - t) * g, weight, reduction, input.numel())
+
+
+def _bce_with_logits_target(g, input, target, weight, pos_weight, reduction):
+    if pos_weight is None:
+        return _loss_scale(-input * g, weight, reduction, input.numel())
+    return _loss_scale((_log_sigmoid(-input) - _log_sigmoid(input) * pos_weight) * g, weight, reduction, input.numel())
+
+
 DERIVATIVES = {
     # ---- unary element-wise ops (ops/pointwise.py) --------------------------------------------
     "NegBackward0": lambda g: -g,
@@ -389,4 +416,6 @@ DERIVATIVES = {
     "SoftshrinkBackward0": lambda g, x, lambd: where((x >= -lambd) & (x <= lambd), 0.0, g),
     "HardshrinkBackward0": lambda g, x, lambd: where((x >= -lambd) & (x <= lambd), 0.0, g),
     "LogSigmoidBackward0": lambda g, x: g * (-x).sigmoid(),  # d/dx log(sigmoid(x)) = sigmoid(-x)
+    # ---- losses (nn/functional.py) ------------------------------------------------------------
+    "BinaryCrossEntropyWithLogitsBackward0": {"input": _bce_with_logits, "target": _bce_with_logits_target},
 }

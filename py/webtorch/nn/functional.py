@@ -20,7 +20,7 @@ from ..ops import pointwise as _pw
 from ..ops import reduction as _red
 from ..ops import linalg as _la
 from .._tensor import Tensor
-from ..ops._common import (composite_node, recording as _recording, inplace_result as _inplace_result,
+from ..ops._common import (composite_node, formula_node, recording as _recording, inplace_result as _inplace_result,
                            check_leaf_inplace as _check_leaf_inplace)
 from ..ops._common import name_of, check_inplace_dtype, scalar_to as _scalar_to
 from ..overrides import torch_function
@@ -1945,12 +1945,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    return _BinaryCrossEntropyWithLogits.call(input, target, weight, pos_weight, reduction)
+    return _BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
 def _binary_cross_entropy_with_logits_impl(input, target, weight, pos_weight, reduction):
-    # softplus(-x) = -logsigmoid(x), stably max(-x, 0) + log1p(exp(-|x|)); its node gives the gradient
-    # sigmoid(x) - target also at x = 0 (where max and abs, differentiated apart, gave 1 - target)
+    # softplus(-x) = -logsigmoid(x), stably max(-x, 0) + log1p(exp(-|x|)); the gradient is PyTorch's
+    # formula (autograd/derivatives.py)
     sp = -logsigmoid(input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
@@ -1964,8 +1964,10 @@ def _binary_cross_entropy_with_logits_impl(input, target, weight, pos_weight, re
 
 # class / positive weights are not differentiated
 _BinaryCrossEntropy = _node("BinaryCrossEntropyBackward0", _binary_cross_entropy_impl, no_edges=(2,))
-_BinaryCrossEntropyWithLogits = _node("BinaryCrossEntropyWithLogitsBackward0", _binary_cross_entropy_with_logits_impl,
-                                      no_edges=(2, 3))
+_BinaryCrossEntropyWithLogits = formula_node("BinaryCrossEntropyWithLogitsBackward0",
+                                             _binary_cross_entropy_with_logits_impl,
+                                             ("input", "target", "weight", "pos_weight", "reduction"))
+_BinaryCrossEntropyWithLogits._no_edges = (2, 3)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
