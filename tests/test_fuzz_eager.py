@@ -269,6 +269,11 @@ REGRESSIONS = {
         "v3 = F.binary_cross_entropy_with_logits(v0, v1, weight=m.tensor([2.0, -1.0, 0.5], device=dev), pos_weight=m.tensor([3.0, 1.0, 0.25], device=dev))",
         "v4 = [f.name() if f else None for f, _ in v3.grad_fn.next_functions]",
         "m.autograd.backward([v2, v3], [m.tensor([0.0, -0.0, 1.0], device=dev), m.tensor(0.5, device=dev)])"],
+    "layer_norm_negative_zero": [  # -0.0 where PyTorch's kernel adds the (zero) bias last
+        "v0 = m.tensor([[-0.0, -0.0, 0.0], [-1.0, -1.0, -1.0]], device=dev, requires_grad=True)",
+        "v1 = F.layer_norm(v0, (3,))",
+        "v2 = F.layer_norm(v0, (3,), weight=m.tensor([-1.0, 2.0, 1.0], device=dev))",
+        "m.autograd.backward([v1, v2], [m.ones(2, 3, device=dev), m.ones(2, 3, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -859,9 +859,7 @@ def _layer_norm_impl(input, normalized_shape, weight, bias, eps):
     y = (input - mean) * (var + eps).rsqrt()
     if weight is not None:
         y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y
+    return y + (0.0 if bias is None else bias)  # PyTorch's kernel adds a missing bias as 0: no -0.0
 
 
 _LayerNorm = _node("NativeLayerNormBackward0", _layer_norm_impl, optional=(2, 3))
