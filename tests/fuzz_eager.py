@@ -244,7 +244,10 @@ def s_setitem(rng, a, b, info):
     _, shape = info(a)
     if not shape:
         return s_inplace(rng, a, b, info)
-    return rng.choice([f"{a}.__setitem__({a} > 0, {_scalar(rng)})", f"{a}.__setitem__(0, {_castable(b, info(a)[0], info)}.flatten()[0])",
+    # a 0-d value that requires grad, filled into an integer tensor, gives it history in PyTorch: a broken
+    # state (its next op raises "Autograd not support dtype", backward an internal assert); webtorch's stays a plain tensor
+    value = _castable(b, info(a)[0], info) + (".detach()" if info(a)[0] not in FLOATS else "")
+    return rng.choice([f"{a}.__setitem__({a} > 0, {_scalar(rng)})", f"{a}.__setitem__(0, {value}.flatten()[0])",
                        f"{a}.__setitem__(m.tensor([0, 0], device=dev), {_scalar(rng)})",
                        f"{a}.index_put_((m.tensor([0, 0], device=dev),), m.tensor(1.0, dtype={a}.dtype, device=dev), accumulate=True)",
                        f"{a}.scatter_add_(0, m.zeros_like({a}, dtype=m.int64), {a}.detach().clone())"]), "inplace"

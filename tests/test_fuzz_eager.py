@@ -306,3 +306,15 @@ def test_fused_multiply_add(fuzz_device):
         pytest.skip("WGSL has no f64 to round a multiply-add once in")
     msg = diff(FUSED_MULTIPLY_ADD, wt, device, torch)
     assert msg is None, f"{msg}\n{source(FUSED_MULTIPLY_ADD, device)}"
+
+
+def test_fill_integer_with_value_requiring_grad(device):
+    """fill_ / setitem of a 0-d float that requires grad into an integer tensor takes the value (webtorch
+    raised). PyTorch also gives the integer tensor history, a state its next op refuses ("Autograd not
+    support dtype: Long"): webtorch's stays a plain tensor."""
+    for m, dev in ((torch, "cpu"), (wt, device)):
+        v0, v1 = m.tensor([[1, 2], [3, 4]], device=dev), m.tensor([7, 8], dtype=m.uint8, device=dev)
+        s = m.tensor([-1.5, 2.5], device=dev, requires_grad=True)
+        v0[0] = s[1] * 1
+        v1.fill_(s[0] * -2)
+        assert v0.tolist() == [[2, 2], [3, 4]] and v1.tolist() == [3, 3], m

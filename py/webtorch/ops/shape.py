@@ -881,7 +881,7 @@ def fill_(self, value):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
-        if recording(self, value):
+        if recording(self, value) and self.dtype.is_floating_point:  # an integer self takes the value only
             return inplace_result(self, value.expand(self.shape) * 1)
         value = value.item()
     value = fill_value(value, self.dtype)
