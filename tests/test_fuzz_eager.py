@@ -274,6 +274,15 @@ REGRESSIONS = {
         "v1 = F.layer_norm(v0, (3,))",
         "v2 = F.layer_norm(v0, (3,), weight=m.tensor([-1.0, 2.0, 1.0], device=dev))",
         "m.autograd.backward([v1, v2], [m.ones(2, 3, device=dev), m.ones(2, 3, device=dev)])"],
+    "hooks_called_with_none": [  # not called; PyTorch calls a tensor's hooks with None when no gradient reaches it
+        "v0 = m.tensor([1.0, 0.0], device=dev, requires_grad=True)",
+        "v1 = v0 * 2",
+        "v2 = []",
+        "h0 = v0.register_hook(lambda g: v2.append(g is None))",
+        "h1 = v1.register_hook(lambda g: v2.append(g is None))",
+        "v3 = (v0 * 1).unbind(0)",
+        "h2 = v3[0].register_hook(lambda g: v2.append(g is None))",
+        "m.autograd.backward([m.norm(v1, 0), v3[1]], [m.tensor(1.0, device=dev), m.tensor(2.0, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -188,10 +188,12 @@ class AccumulateGrad(Node):
         leaf = self._variable()
         if leaf is None:
             return
-        for h in leaf._leaf_hooks():
+        for h in leaf._leaf_hooks():  # as PyTorch, also called (with None) when no gradient reached the leaf
             r = h(grad)
             if r is not None:
                 grad = r
+        if grad is None:
+            return
         if tuple(grad.shape) != tuple(leaf.shape):
             grad = grad.sum_to_size(leaf.shape)
         if leaf.grad is None:
@@ -358,14 +360,14 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
         while ready:
             _, _, node = heapq.heappop(ready)
             buf = buffers.pop(node, {})
-            # tensor hooks registered on this node's outputs (non-leaf tensors)
+            # tensor hooks registered on this node's outputs (non-leaf tensors); as PyTorch, also
+            # called (with None) for an output no gradient reached
             if node._tensor_hooks:
                 for nr, hooks in node._tensor_hooks.items():
-                    if nr in buf:
-                        for h in hooks:
-                            r = h(buf[nr])
-                            if r is not None:
-                                buf[nr] = r
+                    for h in hooks:
+                        r = h(buf.get(nr))
+                        if r is not None:
+                            buf[nr] = r
             if node._retained:
                 for nr, ref in node._retained.items():
                     t = ref()
@@ -377,8 +379,8 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
                     for i in idxs:
                         results[i] = buf[cnr]
             if isinstance(node, AccumulateGrad):
-                if accumulate and 0 in buf and (inputs is None or (node, 0) in capture):
-                    node.accumulate(buf[0], create_graph)
+                if accumulate and (inputs is None or (node, 0) in capture):
+                    node.accumulate(buf.get(0), create_graph)
                 continue
             if needed is not None and node not in needed:
                 continue
