@@ -206,7 +206,7 @@ def s_reduce(rng, a, b, info):
 
 def s_minmax(rng, a, b, info):
     _, shape = info(a)
-    f = rng.choice(["max", "min", "median", "sort", "topk", "kthvalue"])
+    f = rng.choice(["max", "min", "median", "nanmedian", "mode", "sort", "topk", "kthvalue"])
     d = _dim(rng, shape)
     i = rng.randint(0, 1)  # indices where PyTorch specifies them: the first extreme, a stable sort
     if f == "topk":
@@ -215,8 +215,10 @@ def s_minmax(rng, a, b, info):
         return f"m.kthvalue({a}, 1, {d})[0]", "ew"
     if f == "sort":
         return f"m.sort({a}, dim={d}, stable=True)[{i}]", "ew"
-    if f == "median":
-        return (f"m.median({a})" if rng.random() < 0.3 else f"m.median({a}, {d})[0]"), "ew"
+    if f in ("median", "nanmedian"):
+        return (f"m.{f}({a})" if rng.random() < 0.3 else f"m.{f}({a}, {d})[0]"), "ew"
+    if f == "mode":
+        return f"m.mode({a}, {d})[{i}]", "ew"
     return (f"m.{f}({a})" if rng.random() < 0.3 else f"m.{f}({a}, {d})[{i}]"), "ew"
 
 

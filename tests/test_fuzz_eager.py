@@ -283,6 +283,16 @@ REGRESSIONS = {
         "v3 = (v0 * 1).unbind(0)",
         "h2 = v3[0].register_hook(lambda g: v2.append(g is None))",
         "m.autograd.backward([m.norm(v1, 0), v3[1]], [m.tensor(1.0, device=dev), m.tensor(2.0, device=dev)])"],
+    "nanmedian_mode_special_xlogy": [  # missing
+        "v0 = m.tensor([[1.0, nan, 0.5, nan], [2.0, 1.0, 2.0, 1.0], [nan, nan, nan, -1.0]], device=dev, requires_grad=True)",
+        "v1 = m.nanmedian(v0, 1)",
+        "v2 = m.nanmedian(v0)",
+        "v3 = v0.nanmedian(0, keepdim=True)",
+        "v4 = m.mode(v0, 1)",
+        "v5 = m.mode(m.tensor([[3, 1, 3, 1, 2], [0, 0, 1, 1, 1]], device=dev), 1, True)",
+        "v6 = m.mode(m.tensor([0.0, -0.0, 1.0], device=dev)).values",
+        "v7 = m.special.xlogy(v0, 2.0)",
+        "m.autograd.backward([v1[0], v2, v3[0], v4[0]], [m.tensor([1.0, 2.0, 3.0], device=dev), m.tensor(0.5, device=dev), m.ones(1, 4, device=dev), m.ones(3, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -368,6 +368,7 @@ DERIVATIVES = {
     "MaxBackward1": _extreme_all,
     "MinBackward1": _extreme_all,
     "MedianBackward0": _extreme_all,  # PyTorch's evenly_distribute_backward, as max()'s
+    "NanmedianBackward0": _extreme_all,
     "VarBackward0": _var,
     "StdBackward0": _std,
     "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * where(

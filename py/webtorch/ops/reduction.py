@@ -34,6 +34,7 @@ class return_types:
     topk = _rt("topk")
     kthvalue = _rt("kthvalue")
     median = _rt("median")
+    nanmedian = _rt("nanmedian")
     mode = _rt("mode")
     cummax = _rt("cummax")
     cummin = _rt("cummin")
@@ -734,6 +735,96 @@ def median(input, dim=None, keepdim=False):
     k = where(nans > 0, n - nans, (n - 1) // 2)
     v, i = v.gather(d, k), i.gather(d, k)
     return return_types.median(v, i) if keepdim else return_types.median(v.squeeze(d), i.squeeze(d))
+
+
+def _nanmedian_all(x, dims, keepdim):
+    return nanmedian(x.reshape(-1), 0)[0]
+
+
+NanmedianAll = formula_node("NanmedianBackward0", _nanmedian_all, ("x", "dims", "keepdim"))  # ties share the gradient
+
+
+def _nanmedian_dim(input, d, keepdim):
+    v, i = sort(input, d, stable=True)  # NaNs last, in index order
+    left = input.shape[d] - input.isnan().sum(d, keepdim=True)
+    k = where(left > 0, (left - 1) // 2, 0)  # all NaN: C's (0 - 1) / 2 is 0
+    v, i = v.gather(d, k), i.gather(d, k)
+    return (v, i) if keepdim else (v.squeeze(d), i.squeeze(d))
+
+
+_NanmedianDim = composite_node("NanmedianBackward1", _nanmedian_dim)
+
+
+@register
+def nanmedian(input, dim=None, keepdim=False):
+    """median of the values that are not NaN (NaN where a slice holds only NaN)."""
+    if not input.is_floating_point():
+        r = median(input, dim, keepdim)
+        return r if dim is None else return_types.nanmedian(*r)
+    if dim is None:
+        dims = tuple(range(input.dim()))
+        return NanmedianAll.apply(input, dims, False) if recording(input) else _nanmedian_all(input, dims, False)
+    d = wrap_dim(dim, input.dim())
+    if input.dim() == 0 or not input.shape[d]:
+        return return_types.nanmedian(*median(input, dim, keepdim))
+    return return_types.nanmedian(*_NanmedianDim.call(input, d, keepdim))
+
+
+def _insertion_sort(row):
+    """The indices of row in the order libstdc++'s std::sort leaves them below 16 elements (an insertion
+    sort comparing values with <, so a NaN stays where it meets no smaller value)."""
+    a = list(range(len(row)))
+    for i in range(1, len(a)):
+        j = a[i]
+        if row[j] < row[a[0]]:
+            a[1:i + 1] = a[:i]
+            a[0] = j
+            continue
+        k = i
+        while row[j] < row[a[k - 1]]:
+            a[k] = a[k - 1]
+            k -= 1
+        a[k] = j
+    return a
+
+
+def _mode_index(input, d):
+    """PyTorch's CPU mode: per slice along d, sorted by value, the last index of the first longest run
+    of equal values (each NaN a run of its own), as a tensor of input's shape with d of size 1."""
+    x = input.detach().movedim(d, -1)
+    n = x.shape[-1]
+    idx = []
+    for row in x.reshape(-1, n).tolist():
+        order = _insertion_sort(row)
+        best = run = at = 0
+        for p, j in enumerate(order):
+            run += 1
+            if p == n - 1 or row[j] != row[order[p + 1]]:
+                if run > best:
+                    best, at = run, j
+                run = 0
+        idx.append(at)
+    return x.new_tensor(idx, dtype=int64).reshape(tuple(x.shape[:-1]) + (1,)).movedim(-1, d)
+
+
+def _mode(input, d, keepdim):
+    x = input.reshape(1) if input.dim() == 0 else input
+    i = _mode_index(x, d)
+    v = x.gather(d, i)
+    if input.dim() == 0 or not keepdim:
+        return v.squeeze(d), i.squeeze(d)
+    return v, i
+
+
+_Mode = composite_node("ModeBackward0", _mode)
+
+
+@register
+def mode(input, dim=-1, keepdim=False):
+    d = wrap_dim(dim, input.dim())
+    if input.dim() and not input.shape[d]:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    return return_types.mode(*_Mode.call(input, d, keepdim))
 
 
 @register
