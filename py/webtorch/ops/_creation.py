@@ -1,4 +1,5 @@
 """Tensor creation, conversion between dtypes/devices, and random sampling."""
+from array import array
 import functools
 import math
 
@@ -163,6 +164,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                 raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
         if any(isinstance(v, float) for v in flat):
             flat = [int(v) for v in flat]
+    elif dt is _dtype.float16:  # PyTorch converts a Python float to float16 through float32 (rounded twice)
+        flat = array("f", flat).tolist()
     if requires_grad and not dt.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _finish(_prims.from_flat(flat, shape, dt, dev), requires_grad)
@@ -226,7 +229,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     fill_value = _fill_value(fill_value, dt)
     t = _prims.empty(shape, dt, dev)
     if t.numel():
-        t._backend.ewise("copy", t._strided(), [fill_value], dt.name)
+        t._backend.ewise("copy", t._strided(), [_prims._operand(fill_value, shape, dev, dt.name)], dt.name)
     return _finish(t, requires_grad)
 
 
