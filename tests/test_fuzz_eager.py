@@ -300,6 +300,12 @@ REGRESSIONS = {
         "v3 = m.remainder(v0, v2)",
         "v4 = m.floor_divide(m.tensor([65504.0, -1.0], dtype=m.float16, device=dev), m.tensor([0.1, 0.0], dtype=m.float16, device=dev))",
         "v3.backward(m.ones(2, dtype=m.float16, device=dev))"],  # cpu-pure: struct.error for floor_divide past 65504
+    "cosine_similarity_norms": [  # w12 / sqrt(n1 * n2): PyTorch divides by each norm (clamped without grad)
+        "v0 = m.tensor([[0.75], [3e-08], [inf], [0.0]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.cosine_similarity(v0, v0, dim=-1)",
+        "v2 = m.tensor([[1e+30, 1e+30], [1e-09, 2e-09], [3.0, -1.0]], device=dev, requires_grad=True)",
+        "v3 = F.cosine_similarity(v2, v2.flip(0), dim=-1)",
+        "m.autograd.backward([v3], [m.ones(3, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

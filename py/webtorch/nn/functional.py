@@ -2007,10 +2007,15 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if not dt.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {name_of(dt)}")
     x1, x2 = _shape.broadcast_tensors(x1, x2)
-    w12 = (x1 * x2).sum(dim)
-    n1 = (x1 * x1).sum(dim)
-    n2 = (x2 * x2).sum(dim)
-    return w12 / (n1 * n2).clamp_min(eps * eps).sqrt()
+    return ((x1 / _norm_at_least(x1, dim, eps)) * (x2 / _norm_at_least(x2, dim, eps))).sum(dim)
+
+
+def _norm_at_least(x, dim, eps):
+    """x's 2-norm along dim, at least eps, as PyTorch's cosine_similarity clamps it: in place without
+    grad, so the gradient is the unclamped norm's."""
+    n = _red.norm(x, 2, dim, keepdim=True)
+    d = n.detach()
+    return _pw.where(d < eps, (n - d) + eps, n)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
