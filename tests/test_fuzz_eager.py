@@ -306,6 +306,10 @@ REGRESSIONS = {
         "v2 = m.tensor([[1e+30, 1e+30], [1e-09, 2e-09], [3.0, -1.0]], device=dev, requires_grad=True)",
         "v3 = F.cosine_similarity(v2, v2.flip(0), dim=-1)",
         "m.autograd.backward([v3], [m.ones(3, device=dev)])"],
+    "logcumsumexp_grad_overflow": [  # g * exp(x - y) summed: PyTorch sums g's signed parts in log space
+        "v0 = m.tensor([[1e+30, 1e+30, 3.0], [3e+38, 3e+38, -1.0], [-inf, 1e+30, -1e+30]], device=dev, requires_grad=True)",
+        "v1 = m.logcumsumexp(v0, 1)",
+        "v1.backward(m.tensor([[1.0, 1.0, 1.0], [1.0, -0.5, 0.0], [1.0, 1.0, 1.0]], device=dev))"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

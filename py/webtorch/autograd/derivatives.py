@@ -240,6 +240,22 @@ def _put_back(g, x_shape, logical):
 _MATMUL = {"b": lambda g, a: a.mT.matmul(g), "a": lambda g, b: g.matmul(b.mT)}
 
 
+_LOWEST = {"float16": -65504.0, "bfloat16": -3.3895313892515355e38, "float32": -3.4028234663852886e38,
+           "float64": -1.7976931348623157e308}
+
+
+def _logcumsumexp(g, x, y, dim):
+    """PyTorch's (TensorFlow's): the positive and the negative parts of g each summed in log space by a
+    reversed logcumsumexp, so that no exp overflows."""
+    if g.dim() == 0 or g.numel() == 0:
+        return g
+    log_g, low = g.abs().log(), _LOWEST[g.dtype.name]
+
+    def part(log_part):
+        return ((log_part - y).flip(dim).logcumsumexp(dim).flip(dim) + x).exp()
+    return part(where(g > 0, log_g, low)) - part(where(g < 0, log_g, low))
+
+
 def _loss_scale(r, weight, reduction, n):
     """A loss's elementwise gradient r times the weight, divided by the count n for a mean."""
     if weight is not None:
@@ -375,6 +391,7 @@ DERIVATIVES = {
         unreduce(y, x.shape, dims, keepdim) == 0, 0.0, x / unreduce(y, x.shape, dims, keepdim)),
     "CumsumBackward0": lambda g, dim: _rcumsum(g, dim),
     "CumprodBackward0": _cumprod,
+    "LogcumsumexpBackward0": _logcumsumexp,
     "SoftmaxBackward0": _softmax(False),
     "LogSoftmaxBackward0": _softmax(True),
     # ---- matrix products (ops/linalg.py) ----------------------------------------------------------

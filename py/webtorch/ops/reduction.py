@@ -558,12 +558,7 @@ cummax = register(_make_cum("cummax", Cummax))
 cummin = register(_make_cum("cummin", Cummin))
 
 
-@register
-@composite_op("LogcumsumexpBackward0")
-def logcumsumexp(input, dim):
-    d = wrap_dim(dim, input.dim())
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{name_of(input.dtype)}'")
+def _logcumsumexp(input, d):
     # PyTorch's running log-add-exp, never one shift for all (logcumsumexp([-100, 100]) keeps -100), as a
     # scan: round k adds in the value k places back, so that after log2(n) rounds each holds its prefix's
     n, k, y = input.shape[d] if input.dim() else 1, 1, input + 0.0  # as log1p(0) + x: 0.0 for -0.0
@@ -572,6 +567,17 @@ def logcumsumexp(input, dim):
                                                              _shape.narrow(y, d, 0, n - k))), d)
         k *= 2
     return y
+
+
+Logcumsumexp = formula_node("LogcumsumexpBackward0", _logcumsumexp, ("x", "dim"))
+
+
+@register
+def logcumsumexp(input, dim):
+    d = wrap_dim(dim, input.dim())
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{name_of(input.dtype)}'")
+    return Logcumsumexp.apply(input, d) if recording(input) else _logcumsumexp(input, d)
 
 
 # ---- softmax family ----------------------------------------------------------------------------
