@@ -310,6 +310,14 @@ REGRESSIONS = {
         "v0 = m.tensor([[1e+30, 1e+30, 3.0], [3e+38, 3e+38, -1.0], [-inf, 1e+30, -1e+30]], device=dev, requires_grad=True)",
         "v1 = m.logcumsumexp(v0, 1)",
         "v1.backward(m.tensor([[1.0, 1.0, 1.0], [1.0, -0.5, 0.0], [1.0, 1.0, 1.0]], device=dev))"],
+    "addcdiv_integer_division": [  # computed; PyTorch refuses integer tensor1 and tensor2
+        "v0 = m.tensor([6, 9, -9], dtype=m.int32, device=dev)",
+        "v1 = m.addcdiv(v0, v0, v0, value=2)"],
+    "cosine_similarity_integer_operand": [  # an integer operand is converted to the common float dtype first
+        "v0 = m.tensor([[-0.5, 3.25, -1.25]], device=dev, requires_grad=True)",
+        "v1 = F.cosine_similarity(m.tensor([[-8, -5, 9], [-8, -1, 6]], dtype=m.int32, device=dev), v0, dim=-1)",
+        "v2 = F.cosine_similarity(m.tensor([[-2.25, 2.25, -inf]], dtype=m.float16, device=dev), m.tensor([[-1, 6, 4]], device=dev), dim=-1)",
+        "v1.backward(m.ones(2, device=dev))"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -2006,7 +2006,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     dt = _dtype.promote_types(x1.dtype, x2.dtype)
     if not dt.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {name_of(dt)}")
-    x1, x2 = _shape.broadcast_tensors(x1, x2)
+    x1, x2 = _shape.broadcast_tensors(*(x if x.is_floating_point() else x.to(dt) for x in (x1, x2)))
     return ((x1 / _norm_at_least(x1, dim, eps)) * (x2 / _norm_at_least(x2, dim, eps))).sum(dim)
 
 

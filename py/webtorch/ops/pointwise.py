@@ -945,6 +945,13 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 @register
 @composite_op("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
+    if not (tensor1.is_floating_point() or tensor2.is_floating_point()):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
+            "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+            "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+            "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
     return _addc(input, tensor1, tensor2, value, div)
 
 
