@@ -318,6 +318,10 @@ REGRESSIONS = {
         "v1 = F.cosine_similarity(m.tensor([[-8, -5, 9], [-8, -1, 6]], dtype=m.int32, device=dev), v0, dim=-1)",
         "v2 = F.cosine_similarity(m.tensor([[-2.25, 2.25, -inf]], dtype=m.float16, device=dev), m.tensor([[-1, 6, 4]], device=dev), dim=-1)",
         "v1.backward(m.ones(2, device=dev))"],
+    "smooth_l1_same_operand_zero_sign": [  # +0.0: PyTorch's target gradient is the formula with the operands swapped
+        "v0 = m.tensor([[-2.25, -2.0, -1.5]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.smooth_l1_loss(v0, v0).unsqueeze(0)",
+        "m.autograd.backward([v1], [m.tensor([-0.5], dtype=m.float16, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

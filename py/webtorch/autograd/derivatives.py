@@ -276,6 +276,13 @@ def _bce_with_logits(g, input, target, weight, pos_weight, reduction):
     return _loss_scale(((t + 1 - target) * input.sigmoid() - t) * g, weight, reduction, input.numel())
 
 
+def _smooth_l1(g, input, target, reduction, beta):
+    """PyTorch's smooth_l1_loss_backward (target's: the same with input and target swapped)."""
+    x = input.to(g.dtype) - target.to(g.dtype)
+    norm = 1.0 / x.numel() if reduction == "mean" else 1.0
+    return where(x <= -beta, -norm * g, where(x >= beta, norm * g, norm * x * g / beta))
+
+
 def _bce_with_logits_target(g, input, target, weight, pos_weight, reduction):
     if pos_weight is None:
         return _loss_scale(-input * g, weight, reduction, input.numel())
@@ -436,4 +443,7 @@ DERIVATIVES = {
     "LogSigmoidBackward0": lambda g, x: g * (-x).sigmoid(),  # d/dx log(sigmoid(x)) = sigmoid(-x)
     # ---- losses (nn/functional.py) ------------------------------------------------------------
     "BinaryCrossEntropyWithLogitsBackward0": {"input": _bce_with_logits, "target": _bce_with_logits_target},
+    "SmoothL1LossBackward0": {"input": _smooth_l1,
+                              "target": lambda g, input, target, reduction, beta: _smooth_l1(g, target, input,
+                                                                                               reduction, beta)},
 }

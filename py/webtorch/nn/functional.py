@@ -1793,7 +1793,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:  # l1_loss, as in PyTorch
         return _reduce((input - target).abs(), reduction)
-    return _SmoothL1Loss.call(input, target, reduction, beta)
+    return _SmoothL1Loss.apply(input, target, reduction, beta)
 
 
 def _smooth_l1_loss_impl(input, target, reduction, beta):
@@ -1820,7 +1820,7 @@ def _huber_loss_impl(input, target, reduction, delta, weight):
     return _reduce(loss, reduction)
 
 
-_SmoothL1Loss = _node("SmoothL1LossBackward0", _smooth_l1_loss_impl)
+_SmoothL1Loss = formula_node("SmoothL1LossBackward0", _smooth_l1_loss_impl, ("input", "target", "reduction", "beta"))
 _HuberLoss = _node("HuberLossBackward0", _huber_loss_impl, no_edges=(4,))
 
 
