@@ -322,6 +322,14 @@ REGRESSIONS = {
         "v0 = m.tensor([[-2.25, -2.0, -1.5]], dtype=m.float16, device=dev, requires_grad=True)",
         "v1 = F.smooth_l1_loss(v0, v0).unsqueeze(0)",
         "m.autograd.backward([v1], [m.tensor([-0.5], dtype=m.float16, device=dev)])"],
+    "pow_grad_order": [  # g * exponent * x ** (e - 1): PyTorch's g * (exponent * x ** (e - 1)) overflows (or not) apart
+        "v0 = m.tensor([0.75, -1.75, 3.0, -0.25], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([3e+38, 1.0, -0.0, 1e-40], device=dev, requires_grad=True)",
+        "m.autograd.backward([v0 ** 65504.0, m.square(v1)], [m.tensor([2.0, 0.25, 0.0, 1.0], dtype=m.float16, device=dev), m.tensor([0.25, 1.0, 1.0, 1.0], device=dev)])"],
+    "ldexp_grad_integer_power": [  # 2 ** other in floats; PyTorch's grad * pow(2, other) is an integer power (2 ** -1 is 0)
+        "v0 = m.tensor([[-2.25, -2.0, -1.75], [4.0, 1.75, -3.0]], device=dev, requires_grad=True)",
+        "v1 = m.ldexp(v0, m.tensor([[-1, 5, -1], [-7, 0, -4]], dtype=m.int32, device=dev))",
+        "v1.backward(m.tensor([[1.0, 1.0, 1.0], [1.0, -0.5, 1.0]], device=dev))"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -360,7 +360,8 @@ DERIVATIVES = {
     # copysign's gradient is g times y / a (+-1), times 0 where a is 0 (PyTorch's); none for the sign's source
     "CopysignBackward0": {"a": lambda g, a, y: g * where(a == 0, 0.0, y / a), "b": _zeros},
     "CopysignBackward1": {"a": lambda g, a, y: g * where(a == 0, 0.0, y / a)},
-    "LdexpBackward0": {"a": lambda g, b: g * b.exp2(), "b": lambda g, y: g * y * LN2},
+    # PyTorch's grad * pow(2, other): an integer power for an integer other (2 ** -1 is 0)
+    "LdexpBackward0": {"a": lambda g, b: g * (2 ** b), "b": lambda g, y: g * y * LN2},
     # PyTorch's "NotImplemented" nodes: the output requires grad, backward raises (the key names the op)
     **{f"NotImplemented({op})": {"a": _not_implemented(op), "b": _not_implemented(op)}
        for op in ("floor_divide", "heaviside")},
@@ -371,8 +372,9 @@ DERIVATIVES = {
     **{n: _zeros for n in ("BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
                            "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1",
                            "RandomBackward2")},
-    "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * exponent * x.pow(exponent - 1),
-    "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * b * a.pow(b - 1)),
+    # PyTorch's order: g * (exponent * x ** (exponent - 1)) (g * exponent first may overflow, 3e38 * 2 may not)
+    "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * (exponent * x.pow(exponent - 1)),
+    "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * (b * a.pow(b - 1))),
                      "b": lambda g, a, b, y: g * where((a == 0) & (b >= 0), 0.0, y * a.log())},
     "PowBackward2": {"x": _pow_scalar_base},
     "WhereBackward0": {"a": lambda g, condition: where(condition, g, 0.0),
