@@ -330,6 +330,18 @@ REGRESSIONS = {
         "v0 = m.tensor([[-2.25, -2.0, -1.75], [4.0, 1.75, -3.0]], device=dev, requires_grad=True)",
         "v1 = m.ldexp(v0, m.tensor([[-1, 5, -1], [-7, 0, -4]], dtype=m.int32, device=dev))",
         "v1.backward(m.tensor([[1.0, 1.0, 1.0], [1.0, -0.5, 1.0]], device=dev))"],
+    "cumprod_grad_single_element_dim": [  # NaN (y / x of inf); PyTorch's gradient along a dim of size 1 is g
+        "v0 = m.tensor([[-100000.0], [-inf], [-2.5]], device=dev, requires_grad=True)",
+        "v1 = m.tensor(-inf, device=dev, requires_grad=True)",
+        "m.autograd.backward([m.cumprod(v0, 1), v0, m.cumprod(v1, 0)], [m.tensor([[-0.5], [-0.5], [0.25]], device=dev), m.tensor([[0.0], [0.25], [2.0]], device=dev), m.tensor(3.0, device=dev)])"],
+    "clamp__result_dtype": [  # computed; PyTorch's in-place clamp refuses a result type it can't cast to self's
+        "v0 = m.tensor([[True, False], [True, True]], device=dev)",
+        "v1 = v0[1:].clamp_(min=0)"],
+    "fill_one_float16_unchecked": [  # PyTorch's fill_ / full of one float16 element skip the range check: inf
+        "v0 = m.zeros(1, dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.sort(v0 * 1, dim=-1, stable=True)[0].fill_(1e+30)",
+        "v2 = m.full((), -70000.0, dtype=m.float16, device=dev)",
+        "v3 = m.zeros(3, dtype=m.float16, device=dev)[1:2].fill_(1e+30)"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

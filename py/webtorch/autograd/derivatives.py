@@ -189,6 +189,8 @@ def _rcumsum(t, d):
 def _cumprod(g, x, y, dim):
     # exact with zeros: before the first zero of a slice dy/dx_i = y_j / x_i; at the first zero,
     # the products with that one factor left out (cumprod with it set to 1); after it, 0
+    if x.numel() <= 1 or x.shape[dim] == 1:  # PyTorch's: g itself (no y / x: inf / inf)
+        return g
     zero = x == 0
     count = zero.to(x.dtype).cumsum(dim)
     before, first = count == 0, zero & (count == 1)

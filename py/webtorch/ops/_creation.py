@@ -226,8 +226,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     if dtype is None:
         dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else None
     shape, dt, dev = _creation_args(size if isinstance(size, (list, tuple)) else (size,), dtype, device)
-    fill_value = _fill_value(fill_value, dt)
     t = _prims.empty(shape, dt, dev)
+    fill_value = _fill_value(fill_value, dt, t.numel())
     if t.numel():
         t._backend.ewise("copy", t._strided(), [_prims._operand(fill_value, shape, dev, dt.name)], dt.name)
     return _finish(t, requires_grad)

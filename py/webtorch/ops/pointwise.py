@@ -839,7 +839,9 @@ def clamp_(self, min=None, max=None):
     check_leaf_inplace(self)
     if recording(self, min, max):
         return inplace_result(self, clamp(self.clone(), min, max))
-    return _prims.copy_into(self, clamp(self, min, max))
+    r = clamp(self, min, max)
+    check_inplace_dtype(r.dtype, self)  # clamp_(bool, 0): Long can't be cast to Bool
+    return _prims.copy_into(self, r)
 
 
 register(clamp, "clip")

@@ -884,7 +884,7 @@ def fill_(self, value):
         if recording(self, value) and self.dtype.is_floating_point:  # an integer self takes the value only
             return inplace_result(self, value.expand(self.shape) * 1)
         value = value.item()
-    value = fill_value(value, self.dtype)
+    value = fill_value(value, self.dtype, self.numel())
     if recording(self):
         return inplace_result(self, self.new_full(tuple(self.shape), value))
     return _prims.ewise_into("copy", self, [value], self.dtype)
