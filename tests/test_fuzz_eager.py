@@ -342,6 +342,11 @@ REGRESSIONS = {
         "v1 = m.sort(v0 * 1, dim=-1, stable=True)[0].fill_(1e+30)",
         "v2 = m.full((), -70000.0, dtype=m.float16, device=dev)",
         "v3 = m.zeros(3, dtype=m.float16, device=dev)[1:2].fill_(1e+30)"],
+    "gelu_float16_one_plus_erf": [  # PyTorch's float16 kernel is h * (1 + erf) (its float32 one h * erf + h)
+        "v0 = m.tensor([-5.625, -0.0, -6.0, -2.25, 3.0], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.gelu(v0)",
+        "v2 = F.gelu(v0.float())",
+        "v1.backward(m.ones(5, dtype=m.float16, device=dev))"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],
