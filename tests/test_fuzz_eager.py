@@ -347,6 +347,11 @@ REGRESSIONS = {
         "v1 = F.gelu(v0)",
         "v2 = F.gelu(v0.float())",
         "v1.backward(m.ones(5, dtype=m.float16, device=dev))"],
+    "addcdiv_addcmul_grad_rows": [  # the composite's gradient (2.0) where PyTorch's row -g * value * t1 / t2 ** 2 is NaN
+        "v0 = m.tensor([[-2.573, -2.75, 3.5], [0.0, 3.25, -inf], [-1.5, -60000.0, -inf]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.addcdiv(v0, v0, v0, value=2)",
+        "v2 = m.addcmul(v0, v0, v0, value=-0.5)",
+        "m.autograd.backward([v0, v1, v2], [m.tensor([[-0.5, -0.5, -0.5], [1.0, 1.0, -0.5], [0.0, 2.0, 0.25]], dtype=m.float16, device=dev), m.tensor([[0.25, 2.0, -0.5], [0.0, 1.0, 0.25], [1.0, 0.0, 1.0]], dtype=m.float16, device=dev), m.ones(3, 3, dtype=m.float16, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

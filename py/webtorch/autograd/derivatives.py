@@ -379,6 +379,12 @@ DERIVATIVES = {
     "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * (b * a.pow(b - 1))),
                      "b": lambda g, a, b, y: g * where((a == 0) & (b >= 0), 0.0, y * a.log())},
     "PowBackward2": {"x": _pow_scalar_base},
+    # PyTorch's rows (value / tensor2 is a tensor of value divided, not a reciprocal times value)
+    "AddcmulBackward0": {"input": lambda g: g, "tensor1": lambda g, tensor2, value: g * (tensor2 * value),
+                         "tensor2": lambda g, tensor1, value: g * (tensor1 * value)},
+    "AddcdivBackward0": {"input": lambda g: g,
+                         "tensor1": lambda g, tensor2, value: g * (tensor2.new_full(tensor2.shape, value) / tensor2),
+                         "tensor2": lambda g, tensor1, tensor2, value: -g * (value * tensor1 / (tensor2 * tensor2))},
     "WhereBackward0": {"a": lambda g, condition: where(condition, g, 0.0),
                        "b": lambda g, condition: where(condition, 0.0, g)},
     "ClampBackward1": _clamp,

@@ -16,7 +16,7 @@ from . import _prims
 from .._tensor import Tensor
 from ..overrides import torch_function
 from ._common import (float_of, recording, check_leaf_inplace, inplace_result, write_out, check_inplace_dtype,
-                      name_of, composite_node, composite_op, check_tensor, formula_node, OUT_DTYPE_SAME,
+                      name_of, composite_node, check_tensor, formula_node, OUT_DTYPE_SAME,
                       scalar_to, fill_value)
 from .registry import register, register_method, routed, ELEMENTWISE, Decl, METHODS
 from ..autograd.derivatives import DERIVATIVES
@@ -938,14 +938,22 @@ def _addc(input, tensor1, tensor2, value, op):
     return r if r.dtype is dt else r.to(dt)
 
 
+_Addcmul = formula_node("AddcmulBackward0", lambda input, tensor1, tensor2, value: _addc(input, tensor1, tensor2,
+                                                                                          value, mul),
+                        ("input", "tensor1", "tensor2", "value"))
+_Addcdiv = formula_node("AddcdivBackward0", lambda input, tensor1, tensor2, value: _addc(input, tensor1, tensor2,
+                                                                                          value, div),
+                        ("input", "tensor1", "tensor2", "value"))
+
+
 @register
-@composite_op("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
+    if recording(input, tensor1, tensor2):
+        return _Addcmul.apply(input, tensor1, tensor2, value)
     return _addc(input, tensor1, tensor2, value, mul)
 
 
 @register
-@composite_op("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     if not (tensor1.is_floating_point() or tensor2.is_floating_point()):
         raise RuntimeError(
@@ -954,6 +962,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
             "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
             "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
+    if recording(input, tensor1, tensor2):
+        return _Addcdiv.apply(input, tensor1, tensor2, value)
     return _addc(input, tensor1, tensor2, value, div)
 
 
