@@ -352,6 +352,8 @@ REGRESSIONS = {
         "v1 = m.addcdiv(v0, v0, v0, value=2)",
         "v2 = m.addcmul(v0, v0, v0, value=-0.5)",
         "m.autograd.backward([v0, v1, v2], [m.tensor([[-0.5, -0.5, -0.5], [1.0, 1.0, -0.5], [0.0, 2.0, 0.25]], dtype=m.float16, device=dev), m.tensor([[0.25, 2.0, -0.5], [0.0, 1.0, 0.25], [1.0, 0.0, 1.0]], dtype=m.float16, device=dev), m.ones(3, 3, dtype=m.float16, device=dev)])"],
+    "neg__bool": [  # computed on cpu-pure; PyTorch refuses neg_ of bool as neg
+        "v0 = m.tensor([True, False], device=dev).neg_()"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

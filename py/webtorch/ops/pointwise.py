@@ -24,6 +24,10 @@ from ..autograd.derivatives import DERIVATIVES
 bool_ = _dtype.bool_
 
 
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+             "use the `~` or `logical_not()` operator instead.")
+
+
 def _bind_params(op, params, args, kwargs):
     """The values of an op's own parameters (`params`: name -> default) from a call's arguments."""
     if len(args) > len(params):
@@ -109,8 +113,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
     def public(input, *args, out=None, **kwargs):
         check_tensor(op, input)
         if op == "neg" and input.dtype is bool_:
-            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                               "invert a mask, use the `~` or `logical_not()` operator instead.")
+            raise RuntimeError(_NEG_BOOL)
         if op == "bitwise_not" and input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{name_of(input.dtype)}'")
         if not ints:
@@ -134,6 +137,8 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
     def in_place(self, *args, **kwargs):
         pvals = _bind_params(op + "_", params, args, kwargs) if args or kwargs else defaults
         check_leaf_inplace(self)
+        if op == "neg" and self.dtype is bool_:
+            raise RuntimeError(_NEG_BOOL)
         if not ints:
             _check_floating(op, self)
         _check_not_bool(op, self)
