@@ -354,6 +354,13 @@ REGRESSIONS = {
         "m.autograd.backward([v0, v1, v2], [m.tensor([[-0.5, -0.5, -0.5], [1.0, 1.0, -0.5], [0.0, 2.0, 0.25]], dtype=m.float16, device=dev), m.tensor([[0.25, 2.0, -0.5], [0.0, 1.0, 0.25], [1.0, 0.0, 1.0]], dtype=m.float16, device=dev), m.ones(3, 3, dtype=m.float16, device=dev)])"],
     "neg__bool": [  # computed on cpu-pure; PyTorch refuses neg_ of bool as neg
         "v0 = m.tensor([True, False], device=dev).neg_()"],
+    "scatter_0d_src": [  # IndexError; PyTorch takes a 0-d src as of size 1 in every dim
+        "v0 = m.tensor([0.5, 2.0], device=dev, requires_grad=True)",
+        "v1 = m.tensor(0.25, device=dev, requires_grad=True)",
+        "v2 = m.scatter(v0, -1, m.zeros(1, dtype=m.int64, device=dev), v1 * 2)",
+        "v2.backward(m.tensor([1.0, 3.0], device=dev))"],
+    "softmax_empty_integer": [  # NotImplementedError; PyTorch runs no kernel on an empty input
+        "v0 = F.softmax(m.tensor([], dtype=m.int64, device=dev), 0)"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -559,10 +559,11 @@ def _narrow_to(src, shape):
     if not isinstance(src, Tensor):
         return src
     for k, s in enumerate(shape):
-        if s > src.shape[k]:
+        n = src.shape[k] if src.dim() else 1  # PyTorch's ensure_nonempty_size: a 0-d src has size 1
+        if s > n:
             raise RuntimeError(f"Expected index {list(shape)} to be smaller than self apart from dimension and "
                                f"to be smaller size than src {list(src.shape)}")
-        if s != src.shape[k]:
+        if s != n:
             src = _shape.narrow(src, k, 0, s)
     return src
 

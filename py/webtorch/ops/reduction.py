@@ -606,11 +606,11 @@ def _softmax_like(F, input, dim, dtype):
         input = input.to(dtype)
     elif _autocast.STATE:
         input = _autocast.cast_fp32(input)  # autocast: softmax runs in float32
+    d = wrap_dim(dim, input.dim()) if dim is not None else (0 if input.dim() <= 1 else 1)
+    if input.numel() == 0:  # no kernel runs: any dtype
+        return input.clone()
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{name_of(input.dtype)}'")
-    d = wrap_dim(dim, input.dim()) if dim is not None else (0 if input.dim() <= 1 else 1)
-    if input.numel() == 0:
-        return input.clone()
     if recording(input):
         return F.apply(input, d)
     return F.kernel(input, d)
