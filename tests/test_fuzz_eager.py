@@ -361,6 +361,11 @@ REGRESSIONS = {
         "v2.backward(m.tensor([1.0, 3.0], device=dev))"],
     "softmax_empty_integer": [  # NotImplementedError; PyTorch runs no kernel on an empty input
         "v0 = F.softmax(m.tensor([], dtype=m.int64, device=dev), 0)"],
+    "cumsum_negative_zero": [  # -0.0; PyTorch's running sum starts from 0 (0 + -0.0 is 0.0)
+        "v0 = m.tensor([[-0.0, -0.0, 1.0], [0.75, -0.0, -4.0]], device=dev, requires_grad=True)",
+        "v1 = m.cumsum(v0, -1)",
+        "v2 = m.cumsum(v0, 0, dtype=m.float16)",
+        "v1.backward(m.tensor([[-0.0, 1.0, -0.0], [1.0, 1.0, 1.0]], device=dev))"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

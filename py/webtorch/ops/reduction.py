@@ -502,7 +502,10 @@ def logsumexp(input, dim, keepdim=False):
 # ---- scans ------------------------------------------------------------------------------------
 def _scan(op):
     def kernel(x, d, dt):
-        return _prims.scan(op, x, d, dt)[0]
+        r = _prims.scan(op, x, d, dt)[0]
+        if op == "cumsum" and dt.is_floating_point:  # PyTorch's sum starts from 0: 0 + -0.0 is 0.0
+            r = _prims.ewise("add", [r, 0.0], dt, dt)
+        return r
     return kernel
 
 
