@@ -377,6 +377,8 @@ def _index_put_view(self, v, adv, value, accumulate):
         else:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{self.device} and {value.device}!")
+    if not isinstance(value, Tensor):
+        value = fill_value(value, self.dtype)  # PyTorch's checked conversion: inf into an int tensor raises
     if isinstance(value, Tensor):
         if value.dtype != self.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "

@@ -842,7 +842,7 @@ class Copy(Function):
         if ctx.meta is not None and ctx.needs_input_grad[1]:
             shape, dt, dev = ctx.meta
             gs = sum_to(g, shape).to(dt).to(dev)
-        return g * 0, gs
+        return g.new_zeros(g.shape), gs  # PyTorch's zeros_like(g) (g * 0 is -0.0 or NaN)
 
 
 @register_method
