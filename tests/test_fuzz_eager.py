@@ -379,6 +379,12 @@ REGRESSIONS = {
         "v1 = v0.to(m.float16)",
         "v1.fill_(0)",
         "v1.backward(m.tensor([-0.5, inf], dtype=m.float16, device=dev))"],
+    "copy__old_history_zeros": [  # the old history got no gradient (None); PyTorch's CopyBackwards gives it zeros
+        "v0 = m.tensor([0.5, -1.0], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([-1.75, 2.75], device=dev, requires_grad=True)",
+        "v2 = m.maximum(v0, v0)",
+        "v3 = v2.copy_(v1)",
+        "m.autograd.backward([v3, v2], [m.tensor([2.0, 0.25], dtype=m.float16, device=dev), m.ones(2, dtype=m.float16, device=dev)])"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],
