@@ -310,7 +310,8 @@ def _namespace(m, device):
 
 
 def _is_tensor(v):
-    return hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "grad_fn")
+    # `backward`, a method: reading grad_fn raises for a view PyTorch has invalidated (an in-place op on a split)
+    return hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "backward")
 
 
 def run(lines, m, device, after=None):

@@ -371,8 +371,11 @@ REGRESSIONS = {
         "v1 = F.layer_norm(v0, (1,))",
         "v2 = F.layer_norm(m.tensor([[300.0, -300.0, 1.0]], dtype=m.float16, device=dev), (3,))",
         "v1.backward(m.tensor([[-0.5], [0.0], [1.0]], dtype=m.float16, device=dev))"],
-    "index_put_number_out_of_range": [  # wrapped; PyTorch's checked conversion of the number
+    "index_put_number_out_of_range": [  # wrapped; PyTorch's checked conversion of the number (floats: inf)
         "v0 = m.tensor([9], dtype=m.int32, device=dev)",
+        "v1 = m.tensor([0.5, -0.5], dtype=m.float16, device=dev)",
+        "v1[v1 > 0] = 1e+30",
+        "v1[m.tensor([1, 1], device=dev)] = -1e+30",
         "v0[m.tensor([0, 0], device=dev)] = inf"],
     "fill__grad_zeros": [  # g * 0 (-0.0); PyTorch's CopyBackwards gives the overwritten tensor zeros
         "v0 = m.tensor([1.0, nan], device=dev, requires_grad=True)",

@@ -377,7 +377,7 @@ def _index_put_view(self, v, adv, value, accumulate):
         else:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{self.device} and {value.device}!")
-    if not isinstance(value, Tensor):
+    if not isinstance(value, Tensor) and not self.dtype.is_floating_point:
         value = fill_value(value, self.dtype)  # PyTorch's checked conversion: inf into an int tensor raises
     if isinstance(value, Tensor):
         if value.dtype != self.dtype:
