@@ -388,6 +388,9 @@ REGRESSIONS = {
         "v2 = m.maximum(v0, v0)",
         "v3 = v2.copy_(v1)",
         "m.autograd.backward([v3, v2], [m.tensor([2.0, 0.25], dtype=m.float16, device=dev), m.ones(2, dtype=m.float16, device=dev)])"],
+    "unique_nan": [  # NaNs in the set's arbitrary order; PyTorch puts each NaN last, in the order met
+        "v0 = m.tensor([nan, 2.0, nan, inf, 1.0, -inf, 2.0], device=dev)",
+        "v1 = m.unique(v0, return_inverse=True, return_counts=True)"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -865,7 +865,8 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     from ._creation import tensor, result_of
     vals = input.reshape(-1).tolist()
-    uniq = builtins.sorted(set(vals))
+    # each NaN is unique, after the others in the order met (a set's order would be arbitrary)
+    uniq = builtins.sorted({v for v in vals if v == v}) + [v for v in vals if v != v]
     out = tensor(uniq, dtype=input.dtype, device=input.device)
     if dim is None and input.dtype.is_floating_point:
         out = result_of(input, "Unique2Backward0", out)
