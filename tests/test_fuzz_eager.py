@@ -391,6 +391,11 @@ REGRESSIONS = {
     "unique_nan": [  # NaNs in the set's arbitrary order; PyTorch puts each NaN last, in the order met
         "v0 = m.tensor([nan, 2.0, nan, inf, 1.0, -inf, 2.0], device=dev)",
         "v1 = m.unique(v0, return_inverse=True, return_counts=True)"],
+    "xlogy_operand_in_common_dtype": [  # log of the int64 100000 (11.5); PyTorch casts it to float16 first (inf)
+        "v0 = m.tensor([[1.75, -4.0], [0.0, 2.0]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.xlogy(v0, m.tensor(100000, device=dev))",
+        "v2 = m.xlogy(v0, m.tensor(70000.0, device=dev))",
+        "v1.backward(m.ones(2, 2, dtype=m.float16, device=dev))"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],

@@ -529,6 +529,8 @@ def _xlogy(a, b, cdt):
     t = a if isinstance(a, Tensor) else b
     a, b = (v if isinstance(v, Tensor) else _prims.ewise("copy", [v], cdt, cdt, shape=(), device=t.device)
             for v in (a, b))
+    dt = float_of(_dtype.result_type(a, b))  # each operand in the common dtype first (2 ** 31 is inf in float16)
+    a, b = (v if v.dtype is dt else v.to(dt) for v in (a, b))
     return where(b.isnan(), math.nan, where(a == 0, 0.0, a * b.log()))
 
 
