@@ -941,7 +941,8 @@ def _addc(input, tensor1, tensor2, value, op):
     ct = _dtype.float32 if dt.is_floating_point and dt.itemsize == 2 else dt
     input, tensor1, tensor2 = (t.to(ct) for t in (input, tensor1, tensor2))
     # value * tensor1 rounded, then addcmul's fused multiply-add (one rounding), addcdiv's quotient and sum
-    r = _fma(value * tensor1, tensor2, input) if op is mul and ct.is_floating_point else input + op(value * tensor1, tensor2)
+    fused = op is mul and ct.is_floating_point
+    r = _fma(value * tensor1, tensor2, input) if fused else input + op(value * tensor1, tensor2)
     return r if r.dtype is dt else r.to(dt)
 
 

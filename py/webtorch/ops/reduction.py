@@ -437,7 +437,8 @@ def _norm2(x, dims, keepdim, single):
     return _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, ct)], ct, x.dtype)
 
 
-Norm2 = formula_node("LinalgVectorNormBackward0", _norm2, ("x", "dims", "keepdim", "single"))  # torch.norm is vector_norm
+# torch.norm is vector_norm
+Norm2 = formula_node("LinalgVectorNormBackward0", _norm2, ("x", "dims", "keepdim", "single"))
 
 
 def _vector_norm_impl(input, p, dims, keepdim, single):
