@@ -239,6 +239,163 @@ REGRESSIONS = {
     "acosh_huge_negative": [  # webgpu: inf (t (t + 2) overflowed) where acosh(x < 1) is NaN
         "v0 = m.acosh(m.tensor([-3e+38, -1e+30, -2.0, 0.5, 1.0, 1e+30, nan], device=dev))",
         "v1 = m.acosh(m.tensor([-60000.0, 1.5], dtype=m.float16, device=dev))"],
+    "lerp_float16_opmath": [  # end - input in float16 overflowed (PyTorch computes in float32, weight unrounded)
+        "v0 = m.tensor([-60000.0, 60000.0, 1.5, -2.25], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([60000.0, -60000.0, 0.001, 3.0], dtype=m.float16, device=dev)",
+        "v2 = m.lerp(v0, v1, 0.25)",
+        "v3 = m.lerp(v0, v1, 0.7)",
+        "v4 = m.addcmul(v0, v1, v1, value=-1e-5)",
+        "m.autograd.backward([v2, v3], [m.ones(4, dtype=m.float16, device=dev), m.ones(4, dtype=m.float16, device=dev)])"],
+    "norm_single_element": [  # inf: PyTorch takes |x| where each result reduces one element (no square)
+        "v0 = m.tensor(1e+30, device=dev, requires_grad=True)",
+        "v1 = m.tensor([[1e+30, 2.0], [1e-40, 0.0]], device=dev, requires_grad=True)",
+        "v2 = m.norm(v0)",
+        "v3 = m.norm(v1[:1], dim=0)",
+        "v4 = m.norm(v1[:, :1], 3, dim=1, keepdim=True)",
+        "v5 = m.norm(v0, dim=0)",  # a 0-d input with a dim given squares (inf)
+        "v6 = m.norm(v1, dim=1)",
+        "m.autograd.backward([v2, v3], [m.tensor(2.0, device=dev), m.ones(2, device=dev)])"],
+    "float16_mean_norm_opmath": [  # float16 sums rounded before the division / square root: inf
+        "v0 = m.tensor([[60000.0, 60000.0, 1.0], [300.0, 300.0, -0.25]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.mean(v0, 1)",
+        "v2 = m.mean(v0[:, :2])",
+        "v3 = m.norm(v0[1])",
+        "v4 = m.norm(v0[1], 3)",
+        "m.autograd.backward([v1, v3], [m.ones(2, dtype=m.float16, device=dev), m.tensor(1.0, dtype=m.float16, device=dev)])"],
+    "bce_with_logits_zero_grad_sign": [  # +0.0 where PyTorch's (sigmoid(x) - target) * g is -0.0
+        "v0 = m.tensor([-3.75, 2.0, 0.0], device=dev, requires_grad=True)",
+        "v1 = m.tensor([1.0, 0.0, 1.0], device=dev, requires_grad=True)",
+        "v2 = F.binary_cross_entropy_with_logits(v0, v1, reduction='none')",
+        "v3 = F.binary_cross_entropy_with_logits(v0, v1, weight=m.tensor([2.0, -1.0, 0.5], device=dev), pos_weight=m.tensor([3.0, 1.0, 0.25], device=dev))",
+        "v4 = [f.name() if f else None for f, _ in v3.grad_fn.next_functions]",
+        "m.autograd.backward([v2, v3], [m.tensor([0.0, -0.0, 1.0], device=dev), m.tensor(0.5, device=dev)])"],
+    "layer_norm_negative_zero": [  # -0.0 where PyTorch's kernel adds the (zero) bias last
+        "v0 = m.tensor([[-0.0, -0.0, 0.0], [-1.0, -1.0, -1.0]], device=dev, requires_grad=True)",
+        "v1 = F.layer_norm(v0, (3,))",
+        "v2 = F.layer_norm(v0, (3,), weight=m.tensor([-1.0, 2.0, 1.0], device=dev))",
+        "m.autograd.backward([v1, v2], [m.ones(2, 3, device=dev), m.ones(2, 3, device=dev)])"],
+    "hooks_called_with_none": [  # not called; PyTorch calls a tensor's hooks with None when no gradient reaches it
+        "v0 = m.tensor([1.0, 0.0], device=dev, requires_grad=True)",
+        "v1 = v0 * 2",
+        "v2 = []",
+        "h0 = v0.register_hook(lambda g: v2.append(g is None))",
+        "h1 = v1.register_hook(lambda g: v2.append(g is None))",
+        "v3 = (v0 * 1).unbind(0)",
+        "h2 = v3[0].register_hook(lambda g: v2.append(g is None))",
+        "m.autograd.backward([m.norm(v1, 0), v3[1]], [m.tensor(1.0, device=dev), m.tensor(2.0, device=dev)])"],
+    "nanmedian_mode_special_xlogy": [  # missing
+        "v0 = m.tensor([[1.0, nan, 0.5, nan], [2.0, 1.0, 2.0, 1.0], [nan, nan, nan, -1.0]], device=dev, requires_grad=True)",
+        "v1 = m.nanmedian(v0, 1)",
+        "v2 = m.nanmedian(v0)",
+        "v3 = v0.nanmedian(0, keepdim=True)",
+        "v4 = m.mode(v0, 1)",
+        "v5 = m.mode(m.tensor([[3, 1, 3, 1, 2], [0, 0, 1, 1, 1]], device=dev), 1, True)",
+        "v6 = m.mode(m.tensor([0.0, -0.0, 1.0], device=dev)).values",
+        "v7 = m.special.xlogy(v0, 2.0)",
+        "m.autograd.backward([v1[0], v2, v3[0], v4[0]], [m.tensor([1.0, 2.0, 3.0], device=dev), m.tensor(0.5, device=dev), m.ones(1, 4, device=dev), m.ones(3, device=dev)])"],
+    "float16_through_float32": [  # a Python float rounded to float16 once: PyTorch rounds it to float32 first
+        "v0 = m.tensor([-990.1053724670969, -904.7499924815656], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.fmod(v0[:1], v0[1:])",
+        "v2 = m.full((2,), -904.7499924815656, dtype=m.float16, device=dev)",
+        "v3 = m.remainder(v0, v2)",
+        "v4 = m.floor_divide(m.tensor([65504.0, -1.0], dtype=m.float16, device=dev), m.tensor([0.1, 0.0], dtype=m.float16, device=dev))",
+        "v3.backward(m.ones(2, dtype=m.float16, device=dev))"],  # cpu-pure: struct.error for floor_divide past 65504
+    "cosine_similarity_norms": [  # w12 / sqrt(n1 * n2): PyTorch divides by each norm (clamped without grad)
+        "v0 = m.tensor([[0.75], [3e-08], [inf], [0.0]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.cosine_similarity(v0, v0, dim=-1)",
+        "v2 = m.tensor([[1e+30, 1e+30], [1e-09, 2e-09], [3.0, -1.0]], device=dev, requires_grad=True)",
+        "v3 = F.cosine_similarity(v2, v2.flip(0), dim=-1)",
+        "m.autograd.backward([v3], [m.ones(3, device=dev)])"],
+    "logcumsumexp_grad_overflow": [  # g * exp(x - y) summed: PyTorch sums g's signed parts in log space
+        "v0 = m.tensor([[1e+30, 1e+30, 3.0], [3e+38, 3e+38, -1.0], [-inf, 1e+30, -1e+30]], device=dev, requires_grad=True)",
+        "v1 = m.logcumsumexp(v0, 1)",
+        "v1.backward(m.tensor([[1.0, 1.0, 1.0], [1.0, -0.5, 0.0], [1.0, 1.0, 1.0]], device=dev))"],
+    "addcdiv_integer_division": [  # computed; PyTorch refuses integer tensor1 and tensor2
+        "v0 = m.tensor([6, 9, -9], dtype=m.int32, device=dev)",
+        "v1 = m.addcdiv(v0, v0, v0, value=2)"],
+    "cosine_similarity_integer_operand": [  # an integer operand is converted to the common float dtype first
+        "v0 = m.tensor([[-0.5, 3.25, -1.25]], device=dev, requires_grad=True)",
+        "v1 = F.cosine_similarity(m.tensor([[-8, -5, 9], [-8, -1, 6]], dtype=m.int32, device=dev), v0, dim=-1)",
+        "v2 = F.cosine_similarity(m.tensor([[-2.25, 2.25, -inf]], dtype=m.float16, device=dev), m.tensor([[-1, 6, 4]], device=dev), dim=-1)",
+        "v1.backward(m.ones(2, device=dev))"],
+    "smooth_l1_same_operand_zero_sign": [  # +0.0: PyTorch's target gradient is the formula with the operands swapped
+        "v0 = m.tensor([[-2.25, -2.0, -1.5]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.smooth_l1_loss(v0, v0).unsqueeze(0)",
+        "m.autograd.backward([v1], [m.tensor([-0.5], dtype=m.float16, device=dev)])"],
+    "pow_grad_order": [  # g * exponent * x ** (e - 1): PyTorch's g * (exponent * x ** (e - 1)) overflows (or not) apart
+        "v0 = m.tensor([0.75, -1.75, 3.0, -0.25], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([3e+38, 1.0, -0.0, 1e-40], device=dev, requires_grad=True)",
+        "m.autograd.backward([v0 ** 65504.0, m.square(v1)], [m.tensor([2.0, 0.25, 0.0, 1.0], dtype=m.float16, device=dev), m.tensor([0.25, 1.0, 1.0, 1.0], device=dev)])"],
+    "ldexp_grad_integer_power": [  # 2 ** other in floats; PyTorch's grad * pow(2, other) is an integer power (2 ** -1 is 0)
+        "v0 = m.tensor([[-2.25, -2.0, -1.75], [4.0, 1.75, -3.0]], device=dev, requires_grad=True)",
+        "v1 = m.ldexp(v0, m.tensor([[-1, 5, -1], [-7, 0, -4]], dtype=m.int32, device=dev))",
+        "v1.backward(m.tensor([[1.0, 1.0, 1.0], [1.0, -0.5, 1.0]], device=dev))"],
+    "cumprod_grad_single_element_dim": [  # NaN (y / x of inf); PyTorch's gradient along a dim of size 1 is g
+        "v0 = m.tensor([[-100000.0], [-inf], [-2.5]], device=dev, requires_grad=True)",
+        "v1 = m.tensor(-inf, device=dev, requires_grad=True)",
+        "m.autograd.backward([m.cumprod(v0, 1), v0, m.cumprod(v1, 0)], [m.tensor([[-0.5], [-0.5], [0.25]], device=dev), m.tensor([[0.0], [0.25], [2.0]], device=dev), m.tensor(3.0, device=dev)])"],
+    "clamp__result_dtype": [  # computed; PyTorch's in-place clamp refuses a result type it can't cast to self's
+        "v0 = m.tensor([[True, False], [True, True]], device=dev)",
+        "v1 = v0[1:].clamp_(min=0)"],
+    "fill_one_float16_unchecked": [  # PyTorch's fill_ / full of one float16 element skip the range check: inf
+        "v0 = m.zeros(1, dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.sort(v0 * 1, dim=-1, stable=True)[0].fill_(1e+30)",
+        "v2 = m.full((), -70000.0, dtype=m.float16, device=dev)",
+        "v3 = m.zeros(3, dtype=m.float16, device=dev)[1:2].fill_(1e+30)"],
+    "gelu_float16_one_plus_erf": [  # PyTorch's float16 kernel is h * (1 + erf) (its float32 one h * erf + h)
+        "v0 = m.tensor([-5.625, -0.0, -6.0, -2.25, 3.0], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.gelu(v0)",
+        "v2 = F.gelu(v0.float())",
+        "v1.backward(m.ones(5, dtype=m.float16, device=dev))"],
+    "addcdiv_addcmul_grad_rows": [  # the composite's gradient (2.0) where PyTorch's row -g * value * t1 / t2 ** 2 is NaN
+        "v0 = m.tensor([[-2.573, -2.75, 3.5], [0.0, 3.25, -inf], [-1.5, -60000.0, -inf]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.addcdiv(v0, v0, v0, value=2)",
+        "v2 = m.addcmul(v0, v0, v0, value=-0.5)",
+        "m.autograd.backward([v0, v1, v2], [m.tensor([[-0.5, -0.5, -0.5], [1.0, 1.0, -0.5], [0.0, 2.0, 0.25]], dtype=m.float16, device=dev), m.tensor([[0.25, 2.0, -0.5], [0.0, 1.0, 0.25], [1.0, 0.0, 1.0]], dtype=m.float16, device=dev), m.ones(3, 3, dtype=m.float16, device=dev)])"],
+    "neg__bool": [  # computed on cpu-pure; PyTorch refuses neg_ of bool as neg
+        "v0 = m.tensor([True, False], device=dev).neg_()"],
+    "scatter_0d_src": [  # IndexError; PyTorch takes a 0-d src as of size 1 in every dim
+        "v0 = m.tensor([0.5, 2.0], device=dev, requires_grad=True)",
+        "v1 = m.tensor(0.25, device=dev, requires_grad=True)",
+        "v2 = m.scatter(v0, -1, m.zeros(1, dtype=m.int64, device=dev), v1 * 2)",
+        "v2.backward(m.tensor([1.0, 3.0], device=dev))"],
+    "softmax_empty_integer": [  # NotImplementedError; PyTorch runs no kernel on an empty input
+        "v0 = F.softmax(m.tensor([], dtype=m.int64, device=dev), 0)"],
+    "cumsum_negative_zero": [  # -0.0; PyTorch's running sum starts from 0 (0 + -0.0 is 0.0)
+        "v0 = m.tensor([[-0.0, -0.0, 1.0], [0.75, -0.0, -4.0]], device=dev, requires_grad=True)",
+        "v1 = m.cumsum(v0, -1)",
+        "v2 = m.cumsum(v0, 0, dtype=m.float16)",
+        "v1.backward(m.tensor([[-0.0, 1.0, -0.0], [1.0, 1.0, 1.0]], device=dev))"],
+    "layer_norm_float16_opmath": [  # NaN: float16's rsqrt derivative overflowed (PyTorch computes in float32)
+        "v0 = m.tensor([[-3.75], [0.25], [-1.0]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.layer_norm(v0, (1,))",
+        "v2 = F.layer_norm(m.tensor([[300.0, -300.0, 1.0]], dtype=m.float16, device=dev), (3,))",
+        "v1.backward(m.tensor([[-0.5], [0.0], [1.0]], dtype=m.float16, device=dev))"],
+    "index_put_number_out_of_range": [  # wrapped; PyTorch's checked conversion of the number (floats: inf)
+        "v0 = m.tensor([9], dtype=m.int32, device=dev)",
+        "v1 = m.tensor([0.5, -0.5], dtype=m.float16, device=dev)",
+        "v1[v1 > 0] = 1e+30",
+        "v1[m.tensor([1, 1], device=dev)] = -1e+30",
+        "v0[m.tensor([0, 0], device=dev)] = inf"],
+    "fill__grad_zeros": [  # g * 0 (-0.0); PyTorch's CopyBackwards gives the overwritten tensor zeros
+        "v0 = m.tensor([1.0, nan], device=dev, requires_grad=True)",
+        "v1 = v0.to(m.float16)",
+        "v1.fill_(0)",
+        "v1.backward(m.tensor([-0.5, inf], dtype=m.float16, device=dev))"],
+    "copy__old_history_zeros": [  # the old history got no gradient (None); PyTorch's CopyBackwards gives it zeros
+        "v0 = m.tensor([0.5, -1.0], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.tensor([-1.75, 2.75], device=dev, requires_grad=True)",
+        "v2 = m.maximum(v0, v0)",
+        "v3 = v2.copy_(v1)",
+        "m.autograd.backward([v3, v2], [m.tensor([2.0, 0.25], dtype=m.float16, device=dev), m.ones(2, dtype=m.float16, device=dev)])"],
+    "unique_nan": [  # NaNs in the set's arbitrary order; PyTorch puts each NaN last, in the order met
+        "v0 = m.tensor([nan, 2.0, nan, inf, 1.0, -inf, 2.0], device=dev)",
+        "v1 = m.unique(v0, return_inverse=True, return_counts=True)"],
+    "xlogy_operand_in_common_dtype": [  # log of the int64 100000 (11.5); PyTorch casts it to float16 first (inf)
+        "v0 = m.tensor([[1.75, -4.0], [0.0, 2.0]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.xlogy(v0, m.tensor(100000, device=dev))",
+        "v2 = m.xlogy(v0, m.tensor(70000.0, device=dev))",
+        "v1.backward(m.ones(2, 2, dtype=m.float16, device=dev))"],
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],
@@ -250,3 +407,36 @@ def test_fuzz_regression(name, device):
     lines = REGRESSIONS[name]
     msg = diff(lines, wt, device, torch)
     assert msg is None, f"{msg}\n{source(lines, device)}"
+
+
+# PyTorch's CPU kernels round lerp's and addcmul's multiply-add once (an FMA); webtorch's cpu computes
+# them in float64 and rounds once. WGSL has no f64: webgpu rounds the product first (a documented limit).
+FUSED_MULTIPLY_ADD = [
+    "v0 = m.tensor([0.605, 0.045, 2.0, 0.1], device=dev, requires_grad=True)",
+    "v1 = m.tensor([1.1, 0.3, -1.0, 0.7], device=dev, requires_grad=True)",
+    "v2 = m.addcmul(v0, v1, v1, value=-0.5)",
+    "v3 = m.sign(v2)",  # -7e-9 where a rounded product cancels to 0
+    "v4 = m.addcmul(v0, v1, v1, value=-0.3) * 1e8",
+    "v5 = m.lerp(v0, v1, 0.3) * 1e8",
+    "v6 = m.lerp(v0, v1, m.tensor([0.7, 0.3, -2.0, 1.0], device=dev)) * 1e8",
+    "m.autograd.backward([v2, v5, v6], [m.ones(4, device=dev), m.ones(4, device=dev), m.ones(4, device=dev)])"]
+
+
+def test_fused_multiply_add(fuzz_device):
+    name, device = fuzz_device
+    if name == "webgpu":
+        pytest.skip("WGSL has no f64 to round a multiply-add once in")
+    msg = diff(FUSED_MULTIPLY_ADD, wt, device, torch)
+    assert msg is None, f"{msg}\n{source(FUSED_MULTIPLY_ADD, device)}"
+
+
+def test_fill_integer_with_value_requiring_grad(device):
+    """fill_ / setitem of a 0-d float that requires grad into an integer tensor takes the value (webtorch
+    raised). PyTorch also gives the integer tensor history, a state its next op refuses ("Autograd not
+    support dtype: Long"): webtorch's stays a plain tensor."""
+    for m, dev in ((torch, "cpu"), (wt, device)):
+        v0, v1 = m.tensor([[1, 2], [3, 4]], device=dev), m.tensor([7, 8], dtype=m.uint8, device=dev)
+        s = m.tensor([-1.5, 2.5], device=dev, requires_grad=True)
+        v0[0] = s[1] * 1
+        v1.fill_(s[0] * -2)
+        assert v0.tolist() == [[2, 2], [3, 4]] and v1.tolist() == [3, 3], m

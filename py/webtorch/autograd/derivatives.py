@@ -196,6 +196,8 @@ def _rcumsum(t, d):
 def _cumprod(g, x, y, dim):
     # exact with zeros: before the first zero of a slice dy/dx_i = y_j / x_i; at the first zero,
     # the products with that one factor left out (cumprod with it set to 1); after it, 0
+    if x.numel() <= 1 or x.shape[dim] == 1:  # PyTorch's: g itself (no y / x: inf / inf)
+        return g
     zero = x == 0
     count = zero.to(x.dtype).cumsum(dim)
     before, first = count == 0, zero & (count == 1)
@@ -365,6 +367,56 @@ def _view(g, x_shape):
 # a @ b's: b's first, so that a's may join the activation's store (webgpu)
 _MATMUL = {"b": lambda g, a: a.mT.matmul(g), "a": lambda g, b: g.matmul(b.mT)}
 
+
+_LOWEST = {"float16": -65504.0, "bfloat16": -3.3895313892515355e38, "float32": -3.4028234663852886e38,
+           "float64": -1.7976931348623157e308}
+
+
+def _logcumsumexp(g, x, y, dim):
+    """PyTorch's (TensorFlow's): the positive and the negative parts of g each summed in log space by a
+    reversed logcumsumexp, so that no exp overflows."""
+    if g.dim() == 0 or g.numel() == 0:
+        return g
+    log_g, low = g.abs().log(), _LOWEST[g.dtype.name]
+
+    def part(log_part):
+        return ((log_part - y).flip(dim).logcumsumexp(dim).flip(dim) + x).exp()
+    return part(where(g > 0, log_g, low)) - part(where(g < 0, log_g, low))
+
+
+def _loss_scale(r, weight, reduction, n):
+    """A loss's elementwise gradient r times the weight, divided by the count n for a mean."""
+    if weight is not None:
+        r = r * weight
+    return r / n if reduction == "mean" else r
+
+
+def _log_sigmoid(x):
+    return -((-x).clamp(min=0) + (-x.abs()).exp().log1p())
+
+
+def _bce_with_logits(g, input, target, weight, pos_weight, reduction):
+    """PyTorch's: (sigmoid(x) - target) * g (a zero g keeps the sign), with pos_weight
+    ((pos_weight * target + 1 - target) * sigmoid(x) - pos_weight * target) * g."""
+    if pos_weight is None:
+        return _loss_scale((input.sigmoid() - target) * g, weight, reduction, input.numel())
+    t = pos_weight * target
+    return _loss_scale(((t + 1 - target) * input.sigmoid() - t) * g, weight, reduction, input.numel())
+
+
+def _smooth_l1(g, input, target, reduction, beta):
+    """PyTorch's smooth_l1_loss_backward (target's: the same with input and target swapped)."""
+    x = input.to(g.dtype) - target.to(g.dtype)
+    norm = 1.0 / x.numel() if reduction == "mean" else 1.0
+    return where(x <= -beta, -norm * g, where(x >= beta, norm * g, norm * x * g / beta))
+
+
+def _bce_with_logits_target(g, input, target, weight, pos_weight, reduction):
+    if pos_weight is None:
+        return _loss_scale(-input * g, weight, reduction, input.numel())
+    return _loss_scale((_log_sigmoid(-input) - _log_sigmoid(input) * pos_weight) * g, weight, reduction, input.numel())
+
+
 DERIVATIVES = {
     # ---- unary element-wise ops (ops/pointwise.py) --------------------------------------------
     "NegBackward0": lambda g: -g,
@@ -439,7 +491,8 @@ DERIVATIVES = {
     # copysign's gradient is g times y / a (+-1), times 0 where a is 0 (PyTorch's); none for the sign's source
     "CopysignBackward0": {"a": lambda g, a, y: g * where(a == 0, 0.0, y / a), "b": _zeros},
     "CopysignBackward1": {"a": lambda g, a, y: g * where(a == 0, 0.0, y / a)},
-    "LdexpBackward0": {"a": lambda g, b: g * b.exp2(), "b": lambda g, y: g * y * LN2},
+    # PyTorch's grad * pow(2, other): an integer power for an integer other (2 ** -1 is 0)
+    "LdexpBackward0": {"a": lambda g, b: g * (2 ** b), "b": lambda g, y: g * y * LN2},
     # PyTorch's "NotImplemented" nodes: the output requires grad, backward raises (the key names the op)
     **{f"NotImplemented({op})": {"a": _not_implemented(op), "b": _not_implemented(op)}
        for op in ("floor_divide", "heaviside")},
@@ -450,10 +503,17 @@ DERIVATIVES = {
     **{n: _zeros for n in ("BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
                            "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1",
                            "RandomBackward2")},
-    "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * exponent * x.pow(exponent - 1),
-    "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * b * a.pow(b - 1)),
+    # PyTorch's order: g * (exponent * x ** (exponent - 1)) (g * exponent first may overflow, 3e38 * 2 may not)
+    "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * (exponent * x.pow(exponent - 1)),
+    "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * (b * a.pow(b - 1))),
                      "b": lambda g, a, b, y: g * where((a == 0) & (b >= 0), 0.0, y * a.log())},
     "PowBackward2": {"x": _pow_scalar_base},
+    # PyTorch's rows (value / tensor2 is a tensor of value divided, not a reciprocal times value)
+    "AddcmulBackward0": {"input": lambda g: g, "tensor1": lambda g, tensor2, value: g * (tensor2 * value),
+                         "tensor2": lambda g, tensor1, value: g * (tensor1 * value)},
+    "AddcdivBackward0": {"input": lambda g: g,
+                         "tensor1": lambda g, tensor2, value: g * (tensor2.new_full(tensor2.shape, value) / tensor2),
+                         "tensor2": lambda g, tensor1, tensor2, value: -g * (value * tensor1 / (tensor2 * tensor2))},
     "WhereBackward0": {"a": lambda g, condition: where(condition, g, 0.0),
                        "b": lambda g, condition: where(condition, 0.0, g)},
     "ClampBackward1": _clamp,
@@ -472,12 +532,14 @@ DERIVATIVES = {
     "MedianBackward0": _extreme_all,  # PyTorch's evenly_distribute_backward, as max()'s
     **{n: _pick_along for n in ("MaxBackward0", "MinBackward0", "CummaxBackward0", "CumminBackward0")},
     "SortBackward0": lambda g, x_shape, d, indices: g.new_zeros(x_shape).scatter(d, indices, g),
+    "NanmedianBackward0": _extreme_all,
     "VarBackward0": _var,
     "StdBackward0": _std,
     "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * where(
         unreduce(y, x.shape, dims, keepdim) == 0, 0.0, x / unreduce(y, x.shape, dims, keepdim)),
     "CumsumBackward0": lambda g, dim: _rcumsum(g, dim),
     "CumprodBackward0": _cumprod,
+    "LogcumsumexpBackward0": _logcumsumexp,
     "SoftmaxBackward0": _softmax(False),
     "LogSoftmaxBackward0": _softmax(True),
     # ---- matrix products (ops/linalg.py) ----------------------------------------------------------
@@ -502,7 +564,8 @@ DERIVATIVES = {
     "SplitWithSizesBackward0": lambda grads, d: grads[0]._cat(grads, d),
     "CatBackward0": {"tensors": _cat},
     "StackBackward0": {"tensors": lambda g, dim, tensors_shape: [g.select(dim, i) for i in range(len(tensors_shape))]},
-    "CopyBackwards": {"dst": lambda g: g * 0,
+    # dst: PyTorch's zeros_like(g) (g * 0 is -0.0 or NaN)
+    "CopyBackwards": {"dst": lambda g: g.new_zeros(g.shape),
                       "src": lambda g, src_shape, src_device: (g if g.shape == src_shape else g.sum_to_size(src_shape))
                       .to(src_device)},
     "CopySlices": {("base", "src"): _copy_slices},
@@ -537,4 +600,9 @@ DERIVATIVES = {
     "SoftshrinkBackward0": lambda g, x, lambd: where((x >= -lambd) & (x <= lambd), 0.0, g),
     "HardshrinkBackward0": lambda g, x, lambd: where((x >= -lambd) & (x <= lambd), 0.0, g),
     "LogSigmoidBackward0": lambda g, x: g * (-x).sigmoid(),  # d/dx log(sigmoid(x)) = sigmoid(-x)
+    # ---- losses (nn/functional.py) ------------------------------------------------------------
+    "BinaryCrossEntropyWithLogitsBackward0": {"input": _bce_with_logits, "target": _bce_with_logits_target},
+    "SmoothL1LossBackward0": {"input": _smooth_l1,
+                              "target": lambda g, input, target, reduction, beta: _smooth_l1(g, target, input,
+                                                                                               reduction, beta)},
 }

@@ -189,10 +189,12 @@ class AccumulateGrad(Node):
         leaf = self._variable()
         if leaf is None:
             return
-        for h in leaf._leaf_hooks():
+        for h in leaf._leaf_hooks():  # as PyTorch, also called (with None) when no gradient reached the leaf
             r = h(grad)
             if r is not None:
                 grad = r
+        if grad is None:
+            return
         if tuple(grad.shape) != tuple(leaf.shape):
             grad = grad.sum_to_size(leaf.shape)
         if leaf.grad is None:
@@ -398,8 +400,8 @@ class _GraphTask:
                     for i in idxs:
                         self.captured[i] = buf[nr]
         if isinstance(node, AccumulateGrad):
-            if self.accumulate and 0 in buf and (self.capture is None or node in self.capture):
-                node.accumulate(buf[0], self.create_graph)
+            if self.accumulate and (self.capture is None or node in self.capture):
+                node.accumulate(buf.get(0), self.create_graph)
             return
         if self.run_only is not None and node not in self.run_only:
             return
@@ -425,11 +427,10 @@ class _GraphTask:
 def _tensor_hooks(node, buf, create_graph):
     """The hooks registered on this node's output tensors, then their retain_grad()."""
     for nr, hooks in (node._tensor_hooks or {}).items():
-        if nr in buf:
-            for h in hooks:
-                r = h(buf[nr])
-                if r is not None:
-                    buf[nr] = r
+        for h in hooks:  # as PyTorch, also called (with None) for an output no gradient reached
+            r = h(buf.get(nr))
+            if r is not None:
+                buf[nr] = r
     for nr, ref in (node._retained or {}).items():
         t = ref()
         if t is not None and nr in buf:

@@ -223,12 +223,12 @@ _FILL_TYPES = {"float32": ("float", 3.4028234663852886e38), "float64": ("double"
                "uint8": ("uint8_t", 8)}
 
 
-def fill_value(value, dtype):
+def fill_value(value, dtype, numel=None):
     """A Python number written into a tensor of `dtype` (fill_, full, masked_fill), with PyTorch's check:
     a RuntimeError where the dtype cannot hold it (a complex with an imaginary part into a real dtype, a
     finite float past the float dtype's range, an integer or NaN/inf out of an integer dtype's; negative
-    values wrap into uint8, anything goes into bool). PyTorch skips the check filling one element of
-    float16/bfloat16 (inf there): not reproduced."""
+    values wrap into uint8, anything goes into bool). PyTorch's fill_ / full skip the range check of
+    float16/bfloat16 filling one element (`numel` 1): inf there."""
     if dtype.name == "bool":
         return bool(value)
     if isinstance(value, bool):
@@ -242,7 +242,7 @@ def fill_value(value, dtype):
             raise overflow
         value = value.real
     if isinstance(limit, float):
-        bad = math.isfinite(value) and abs(value) > limit
+        bad = math.isfinite(value) and abs(value) > limit and not (numel == 1 and dtype.itemsize == 2)
     else:  # uint8 takes integers -255..255 (negative ones wrap) and floats 0..255, the signed types their range
         lo, hi = ((-255 if isinstance(value, int) else 0), 255) if dtype.name == "uint8" else \
             (-(1 << limit), (1 << limit) - 1)

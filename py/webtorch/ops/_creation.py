@@ -1,4 +1,5 @@
 """Tensor creation, conversion between dtypes/devices, and random sampling."""
+from array import array
 import functools
 import math
 
@@ -166,6 +167,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                 raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
         if any(isinstance(v, float) for v in flat):
             flat = [int(v) for v in flat]
+    elif dt is _dtype.float16:  # PyTorch converts a Python float to float16 through float32 (rounded twice)
+        flat = array("f", flat).tolist()
     if requires_grad and not dt.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _finish(_prims.from_flat(flat, shape, dt, dev), requires_grad)
@@ -226,10 +229,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     if dtype is None:
         dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else None
     shape, dt, dev = _creation_args(size if isinstance(size, (list, tuple)) else (size,), dtype, device)
-    fill_value = _fill_value(fill_value, dt)
     t = _prims.empty(shape, dt, dev)
+    fill_value = _fill_value(fill_value, dt, t.numel())
     if t.numel():
-        t._backend.ewise("copy", t._strided(), [fill_value], dt.name)
+        t._backend.ewise("copy", t._strided(), [_prims._operand(fill_value, shape, dev, dt.name)], dt.name)
     return _finish(t, requires_grad)
 
 

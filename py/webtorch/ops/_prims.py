@@ -100,7 +100,7 @@ def _half(v, cdtype):
     """A number rounded to float16 / bfloat16 (through float32, as c10's conversions), inf where it overflows."""
     try:
         if cdtype == "float16":
-            return struct.unpack("<e", struct.pack("<e", float(v)))[0]
+            return struct.unpack("<e", struct.pack("<e", struct.unpack("<f", struct.pack("<f", float(v)))[0]))[0]
         b = struct.unpack("<I", struct.pack("<f", float(v)))[0]
     except (OverflowError, struct.error):
         return math.inf if v > 0 else -math.inf

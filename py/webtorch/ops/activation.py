@@ -109,12 +109,12 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 
 
-def _gelu_fn(x, approximate):
+def _gelu_fn(x, approximate, half):
     if approximate == "tanh":
         inner = (x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI
         return 0.5 * x * (1.0 + inner.tanh())
-    h = 0.5 * x  # PyTorch's kernel: h * erf + h (+0.0 at -0.0 and where erf is -1)
-    return h * (x * _INV_SQRT_2).erf() + h
+    h = 0.5 * x  # PyTorch's kernels: h * erf + h (+0.0 at -0.0 and where erf is -1); float16's h * (1 + erf)
+    return h * ((x * _INV_SQRT_2).erf() + 1.0) if half else h * (x * _INV_SQRT_2).erf() + h
 
 
 _gelu = activation("GeluBackward0", _gelu_fn, kernel="GeluKernelImpl")
@@ -123,7 +123,7 @@ _gelu = activation("GeluBackward0", _gelu_fn, kernel="GeluKernelImpl")
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return _gelu(input, approximate)
+    return _gelu(input, approximate, input.dtype.itemsize == 2 and input.dtype.is_floating_point)
 
 
 _silu = activation("SiluBackward0", lambda x: x * x.sigmoid(), kernel="silu_cpu")

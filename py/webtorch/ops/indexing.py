@@ -374,6 +374,8 @@ def _index_put_view(self, v, adv, value, accumulate):
         else:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{self.device} and {value.device}!")
+    if not isinstance(value, Tensor) and not self.dtype.is_floating_point:
+        value = fill_value(value, self.dtype)  # PyTorch's checked conversion: inf into an int tensor raises
     if isinstance(value, Tensor):
         if value.dtype != self.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
@@ -556,10 +558,11 @@ def _narrow_to(src, shape):
     if not isinstance(src, Tensor):
         return src
     for k, s in enumerate(shape):
-        if s > src.shape[k]:
+        n = src.shape[k] if src.dim() else 1  # PyTorch's ensure_nonempty_size: a 0-d src has size 1
+        if s > n:
             raise RuntimeError(f"Expected index {list(shape)} to be smaller than self apart from dimension and "
                                f"to be smaller size than src {list(src.shape)}")
-        if s != src.shape[k]:
+        if s != n:
             src = _shape.narrow(src, k, 0, s)
     return src
 

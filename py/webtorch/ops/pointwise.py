@@ -9,6 +9,7 @@ op is then no backend primitive); without it the op is a backend primitive (a re
 one: docs/adding_an_op.md.
 """
 import math
+import struct
 
 from .. import _dtype
 from .._tensor import Tensor
@@ -20,8 +21,8 @@ from ._common import (
     check_leaf_inplace,
     check_tensor,
     composite_node,
-    composite_op,
     fill_value,
+    float_of,
     formula_node,
     inplace_result,
     name_of,
@@ -217,6 +218,8 @@ def _xlogy(a, b, cdt):
     t = a if isinstance(a, Tensor) else b
     a, b = (v if isinstance(v, Tensor) else _prims.ewise("copy", [v], cdt, cdt, shape=(), device=t.device)
             for v in (a, b))
+    dt = float_of(_dtype.result_type(a, b))  # each operand in the common dtype first (2 ** 31 is inf in float16)
+    a, b = (v if v.dtype is dt else v.to(dt) for v in (a, b))
     return where(b.isnan(), math.nan, where(a == 0, 0.0, a * b.log()))
 
 
@@ -517,7 +520,9 @@ def clamp_(self, min=None, max=None):
     check_leaf_inplace(self)
     if recording(self, min, max):
         return inplace_result(self, clamp(self.clone(), min, max))
-    return _prims.copy_into(self, clamp(self, min, max))
+    r = clamp(self, min, max)
+    check_inplace_dtype(r.dtype, self)  # clamp_(bool, 0): Long can't be cast to Bool
+    return _prims.copy_into(self, r)
 
 
 register(clamp, "clip")
@@ -541,12 +546,42 @@ def square(input):
     return pow(input, 2)  # PyTorch's definition: the node is PowBackward0, a bool input gives int64
 
 
+def _rounded(v, dt):
+    """The number v as floating dtype dt holds it (inf where it overflows)."""
+    if dt.itemsize == 2:
+        return _prims._half(v, dt.name)
+    try:
+        return struct.unpack("<f", struct.pack("<f", v))[0] if dt.itemsize == 4 else float(v)
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once, as the fused multiply-add of PyTorch's CPU kernels: computed in float64
+    where the device has it (WGSL has no f64: webgpu rounds a * b first). a may be a number."""
+    if c.device.type != "cpu":
+        return c + a * b
+    f64 = _dtype.float64
+    r = (a if not isinstance(a, Tensor) else a.to(f64)) * b.to(f64) + c.to(f64)
+    return r.to(c.dtype)
+
+
 def _lerp_impl(input, end, weight):
-    # PyTorch's formula: from the nearer end, so lerp(a, b, 1) is b even for an infinite a
+    # PyTorch's kernel: from the nearer end, so lerp(a, b, 1) is b even for an infinite a, in the
+    # opmath dtype (float32 for float16), a number weight rounded to it first, one rounding:
+    # fma(w, end - input, input) or fma(w - 1, end - input, end)
+    dt = input.dtype
+    ct = _dtype.float32 if dt.itemsize == 2 else dt
+    if not isinstance(weight, Tensor):
+        weight = _rounded(scalar_to(weight, ct), ct)
+    input, end = input.to(ct), end.to(ct)
     diff = end - input
     if not isinstance(weight, Tensor):
-        return input + weight * diff if -0.5 < weight < 0.5 else end - diff * (1 - weight)
-    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
+        r = _fma(weight, diff, input) if -0.5 < weight < 0.5 else _fma(_rounded(weight - 1, ct), diff, end)
+    else:
+        weight = weight.to(ct)
+        r = where(weight.abs() < 0.5, _fma(weight, diff, input), _fma(weight - 1, diff, end))
+    return r.to(dt)
 
 
 _Lerp = composite_node("LerpBackward0", _lerp_impl)
@@ -580,19 +615,38 @@ def _addc(input, tensor1, tensor2, value, op):
     # the operands in the compute dtype first (an int32 tensor1 times value would wrap)
     ct = _dtype.float32 if dt.is_floating_point and dt.itemsize == 2 else dt
     input, tensor1, tensor2 = (t.to(ct) for t in (input, tensor1, tensor2))
-    r = input + op(value * tensor1, tensor2)
+    # value * tensor1 rounded, then addcmul's fused multiply-add (one rounding), addcdiv's quotient and sum
+    fused = op is mul and ct.is_floating_point
+    r = _fma(value * tensor1, tensor2, input) if fused else input + op(value * tensor1, tensor2)
     return r if r.dtype is dt else r.to(dt)
 
 
+_Addcmul = formula_node("AddcmulBackward0", lambda input, tensor1, tensor2, value: _addc(input, tensor1, tensor2,
+                                                                                          value, mul),
+                        ("input", "tensor1", "tensor2", "value"))
+_Addcdiv = formula_node("AddcdivBackward0", lambda input, tensor1, tensor2, value: _addc(input, tensor1, tensor2,
+                                                                                          value, div),
+                        ("input", "tensor1", "tensor2", "value"))
+
+
 @register
-@composite_op("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
+    if recording(input, tensor1, tensor2):
+        return _Addcmul.apply(input, tensor1, tensor2, value)
     return _addc(input, tensor1, tensor2, value, mul)
 
 
 @register
-@composite_op("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
+    if not (tensor1.is_floating_point() or tensor2.is_floating_point()):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
+            "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+            "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+            "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    if recording(input, tensor1, tensor2):
+        return _Addcdiv.apply(input, tensor1, tensor2, value)
     return _addc(input, tensor1, tensor2, value, div)
 
 

@@ -34,6 +34,7 @@ class return_types:
     topk = _rt("topk")
     kthvalue = _rt("kthvalue")
     median = _rt("median")
+    nanmedian = _rt("nanmedian")
     mode = _rt("mode")
     cummax = _rt("cummax")
     cummin = _rt("cummin")
@@ -107,8 +108,10 @@ def sum_to_size(self, *size):
 
 
 def _mean_kernel(x, dims, keepdim, n):
-    s = _prims.reduce("sum", x, dims, keepdim, x.dtype)
-    return _prims.ewise("div", [s, n if n else math.nan], x.dtype, x.dtype) if n != 1 else s
+    # float16's sum in float32 (opmath), divided and rounded once, as PyTorch: a sum past 65504 is no inf
+    ct = _dtype.float32 if x.dtype.itemsize == 2 and n != 1 else x.dtype
+    s = _prims.reduce("sum", x, dims, keepdim, ct)
+    return _prims.ewise("div", [s, n if n else math.nan], ct, x.dtype) if n != 1 else s
 
 
 def _mean_dims(x, dims, keepdim):
@@ -401,15 +404,25 @@ def _with_mean(stat, input, dim, unbiased, keepdim, correction):
     return stat(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
-def _norm2(x, dims, keepdim):
-    sq = _prims.ewise("mul", [x, x], x.dtype, x.dtype)
-    return _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, x.dtype)], x.dtype, x.dtype)
+def _norm2(x, dims, keepdim, single):
+    """sqrt(sum(x * x)) in float32 for float16 (opmath), rounded once; PyTorch's |x| where each result
+    reduces one element (`single`: no square to overflow or underflow)."""
+    if single:
+        r = _prims.ewise("abs", [x], x.dtype, x.dtype)
+        return r if keepdim or not dims else r.squeeze(dims)
+    ct = _dtype.float32 if x.dtype.itemsize == 2 else x.dtype
+    sq = _prims.ewise("mul", [x, x], ct, ct)
+    return _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, ct)], ct, x.dtype)
 
 
-Norm2 = formula_node("LinalgVectorNormBackward0", _norm2, ("x", "dims", "keepdim"))  # torch.norm is vector_norm
+# torch.norm is vector_norm
+Norm2 = formula_node("LinalgVectorNormBackward0", _norm2, ("x", "dims", "keepdim", "single"))
 
 
-def _vector_norm_impl(input, p, dims, keepdim):
+def _vector_norm_impl(input, p, dims, keepdim, single):
+    if single:
+        r = (input != 0).to(input.dtype) if p == 0 else input.abs()
+        return r if keepdim or not dims else r.squeeze(dims)
     if p in (math.inf, "inf"):
         return amax(input.abs(), dims, keepdim)
     if p == -math.inf:
@@ -418,7 +431,8 @@ def _vector_norm_impl(input, p, dims, keepdim):
         return sum(input.abs(), dims, keepdim)
     if p == 0:
         return sum((input != 0).to(input.dtype), dims, keepdim)
-    return sum(input.abs().pow(p), dims, keepdim).pow(1.0 / p)
+    x = input.to(_dtype.float32) if input.dtype.itemsize == 2 else input  # opmath: rounded once
+    return sum(x.abs().pow(p), dims, keepdim).pow(1.0 / p).to(input.dtype)
 
 
 _VectorNorm = composite_node("LinalgVectorNormBackward0", _vector_norm_impl)
@@ -433,13 +447,16 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{name_of(input.dtype)}")
     dims = norm_dims(dim, input.dim())
+    # PyTorch's linalg_vector_norm takes |x| where the reduced dims have size 1 (a 0-d input with a dim
+    # given is not such a case there)
+    single = builtins.all(input._shape[d] == 1 for d in dims) and (input.dim() > 0 or dim is None)
     if p in ("fro", 2, 2.0):
         if recording(input):
-            return Norm2.apply(input, dims, keepdim)
-        return _norm2(input, dims, keepdim)
+            return Norm2.apply(input, dims, keepdim, single)
+        return _norm2(input, dims, keepdim, single)
     if p == "nuc":
         raise NotImplementedError("nuclear norm is not supported by webtorch")
-    return _VectorNorm.call(input, p, dims, keepdim)
+    return _VectorNorm.call(input, p, dims, keepdim, single)
 
 
 @register
@@ -464,7 +481,10 @@ def logsumexp(input, dim, keepdim=False):
 # ---- scans ------------------------------------------------------------------------------------
 def _scan(op):
     def kernel(x, d, dt):
-        return _prims.scan(op, x, d, dt)[0]
+        r = _prims.scan(op, x, d, dt)[0]
+        if op == "cumsum" and dt.is_floating_point:  # PyTorch's sum starts from 0: 0 + -0.0 is 0.0
+            r = _prims.ewise("add", [r, 0.0], dt, dt)
+        return r
     return kernel
 
 
@@ -514,12 +534,7 @@ cummax = register(_make_cum("cummax", Cummax))
 cummin = register(_make_cum("cummin", Cummin))
 
 
-@register
-@composite_op("LogcumsumexpBackward0")
-def logcumsumexp(input, dim):
-    d = wrap_dim(dim, input.dim())
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{name_of(input.dtype)}'")
+def _logcumsumexp(input, d):
     # PyTorch's running log-add-exp, never one shift for all (logcumsumexp([-100, 100]) keeps -100), as a
     # scan: round k adds in the value k places back, so that after log2(n) rounds each holds its prefix's
     n, k, y = input.shape[d] if input.dim() else 1, 1, input + 0.0  # as log1p(0) + x: 0.0 for -0.0
@@ -528,6 +543,17 @@ def logcumsumexp(input, dim):
                                                              _shape.narrow(y, d, 0, n - k))), d)
         k *= 2
     return y
+
+
+Logcumsumexp = formula_node("LogcumsumexpBackward0", _logcumsumexp, ("x", "dim"))
+
+
+@register
+def logcumsumexp(input, dim):
+    d = wrap_dim(dim, input.dim())
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{name_of(input.dtype)}'")
+    return Logcumsumexp.apply(input, d) if recording(input) else _logcumsumexp(input, d)
 
 
 # ---- softmax family ----------------------------------------------------------------------------
@@ -556,11 +582,11 @@ def _softmax_like(F, input, dim, dtype):
         input = input.to(dtype)
     elif _autocast.STATE:
         input = _autocast.cast_fp32(input)  # autocast: softmax runs in float32
+    d = wrap_dim(dim, input.dim()) if dim is not None else (0 if input.dim() <= 1 else 1)
+    if input.numel() == 0:  # no kernel runs: any dtype
+        return input.clone()
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{name_of(input.dtype)}'")
-    d = wrap_dim(dim, input.dim()) if dim is not None else (0 if input.dim() <= 1 else 1)
-    if input.numel() == 0:
-        return input.clone()
     if recording(input):
         return F.apply(input, d)
     return F.kernel(input, d)
@@ -675,6 +701,96 @@ def median(input, dim=None, keepdim=False):
     return return_types.median(v, i) if keepdim else return_types.median(v.squeeze(d), i.squeeze(d))
 
 
+def _nanmedian_all(x, dims, keepdim):
+    return nanmedian(x.reshape(-1), 0)[0]
+
+
+NanmedianAll = formula_node("NanmedianBackward0", _nanmedian_all, ("x", "dims", "keepdim"))  # ties share the gradient
+
+
+def _nanmedian_dim(input, d, keepdim):
+    v, i = sort(input, d, stable=True)  # NaNs last, in index order
+    left = input.shape[d] - input.isnan().sum(d, keepdim=True)
+    k = where(left > 0, (left - 1) // 2, 0)  # all NaN: C's (0 - 1) / 2 is 0
+    v, i = v.gather(d, k), i.gather(d, k)
+    return (v, i) if keepdim else (v.squeeze(d), i.squeeze(d))
+
+
+_NanmedianDim = composite_node("NanmedianBackward1", _nanmedian_dim)
+
+
+@register
+def nanmedian(input, dim=None, keepdim=False):
+    """median of the values that are not NaN (NaN where a slice holds only NaN)."""
+    if not input.is_floating_point():
+        r = median(input, dim, keepdim)
+        return r if dim is None else return_types.nanmedian(*r)
+    if dim is None:
+        dims = tuple(range(input.dim()))
+        return NanmedianAll.apply(input, dims, False) if recording(input) else _nanmedian_all(input, dims, False)
+    d = wrap_dim(dim, input.dim())
+    if input.dim() == 0 or not input.shape[d]:
+        return return_types.nanmedian(*median(input, dim, keepdim))
+    return return_types.nanmedian(*_NanmedianDim.call(input, d, keepdim))
+
+
+def _insertion_sort(row):
+    """The indices of row in the order libstdc++'s std::sort leaves them below 16 elements (an insertion
+    sort comparing values with <, so a NaN stays where it meets no smaller value)."""
+    a = list(range(len(row)))
+    for i in range(1, len(a)):
+        j = a[i]
+        if row[j] < row[a[0]]:
+            a[1:i + 1] = a[:i]
+            a[0] = j
+            continue
+        k = i
+        while row[j] < row[a[k - 1]]:
+            a[k] = a[k - 1]
+            k -= 1
+        a[k] = j
+    return a
+
+
+def _mode_index(input, d):
+    """PyTorch's CPU mode: per slice along d, sorted by value, the last index of the first longest run
+    of equal values (each NaN a run of its own), as a tensor of input's shape with d of size 1."""
+    x = input.detach().movedim(d, -1)
+    n = x.shape[-1]
+    idx = []
+    for row in x.reshape(-1, n).tolist():
+        order = _insertion_sort(row)
+        best = run = at = 0
+        for p, j in enumerate(order):
+            run += 1
+            if p == n - 1 or row[j] != row[order[p + 1]]:
+                if run > best:
+                    best, at = run, j
+                run = 0
+        idx.append(at)
+    return x.new_tensor(idx, dtype=int64).reshape(tuple(x.shape[:-1]) + (1,)).movedim(-1, d)
+
+
+def _mode(input, d, keepdim):
+    x = input.reshape(1) if input.dim() == 0 else input
+    i = _mode_index(x, d)
+    v = x.gather(d, i)
+    if input.dim() == 0 or not keepdim:
+        return v.squeeze(d), i.squeeze(d)
+    return v, i
+
+
+_Mode = composite_node("ModeBackward0", _mode)
+
+
+@register
+def mode(input, dim=-1, keepdim=False):
+    d = wrap_dim(dim, input.dim())
+    if input.dim() and not input.shape[d]:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    return return_types.mode(*_Mode.call(input, d, keepdim))
+
+
 @register
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     if input.dtype not in (_dtype.float32, _dtype.float64):
@@ -704,7 +820,8 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     tensor, result_of = _creation.tensor, _creation.result_of
     vals = input.reshape(-1).tolist()
-    uniq = builtins.sorted(set(vals))
+    # each NaN is unique, after the others in the order met (a set's order would be arbitrary)
+    uniq = builtins.sorted({v for v in vals if v == v}) + [v for v in vals if v != v]
     out = tensor(uniq, dtype=input.dtype, device=input.device)
     if dim is None and input.dtype.is_floating_point:
         out = result_of(input, "Unique2Backward0", out)

@@ -6,7 +6,7 @@ from .._tensor import Tensor, Size
 from .._geometry import contiguous_strides, numel as _numel
 from ..overrides import torch_function
 from ._common import (wrap_dim, recording, write_out, composite_node, check_leaf_inplace, inplace_result,
-                      formula_node, can_cast, name_of, fill_value)
+                      formula_node, can_cast, name_of, fill_value, Copy)
 from .registry import register, register_method
 from ._creation import arange, tensor
 from .pointwise import where
@@ -56,6 +56,9 @@ def copy_(self, src, non_blocking=False):
         r = src.to(self.device).to(self.dtype) if isinstance(src, Tensor) else src
         if isinstance(r, Tensor) and r._requires_grad:
             r = r.expand(self.shape)
+            if self._base is None and self.grad_fn is not None:  # PyTorch's CopyBackwards: zeros to the old history
+                self.grad_fn, self._output_nr = Copy.apply(self, r).grad_fn, 0
+                return self
         elif not isinstance(r, Tensor):  # a Python number: no tensor operand gives ewise a device
             r = self.new_full(tuple(self.shape), r)
         return inplace_result(self, r)
@@ -80,10 +83,10 @@ def fill_(self, value):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
-        if recording(self, value):
+        if recording(self, value) and self.dtype.is_floating_point:  # an integer self takes the value only
             return inplace_result(self, value.expand(self.shape) * 1)
         value = value.item()
-    value = fill_value(value, self.dtype)
+    value = fill_value(value, self.dtype, self.numel())
     if recording(self):
         return inplace_result(self, self.new_full(tuple(self.shape), value))
     return _prims.ewise_into("copy", self, [value], self.dtype)

@@ -52,16 +52,17 @@ def _row(b, base, inner):
 
 def _half1(x):
     try:
-        return struct.unpack("e", struct.pack("e", x))[0]
-    except OverflowError:
+        return struct.unpack("e", struct.pack("e", struct.unpack("f", struct.pack("f", x))[0]))[0]
+    except (OverflowError, struct.error):  # struct.error: an integer past float16's range (floor_divide's)
         return math.copysign(_INF, x)
 
 
 def _to_half(vals):
+    """vals rounded to float16 through float32, as PyTorch's float32 opmath (and its conversions)."""
     n = len(vals)
     try:
-        return list(struct.unpack(f"{n}e", struct.pack(f"{n}e", *vals)))
-    except OverflowError:
+        return list(struct.unpack(f"{n}e", struct.pack(f"{n}e", *struct.unpack(f"{n}f", struct.pack(f"{n}f", *vals)))))
+    except (OverflowError, struct.error):
         return [_half1(v) for v in vals]
 
 

@@ -7,7 +7,7 @@ from ...ops import indexing as _ix
 from ...ops import pointwise as _pw
 from ...ops import reduction as _red
 from ...ops import shape as _shape
-from ...ops._common import check_inplace_dtype, composite_node, dispatching, name_of
+from ...ops._common import check_inplace_dtype, composite_node, dispatching, formula_node, name_of
 from ._util import _gather_dim, _idx
 from .activation import log_softmax, logsigmoid
 
@@ -97,7 +97,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:  # l1_loss, as in PyTorch
         return _reduce((input - target).abs(), reduction)
-    return _SmoothL1Loss.call(input, target, reduction, beta)
+    return _SmoothL1Loss.apply(input, target, reduction, beta)
 
 
 def _smooth_l1_loss_impl(input, target, reduction, beta):
@@ -124,7 +124,7 @@ def _huber_loss_impl(input, target, reduction, delta, weight):
     return _reduce(loss, reduction)
 
 
-_SmoothL1Loss = _node("SmoothL1LossBackward0", _smooth_l1_loss_impl)
+_SmoothL1Loss = formula_node("SmoothL1LossBackward0", _smooth_l1_loss_impl, ("input", "target", "reduction", "beta"))
 _HuberLoss = _node("HuberLossBackward0", _huber_loss_impl, no_edges=(4,))
 
 
@@ -247,12 +247,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    return _BinaryCrossEntropyWithLogits.call(input, target, weight, pos_weight, reduction)
+    return _BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
 def _binary_cross_entropy_with_logits_impl(input, target, weight, pos_weight, reduction):
-    # softplus(-x) = -logsigmoid(x), stably max(-x, 0) + log1p(exp(-|x|)); its node gives the gradient
-    # sigmoid(x) - target also at x = 0 (where max and abs, differentiated apart, gave 1 - target)
+    # softplus(-x) = -logsigmoid(x), stably max(-x, 0) + log1p(exp(-|x|)); the gradient is PyTorch's
+    # formula (autograd/derivatives.py)
     sp = -logsigmoid(input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
@@ -266,8 +266,10 @@ def _binary_cross_entropy_with_logits_impl(input, target, weight, pos_weight, re
 
 # class / positive weights are not differentiated
 _BinaryCrossEntropy = _node("BinaryCrossEntropyBackward0", _binary_cross_entropy_impl, no_edges=(2,))
-_BinaryCrossEntropyWithLogits = _node("BinaryCrossEntropyWithLogitsBackward0", _binary_cross_entropy_with_logits_impl,
-                                      no_edges=(2, 3))
+_BinaryCrossEntropyWithLogits = formula_node("BinaryCrossEntropyWithLogitsBackward0",
+                                             _binary_cross_entropy_with_logits_impl,
+                                             ("input", "target", "weight", "pos_weight", "reduction"))
+_BinaryCrossEntropyWithLogits._no_edges = (2, 3)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -308,11 +310,16 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     dt = _dtype.promote_types(x1.dtype, x2.dtype)
     if not dt.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {name_of(dt)}")
-    x1, x2 = _shape.broadcast_tensors(x1, x2)
-    w12 = (x1 * x2).sum(dim)
-    n1 = (x1 * x1).sum(dim)
-    n2 = (x2 * x2).sum(dim)
-    return w12 / (n1 * n2).clamp_min(eps * eps).sqrt()
+    x1, x2 = _shape.broadcast_tensors(*(x if x.is_floating_point() else x.to(dt) for x in (x1, x2)))
+    return ((x1 / _norm_at_least(x1, dim, eps)) * (x2 / _norm_at_least(x2, dim, eps))).sum(dim)
+
+
+def _norm_at_least(x, dim, eps):
+    """x's 2-norm along dim, at least eps, as PyTorch's cosine_similarity clamps it: in place without
+    grad, so the gradient is the unclamped norm's."""
+    n = _red.norm(x, 2, dim, keepdim=True)
+    d = n.detach()
+    return _pw.where(d < eps, (n - d) + eps, n)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):

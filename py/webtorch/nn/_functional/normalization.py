@@ -121,14 +121,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def _layer_norm_impl(input, normalized_shape, weight, bias, eps):
     dims = list(range(-len(normalized_shape), 0))
-    mean = input.mean(dims, keepdim=True)
-    var = input.var(dims, unbiased=False, keepdim=True)
-    y = (input - mean) * (var + eps).rsqrt()
+    x = input.float() if input.dtype.itemsize == 2 else input  # float16: PyTorch's kernels compute in float32
+    mean = x.mean(dims, keepdim=True)
+    var = x.var(dims, unbiased=False, keepdim=True)
+    y = (x - mean) * (var + eps).rsqrt()
     if weight is not None:
         y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y
+    y = y + (0.0 if bias is None else bias)  # PyTorch's kernel adds a missing bias as 0: no -0.0
+    return y if y.dtype is input.dtype else y.to(input.dtype)
 
 
 _LayerNorm = _node("NativeLayerNormBackward0", _layer_norm_impl, optional=(2, 3))
