@@ -95,6 +95,22 @@ def test_product_kept_alive_is_stored_with_the_epilogue(webgpu):
     close([p.numpy(), q.numpy(), r.numpy()], [a @ w, a @ w + b, np.maximum(a @ w + b, 0)])
 
 
+def test_dead_product_with_an_unrelated_op_in_its_group(webgpu):
+    # the product dies before the flush and the one live op of its group does not read it: that op
+    # runs on its own (the group once dispatched the plain product into the op's buffer)
+    a, w = arr(1, 2), arr(3, 2)
+    x, W = wt.tensor(a, device="webgpu"), wt.tensor(w, device="webgpu")
+
+    def zeros_after_a_dead_product():
+        p = x.mm(W.t())
+        return p.new_zeros(p.shape)
+    np.testing.assert_array_equal(zeros_after_a_dead_product().cpu().numpy(), np.zeros((1, 3), np.float32))
+    # the same through autograd: sign's zero gradient after a product's backward (PyTorch: 0)
+    v = wt.tensor([[-4.0, -1.25, 1.5]], device="webgpu", requires_grad=True)
+    (wt.sign(v) @ W).backward(wt.ones(1, 2, device="webgpu"))
+    np.testing.assert_array_equal(v.grad.cpu().numpy(), np.zeros((1, 3), np.float32))
+
+
 def test_nan_and_inf_through_the_fused_store(webgpu):
     a, w, b = arr(8, 12), arr(4, 12), arr(4)
     a[0, 0], a[1, 3], w[2, 5] = np.nan, np.inf, -np.inf

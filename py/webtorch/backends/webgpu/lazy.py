@@ -298,7 +298,7 @@ class Fusion:
         words.append(0)                           # the zero word of _code's opaque uses
         self.busy = True
         try:
-            if root is not None:
+            if root is not None and need[0]:      # the matmul (node 0) is needed: the group is its epilogue
                 if len(descs) == 1 and len(outs) == 1:
                     root(bufs[0], None)           # nothing joined: the plain product
                 else:
