@@ -138,7 +138,11 @@ def _round_int_float(f):
 
 
 def _f32(x):
-    return struct.unpack("<f", struct.pack("<f", x))[0]
+    """x rounded to float32 (inf past its range, as the hardware's conversion)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:
+        return math.copysign(_INF, x)
 
 
 def _ffloordiv(cd):
