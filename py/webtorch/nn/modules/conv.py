@@ -4,7 +4,7 @@ import math
 from ..parameter import Parameter
 from .. import functional as F, init
 from .module import Module
-from .linear import _empty
+from .linear import _bias, _empty
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -57,10 +57,7 @@ class _ConvNd(Module):
         else:
             self.weight = Parameter(_empty(out_channels, in_channels // groups, *kernel_size, device=device,
                                            dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _bias(self, bias, out_channels, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -13,6 +13,14 @@ def _empty(*shape, device=None, dtype=None):
     return _creation.empty(*shape, device=device, dtype=dtype)
 
 
+def _bias(module, bias, n, device, dtype):
+    """A layer's bias of n values, or a registered None (PyTorch's state_dict keys either way)."""
+    if bias:
+        module.bias = Parameter(_empty(n, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
 class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -29,10 +37,7 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(_empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _bias(self, bias, out_features, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -61,10 +66,7 @@ class Bilinear(Module):
         self.in2_features = in2_features
         self.out_features = out_features
         self.weight = Parameter(_empty(out_features, in1_features, in2_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _bias(self, bias, out_features, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
