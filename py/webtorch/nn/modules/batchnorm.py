@@ -1,7 +1,7 @@
 """BatchNorm1d/2d/3d: batch statistics in training, running statistics (momentum or cumulative) in eval."""
 from ...ops import _creation
 from .. import functional as F
-from .module import Module
+from .module import Module, _keep
 from .normalization import _affine_parameters, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
@@ -14,11 +14,8 @@ class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
+        _keep(self, num_features=num_features, eps=eps, momentum=momentum, affine=affine,
+              track_running_stats=track_running_stats)
         _affine_parameters(self, affine, bias, (num_features,), device, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, device=device, dtype=dtype))

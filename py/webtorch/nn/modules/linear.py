@@ -21,6 +21,17 @@ def _bias(module, bias, n, device, dtype):
         module.register_parameter("bias", None)
 
 
+def _reset_kaiming(module, zero_fan_bias):
+    """Linear's and Conv's default init: kaiming_uniform_(a=sqrt(5)) weight, i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+    and a bias from the same range; at fan_in 0 Linear draws its bias from U(0, 0) (zero_fan_bias), Conv skips it."""
+    init.kaiming_uniform_(module.weight, a=math.sqrt(5))
+    if module.bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(module.weight)
+        if fan_in > 0 or zero_fan_bias:
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(module.bias, -bound, bound)
+
+
 class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -41,12 +52,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        # kaiming_uniform_(a=sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), PyTorch's default
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_kaiming(self, zero_fan_bias=True)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)

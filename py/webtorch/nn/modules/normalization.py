@@ -1,7 +1,7 @@
 """LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm."""
 from ..parameter import Parameter
 from .. import functional as F, init
-from .module import Module
+from .module import Module, _keep
 from .linear import _empty
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
@@ -61,10 +61,7 @@ class GroupNorm(_AffineNorm):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
+        _keep(self, num_groups=num_groups, num_channels=num_channels, eps=eps, affine=affine)
         _affine_parameters(self, affine, bias, (num_channels,), device, dtype)
         self.reset_parameters()
 
@@ -96,10 +93,7 @@ class RMSNorm(Module):
 class LocalResponseNorm(Module):
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        _keep(self, size=size, alpha=alpha, beta=beta, k=k)
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)

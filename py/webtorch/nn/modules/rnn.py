@@ -18,7 +18,7 @@ from ..parameter import Parameter
 from .. import functional as F, init
 from ..utils.rnn import PackedSequence
 from .linear import _empty
-from .module import Module
+from .module import Module, _keep
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -139,15 +139,8 @@ class RNNBase(Module):
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         fk = {"device": device, "dtype": dtype}
         super().__init__()
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
+        _keep(self, mode=mode, input_size=input_size, hidden_size=hidden_size, num_layers=num_layers, bias=bias,
+              batch_first=batch_first, dropout=float(dropout), bidirectional=bidirectional, proj_size=proj_size)
         num_directions = 2 if bidirectional else 1
         if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "

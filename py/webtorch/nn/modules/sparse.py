@@ -2,7 +2,7 @@
 from ...autograd import grad_mode
 from ..parameter import Parameter
 from .. import functional as F, init
-from .module import Module
+from .module import Module, _keep
 from .linear import _empty
 
 __all__ = ["Embedding"]
@@ -25,10 +25,8 @@ class Embedding(Module):
                 if padding_idx < -self.num_embeddings:
                     raise AssertionError("Padding_idx must be within num_embeddings")
                 padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
+        _keep(self, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+              scale_grad_by_freq=scale_grad_by_freq)
         if _weight is None:
             self.weight = Parameter(_empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
                                     requires_grad=not _freeze)
