@@ -148,6 +148,17 @@ def _remove(name, *dicts_or_sets):
                 d.discard(name)
 
 
+def _repr_unless_default(module, head, defaults):
+    """PyTorch's extra_repr of RNN and Embedding: `head`, then name=value for each (name, default) the module's
+    attribute differs from (by identity for None and bools, by value otherwise); formatted with its attributes."""
+    s = head
+    for name, default in defaults:
+        value = getattr(module, name)
+        if value is not default if default is None or isinstance(default, bool) else value != default:
+            s += f", {name}={{{name}}}"
+    return s.format(**module.__dict__)
+
+
 def _keep(module, **hyperparameters):
     """Keep a layer's constructor arguments as its attributes, in order (as PyTorch's layers keep them)."""
     for name, value in hyperparameters.items():

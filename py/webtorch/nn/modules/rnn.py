@@ -18,7 +18,7 @@ from ..parameter import Parameter
 from .. import functional as F, init
 from ..utils.rnn import PackedSequence
 from .linear import _empty
-from .module import Module, _keep
+from .module import Module, _keep, _repr_unless_default
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -225,20 +225,9 @@ class RNNBase(Module):
         return hx.index_select(1, permutation)
 
     def extra_repr(self):
-        s = "{input_size}, {hidden_size}"
-        if self.proj_size != 0:
-            s += ", proj_size={proj_size}"
-        if self.num_layers != 1:
-            s += ", num_layers={num_layers}"
-        if self.bias is not True:
-            s += ", bias={bias}"
-        if self.batch_first is not False:
-            s += ", batch_first={batch_first}"
-        if self.dropout != 0:
-            s += ", dropout={dropout}"
-        if self.bidirectional is not False:
-            s += ", bidirectional={bidirectional}"
-        return s.format(**self.__dict__)
+        return _repr_unless_default(self, "{input_size}, {hidden_size}", (
+            ("proj_size", 0), ("num_layers", 1), ("bias", True), ("batch_first", False), ("dropout", 0),
+            ("bidirectional", False)))
 
     def _zeros(self, input, batch, size):
         num_directions = 2 if self.bidirectional else 1
