@@ -19,18 +19,12 @@ from .._dtype import bool_, int64  # noqa: F401
 from .._tensor import Tensor  # noqa: F401
 from ..autograd import grad_mode  # noqa: F401
 from ..ops._common import check_inplace_dtype, composite_node, name_of  # noqa: F401
-from ..overrides import torch_function  # noqa: F401
-
-# private helpers nn/modules reach through F (_ntuple, _single, _canonical_mask, _none_or_dtype, _output_padding,
-# _legacy_reduction)
-from ._functional._util import _ntuple, _single  # noqa: F401
-from ._functional.activation import (
+from ..ops.activation import (
     celu,
     elu,
     elu_,
     gelu,
     glu,
-    gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
@@ -38,7 +32,6 @@ from ._functional.activation import (
     hardtanh_,
     leaky_relu,
     leaky_relu_,
-    log_softmax,
     logsigmoid,
     mish,
     prelu,
@@ -49,8 +42,6 @@ from ._functional.activation import (
     selu,
     sigmoid,
     silu,
-    softmax,
-    softmin,
     softplus,
     softshrink,
     softsign,
@@ -59,6 +50,12 @@ from ._functional.activation import (
     threshold,
     threshold_,
 )
+from ..overrides import torch_function  # noqa: F401
+
+# private helpers nn/modules reach through F (_ntuple, _single, _canonical_mask, _none_or_dtype, _output_padding,
+# _legacy_reduction)
+from ._functional._util import _ntuple, _single  # noqa: F401
+from ._functional.activation import gumbel_softmax, log_softmax, softmax, softmin
 from ._functional.attention import (  # noqa: F401
     _canonical_mask,
     _none_or_dtype,

@@ -260,27 +260,28 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out, exact=OUT_DTYPE)
 
 
+def _add_scaled(input, product, a, b, beta, alpha):
+    """beta * input + alpha * product(a, b), the scalars in a's dtype; input unread where beta is 0 (PyTorch's rule)."""
+    beta, alpha = scalar_to(beta, a.dtype), scalar_to(alpha, a.dtype)
+    r = product(a, b) * alpha
+    return r + input * beta if beta != 0 else r
+
+
 @register
 @composite_op("AddmvBackward0")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    beta, alpha = scalar_to(beta, mat.dtype), scalar_to(alpha, mat.dtype)
-    r = mv(mat, vec) * alpha
-    return r + input * beta if beta != 0 else r
+    return _add_scaled(input, mv, mat, vec, beta, alpha)
 
 
 @register
 @composite_op("BaddbmmBackward0")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    beta, alpha = scalar_to(beta, batch1.dtype), scalar_to(alpha, batch1.dtype)
-    r = bmm(batch1, batch2) * alpha
-    return r + input * beta if beta != 0 else r
+    return _add_scaled(input, bmm, batch1, batch2, beta, alpha)
 
 
 @register
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    beta, alpha = scalar_to(beta, batch1.dtype), scalar_to(alpha, batch1.dtype)
-    r = bmm(batch1, batch2).sum(0) * alpha
-    return r + input * beta if beta != 0 else r
+    return _add_scaled(input, lambda a, b: bmm(a, b).sum(0), batch1, batch2, beta, alpha)
 
 
 @register

@@ -1,7 +1,6 @@
 """Adadelta, as torch.optim.Adadelta."""
-from ..ops import _creation
-from .optimizer import Optimizer, _check_lr, _check_nonnegative, _to_scalar
 from . import functional as F
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _init_state, _to_scalar
 
 
 class Adadelta(Optimizer):
@@ -20,7 +19,5 @@ class Adadelta(Optimizer):
                   maximize=group["maximize"])
         for p, state in self._with_grad(group):
             if len(state) == 0:
-                state["step"] = 0.0
-                state["square_avg"] = _creation.zeros_like(p)
-                state["acc_delta"] = _creation.zeros_like(p)
+                _init_state(p, state, "square_avg", "acc_delta")
             F.adadelta(p, p.grad, state, **kw)

@@ -1,11 +1,13 @@
 """Adam and AdamW (decoupled weight decay), as torch.optim.Adam / AdamW."""
-from ..ops import _creation
 from .._tensor import Tensor
-from .optimizer import Optimizer, _check_adam_args, _check_fused, _check_lr, _to_scalar
+from ..ops import _creation
 from . import functional as F
+from .optimizer import Optimizer, _check_adam_args, _check_fused, _check_lr, _init_state, _to_scalar
 
 
 class Adam(Optimizer):
+    _flags_added_later = ("amsgrad", "maximize", "decoupled_weight_decay")
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
@@ -28,13 +30,6 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         _check_fused(fused, differentiable, foreach)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for g in self.param_groups:
-            g.setdefault("amsgrad", False)
-            g.setdefault("maximize", False)
-            g.setdefault("decoupled_weight_decay", False)
-
     def _step_group(self, group):
         beta1, beta2 = (_to_scalar(b) for b in group["betas"])
         kw = dict(lr=_to_scalar(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
@@ -42,9 +37,7 @@ class Adam(Optimizer):
                   decoupled_weight_decay=group["decoupled_weight_decay"])
         for p, state in self._with_grad(group):
             if len(state) == 0:
-                state["step"] = 0.0
-                state["exp_avg"] = _creation.zeros_like(p)
-                state["exp_avg_sq"] = _creation.zeros_like(p)
+                _init_state(p, state, "exp_avg", "exp_avg_sq")
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = _creation.zeros_like(p)
             F.adam(p, p.grad, state, **kw)

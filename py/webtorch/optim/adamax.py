@@ -1,7 +1,6 @@
 """Adamax (Adam with the infinity norm), as torch.optim.Adamax."""
-from ..ops import _creation
-from .optimizer import Optimizer, _check_adam_args, _check_lr, _to_scalar
 from . import functional as F
+from .optimizer import Optimizer, _check_adam_args, _check_lr, _init_state, _to_scalar
 
 
 class Adamax(Optimizer):
@@ -19,7 +18,5 @@ class Adamax(Optimizer):
                   weight_decay=group["weight_decay"], maximize=group["maximize"])
         for p, state in self._with_grad(group):
             if len(state) == 0:
-                state["step"] = 0.0
-                state["exp_avg"] = _creation.zeros_like(p)
-                state["exp_inf"] = _creation.zeros_like(p)
+                _init_state(p, state, "exp_avg", "exp_inf")
             F.adamax(p, p.grad, state, **kw)

@@ -1,13 +1,6 @@
 """NAdam (Adam with Nesterov momentum) and RAdam (rectified Adam), as torch.optim.NAdam / RAdam."""
-from ..ops import _creation
-from .optimizer import Optimizer, _check_adam_args, _check_lr, _check_nonnegative, _to_scalar
 from . import functional as F
-
-
-def _init_adam_state(p, state):
-    state["step"] = 0.0
-    state["exp_avg"] = _creation.zeros_like(p)
-    state["exp_avg_sq"] = _creation.zeros_like(p)
+from .optimizer import Optimizer, _check_adam_args, _check_lr, _check_nonnegative, _init_state, _to_scalar
 
 
 class NAdam(Optimizer):
@@ -32,7 +25,7 @@ class NAdam(Optimizer):
                   decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
         for p, state in self._with_grad(group):
             if len(state) == 0:
-                _init_adam_state(p, state)
+                _init_state(p, state, "exp_avg", "exp_avg_sq")
                 state["mu_product"] = 1.0
             F.nadam(p, p.grad, state, **kw)
 
@@ -54,5 +47,5 @@ class RAdam(Optimizer):
                   maximize=group["maximize"])
         for p, state in self._with_grad(group):
             if len(state) == 0:
-                _init_adam_state(p, state)
+                _init_state(p, state, "exp_avg", "exp_avg_sq")
             F.radam(p, p.grad, state, **kw)

@@ -37,6 +37,13 @@ def _to_scalar(x):
     return x
 
 
+def _init_state(p, state, *zeros):
+    """A parameter's first state: step 0.0, then a zero tensor like p under each name (PyTorch's key order)."""
+    state["step"] = 0.0
+    for k in zeros:
+        state[k] = _creation.zeros_like(p)
+
+
 def f32(x):
     """x rounded to float32, as PyTorch stores a Python float in a float32 tensor."""
     return struct.unpack("f", struct.pack("f", x))[0]
@@ -81,6 +88,8 @@ class Optimizer:
     # the entries of _scalar_state the update can read from 0-d device tensors (PyTorch's
     # capturable=True): moved there while a webgpu capture records (_capture_prologue)
     _capturable_state = ("step",)
+    # the group flags a later PyTorch added: __setstate__ gives an older pickle's groups their default False
+    _flags_added_later = ()
 
     def __init__(self, params, defaults):
         if defaults.get("differentiable"):
@@ -109,6 +118,9 @@ class Optimizer:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
         self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+        for g in self.param_groups:
+            for k in self._flags_added_later:
+                g.setdefault(k, False)
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("

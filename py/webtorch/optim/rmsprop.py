@@ -1,7 +1,7 @@
 """RMSprop, as torch.optim.RMSprop."""
 from ..ops import _creation
-from .optimizer import Optimizer, _check_lr, _check_nonnegative, _to_scalar
 from . import functional as F
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _init_state, _to_scalar
 
 
 class RMSprop(Optimizer):
@@ -20,8 +20,7 @@ class RMSprop(Optimizer):
                   maximize=group["maximize"])
         for p, state in self._with_grad(group):
             if len(state) == 0:
-                state["step"] = 0.0
-                state["square_avg"] = _creation.zeros_like(p)
+                _init_state(p, state, "square_avg")
                 if group["momentum"] > 0:
                     state["momentum_buffer"] = _creation.zeros_like(p)
                 if group["centered"]:

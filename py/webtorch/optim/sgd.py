@@ -4,6 +4,8 @@ from . import functional as F
 
 
 class SGD(Optimizer):
+    _flags_added_later = ("nesterov", "maximize")
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
         _check_lr(lr)
@@ -18,12 +20,6 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
         _check_fused(fused, differentiable, foreach)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for g in self.param_groups:
-            g.setdefault("nesterov", False)
-            g.setdefault("maximize", False)
 
     def _step_group(self, group):
         lr = _to_scalar(group["lr"])

@@ -1,4 +1,4 @@
-"""torch.nn.functional's activations (declared in ops/activation.py) and the softmax family."""
+"""torch.nn.functional's softmax family (the activations are declared in ops/activation.py)."""
 import warnings
 
 from ... import _dtype
@@ -7,47 +7,9 @@ from ...ops._common import dispatching
 from ...ops._creation import rand as _rand
 from ...ops._creation import zeros as _zeros
 
-# the activations are declared in ops/activation.py
-from ...ops.activation import (
-    celu,
-    elu,
-    elu_,
-    gelu,
-    glu,
-    hardshrink,
-    hardsigmoid,
-    hardswish,
-    hardtanh,
-    hardtanh_,
-    leaky_relu,
-    leaky_relu_,
-    logsigmoid,
-    mish,
-    prelu,
-    relu,
-    relu6,
-    relu_,
-    rrelu,
-    selu,
-    sigmoid,
-    silu,
-    softplus,
-    softshrink,
-    softsign,
-    tanh,
-    tanhshrink,
-    threshold,
-    threshold_,
-)
-
 bool_ = _dtype.bool_
 
-__all__ = [
-    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "sigmoid", "tanh", "softmax",
-    "log_softmax", "softmin", "elu", "elu_", "selu", "celu", "hardswish", "hardsigmoid", "hardtanh", "hardtanh_",
-    "mish", "softplus", "softsign", "logsigmoid", "tanhshrink", "softshrink", "hardshrink", "glu", "prelu",
-    "threshold", "threshold_", "rrelu", "gumbel_softmax",
-]
+__all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
 
 def _get_softmax_dim(name, ndim):

@@ -8,8 +8,9 @@ from ...ops import pointwise as _pw
 from ...ops import reduction as _red
 from ...ops import shape as _shape
 from ...ops._common import check_inplace_dtype, composite_node, dispatching, formula_node, name_of
+from ...ops.activation import logsigmoid
 from ._util import _gather_dim, _idx
-from .activation import log_softmax, logsigmoid
+from .activation import log_softmax
 
 # a graph node named as PyTorch's for a layer computed by other ops (its gradient is theirs)
 _node = composite_node

@@ -21,6 +21,15 @@ def _bshape(t, ndim):
     return t.reshape((1, -1) + (1,) * (ndim - 2))
 
 
+def _channel_affine(y, weight, bias):
+    """y * weight + bias, both per channel (dim 1) and optional."""
+    if weight is not None:
+        y = y * _bshape(weight, y.dim())
+    if bias is not None:
+        y = y + _bshape(bias, y.dim())
+    return y
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     nd = input.dim()
@@ -71,11 +80,7 @@ def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, e
     else:
         mean, var = running_mean, running_var
     y = (input - _bshape(mean, nd)) * _bshape((var + eps).rsqrt(), nd)
-    if weight is not None:
-        y = y * _bshape(weight, nd)
-    if bias is not None:
-        y = y + _bshape(bias, nd)
-    return y
+    return _channel_affine(y, weight, bias)
 
 
 # the running statistics are inputs PyTorch's node does not differentiate
@@ -98,20 +103,21 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         y = (input - mean) * (var + eps).rsqrt()
     else:
         y = (input - _bshape(running_mean, nd)) * _bshape((running_var + eps).rsqrt(), nd)
-    if weight is not None:
-        y = y * _bshape(weight, nd)
-    if bias is not None:
-        y = y + _bshape(bias, nd)
-    return y
+    return _channel_affine(y, weight, bias)
+
+
+def _normalized_shape(normalized_shape):
+    """layer_norm's and rms_norm's normalized_shape as a tuple (an int is one dimension), never empty."""
+    shape = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) else (int(normalized_shape),)
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    return shape
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    normalized_shape = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) \
-        else (int(normalized_shape),)
+    normalized_shape = _normalized_shape(normalized_shape)
     n = len(normalized_shape)
-    if n == 0:
-        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
-                           "element, but got normalized_shape = []")
     if tuple(input.shape[input.dim() - n:]) != normalized_shape:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
@@ -149,24 +155,15 @@ def _group_norm_impl(input, weight, bias, num_groups, eps):
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, unbiased=False, keepdim=True)
     y = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
-    nd = input.dim()
-    if weight is not None:
-        y = y * _bshape(weight, nd)
-    if bias is not None:
-        y = y + _bshape(bias, nd)
-    return y
+    return _channel_affine(y, weight, bias)
 
 
 _GroupNorm = _node("NativeGroupNormBackward0", _group_norm_impl, optional=(1, 2))
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    normalized_shape = tuple(normalized_shape) if isinstance(normalized_shape, (list, tuple)) \
-        else (int(normalized_shape),)
+    normalized_shape = _normalized_shape(normalized_shape)
     n = len(normalized_shape)
-    if n == 0:
-        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
-                           "element, but got normalized_shape = []")
     if tuple(input.shape[input.dim() - n:]) != normalized_shape or input.dim() < n:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.shape}")

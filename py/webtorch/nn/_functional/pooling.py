@@ -6,8 +6,8 @@ from ...ops import pointwise as _pw
 from ...ops import reduction as _red
 from ...ops._common import composite_node, dispatching
 from ...ops._creation import tensor as _tensor
+from ...ops.activation import relu
 from ._util import _batchify, _gather_dim, _idx, _iota, _ntuple, _pair, _single
-from .activation import relu
 from .conv import _im2col, _pads_last_first, _pitches
 from .padding import _pad_constant
 

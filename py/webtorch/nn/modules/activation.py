@@ -180,18 +180,21 @@ class GELU(Module):
         return f"approximate={repr(self.approximate)}"
 
 
-class Hardshrink(Module):
+class _Shrink(Module):
+    """Hardshrink and Softshrink: one threshold lambd."""
     __constants__ = ["lambd"]
 
     def __init__(self, lambd=0.5):
         super().__init__()
         self.lambd = lambd
 
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Hardshrink(_Shrink):
     def forward(self, input):
         return F.hardshrink(input, self.lambd)
-
-    def extra_repr(self):
-        return f"{self.lambd}"
 
 
 class LeakyReLU(Module):
@@ -229,18 +232,9 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-class Softshrink(Module):
-    __constants__ = ["lambd"]
-
-    def __init__(self, lambd=0.5):
-        super().__init__()
-        self.lambd = lambd
-
+class Softshrink(_Shrink):
     def forward(self, input):
         return F.softshrink(input, self.lambd)
-
-    def extra_repr(self):
-        return str(self.lambd)
 
 
 class PReLU(Module):

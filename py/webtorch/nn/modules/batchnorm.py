@@ -1,9 +1,8 @@
 """BatchNorm1d/2d/3d: batch statistics in training, running statistics (momentum or cumulative) in eval."""
 from ...ops import _creation
-from ..parameter import Parameter
-from .. import functional as F, init
-from .module import Module
-from .linear import _empty
+from .. import functional as F
+from .module import Module, _keep
+from .normalization import _affine_parameters, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
@@ -15,20 +14,9 @@ class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(_empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _keep(self, num_features=num_features, eps=eps, momentum=momentum, affine=affine,
+              track_running_stats=track_running_stats)
+        _affine_parameters(self, affine, bias, (num_features,), device, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", _creation.ones(num_features, device=device, dtype=dtype))
@@ -48,10 +36,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

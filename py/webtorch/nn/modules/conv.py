@@ -1,10 +1,8 @@
 """Conv1d/2d/3d, ConvTranspose1d/2d/3d (im2col + matmul; see nn.functional)."""
-import math
-
 from ..parameter import Parameter
-from .. import functional as F, init
-from .module import Module
-from .linear import _empty
+from .. import functional as F
+from .module import Module, _keep
+from .linear import _bias, _empty, _reset_kaiming
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -31,16 +29,9 @@ class _ConvNd(Module):
         valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
         if padding_mode not in valid_padding_modes:
             raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.padding = padding
-        self.dilation = dilation
-        self.transposed = transposed
-        self.output_padding = output_padding
-        self.groups = groups
-        self.padding_mode = padding_mode
+        _keep(self, in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride,
+              padding=padding, dilation=dilation, transposed=transposed, output_padding=output_padding, groups=groups,
+              padding_mode=padding_mode)
         if isinstance(self.padding, str):
             self._reversed_padding_repeated_twice = [0, 0] * len(kernel_size)
             if padding == "same":
@@ -57,19 +48,11 @@ class _ConvNd(Module):
         else:
             self.weight = Parameter(_empty(out_channels, in_channels // groups, *kernel_size, device=device,
                                            dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _bias(self, bias, out_channels, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _reset_kaiming(self, zero_fan_bias=False)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

@@ -1,6 +1,6 @@
 """Fold (col2im) and Unfold (im2col)."""
 from .. import functional as F
-from .module import Module
+from .module import Module, _keep
 
 __all__ = ["Fold", "Unfold"]
 
@@ -10,11 +10,7 @@ class Fold(Module):
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
-        self.output_size = output_size
-        self.kernel_size = kernel_size
-        self.dilation = dilation
-        self.padding = padding
-        self.stride = stride
+        _keep(self, output_size=output_size, kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
 
     def forward(self, input):
         return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
@@ -29,10 +25,7 @@ class Unfold(Module):
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.dilation = dilation
-        self.padding = padding
-        self.stride = stride
+        _keep(self, kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
 
     def forward(self, input):
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)

@@ -13,6 +13,25 @@ def _empty(*shape, device=None, dtype=None):
     return _creation.empty(*shape, device=device, dtype=dtype)
 
 
+def _bias(module, bias, n, device, dtype):
+    """A layer's bias of n values, or a registered None (PyTorch's state_dict keys either way)."""
+    if bias:
+        module.bias = Parameter(_empty(n, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def _reset_kaiming(module, zero_fan_bias):
+    """Linear's and Conv's default init: kaiming_uniform_(a=sqrt(5)) weight, i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+    and a bias from the same range; at fan_in 0 Linear draws its bias from U(0, 0) (zero_fan_bias), Conv skips it."""
+    init.kaiming_uniform_(module.weight, a=math.sqrt(5))
+    if module.bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(module.weight)
+        if fan_in > 0 or zero_fan_bias:
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(module.bias, -bound, bound)
+
+
 class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -29,19 +48,11 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(_empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _bias(self, bias, out_features, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        # kaiming_uniform_(a=sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), PyTorch's default
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_kaiming(self, zero_fan_bias=True)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -61,10 +72,7 @@ class Bilinear(Module):
         self.in2_features = in2_features
         self.out_features = out_features
         self.weight = Parameter(_empty(out_features, in1_features, in2_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _bias(self, bias, out_features, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -1,6 +1,6 @@
 """Loss modules: thin wrappers over nn.functional's losses (PyTorch's constructor signatures)."""
 from .. import functional as F
-from .module import Module
+from .module import Module, _keep
 
 __all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
@@ -155,24 +155,21 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
 
 
-class CosineEmbeddingLoss(_Loss):
+class _MarginLoss(_Loss):
+    """CosineEmbeddingLoss and MarginRankingLoss: a margin (default 0) and a reduction."""
     __constants__ = ["margin", "reduction"]
 
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
+
+class CosineEmbeddingLoss(_MarginLoss):
     def forward(self, input1, input2, target):
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
-class MarginRankingLoss(_Loss):
-    __constants__ = ["margin", "reduction"]
-
-    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
+class MarginRankingLoss(_MarginLoss):
     def forward(self, input1, input2, target):
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
@@ -184,10 +181,7 @@ class TripletMarginLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
-        self.margin = margin
-        self.p = p
-        self.eps = eps
-        self.swap = swap
+        _keep(self, margin=margin, p=p, eps=eps, swap=swap)
 
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,

@@ -148,6 +148,23 @@ def _remove(name, *dicts_or_sets):
                 d.discard(name)
 
 
+def _repr_unless_default(module, head, defaults):
+    """PyTorch's extra_repr of RNN and Embedding: `head`, then name=value for each (name, default) the module's
+    attribute differs from (by identity for None and bools, by value otherwise); formatted with its attributes."""
+    s = head
+    for name, default in defaults:
+        value = getattr(module, name)
+        if value is not default if default is None or isinstance(default, bool) else value != default:
+            s += f", {name}={{{name}}}"
+    return s.format(**module.__dict__)
+
+
+def _keep(module, **hyperparameters):
+    """Keep a layer's constructor arguments as its attributes, in order (as PyTorch's layers keep them)."""
+    for name, value in hyperparameters.items():
+        setattr(module, name, value)
+
+
 class Module:
     """Base class for all neural network modules."""
     dump_patches = False
@@ -184,17 +201,21 @@ class Module:
     forward = _forward_unimplemented
 
     # ---- registration -------------------------------------------------------------------
-    def register_buffer(self, name, tensor, persistent=True):
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
+    def _check_new_name(self, kind, store, name):
+        """register_buffer's and register_parameter's checks of `name` (PyTorch's messages)."""
+        if store not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
         if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
         if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
+            raise KeyError(f'{kind} name can\'t contain "."')
         if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self.__dict__[store]:
             raise KeyError(f"attribute '{name}' already exists")
+
+    def register_buffer(self, name, tensor, persistent=True):
+        self._check_new_name("buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -207,16 +228,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name, param):
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_name("parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):

@@ -1,18 +1,17 @@
 """LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm."""
 from ..parameter import Parameter
 from .. import functional as F, init
-from .module import Module
+from .module import Module, _keep
 from .linear import _empty
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
 def _affine_parameters(module, affine, bias, shape, device, dtype):
-    """weight (ones) and bias (zeros) of `shape`, registered as None where absent."""
+    """weight and bias of `shape` (uninitialized), registered as None where absent."""
     module.register_parameter("weight", Parameter(_empty(shape, device=device, dtype=dtype)) if affine else None)
     module.register_parameter("bias", Parameter(_empty(shape, device=device, dtype=dtype)) if affine and bias
                               else None)
-    _reset_affine(module)
 
 
 def _reset_affine(module):
@@ -22,51 +21,52 @@ def _reset_affine(module):
         init.zeros_(module.bias)
 
 
-class LayerNorm(Module):
-    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+def _normalized_shape(module, normalized_shape, eps, elementwise_affine):
+    """LayerNorm's and RMSNorm's normalized_shape (an int is one dimension), eps and elementwise_affine."""
+    module.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    module.eps = eps
+    module.elementwise_affine = elementwise_affine
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
-        super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
+
+class _AffineNorm(Module):
+    """LayerNorm and GroupNorm: weight ones, bias zeros; extra_repr is _repr's fields and the bias flag."""
+    _repr = ""
 
     def reset_parameters(self):
         _reset_affine(self)
 
+    def extra_repr(self):
+        return self._repr.format(**self.__dict__) + f", bias={self.bias is not None}"
+
+
+class LayerNorm(_AffineNorm):
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+    _repr = "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}"
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        super().__init__()
+        _normalized_shape(self, normalized_shape, eps, elementwise_affine)
+        _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
+        self.reset_parameters()
+
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
-    def extra_repr(self):
-        return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
-                "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
 
-
-class GroupNorm(Module):
+class GroupNorm(_AffineNorm):
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+    _repr = "{num_groups}, {num_channels}, eps={eps}, affine={affine}"
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
+        _keep(self, num_groups=num_groups, num_channels=num_channels, eps=eps, affine=affine)
         _affine_parameters(self, affine, bias, (num_channels,), device, dtype)
-
-    def reset_parameters(self):
-        _reset_affine(self)
+        self.reset_parameters()
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
-
-    def extra_repr(self):
-        return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}, "
-                "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
 
 
 class RMSNorm(Module):
@@ -74,15 +74,9 @@ class RMSNorm(Module):
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(_empty(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        _normalized_shape(self, normalized_shape, eps, elementwise_affine)
+        self.register_parameter("weight", Parameter(_empty(self.normalized_shape, device=device, dtype=dtype))
+                                if elementwise_affine else None)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -99,10 +93,7 @@ class RMSNorm(Module):
 class LocalResponseNorm(Module):
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        _keep(self, size=size, alpha=alpha, beta=beta, k=k)
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)

@@ -1,6 +1,6 @@
 """Max/avg/adaptive/LP pooling (window gathers + reductions; see nn.functional)."""
 from .. import functional as F
-from .module import Module
+from .module import Module, _keep
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
@@ -12,12 +12,8 @@ class _MaxPoolNd(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
+        _keep(self, kernel_size=kernel_size, stride=stride if (stride is not None) else kernel_size, padding=padding,
+              dilation=dilation, return_indices=return_indices, ceil_mode=ceil_mode)
 
     def extra_repr(self):
         return ("kernel_size={kernel_size}, stride={stride}, padding={padding}"
@@ -70,12 +66,8 @@ class _AvgPool(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
+        _keep(self, kernel_size=kernel_size, stride=stride if (stride is not None) else kernel_size, padding=padding,
+              ceil_mode=ceil_mode, count_include_pad=count_include_pad, divisor_override=divisor_override)
 
     def forward(self, input):
         return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
@@ -148,10 +140,7 @@ class _LPPoolNd(Module):
 
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
-        self.norm_type = norm_type
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.ceil_mode = ceil_mode
+        _keep(self, norm_type=norm_type, kernel_size=kernel_size, stride=stride, ceil_mode=ceil_mode)
 
     def extra_repr(self):
         return ("norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, "

@@ -18,7 +18,7 @@ from ..parameter import Parameter
 from .. import functional as F, init
 from ..utils.rnn import PackedSequence
 from .linear import _empty
-from .module import Module
+from .module import Module, _keep, _repr_unless_default
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -139,15 +139,8 @@ class RNNBase(Module):
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         fk = {"device": device, "dtype": dtype}
         super().__init__()
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
+        _keep(self, mode=mode, input_size=input_size, hidden_size=hidden_size, num_layers=num_layers, bias=bias,
+              batch_first=batch_first, dropout=float(dropout), bidirectional=bidirectional, proj_size=proj_size)
         num_directions = 2 if bidirectional else 1
         if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
@@ -232,20 +225,9 @@ class RNNBase(Module):
         return hx.index_select(1, permutation)
 
     def extra_repr(self):
-        s = "{input_size}, {hidden_size}"
-        if self.proj_size != 0:
-            s += ", proj_size={proj_size}"
-        if self.num_layers != 1:
-            s += ", num_layers={num_layers}"
-        if self.bias is not True:
-            s += ", bias={bias}"
-        if self.batch_first is not False:
-            s += ", batch_first={batch_first}"
-        if self.dropout != 0:
-            s += ", dropout={dropout}"
-        if self.bidirectional is not False:
-            s += ", bidirectional={bidirectional}"
-        return s.format(**self.__dict__)
+        return _repr_unless_default(self, "{input_size}, {hidden_size}", (
+            ("proj_size", 0), ("num_layers", 1), ("bias", True), ("batch_first", False), ("dropout", 0),
+            ("bidirectional", False)))
 
     def _zeros(self, input, batch, size):
         num_directions = 2 if self.bidirectional else 1

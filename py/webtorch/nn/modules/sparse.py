@@ -2,7 +2,7 @@
 from ...autograd import grad_mode
 from ..parameter import Parameter
 from .. import functional as F, init
-from .module import Module
+from .module import Module, _keep, _repr_unless_default
 from .linear import _empty
 
 __all__ = ["Embedding"]
@@ -25,10 +25,8 @@ class Embedding(Module):
                 if padding_idx < -self.num_embeddings:
                     raise AssertionError("Padding_idx must be within num_embeddings")
                 padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
+        _keep(self, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+              scale_grad_by_freq=scale_grad_by_freq)
         if _weight is None:
             self.weight = Parameter(_empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
                                     requires_grad=not _freeze)
@@ -53,18 +51,9 @@ class Embedding(Module):
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
-        s = "{num_embeddings}, {embedding_dim}"
-        if self.padding_idx is not None:
-            s += ", padding_idx={padding_idx}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
-        if self.sparse is not False:
-            s += ", sparse=True"
-        return s.format(**self.__dict__)
+        s = _repr_unless_default(self, "{num_embeddings}, {embedding_dim}", (
+            ("padding_idx", None), ("max_norm", None), ("norm_type", 2), ("scale_grad_by_freq", False)))
+        return s + (", sparse=True" if self.sparse is not False else "")
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,

@@ -69,16 +69,34 @@ def _build_layer(layer, n, d_model, nhead, dim_feedforward, dropout, layer_norm_
         setattr(layer, f"dropout{i}", Dropout(dropout))
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """TransformerEncoderLayer (_n = 2) and TransformerDecoderLayer (_n = 3): one constructor."""
     __constants__ = ["norm_first"]
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
-        _build_layer(self, 2, d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first, bias,
-                     {"device": device, "dtype": dtype})
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
+        _build_layer(self, self._n, d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first,
+                     bias, {"device": device, "dtype": dtype})
+        self._set_activation(_get_activation_fn(activation) if isinstance(activation, str) else activation)
+
+    def _set_activation(self, activation):
+        self.activation = activation
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return getattr(self, f"dropout{self._n}")(x)  # the layer's last dropout
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    _n = 2
+
+    def _set_activation(self, activation):
         if activation is F.relu or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
         elif activation is F.gelu or isinstance(activation, GELU):
@@ -104,15 +122,6 @@ class TransformerEncoderLayer(Module):
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal=is_causal))
             x = self.norm2(x + self._ff_block(x))
         return x
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
 
 
 def _why_not_sparsity_fast_path(layer):
@@ -215,15 +224,8 @@ class TransformerDecoder(Module):
         return output
 
 
-class TransformerDecoderLayer(Module):
-    __constants__ = ["norm_first"]
-
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        super().__init__()
-        _build_layer(self, 3, d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first, bias,
-                     {"device": device, "dtype": dtype})
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+class TransformerDecoderLayer(_TransformerLayer):
+    _n = 3
 
     def __setstate__(self, state):
         if "activation" not in state:
@@ -243,19 +245,10 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 is_causal=is_causal, need_weights=False)[0]
         return self.dropout2(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
 
 
 class Transformer(Module):
