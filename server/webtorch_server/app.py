@@ -6,7 +6,9 @@ Routes (GET and HEAD):
     /web/<path>, /<path>   static files from web/ (index.html, dist/, worker.js, css, examples)
     /pyodide/<path>        the Pyodide runtime from node_modules/pyodide/ (npm package, core only)
     /wheels/<name>.whl     a built webtorch wheel from dist/
-    /api/wheel             {"url": "/wheels/webtorch-...whl", "name", "size"}: the newest wheel
+    /api/wheel             {"url": "/wheels/webtorch-...whl", "name", "size", "vendor": [urls]}:
+                           the newest wheel, and the vendored wheels Pyodide loads with it
+    /vendor/<name>.whl     a vendored pure-Python wheel (tqdm, einops) from web/vendor/
     /api/examples          [{"name", "title", "code"}] from web/examples/*.py
     /api/examples/<name>   one example
     /api/health            {"ok": true}
@@ -375,7 +377,9 @@ def create_app(web_dir: str | os.PathLike | None = None,
             return JSONResponse(status_code=404, content={
                 "detail": f"no webtorch wheel in {wheels.name}/: run `make install` "
                           "(or `pip wheel --no-deps -w dist .`)"})
-        return {"url": f"/wheels/{w.name}", "name": w.name, "size": w.stat().st_size}
+        vendor = sorted(p.name for p in (web / "vendor").glob("*.whl") if safe_path(web / "vendor", p.name))
+        return {"url": f"/wheels/{w.name}", "name": w.name, "size": w.stat().st_size,
+                "vendor": [f"/vendor/{n}" for n in vendor]}
 
     @app.api_route("/api/{rest:path}", methods=methods)
     def api_not_found(rest: str):
@@ -394,6 +398,13 @@ def create_app(web_dir: str | os.PathLike | None = None,
         if p is None:
             raise not_found()
         return file_response(request, p, CACHE_LONG)
+
+    @app.api_route("/vendor/{name}", methods=methods)
+    def vendor_file(request: Request, name: str):
+        p = safe_path(web / "vendor", name) if _WHEEL_NAME.match(name) else None
+        if p is None:
+            raise not_found()
+        return file_response(request, p, CACHE_LONG, "application/zip")  # pinned: name-version
 
     @app.api_route("/web/{rel:path}", methods=methods)
     def web_prefixed(request: Request, rel: str):

@@ -23,7 +23,17 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _ensure_vendor():
+    """web/vendor/: the pinned wheels the page vendors (tqdm, einops), as `make install` gets them."""
+    if list((ROOT / "web" / "vendor").glob("*.whl")):
+        return
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--require-hashes",
+                    "-q", "-d", str(ROOT / "web" / "vendor"), "-r", str(ROOT / "web" / "vendor-requirements.txt")],
+                   check=True)
+
+
 def _ensure_web_build():
+    _ensure_vendor()
     dist = ROOT / "web" / "dist"
     srcs = list((ROOT / "web" / "src").glob("*")) + list((ROOT / "py" / "webtorch").rglob("*.js"))
     outs = [dist / "app.js", dist / "worker.js"]
