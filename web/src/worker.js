@@ -9,7 +9,8 @@
 //                 {type: 'device', device}            {kind: 'webgpu'|'cpu', label, reason, info}
 //                 {type: 'ready', versions}
 //                 {type: 'stdout'|'stderr', id, text}
-//                 {type: 'graph'|'plot'|'plot_clear', id, data}
+//                 {type: 'graph'|'plot'|'plot_clear'|'error', id, data}   error: {line, hidden, full}
+//                 {type: 'warm', kernels}             the recorded kernels are built
 //                 {type: 'files', files: [{name, size, data: ArrayBuffer | null}], uploaded}
 //                                                     the working directory, after boot, each
 //                                                     run and each upload
