@@ -110,6 +110,10 @@ def test_tqdm_einops_and_no_numpy(playground, webtorch_loaded):
 def test_layout_desktop_and_phone(playground):
     page = playground.page
     assert page.evaluate("() => getComputedStyle(document.querySelector('.panel-head')).textTransform") == "none"
+    playground.run_ok("print('no plot, no graph')")
+    # the empty plot and graph panels fold to their title bars: the output takes the room
+    heights = {p: page.locator(f"#{p}-panel").bounding_box()["height"] for p in ("output", "plot", "graph")}
+    assert heights["plot"] < 40 and heights["graph"] < 40 and heights["output"] > 400, heights
     try:
         for width in (1280, 420):
             page.set_viewport_size({"width": width, "height": 800})
