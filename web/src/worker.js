@@ -232,6 +232,56 @@ async function download(urls) {
   }));
 }
 
+// Python, then webtorch.  A first visit starts Python and keeps a memory snapshot of it, just
+// started, in Cache Storage; a later visit restores that snapshot instead of starting Python
+// (Pyodide's `_makeSnapshot`/`_loadSnapshot`).  The snapshot is taken before any package is
+// loaded (loading leaves JS references a snapshot cannot hold), so each visit then loads the
+// wheels and imports webtorch.
+const IMPORT_WEBTORCH = `
+import webtorch
+if not hasattr(webtorch, "tensor"):
+    raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
+from webtorch import _torch_alias
+_torch_alias.install()  # "import torch" in the page is webtorch: Pyodide has no other torch
+try:
+    import tqdm
+    tqdm.tqdm.monitor_interval = 0  # its monitor is a thread, and the page has no threads
+except ImportError:
+    pass
+`;
+
+async function startPython(loadPyodide, wheel, wheels) {
+  const key = `/webtorch-snapshot/${encodeURIComponent(PYODIDE_URL)}`;
+  const cache = await caches.open('webtorch').catch(() => null);
+  const saved = cache && await cache.match(key).catch(() => null);
+  let py = null;
+  if (saved) {
+    try {
+      py = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _loadSnapshot: saved.arrayBuffer() });
+    } catch (e) {
+      cache.delete(key);  // from another build of Pyodide: start afresh
+    }
+  }
+  if (!py) {
+    py = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _makeSnapshot: !!cache });
+    if (cache) {
+      try { await cache.put(key, new Response(py.makeMemorySnapshot())); } catch (e) { /* no room: start afresh next time */ }
+    }
+  }
+  status('Loading webtorch…', STARTED);
+  try {
+    if (!wheel.url) throw new Error(wheel.error || wheel.detail);
+    let error = null;
+    await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => { error = m; } });
+    if (error) return [py, error];
+    status('Importing webtorch…', LOADED);
+    await py.runPythonAsync(IMPORT_WEBTORCH);
+  } catch (e) {
+    return [py, String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0]];
+  }
+  return [py, null];
+}
+
 async function fetchBytes(url) {
   const r = await fetch(url);
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
@@ -251,11 +301,12 @@ async function boot(interrupt, flowBuffer) {
     download(['pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'].map((f) => PYODIDE_URL + f).concat(wheels)),
   ]);
   status('Starting Python…', DOWNLOADED);
-  pyodide = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false });
+  let libError;
+  [pyodide, libError] = await startPython(loadPyodide, wheel, wheels);
   pyodide.setStdout(stream('stdout'));
   pyodide.setStderr(stream('stderr'));
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
-  status('Python started; probing WebGPU…', STARTED);
+  status('Connecting WebGPU…', LOADED);
 
   const gpu = await gpuPromise;
   const { adapter, device, ...shown } = gpu;
@@ -331,31 +382,8 @@ from webtorch_playground import run_user_code as __wt_run
     post({ type: 'stderr', id: null, text: `[playground] digits data unavailable: ${e}\n` });
   }
 
-  // The webtorch wheel and the vendored ones (tqdm, einops), from the server.
-  status('Loading webtorch…', STARTED);
   const versions = { python: pyodide.runPython('import sys; sys.version.split()[0]'), pyodide: pyodide.version, webtorch: null };
-  let libError = null;
-  try {
-    if (!wheel.url) throw new Error(wheel.error || wheel.detail);
-    await pyodide.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => { libError = m; } });
-    status('Importing webtorch…', LOADED);
-    const ver = await pyodide.runPythonAsync(`
-import webtorch
-if not hasattr(webtorch, "tensor"):
-    raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
-from webtorch import _torch_alias
-_torch_alias.install()  # "import torch" in the page is webtorch: Pyodide has no other torch
-try:
-    import tqdm
-    tqdm.tqdm.monitor_interval = 0  # its monitor is a thread, and the page has no threads
-except ImportError:
-    pass
-getattr(webtorch, "__version__", "?")
-`);
-    versions.webtorch = String(ver);
-  } catch (e) {
-    libError = String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0];
-  }
+  if (!libError) versions.webtorch = pyodide.runPython('import webtorch; getattr(webtorch, "__version__", "?")');
   enterWorkdir();
   postFiles();
   status(libError ? `Ready (webtorch not loaded: ${libError})` : 'Ready', 1);
