@@ -334,17 +334,19 @@ def create_app(web_dir: str | os.PathLike | None = None,
     app = FastAPI(title="webtorch playground", lifespan=lifespan, docs_url=None,
                   redoc_url=None, openapi_url=None, exception_handlers={Exception: server_error})
     app.state.web_dir, app.state.pyodide_dir, app.state.wheel_dir = web, pyodide, wheels
-    methods = ["GET", "HEAD"]
+    _api_routes(app, web, wheels)
+    _file_routes(app, web, pyodide, wheels)
+    app.add_middleware(HostCheckMiddleware, allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts])
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost: the Host check's 400 gets them
+    return app
 
-    def web_file(request: Request, rel: str) -> Response:
-        p = safe_path(web, rel)
-        if p is None:
-            raise not_found()
-        return file_response(request, p, CACHE_REVALIDATE)
 
-    @app.api_route("/", methods=methods)
-    def index(request: Request):
-        return web_file(request, "index.html")
+METHODS = ["GET", "HEAD"]
+
+
+def _api_routes(app: FastAPI, web: Path, wheels: Path) -> None:
+    """/api/health, /api/examples[/<name>], /api/wheel; any other /api/ path is 404."""
+    methods = METHODS
 
     @app.api_route("/api/health", methods=methods)
     def health():
@@ -385,6 +387,21 @@ def create_app(web_dir: str | os.PathLike | None = None,
     def api_not_found(rest: str):
         raise not_found()
 
+
+def _file_routes(app: FastAPI, web: Path, pyodide: Path, wheels: Path) -> None:
+    """/, /wheels/, /vendor/, /pyodide/, /web/<path> and /<path>: files, each from its root."""
+    methods = METHODS
+
+    def web_file(request: Request, rel: str) -> Response:
+        p = safe_path(web, rel)
+        if p is None:
+            raise not_found()
+        return file_response(request, p, CACHE_REVALIDATE)
+
+    @app.api_route("/", methods=methods)
+    def index(request: Request):
+        return web_file(request, "index.html")
+
     @app.api_route("/wheels/{name}", methods=methods)
     def wheel_file(request: Request, name: str):
         p = servable_wheel(wheels, name)
@@ -413,7 +430,3 @@ def create_app(web_dir: str | os.PathLike | None = None,
     @app.api_route("/{rel:path}", methods=methods)
     def web_root(request: Request, rel: str):
         return web_file(request, rel)
-
-    app.add_middleware(HostCheckMiddleware, allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts])
-    app.add_middleware(SecurityHeadersMiddleware)  # outermost: the Host check's 400 gets them
-    return app
