@@ -15,13 +15,12 @@ STAGES = """() => {
 
 
 def test_start_stages_run_state_persistence_and_confirm(browser, server):
-    pg = open_playground(browser, server, wait_ready=False)
+    pg = open_playground(browser, server, wait_ready=False, init_script=f"({STAGES})()")
     page = pg.page
     try:
         page.wait_for_selector("#run")
         assert page.is_disabled("#run") and page.inner_text("#run") == "Loading…"
         page.wait_for_function("() => window.webtorchPlayground !== undefined")
-        page.evaluate(f"({STAGES})()")
         page.evaluate("() => window.webtorchPlayground.ready")
         assert page.is_enabled("#run") and "Run" in page.inner_text("#run")
         stages = page.evaluate("() => window.__stages")
