@@ -252,7 +252,8 @@ except ImportError:
 
 async function startPython(loadPyodide, wheel, wheels) {
   const key = `/webtorch-snapshot/${encodeURIComponent(PYODIDE_URL)}`;
-  const cache = await caches.open('webtorch').catch(() => null);
+  // Cache Storage exists only in a secure context (https, localhost)
+  const cache = self.caches ? await caches.open('webtorch').catch(() => null) : null;
   const saved = cache && await cache.match(key).catch(() => null);
   let py = null;
   if (saved) {
