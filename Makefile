@@ -19,17 +19,18 @@ PIP_STAMP   := $(VENV)/.webtorch-pip.stamp
 NPM_STAMP   := node_modules/.webtorch-npm.stamp
 WEB_STAMP   := web/dist/.webtorch-build.stamp
 WHEEL_STAMP := dist/.webtorch-wheel.stamp
+VENDOR_STAMP := web/vendor/.webtorch-vendor.stamp
 
 # Inputs (ignores caches and build outputs).
 WHEEL_SRC := pyproject.toml setup.py README.md \
   $(shell find py server shaders -type f -not -path '*/__pycache__/*' -not -name '*.pyc' 2>/dev/null)
 WEB_SRC   := $(wildcard package.json package-lock.json) \
-  $(shell find web -type f -not -path 'web/dist/*' -not -path '*/__pycache__/*' 2>/dev/null) \
+  $(shell find web -type f -not -path 'web/dist/*' -not -path 'web/vendor/*' -not -path '*/__pycache__/*' 2>/dev/null) \
   $(wildcard py/webtorch/backends/webgpu/drivers/*.js)
 
 .PHONY: install run test bench bench-browser wheel clean
 
-install: $(PIP_STAMP) $(NPM_STAMP) $(WEB_STAMP) $(WHEEL_STAMP)
+install: $(PIP_STAMP) $(NPM_STAMP) $(WEB_STAMP) $(WHEEL_STAMP) $(VENDOR_STAMP)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +62,13 @@ $(WHEEL_STAMP): $(PIP_STAMP) $(WHEEL_SRC)
 
 wheel: $(WHEEL_STAMP)
 
+# Pure-Python wheels the playground vendors (tqdm, einops): pinned, hash-checked, from PyPI.
+$(VENDOR_STAMP): web/vendor-requirements.txt | $(PY)
+	rm -rf web/vendor
+	$(PY) -m pip download --disable-pip-version-check --no-deps --only-binary=:all: --require-hashes \
+	  -d web/vendor -r web/vendor-requirements.txt
+	touch $@
+
 run: install
 	$(VENV)/bin/webtorch-playground --host $(HOST) --port $(PORT)
 
@@ -75,4 +83,4 @@ bench-browser: install
 	$(PY) bench/browser/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf build dist *.egg-info web/dist $(PIP_STAMP) $(NPM_STAMP)
+	rm -rf build dist *.egg-info web/dist web/vendor $(PIP_STAMP) $(NPM_STAMP)

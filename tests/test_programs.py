@@ -92,6 +92,19 @@ def test_script_sees_its_own_argv_name_and_traceback(tmp_path):
     assert "runpy" not in err and "__main__.py" not in err, err
 
 
+def test_traceback_hides_webtorchs_frames(tmp_path, monkeypatch):
+    """As PyTorch users see it: the script's frame and the error; webtorch's frames only on request."""
+    script = tmp_path / "shapes.py"
+    script.write_text("import torch\nlin = torch.nn.Linear(4, 3)\nlin(torch.randn(2, 5))\n")
+    r = _run(["-m", "webtorch", "--device", "cpu", str(script)], webtorch=True)
+    assert r.returncode == 1 and r.stderr.count('File "') == 1 and f'File "{script}", line 3' in r.stderr, r.stderr
+    assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x5 and 4x3)\n(" in r.stderr, r.stderr
+    assert r.stderr.rstrip().endswith("frames inside webtorch hidden; WEBTORCH_FULL_TRACEBACK=1 shows them)")
+    monkeypatch.setenv("WEBTORCH_FULL_TRACEBACK", "1")
+    r = _run(["-m", "webtorch", "--device", "cpu", str(script)], webtorch=True)
+    assert r.stderr.count('File "') > 3 and "webtorch/nn/" in r.stderr and "hidden" not in r.stderr, r.stderr
+
+
 def test_exit_status_and_usage():
     r = _run(["-m", "webtorch", "manual_sgd.py", "6", "--fail-above", "0.0"], webtorch=True)
     assert r.returncode == 3 and r.stderr == "loss too high\n"

@@ -354,6 +354,19 @@ def test_examples_without_dir(tmp_path):
 # ---------------------------------------------------------------- wheel
 
 
+def test_vendored_wheels_listed_and_cached_long(client, site):
+    vendor = site / "web" / "vendor"
+    vendor.mkdir()
+    make_wheel(vendor / "tqdm-4.70.1-py3-none-any.whl", {"tqdm/__init__.py": ""})
+    (vendor / "notes.txt").write_text("not a wheel")
+    assert client.get("/api/wheel").json()["vendor"] == ["/vendor/tqdm-4.70.1-py3-none-any.whl"]
+    r = client.get("/vendor/tqdm-4.70.1-py3-none-any.whl")
+    assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+    assert "max-age=604800" in r.headers["cache-control"]
+    assert client.get("/vendor/notes.txt").status_code == 404
+    assert client.get("/vendor/..%2fdist%2fwebtorch-0.1.0-py3-none-any.whl").status_code == 404
+
+
 def test_api_wheel_points_at_newest_wheel(client, site):
     r = client.get("/api/wheel")
     assert r.status_code == 200

@@ -6,14 +6,18 @@
 The script runs as `__main__` with `sys.argv == [SCRIPT.py, ARGS...]` and its directory first
 on sys.path, as `python SCRIPT.py ARGS...` would run it; its exit status is the command's.
 `--device` (before the script) sets the default device (`torch.set_default_device`).
+A traceback shows the script's frames, as PyTorch users see their code and the failing op:
+webtorch's own frames are hidden (WEBTORCH_FULL_TRACEBACK=1 shows them).
 """
 import os
 import runpy
 import sys
+import traceback
 
 import webtorch
 from . import _torch_alias
 
+LIBRARY = os.path.dirname(os.path.abspath(webtorch.__file__)) + os.sep
 USAGE = "usage: python -m webtorch [--device {cpu,webgpu}] SCRIPT.py [ARGS...]"
 
 
@@ -35,6 +39,29 @@ def _parse(argv):
     return device, argv
 
 
+def _user_frames(te, script, full):
+    """Keep TracebackException `te`'s frames from the script's first one on, without webtorch's
+    own unless `full` (and so in its chained exceptions); returns how many of webtorch's it hid."""
+    stack = list(te.stack)
+    first = next((i for i, f in enumerate(stack) if os.path.abspath(f.filename) == script), 0)
+    kept = [f for f in stack[first:] if full or not os.path.abspath(f.filename).startswith(LIBRARY)]
+    te.stack = traceback.StackSummary.from_list(kept)
+    hidden = len(stack) - first - len(kept)
+    for chained in (te.__cause__, te.__context__):
+        if chained is not None:
+            hidden += _user_frames(chained, script, full)
+    return hidden
+
+
+def _report(e, script):
+    """Print `e` as `python SCRIPT.py` with PyTorch would: the traceback from the script's frames."""
+    te = traceback.TracebackException(type(e), e, e.__traceback__)
+    hidden = _user_frames(te, os.path.abspath(script), os.environ.get("WEBTORCH_FULL_TRACEBACK") == "1")
+    sys.stderr.write("".join(te.format()))
+    if hidden:
+        sys.stderr.write(f"({hidden} frames inside webtorch hidden; WEBTORCH_FULL_TRACEBACK=1 shows them)\n")
+
+
 def main(argv=None):
     device, argv = _parse(list(sys.argv[1:] if argv is None else argv))
     script = argv[0]
@@ -53,12 +80,7 @@ def main(argv=None):
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as e:
-        # report as `python SCRIPT.py` does: the traceback starts at the script's own frames
-        tb, path = e.__traceback__, os.path.abspath(script)
-        while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
-            tb = tb.tb_next
-        tb = tb or e.__traceback__
-        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        _report(e, script)
         sys.exit(1)
 
 

@@ -6,7 +6,9 @@ Routes (GET and HEAD):
     /web/<path>, /<path>   static files from web/ (index.html, dist/, worker.js, css, examples)
     /pyodide/<path>        the Pyodide runtime from node_modules/pyodide/ (npm package, core only)
     /wheels/<name>.whl     a built webtorch wheel from dist/
-    /api/wheel             {"url": "/wheels/webtorch-...whl", "name", "size"}: the newest wheel
+    /api/wheel             {"url": "/wheels/webtorch-...whl", "name", "size", "vendor": [urls]}:
+                           the newest wheel, and the vendored wheels Pyodide loads with it
+    /vendor/<name>.whl     a vendored pure-Python wheel (tqdm, einops) from web/vendor/
     /api/examples          [{"name", "title", "code"}] from web/examples/*.py
     /api/examples/<name>   one example
     /api/health            {"ok": true}
@@ -332,17 +334,19 @@ def create_app(web_dir: str | os.PathLike | None = None,
     app = FastAPI(title="webtorch playground", lifespan=lifespan, docs_url=None,
                   redoc_url=None, openapi_url=None, exception_handlers={Exception: server_error})
     app.state.web_dir, app.state.pyodide_dir, app.state.wheel_dir = web, pyodide, wheels
-    methods = ["GET", "HEAD"]
+    _api_routes(app, web, wheels)
+    _file_routes(app, web, pyodide, wheels)
+    app.add_middleware(HostCheckMiddleware, allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts])
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost: the Host check's 400 gets them
+    return app
 
-    def web_file(request: Request, rel: str) -> Response:
-        p = safe_path(web, rel)
-        if p is None:
-            raise not_found()
-        return file_response(request, p, CACHE_REVALIDATE)
 
-    @app.api_route("/", methods=methods)
-    def index(request: Request):
-        return web_file(request, "index.html")
+METHODS = ["GET", "HEAD"]
+
+
+def _api_routes(app: FastAPI, web: Path, wheels: Path) -> None:
+    """/api/health, /api/examples[/<name>], /api/wheel; any other /api/ path is 404."""
+    methods = METHODS
 
     @app.api_route("/api/health", methods=methods)
     def health():
@@ -375,11 +379,28 @@ def create_app(web_dir: str | os.PathLike | None = None,
             return JSONResponse(status_code=404, content={
                 "detail": f"no webtorch wheel in {wheels.name}/: run `make install` "
                           "(or `pip wheel --no-deps -w dist .`)"})
-        return {"url": f"/wheels/{w.name}", "name": w.name, "size": w.stat().st_size}
+        vendor = sorted(p.name for p in (web / "vendor").glob("*.whl") if safe_path(web / "vendor", p.name))
+        return {"url": f"/wheels/{w.name}", "name": w.name, "size": w.stat().st_size,
+                "vendor": [f"/vendor/{n}" for n in vendor]}
 
     @app.api_route("/api/{rest:path}", methods=methods)
     def api_not_found(rest: str):
         raise not_found()
+
+
+def _file_routes(app: FastAPI, web: Path, pyodide: Path, wheels: Path) -> None:
+    """/, /wheels/, /vendor/, /pyodide/, /web/<path> and /<path>: files, each from its root."""
+    methods = METHODS
+
+    def web_file(request: Request, rel: str) -> Response:
+        p = safe_path(web, rel)
+        if p is None:
+            raise not_found()
+        return file_response(request, p, CACHE_REVALIDATE)
+
+    @app.api_route("/", methods=methods)
+    def index(request: Request):
+        return web_file(request, "index.html")
 
     @app.api_route("/wheels/{name}", methods=methods)
     def wheel_file(request: Request, name: str):
@@ -395,6 +416,13 @@ def create_app(web_dir: str | os.PathLike | None = None,
             raise not_found()
         return file_response(request, p, CACHE_LONG)
 
+    @app.api_route("/vendor/{name}", methods=methods)
+    def vendor_file(request: Request, name: str):
+        p = safe_path(web / "vendor", name) if _WHEEL_NAME.match(name) else None
+        if p is None:
+            raise not_found()
+        return file_response(request, p, CACHE_LONG, "application/zip")  # pinned: name-version
+
     @app.api_route("/web/{rel:path}", methods=methods)
     def web_prefixed(request: Request, rel: str):
         return web_file(request, rel)
@@ -402,7 +430,3 @@ def create_app(web_dir: str | os.PathLike | None = None,
     @app.api_route("/{rel:path}", methods=methods)
     def web_root(request: Request, rel: str):
         return web_file(request, rel)
-
-    app.add_middleware(HostCheckMiddleware, allowed_hosts=[*LOOPBACK_HOSTS, *allowed_hosts])
-    app.add_middleware(SecurityHeadersMiddleware)  # outermost: the Host check's 400 gets them
-    return app

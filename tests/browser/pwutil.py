@@ -23,7 +23,17 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _ensure_vendor():
+    """web/vendor/: the pinned wheels the page vendors (tqdm, einops), as `make install` gets them."""
+    if list((ROOT / "web" / "vendor").glob("*.whl")):
+        return
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--require-hashes",
+                    "-q", "-d", str(ROOT / "web" / "vendor"), "-r", str(ROOT / "web" / "vendor-requirements.txt")],
+                   check=True)
+
+
 def _ensure_web_build():
+    _ensure_vendor()
     dist = ROOT / "web" / "dist"
     srcs = list((ROOT / "web" / "src").glob("*")) + list((ROOT / "py" / "webtorch").rglob("*.js"))
     outs = [dist / "app.js", dist / "worker.js"]
@@ -78,9 +88,9 @@ def _without_csp(route):
     route.fulfill(response=r, headers={k: v for k, v in r.headers.items() if k != "content-security-policy"})
 
 
-def open_playground(browser, base, path="/", wait_ready=True, worker_eval=False):
+def open_playground(browser, base, path="/", wait_ready=True, worker_eval=False, init_script=None):
     """`worker_eval`: the worker script is served without its Content-Security-Policy, so eval
-    works in the worker as in a bare Pyodide."""
+    works in the worker as in a bare Pyodide.  `init_script`: JS run in the page before its own."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     pg = Playground(context, page, base)
@@ -103,6 +113,8 @@ def open_playground(browser, base, path="/", wait_ready=True, worker_eval=False)
     page.on("pageerror", lambda e: pg.errors.append(f"pageerror: {e}"))
     page.on("console", lambda m: m.type == "error" and pg.errors.append(f"console.error: {m.text}"))
     page.set_default_timeout(BOOT_TIMEOUT_MS)
+    if init_script:
+        page.add_init_script(init_script)
     page.goto(base + path)
     if wait_ready:
         page.wait_for_function("() => window.webtorchPlayground !== undefined")

@@ -1,5 +1,6 @@
 """The seed's examples print the same in the browser (Pyodide, WebGPU in Chromium) as natively
-(CPython, WebGPU through wgpu-py): the same code, the same seed, the same printed results."""
+(CPython, WebGPU through wgpu-py, `python -m webtorch`: their `import torch` is webtorch): the same
+code, the same seed, the same printed results."""
 import re
 import subprocess
 import sys
@@ -19,9 +20,11 @@ def _normalize(out):
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_example_prints_the_same_as_natively(name, playground, webtorch_loaded):
+def test_example_prints_the_same_as_natively(name, playground, webtorch_loaded, tmp_path):
     code = (ROOT / "web" / "examples" / f"{name}.py").read_text()
-    native = subprocess.run([sys.executable, "-c", STUBS + code], capture_output=True, text=True,
+    script = tmp_path / f"{name}.py"
+    script.write_text(STUBS + code)
+    native = subprocess.run([sys.executable, "-m", "webtorch", str(script)], capture_output=True, text=True,
                             cwd=ROOT, timeout=300, env={"PYTHONPATH": str(ROOT / "py"), "PATH": "/usr/bin:/bin"})
     assert native.returncode == 0, native.stderr
     browser = playground.run_ok(code)

@@ -102,6 +102,7 @@ def test_train_digits_with_run_button_and_screenshot(playground, webtorch_loaded
     the page after training (loss curve drawn). WEBTORCH_UPDATE_DOCS=1 saves it as
     docs/playground.png, the picture the README shows."""
     page = playground.page
+    page.once("dialog", lambda d: d.accept())  # asked when the editor holds edited code
     page.select_option("#examples", "04_train_digits")
     assert page.evaluate("() => window.webtorchPlayground.getCode()") == EXAMPLES["04_train_digits"]
     page.click("#run")

@@ -154,7 +154,8 @@ def test_examples_listed_in_picker(playground):
     assert len(names) >= 4
     options = playground.page.eval_on_selector_all("#examples option", "os => os.map(o => o.value).filter(Boolean)")
     assert options == names
-    # picking one loads it into the editor
+    # picking one loads it into the editor (after asking, when the code there was edited)
+    playground.page.once("dialog", lambda d: d.accept())
     playground.page.select_option("#examples", names[1])
     code = playground.page.evaluate("() => window.webtorchPlayground.getCode()")
     assert code.startswith("# title:")

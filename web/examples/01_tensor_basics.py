@@ -1,5 +1,5 @@
 # title: Tensor basics
-import webtorch as torch
+import torch
 
 torch.manual_seed(0)
 device = "webgpu" if torch.webgpu.is_available() else "cpu"

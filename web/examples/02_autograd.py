@@ -1,5 +1,5 @@
 # title: Autograd: y = x**3 + 2x
-import webtorch as torch
+import torch
 
 x = torch.tensor(2.0, requires_grad=True)
 y = x ** 3 + 2 * x

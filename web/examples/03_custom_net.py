@@ -1,7 +1,7 @@
 # title: CustomNet: Conv2d -> BatchNorm2d -> ReLU -> MaxPool2d
-import webtorch as torch
-import webtorch.nn as nn
-import webtorch.nn.functional as F
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
 
 device = "webgpu" if torch.webgpu.is_available() else "cpu"
 

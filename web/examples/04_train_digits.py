@@ -1,8 +1,8 @@
 # title: Train an MLP on the 8x8 digits (live loss plot)
 import struct
-import webtorch as torch
-import webtorch.nn as nn
-import webtorch.nn.functional as F
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
 
 device = "webgpu" if torch.webgpu.is_available() else "cpu"
 torch.manual_seed(0)

@@ -1,9 +1,9 @@
 # title: torch.compile: one training loop, eager and compiled
 import time
 
-import webtorch as torch
-import webtorch.nn as nn
-import webtorch.nn.functional as F
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
 
 device = "webgpu" if torch.webgpu.is_available() else "cpu"
 print("device:", device)

@@ -4,6 +4,7 @@
 //
 //   window.webtorchPlayground = {
 //     ready: Promise<{device, versions}>,   resolves once Python (and webtorch) are loaded
+//     warm: Promise                           resolves once the background kernel warm-up is done
 //     run(code?) -> Promise<{ok, stdout, stderr}>   same path as the Run button (default: the editor's code)
 //     stop()                                  same as the Stop button
 //     getCode(), setCode(code), shareUrl(), device, plotData(), graphData(),
@@ -11,8 +12,8 @@
 //   }
 import { EditorView, basicSetup } from 'codemirror';
 import { python } from '@codemirror/lang-python';
-import { keymap } from '@codemirror/view';
-import { Prec } from '@codemirror/state';
+import { Decoration, keymap } from '@codemirror/view';
+import { Prec, StateEffect, StateField } from '@codemirror/state';
 import { indentWithTab } from '@codemirror/commands';
 import { renderGraph } from './graph.js';
 import { LivePlot } from './plot.js';
@@ -21,7 +22,7 @@ import { codeFromHash, shareUrl } from './share.js';
 const $ = (id) => document.getElementById(id);
 const HARD_STOP_MS = 5000;  // generous: a loaded page may take seconds to drain output before the run reports done
 
-const DEFAULT_CODE = `import webtorch as torch
+const DEFAULT_CODE = `import torch
 
 x = torch.randn(2, 3)
 print(x)
@@ -29,8 +30,47 @@ print(x * 0.5 + 1.0)
 `;
 
 // ---- editor -----------------------------------------------------------------------------------
+// The code (and the example it came from) is kept in local storage, so a reload brings it back.
+const STORE_KEY = 'webtorch-playground';
+function loadStored() {
+  try { return JSON.parse(localStorage.getItem(STORE_KEY)) || {}; } catch (e) { return {}; }
+}
+const stored = loadStored();
+let storeTimer = 0;
+function store() {
+  clearTimeout(storeTimer);
+  storeTimer = setTimeout(() => {
+    try { localStorage.setItem(STORE_KEY, JSON.stringify({ code: getCode(), example: currentExample })); } catch (e) { /* full or denied */ }
+  }, 200);
+}
+let currentExample = stored.example || null;  // the example the code came from, while unedited
+let examples = [];                             // [{name, title, code}] from /api/examples
+
+// The failing line of the last run, marked in the editor.
+const markError = StateEffect.define();
+const errorLine = StateField.define({
+  create: () => Decoration.none,
+  update(deco, tr) {
+    for (const e of tr.effects) {
+      if (e.is(markError)) {
+        if (e.value === null || e.value > tr.state.doc.lines) return Decoration.none;
+        const line = tr.state.doc.line(e.value);
+        return Decoration.set([Decoration.line({ class: 'cm-error-line', attributes: { title: 'the error was raised here' } }).range(line.from)]);
+      }
+    }
+    return tr.docChanged ? Decoration.none : deco;
+  },
+  provide: (f) => EditorView.decorations.from(f),
+});
+function showErrorLine(line) {
+  editor.dispatch({ effects: markError.of(line) });
+  if (line !== null && line <= editor.state.doc.lines) {
+    editor.dispatch({ effects: EditorView.scrollIntoView(editor.state.doc.line(line).from, { y: 'center' }) });
+  }
+}
+
 const editor = new EditorView({
-  doc: codeFromHash(location.hash) ?? DEFAULT_CODE,
+  doc: codeFromHash(location.hash) ?? stored.code ?? DEFAULT_CODE,
   extensions: [
     Prec.highest(keymap.of([
       { key: 'Mod-Enter', run: () => { runCode(getCode()); return true; } },
@@ -39,14 +79,27 @@ const editor = new EditorView({
     basicSetup,
     keymap.of([indentWithTab]),
     python(),
+    EditorView.lineWrapping,
+    errorLine,
+    EditorView.updateListener.of((u) => { if (u.docChanged) codeChanged(); }),
     EditorView.theme({ '&': { height: '100%' }, '.cm-scroller': { overflow: 'auto' } }),
   ],
   parent: $('editor'),
 });
 const getCode = () => editor.state.doc.toString();
-function setCode(code) {
+function setCode(code, example = null) {
   editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: code } });
+  currentExample = example;
+  codeChanged();
 }
+// The picker names the example only while the code is that example's, unedited.
+function codeChanged() {
+  const ex = examples.find((e) => e.name === currentExample);
+  if (examples.length && (!ex || ex.code !== getCode())) currentExample = null;
+  $('examples').value = currentExample || '';
+  store();
+}
+const edited = () => !examples.some((e) => e.code === getCode()) && getCode().trim() !== '' && getCode() !== DEFAULT_CODE;
 
 // ---- output -----------------------------------------------------------------------------------
 const out = $('output');
@@ -63,12 +116,23 @@ function flushOutput() {
   outPending = false;
   if (!outQueue.length) return;
   const stick = out.scrollTop + out.clientHeight >= out.scrollHeight - 4;
-  const frag = document.createDocumentFragment();
-  for (const [text, cls] of outQueue) {
+  let frag = document.createDocumentFragment();
+  const add = (text, cls) => {
     outLen += text.length;
     const last = frag.lastChild || out.lastChild;
     if (last && last.className === cls && frag.lastChild) last.textContent += text;
     else { const s = document.createElement('span'); s.className = cls; s.textContent = text; frag.appendChild(s); }
+  };
+  for (const [text, cls] of outQueue) {
+    // a carriage return (progress bars: tqdm) goes back to the start of the line
+    const [first, ...rest] = text.replace(/\r\n/g, '\n').split('\r');
+    add(first, cls);
+    for (const part of rest) {
+      out.appendChild(frag);
+      frag = document.createDocumentFragment();
+      eraseLine();
+      add(part, cls);
+    }
   }
   outQueue = [];
   out.appendChild(frag);
@@ -87,7 +151,30 @@ function flushOutput() {
   }
   if (stick) out.scrollTop = out.scrollHeight;
 }
+function eraseLine() {  // the output's last line, up to its last newline
+  for (let n = out.lastChild; n; n = out.lastChild) {
+    const t = n.textContent, i = t.lastIndexOf('\n');
+    if (i >= 0) { n.textContent = t.slice(0, i + 1); return; }
+    out.removeChild(n);
+  }
+}
 function clearOutput() { outQueue = []; out.textContent = ''; outLen = 0; }
+
+// A failed run: its traceback in the output shows the user's frames; webtorch's own frames are
+// behind a toggle; the failing line of the editor's code is marked.
+function showError({ line, hidden, full }) {
+  showErrorLine(line);
+  if (!hidden) return;
+  flushOutput();
+  const d = document.createElement('details');
+  d.className = 'full-traceback';
+  const s = document.createElement('summary');
+  s.textContent = `${hidden} frame${hidden === 1 ? '' : 's'} inside webtorch hidden: show the full traceback`;
+  const pre = document.createElement('span');
+  pre.textContent = full;
+  d.append(s, pre);
+  out.appendChild(d);
+}
 
 // ---- status bar -----------------------------------------------------------------------------------
 function setStatus(text, progress) {
@@ -107,11 +194,45 @@ function showDevice(d) {
 }
 
 // ---- plot and graph --------------------------------------------------------------------------------
+// A panel with nothing to show folds to its title bar (class `empty`).
 const plot = new LivePlot($('plot'));
+function plotAdd(series, x, y) { $('plot-panel').classList.remove('empty'); plot.add(series, x, y); }
+function plotClear() { $('plot-panel').classList.add('empty'); plot.clear(); }
 let lastGraph = null;
-function showGraph(g) { lastGraph = g; renderGraph($('graph'), g); $('graph-title').textContent = g.title ? `: ${g.title}` : ''; }
-function clearGraph() { lastGraph = null; $('graph').textContent = 'show_graph(t) draws the autograd graph of t here.'; $('graph-title').textContent = ''; }
+function showGraph(g) {
+  lastGraph = g;
+  $('graph-panel').classList.remove('empty');
+  renderGraph($('graph'), g);
+  $('graph-title').textContent = g.title ? `: ${g.title}` : '';
+}
+function clearGraph() { lastGraph = null; $('graph-panel').classList.add('empty'); $('graph').textContent = ''; $('graph-title').textContent = ''; }
 clearGraph();
+const graphSvg = () => $('graph').querySelector('svg');
+$('zoom-in').addEventListener('click', () => graphSvg()?.zoomBy(1 / 1.4));
+$('zoom-out').addEventListener('click', () => graphSvg()?.zoomBy(1.4));
+$('zoom-fit').addEventListener('click', () => graphSvg()?.fit());
+
+// ---- resizable split and panels ----------------------------------------------------------------
+function dragGutter(gutter, onMove) {
+  gutter.addEventListener('pointerdown', (e) => {
+    e.preventDefault();
+    gutter.setPointerCapture(e.pointerId);
+    const move = (m) => onMove(m);
+    gutter.addEventListener('pointermove', move);
+    gutter.addEventListener('pointerup', () => gutter.removeEventListener('pointermove', move), { once: true });
+  });
+}
+dragGutter($('split'), (e) => {
+  const box = document.querySelector('main').getBoundingClientRect();
+  const w = Math.min(Math.max(e.clientX - box.left, 200), box.width - 200);
+  document.documentElement.style.setProperty('--editor-width', `${w}px`);
+});
+for (const g of document.querySelectorAll('.gutter.row')) {
+  dragGutter(g, (e) => {  // the panel above the gutter takes the height down to the pointer
+    const above = g.previousElementSibling;
+    above.style.flex = `0 0 ${Math.max(e.clientY - above.getBoundingClientRect().top, 28)}px`;
+  });
+}
 
 // ---- files ----------------------------------------------------------------------------------------
 let fileList = [], fileUrls = [];
@@ -171,9 +292,10 @@ document.addEventListener('drop', (e) => {
 const isolated = self.crossOriginIsolated && typeof SharedArrayBuffer === 'function';
 const interrupt = isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;  // SIGINT flag for Stop
 const flow = isolated ? new Int32Array(new SharedArrayBuffer(8)) : null;       // [posted, consumed] output messages
-let worker = null, workerReady = null, current = null, runSeq = 0;
-let readyResolve, readyReject;
+let worker = null, workerReady = null, current = null, runSeq = 0, booted = false, queued = 0;
+let readyResolve, readyReject, warmResolve;
 const ready = new Promise((res, rej) => { readyResolve = res; readyReject = rej; });
+const warm = new Promise((res) => { warmResolve = res; });  // the kernels are built in the background
 
 function startWorker() {
   let resolveBoot, rejectBoot;
@@ -190,7 +312,8 @@ function startWorker() {
       case 'ready': {
         const info = { device, versions: m.versions, libError: m.libError || null };
         $('versions').textContent = `Python ${m.versions.python} · Pyodide ${m.versions.pyodide}` + (m.versions.webtorch ? ` · webtorch ${m.versions.webtorch}` : '');
-        resolveBoot(info); readyResolve(info); setRunning(false); break;
+        booted = true;
+        resolveBoot(info); readyResolve(info); setRunning(!!current); break;
       }
       case 'fatal': setStatus('Python failed to start: ' + m.error.split('\n')[0], 1); appendOutput(m.error + '\n', 'err'); rejectBoot(new Error(m.error)); readyReject(new Error(m.error)); break;
       case 'stdout': case 'stderr': {
@@ -203,9 +326,11 @@ function startWorker() {
         }
         break;
       }
-      case 'plot': plot.add(m.data.series, m.data.x, m.data.y); break;
-      case 'plot_clear': plot.clear(); break;
+      case 'plot': plotAdd(m.data.series, m.data.x, m.data.y); break;
+      case 'plot_clear': plotClear(); break;
       case 'graph': showGraph(m.data); break;
+      case 'error': if (current && m.id === current.id) showError(m.data); break;
+      case 'warm': warmResolve(); break;
       case 'files': showFiles(m.files, m.uploaded); break;
       case 'done': if (current && m.id === current.id) finishRun(m.ok); break;
       default: break;
@@ -217,8 +342,11 @@ function startWorker() {
   w.postMessage({ type: 'init', interrupt, flow });
 }
 
+// Run is disabled until Python is ready; a run asked for before (Ctrl+Enter, the JS API) waits,
+// and the button says so.
 function setRunning(on) {
-  $('run').disabled = false;
+  $('run').disabled = !booted;
+  $('run').textContent = booted ? '▶ Run' : queued ? 'Queued…' : 'Loading…';
   $('stop').disabled = !on;
   document.body.classList.toggle('running', on);
 }
@@ -238,14 +366,16 @@ function finishRun(ok, extra) {
 let chain = Promise.resolve();
 function runCode(code) {
   if (typeof code !== 'string') code = getCode();
+  queued++;
+  setRunning(!!current);
   const p = chain.then(() => runNow(code));
   chain = p.catch(() => {});
   return p;
 }
 
 async function runNow(code) {
-  await workerReady;
-  clearOutput(); plot.clear(); clearGraph();
+  try { await workerReady; } finally { queued--; }
+  clearOutput(); plotClear(); clearGraph(); showErrorLine(null);
   if (interrupt) Atomics.store(interrupt, 0, 0);
   return new Promise((resolve) => {
     current = { id: ++runSeq, stdout: '', stderr: '', resolve, t0: performance.now(), hardTimer: null };
@@ -278,6 +408,7 @@ function hardStop() {
   if (r) r.stderr += msg;
   finishRun(false, 'Stopped (Python restarted)');
   setStatus('Restarting Python…', 0);
+  booted = false;
   startWorker();
 }
 
@@ -287,21 +418,28 @@ async function loadExamples() {
   try {
     const r = await fetch('/api/examples');
     if (!r.ok) throw new Error('HTTP ' + r.status);
-    const list = await r.json();
-    for (const ex of list) {
+    examples = await r.json();
+    for (const ex of examples) {
       const o = document.createElement('option');
-      o.value = ex.name; o.textContent = ex.title; o.dataset.code = ex.code;
+      o.value = ex.name; o.textContent = ex.title;
       sel.appendChild(o);
     }
-    window.webtorchPlayground.examples = list;
-    if (!codeFromHash(location.hash) && list.length) { sel.value = list[0].name; setCode(list[0].code); }
+    window.webtorchPlayground.examples = examples;
+    if (codeFromHash(location.hash) === null && stored.code === undefined && examples.length) setCode(examples[0].code, examples[0].name);
+    else codeChanged();
   } catch (e) {
     const o = document.createElement('option'); o.textContent = 'examples unavailable'; o.disabled = true; sel.appendChild(o);
   }
 }
+// Picking an example asks before it replaces code the user wrote or edited.
 $('examples').addEventListener('change', (e) => {
-  const o = e.target.selectedOptions[0];
-  if (o && o.dataset.code !== undefined) setCode(o.dataset.code);
+  const ex = examples.find((x) => x.name === e.target.value);
+  if (!ex) return;
+  if (ex.code !== getCode() && edited() && !confirm(`Replace your code with the example "${ex.title}"? Your edits will be lost.`)) {
+    e.target.value = currentExample || '';
+    return;
+  }
+  setCode(ex.code, ex.name);
 });
 
 function makeShareUrl() {
@@ -321,6 +459,7 @@ $('clear').addEventListener('click', () => clearOutput());
 
 window.webtorchPlayground = {
   ready,
+  warm,
   run: (code) => runCode(code),
   stop,
   getCode,

@@ -64,10 +64,7 @@ export function renderGraph(container, graph) {
     return;
   }
   const g = layout(graph);
-  // Fit the panel when that keeps the labels readable (scale >= 0.6); else scroll.
-  const fit = Math.min(1, (container.clientWidth - 12) / g.width, (container.clientHeight - 12) / g.height);
-  const scale = Math.max(0.6, Number.isFinite(fit) && fit > 0 ? fit : 1);
-  const svg = el('svg', { viewBox: `0 0 ${g.width} ${g.height}`, width: g.width * scale, height: g.height * scale, class: 'graph-svg', role: 'img' });
+  const svg = el('svg', { width: '100%', height: '100%', class: 'graph-svg', role: 'img', preserveAspectRatio: 'xMidYMid meet' });
   el('title', {}, svg).textContent = graph.title || 'autograd graph';
   const defs = el('defs', {}, svg);
   const marker = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, defs);
@@ -88,6 +85,37 @@ export function renderGraph(container, graph) {
     }
   }
   container.appendChild(svg);
-  // a graph wider than the panel scrolls; start at its right end, where the output tensor is
-  container.scrollLeft = container.scrollWidth;
+  panZoom(svg, g.width, g.height);
+}
+
+// The whole graph fits the panel (the SVG scales it); the wheel zooms about the pointer, a drag
+// pans, a double click fits again.  `svg.zoomBy(f)` and `svg.fit()` serve the panel's buttons.
+function panZoom(svg, width, height) {
+  let view;
+  const show = () => svg.setAttribute('viewBox', view.join(' '));
+  svg.fit = () => { view = [0, 0, width, height]; show(); };
+  svg.zoomBy = (f, cx = view[0] + view[2] / 2, cy = view[1] + view[3] / 2) => {
+    const w = Math.min(Math.max(view[2] * f, 40), width * 4), k = w / view[2];
+    view = [cx - (cx - view[0]) * k, cy - (cy - view[1]) * k, w, view[3] * k];
+    show();
+  };
+  const toGraph = (e) => {  // a pointer position in graph units
+    const p = new DOMPoint(e.clientX, e.clientY).matrixTransform(svg.getScreenCTM().inverse());
+    return [p.x, p.y];
+  };
+  svg.addEventListener('wheel', (e) => { e.preventDefault(); svg.zoomBy(e.deltaY > 0 ? 1.2 : 1 / 1.2, ...toGraph(e)); }, { passive: false });
+  svg.addEventListener('dblclick', () => svg.fit());
+  svg.addEventListener('pointerdown', (e) => {
+    let [x0, y0] = toGraph(e);
+    svg.setPointerCapture(e.pointerId);
+    const move = (m) => {
+      const [x, y] = toGraph(m);
+      view[0] -= x - x0; view[1] -= y - y0;
+      show();
+      [x0, y0] = toGraph(m);
+    };
+    svg.addEventListener('pointermove', move);
+    svg.addEventListener('pointerup', () => svg.removeEventListener('pointermove', move), { once: true });
+  });
+  svg.fit();
 }

@@ -11,6 +11,7 @@ Messages go to the page as JSON strings through the JS module `webtorch_playgrou
 registered by the worker, so no JS proxy outlives a call.
 """
 import json
+import os
 import sys
 import traceback
 
@@ -124,14 +125,44 @@ def _user_namespace():
     return ns
 
 
+def _is_internal(filename):
+    """A frame of webtorch (or of the libraries it runs on), not of the user's code."""
+    lib = sys.modules.get("webtorch")
+    root = os.path.dirname(lib.__file__) + os.sep if lib is not None and lib.__file__ else None
+    return root is not None and filename.startswith(root)
+
+
+def _trim(te, e, hide):
+    """Drop the frames of TracebackException `te` (of `e`) before the user's code and those
+    whose file name `hide`s, and so in its chained exceptions; returns how many `hide` hid."""
+    stack = list(te.stack)
+    user = [i for i, f in enumerate(stack) if f.filename == "<playground>"]
+    if user:
+        stack = stack[user[0]:]
+    elif isinstance(e, SyntaxError):  # raised compiling the user's code: no frame is theirs
+        stack = []
+    kept = [f for f in stack if not hide(f.filename)]
+    te.stack = traceback.StackSummary.from_list(kept)
+    hidden = len(stack) - len(kept)
+    for chained, cause in ((te.__cause__, e.__cause__), (te.__context__, e.__context__)):
+        if chained is not None:
+            hidden += _trim(chained, cause, hide)
+    return hidden
+
+
 def _print_exception(e):
-    """Print a traceback that starts at the user's code (drops this module's frames)."""
-    tb = e.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != "<playground>":
-        tb = tb.tb_next
-    if isinstance(e, SyntaxError) or tb is None:
-        tb = None if isinstance(e, SyntaxError) else e.__traceback__
-    sys.stderr.write("".join(traceback.format_exception(type(e), e, tb)))
+    """Print the traceback as a PyTorch user sees it: the user's frames, without this module's
+    or webtorch's own.  The page gets the full one (behind a toggle) and the failing line."""
+    full, te = (traceback.TracebackException(type(e), e, e.__traceback__) for _ in range(2))
+    _trim(full, e, lambda name: False)
+    hidden = _trim(te, e, _is_internal)
+    sys.stderr.write("".join(te.format()))
+    sys.stderr.flush()
+    line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) and e.filename == "<playground>" else None
+    for f in te.stack:
+        if f.filename == "<playground>":
+            line = f.lineno
+    _post("error", {"line": line, "hidden": hidden, "full": "".join(full.format())})
 
 
 async def run_user_code(code):

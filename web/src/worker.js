@@ -9,7 +9,8 @@
 //                 {type: 'device', device}            {kind: 'webgpu'|'cpu', label, reason, info}
 //                 {type: 'ready', versions}
 //                 {type: 'stdout'|'stderr', id, text}
-//                 {type: 'graph'|'plot'|'plot_clear', id, data}
+//                 {type: 'graph'|'plot'|'plot_clear'|'error', id, data}   error: {line, hidden, full}
+//                 {type: 'warm', kernels}             the recorded kernels are built
 //                 {type: 'files', files: [{name, size, data: ArrayBuffer | null}], uploaded}
 //                                                     the working directory, after boot, each
 //                                                     run and each upload
@@ -136,7 +137,152 @@ async function probeGPU() {
   return gpuInfo;
 }
 
+// ---- kernels: built once, kept across runs, warmed in the background on the next visit -------
+// The driver builds each WGSL kernel with createShaderModule + createComputePipeline (layout
+// 'auto').  Both are answered from caches here; each kernel's (code, entry point) is recorded in
+// Cache Storage, and after boot the recorded kernels are built with
+// createComputePipelineAsync, off this thread, so a later first run finds them ready.
+const KERNELS_URL = '/webtorch-kernels.json';  // a key in Cache Storage, never fetched
+const MAX_KERNELS = 400;
+const modules = new Map(), moduleCode = new WeakMap(), pipelines = new Map();
+let recorded = [], compiling = 0, recordTimer = 0;
+
+function cacheKernels(device) {
+  const createShaderModule = device.createShaderModule.bind(device);
+  const createComputePipeline = device.createComputePipeline.bind(device);
+  const module = (code) => {
+    let m = modules.get(code);
+    if (!m) {
+      m = createShaderModule({ code });
+      modules.set(code, m);
+      moduleCode.set(m, code);
+    }
+    return m;
+  };
+  device.createShaderModule = (desc) => (Object.keys(desc).length === 1 ? module(desc.code) : createShaderModule(desc));
+  device.createComputePipeline = (desc) => {
+    const code = moduleCode.get(desc.compute.module), entry = desc.compute.entryPoint || 'main';
+    if (desc.layout !== 'auto' || code === undefined) return createComputePipeline(desc);
+    const key = entry + '\n' + code;
+    let p = pipelines.get(key);
+    if (!p) {
+      if (currentRun !== null) status(`Running… (compiling kernel ${++compiling})`, 1);
+      p = createComputePipeline(desc);
+      pipelines.set(key, p);
+      record(code, entry);
+    }
+    return p;
+  };
+  return module;
+}
+
+function record(code, entry) {
+  recorded.push([code, entry]);
+  clearTimeout(recordTimer);
+  recordTimer = setTimeout(async () => {
+    try {
+      const c = await caches.open('webtorch');
+      await c.put(KERNELS_URL, new Response(JSON.stringify(recorded.slice(-MAX_KERNELS))));
+    } catch (e) { /* no Cache Storage (an opaque origin): nothing is kept */ }
+  }, 1000);
+}
+
+async function warmKernels(device, module) {
+  try {
+    const r = await (await caches.open('webtorch')).match(KERNELS_URL);
+    recorded = r ? await r.json() : [];
+  } catch (e) { recorded = []; }
+  await Promise.all(recorded.map(async ([code, entry]) => {
+    const key = entry + '\n' + code;
+    if (pipelines.has(key)) return;
+    try {
+      const p = await device.createComputePipelineAsync({ layout: 'auto', compute: { module: module(code), entryPoint: entry } });
+      if (!pipelines.has(key)) pipelines.set(key, p);
+    } catch (e) { /* a stale kernel that no longer compiles: it is rebuilt when used */ }
+  }));
+  return recorded.length;
+}
+
 // ---- boot -----------------------------------------------------------------------------------
+// Boot stages and the share of the progress bar each ends at.  Downloading is measured in bytes
+// (the runtime, the standard library and the wheels, fetched here first with progress; Pyodide's
+// own fetches of the same URLs then come from the HTTP cache).
+const DOWNLOADED = 0.5, STARTED = 0.8, LOADED = 0.9;
+const MB = (n) => (n / 1e6).toFixed(1);
+
+async function download(urls) {
+  const responses = await Promise.all(urls.map(async (url) => {
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    return r;
+  }));
+  const total = responses.reduce((n, r) => n + (+r.headers.get('content-length') || 0), 0);
+  let got = 0, shown = 0;
+  await Promise.all(responses.map(async (r) => {
+    const reader = r.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      got += value.length;
+      if (got - shown > total / 50 || got === total) {
+        shown = got;
+        status(`Downloading Python and webtorch: ${MB(got)} of ${MB(total)} MB`, DOWNLOADED * Math.min(1, got / total));
+      }
+    }
+  }));
+}
+
+// Python, then webtorch.  A first visit starts Python and keeps a memory snapshot of it, just
+// started, in Cache Storage; a later visit restores that snapshot instead of starting Python
+// (Pyodide's `_makeSnapshot`/`_loadSnapshot`).  The snapshot is taken before any package is
+// loaded (loading leaves JS references a snapshot cannot hold), so each visit then loads the
+// wheels and imports webtorch.
+const IMPORT_WEBTORCH = `
+import webtorch
+if not hasattr(webtorch, "tensor"):
+    raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
+from webtorch import _torch_alias
+_torch_alias.install()  # "import torch" in the page is webtorch: Pyodide has no other torch
+try:
+    import tqdm
+    tqdm.tqdm.monitor_interval = 0  # its monitor is a thread, and the page has no threads
+except ImportError:
+    pass
+`;
+
+async function startPython(loadPyodide, wheel, wheels) {
+  const key = `/webtorch-snapshot/${encodeURIComponent(PYODIDE_URL)}`;
+  // Cache Storage exists only in a secure context (https, localhost)
+  const cache = self.caches ? await caches.open('webtorch').catch(() => null) : null;
+  const saved = cache && await cache.match(key).catch(() => null);
+  let py = null;
+  if (saved) {
+    try {
+      py = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _loadSnapshot: saved.arrayBuffer() });
+    } catch (e) {
+      cache.delete(key);  // from another build of Pyodide: start afresh
+    }
+  }
+  if (!py) {
+    py = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _makeSnapshot: !!cache });
+    if (cache) {
+      try { await cache.put(key, new Response(py.makeMemorySnapshot())); } catch (e) { /* no room: start afresh next time */ }
+    }
+  }
+  status('Loading webtorch…', STARTED);
+  try {
+    if (!wheel.url) throw new Error(wheel.error || wheel.detail);
+    let error = null;
+    await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => { error = m; } });
+    if (error) return [py, error];
+    status('Importing webtorch…', LOADED);
+    await py.runPythonAsync(IMPORT_WEBTORCH);
+  } catch (e) {
+    return [py, String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0]];
+  }
+  return [py, null];
+}
+
 async function fetchBytes(url) {
   const r = await fetch(url);
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
@@ -146,17 +292,26 @@ async function fetchBytes(url) {
 async function boot(interrupt, flowBuffer) {
   interruptFlag = interrupt || null;
   flow = flowBuffer || null;
-  status('Loading Python (Pyodide)…', 0.05);
+  status('Downloading Python and webtorch…', 0);
   const gpuPromise = probeGPU();
-  const { loadPyodide } = await import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs');
-  pyodide = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false });
+  const wheelInfo = fetch('/api/wheel').then((r) => (r.ok ? r.json() : { error: `/api/wheel: HTTP ${r.status}` }));
+  const wheel = await wheelInfo;
+  const wheels = wheel.url ? [wheel.url, ...(wheel.vendor || [])] : [];
+  const [{ loadPyodide }] = await Promise.all([
+    import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs'),
+    download(['pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'].map((f) => PYODIDE_URL + f).concat(wheels)),
+  ]);
+  status('Starting Python…', DOWNLOADED);
+  let libError;
+  [pyodide, libError] = await startPython(loadPyodide, wheel, wheels);
   pyodide.setStdout(stream('stdout'));
   pyodide.setStderr(stream('stderr'));
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
-  status('Python ready; probing WebGPU…', 0.45);
+  status('Connecting WebGPU…', LOADED);
 
   const gpu = await gpuPromise;
   const { adapter, device, ...shown } = gpu;
+  const kernelModule = gpu.kind === 'webgpu' ? cacheKernels(device) : null;
   const hostInfo = { ...shown, info: shown.info || null };
   post({ type: 'device', device: hostInfo });
   // `webtorch_gpu_host`: what py/webtorch/backends/webgpu/drivers/browser.py uses.
@@ -221,7 +376,6 @@ from webtorch_playground import run_user_code as __wt_run
 `);
 
   // The 8x8 digits data set, for the training example.
-  status('Fetching data…', 0.55);
   try {
     pyodide.FS.mkdirTree('/data');
     pyodide.FS.writeFile('/data/digits.bin', await fetchBytes('/data/digits.bin'));
@@ -229,32 +383,17 @@ from webtorch_playground import run_user_code as __wt_run
     post({ type: 'stderr', id: null, text: `[playground] digits data unavailable: ${e}\n` });
   }
 
-  // The webtorch wheel, from the server.
-  status('Loading webtorch…', 0.65);
   const versions = { python: pyodide.runPython('import sys; sys.version.split()[0]'), pyodide: pyodide.version, webtorch: null };
-  let libError = null;
-  try {
-    const r = await fetch('/api/wheel');
-    if (!r.ok) throw new Error(`/api/wheel: HTTP ${r.status}`);
-    const { url } = await r.json();
-    await pyodide.loadPackage(url, { messageCallback: () => {}, errorCallback: (m) => { libError = m; } });
-    status('Importing webtorch…', 0.85);
-    const ver = await pyodide.runPythonAsync(`
-import webtorch
-if not hasattr(webtorch, "tensor"):
-    raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
-from webtorch import _torch_alias
-_torch_alias.install()  # "import torch" in the page is webtorch: Pyodide has no other torch
-getattr(webtorch, "__version__", "?")
-`);
-    versions.webtorch = String(ver);
-  } catch (e) {
-    libError = String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0];
-  }
+  if (!libError) versions.webtorch = pyodide.runPython('import webtorch; getattr(webtorch, "__version__", "?")');
   enterWorkdir();
   postFiles();
   status(libError ? `Ready (webtorch not loaded: ${libError})` : 'Ready', 1);
   post({ type: 'ready', versions, libError });
+  // not awaited: runs go ahead while the kernels build
+  (kernelModule && !libError ? warmKernels(device, kernelModule) : Promise.resolve(0)).then((warmed) => {
+    if (warmed && currentRun === null) status(`Ready (${warmed} kernels built in the background)`, 1);
+    post({ type: 'warm', kernels: warmed });
+  });
 }
 
 // ---- files: uploads into the working directory, and what is there for download ---------------
@@ -294,6 +433,7 @@ function upload(files) {
 // ---- run --------------------------------------------------------------------------------------
 async function run(id, code) {
   currentRun = id;
+  compiling = 0;
   let ok = false;
   try {
     enterWorkdir();

@@ -315,7 +315,11 @@ class PureBackend(Backend):
         return vals
 
     def to_numpy(self, view):
-        import numpy as np
+        try:
+            import numpy as np
+        except ModuleNotFoundError:  # Pyodide's page: the one clear error for every numpy-needing call
+            raise ModuleNotFoundError("numpy is not installed here (the playground's Python has no numpy): use "
+                                      "tensor.tolist() or tensor.item() for the values", name="numpy") from None
         return np.array(self.to_flat(view), dtype=view.dtype).reshape(view.shape)
 
     # ---- compute ----------------------------------------------------------------------
