@@ -12,6 +12,7 @@ import runpy
 import sys
 
 import webtorch
+
 from . import _torch_alias
 
 USAGE = "usage: python -m webtorch [--device {cpu,webgpu}] SCRIPT.py [ARGS...]"
