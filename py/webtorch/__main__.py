@@ -15,6 +15,7 @@ import sys
 import traceback
 
 import webtorch
+
 from . import _torch_alias
 
 LIBRARY = os.path.dirname(os.path.abspath(webtorch.__file__)) + os.sep

@@ -10,8 +10,7 @@ import struct
 import sys
 
 from . import _dtype
-from ._device import as_device
-from ._device import device as _device_cls
+from ._device import as_device, device as _device_cls
 from ._tensor import Tensor
 from .backends.base import Strided
 from .ops import _prims

@@ -9,13 +9,12 @@ import operator
 import sys
 
 import webtorch
+
 from . import _dtype, fx, linalg, nn, special
 from ._device import device
 from ._tensor import Tensor
 from .nn import Parameter
-from .serialization import CheckpointError, UnpicklingError, _source_name
-from .serialization import load as _load
-from .serialization import save as _save
+from .serialization import CheckpointError, UnpicklingError, _source_name, load as _load, save as _save
 
 _FORMAT = "webtorch.fx graph 1"
 

@@ -4,10 +4,9 @@ Each is a constructor (`torch.FloatTensor([1, 2])` from data, `torch.FloatTensor
 and a type for isinstance: `isinstance(torch.randn(2), torch.FloatTensor)` is True, as in PyTorch,
 for a cpu tensor of that dtype. `x.type(torch.LongTensor)` casts to its dtype.
 """
-from . import _dtype
+from . import _dtype, _late
 from ._device import as_device
-from ._tensor import Tensor, Size
-from . import _late
+from ._tensor import Size, Tensor
 
 
 class _TensorType(type):

@@ -52,7 +52,8 @@ def draw_numpy(n, kind, seed, offset):
     for _ in range(10):
         p0 = u64(M0) * c0
         p1 = u64(M1) * c2
-        c0, c1, c2, c3 = ((p1 >> u64(32)) ^ c1 ^ u64(k0)), p1 & u64(MASK), ((p0 >> u64(32)) ^ c3 ^ u64(k1)), p0 & u64(MASK)
+        c0, c1, c2, c3 = (((p1 >> u64(32)) ^ c1 ^ u64(k0)), p1 & u64(MASK),
+                          ((p0 >> u64(32)) ^ c3 ^ u64(k1)), p0 & u64(MASK))
         k0 = (k0 + W0) & MASK
         k1 = (k1 + W1) & MASK
     if kind == "uniform":

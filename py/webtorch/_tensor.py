@@ -8,15 +8,12 @@ import weakref
 
 from . import _dtype, _late
 from ._device import backend_for
-from .autograd import grad_mode
-from .autograd import function as _function
+from ._geometry import is_contiguous, numel as _numel
+from ._layout import strided
+from ._tensor_str import tensor_repr
+from .autograd import backward, function as _function, grad_mode
 from .autograd.graph import AccumulateGrad, _DictHandle, _RemovableHandle
 from .backends.base import Strided
-from ._layout import strided
-from ._geometry import numel as _numel, is_contiguous
-from .autograd import backward
-from ._tensor_str import tensor_repr
-
 
 _NON_LEAF_GRAD_MSG = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -300,7 +297,8 @@ class Tensor:
     def grad(self, value):
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
             if value.device != self.device:
                 raise RuntimeError("assigned grad has data located on a different device")
             if value.dtype != self.dtype:
@@ -322,7 +320,8 @@ class Tensor:
 
     @data.setter
     def data(self, value):
-        self._storage, self._shape, self._stride, self._offset = value._storage, value._shape, value._stride, value._offset
+        self._storage, self._shape, self._stride, self._offset = (value._storage, value._shape, value._stride,
+                                                                  value._offset)
 
     @property
     def output_nr(self):

@@ -40,14 +40,15 @@ import inspect
 import operator
 
 import webtorch
+
 from ._tensor import Tensor
 
 __all__ = ["Graph", "Node", "GraphModule", "Interpreter", "Tracer", "TensorMeta", "Sym"]
 
-from .overrides import _tracing as _active  # the Tracer recording now (torch_function looks there)
-from .nn import Module
 from .autograd import grad_mode
+from .nn import Module
 from .ops.shape import clone
+from .overrides import _tracing as _active  # the Tracer recording now (torch_function looks there)
 
 
 class TensorMeta:
@@ -396,7 +397,8 @@ class Tracer:
                 self._env[k], self._keep[k] = prev, kept
 
     def _record(self, public, args, kwargs, out):
-        to_node = (lambda x: self.node_of(x) if isinstance(x, Tensor) else x)
+        def to_node(x):
+            return self.node_of(x) if isinstance(x, Tensor) else x
         a, kw = map_aggregate(args, to_node), map_aggregate(kwargs, to_node)
         writes = mutates(public) and args and isinstance(args[0], Tensor)
         if writes and a[0].op == "get_attr":  # a constant is never written: the write goes to a copy
@@ -523,7 +525,7 @@ class GraphModule(_module_base()):
         self.graph = graph
         self._inputs = dict(inputs)
         self._dims = dict(dims or {})
-        for name, (kind, target) in self._inputs.items():
+        for kind, target in self._inputs.values():
             if kind in ("parameter", "buffer", "constant"):
                 _set_path(self, target, tensors[target], kind)
         for name, t in graph.constants.items():

@@ -11,9 +11,9 @@ checks the whole file before a module is built (a bad one raises serialization.C
 import warnings
 
 from . import fx
-from ._tensor import Tensor
-from .export import _export, Dim
 from ._graph_file import TracedModule, load, save  # noqa: F401 (torch.jit's names)
+from ._tensor import Tensor
+from .export import Dim, _export
 
 __all__ = ["trace", "script", "ignore", "unused", "export", "is_scripting", "is_tracing", "annotate", "save",
            "load", "freeze", "optimize_for_inference", "ScriptModule", "TracedModule", "Final", "TracerWarning"]

@@ -1,7 +1,7 @@
 """torch.linalg: the linear-algebra namespace. Its ops are defined once in ops/linalg.py; this
 module gives them PyTorch's linalg signatures where those differ."""
-from .ops.linalg import matmul, cross as _cross  # noqa: F401
 from .ops._common import write_out
+from .ops.linalg import cross as _cross, matmul  # noqa: F401
 from .ops.reduction import norm as _norm
 from .overrides import torch_function
 

@@ -12,7 +12,7 @@ import inspect
 from . import __version__, fx
 from ._onnx_ops import _convert, _exportable
 from ._onnx_proto import OnnxExporterError, _Builder, _f_bytes, _f_int, _value_info
-from .export import _export, Dim
+from .export import Dim, _export
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "TrainingMode"]
 

@@ -1,7 +1,7 @@
 """torch.overrides: the `__torch_function__` protocol (the seed's interception hook)."""
 import functools
 
-from ._tensor import Tensor, _tf_state, _DisableTorchFunction
+from ._tensor import Tensor, _DisableTorchFunction, _tf_state
 
 
 def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):

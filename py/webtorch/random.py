@@ -29,8 +29,8 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        return _late.creation.tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32],
-                      dtype=_dtype.int64)
+        return _late.creation.tensor([self._seed & 0xFFFFFFFF, self._seed >> 32,
+                                      self._offset & 0xFFFFFFFF, self._offset >> 32], dtype=_dtype.int64)
 
     def set_state(self, state):
         a, b, c, d = state.tolist()

@@ -62,15 +62,34 @@ import zipfile
 from collections import Counter, OrderedDict
 
 import webtorch
+
 from . import _dtype
-from ._checkpoint_io import (CheckpointError, UnpicklingError, _INT64_MAX, _ITEM, _bad, _cpu_storage, _make_tensor,
-                             _placed, _source, _storage_bytes, _write_out)
-from ._checkpoint_io import MAX_VIEW_NUMEL, _source_name  # noqa: F401 (named from here: tests, jit.py)
+from ._checkpoint_io import (  # noqa: F401 (named from here: tests, jit.py)
+    _INT64_MAX,
+    _ITEM,
+    MAX_VIEW_NUMEL,
+    CheckpointError,
+    UnpicklingError,
+    _bad,
+    _cpu_storage,
+    _make_tensor,
+    _placed,
+    _source,
+    _source_name,
+    _storage_bytes,
+    _write_out,
+)
 from ._device import as_device, device as _device_cls
 from ._safetensors import _load_safetensors, load_safetensors, save_safetensors
-from ._tensor import Tensor, Size, Storage
-from ._weights_only_unpickler import (_Unpickler, _py3_name, add_safe_globals, clear_safe_globals, get_safe_globals,
-                                      safe_globals)
+from ._tensor import Size, Storage, Tensor
+from ._weights_only_unpickler import (
+    _py3_name,
+    _Unpickler,
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
 from .nn.parameter import Parameter
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "CheckpointError", "UnpicklingError",

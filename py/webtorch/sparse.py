@@ -12,13 +12,13 @@ webtorch ops on its indices and values, so every device runs it and autograd dif
 import math
 
 from . import _dtype
-from .ops._creation import tensor as _tensor, zeros as _zeros
-from ._layout import sparse_coo
-from ._tensor import Tensor, Size
 from ._geometry import contiguous_strides
+from ._layout import sparse_coo
+from ._tensor import Size, Tensor
+from ._tensor_str import PRINT_OPTS, tensor_repr
 from .autograd import grad_mode
 from .ops._common import composite_node
-from ._tensor_str import tensor_repr, PRINT_OPTS
+from .ops._creation import tensor as _tensor, zeros as _zeros
 
 __all__ = ["mm", "sum", "addmm"]
 

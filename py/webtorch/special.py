@@ -2,7 +2,18 @@
 ops/pointwise.py, under PyTorch's special names (`expit` is sigmoid; `special_<name>`, declared for
 torch.special only, is `<name>` here)."""
 from .ops import pointwise as _pointwise
-from .ops.pointwise import erf, erfc, erfinv, exp2, expm1, i0, log1p, logit, sinc, xlogy  # noqa: F401
-from .ops.pointwise import sigmoid as expit  # noqa: F401
+from .ops.pointwise import (  # noqa: F401
+    erf,
+    erfc,
+    erfinv,
+    exp2,
+    expm1,
+    i0,
+    log1p,
+    logit,
+    sigmoid as expit,  # noqa: F401
+    sinc,
+    xlogy,
+)
 
 globals().update({n[8:]: f for n, f in vars(_pointwise).items() if n.startswith("special_")})

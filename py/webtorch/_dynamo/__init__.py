@@ -1,10 +1,18 @@
 """torch._dynamo: torch.compile's front end (see eval_frame.py): config, exc, explain, reset, mark_dynamic, the
 decorators and switches of decorators.py."""
 from . import config, eval_frame, exc, utils
+from .decorators import (
+    allow_in_graph,
+    assume_constant_result,
+    disallow_in_graph,
+    graph_break,
+    optimize,
+    run,
+    set_stance,
+    substitute_in_graph,
+)
 from .eval_frame import OptimizedModule, disable, reset
 from .explain import ExplainOutput, explain
-from .decorators import (graph_break, set_stance, run, optimize, allow_in_graph, disallow_in_graph,
-                         assume_constant_result, substitute_in_graph)
 
 __all__ = ["config", "exc", "utils", "OptimizedModule", "ExplainOutput", "explain", "disable", "reset",
            "mark_dynamic", "mark_static", "maybe_mark_dynamic", "list_backends", "is_compiling", "graph_break",

@@ -24,18 +24,28 @@ import logging
 import weakref
 
 from .. import autograd, fx
-from ..autograd import grad_mode
 from .._tensor import Tensor
+from ..autograd import grad_mode
 from ..backends import webgpu
 from ..backends.webgpu import capture
-from . import aot, config, guards, resume
-from .tracing import (_REASONS, GraphCompileReason, _StepTracer, _named_tensors, _ops, _reached, _split,
-                      _trainable, _user_frame, _user_stack)
-from .exc import FailOnRecompileLimitHit, InvalidBackend, RecompileError, Unsupported
-from .utils import counters
 from ..nn import Module
 from ..nn.modules.module import _COMPILE as _module_compile
 from ..optim import Optimizer
+from . import aot, config, guards, resume
+from .exc import FailOnRecompileLimitHit, InvalidBackend, RecompileError, Unsupported
+from .tracing import (
+    _REASONS,
+    GraphCompileReason,
+    _named_tensors,
+    _ops,
+    _reached,
+    _split,
+    _StepTracer,
+    _trainable,
+    _user_frame,
+    _user_stack,
+)
+from .utils import counters
 
 log = logging.getLogger(__name__.rsplit(".", 1)[0] + ".convert_frame")
 
@@ -575,7 +585,7 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
     elif inspect.isfunction(fn):
         code_fn, root = fn, None
     else:  # a callable object
-        code_fn, root = getattr(type(fn), "__call__", None), fn
+        code_fn, root = type(fn).__call__, fn
     state = CompiledFunction(model, code_fn, root, fullgraph, recompile_limit, dynamic=dynamic)
 
     @functools.wraps(model)

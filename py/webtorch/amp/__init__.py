@@ -1,8 +1,14 @@
 """webtorch.amp: autocast and GradScaler (mixed precision), as torch.amp."""
 import importlib
 
-from .autocast_mode import (autocast, custom_bwd, custom_fwd, get_autocast_dtype, is_autocast_available,
-                            is_autocast_enabled)
+from .autocast_mode import (
+    autocast,
+    custom_bwd,
+    custom_fwd,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_enabled,
+)
 
 
 def __getattr__(name):

@@ -11,8 +11,8 @@ import functools
 import warnings
 
 from .. import _dtype
-from ..backends import webgpu
 from .._tensor import Tensor
+from ..backends import webgpu
 
 STATE = {}          # device type -> the low-precision dtype in force (absent: autocast off)
 _warned = set()

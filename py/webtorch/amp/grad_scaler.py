@@ -10,9 +10,9 @@ from collections import defaultdict
 from enum import Enum
 
 from .. import _dtype
-from ..backends import webgpu
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..backends import webgpu
 from ..ops.shape import stack
 
 
@@ -35,7 +35,8 @@ class GradScaler:
         self._enabled = enabled
         if device == "webgpu" and enabled:
             if not webgpu.is_available():
-                warnings.warn("webtorch.amp.GradScaler is enabled, but WebGPU is not available. Disabling.")
+                warnings.warn("webtorch.amp.GradScaler is enabled, but WebGPU is not available. Disabling.",
+                              stacklevel=1)
                 self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:

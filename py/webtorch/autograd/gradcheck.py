@@ -2,8 +2,8 @@
 import warnings
 
 from .. import _late
-from ._api import grad as autograd_grad
 from ..random import Generator
+from ._api import grad as autograd_grad
 
 
 class GradcheckError(RuntimeError):
@@ -28,16 +28,18 @@ def _numerical_jacobian(fn, inputs, i, eps):
     cols = []
     flat = x.detach().reshape(-1)
     base = flat.tolist()
+
+    def at(j, v):
+        vals = list(base)
+        vals[j] = v
+        xi = flat.new_tensor(vals).reshape(x.shape).requires_grad_(x.requires_grad)
+        args = list(inputs)
+        args[i] = xi
+        return [o.detach().reshape(-1).tolist() for o in _flat_outputs(fn, args)]
+
     for j in range(len(base)):
-        def at(v):
-            vals = list(base)
-            vals[j] = v
-            xi = flat.new_tensor(vals).reshape(x.shape).requires_grad_(x.requires_grad)
-            args = list(inputs)
-            args[i] = xi
-            return [o.detach().reshape(-1).tolist() for o in _flat_outputs(fn, args)]
-        hi, lo = at(base[j] + eps), at(base[j] - eps)
-        cols.append([[(a - b) / (2 * eps) for a, b in zip(h, l)] for h, l in zip(hi, lo)])
+        hi, lo = at(j, base[j] + eps), at(j, base[j] - eps)
+        cols.append([[(a - b) / (2 * eps) for a, b in zip(up, down)] for up, down in zip(hi, lo)])
     return cols  # cols[j][out_k][m]
 
 
@@ -69,7 +71,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     for k, x in enumerate(inputs):
         if isinstance(x, Tensor) and x.requires_grad and x.dtype.name != "float64":
             warnings.warn(f"Input #{k} requires gradient and is not a double precision floating point. "
-                          "This check will likely fail if all the inputs are not of double precision floating point.")
+                          "This check will likely fail if all the inputs are not of double precision floating point.",
+                          stacklevel=1)
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x.requires_grad):
             continue

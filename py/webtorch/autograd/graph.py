@@ -10,9 +10,9 @@ import re
 import sys
 import weakref
 
-from . import grad_mode
 from .. import _late
 from .._dtype import TENSOR_TYPES
+from . import grad_mode
 
 _seq = itertools.count()
 

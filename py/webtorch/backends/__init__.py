@@ -2,4 +2,4 @@
 `torch.backends.{cudnn,cuda,mps}` flags, which code sets at the top of a file
 (`torch.backends.cudnn.benchmark = True`): settable, with no effect here (webtorch has no
 CUDA, cuDNN or MPS), and the `is_available()` answers are False."""
-from . import cudnn, cuda, mps  # noqa: F401
+from . import cuda, cudnn, mps  # noqa: F401

@@ -1,6 +1,6 @@
 """torch.compiler: torch.compile's public switches (reset, disable, set_stance, is_compiling, ...) and config."""
-from .._dynamo import eval_frame as _ef
 from .. import _dynamo
+from .._dynamo import eval_frame as _ef
 from .._dynamo.decorators import substitute_in_graph
 from . import config
 

@@ -2,8 +2,7 @@
 runs on "webgpu". Each warns as PyTorch 2.x does (FutureWarning, PyTorch's text)."""
 import warnings
 
-from .. import amp as _amp
-from .. import _dtype
+from .. import _dtype, amp as _amp
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 

@@ -5,8 +5,8 @@ DataParallel behaves as PyTorch's does when it finds no CUDA device: it wraps th
 calls the module on the device the module and inputs are on. DistributedDataParallel raises,
 saying how to graduate the model to PyTorch's distributed stack.
 """
-from .modules.module import Module
 from ..distributed import NO_BACKEND_MSG
+from .modules.module import Module
 
 
 class DataParallel(Module):

@@ -1,8 +1,8 @@
 """nn.Parameter and nn.Buffer: tensors that a Module registers as its state."""
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..overrides import _disabled_torch_function_impl
 from ..ops._creation import empty
+from ..overrides import _disabled_torch_function_impl
 
 
 class Parameter(Tensor):

@@ -1,7 +1,7 @@
 """Every op, defined once. `registry` holds webtorch's public functions and Tensor's methods (the
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
-from . import registry, pointwise, reduction, shape, indexing, linalg, activation
+from . import activation, indexing, linalg, pointwise, reduction, registry, shape
 
 # webtorch.<name>: every public function the ops modules declared (`register`), and nothing else
 __all__ = sorted(registry.FUNCTIONS)
@@ -19,7 +19,7 @@ def _invert(self):
 
 
 def bind_methods(Tensor, creation):
-    p, s, i, l, c = pointwise, shape, indexing, linalg, creation
+    p, s, i, la, c = pointwise, shape, indexing, linalg, creation
     for n in ("to cpu cuda webgpu double half long short byte char bfloat16 type_as new_tensor new_zeros new_ones "
               "new_full new_empty uniform_ normal_ bernoulli_ random_ exponential_ bernoulli").split():
         registry.register_method(getattr(c, n), n)  # creation's methods (ops/_creation.py)
@@ -39,7 +39,7 @@ def bind_methods(Tensor, creation):
     Tensor.__setitem__ = i.setitem
     ops = {
         "add": p.add, "sub": p.sub, "mul": p.mul, "truediv": p.div, "floordiv": p.floor_divide,
-        "mod": p.remainder, "pow": p.pow, "matmul": l.matmul, "and": p.bitwise_and, "or": p.bitwise_or,
+        "mod": p.remainder, "pow": p.pow, "matmul": la.matmul, "and": p.bitwise_and, "or": p.bitwise_or,
         "xor": p.bitwise_xor, "lshift": p.bitwise_left_shift, "rshift": p.bitwise_right_shift,
     }
     for n, f in ops.items():
@@ -55,7 +55,7 @@ def bind_methods(Tensor, creation):
                "rshift": M["bitwise_right_shift_"]}
     for n, f in inplace.items():
         setattr(Tensor, f"__i{n}__", f)
-    Tensor.__imatmul__ = lambda self, other: self.copy_(l.matmul(self, other))
+    Tensor.__imatmul__ = lambda self, other: self.copy_(la.matmul(self, other))
     cmp = {"eq": p.eq, "ne": p.ne, "lt": p.lt, "le": p.le, "gt": p.gt, "ge": p.ge}
     for n, f in cmp.items():
         setattr(Tensor, f"__{n}__", f)

@@ -5,14 +5,14 @@ import math
 import warnings
 
 from .. import _dtype
-from . import _prims
 from .._geometry import contiguous_strides
-from .._tensor import Tensor, _wrap_dim, _NO_GRAD_VIEW_HINT
+from .._tensor import _NO_GRAD_VIEW_HINT, Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.derivatives import DERIVATIVES
 from ..autograd.function import Function
 from ..autograd.graph import run_backward
 from ..overrides import torch_function
+from . import _prims
 
 F32 = _dtype.float32
 

@@ -1,19 +1,27 @@
 """Tensor creation, conversion between dtypes/devices, and random sampling."""
-from array import array
 import functools
 import math
+from array import array
 
 from .. import _dtype
-from . import _prims
 from .._device import CPU, as_device, backend_for, device as _devcls
-from .._tensor import Storage, Tensor
 from .._geometry import contiguous_strides
-from ..overrides import torch_function
 from .._legacy import type_target
+from .._tensor import Storage, Tensor
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..autograd.graph import _type_str
-from ._common import recording, formula_node, check_leaf_inplace, inplace_result, name_of, write_out, INT_RANGE, \
-    fill_value as _fill_value
+from ..overrides import torch_function
+from . import _prims
+from ._common import (
+    INT_RANGE,
+    check_leaf_inplace,
+    fill_value as _fill_value,
+    formula_node,
+    inplace_result,
+    name_of,
+    recording,
+    write_out,
+)
 from .views import _sizes
 
 bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
@@ -37,55 +45,63 @@ def _infer(data):
     if _is_numpy(data):
         return tuple(data.shape), data.reshape(-1).tolist(), _dtype.BY_NAME[_np_dtype_name(data)]
     if not isinstance(data, (list, tuple)):
-        if hasattr(data, "__len__") and hasattr(data, "__getitem__"):
-            data = list(data)
-        else:
-            try:
-                return (), [float(data)], _dtype.get_default_dtype()
-            except (TypeError, ValueError):
-                raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    shape = []
-    level = [data]
+        if not (hasattr(data, "__len__") and hasattr(data, "__getitem__")):
+            return (), [_float_of(data)], _dtype.get_default_dtype()
+        data = list(data)
+    shape, level = _nested_shape(data)
+    if level is None:
+        return shape, [], _dtype.get_default_dtype()
+    flat = []
+    for v in level:
+        if isinstance(v, Tensor) or _is_numpy(v):
+            v = v.item()
+        if not isinstance(v, (bool, int, float)):
+            raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+        flat.append(v)
+    return shape, flat, _kind_dtype(flat)
+
+
+def _float_of(data):
+    try:
+        return float(data)
+    except (TypeError, ValueError):
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}") from None
+
+
+def _nested_shape(data):
+    """(shape, the leaves in row-major order) of nested sequences; the leaves are None when a dimension is 0."""
+    shape, level = [], [data]
     while True:
-        n = None
-        nxt = []
-        seqs = 0
-        for item in level:
-            if isinstance(item, Tensor) and item.dim() > 0:
-                item = item.tolist()
-            if _is_numpy(item) and item.ndim > 0:
-                item = item.tolist()
-            if isinstance(item, (list, tuple)):
-                seqs += 1
-                if n is None:
-                    n = len(item)
-                elif len(item) != n:
-                    raise ValueError(f"expected sequence of length {n} at dim {len(shape)} (got {len(item)})")
-                nxt.extend(item)
-            else:
-                if seqs:
-                    raise TypeError("not a sequence")
+        n, nxt, seqs = _unnest(level, len(shape))
         if seqs == 0:
-            break
+            return tuple(shape), level
         if seqs != len(level):
             raise TypeError("not a sequence")
         shape.append(n)
         level = nxt
         if n == 0:
-            return tuple(shape), [], _dtype.get_default_dtype()
-    flat = []
-    dts = set()
-    for v in level:
-        if isinstance(v, Tensor):
-            dts.add(v.dtype)
-            v = v.item()
-        elif _is_numpy(v):
-            v = v.item()
-        if not isinstance(v, (bool, int, float)):
-            raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
-        flat.append(v)
-    dt = _kind_dtype(flat)
-    return tuple(shape), flat, dt
+            return tuple(shape), None
+
+
+def _unnest(level, dim):
+    """(the common length of the sequences in level (dimension dim), their items in order, how many there are);
+    tensors and numpy arrays of one or more dimensions count as sequences."""
+    n, nxt, seqs = None, [], 0
+    for item in level:
+        if isinstance(item, Tensor) and item.dim() > 0:
+            item = item.tolist()
+        if _is_numpy(item) and item.ndim > 0:
+            item = item.tolist()
+        if isinstance(item, (list, tuple)):
+            seqs += 1
+            if n is None:
+                n = len(item)
+            elif len(item) != n:
+                raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(item)})")
+            nxt.extend(item)
+        elif seqs:
+            raise TypeError("not a sequence")
+    return n, nxt, seqs
 
 
 def _kind_dtype(flat):

@@ -6,12 +6,11 @@ the backend's primitive. Everything a backend must implement is in `backends/bas
 import math
 import struct
 
-from .. import _dtype
+from .. import _dtype, random as _random
 from .._device import as_device, backend_for
-from .. import random as _random
-from .._tensor import Tensor, Storage
 from .._geometry import contiguous_strides, numel as _numel
-from ..backends.base import Strided, EWISE_OPS
+from .._tensor import Storage, Tensor
+from ..backends.base import EWISE_OPS, Strided
 from .registry import ELEMENTWISE
 
 bool_, int64 = _dtype.bool_, _dtype.int64

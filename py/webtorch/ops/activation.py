@@ -8,11 +8,14 @@ import math
 from .. import _dtype
 from ..autograd import grad_mode
 from . import pointwise as _pw
-from ._common import check_leaf_inplace as _check_leaf_inplace
-from ._common import dispatching, name_of
-from ._common import inplace_result as _inplace_result
-from ._common import recording as _recording
-from ._common import scalar_to as _scalar_to
+from ._common import (
+    check_leaf_inplace as _check_leaf_inplace,
+    dispatching,
+    inplace_result as _inplace_result,
+    name_of,
+    recording as _recording,
+    scalar_to as _scalar_to,
+)
 from ._creation import rand as _rand
 from .registry import register
 

@@ -3,16 +3,25 @@ scatter-like op to `put` (the two indexing primitives of the backend)."""
 import weakref
 
 from .. import _dtype
-from . import _prims
-from .._tensor import Tensor
 from .._geometry import contiguous_strides
+from .._tensor import Tensor
 from ..overrides import torch_function
-from ._common import (OUT_DTYPE, wrap_dim, recording, check_leaf_inplace, inplace_result, write_out, name_of,
-                      formula_node, fill_value, scalar_to)
-from .registry import register, register_method
-from .pointwise import where
-from . import shape as _shape
+from . import _prims, shape as _shape
+from ._common import (
+    OUT_DTYPE,
+    check_leaf_inplace,
+    fill_value,
+    formula_node,
+    inplace_result,
+    name_of,
+    recording,
+    scalar_to,
+    wrap_dim,
+    write_out,
+)
 from ._creation import arange, tensor
+from .pointwise import where
+from .registry import register, register_method
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 
@@ -199,91 +208,103 @@ def _to_index_tensor(obj, device):
 
 def _expand_index(x, index):
     """Normalize an index into (view after basic indexing, [(dim in view, int64 tensor)])."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    # bool tensors expand into one long index per dim they cover; count dims consumed
-    items = []
-    for it in index:
-        if isinstance(it, (list,)) and any(isinstance(e, (list, tuple, Tensor, slice)) or e is None or e is Ellipsis
-                                           for e in it):
-            it = _to_index_tensor(it, x.device)
-        elif isinstance(it, list):
-            it = _to_index_tensor(it, x.device)
-        elif isinstance(it, range):  # a sequence of ints: an advanced index, as in PyTorch
-            it = tensor(list(it), dtype=int64, device=x.device)
-        if isinstance(it, bool):
-            it = _to_index_tensor(it, x.device)
-        if isinstance(it, Tensor) and (it.device != x.device or it.dtype.is_floating_point):
-            it = _to_index_tensor(it, x.device)  # cpu index tensors index webgpu tensors, as in PyTorch
-        items.append(it)
-
-    def consumed(it):
-        if it is None or it is Ellipsis:
-            return 0
-        if isinstance(it, Tensor) and it.dtype in (bool_, _dtype.uint8):
-            return max(it.dim(), 0)
-        return 1
-
-    n_used = sum(consumed(it) for it in items)
-    if n_used > x.dim():
-        raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
-    out = []
-    n_ell = 0
-    for it in items:
-        if it is Ellipsis:  # as in PyTorch, a second '...' stands for no dims
-            out.extend([slice(None)] * (x.dim() - n_used if n_ell == 0 else 0))
-            n_ell += 1
-        else:
-            out.append(it)
-    v = x
-    d = 0
-    od = 0  # the dim of x that `it` indexes (for error messages)
-    adv = []
-    for it in out:
-        od += 0 if it is None else 1
+    items = [_index_item(it, x.device) for it in (index if isinstance(index, tuple) else (index,))]
+    v, d, od, adv = x, 0, 0, []  # od: how many dims of x the entries so far index (for error messages)
+    for it in _without_ellipsis(items, x.dim()):
         if it is None:
             v = _shape.unsqueeze(v, d)
             d += 1
-        elif isinstance(it, slice):
-            start, stop, step = it.start, it.stop, it.step
-            if step is not None and int(step) <= 0:
-                raise ValueError("step must be greater than zero")
-            n = v.shape[d]
-            s, e, st = slice(*(None if a is None else int(a) for a in (start, stop, step))).indices(n)
-            if (s, e, st) != (0, n, 1):
-                v = _shape.slice_dim(v, d, s, max(e, s), st)
+            continue
+        od += 1
+        if isinstance(it, slice):
+            v = _sliced(v, d, it)
             d += 1
         elif isinstance(it, Tensor) and it.dtype in (bool_, _dtype.uint8):
-            if it.dtype is _dtype.uint8:
-                it = it.bool()
-            for k in range(it.dim()):
-                if it.shape[k] != v.shape[d + k]:
-                    raise IndexError(f"The shape of the mask [{', '.join(map(str, it.shape))}] at index {k} does "
-                                     f"not match the shape of the indexed tensor [{', '.join(map(str, v.shape))}] "
-                                     f"at index {d + k}")
-            if it.dim() == 0:
-                v = _shape.unsqueeze(v, d)
-                adv.append((d, tensor([0] if it.item() else [], dtype=int64, device=x.device)))
-                d += 1
-                continue
-            nz = nonzero(it)
-            for k in range(it.dim()):
-                adv.append((d + k, _shape.select(nz, 1, k)))
-            d += it.dim()
+            v, d = _masked(v, d, it, adv, x.device)
         elif isinstance(it, Tensor):
             adv.append((d, it))
             d += 1
         else:
-            try:
-                i = int(it)
-            except TypeError:
-                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                                 "are valid indices (got " + type(it).__name__ + ")")
-            n = v.shape[d]
-            if i < -n or i >= n:
-                raise IndexError(f"index {i} is out of bounds for dimension {od - 1} with size {n}")
-            v = _shape.select(v, d, i)
+            v = _selected(v, d, it, od - 1)
     return v, adv
+
+
+def _index_item(it, device):
+    """An index entry with lists, ranges, bools and cpu or floating tensors made index tensors on device."""
+    if isinstance(it, range):  # a sequence of ints: an advanced index, as in PyTorch
+        return tensor(list(it), dtype=int64, device=device)
+    if isinstance(it, (list, bool)):
+        return _to_index_tensor(it, device)
+    if isinstance(it, Tensor) and (it.device != device or it.dtype.is_floating_point):
+        return _to_index_tensor(it, device)  # cpu index tensors index webgpu tensors, as in PyTorch
+    return it
+
+
+def _consumed(it):
+    """How many dims of the indexed tensor an index entry consumes (a bool mask: one per dim it covers)."""
+    if it is None or it is Ellipsis:
+        return 0
+    if isinstance(it, Tensor) and it.dtype in (bool_, _dtype.uint8):
+        return max(it.dim(), 0)
+    return 1
+
+
+def _without_ellipsis(items, ndim):
+    """The index entries with '...' replaced by the full slices it stands for."""
+    n_used = sum(_consumed(it) for it in items)
+    if n_used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out = []
+    n_ell = 0
+    for it in items:
+        if it is Ellipsis:  # as in PyTorch, a second '...' stands for no dims
+            out.extend([slice(None)] * (ndim - n_used if n_ell == 0 else 0))
+            n_ell += 1
+        else:
+            out.append(it)
+    return out
+
+
+def _sliced(v, d, it):
+    """v sliced along dim d by the slice it."""
+    if it.step is not None and int(it.step) <= 0:
+        raise ValueError("step must be greater than zero")
+    n = v.shape[d]
+    s, e, st = slice(*(None if a is None else int(a) for a in (it.start, it.stop, it.step))).indices(n)
+    return v if (s, e, st) == (0, n, 1) else _shape.slice_dim(v, d, s, max(e, s), st)
+
+
+def _masked(v, d, mask, adv, device):
+    """(v, the next dim) after a bool or uint8 mask at dim d: its nonzero coordinates join adv, one index tensor per
+    dim it covers (a 0-d mask adds a dim of size 1 indexed by [0] or [])."""
+    if mask.dtype is _dtype.uint8:
+        mask = mask.bool()
+    for k in range(mask.dim()):
+        if mask.shape[k] != v.shape[d + k]:
+            raise IndexError(f"The shape of the mask [{', '.join(map(str, mask.shape))}] at index {k} does "
+                             f"not match the shape of the indexed tensor [{', '.join(map(str, v.shape))}] "
+                             f"at index {d + k}")
+    if mask.dim() == 0:
+        v = _shape.unsqueeze(v, d)
+        adv.append((d, tensor([0] if mask.item() else [], dtype=int64, device=device)))
+        return v, d + 1
+    nz = nonzero(mask)
+    for k in range(mask.dim()):
+        adv.append((d + k, _shape.select(nz, 1, k)))
+    return v, d + mask.dim()
+
+
+def _selected(v, d, it, dim):
+    """v with dim d selected at the integer it; dim is that dim's number in the indexed tensor (for the message)."""
+    try:
+        i = int(it)
+    except TypeError:
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                         "are valid indices (got " + type(it).__name__ + ")") from None
+    n = v.shape[d]
+    if i < -n or i >= n:
+        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+    return _shape.select(v, d, i)
 
 
 @torch_function

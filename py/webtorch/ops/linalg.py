@@ -1,14 +1,13 @@
 """The matmul family and einsum: everything lowers to one batched-matmul primitive."""
 from .. import _dtype
-from . import _prims
-from .._tensor import Tensor
 from .._geometry import contiguous_strides, numel as _numel
-from ..overrides import torch_function
-from ._common import OUT_DTYPE, recording, write_out, composite_op, wrap_dim, formula_node, scalar_to
-from .registry import register
-from . import shape as _shape
+from .._tensor import Tensor
 from ..amp import autocast_mode as _autocast
+from ..overrides import torch_function
+from . import _prims, shape as _shape
+from ._common import OUT_DTYPE, composite_op, formula_node, recording, scalar_to, wrap_dim, write_out
 from .indexing import index_put_flat
+from .registry import register
 
 
 def _as3d(t, batch):
@@ -91,7 +90,8 @@ def matmul(input, other, *, out=None):
     if da == 1:
         r = matmul(a.unsqueeze(0), b)
         if da == 1 and db == 2 and recording(r):  # PyTorch squeezes in place here: SqueezeBackward4
-            return write_out(_shape._view_apply(_shape.SqueezeDimInplace, r, r.shape[1:], r.stride()[1:]), out, exact=OUT_DTYPE)
+            r = _shape._view_apply(_shape.SqueezeDimInplace, r, r.shape[1:], r.stride()[1:])
+            return write_out(r, out, exact=OUT_DTYPE)
         return write_out(r.squeeze(-2), out, exact=OUT_DTYPE)
     if db == 1 and da >= 3 and recording(a, b) and _foldable(a, b):
         # as PyTorch: fold a's batch into rows, one mv, and an unsafe view back

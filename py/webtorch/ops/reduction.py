@@ -4,17 +4,27 @@ import math
 from collections import namedtuple
 
 from .. import _dtype
-from . import _prims
-from .._tensor import Tensor
 from .._geometry import numel as _numel
-from ..overrides import torch_function
-from ._common import (OUT_DTYPE, norm_dims, wrap_dim, recording, write_out, write_outs, float_of, name_of,
-                      composite_node, composite_op, check_tensor, formula_node)
-from .registry import register, register_method
-from . import _creation
-from . import shape as _shape
+from .._tensor import Tensor
 from ..amp import autocast_mode as _autocast
-from .pointwise import maximum, minimum, where, logaddexp
+from ..overrides import torch_function
+from . import _creation, _prims, shape as _shape
+from ._common import (
+    OUT_DTYPE,
+    check_tensor,
+    composite_node,
+    composite_op,
+    float_of,
+    formula_node,
+    name_of,
+    norm_dims,
+    recording,
+    wrap_dim,
+    write_out,
+    write_outs,
+)
+from .pointwise import logaddexp, maximum, minimum, where
+from .registry import register, register_method
 
 int64, bool_ = _dtype.int64, _dtype.bool_
 

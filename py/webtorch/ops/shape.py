@@ -1,20 +1,49 @@
 """Shape ops that are not views: copies (clone, copy_, fill_, ...), joins (cat, stack, ...) and
 rearrangements through gathers (flip, roll, repeat, tril, ...). The views are in ops/views.py."""
 from .. import _dtype
-from . import _prims
-from .._tensor import Tensor, Size
 from .._geometry import contiguous_strides, numel as _numel
+from .._tensor import Size, Tensor
 from ..overrides import torch_function
-from ._common import (wrap_dim, recording, write_out, composite_node, check_leaf_inplace, inplace_result,
-                      formula_node, can_cast, name_of, fill_value, Copy)
-from .registry import register, register_method
+from . import _prims
+from ._common import (
+    Copy,
+    can_cast,
+    check_leaf_inplace,
+    composite_node,
+    fill_value,
+    formula_node,
+    inplace_result,
+    name_of,
+    recording,
+    wrap_dim,
+    write_out,
+)
 from ._creation import arange, tensor
 from .pointwise import where
-from .views import _as_view, _sizes, _sizes_for
+from .registry import register, register_method
+
 # the views other modules take from here
-from .views import (Slice, SqueezeDimInplace, UnsafeView, _T, _alias_view, _mT, _view_apply,  # noqa: F401
-                    _view_strides, _whole, as_strided, broadcast_tensors, movedim, narrow, select, slice_dim,
-                    unsqueeze)
+from .views import (  # noqa: F401
+    _T,
+    Slice,
+    SqueezeDimInplace,
+    UnsafeView,
+    _alias_view,
+    _as_view,
+    _mT,
+    _sizes,
+    _sizes_for,
+    _view_apply,
+    _view_strides,
+    _whole,
+    as_strided,
+    broadcast_tensors,
+    movedim,
+    narrow,
+    select,
+    slice_dim,
+    unsqueeze,
+)
 
 int64 = _dtype.int64
 

@@ -5,8 +5,7 @@ in autograd/derivatives.py)."""
 import warnings
 
 from .. import _dtype
-from .._geometry import contiguous_strides
-from .._geometry import numel as _numel
+from .._geometry import contiguous_strides, numel as _numel
 from .._tensor import Size, Tensor
 from ..autograd import grad_mode
 from ..overrides import torch_function

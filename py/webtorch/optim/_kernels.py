@@ -7,8 +7,8 @@ fused optimizer kernel can do a whole per-parameter update of `functional.py` (i
 `fused_step` hook) without touching the optimizer classes.
 """
 from .. import _dtype
-from ..ops import _prims
 from .._tensor import Tensor
+from ..ops import _prims
 
 
 def new(op, a, b):

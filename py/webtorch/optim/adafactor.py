@@ -1,9 +1,9 @@
 """Adafactor (factored second moments), as torch.optim.Adafactor."""
-from ..ops import _creation
-from .._tensor import Tensor
 from .. import finfo
-from .optimizer import Optimizer, _to_scalar
+from .._tensor import Tensor
+from ..ops import _creation
 from . import functional as F
+from .optimizer import Optimizer, _to_scalar
 
 
 class Adafactor(Optimizer):

@@ -1,8 +1,8 @@
 """Adagrad, as torch.optim.Adagrad (state is created for every parameter at construction)."""
-from ..ops import _creation
 from ..autograd import grad_mode
-from .optimizer import Optimizer, _check_fused, _check_lr, _check_nonnegative, _to_scalar
+from ..ops import _creation
 from . import functional as F
+from .optimizer import Optimizer, _check_fused, _check_lr, _check_nonnegative, _to_scalar
 
 
 class Adagrad(Optimizer):

@@ -1,7 +1,7 @@
 """Averaged SGD, as torch.optim.ASGD (the running average of the iterates is state['ax'])."""
 from ..ops import _creation
-from .optimizer import Optimizer, _check_lr, _check_nonnegative, _to_scalar, f32
 from . import functional as F
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _to_scalar, f32
 
 
 class ASGD(Optimizer):

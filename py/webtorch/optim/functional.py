@@ -6,9 +6,9 @@ parameter's backend through the optional hook `fused_step(name, param, grad, sta
 which returns True when it did the update and False for a case it does not cover (the webgpu
 backend's SGD, Adam, RMSprop and Adagrad steps: `webtorch/webgpu/fused.py`). The backend never imports optim.
 """
-from . import _kernels as K
-from ..ops import _prims
 from .._tensor import Tensor
+from ..ops import _prims
+from . import _kernels as K
 from .optimizer import f32
 
 
@@ -242,8 +242,8 @@ def _radam_capturable(p, m, v, step, lr, beta1, beta2, eps, rho_inf):
     bias_correction2 = K.new("sub", 1, K.new("pow", beta2, step))
     rho_t = K.new("sub", rho_inf, K.new("div", K.new("mul", K.new("mul", step, 2), K.new("pow", beta2, step)),
                                         bias_correction2))
-    rect = K.new("pow", K.new("div", K.new("mul", K.new("mul", K.new("sub", rho_t, 4), K.new("sub", rho_t, 2)), rho_inf),
-                              K.new("mul", rho_t, (rho_inf - 4) * (rho_inf - 2))), 0.5)
+    rect_num = K.new("mul", K.new("mul", K.new("sub", rho_t, 4), K.new("sub", rho_t, 2)), rho_inf)
+    rect = K.new("pow", K.new("div", rect_num, K.new("mul", rho_t, (rho_inf - 4) * (rho_inf - 2))), 0.5)
     adaptive = K.new("div", K.new("pow", bias_correction2, 0.5), K.new("add", K.unary("sqrt", v), eps))
     update = _prims.ewise("where", [K.cmp("lt", 5.0, rho_t), K.new("mul", rect, adaptive), 1.0], v.dtype, v.dtype,
                           shape=v.shape)

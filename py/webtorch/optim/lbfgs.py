@@ -2,8 +2,8 @@
 iterates agree with PyTorch's. Its scalars (the curvature pairs' 1/(y.s), the step t, the
 directional derivatives) are 0-d tensors as there; the loop's decisions read them back to
 the host, as PyTorch's do."""
-from ..ops import _creation
 from ..autograd import grad_mode
+from ..ops import _creation
 from ..ops.shape import cat
 from .optimizer import Optimizer, _check_lr, _to_scalar
 

@@ -400,7 +400,7 @@ class ChainedScheduler(SequentialLR):
             raise ValueError(f"{type(self).__name__} expects at least one scheduler to be chained, but got no "
                              "scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
-        for i, s in enumerate(schedulers):
+        for s in schedulers:
             if isinstance(s, ReduceLROnPlateau):
                 raise ValueError(f"{type(self).__name__} does not support `ReduceLROnPlateau` scheduler")
             if optimizer != s.optimizer:

@@ -16,9 +16,9 @@ import warnings
 from collections import OrderedDict, defaultdict
 
 from .. import _dtype
-from ..ops import _creation
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..ops import _creation
 from ..utils.hooks import RemovableHandle
 
 

@@ -1,7 +1,7 @@
 """Resilient backpropagation, as torch.optim.Rprop."""
 from ..ops import _creation
-from .optimizer import Optimizer, _check_lr, _to_scalar
 from . import functional as F
+from .optimizer import Optimizer, _check_lr, _to_scalar
 
 
 class Rprop(Optimizer):

@@ -1,6 +1,6 @@
 """Stochastic gradient descent (optionally with momentum / Nesterov), as torch.optim.SGD."""
-from .optimizer import Optimizer, _check_fused, _check_lr, _to_scalar
 from . import functional as F
+from .optimizer import Optimizer, _check_fused, _check_lr, _to_scalar
 
 
 class SGD(Optimizer):

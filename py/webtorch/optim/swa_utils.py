@@ -6,10 +6,10 @@ import math
 import warnings
 
 from .. import _dtype
-from ..ops import _creation
 from ..autograd import grad_mode
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
+from ..ops import _creation
 from . import _kernels as K
 from .lr_scheduler import LRScheduler, _format_param
 from .optimizer import f32

@@ -4,8 +4,8 @@ torch._functorch.config and torch.compiler.config (PyTorch's behaviour, keys and
 A config module reads a known key as its value (a sub-config's through a proxy: `config.triton.cudagraphs` is key
 'triton.cudagraphs'), stores a known key on assignment, raises AttributeError("<module>.<key> does not exist") for
 any other name, redirects an alias to the key it names (possibly in another config module), warns once on a
-deprecated key, hides a deleted key until it is set again (what unittest.mock.patch needs), and has PyTorch's patch (context manager and decorator), get_config_copy, save_config and
-load_config.
+deprecated key, hides a deleted key until it is set again (what unittest.mock.patch needs), and has PyTorch's patch
+(context manager and decorator), get_config_copy, save_config and load_config.
 """
 import contextlib
 import copy
@@ -54,8 +54,8 @@ class ConfigModule(types.ModuleType):
     def _warn_if_deprecated(self, name):
         if name in self._deprecated and name not in self._warned:
             self._warned.add(name)
-            warnings.warn(f"{_torch_name(self)}.{name} is deprecated and {self._deprecated[name]}. It will be removed in "
-                          "a future version of PyTorch.", FutureWarning, stacklevel=3)
+            warnings.warn(f"{_torch_name(self)}.{name} is deprecated and {self._deprecated[name]}. "
+                          "It will be removed in a future version of PyTorch.", FutureWarning, stacklevel=3)
 
     def _alias(self, name):
         module, key = self._aliases[name].rsplit(".", 1)
@@ -80,7 +80,7 @@ class ConfigModule(types.ModuleType):
             if k in self._values:
                 setattr(self, k, v)
             else:
-                warnings.warn(f"key {k} with value {v} is not understood by this config")
+                warnings.warn(f"key {k} with value {v} is not understood by this config", stacklevel=1)
 
     def patch(self, arg1=None, arg2=None, **kwargs):
         """Temporary changes, as a context manager or decorator: patch("name", val), patch(name=val, ...),

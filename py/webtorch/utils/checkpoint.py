@@ -13,11 +13,10 @@ import itertools
 import warnings
 
 from .. import random as _random
-from ..autograd import grad_mode
-from ..autograd.function import Function
-from ..autograd.graph import saved_tensors_hooks, _engine
 from .._tensor import Tensor
-from ..autograd import backward as autograd_backward
+from ..autograd import backward as autograd_backward, grad_mode
+from ..autograd.function import Function
+from ..autograd.graph import _engine, saved_tensors_hooks
 
 
 def _is_tensor(x):
@@ -131,7 +130,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         if context_fn is not None or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if grad_mode.is_grad_enabled() and not any(_is_tensor(a) and a.requires_grad for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=1)
         return CheckpointFunction.apply(function, preserve, *args)
     if not grad_mode.is_grad_enabled():
         return function(*args, **kwargs)

@@ -44,8 +44,7 @@ def _zde():
 # the context variable directly (what `np.errstate.__enter__/__exit__` do); older numpy falls
 # back to `np.errstate`.
 try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _ECV
-    from numpy._core._ufunc_config import _make_extobj
+    from numpy._core._ufunc_config import _extobj_contextvar as _ECV, _make_extobj
     _ECV_get, _ECV_set, _ECV_reset = _ECV.get, _ECV.set, _ECV.reset
 except ImportError:  # numpy < 2
     _ECV = None

@@ -15,8 +15,7 @@ import struct
 from array import array
 
 from ... import _dtype, _philox
-from ..._geometry import is_contiguous
-from ..._geometry import numel as _numel
+from ..._geometry import is_contiguous, numel as _numel
 from ..base import Backend, Strided, fast_paths_of
 from ..elementwise import KIND_OF, RECORDS, ByDtype, follow, form, same
 

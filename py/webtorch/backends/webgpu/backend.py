@@ -18,10 +18,10 @@ import struct
 import sys
 from array import array
 
+from ..._geometry import contiguous_strides, numel
 from ..base import Backend, Strided
-from ..._geometry import numel, contiguous_strides
 from .capture import Capture
-from .codegen import ITEM, PACK, I64_MSG
+from .codegen import I64_MSG, ITEM, PACK
 from .kernels import Kernels
 from .primitives import Primitives
 
@@ -177,7 +177,7 @@ class WebGPUBackend(Kernels, Backend):
         raw = bytes(self.commands.read_buffer(tmp.handle, 0, size + sum(sizes)))
         del tmp
         off, err = size, None
-        for (v, _, fail), nb in zip(checks, sizes):
+        for (_, _, fail), nb in zip(checks, sizes):
             vals = list(struct.unpack_from(f"<{nb // 4}i", raw, off))
             off += nb
             e = fail(vals)

@@ -44,8 +44,8 @@ import gc
 import re
 import struct
 
-from ..base import Strided
 from ..._geometry import contiguous_strides, numel
+from ..base import Strided
 from .codegen import ITEM
 
 _ACTIVE = None          # the Capture recording now (one at a time)

@@ -41,10 +41,22 @@ once as before.
 import os
 import weakref
 
+from ..._geometry import contiguous_strides, is_contiguous, numel
 from ..base import Strided
-from ..._geometry import numel, contiguous_strides, is_contiguous
-from .codegen import (CT, ST, conv, load, store, ewise_expr, ewise_src, ewise_groups, collapse, bind_once, index_code,
-                      scalar_bits)
+from .codegen import (
+    CT,
+    ST,
+    bind_once,
+    collapse,
+    conv,
+    ewise_expr,
+    ewise_groups,
+    ewise_src,
+    index_code,
+    load,
+    scalar_bits,
+    store,
+)
 
 MAX_NODES = 64
 _DUMMY = ("a", "b", "c")
@@ -97,6 +109,56 @@ class Pending:
     def __init__(self, op, cdtype, odt, args, buf, idx):
         self.op, self.cdtype, self.odt, self.args, self.idx = op, cdtype, odt, args, idx
         self.ref = weakref.ref(buf)
+
+
+def _live_outputs_of(nodes):
+    """(node index, buffer) of the pending nodes whose output buffer is still alive, no longer pending"""
+    outs = []
+    for nd in nodes:
+        b = nd.ref()
+        if b is not None:
+            b.pend = None
+            outs.append((nd.idx, b))
+    return outs
+
+
+def _needed(nodes, outs):
+    """[whether some live output needs node i]: the outputs and, backwards, the nodes they read"""
+    need = [False] * len(nodes)
+    for i, _ in outs:
+        need[i] = True
+    for i in range(len(nodes) - 1, -1, -1):
+        if need[i]:
+            for a in nodes[i].args:
+                if a[0] == "n":
+                    need[a[1]] = True
+    return need
+
+
+def _compact(nodes, need, leafviews):
+    """The needed nodes renumbered: (descs (op, cdtype, odt, args) with args ("n", node) | ("l", leaf) | ("s",),
+    {old node index: new}, the leaf views they read in first-use order, their scalars' words in order)."""
+    nmap, lmap, used_leaves = {}, {}, []
+    descs, words_sc = [], []
+    for i, nd in enumerate(nodes):
+        if not need[i]:
+            continue
+        ad = []
+        for a in nd.args:
+            if a[0] == "n":
+                ad.append(("n", nmap[a[1]]))
+            elif a[0] == "l":
+                li = lmap.get(a[1])
+                if li is None:
+                    li = lmap[a[1]] = len(used_leaves)
+                    used_leaves.append(leafviews[a[1]])
+                ad.append(("l", li))
+            else:
+                ad.append(("s",))
+                words_sc.append(a[1])
+        nmap[i] = len(descs)
+        descs.append((nd.op, nd.cdtype, nd.odt, tuple(ad)))
+    return descs, nmap, used_leaves, words_sc
 
 
 class Fusion:
@@ -242,43 +304,11 @@ class Fusion:
             return
         nodes, leafviews, shape, n, root = self.nodes, self.leafviews, self.shape, self.n, self.root
         self._reset()
-        outs = []                                  # (node index, buffer) of live outputs
-        for nd in nodes:
-            b = nd.ref()
-            if b is not None:
-                b.pend = None
-                outs.append((nd.idx, b))
+        outs = _live_outputs_of(nodes)
         if not outs:
             return
-        # keep only the nodes some live output needs
-        need = [False] * len(nodes)
-        for i, _ in outs:
-            need[i] = True
-        for i in range(len(nodes) - 1, -1, -1):
-            if need[i]:
-                for a in nodes[i].args:
-                    if a[0] == "n":
-                        need[a[1]] = True
-        nmap, lmap, used_leaves = {}, {}, []
-        descs, words_sc = [], []
-        for i, nd in enumerate(nodes):
-            if not need[i]:
-                continue
-            ad = []
-            for a in nd.args:
-                if a[0] == "n":
-                    ad.append(("n", nmap[a[1]]))
-                elif a[0] == "l":
-                    li = lmap.get(a[1])
-                    if li is None:
-                        li = lmap[a[1]] = len(used_leaves)
-                        used_leaves.append(leafviews[a[1]])
-                    ad.append(("l", li))
-                else:
-                    ad.append(("s",))
-                    words_sc.append(a[1])
-            nmap[i] = len(descs)
-            descs.append((nd.op, nd.cdtype, nd.odt, tuple(ad)))
+        need = _needed(nodes, outs)
+        descs, nmap, used_leaves, words_sc = _compact(nodes, need, leafviews)
         # bindings: live outputs first, then each distinct leaf buffer once
         bufs = [b for _, b in outs]
         lbind = bind_once(bufs, used_leaves)
@@ -302,9 +332,10 @@ class Fusion:
                 if len(descs) == 1 and len(outs) == 1:
                     root(bufs[0], None)           # nothing joined: the plain product
                 else:
-                    root(None, Epilogue(key, bufs, words, out_dts + [v.dtype for v in used_leaves] + [d[2] for d in descs],
-                                  lambda bbase, pbase: self._epilogue(descs, out_nodes, out_dts, used_leaves,
-                                                                      lbind, R, contig, bbase, pbase)))
+                    dtypes = out_dts + [v.dtype for v in used_leaves] + [d[2] for d in descs]
+                    root(None, Epilogue(key, bufs, words, dtypes,
+                                        lambda bbase, pbase: self._epilogue(descs, out_nodes, out_dts, used_leaves,
+                                                                            lbind, R, contig, bbase, pbase)))
             else:
                 pipe = be.kernel(key, lambda: self._source(descs, out_nodes, out_dts, used_leaves, lbind, R, contig))
                 be.run(pipe, bufs, words, ewise_groups(n, be.ew_k))

@@ -4,11 +4,33 @@
 through the plumbing it is given (`Kernels`, kernels.py): `kernel`/`_memo`, `pipeline`, `run`,
 `_bind`, `empty`, `enable`, `prelude`, `fusion`, `commands`, `ew_k`, `max_wg`, `is_lavapipe`.
 """
-from ..base import Strided, EWISE_OPS, fast_paths_of
-from ..._geometry import numel, contiguous_strides
-from .codegen import (CT, ST, ZERO, ONE, WG, MASK, fill, shader, load, conv, store, norm,
-                      ewise_expr, ewise_src, ewise_groups, mm_bindings, alias_b, collapse, bind_once, index_code,
-                      scalar_bits, pack_words, _count_error)
+from ..._geometry import contiguous_strides, numel
+from ..base import EWISE_OPS, Strided, fast_paths_of
+from .codegen import (
+    CT,
+    MASK,
+    ONE,
+    ST,
+    WG,
+    ZERO,
+    _count_error,
+    alias_b,
+    bind_once,
+    collapse,
+    conv,
+    ewise_expr,
+    ewise_groups,
+    ewise_src,
+    fill,
+    index_code,
+    load,
+    mm_bindings,
+    norm,
+    pack_words,
+    scalar_bits,
+    shader,
+    store,
+)
 
 
 def _next_pow2(n):
@@ -107,8 +129,8 @@ class Primitives:
         binds.append(f"@group(0) @binding({len(binds)}) var<storage, read> P: array<u32>;")
         expr, rdt = ewise_expr(op, cdtype, args)
         body.append(f"  out[o0] = {store(conv(expr, rdt, odt), odt)};")
-        return ewise_src(self.k.ew_k, self.k.enable(odt, *kinds), self.k.prelude, "\n".join(binds), index_code(R, names),
-                         "\n".join(body))
+        return ewise_src(self.k.ew_k, self.k.enable(odt, *kinds), self.k.prelude, "\n".join(binds),
+                         index_code(R, names), "\n".join(body))
 
     # ---- reductions -------------------------------------------------------------------
     def reduce(self, op, out, inp):
@@ -304,9 +326,10 @@ class Primitives:
         if ct == "f32":
             nan = "  let an = wisnan(av); let bn = wisnan(bv);\n"
             if descending:
-                before = nan + "  if (an != bn) { return an; }\n  if (!an && av != bv) { return av > bv; }\n  return ai < bi;"
+                before = nan + "  if (an != bn) { return an; }\n  if (!an && av != bv) { return av > bv; }\n"
             else:
-                before = nan + "  if (an != bn) { return bn; }\n  if (!an && av != bv) { return av < bv; }\n  return ai < bi;"
+                before = nan + "  if (an != bn) { return bn; }\n  if (!an && av != bv) { return av < bv; }\n"
+            before += "  return ai < bi;"
         else:
             before = f"  if (av != bv) {{ return av {'>' if descending else '<'} bv; }}\n  return ai < bi;"
         views = [inp, out_values, out_indices]
@@ -340,11 +363,12 @@ class Primitives:
             tb = [f"@group(0) @binding({{0}}) var<storage, read_write> tv: array<{ct}>;",
                   "@group(0) @binding({1}) var<storage, read_write> ti: array<u32>;"]
             srcs = []
-            for part, pre, post in (
-                    ("sort_init.part.wgsl", [f"@group(0) @binding(0) var<storage, read_write> inp: array<{ST[dt]}>;"], []),
-                    ("sort_step.part.wgsl", [], []),
-                    ("sort_fin.part.wgsl", [], [f"@group(0) @binding(2) var<storage, read_write> outv: array<{ST[out_values.dtype]}>;",
-                                           "@group(0) @binding(3) var<storage, read_write> outi: array<i32>;"])):
+            inp_decl = f"@group(0) @binding(0) var<storage, read_write> inp: array<{ST[dt]}>;"
+            out_decls = [f"@group(0) @binding(2) var<storage, read_write> outv: array<{ST[out_values.dtype]}>;",
+                         "@group(0) @binding(3) var<storage, read_write> outi: array<i32>;"]
+            for part, pre, post in (("sort_init.part.wgsl", [inp_decl], []),
+                                    ("sort_step.part.wgsl", [], []),
+                                    ("sort_fin.part.wgsl", [], out_decls)):
                 o = len(pre)
                 b = pre + [tb[0].format(o), tb[1].format(o, o + 1)] + post
                 b.append(f"@group(0) @binding({len(b)}) var<storage, read> P: array<u32>;")
@@ -485,7 +509,8 @@ class Primitives:
                         "  v = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);")
             else:
                 raise ValueError(f"unknown random kind {kind!r}")
-            pipe = self.k._memo[key] = self.k.pipeline(fill("random.wgsl", ENABLE=self.k.enable(dt), OT=ST[dt], BODY=body))
+            src = fill("random.wgsl", ENABLE=self.k.enable(dt), OT=ST[dt], BODY=body)
+            pipe = self.k._memo[key] = self.k.pipeline(src)
         self.k.run(pipe, [out.buf], [n, seed & MASK, (seed >> 32) & MASK, offset & MASK, out.offset], -(-n // WG))
 
     # ---- matmul -----------------------------------------------------------------------
@@ -581,9 +606,10 @@ class Primitives:
         # no wider than the product: threads past its edge would run the whole K loop on clamped
         # loads for nothing (a batched 32x32 attention product used 8 of 64); then, for small
         # products, shrink the workgroup so that both lavapipe threads get work
-        WX = min(WX, 1 << (-(-N // TN) - 1).bit_length())
-        WY = min(WY, 1 << (-(-M // TM) - 1).bit_length())
-        while B * -(-(-(-N // TN)) // WX) * -(-(-(-M // TM)) // WY) < 4 and WX * WY > 8:
+        cols, rows = -(-N // TN), -(-M // TM)      # the product's register tiles across and down
+        WX = min(WX, 1 << (cols - 1).bit_length())
+        WY = min(WY, 1 << (rows - 1).bit_length())
+        while B * -(-cols // WX) * -(-rows // WY) < 4 and WX * WY > 8:
             if WY >= WX:
                 WY //= 2
             else:
@@ -597,8 +623,8 @@ class Primitives:
                               ENABLE=self.k.enable(*(epi.dtypes if epi else ())),
                               BINDINGS=mm_bindings(v4 if vout else "f32", v4, v4, same, epi, 13))
             pipe = self.k._memo[key] = self.k.pipeline(alias_b(src, same))
-        gx = -(-(-(-N // TN)) // WX)
-        gy = -(-(-(-M // TM)) // WY)
+        gx = -(-cols // WX)
+        gy = -(-rows // WY)
         ou = 4 if vout else 1
         for b0 in range(0, B, self.k.max_wg):
             nb = min(self.k.max_wg, B - b0)
@@ -624,7 +650,8 @@ class Primitives:
         if pipe is None:
             st = "epilogue((u32(bt) * M + gm) * N + gn, v);" if epi else \
                 f"O[obase + i32(gm) * oms + i32(gn) * ons] = {store(conv(norm('v', cd), cd, out.dtype), out.dtype)};"
-            src = fill("matmul_tiled.wgsl", ENABLE=self.k.enable(a.dtype, b.dtype, out.dtype, *(epi.dtypes if epi else ())),
+            enable = self.k.enable(a.dtype, b.dtype, out.dtype, *(epi.dtypes if epi else ()))
+            src = fill("matmul_tiled.wgsl", ENABLE=enable,
                        BINDINGS=mm_bindings(ST[out.dtype], ST[a.dtype], ST[b.dtype], same, epi, 16), STORE=st,
                        CT=CT[cd], BM=64, BN=64, BK=16,
                        ALOAD=conv(load("x", a.dtype), a.dtype, cd), BLOAD=conv(load("x", b.dtype), b.dtype, cd),

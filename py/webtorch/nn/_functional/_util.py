@@ -1,8 +1,7 @@
 """Helpers shared by the families of torch.nn.functional."""
 from ... import _dtype
 from ...ops import indexing as _ix
-from ...ops._creation import arange as _arange
-from ...ops._creation import tensor as _tensor
+from ...ops._creation import arange as _arange, tensor as _tensor
 
 int64 = _dtype.int64
 

@@ -4,8 +4,7 @@ import warnings
 from ... import _dtype
 from ...ops import reduction as _red
 from ...ops._common import dispatching
-from ...ops._creation import rand as _rand
-from ...ops._creation import zeros as _zeros
+from ...ops._creation import rand as _rand, zeros as _zeros
 
 bool_ = _dtype.bool_
 

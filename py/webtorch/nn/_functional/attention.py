@@ -4,13 +4,9 @@ import warnings
 
 from ... import _dtype
 from ..._tensor import Tensor
-from ...ops import linalg as _la
-from ...ops import pointwise as _pw
-from ...ops import reduction as _red
-from ...ops import shape as _shape
+from ...ops import linalg as _la, pointwise as _pw, reduction as _red, shape as _shape
 from ...ops._common import dispatching
-from ...ops._creation import full as _full
-from ...ops._creation import zeros as _zeros
+from ...ops._creation import full as _full, zeros as _zeros
 from .dropout import dropout
 from .linear import linear
 from .padding import pad

@@ -2,8 +2,7 @@
 import math
 
 from ... import _dtype
-from ...ops import indexing as _ix
-from ...ops import linalg as _la
+from ...ops import indexing as _ix, linalg as _la
 from ...ops._common import composite_node, dispatching
 from ._util import _batchify, _iota, _ntuple, _pair, _shape_str
 from .padding import _pad_constant

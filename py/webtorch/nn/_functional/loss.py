@@ -3,10 +3,7 @@ import math
 import warnings
 
 from ... import _dtype
-from ...ops import indexing as _ix
-from ...ops import pointwise as _pw
-from ...ops import reduction as _red
-from ...ops import shape as _shape
+from ...ops import indexing as _ix, pointwise as _pw, reduction as _red, shape as _shape
 from ...ops._common import check_inplace_dtype, composite_node, dispatching, formula_node, name_of
 from ...ops.activation import logsigmoid
 from ._util import _gather_dim, _idx

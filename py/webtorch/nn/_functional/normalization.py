@@ -4,8 +4,7 @@ import math
 from ... import finfo
 from ..._tensor import _wrap_dim
 from ...autograd import grad_mode
-from ...ops import pointwise as _pw
-from ...ops import reduction as _red
+from ...ops import pointwise as _pw, reduction as _red
 from ...ops._common import composite_node, dispatching
 from .padding import _pad_constant
 from .pooling import avg_pool2d

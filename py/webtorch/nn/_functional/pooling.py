@@ -1,9 +1,7 @@
 """torch.nn.functional's pooling (2/3-D: one implementation; 1-D as PyTorch, through 2-D)."""
 import math
 
-from ...ops import linalg as _la
-from ...ops import pointwise as _pw
-from ...ops import reduction as _red
+from ...ops import linalg as _la, pointwise as _pw, reduction as _red
 from ...ops._common import composite_node, dispatching
 from ...ops._creation import tensor as _tensor
 from ...ops.activation import relu

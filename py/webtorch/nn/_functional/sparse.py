@@ -1,9 +1,7 @@
 """torch.nn.functional's sparse layers: embedding, one_hot."""
 from ... import _dtype
 from ...autograd import grad_mode
-from ...ops import indexing as _ix
-from ...ops import pointwise as _pw
-from ...ops import reduction as _red
+from ...ops import indexing as _ix, pointwise as _pw, reduction as _red
 from ...ops._common import composite_node, dispatching
 from ._util import _iota
 

@@ -1,8 +1,8 @@
 """Activation layers and MultiheadAttention (as in torch/nn/modules/activation.py)."""
-from ..parameter import Parameter
 from .. import functional as F, init
-from .module import Module
+from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear, _empty
+from .module import Module
 
 __all__ = ["Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish",
            "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus",

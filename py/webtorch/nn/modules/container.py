@@ -3,10 +3,10 @@ import operator
 from collections import OrderedDict
 from itertools import chain, islice
 
+from ... import typename
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
-from ... import typename
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 

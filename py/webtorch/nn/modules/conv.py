@@ -1,8 +1,8 @@
 """Conv1d/2d/3d, ConvTranspose1d/2d/3d (im2col + matmul; see nn.functional)."""
-from ..parameter import Parameter
 from .. import functional as F
-from .module import Module, _keep
+from ..parameter import Parameter
 from .linear import _bias, _empty, _reset_kaiming
+from .module import Module, _keep
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -28,7 +28,8 @@ class _ConvNd(Module):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
         if padding_mode not in valid_padding_modes:
-            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
+            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, "
+                             f"but got padding_mode='{padding_mode}'")
         _keep(self, in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride,
               padding=padding, dilation=dilation, transposed=transposed, output_padding=output_padding, groups=groups,
               padding_mode=padding_mode)

@@ -2,8 +2,8 @@
 import math
 
 from ...ops import _creation
-from ..parameter import Parameter
 from .. import functional as F, init
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]

@@ -4,12 +4,12 @@ import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 
-from ...ops import _creation
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ..parameter import Parameter, Buffer
+from ...ops import _creation
 from ...utils.hooks import RemovableHandle
+from ..parameter import Buffer, Parameter
 
 __all__ = ["Module"]
 
@@ -650,7 +650,7 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
             with grad_mode.no_grad():

@@ -1,8 +1,8 @@
 """LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm."""
-from ..parameter import Parameter
 from .. import functional as F, init
-from .module import Module, _keep
+from ..parameter import Parameter
 from .linear import _empty
+from .module import Module, _keep
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 

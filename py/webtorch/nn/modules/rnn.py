@@ -11,11 +11,9 @@ import math
 import numbers
 import warnings
 
-from ...ops import _creation
-from ...ops import linalg as _la
-from ...ops import shape as _shape
-from ..parameter import Parameter
+from ...ops import _creation, linalg as _la, shape as _shape
 from .. import functional as F, init
+from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .linear import _empty
 from .module import Module, _keep, _repr_unless_default

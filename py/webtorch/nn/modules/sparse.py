@@ -1,9 +1,9 @@
 """Embedding (a row gather whose backward scatter-adds; padding_idx rows get no gradient)."""
 from ...autograd import grad_mode
-from ..parameter import Parameter
 from .. import functional as F, init
-from .module import Module, _keep, _repr_unless_default
+from ..parameter import Parameter
 from .linear import _empty
+from .module import Module, _keep, _repr_unless_default
 
 __all__ = ["Embedding"]
 

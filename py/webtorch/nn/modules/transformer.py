@@ -3,10 +3,10 @@ import copy
 import math
 import warnings
 
-from ...ops import _creation
 from ...autograd.grad_mode import is_grad_enabled
+from ...ops import _creation
 from .. import functional as F, init
-from .activation import MultiheadAttention, ReLU, GELU
+from .activation import GELU, MultiheadAttention, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear

@@ -2,9 +2,9 @@
 import math
 import warnings
 
+from ... import ops
 from ..._tensor import Tensor
 from ...autograd import grad_mode
-from ... import ops
 from ...ops._creation import tensor
 
 

@@ -9,9 +9,8 @@ from collections import namedtuple
 from collections.abc import Iterable
 
 from ... import _dtype
-from ...ops import _creation
 from ..._tensor import Tensor
-from ...ops import shape as _shape
+from ...ops import _creation, shape as _shape
 from .. import functional as F
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",

@@ -2,9 +2,8 @@
 import collections.abc
 
 from ... import _dtype
-from ...ops import _creation
-from ...ops import shape as _shape
 from ..._tensor import Tensor
+from ...ops import _creation, shape as _shape
 
 _ERR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
 

@@ -3,9 +3,8 @@ import bisect
 import math
 import warnings
 
-from ...ops import _creation
 from ... import random as _random
-
+from ...ops import _creation
 
 
 class Dataset:

@@ -1,7 +1,6 @@
 """Samplers: which indices a DataLoader visits, and in what order."""
-from ... import _dtype
+from ... import _dtype, random as _random
 from ...ops import _creation
-from ... import random as _random
 
 
 class Sampler:
