@@ -78,6 +78,10 @@ def test_getitem_errors(device):
     raises_like(device, lambda T, x: x[T.tensor([0.0])], X,
                 phrase="tensors used as indices must be long, int, byte or bool tensors")
     raises_like(device, lambda T, x: x[::-1], X, phrase="step must be greater than zero")
+    for bad in (1.5, (0, 2.5), object()):  # PyTorch's IndexError names the entry's type
+        raises_like(device, lambda T, x: x[bad], X, phrase="only integers, slices (`:`), ellipsis (`...`), None and "
+                    "long or byte Variables are valid indices")
+    raises_like(device, lambda T, x: x["a"], X, phrase="invalid data type 'str'")
 
 
 SET = [

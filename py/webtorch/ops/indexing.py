@@ -237,6 +237,11 @@ def _index_item(it, device):
         return _to_index_tensor(it, device)
     if isinstance(it, Tensor) and (it.device != device or it.dtype.is_floating_point):
         return _to_index_tensor(it, device)  # cpu index tensors index webgpu tensors, as in PyTorch
+    if isinstance(it, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not (it is None or it is Ellipsis or isinstance(it, (slice, Tensor)) or hasattr(it, "__index__")):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                         f"indices (got {type(it).__name__})")
     return it
 
 
