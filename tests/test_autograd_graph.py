@@ -346,6 +346,25 @@ def test_backward_create_graph_makes_grad_differentiable():
         np.testing.assert_allclose(b, a, rtol=1e-5)
 
 
+def test_create_graph_grad_is_a_copy_as_torchs():
+    """backward(create_graph=True) stores a copy of its own (CopyBackwards), never a view of the gradient, so
+    Optimizer.zero_grad(set_to_none=False) detaches it in place; copy_ from a grad-requiring source records
+    CopyBackwards, as PyTorch."""
+    def run(T):
+        T.manual_seed(0)
+        m = T.nn.Linear(3, 2)
+        x = T.ones(4, 3, requires_grad=True)
+        m(x).pow(2).sum().backward(create_graph=True)
+        names = [type(t.grad.grad_fn).__name__ for t in (m.weight, m.bias, x)]
+        T.optim.SGD(m.parameters(), lr=0.1).zero_grad(set_to_none=False)
+        e = T.zeros(2, 3).copy_(x[:1] * 2)
+        return names, [_np(p.grad) for p in m.parameters()], [m.weight.grad.requires_grad, type(e.grad_fn).__name__]
+    (wn, wg, wf), (tn, tg, tf) = _both(run)
+    assert wn == tn and wf == tf
+    for a, b in zip(wg, tg):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("op", ["index", "gather", "index_select", "flip", "roll", "take", "index_put"])
 def test_indexing_double_backward_matches_torch(device, op):
     """The backward of a take (a put into zeros) and of a put (a take) differentiate again."""

@@ -200,7 +200,9 @@ class AccumulateGrad(Node):
         if leaf.grad is None:
             # steal a gradient nobody else holds (as PyTorch does): saves a copy per parameter
             stolen = None if create_graph else _steal(grad, leaf)
-            leaf.grad = stolen if stolen is not None else grad.clone() if not create_graph else grad
+            # create_graph: PyTorch's clone_obey_contract, a copy of its own (CopyBackwards), never a view
+            leaf.grad = stolen if stolen is not None else grad.clone() if not create_graph else \
+                grad.new_empty(leaf.shape).copy_(grad)
             if not create_graph:
                 leaf.grad._requires_grad = False
                 leaf.grad.grad_fn = None

@@ -85,8 +85,8 @@ def copy_(self, src, non_blocking=False):
         r = src.to(self.device).to(self.dtype) if isinstance(src, Tensor) else src
         if isinstance(r, Tensor) and r._requires_grad:
             r = r.expand(self.shape)
-            if self._base is None and self.grad_fn is not None:  # PyTorch's CopyBackwards: zeros to the old history
-                self.grad_fn, self._output_nr = Copy.apply(self, r).grad_fn, 0
+            if self._base is None:  # PyTorch's CopyBackwards (an old history gets zeros)
+                self.grad_fn, self._output_nr, self._requires_grad = Copy.apply(self, r).grad_fn, 0, True
                 return self
         elif not isinstance(r, Tensor):  # a Python number: no tensor operand gives ewise a device
             r = self.new_full(tuple(self.shape), r)
