@@ -19,6 +19,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..ops import _creation
+from ..utils._grad import zero_grads
 from ..utils.hooks import RemovableHandle
 
 
@@ -158,18 +159,7 @@ class Optimizer:
 
     # ---- gradients ----------------------------------------------------------------------
     def zero_grad(self, set_to_none=True):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        g = p.grad
-                        if g.grad_fn is not None:
-                            g.detach_()
-                        else:
-                            g.requires_grad_(False)
-                        g.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     # ---- stepping -----------------------------------------------------------------------
     def step(self, closure=None):

@@ -8,6 +8,7 @@ from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops import _creation
+from ...utils._grad import zero_grads
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 
@@ -730,18 +731,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g = g.detach()
-                        p._grad = g
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
         return self
