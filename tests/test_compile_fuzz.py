@@ -14,6 +14,7 @@ WEBTORCH_FUZZ_CASES=n runs n cases per device instead of CASES (a longer fuzz).
 """
 import os
 import random
+import re
 
 import numpy as np
 import pytest
@@ -236,8 +237,11 @@ def _schedule(r, nargs, avoid):
     return calls
 
 
-def run_case(seed, device):
-    """One random program, run CALLS times eagerly and compiled; raises AssertionError on the first difference."""
+def run_case(seed, device, compiled=True, eager_device=None):
+    """One random program, run CALLS times eagerly and compiled; raises AssertionError on the first difference.
+    compiled=False, eager_device="cpu": the same program eagerly on both devices (the rounding control)."""
+    eager_device = eager_device or device
+    compile_ = wt.compile if compiled else (lambda f: f)
     r = random.Random(seed)
     rng = np.random.RandomState(seed)
     kind = r.choice(("pointwise", "infer", "aot", "step"))
@@ -251,18 +255,18 @@ def run_case(seed, device):
         # not yet into an expanded input: PyTorch raises (internal overlap), webtorch's eager writes
         avoid = ("expanded",) if variant == "write_input" else ()
         fe = fc = _pointwise(variant)
-        fc, state = wt.compile(fc), None
+        fc, state = compile_(fc), None
         nargs, shape_of = 2, lambda b: _shape("pointwise", b)
     else:
         bn, brk = net == "mlp" and r.random() < 0.5, net == "mlp" and kind != "infer" and r.random() < 0.3
-        me, mc = (_model(net, seed, bn, brk).to(device) for _ in range(2))
+        me, mc = (_model(net, seed, bn, brk).to(d) for d in (eager_device, device))
         what += f" {net}" + " bn" * bn + " item-in-forward" * brk
         nargs, shape_of, avoid = 1, lambda b: _shape(net, b), ()
         if kind == "infer":
             variant = r.choice(("plain", "alias", "inplace"))
             what += f" {variant}"
             me.eval(), mc.eval()
-            fe, fc = _infer(me, variant), wt.compile(_infer(mc, variant))
+            fe, fc = _infer(me, variant), compile_(_infer(mc, variant))
             state = None
         else:
             optim = r.choice(("sgd", "adam", "adamw"))
@@ -275,9 +279,9 @@ def run_case(seed, device):
             if kind == "step":
                 brk_step = r.choice(("none", "before_backward", "after_step"))
                 what += f" break:{brk_step}"
-                fe, fc = _step(me, oe, brk_step, losses_e), wt.compile(_step(mc, oc, brk_step, losses_c))
+                fe, fc = _step(me, oe, brk_step, losses_e), compile_(_step(mc, oc, brk_step, losses_c))
             else:
-                cm = wt.compile(mc)
+                cm = compile_(mc)
 
                 def loop(m, o):
                     def call(x):
@@ -294,7 +298,7 @@ def run_case(seed, device):
         if kind == "step":
             arrays.append(_array(rng, (batch, 3), "contiguous", dtype))
             layouts = layouts + ["contiguous"]
-        args_e = [_lay(a, lay, device, rng) for a, lay in zip(arrays, layouts)]
+        args_e = [_lay(a, lay, eager_device, rng) for a, lay in zip(arrays, layouts)]
         args_c = [_lay(a, lay, device, rng) for a, lay in zip(arrays, layouts)]
         with wt.no_grad() if kind == "infer" else wt.enable_grad():
             want, got = _call(fe, args_e), _call(fc, args_c)
@@ -309,17 +313,40 @@ def run_case(seed, device):
         _aliasing(got, want, at, dtype)
 
 
+def _call_number(message):
+    return int(re.search(r"call (\d+)", message).group(1))
+
+
+def _ill_conditioned(seed, device, message):
+    """A webgpu difference is rounding, not a compile error, when the same program run eagerly on webgpu and on
+    the cpu (one math, two rounding orders) differs beyond the tolerance at the same call or an earlier one:
+    e.g. BatchNorm over nearly equal rows amplifies float32 noise by 1/sqrt(var + eps), and Adam's steps turn
+    a gradient's rounding into a different parameter."""
+    if device == "cpu":
+        return False
+    wt.compiler.reset()
+    try:
+        run_case(seed, device, compiled=False, eager_device="cpu")
+    except AssertionError as control:
+        return _call_number(str(control)) <= _call_number(message)
+    return False
+
+
 @pytest.mark.parametrize("device", ["cpu", "webgpu"])
 def test_compile_fuzz(device, request):
     """CASES random programs per device: compiled equals eager at every call (values, inputs written in place,
-    gradients, parameters, buffers, aliasing)."""
+    gradients, parameters, buffers, aliasing), but for programs whose eager run itself differs between webgpu and
+    the cpu at that tolerance (at most one in twenty)."""
     if device == "webgpu":
         request.getfixturevalue("webgpu")
-    failures = []
+    failures, rounding = [], []
     for seed in range(CASES):
         wt.compiler.reset()
         try:
             run_case(seed, device)
         except AssertionError as e:
-            failures.append(" ".join(str(e).split())[:400])
+            message = " ".join(str(e).split())[:400]
+            (rounding if _ill_conditioned(seed, device, message) else failures).append(message)
+    print(f"{device}: {CASES} cases, {len(failures)} differ, {len(rounding)} ill-conditioned:", *rounding, sep="\n")
     assert not failures, f"{len(failures)} of {CASES} cases differ:\n" + "\n".join(failures)
+    assert len(rounding) <= max(1, CASES // 20), "too many ill-conditioned programs:\n" + "\n".join(rounding)
