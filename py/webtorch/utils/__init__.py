@@ -1,9 +1,9 @@
-"""torch.utils: submodules load on first use (`webtorch.utils.checkpoint`, `.data`, `.hooks`)."""
+"""torch.utils: submodules load on first use (`webtorch.utils.checkpoint`, `.data`, `.hooks`, `._pytree`)."""
 import importlib
 
 
 def __getattr__(name):
-    if name in ("checkpoint", "data", "hooks"):
+    if name in ("checkpoint", "data", "hooks", "_pytree"):
         mod = importlib.import_module("." + name, __name__)
         globals()[name] = mod
         return mod
