@@ -27,6 +27,11 @@ def test_fuzz_eager(fuzz_device):
 
 # Minimized programs of mismatches the fuzzer found, fixed at their root: each must stay equal.
 REGRESSIONS = {
+    "mm_inner_size_one_zero_sign": [  # PyTorch's gemm keeps a product's -0.0 when K == 1 (not for one row/column)
+        "v0 = m.tensor([[-1.0], [2.0], [1.0]], device=dev, requires_grad=True)",
+        "v1 = m.tensor([[0.0, -0.0, 3.0]], device=dev, requires_grad=True)",
+        "v2 = v0 @ v1", "v3 = m.nn.functional.linear(v0.unsqueeze(0), v1.t())", "v4 = v0[:1] @ v1",
+        "v5 = m.bmm(v0.unsqueeze(0), v1.unsqueeze(0))", "(v2.sum() + v3.sum() + v4.sum() + v5.sum()).backward()"],
     "index_fill_negative_index": [  # webtorch raised IndexError for -n <= index < 0
         "v0 = m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device=dev, requires_grad=True)",
         "v1 = v0.index_fill(0, m.tensor([-3, -1], device=dev), -1)",

@@ -32,6 +32,10 @@ def _matmul_kernel(a, b):
     M, K = ash[-2:]
     N = bsh[-1]
     dt = a.dtype
+    if K == 1 and len(bsh) == 2 and N > 1 and _numel(ash[:-1]) > 1 and dt in (_dtype.float32, _dtype.float64):
+        # PyTorch's CPU gemm writes each product of an inner size 1 as it is (-0.0 stays -0.0); every other
+        # inner size, one row or column (gemv), batched and half-precision products start the sum from +0
+        return _prims.ewise("mul", [a, b], dt, dt)
     if len(bsh) == 2 and len(ash) > 2:
         # fold a's batch into rows: one big matrix product against the shared weight
         batch = ash[:-2]
