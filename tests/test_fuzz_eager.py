@@ -27,6 +27,15 @@ def test_fuzz_eager(fuzz_device):
 
 # Minimized programs of mismatches the fuzzer found, fixed at their root: each must stay equal.
 REGRESSIONS = {
+    "ldexp_exponent_dtype": [  # a float16 exponent's 2**100 is inf in PyTorch (pow in the exponent's dtype)
+        "v0 = m.tensor([[-0.25], [1.0], [2.0]], device=dev, requires_grad=True)",
+        "v1 = m.tensor([[-1.0], [1.75], [100.0]], dtype=m.float16, device=dev)",
+        "v2 = m.ldexp(v0, v1)", "v3 = m.ldexp(v0, m.tensor([[3], [-150], [7]], device=dev))",
+        "(v2.sum() + v3.sum()).backward()"],
+    "huber_zero_difference_grad_sign": [  # PyTorch's huber_loss_backward: norm * x * grad keeps -0.0
+        "v0 = m.tensor(3.5, device=dev, requires_grad=True)",
+        "v1 = m.nn.functional.huber_loss(v0, v0, delta=0.5)",
+        "m.autograd.backward([v1], [m.tensor(-0.5, device=dev)])"],
     "mm_inner_size_one_zero_sign": [  # PyTorch's gemm keeps a product's -0.0 when K == 1 (not for one row/column)
         "v0 = m.tensor([[-1.0], [2.0], [1.0]], device=dev, requires_grad=True)",
         "v1 = m.tensor([[0.0, -0.0, 3.0]], device=dev, requires_grad=True)",

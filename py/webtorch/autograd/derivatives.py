@@ -411,6 +411,13 @@ def _smooth_l1(g, input, target, reduction, beta):
     return where(x <= -beta, -norm * g, where(x >= beta, norm * g, norm * x * g / beta))
 
 
+def _huber(g, input, target, reduction, delta):
+    """PyTorch's huber_loss_backward (target's: the same with input and target swapped)."""
+    x = input.to(g.dtype) - target.to(g.dtype)
+    norm = 1.0 / x.numel() if reduction == "mean" else 1.0
+    return where(x < -delta, -norm * g * delta, where(x > delta, norm * g * delta, norm * x * g))
+
+
 def _bce_with_logits_target(g, input, target, weight, pos_weight, reduction):
     if pos_weight is None:
         return _loss_scale(-input * g, weight, reduction, input.numel())
@@ -605,4 +612,7 @@ DERIVATIVES = {
     "SmoothL1LossBackward0": {"input": _smooth_l1,
                               "target": lambda g, input, target, reduction, beta: _smooth_l1(g, target, input,
                                                                                                reduction, beta)},
+    "HuberLossBackward0": {"input": _huber,
+                           "target": lambda g, input, target, reduction, delta: _huber(g, target, input, reduction,
+                                                                                         delta)},
 }

@@ -248,7 +248,15 @@ logaddexp = binary("logaddexp", "float", "LogaddexpBackward0", ref=_logaddexp, t
 xlogy = binary("xlogy", "div", "XlogyBackward0", ref=_xlogy, scalar_node="XlogyBackward2", scalar_self=True,
                scalar_self_node="XlogyBackward1")
 copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_node="CopysignBackward1")
-ldexp = binary("ldexp", "div", "LdexpBackward0", ref=lambda a, b, cdt: a.to(cdt) * b.to(cdt).exp2(), tensor_other=True)
+def _ldexp(a, b, cdt):
+    """PyTorch's: a floating exponent through pow(2, other) in other's own dtype (a float16 2**100 is inf), an
+    integer one as C's ldexp takes it (an int32: int64 exponents wrap)."""
+    if b.dtype.is_floating_point:
+        return a.to(cdt) * b.exp2().to(cdt)
+    return a.to(cdt) * b.to(_dtype.int32).to(cdt).exp2()
+
+
+ldexp = binary("ldexp", "div", "LdexpBackward0", ref=_ldexp, tensor_other=True)
 heaviside = binary("heaviside", "same", "NotImplemented(heaviside)", tensor_other=True,
                    ref=lambda a, b, cdt: where(a == 0, b, a > 0).to(cdt))
 

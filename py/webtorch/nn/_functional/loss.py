@@ -109,21 +109,21 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     check_inplace_dtype(_dtype.promote_types(input.dtype, target.dtype), input)  # PyTorch's result is like input
-    r = _HuberLoss.call(input, target, reduction, delta, weight)
+    if weight is None:
+        r = _HuberLoss.apply(input, target, reduction, delta)
+    else:  # as PyTorch: the unreduced loss times the weight, then reduced
+        r = _reduce(_HuberLoss.apply(input, target, "none", delta) * weight, reduction)
     return r if r.dtype is input.dtype else r.to(input.dtype)
 
 
-def _huber_loss_impl(input, target, reduction, delta, weight):
+def _huber_loss_impl(input, target, reduction, delta):
     d = _loss_diff(input, target, "huber").abs()
     dn = _pw.where(d >= delta, 0.0, d)  # as smooth_l1_loss's
-    loss = _pw.where(d < delta, 0.5 * dn * dn, delta * (d - 0.5 * delta))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(_pw.where(d < delta, 0.5 * dn * dn, delta * (d - 0.5 * delta)), reduction)
 
 
 _SmoothL1Loss = formula_node("SmoothL1LossBackward0", _smooth_l1_loss_impl, ("input", "target", "reduction", "beta"))
-_HuberLoss = _node("HuberLossBackward0", _huber_loss_impl, no_edges=(4,))
+_HuberLoss = formula_node("HuberLossBackward0", _huber_loss_impl, ("input", "target", "reduction", "delta"))
 
 
 def _class_dim(input):
