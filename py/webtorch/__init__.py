@@ -31,6 +31,7 @@ from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, s
 from . import random
 from ._tensor_str import set_printoptions
 from . import overrides
+from .overrides import _assert  # noqa: F401
 from ._layout import layout, strided, sparse_coo
 from . import sparse
 from . import special

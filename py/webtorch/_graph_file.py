@@ -19,7 +19,7 @@ from .serialization import CheckpointError, UnpicklingError, _source_name, load 
 _FORMAT = "webtorch.fx graph 1"
 
 
-class TracedModule(fx.GraphModule):
+class TracedModule(fx.LiftedGraphModule):
     """What torch.jit.trace returns: the module's graph, run by the interpreter (`.graph`, `.code`)."""
 
     def save(self, f, _extra_files=None):
@@ -28,7 +28,7 @@ class TracedModule(fx.GraphModule):
 
 # ---- save / load ---------------------------------------------------------------------------------------
 def save(m, f, _extra_files=None):
-    if not isinstance(m, fx.GraphModule):
+    if not isinstance(m, fx.LiftedGraphModule):
         raise RuntimeError("torch.jit.save: expected a module from torch.jit.trace (webtorch does not script)")
     _save_graph(m, f)
 
@@ -156,6 +156,7 @@ class _GraphReader:
             raise self.bad("the user inputs' positions are not 0, 1, ...")
         self.dims = {k: self.dim(k, v) for k, v in doc["dims"].items()}
         self.graph = fx.Graph()
+        self.graph._recorded = True
         for entry in doc["nodes"]:
             self.node(entry)
         self.check()

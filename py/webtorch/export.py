@@ -85,7 +85,7 @@ class ExportGraphSignature:
 
 class ExportedProgram:
     def __init__(self, graph, inputs, tensors, dims, example_inputs):
-        self.graph_module = fx.GraphModule(graph, tensors, inputs, dims=dims)
+        self.graph_module = fx.LiftedGraphModule(graph, tensors, inputs, dims=dims)
         self.graph = graph
         out = graph.nodes[-1].args[0]
         outs = [n.name for n in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(n, fx.Node)]
@@ -98,7 +98,7 @@ class ExportedProgram:
 
     def module(self):
         """A module that runs the graph (GraphModule); it checks its inputs' shapes as the export saw them."""
-        return fx.GraphModule(self.graph, self._tensors, self._inputs, dims=self._dims)
+        return fx.LiftedGraphModule(self.graph, self._tensors, self._inputs, dims=self._dims)
 
     def run_decompositions(self, decomp_table=None):
         return self

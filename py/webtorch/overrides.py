@@ -65,3 +65,11 @@ def torch_function(fn):
 
 def is_tensor_like(x):
     return isinstance(x, Tensor) or hasattr(type(x), "__torch_function__")
+
+
+def _assert(condition, message):
+    """torch._assert: Python's assert, symbolically traceable (a Proxy condition is recorded)."""
+    if type(condition) is not Tensor and has_torch_function((condition,)):
+        return handle_torch_function(_assert, (condition, message), {})
+    if not condition:
+        raise AssertionError(message)

@@ -1,7 +1,7 @@
 """torch.compile's front end: a compiled callable keeps one entry per guard list (guards.py).
 
 Per entry, as TinyJit does:
-  call 1     runs eagerly under an fx.Tracer that stays active through loss.backward() and
+  call 1     runs eagerly under an fx.OpTracer that stays active through loss.backward() and
              optimizer.step(): the op-level graph (entry.graph.print()), and the graph breaks, where
              the function reads a tensor's value into Python (.item(), bool(t), .tolist(), printing),
              each with the user's file:line. fullgraph=True raises exc.Unsupported there.

@@ -50,12 +50,12 @@ def _user_stack(code):
     return traceback.StackSummary.extract((f, f.f_lineno) for f in user)
 
 
-class _StepTracer(fx.Tracer):
-    """fx.Tracer for a whole step: also reports .tolist(), .numpy() and printing as value reads, and an alias
+class _StepTracer(fx.OpTracer):
+    """fx.OpTracer for a whole step: also reports .tolist(), .numpy() and printing as value reads, and an alias
     the graph cannot express (a view saved for backward, a tensor stale after an optimizer's in-place write)
     becomes a constant instead of an error: the call itself runs eagerly and must never fail for the graph's
     sake."""
-    value_reads = fx.Tracer.value_reads + ("tolist", "numpy", "__repr__")
+    value_reads = fx.OpTracer.value_reads + ("tolist", "numpy", "__repr__")
 
     def __enter__(self):
         super().__enter__()
@@ -93,7 +93,7 @@ class _StepTracer(fx.Tracer):
         try:
             return super().node_of(t)
         except RuntimeError:
-            node = self.graph.get_attr(t)
+            node = self.graph._constant(t, {"val": fx.TensorMeta(t.shape, t.dtype)})
             self._bind(t, node)
             return node
 
@@ -155,9 +155,10 @@ def _split(graph, n):
     parts = []
     for k in range(n):
         g = fx.Graph()
+        g._recorded = True
         ops = [node for node in graph.nodes if node.op == "call_function" and node.meta.get("graph_id") == k]
         used = {a.name for node in ops for a in node.all_input_nodes}
-        g.nodes = [node for node in graph.nodes if node.op in ("placeholder", "get_attr") and node.name in used] + ops
+        g._nodes = [node for node in graph.nodes if node.op in ("placeholder", "get_attr") and node.name in used] + ops
         g.constants = {k2: v for k2, v in graph.constants.items() if k2 in used}
         parts.append(g)
     return parts

@@ -1,6 +1,6 @@
-"""torch.fx for webtorch: a graph of webtorch op calls, recorded as they execute, and an interpreter
-that runs it. The one graph representation behind `torch.export`, `torch.onnx.export` and
-`torch.jit.trace` (and the one `torch.compile` is meant to reuse).
+"""The op recorder: a Graph of webtorch op calls, recorded as they execute, and a runner for it. Behind
+`torch.export`, `torch.onnx.export`, `torch.jit.trace` and `torch.compile` (PyTorch's symbolic tracing, which
+records Python calls with Proxy objects instead, builds the same Graph: _symbolic_trace.py).
 
 A `Graph` is a plain list of `Node`s, printable with `graph.print()` (or `str(graph)`):
 
@@ -15,7 +15,7 @@ several tensors, whose elements `operator.getitem` nodes pick). A dimension made
 (`2*s0 + 1`) wherever it appears: in shapes and in the integer arguments of ops (view sizes...).
 
 Recording. Every public op goes through `overrides.torch_function` (nn.functional's included, as in
-PyTorch); while a `Tracer` is active there, a call made outside any recorded call is recorded:
+PyTorch); while an `OpTracer` is active there, a call made outside any recorded call is recorded:
   - when `tracer.leaf(op)` is true, as one node (what it calls inside is not recorded);
   - otherwise the op runs with recording on: if its tensor outputs come from recorded nodes (it
     decomposed into recorded ops, or returned an input) those nodes stay; if not (it computed
@@ -28,246 +28,25 @@ So the level is the caller's choice: onnx passes leaf = "has an ONNX mapping" an
 conv2d, batch_norm, layer_norm, scaled_dot_product_attention as single nodes, while ops without
 a mapping decompose into the ops they are written in.
 
-How torch.compile (#12) should reuse this: trace a training step with `Tracer(leaf=...)` choosing
+How torch.compile (#12) should reuse this: trace a training step with `OpTracer(leaf=...)` choosing
 the lowest level it fuses (leaf=lambda op: False records the ops the layers are written in); the
 autograd engine runs derivative formulas as webtorch ops, so a tracer kept active through
 `loss.backward()` records the backward pass as nodes too (what it must add: grad accumulation
 into `.grad` and optimizer in-place updates, which are mutations of placeholders, already
-recorded as in-place op nodes). Replay is `Interpreter(graph).run(...)` on any device; a backend
+recorded as in-place op nodes). Replay is `GraphRunner(graph).run(...)` on any device; a backend
 that compiles the graph (fusing nodes into WGSL kernels) consumes the same Node list.
 """
 import inspect
 import operator
 
-import webtorch
-
-from ._tensor import Tensor
-
-__all__ = ["Graph", "Node", "GraphModule", "Interpreter", "Tracer", "TensorMeta", "Sym"]
-
-from .autograd import grad_mode
-from .nn import Module
-from .ops.shape import clone
-from .overrides import _tracing as _active  # the Tracer recording now (torch_function looks there)
-
-
-class TensorMeta:
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = tuple(shape), dtype
-
-    def __repr__(self):
-        return f"{_DT.get(self.dtype.name, self.dtype.name)}[{', '.join(str(s) for s in self.shape)}]"
-
-
-_DT = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int64": "i64", "int32": "i32",
-       "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "b8"}
-
-
-class Sym:
-    """An integer that depends on the dynamic dimensions: a polynomial, const + sum of coef * product of
-    dims (coefs: {tuple of dim names: coef}), as `batch`, `2*batch + 1` or `batch*seq`."""
-    __slots__ = ("coefs", "const")
-
-    def __init__(self, coefs, const=0):
-        self.coefs, self.const = {tuple(k): c for k, c in dict(coefs).items()}, const
-
-    def eval(self, dims):
-        total = self.const
-        for names, c in self.coefs.items():
-            for s in names:
-                c *= dims[s]
-            total += c
-        return total
-
-    def __eq__(self, other):
-        return isinstance(other, Sym) and self.coefs == other.coefs and self.const == other.const
-
-    def __hash__(self):
-        return hash((tuple(sorted(self.coefs.items())), self.const))
-
-    def __repr__(self):
-        parts = ["*".join(names) if c == 1 else f"{c}*{'*'.join(names)}" for names, c in self.coefs.items()]
-        if self.const:
-            parts.append(str(self.const))
-        return " + ".join(parts).replace("+ -", "- ")
-
-
-class Node:
-    __slots__ = ("graph", "name", "op", "target", "args", "kwargs", "meta")
-
-    def __init__(self, graph, name, op, target, args=(), kwargs=None, meta=None):
-        self.graph, self.name, self.op, self.target = graph, name, op, target
-        self.args, self.kwargs, self.meta = tuple(args), dict(kwargs or {}), dict(meta or {})
-
-    @property
-    def all_input_nodes(self):
-        out = []
-        map_arg((self.args, self.kwargs), lambda n: out.append(n) or n)
-        return out
-
-    @property
-    def users(self):
-        return [n for n in self.graph.nodes if self in n.all_input_nodes]
-
-    def normalized_arguments(self):
-        """The call's arguments bound to the target's signature, defaults filled in (torch.fx's name)."""
-        sig = inspect.signature(getattr(self.target, "_impl", self.target))
-        b = sig.bind(*self.args, **self.kwargs)
-        b.apply_defaults()
-        return b.arguments
-
-    def format_node(self):
-        val = self.meta.get("val")
-        ann = f': "{val}"' if isinstance(val, TensorMeta) else ""
-        if self.op == "placeholder":
-            return f"%{self.name}{ann} = placeholder[target={self.target}]"
-        if self.op == "get_attr":
-            return f"%{self.name}{ann} = get_attr[target={self.target}]"
-        if self.op == "output":
-            return f"return {_fmt(self.args[0])}"
-        args = ", ".join([_fmt(a) for a in self.args] + [f"{k}={_fmt(v)}" for k, v in self.kwargs.items()])
-        return f"%{self.name}{ann} = {target_name(self.target)}({args})"
-
-    def __repr__(self):
-        return self.name
-
-
-_METHOD_ONLY = frozenset("view view_as expand expand_as contiguous type_as to float double long int bool half repeat "
-                         "reshape_as new_zeros new_ones new_full new_empty".split())
-
-
-def target_name(fn):
-    """How a node's target prints: PyTorch's spelling of where the op lives."""
-    if fn is operator.getitem:
-        return "operator.getitem"
-    if hasattr(fn, "_fx_target_name"):  # a call that is no webtorch op (an optimizer's step in torch.compile's graph)
-        return fn._fx_target_name
-    name = fn.__name__
-    if name in ("getitem", "setitem"):
-        return f"torch.Tensor.__{name}__"
-    if (getattr(fn, "__module__", "") or "").endswith("nn.functional"):
-        return f"torch.nn.functional.{name}"
-    return f"torch.{name}" if getattr(webtorch, name, None) is fn and name not in _METHOD_ONLY \
-        else f"torch.Tensor.{name}"
-
-
-def _fmt(a):
-    if isinstance(a, Node):
-        return "%" + a.name
-    if isinstance(a, tuple):
-        return "(" + ", ".join(_fmt(x) for x in a) + ("," if len(a) == 1 else "") + ")"
-    if isinstance(a, list):
-        return "[" + ", ".join(_fmt(x) for x in a) + "]"
-    if isinstance(a, dict):
-        return "{" + ", ".join(f"{k!r}: {_fmt(v)}" for k, v in a.items()) + "}"
-    if isinstance(a, slice):
-        return f"slice({_fmt(a.start)}, {_fmt(a.stop)}, {_fmt(a.step)})"
-    if isinstance(a, Tensor):
-        return f"tensor({TensorMeta(a.shape, a.dtype)})"
-    if hasattr(a, "is_floating_point") and hasattr(a, "itemsize"):
-        return f"torch.{a.name}"
-    return repr(a)
-
-
-def map_arg(a, fn):
-    """a with every Node in it (inside tuples, lists, dicts, slices) replaced by fn(node)."""
-    return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
-
-
-def map_aggregate(a, fn):
-    t = type(a)
-    if t is tuple or t is list:
-        return t(map_aggregate(x, fn) for x in a)
-    if isinstance(a, tuple) and hasattr(t, "_fields"):  # a namedtuple (return_types)
-        return t(*(map_aggregate(x, fn) for x in a))
-    if t is dict:
-        return {k: map_aggregate(v, fn) for k, v in a.items()}
-    if t is slice:
-        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn), map_aggregate(a.step, fn))
-    return fn(a)
-
-
-class Graph:
-    def __init__(self):
-        self.nodes = []
-        self.constants = {}  # get_attr name -> tensor
-        self._counts = {}   # base name -> how many nodes took it
-        self._base = {}     # node name -> its base name
-
-    def _name(self, base):
-        k = self._counts.get(base, 0)
-        self._counts[base] = k + 1
-        name = base if k == 0 else f"{base}_{k}"
-        self._base[name] = base
-        return name
-
-    def create_node(self, op, target, args=(), kwargs=None, name=None, meta=None):
-        base = name or (target if isinstance(target, str) else getattr(target, "__name__", "node"))
-        node = Node(self, self._name(base), op, target, args, kwargs, meta)
-        self.nodes.append(node)
-        return node
-
-    def placeholder(self, name, meta=None):
-        return self.create_node("placeholder", name, name=name, meta=meta)
-
-    def get_attr(self, tensor):
-        node = self.create_node("get_attr", None, name="_tensor_constant",
-                                meta={"val": TensorMeta(tensor.shape, tensor.dtype)})
-        node.target = node.name
-        self.constants[node.name] = tensor
-        return node
-
-    def call_function(self, target, args=(), kwargs=None, meta=None):
-        return self.create_node("call_function", target, args, kwargs, meta=meta)
-
-    def output(self, result):
-        return self.create_node("output", "output", (result,), name="output")
-
-    def truncate(self, n):
-        """Drop the nodes from position n on (the tracer's undo of a decomposition)."""
-        for node in self.nodes[n:]:
-            self._counts[self._base.pop(node.name)] -= 1
-            self.constants.pop(node.name, None)
-        del self.nodes[n:]
-
-    def eliminate_dead_code(self):
-        """Remove nodes whose results nothing uses (in-place ops stay: they write their input)."""
-        used = set()
-        for node in reversed(self.nodes):
-            if node.op == "output" or node.name in used or (node.op == "call_function" and mutates(node.target)):
-                used.update(n.name for n in node.all_input_nodes)
-                used.add(node.name)
-        keep = [n for n in self.nodes if n.name in used or n.op == "placeholder"]
-        for n in self.nodes:
-            if n not in keep:
-                self.constants.pop(n.name, None)
-        self.nodes = keep
-
-    def python_code(self):
-        lines = [n.format_node() for n in self.nodes]
-        return "graph():\n" + "\n".join("    " + line for line in lines)
-
-    def __str__(self):
-        return self.python_code()
-
-    def print(self):
-        print(self)
-
-    def print_tabular(self):
-        rows = [(n.op, n.name, target_name(n.target) if n.op == "call_function" else str(n.target),
-                 _fmt(n.args), _fmt(n.kwargs), str(n.meta.get("val", ""))) for n in self.nodes]
-        head = ("opcode", "name", "target", "args", "kwargs", "val")
-        widths = [max(len(r[i]) for r in rows + [head]) for i in range(6)]
-        for r in [head] + rows:
-            print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-
-
-def mutates(fn):
-    """Whether op fn writes into its first argument (add_, copy_, __setitem__)."""
-    name = getattr(fn, "__name__", "")
-    return (name.endswith("_") and not name.startswith("_")) or name == "setitem"
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..nn import Module
+from ..ops.shape import clone
+from ..overrides import _tracing as _active  # the OpTracer recording now (torch_function looks there)
+from .graph import Graph
+from .graph_module import GraphModule
+from .node import Node, Sym, TensorMeta, map_aggregate, mutates
 
 
 def _meta(v):
@@ -288,12 +67,13 @@ def _tensors(v):
     return []
 
 
-class Tracer:
+class OpTracer:
     """Records the webtorch ops run inside `with tracer:` into `tracer.graph` (see the module doc)."""
     value_reads = ("item", "__bool__", "__int__", "__float__", "__index__")  # Tensor methods that reach on_value_read
 
     def __init__(self, leaf=lambda fn: True, on_value_read=None):
         self.graph = Graph()
+        self.graph._recorded = True
         self.leaf = leaf
         self.on_value_read = on_value_read or _refuse_value_read
         self._depth = 0
@@ -329,7 +109,7 @@ class Tracer:
             self.on_value_read(t, what)
 
     def placeholder(self, name, t):
-        node = self.graph.placeholder(name, {"val": TensorMeta(t.shape, t.dtype)})
+        node = self.graph.placeholder(name, meta={"val": TensorMeta(t.shape, t.dtype)})
         self._bind(t, node)
         return node
 
@@ -355,7 +135,7 @@ class Tracer:
                             return self._env[k]
                         raise RuntimeError("the traced program used a view of a traced tensor made outside "
                                            "webtorch's ops (Tensor._make / an alias): it cannot be recorded")
-            node = self.graph.get_attr(t)
+            node = self.graph._constant(t, {"val": TensorMeta(t.shape, t.dtype)})
             self._bind(t, node)
         return node
 
@@ -459,8 +239,8 @@ def _refuse_value_read(t, what):
                        "with tensor ops instead (torch.where), or make it an input")
 
 
-class Interpreter:
-    """Runs a graph node by node with eager webtorch ops (any device; equals eager)."""
+class GraphRunner:
+    """Runs a recorded graph node by node with eager webtorch ops (any device; equals eager)."""
 
     def __init__(self, graph, constants=None):
         self.graph = graph
@@ -510,19 +290,16 @@ def _get_path(root, path):
     return root
 
 
-def _module_base():
-    return Module
-
-
-class GraphModule(_module_base()):
-    """A module whose forward runs a graph. Parameters and buffers sit where they sat in the traced
-    module (so its state_dict has the same keys); `inputs` maps each placeholder to
-    ("parameter"|"buffer"|"constant", target) or ("input", position); `dims` maps each dynamic dim's
-    name to (input position, dim)."""
+class LiftedGraphModule(GraphModule):
+    """A GraphModule whose forward runs a recorded graph with parameters lifted to inputs (export's, jit's).
+    Parameters and buffers sit where they sat in the traced module (so its state_dict has the same keys);
+    `inputs` maps each placeholder to ("parameter"|"buffer"|"constant", target) or ("input", position);
+    `dims` maps each dynamic dim's name to (input position, dim)."""
 
     def __init__(self, graph, tensors, inputs, out_spec=None, dims=None):
-        super().__init__()
-        self.graph = graph
+        Module.__init__(self)
+        self._graph = graph
+        graph.owning_module = self
         self._inputs = dict(inputs)
         self._dims = dict(dims or {})
         for kind, target in self._inputs.values():
@@ -534,7 +311,10 @@ class GraphModule(_module_base()):
 
     @property
     def code(self):
-        return self.graph.python_code()
+        return str(self.graph)
+
+    def recompile(self):
+        return None
 
     def forward(self, *args, **kwargs):
         flat = flatten_inputs(args, kwargs)
@@ -549,7 +329,7 @@ class GraphModule(_module_base()):
             if node.op == "placeholder" and self._inputs[node.name][0] == "input":
                 self._check_input(node, inputs[node.name], dims)
         consts = {k: getattr(self, k) for k in self.graph.constants}
-        return Interpreter(self.graph, consts).run(inputs, dims)
+        return GraphRunner(self.graph, consts).run(inputs, dims)
 
     def _check_input(self, node, t, dims):
         pos = self._inputs[node.name][1]
@@ -571,7 +351,7 @@ def trace_module(module, args, kwargs=None, leaf=lambda fn: True, on_value_read=
     parameters. Returns (graph, inputs, tensors): `inputs` as GraphModule takes it, `tensors` the
     parameters and buffers by their paths."""
     kwargs = kwargs or {}
-    tracer = Tracer(leaf, on_value_read)
+    tracer = OpTracer(leaf, on_value_read)
     inputs, tensors = {}, {}
     with tracer, grad_mode.no_grad():
         if hasattr(module, "named_parameters"):
