@@ -502,7 +502,12 @@ DERIVATIVES = {
     # random draws (bernoulli, in-place fills): the result does not depend on the input's values
     **{n: _zeros for n in ("BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
                            "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1",
-                           "RandomBackward2")},
+                           "RandomBackward2", "CauchyBackward0", "LogNormalBackward0", "GeometricBackward0",
+                           "PoissonBackward0")},
+    # torch.distributions' samplers (ops/samplers.py): Gamma's reparameterized gradient, as PyTorch's
+    "StandardGammaBackward0": lambda g, x, y: g * x._standard_gamma_grad(y),
+    "NotImplemented(_sample_dirichlet)": _not_implemented("_sample_dirichlet"),
+    "BinomialBackward0": {"count": _zeros, "prob": _zeros},
     # PyTorch's order: g * (exponent * x ** (exponent - 1)) (g * exponent first may overflow, 3e38 * 2 may not)
     "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * (exponent * x.pow(exponent - 1)),
     "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * (b * a.pow(b - 1))),
