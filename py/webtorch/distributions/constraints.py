@@ -34,6 +34,8 @@ The following constraints are implemented:
 
 import webtorch as torch
 
+from . import _linalg
+
 __all__ = [
     "Constraint",
     "boolean",
@@ -553,7 +555,7 @@ class _CorrCholesky(Constraint):
 
     def check(self, value):
         tol = torch.finfo(value.dtype).eps * value.size(-1) * 10
-        row_norm = torch.linalg.norm(value.detach(), dim=-1)
+        row_norm = torch.linalg.vector_norm(value.detach(), dim=-1)
         unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_row_norm
 
@@ -604,7 +606,7 @@ class _PositiveDefinite(_Symmetric):
         sym_check = super().check(value)
         if not sym_check.all():
             return sym_check
-        return torch.linalg.cholesky_ex(value).info.eq(0)
+        return _linalg.cholesky_ex(value).info.eq(0)
 
 
 class _Cat(Constraint):
