@@ -11,7 +11,9 @@ _Slogdet = namedtuple("linalg_slogdet", "sign logabsdet")
 
 
 def _factor(A):
-    """(L, pivots): the lower Cholesky factor of A, column by column, and each column's pivot before its sqrt."""
+    """(L, pivots): the lower Cholesky factor of A, column by column, and each column's pivot before its sqrt. A is
+    read as (A + A^T) / 2, so the gradient is symmetric, as PyTorch's cholesky_backward makes it."""
+    A = (A + A.mT) / 2
     n = A.shape[-1]
     rows = torch.arange(n, device=A.device)
     cols, pivots = [], []

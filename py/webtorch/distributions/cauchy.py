@@ -63,7 +63,7 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = self.loc.new(shape).cauchy_()
+        eps = self.loc.new_empty(shape).cauchy_()
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

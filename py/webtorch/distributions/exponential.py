@@ -58,7 +58,7 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        return self.rate.new(shape).exponential_() / self.rate
+        return self.rate.new_empty(shape).exponential_() / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

@@ -100,7 +100,7 @@ class Geometric(Distribution):
         shape = self._extended_shape(sample_shape)
         tiny = torch.finfo(self.probs.dtype).tiny
         with torch.no_grad():
-            u = self.probs.new(shape).uniform_(tiny, 1)
+            u = self.probs.new_empty(shape).uniform_(tiny, 1)
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value):

@@ -355,7 +355,7 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
         p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril
     )
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
-    combined_batch_shape = torch._C._infer_size(
+    combined_batch_shape = torch.broadcast_shapes(
         q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2]
     )
     n = p.event_shape[0]
@@ -378,7 +378,7 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     half_term1 = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(
         -1
     ) - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-    combined_batch_shape = torch._C._infer_size(
+    combined_batch_shape = torch.broadcast_shapes(
         q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2]
     )
     n = p.event_shape[0]

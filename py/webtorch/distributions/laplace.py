@@ -63,7 +63,7 @@ class Laplace(Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         finfo = torch.finfo(self.loc.dtype)
-        u = self.loc.new(shape).uniform_(finfo.eps - 1, 1)
+        u = self.loc.new_empty(shape).uniform_(finfo.eps - 1, 1)
         return self.loc - self.scale * u.sign() * torch.log1p(-u.abs())
 
     def log_prob(self, value):
