@@ -451,6 +451,13 @@ DERIVATIVES = {
     "ErfcBackward0": lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp(),
     "ErfinvBackward0": lambda g, x: g * (SQRT_PI / 2) * x.erfinv().square().exp(),  # PyTorch saves x, not y
     "SpecialErfcxBackward0": lambda g, x, y: g * (2 * x * y - 2 / SQRT_PI),
+    "LgammaBackward0": lambda g, x: g * x.digamma(),
+    "DigammaBackward0": lambda g, x: g * x.polygamma(1),
+    "PolygammaBackward0": lambda g, x, n: g * x.polygamma(n + 1),
+    # Hurwitz's zeta(a, b): d/db = -a zeta(a + 1, b); none in a (PyTorch's not_implemented("zeta"))
+    "SpecialZetaBackward0": {"a": _no_derivative("zeta"), "b": lambda g, a, b: g * -a * g._special_zeta(a + 1.0, b)},
+    "SpecialZetaBackward1": {"b": lambda g, a, b: g * -a * g._special_zeta(a + 1.0, b)},
+    "SpecialZetaBackward2": {"a": _no_derivative("zeta")},
     "FloorBackward0": _zeros,
     "CeilBackward0": _zeros,
     "RoundBackward0": _zeros,
