@@ -40,8 +40,8 @@ class Distribution:
         Distribution._validate_args = value
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
-        self._batch_shape = batch_shape
-        self._event_shape = event_shape
+        self._batch_shape = torch.Size(batch_shape)
+        self._event_shape = torch.Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
