@@ -381,3 +381,28 @@ def test_sampler_errors_and_nodes_are_pytorchs():
     assert wt.poisson(a).grad_fn.name() == "PoissonBackward0"
     wt.poisson(a).sum().backward()
     assert a.grad.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] != "Wishart"],
+                         ids=[i for c, i in zip(CASES, IDS) if c[0] != "Wishart"])
+def test_samples_have_pytorchs_shapes_dtypes_and_support(case):
+    """sample / rsample with a sample_shape, and on an expanded distribution: PyTorch's shapes and dtypes, values in
+    the support."""
+    name, params, _ = case
+    td, wd = _make(torch, TD, name, params), _make(wt, WD, name, params, "cpu")
+    ts, ws = td.sample((2,)), wd.sample((2,))
+    assert (tuple(ws.shape), ws.dtype.name) == (tuple(ts.shape), str(ts.dtype).split(".")[1])
+    assert bool(td.support.check(torch.tensor(ws.tolist())).all())
+    if td.has_rsample:
+        assert tuple(wd.rsample((3,)).shape) == tuple(td.rsample((3,)).shape)
+    te, we = td.expand((3,) + tuple(td.batch_shape)), wd.expand((3,) + tuple(wd.batch_shape))
+    assert tuple(we.sample().shape) == tuple(te.sample().shape) and we.batch_shape == te.batch_shape
+
+
+def test_mixture_same_family_matches_pytorch():
+    def mixture(lib, mod, conv):
+        return mod.MixtureSameFamily(mod.Categorical(conv([0.3, 0.7])), mod.Normal(conv([-1.0, 2.0]), conv([0.5, 1.0])))
+    td, wd = mixture(torch, TD, _t), mixture(wt, WD, lambda v: _w(v, "cpu"))
+    for what in ("log_prob", "cdf", "mean", "variance"):
+        _close(_call(wd, what, [0.3, -1.2], lambda v: _w(v, "cpu")), _call(td, what, [0.3, -1.2], _t))
+    assert tuple(wd.sample((5,)).shape) == (5,)
