@@ -99,7 +99,7 @@ if __name__ == "__main__":
     t_all = 0
     for episode in range(args.episodes):
         state, ep_reward, entropy = env.reset(episode), 0.0, 0.0
-        for t in range(1, 60):
+        for _ in range(1, 60):
             action, h = select_action(model, state, t_all)
             t_all += 1
             entropy += h

@@ -115,18 +115,24 @@ class VonMises(Distribution):
         return log_prob
 
     @lazy_property
+    def _sample_dtype(self):  # double where the device has it (webgpu has no float64: the loc's dtype there)
+        return torch.double if self.loc.device.type == "cpu" else self.loc.dtype
+
+    @lazy_property
     def _loc(self):
-        return self.loc.to(torch.double)
+        return self.loc.to(self._sample_dtype)
 
     @lazy_property
     def _concentration(self):
-        return self.concentration.to(torch.double)
+        return self.concentration.to(self._sample_dtype)
 
     @lazy_property
     def _proposal_r(self):
         kappa = self._concentration
-        tau = 1 + (1 + 4 * kappa**2).sqrt()
-        rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
+        s = (1 + 4 * kappa**2).sqrt()
+        tau = 1 + s
+        # PyTorch's rho = (tau - sqrt(2 tau)) / (2 kappa), written without its cancellation for small kappa (float32)
+        rho = 2 * kappa * tau / ((s + 1) * (tau + (2 * tau).sqrt()))
         _proposal_r = (1 + rho**2) / (2 * rho)
         _proposal_r_taylor = 1 / kappa + kappa
         return torch.where(kappa < 1e-05, _proposal_r_taylor, _proposal_r)
