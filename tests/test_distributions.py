@@ -407,3 +407,19 @@ def test_mixture_same_family_matches_pytorch():
     for what in ("log_prob", "cdf", "mean", "variance"):
         _close(_call(wd, what, [0.3, -1.2], lambda v: _w(v, "cpu")), _call(td, what, [0.3, -1.2], _t))
     assert tuple(wd.sample((5,)).shape) == (5,)
+
+
+def test_reparameterized_gradients_in_expectation(device):
+    """d E[x] / d parameter from rsample's gradients: Gamma(a, 2) 1/2, Dirichlet's first mean a0 / sum a, Beta(b, 3)
+    3 / (b + 3)^2, on the device (the implicit gradients run there as tensor ops)."""
+    wt.manual_seed(0)
+    n = 1000
+    a = wt.tensor([0.5, 3.0], device=device, requires_grad=True)
+    WD.Gamma(a, 2.0).rsample((n,)).mean(0).sum().backward()
+    _close(a.grad, torch.tensor([0.5, 0.5]), rtol=0.05)
+    c = wt.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    WD.Dirichlet(c).rsample((n,))[:, 0].mean().backward()
+    _close(c.grad, torch.tensor([5.0, -1.0, -1.0]) / 36, rtol=0.06)
+    b = wt.tensor([2.0], device=device, requires_grad=True)
+    WD.Beta(b, 3.0).rsample((n,)).mean().backward()
+    _close(b.grad, torch.tensor([0.12]), rtol=0.05)

@@ -1,7 +1,6 @@
 """torch.distributions, ported from PyTorch 2.13's torch/distributions (BSD-3-Clause; its code, parameterizations,
 validate_args checks and messages) onto webtorch's ops, so every distribution runs on cpu and webgpu with autograd.
 
-
 The ``distributions`` package contains parameterizable probability distributions
 and sampling functions. This allows the construction of stochastic computation
 graphs and stochastic gradient estimators for optimization. This package
