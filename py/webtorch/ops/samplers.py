@@ -10,14 +10,14 @@ the draws follow PyTorch's distributions, not its numbers."""
 from .. import _dtype
 from ..autograd.grad_mode import no_grad
 from . import _prims
-from ._common import formula_node, recording
+from ._common import formula_node, name_of, recording
 from ._creation import rand, randn
 from .pointwise import where
 from .reduction import sum as _sum
 from .registry import register
 
 
-def _until_accepted(propose, shape):
+def _until_accepted(propose):
     """The first accepted candidate of each element: `propose()` gives (candidates, accepted) for all elements."""
     out, pending = None, None
     while True:
@@ -36,7 +36,7 @@ def _uniform(like, generator):
 
 def _gamma_kernel(alpha, generator=None):
     """Marsaglia and Tsang (2000) for alpha >= 1; alpha < 1 draws Gamma(alpha + 1) * U ** (1 / alpha). Each sample is
-    at least the dtype's smallest normal number (PyTorch's clamp), NaN for a NaN alpha."""
+    at least the dtype's smallest normal number (PyTorch's clamp), which is also the sample of an alpha <= 0 or NaN."""
     with no_grad():
         a = alpha.detach()
         valid = a > 0
@@ -54,31 +54,27 @@ def _gamma_kernel(alpha, generator=None):
             ok = (y > 0) & ((u < 1 - 0.0331 * xx * xx) | (u.log() < 0.5 * xx + d * (1 - v + v.log())))
             return d * v, ok
 
-        g = _until_accepted(propose, a.shape)
+        g = _until_accepted(propose)
         scale = where(boost, (1 - _uniform(a, generator)).pow(1 / a), 1.0)
-        tiny = _dtype_tiny(a.dtype)
-        return where(a.isnan(), a, (g * scale).clamp(min=tiny))
+        return where(valid, g * scale, 0.0).clamp(min=_tiny(a.dtype))
 
 
-def _dtype_tiny(dt):
+def _tiny(dt):
     return 2.2250738585072014e-308 if dt is _dtype.float64 else 1.1754943508222875e-38
 
 
 StandardGamma = formula_node("StandardGammaBackward0", _gamma_kernel, ("x", "generator"))
 
 
-def _check_float(x, name):
-    if not x.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype_name(x.dtype)}'")
-
-
-def _dtype_name(dt):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[dt.name]
+def _check_dtype(x, name, half=False):
+    """PyTorch's CPU kernels: float32 and float64 (poisson: float16 and bfloat16 too)."""
+    if not (x.dtype.is_floating_point and (half or x.dtype in (_dtype.float32, _dtype.float64))):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{name_of(x.dtype)}'")
 
 
 @register(method=False)
 def _standard_gamma(input, generator=None):
-    _check_float(input, "gamma_cpu")
+    _check_dtype(input, "gamma_cpu")
     return StandardGamma.apply(input, generator) if recording(input) else _gamma_kernel(input, generator)
 
 
@@ -153,9 +149,8 @@ def _standard_gamma_grad(self, output):
 def _dirichlet_kernel(alpha, generator=None):
     with no_grad():
         g = _gamma_kernel(alpha, generator)
-        tiny = _dtype_tiny(g.dtype)
         top = 1 - (2.0 ** -53 if g.dtype is _dtype.float64 else 2.0 ** -24)  # the float just below 1
-        return (g / _sum(g, -1, keepdim=True)).clamp(min=tiny, max=top)
+        return (g / _sum(g, -1, keepdim=True)).clamp(min=_tiny(g.dtype), max=top)
 
 
 SampleDirichlet = formula_node("NotImplemented(_sample_dirichlet)", _dirichlet_kernel, ("x", "generator"))
@@ -163,7 +158,7 @@ SampleDirichlet = formula_node("NotImplemented(_sample_dirichlet)", _dirichlet_k
 
 @register(method=False)
 def _sample_dirichlet(input, generator=None):
-    _check_float(input, "dirichlet")
+    _check_dtype(input, "dirichlet")
     return SampleDirichlet.apply(input, generator) if recording(input) else _dirichlet_kernel(input, generator)
 
 
@@ -291,7 +286,7 @@ def _poisson_ptrs(lam, generator):
         exact = (v.log() + invalpha.log() - (a / (us * us) + b).log()) <= (-lam + k * loglam - (k + 1).lgamma())
         return k, quick | (possible & exact)
 
-    return _until_accepted(propose, lam.shape)
+    return _until_accepted(propose)
 
 
 def _poisson_knuth(lam, generator):
@@ -320,7 +315,7 @@ Poisson = formula_node("PoissonBackward0", _poisson_kernel, ("x", "generator"))
 
 @register(method=False)
 def poisson(input, generator=None):
-    _check_float(input, "poisson_cpu")
+    _check_dtype(input, "poisson_cpu", half=True)
     if bool((input < 0).any()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Poisson.apply(input, generator) if recording(input) else _poisson_kernel(input, generator)
@@ -363,7 +358,7 @@ def _btrs(n, p, generator):
                  - _stirling_tail(k) - _stirling_tail(n - k))
         return k, possible & (quick | (lv <= bound))
 
-    return _until_accepted(propose, p.shape)
+    return _until_accepted(propose)
 
 
 def _binomial_inversion(n, p, generator):
@@ -384,7 +379,7 @@ def _binomial_kernel(count, prob, generator=None):
         n, p = n.broadcast_to(shape), p.broadcast_to(shape)
         flip = p > 0.5
         q = where(flip, 1 - p, p)
-        trivial = (n <= 0) | (p <= 0) | (p >= 1)
+        trivial = ~((n > 0) & (p > 0) & (p < 1))  # NaN too: never in a loop
         q = where(trivial, 0.5, q)
         m = where(trivial, 0.0, n)
         big = m * q >= 10
@@ -401,11 +396,12 @@ Binomial = formula_node("BinomialBackward0", _binomial_kernel, ("count", "prob",
 
 @register(method=False)
 def binomial(count, prob, generator=None):
-    for t in (count, prob):
+    for which, t in (("count", count), ("prob", prob)):
         if not t.dtype.is_floating_point:
-            which = "count" if t is count else "prob"
-            raise ValueError(f"binomial only supports floating-point dtypes for {which}, got: "
-                             f"{_dtype_name(t.dtype)}")
+            raise ValueError(f"binomial only supports floating-point dtypes for {which}, got: {name_of(t.dtype)}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {name_of(prob.dtype)} but expected {name_of(count.dtype)}")
+    _check_dtype(count, "binomial_cpu")
     if recording(count, prob):
         return Binomial.apply(count, prob, generator)
     return _binomial_kernel(count, prob, generator)
