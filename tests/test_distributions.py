@@ -309,7 +309,7 @@ def test_validate_args_errors_are_pytorchs():
     assert WD.Normal(0.0, 1.0).expand((3,)).batch_shape == torch.Size([3])
 
 
-# sample statistics: the mean and variance of n draws within 5 standard errors (fixed seed, so never flaky)
+# sample statistics: the mean within 5 standard errors and the variance within 15% over n draws (a fixed seed)
 SAMPLED = [("Normal", dict(loc=[0.5], scale=[2.0])), ("Gamma", dict(concentration=[0.4], rate=[2.0])),
            ("Gamma", dict(concentration=[3.0], rate=[0.5])), ("Beta", dict(concentration1=[0.5], concentration0=[2.0])),
            ("Poisson", dict(rate=[3.0])), ("Poisson", dict(rate=[40.0])),
@@ -335,7 +335,7 @@ def test_sample_statistics(case):
     name, params = case
     wt.manual_seed(0)
     td, wd = _make(torch, TD, name, params), _make(wt, WD, name, params, "cpu")
-    n = 2000 if name == "Categorical" else 20000  # torch.multinomial draws one sample per step
+    n = 2000 if name == "Categorical" else 10000  # torch.multinomial draws one sample per step
     x = wd.sample((n,))
     assert tuple(x.shape) == (n,) + tuple(td.batch_shape + td.event_shape)
     assert bool(td.support.check(torch.tensor(x.tolist())).all())
