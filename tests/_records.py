@@ -6,7 +6,8 @@ from webtorch.backends.elementwise import RECORDS
 
 # PyTorch's function of each kernel where its name is not PyTorch's
 _TORCH = {"copy": torch.clone, "lshift": torch.bitwise_left_shift, "rshift": torch.bitwise_right_shift,
-          "div": lambda a, b: torch.div(a, b) if a.is_floating_point() else torch.div(a, b, rounding_mode="trunc")}
+          "div": lambda a, b: torch.div(a, b) if a.is_floating_point() else torch.div(a, b, rounding_mode="trunc"),
+          "trigamma": lambda x: torch.polygamma(1, x)}
 
 
 def torch_oracle(name):

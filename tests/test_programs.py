@@ -40,6 +40,8 @@ PROGRAMS = [
     Program("sparse_gcn.py"),                              # sparse COO adjacency, torch.sparse.mm, early stopping
     Program("compiled_gpt.py"),                            # nanoGPT: torch.compile(model), grad accumulation, checkpoint
     Program("compile_config.py"),                          # torch.compile's config knobs, set_stance, graph_break
+    Program("actor_critic.py", ("--episodes", "3")),       # RL: Categorical log_prob/entropy, smooth_l1, a CartPole
+    Program("vae.py", ("--epochs", "3")),                  # VAE: Independent(Normal), Bernoulli, kl_divergence
 ]
 
 def _run(argv, webtorch):

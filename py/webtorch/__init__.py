@@ -146,7 +146,7 @@ def _lazy(name):
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
-                "_functorch", "_logging"):
+                "_functorch", "_logging", "distributions"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

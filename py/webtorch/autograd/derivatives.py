@@ -458,6 +458,13 @@ DERIVATIVES = {
     "ErfcBackward0": lambda g, x: g * (-2 / SQRT_PI) * (-x * x).exp(),
     "ErfinvBackward0": lambda g, x: g * (SQRT_PI / 2) * x.erfinv().square().exp(),  # PyTorch saves x, not y
     "SpecialErfcxBackward0": lambda g, x, y: g * (2 * x * y - 2 / SQRT_PI),
+    "LgammaBackward0": lambda g, x: g * x.digamma(),
+    "DigammaBackward0": lambda g, x: g * x.polygamma(1),
+    "PolygammaBackward0": lambda g, x, n: g * x.polygamma(n + 1),
+    # Hurwitz's zeta(a, b): d/db = -a zeta(a + 1, b); none in a (PyTorch's not_implemented("zeta"))
+    "SpecialZetaBackward0": {"a": _no_derivative("zeta"), "b": lambda g, a, b: g * -a * g._special_zeta(a + 1.0, b)},
+    "SpecialZetaBackward1": {"b": lambda g, a, b: g * -a * g._special_zeta(a + 1.0, b)},
+    "SpecialZetaBackward2": {"a": _no_derivative("zeta")},
     "FloorBackward0": _zeros,
     "CeilBackward0": _zeros,
     "RoundBackward0": _zeros,
@@ -509,7 +516,12 @@ DERIVATIVES = {
     # random draws (bernoulli, in-place fills): the result does not depend on the input's values
     **{n: _zeros for n in ("BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
                            "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1",
-                           "RandomBackward2")},
+                           "RandomBackward2", "CauchyBackward0", "LogNormalBackward0", "GeometricBackward0",
+                           "PoissonBackward0")},
+    # torch.distributions' samplers (ops/samplers.py): Gamma's reparameterized gradient, as PyTorch's
+    "StandardGammaBackward0": lambda g, x, y: g * x._standard_gamma_grad(y),
+    "NotImplemented(_sample_dirichlet)": _not_implemented("_sample_dirichlet"),
+    "BinomialBackward0": {"count": _zeros, "prob": _zeros},
     # PyTorch's order: g * (exponent * x ** (exponent - 1)) (g * exponent first may overflow, 3e38 * 2 may not)
     "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * (exponent * x.pow(exponent - 1)),
     "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * (b * a.pow(b - 1))),

@@ -31,7 +31,7 @@ import operator
 import struct
 from collections import namedtuple
 
-from . import _special
+from . import _gamma, _special
 from ._numpy import np
 
 Prim = namedtuple("Prim", "name arity kinds out np py wgsl helpers zero_div fast decl domain tol specials",
@@ -611,6 +611,16 @@ RECORDS = {r.name: r for r in (
          helpers=_ERFCX_WGSL, decl={"rule": "float", "node": "SpecialErfcxBackward0", "exported": False,
                                     "half": False},
          domain=(-3.0, 12.0), tol=2e-5, specials="erfcx(inf) = 0, erfcx(-inf) = inf; inf below -9.4 (float32)"),
+    # the gamma family (_gamma.py: PyTorch's Math.h kernels); trigamma is polygamma(1, x)'s kernel
+    Prim("lgamma", 1, "f", np={"f": _gamma.np_lgamma}, py={"f": _gamma.lgamma}, wgsl={"f": "wlgamma({0})"},
+         helpers=_gamma.WGSL, decl={"rule": "float", "inplace": "method"}, domain=(-4.5, 12.0), tol=1e-4,
+         specials="inf at 0, the negative integers and +-inf; float32 webgpu: Stirling's series above 8"),
+    Prim("digamma", 1, "f", np={"f": _gamma.np_digamma}, py={"f": _gamma.digamma}, wgsl={"f": "wdigamma({0})"},
+         decl={"rule": "float", "inplace": "method"}, domain=(0.05, 12.0), tol=1e-4,
+         specials="-+inf at +-0, NaN at the negative integers and -inf"),
+    Prim("trigamma", 1, "f", np={"f": _gamma.np_trigamma}, wgsl={"f": "wtrigamma({0})"},
+         py={"f": ByDtype(lambda cd: _gamma.trigamma if cd == "float64" else lambda x: _gamma.trigamma(x, _f32))},
+         domain=(0.05, 12.0), tol=1e-4, specials="huge (pi^2 / sin(pi x)^2 rounded) at the non-positive integers"),
     Prim("floor", 1, "fiu", np={"f": "floor", "iub": same}, py={"f": _round_int_float(math.floor), "iub": same},
          wgsl={"f": "floor({0})", "iub": "{0}"}),
     Prim("ceil", 1, "fiu", np={"f": "ceil", "iub": same}, py={"f": _round_int_float(math.ceil), "iub": same},
@@ -693,6 +703,11 @@ RECORDS = {r.name: r for r in (
          decl={"rule": "float", "tensor_other": True}, domain=(-2.0, 2.0),
          specials="in the input's own dtype (float16 steps by 2^-10 at 1); NaN if either is NaN; "
                   "nextafter(x, x) is x, (0, y) the smallest subnormal toward y"),
+    Prim("special_zeta", 2, "f", np={"f": _gamma.np_zeta}, py={"f": _gamma.zeta}, wgsl={"f": "wzeta({0}, {1})"},
+         decl={"rule": "div", "node": "SpecialZetaBackward0", "scalar_node": "SpecialZetaBackward2",
+               "scalar_self": True, "scalar_self_node": "SpecialZetaBackward1", "inplace": False, "exported": False},
+         domain=(1.5, 6.0), tol=1e-4, specials="Hurwitz's zeta(x, q): inf at x = 1 and at q a non-positive integer, "
+                                               "NaN for x < 1"),
     Prim("eq", 2, "fiub", out="bool", np={"fiub": "equal"}, py={"fiub": operator.eq}, wgsl={"fiub": "({0} == {1})"},
          decl={"rule": "cmp"}),
     Prim("lt", 2, "fiub", out="bool", np={"fiub": "less"}, py={"fiub": operator.lt}, wgsl={"fiub": "({0} < {1})"},

@@ -1,7 +1,7 @@
 """Every op, defined once. `registry` holds webtorch's public functions and Tensor's methods (the
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
-from . import activation, indexing, linalg, pointwise, reduction, registry, shape
+from . import activation, indexing, linalg, pointwise, reduction, registry, samplers, shape, special
 
 # webtorch.<name>: every public function the ops modules declared (`register`), and nothing else
 __all__ = sorted(registry.FUNCTIONS)
@@ -21,7 +21,8 @@ def _invert(self):
 def bind_methods(Tensor, creation):
     p, s, i, la, c = pointwise, shape, indexing, linalg, creation
     for n in ("to cpu cuda webgpu double half long short byte char bfloat16 type_as new_tensor new_zeros new_ones "
-              "new_full new_empty uniform_ normal_ bernoulli_ random_ exponential_ bernoulli").split():
+              "new_full new_empty uniform_ normal_ bernoulli_ random_ exponential_ bernoulli cauchy_ log_normal_ "
+              "geometric_").split():
         registry.register_method(getattr(c, n), n)  # creation's methods (ops/_creation.py)
     for n, f in (("float", c.float_), ("int", c.int_), ("bool", c.bool_m), ("type", c.type_)):
         registry.register_method(f, n)
@@ -35,6 +36,7 @@ def bind_methods(Tensor, creation):
     Tensor._index_put_flat = i.index_put_flat  # for autograd/derivatives.py (which imports no op)
     Tensor._take_flat = i.take_flat
     Tensor._cat, Tensor._stack, Tensor._arange = staticmethod(s.cat), staticmethod(s.stack), staticmethod(c.arange)
+    Tensor._special_zeta = staticmethod(pointwise.special_zeta)
     Tensor.__getitem__ = i.getitem
     Tensor.__setitem__ = i.setitem
     ops = {

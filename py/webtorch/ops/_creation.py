@@ -437,7 +437,7 @@ def _given(x, values):  # the kernel of a node over values computed without x's 
 _GIVEN = {n: formula_node(n, _given, ("x", "values")) for n in (
     "BernoulliBackward0", "NotImplemented(bernoulli)", "BernoulliBackward1", "BernoulliBackward2", "UniformBackward0",
     "NormalBackward0", "ExponentialBackward0", "RandomBackward0", "RandomBackward1", "RandomBackward2",
-    "Unique2Backward0")}
+    "Unique2Backward0", "CauchyBackward0", "LogNormalBackward0", "GeometricBackward0")}
 
 
 def result_of(x, node, values):
@@ -507,6 +507,33 @@ def exponential_(self, lambd=1.0, *, generator=None):
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         e = (-(1 - u).log()) / lambd
     return _fill(self, "ExponentialBackward0", e)
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    with _no_grad():
+        u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
+        c = median + sigma * ((u - 0.5) * math.pi).tan()
+    return _fill(self, "CauchyBackward0", c)
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    with _no_grad():
+        z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
+        v = (z * std + mean).exp()
+    return _fill(self, "LogNormalBackward0", v)
+
+
+def geometric_(self, p, *, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    with _no_grad():
+        u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
+        k = ((1 - u).log() / math.log1p(-p)).ceil()
+    return _fill(self, "GeometricBackward0", k.to(self.dtype))
 
 
 # ---- dtype / device conversion --------------------------------------------------------------------

@@ -215,7 +215,7 @@ def _check_inplace_shape(self, other):
 
 
 def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False, scalar_self_node=None,
-           tensor_other=False, names=(), inplace=True, int_div=False, opmath_scalar=False):
+           tensor_other=False, names=(), inplace=True, int_div=False, opmath_scalar=False, exported=True):
     """Declare the element-wise op `op(input, other, out=None)`, its method and in-place method.
     rule: the dtype rule above. node: PyTorch's node name, whose formulas are in
     autograd/derivatives.py (None: not differentiable); scalar_node: the node of PyTorch's overload
@@ -228,7 +228,8 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
     PyTorch's CPU kernels of these keep a Python number second operand in float32 where the tensor is
     float16/bfloat16 (original_scalar_value<opmath_t>): f16 * 70000.0 is computed in float32 (-0.549 ->
     -38432), not with 70000 rounded to float16 first (inf). The other ops round the number to the
-    tensor's dtype first (remainder(f16 1.0, 0.1) is 2.44e-4, with 0.1 as float16 0.09998)."""
+    tensor's dtype first (remainder(f16 1.0, 0.1) is 2.44e-4, with 0.1 as float16 0.09998).
+    exported=False: neither webtorch.<op> nor a method (a torch.special function)."""
     fn = _binary_function(op, node, scalar_node, scalar_self_node) if node is not None else None
     ELEMENTWISE[op] = Decl("binary", rule, node, ref)
 
@@ -264,6 +265,8 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
 
     public.__name__ = op
     in_place.__name__ = op + "_"
+    if not exported:
+        return routed(public)
     if inplace:
         register(in_place, *[n + "_" for n in names or (op,)], function=False)
     return register(public, *names)

@@ -1,0 +1,115 @@
+"""torch.special and the gamma family (lgamma, digamma, polygamma, mvlgamma, zeta) against PyTorch on cpu,
+cpu-pure and webgpu: values over wide domains (poles, negative non-integers, large arguments, NaN/inf), gradients,
+node names, errors."""
+import math
+
+import numpy as np
+import pytest
+import torch
+from core_util import skip_unsupported, to_wt
+
+import webtorch as wt
+
+SPECIALS = [0.0, -0.0, -1.0, -2.0, -2.5, -0.5, math.inf, -math.inf, math.nan, 1e30, 1e10, 1e-30, 1e-5, 0.3, 1.0,
+            2.0, 5.5, -7.3, 150.0]
+X = np.concatenate([np.linspace(-9.75, 30, 40), SPECIALS])
+
+
+def close(got, want, rtol, atol=0.0):
+    """NaN where PyTorch has NaN, equal infinities, finite values within rtol (relative to max(|want|, 1) + atol)."""
+    a, b = got.detach().cpu().numpy().astype("float64"), want.detach().numpy().astype("float64")
+    assert a.shape == b.shape and str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    with np.errstate(invalid="ignore"):
+        ok = (np.isnan(a) & np.isnan(b)) | (a == b) | (np.abs(a - b) <= rtol * np.maximum(np.abs(b), 1) + atol)
+    assert ok.all(), f"{a[~ok]} vs torch {b[~ok]}"
+
+
+GAMMA = {
+    "lgamma": (torch.lgamma, wt.lgamma),
+    "digamma": (torch.digamma, wt.digamma),
+    "trigamma": (lambda x: torch.polygamma(1, x), lambda x: wt.polygamma(1, x)),
+    "polygamma2": (lambda x: torch.polygamma(2, x), lambda x: x.polygamma(2)),
+    "polygamma5": (lambda x: torch.special.polygamma(5, x), lambda x: wt.special.polygamma(5, x)),
+    "gammaln": (torch.special.gammaln, wt.special.gammaln),
+    "psi": (torch.special.psi, wt.special.psi),
+    "mvlgamma3": (lambda x: torch.mvlgamma(x, 3), lambda x: x.mvlgamma(3)),
+    "multigammaln1": (lambda x: torch.special.multigammaln(x, 1), lambda x: wt.special.multigammaln(x, 1)),
+}
+
+
+@pytest.mark.parametrize("op", GAMMA)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_family_values(device, dtype, op):
+    skip_unsupported(device, dtype)
+    x = X.astype(dtype)
+    t, w = GAMMA[op]
+    close(w(to_wt(x, device)), t(torch.from_numpy(x)), rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_zeta_values(device):
+    s = np.array([1.0, 0.5, 1.5, 2.0, 3.0, 4.5, 10.0, 30.0, math.inf, math.nan], np.float32).reshape(-1, 1)
+    q = np.array([-3.0, -2.5, 0.0, 1e-3, 0.5, 1.0, 2.0, 9.5, 100.0, 1e6, math.inf, math.nan], np.float32)
+    want = torch.special.zeta(torch.from_numpy(s), torch.from_numpy(q))
+    close(wt.special.zeta(to_wt(s, device), to_wt(q, device)), want, rtol=1e-5)
+    close(wt.special.zeta(2.0, to_wt(q, device)), torch.special.zeta(2.0, torch.from_numpy(q)), rtol=1e-5)
+    close(wt.special.zeta(to_wt(s, device), 2.0), torch.special.zeta(torch.from_numpy(s), 2.0), rtol=1e-5)
+
+
+GRADS = {
+    "lgamma": (torch.lgamma, wt.lgamma, "LgammaBackward0"),
+    "digamma": (torch.digamma, wt.digamma, "DigammaBackward0"),
+    "polygamma": (lambda x: torch.polygamma(3, x), lambda x: wt.polygamma(3, x), "PolygammaBackward0"),
+    "mvlgamma": (lambda x: torch.mvlgamma(x, 2), lambda x: wt.mvlgamma(x, 2), "MvlgammaBackward0"),
+    "zeta": (lambda x: torch.special.zeta(3.0, x), lambda x: wt.special.zeta(3.0, x), "SpecialZetaBackward1"),
+}
+
+
+@pytest.mark.parametrize("op", GRADS)
+def test_gamma_family_gradients(device, op):
+    t, w, node = GRADS[op]
+    a = torch.tensor([0.7, 1.5, 2.0, 3.3, 8.0, 25.0], requires_grad=True)
+    x = to_wt(a.detach().numpy(), device).requires_grad_()
+    r, y = t(a), w(x)
+    assert y.grad_fn.name() == r.grad_fn.name() == node
+    (r * torch.arange(1.0, 7.0)).sum().backward()
+    (y * wt.arange(1.0, 7.0, device=device)).sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), a.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_gradcheck_float64():
+    x = wt.tensor([-2.5, -0.5, 0.3, 1.0, 2.4, 7.0], dtype=wt.float64, requires_grad=True)
+    for f in (wt.lgamma, wt.digamma, lambda v: wt.polygamma(2, v)):
+        assert wt.autograd.gradcheck(f, (x,)) and wt.autograd.gradgradcheck(f, (x,))
+    q = wt.tensor([0.5, 1.5, 4.0], dtype=wt.float64, requires_grad=True)
+    assert wt.autograd.gradcheck(lambda v: wt.special.zeta(2.5, v), (q,))
+    assert wt.autograd.gradcheck(lambda v: wt.mvlgamma(v, 3), (q + 1.5,))
+
+
+def test_gamma_family_forms_and_errors():
+    x = wt.tensor([0.5, 2.0, 4.0])
+    y = x.clone()
+    y.lgamma_()
+    assert y.tolist() == wt.lgamma(x).tolist()
+    y = x.clone()
+    y.polygamma_(2)
+    assert y.tolist() == x.polygamma(2).tolist()
+    y = x.clone() + 1
+    y.mvlgamma_(2)
+    assert y.tolist() == (x + 1).mvlgamma(2).tolist()
+    assert wt.lgamma(wt.tensor([1, 2])).dtype == wt.float32 and wt.mvlgamma(wt.tensor([1, 2]), 1).dtype == wt.float32
+    assert wt.special.zeta(wt.tensor([2, 3]), wt.tensor([1, 2])).dtype == wt.float32
+    out = wt.empty(3)
+    wt.polygamma(1, x, out=out)
+    assert out.tolist() == wt.polygamma(1, x).tolist()
+    with pytest.raises(RuntimeError, match=r"polygamma\(n, x\) does not support negative n."):
+        wt.polygamma(-1, x)
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        wt.mvlgamma(x, 0)
+    with pytest.raises(RuntimeError, match="result type Long can't be cast"):
+        wt.tensor([1, 2]).mvlgamma_(1)
+    with pytest.raises(TypeError):
+        wt.polygamma(1.0, x)
+    q = wt.tensor([2.0, 3.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented."):
+        wt.special.zeta(q, 2.0).sum().backward()
+    assert not hasattr(wt, "zeta") and not hasattr(wt.Tensor, "special_zeta")
