@@ -49,6 +49,8 @@ class return_types:
     cummax = _rt("cummax")
     cummin = _rt("cummin")
     aminmax = _rt("aminmax", "min max")
+    histogram = _rt("histogram", "hist bin_edges")
+    frexp = _rt("frexp", "mantissa exponent")
 
 
 # ---- sum / mean / prod -----------------------------------------------------------------------------

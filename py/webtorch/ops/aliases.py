@@ -1,0 +1,241 @@
+"""Names PyTorch has for what webtorch's ops already compute: in-place forms (`addmm_`, `cumsum_`,
+`arccos_`, ...), aliases (`greater_`, `negative_`, `fix_`, `unsafe_split`, ...) and thin
+compositions (`ravel`, `hsplit`, `dist`, `diagflat`, `addr`, `renorm`, `put`, `gcd`, `frexp`, ...)."""
+import builtins
+import math
+
+from .. import _dtype
+from . import _creation, indexing, linalg, reduction  # noqa: F401 (declared first: aliased below)
+from ._common import check_tensor, name_of, wrap_dim
+from .pointwise import _inplace, where
+from .reduction import return_types
+from .registry import FUNCTIONS, METHODS, register, register_method
+from .views import broadcast_tensors
+
+int64, bool_ = _dtype.int64, _dtype.bool_
+
+# ---- in-place forms and aliases -------------------------------------------------------------------
+for _n in ("addbmm", "addmm", "addmv", "baddbmm", "cumsum", "cumprod", "index_copy", "index_fill", "masked_scatter"):
+    register_method(_inplace(FUNCTIONS[_n]), _n + "_")
+register(METHODS["addmv_"], "addmv_")  # torch.addmv_ is a function too
+for _n in ("square", "deg2rad", "rad2deg", "nan_to_num"):
+    register(_inplace(FUNCTIONS[_n]), _n + "_")
+for _alias, _n in (("arccos_", "acos_"), ("arcsin_", "asin_"), ("arctan_", "atan_"), ("arccosh_", "acosh_"),
+                   ("arcsinh_", "asinh_"), ("arctanh_", "atanh_"), ("negative_", "neg_"), ("fix_", "trunc_")):
+    register(METHODS[_n], _alias)
+for _alias, _n in (("arctan2_", "atan2_"), ("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
+                   ("less_equal_", "le_"), ("not_equal_", "ne_"), ("absolute_", "abs_"), ("sgn_", "sign_")):
+    register_method(METHODS[_n], _alias)
+register(METHODS["xlogy_"], "xlogy_", method=False)
+register(lambda input: input.detach(), "detach", method=False)
+register(lambda input: input.detach_(), "detach_", method=False)
+register(lambda input: input.is_inference(), "is_inference", method=False)
+
+
+def _float_power_(self, exponent):
+    if self.dtype is not _dtype.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {name_of(self.dtype)} but the operation's "
+                           "result requires dtype Double")
+    return self.pow_(exponent)
+
+
+register_method(_float_power_, "float_power_")
+
+# ---- splits -------------------------------------------------------------------------------------------
+register(lambda input, split_sizes, dim=0: input.split(list(split_sizes), dim), "split_with_sizes",
+         "unsafe_split_with_sizes")
+register(FUNCTIONS["split"], "unsafe_split")
+register(FUNCTIONS["chunk"], "unsafe_chunk")
+
+
+def _dir_split(name, dim, min_dim):
+    def split(input, indices_or_sections):
+        if input.dim() < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
+                               f"with {input.dim()} dimensions!")
+        d = 0 if name == "hsplit" and input.dim() == 1 else dim
+        if isinstance(indices_or_sections, int) and (indices_or_sections == 0
+                                                     or input.shape[d] % indices_or_sections):
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                               f"{input.shape[d]} is not divisible by the split_size {indices_or_sections}!")
+        return input.tensor_split(indices_or_sections, d)
+    split.__name__ = name
+    return split
+
+
+for _name, _dim, _min in (("hsplit", 1, 1), ("vsplit", 0, 2), ("dsplit", 2, 3)):
+    register(_dir_split(_name, _dim, _min), _name)
+
+
+# ---- small compositions ----------------------------------------------------------------------------
+@register
+def ravel(input):
+    return input.reshape(-1)
+
+
+@register
+def dist(input, other, p=2):
+    return (input - other).norm(p)
+
+
+@register
+def diagflat(input, offset=0):
+    return input.reshape(-1).diag(offset)
+
+
+@register
+def isposinf(input):
+    return input == math.inf if input.dtype.is_floating_point else input.new_zeros(input.shape, dtype=bool_)
+
+
+@register
+def isneginf(input):
+    return input == -math.inf if input.dtype.is_floating_point else input.new_zeros(input.shape, dtype=bool_)
+
+
+@register
+def isreal(input):
+    return input.new_ones(input.shape, dtype=bool_)  # no complex dtype: every value is real
+
+
+@register
+def is_nonzero(input):
+    if input.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if not input.numel() else 'more than one value'}"
+                           " is ambiguous")
+    return bool(input.item() != 0)
+
+
+@register
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
+
+
+@register
+def is_signed(input):
+    return input.dtype not in (_dtype.uint8, bool_)
+
+
+@register
+def get_device(input):
+    return -1 if input.device.type == "cpu" else (input.device.index or 0)
+
+
+@register
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.dim() != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
+    outer = vec1.unsqueeze(1) * vec2.unsqueeze(0)
+    if outer.dtype is bool_:
+        return (input & bool(beta) if beta else input.new_zeros(())) | (outer & bool(alpha))
+    outer = outer if alpha == 1 else outer * alpha
+    if beta == 0:  # input is not read (its NaNs do not propagate)
+        return outer.to(_dtype.result_type(input, outer))
+    return (input if beta == 1 else input * beta) + outer
+
+
+register_method(_inplace(addr), "addr_")
+
+
+@register
+def renorm(input, p, dim, maxnorm):
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    d = wrap_dim(dim, input.dim())
+    norms = input.norm(p, [k for k in builtins.range(input.dim()) if k != d], keepdim=True)
+    return input * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+register_method(_inplace(renorm), "renorm_")
+
+
+@register
+def put(input, index, source, accumulate=False):
+    n = input.numel()
+    if index.numel() and not bool(((index >= -n) & (index < n)).all()):
+        bad = index[(index < -n) | (index >= n)].reshape(-1)[0].item()
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    flat = input.reshape(-1)
+    return flat.index_put((index.reshape(-1) % builtins.max(n, 1),), source.reshape(-1), accumulate).reshape(
+        input.shape)
+
+
+register_method(_inplace(put), "put_")
+
+
+@register_method
+def fill_diagonal_(self, fill_value, wrap=False):
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.dim() > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    h, w = self.shape[0], self.shape[1]
+    if self.dim() == 2:
+        steps = (h * w + w) // (w + 1) if wrap and h > w else builtins.min(h, w)
+        flat = _creation.arange(steps, device=self.device) * (w + 1)
+        idx = (flat // w, flat % w)
+    else:
+        k = _creation.arange(h, device=self.device)
+        idx = (k,) * self.dim()
+    return self.index_put_(idx, _creation.tensor(fill_value, dtype=self.dtype, device=self.device))
+
+
+@register
+def resize_as_(input, the_template, *, memory_format=None):
+    return input.resize_(the_template.shape)
+
+
+@register(method=False)
+def fill(input, value):
+    return input.clone().fill_(value)
+
+
+# ---- integer and float bits ----------------------------------------------------------------------------
+def _check_int(name, *ts):
+    for t in ts:
+        if t.dtype.is_floating_point or t.dtype is bool_:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{name_of(t.dtype)}'")
+
+
+@register
+def gcd(input, other):
+    check_tensor("gcd", input)
+    _check_int("gcd", input, other)
+    a, b = broadcast_tensors(input.abs(), other.abs())
+    while bool((b != 0).any()):  # Euclid, every element at once (at most ~92 rounds for int64)
+        a, b = where(b != 0, b, a), where(b != 0, a.remainder(where(b != 0, b, 1)), 0)
+    return a.to(_dtype.result_type(input, other))
+
+
+@register
+def lcm(input, other):
+    _check_int("lcm", input, other)
+    g = gcd(input, other)
+    return where(g == 0, 0, (input // where(g == 0, 1, g) * other).abs()).to(g.dtype)
+
+
+register(_inplace(gcd), "gcd_")
+register(_inplace(lcm), "lcm_")
+
+
+def _scaled(a, e):
+    """a * 2^-e exactly, in two power-of-two steps (2^-e alone overflows for a subnormal a)."""
+    h = e // 2
+    return a * (-h.to(a.dtype)).exp2() * (h - e).to(a.dtype).exp2()
+
+
+@register
+def frexp(input):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    finite = input.isfinite() & (input != 0)
+    a = where(finite, input.abs(), 1.0)
+    e = a.log2().floor().to(_dtype.int32) + 1
+    m = _scaled(a, e)
+    e = e + (m >= 1).to(_dtype.int32) - (m < 0.5).to(_dtype.int32)  # log2's rounding near a power of two
+    m = _scaled(a, e)
+    return return_types.frexp(where(finite, m * input.sign(), input), where(finite, e, 0))
+
