@@ -53,6 +53,9 @@ def _dir_split(name, dim, min_dim):
         if input.dim() < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
                                f"with {input.dim()} dimensions!")
+        if not isinstance(indices_or_sections, (int, list, tuple)):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                            f"{type(indices_or_sections).__name__})")
         d = 0 if name == "hsplit" and input.dim() == 1 else dim
         if isinstance(indices_or_sections, int) and (indices_or_sections == 0
                                                      or input.shape[d] % indices_or_sections):
@@ -140,6 +143,8 @@ register_method(_inplace(addr), "addr_")
 
 @register
 def renorm(input, p, dim, maxnorm):
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     if p <= 0:
@@ -203,6 +208,7 @@ def _check_int(name, *ts):
 @register
 def gcd(input, other):
     check_tensor("gcd", input)
+    check_tensor("gcd", other, "other", 2)
     _check_int("gcd", input, other)
     a, b = broadcast_tensors(input.abs(), other.abs())
     while bool((b != 0).any()):  # Euclid, every element at once (at most ~92 rounds for int64)
@@ -212,6 +218,8 @@ def gcd(input, other):
 
 @register
 def lcm(input, other):
+    check_tensor("lcm", input)
+    check_tensor("lcm", other, "other", 2)
     _check_int("lcm", input, other)
     g = gcd(input, other)
     return where(g == 0, 0, (input // where(g == 0, 1, g) * other).abs()).to(g.dtype)

@@ -49,6 +49,11 @@ def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
 
 @register
 def narrow_copy(input, dim, start, length, *, out=None):
+    if input.dim() and dim >= input.dim():  # a dim below range raises narrow's IndexError
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.")
+    size = input.shape[dim] if input.dim() and dim >= -input.dim() else 0
+    if input.dim() and (length < 0 or (start % size if size else 0) + length > size):
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return write_out(input.narrow(dim, start, length).clone(), out, input)
 
 

@@ -25,6 +25,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, input.dim())
+    if n == 0:  # PyTorch returns the input, prepend and append unused
+        return input
     parts = [p if p.dim() else p.expand(input.shape[:d] + (1,) + input.shape[d + 1:])
              for p in (prepend, input, append) if p is not None]
     x = _shape.cat(parts, d) if len(parts) > 1 else input
@@ -79,8 +81,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # [..., P, R, M]
-    if p == 0:
-        return (diff != 0).sum(-1).to(diff.dtype)
+    if p == 0:  # the count of differing coordinates, with PyTorch's zero gradient
+        return diff.abs().sign().sum(-1)
     if p == math.inf:
         return diff.abs().amax(-1) if diff.shape[-1] else diff.sum(-1)
     return diff.norm(p, -1)
@@ -94,11 +96,12 @@ def _bin_of(x, lo, hi, bins, edges):
     return where(x == hi, bins - 1, pos.clamp(0, bins - 1))
 
 
-def _range_of(input, lo, hi, op):
+def _range_of(input, lo, hi, op, widen):
+    """The histogram's range: (lo, hi) as given, else the data's, widened by `widen` when empty."""
     if lo == hi and input.numel():
         lo, hi = input.min().item(), input.max().item()
     if lo == hi:
-        lo, hi = lo - 1, hi + 1
+        lo, hi = lo - widen, hi + widen
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"{op}: range of [{lo:g}, {hi:g}] is not finite")
     return lo, hi
@@ -112,7 +115,7 @@ def histc(input, bins=100, min=0, max=0):
         raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dim 0")
     if min > max:
         raise RuntimeError("torch.histc(): max must be larger than min")
-    lo, hi = _range_of(input, float(min), float(max), "torch.histc()")
+    lo, hi = _range_of(input, float(min), float(max), "torch.histc()", 1)
     x = input.detach().reshape(-1)
     edges = _creation.linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
     inside = (x >= lo) & (x <= hi)
@@ -125,7 +128,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     if isinstance(bins, Tensor):
         edges = bins.to(input.dtype)
     else:
-        lo, hi = _range_of(input, *(range or (0.0, 0.0)), "torch.histogram()")
+        lo, hi = _range_of(input, *(range or (0.0, 0.0)), "torch.histogram()", 0.5)
         edges = _creation.linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
     x = input.detach().reshape(-1)
     nb = edges.numel() - 1
@@ -167,7 +170,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if scalar:
         values = values.reshape(1)
     r = _search_counts(seq, values.to(_dtype.result_type(seq, values)), right)
-    r = r.reshape(()) if scalar else r
+    r = r.reshape(()) if scalar else r.reshape(values.shape)
     r = r.to(_dtype.int32 if out_int32 else int64)
     return r if out is None else out.resize_(r.shape).copy_(r)
 
@@ -275,6 +278,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     if index.dtype not in (int64, _dtype.int32):
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {name_of(index.dtype)}")
+    if input.dim() == 0:
+        return index_reduce(input.reshape(1), dim, index, source.reshape(-1), reduce,
+                            include_self=include_self).reshape(())
     d = wrap_dim(dim, input.dim())
     n = source.shape[d] if source.dim() else 1
     if index.numel() != n:
