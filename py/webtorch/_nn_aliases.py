@@ -145,3 +145,34 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=1):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_REDUCTION[reduction])
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(output, mean, rstd): F.layer_norm's output and its statistics (not differentiable, as ATen's), kept
+    with the normalized dims as 1s."""
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != tuple(normalized_shape):
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
+    out = F.layer_norm(input, normalized_shape, weight, bias, eps)
+    x = input.detach()
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    return out, x.mean(dims, keepdim=True), (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(output, mean, rstd), the statistics of shape [N, group] (differentiable, as ATen's)."""
+    x = input.reshape(N, group, (C // group) * HxW)
+    rstd = (x.var(2, unbiased=False) + eps).rsqrt()
+    return F.group_norm(input, group, weight, bias, eps), x.mean(2), rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, save_mean, save_invstd); F.batch_norm updates the running statistics in training; out of
+    training the saved statistics are empty, as ATen's cpu kernel."""
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return out, input.new_empty(0), input.new_empty(0)
+    dims = [0] + list(range(2, input.dim()))
+    x = input.detach()
+    return out, x.mean(dims), (x.var(dims, unbiased=False) + eps).rsqrt()

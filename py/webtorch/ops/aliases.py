@@ -247,3 +247,79 @@ def frexp(input):
     m = _scaled(a, e)
     return return_types.frexp(where(finite, m * input.sign(), input), where(finite, e, 0))
 
+
+
+register_method(lambda self, other: self.reciprocal() * other, "__rdiv__")
+
+
+# ---- factories -------------------------------------------------------------------------------------
+def _storage_numel(size, stride):
+    return 0 if 0 in tuple(size) else 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))
+
+
+@register(method=False)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    base = _creation.empty(_storage_numel(size, stride), dtype=dtype, device=device)
+    return base.as_strided(tuple(size), tuple(stride)).detach().requires_grad_(requires_grad)
+
+
+@register_method
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                      pin_memory=False):
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+@register(method=False)
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    order = list(physical_layout)
+    if len(order) != len(size):
+        raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    for k in order:
+        if not -len(size) <= k < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be in range of [{-len(size)}, {len(size) - 1}], "
+                               f"but got {k})")
+    order = [k % len(size) for k in order]
+    if len(set(order)) != len(order):
+        raise RuntimeError("Duplicate dim not allowed")
+    phys = _creation.empty([size[k] for k in order], dtype=dtype, device=device, requires_grad=requires_grad)
+    return phys.permute([order.index(k) for k in builtins.range(len(size))])
+
+
+@register(method=False)
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    return _creation.tensor(s, dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+# ---- random fills (PyTorch's distributions of a uniform draw) ---------------------------------------------
+def _random_fill(name, values, check):
+    def fill(self, *args, generator=None):
+        check(*args)
+        u = self.detach().new_empty(self.shape).uniform_(generator=generator)
+        return self.copy_(values(u, *args))
+    fill.__name__ = name
+    register_method(fill, name)
+
+
+def _positive(op, name, pos, default):
+    def check(*args):
+        v = args[pos] if len(args) > pos else default
+        if not v > 0:
+            raise RuntimeError(f"{op} expects {name} > 0.0, but found {name}={v:g}")
+    return check
+
+
+def _probability(p):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+
+
+_random_fill("cauchy_", lambda u, median=0.0, sigma=1.0: median + sigma * ((u - 0.5) * math.pi).tan(),
+             _positive("cauchy_", "sigma", 1, 1.0))
+_random_fill("log_normal_", lambda u, mean=1.0, std=2.0: (u.new_empty(u.shape).normal_(mean, std)).exp(),
+             _positive("log_normal_", "std", 1, 2.0))
+_random_fill("geometric_", lambda u, p: (u.log() / math.log1p(-p)).ceil(), _probability)

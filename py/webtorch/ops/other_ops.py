@@ -4,6 +4,7 @@ unique_consecutive, scatter_reduce, index_reduce, cov, corrcoef, ... Their gradi
 compositions'; each runs where its parts run (webgpu included), host reads only where the result's
 size depends on the data (unique_consecutive) or PyTorch's does (histc's range from the data)."""
 import builtins
+import itertools
 import math
 
 from .. import _dtype
@@ -13,6 +14,7 @@ from ._common import check_tensor, name_of, wrap_dim
 from .pointwise import _inplace, where
 from .reduction import return_types
 from .registry import register, register_method
+from .views import meshgrid
 
 int64 = _dtype.int64
 
@@ -294,3 +296,202 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 
 register_method(_inplace(scatter_reduce), "scatter_reduce_")
 register_method(_inplace(index_reduce), "index_reduce_")
+
+
+# ---- joins, grids and statistics ------------------------------------------------------------------
+@register(method=False)
+def block_diag(*tensors):
+    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
+    for i, t in enumerate(mats):
+        if t.dim() != 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+    if not mats:
+        return _creation.empty(1, 0)
+    dt = _dtype.result_type(*mats)
+    width = builtins.sum(t.shape[1] for t in mats)
+    rows, left = [], 0
+    for t in mats:
+        h, w = t.shape
+        z = [_creation.zeros(h, n, dtype=dt, device=t.device) for n in (left, width - left - w)]
+        rows.append(_shape.cat([z[0], t.to(dt), z[1]], 1))
+        left += w
+    return _shape.cat(rows, 0)
+
+
+@register(method=False)
+def cartesian_prod(*tensors):
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return _shape.stack([g.reshape(-1) for g in grids], 1)
+
+
+@register(method=False)
+def combinations(input, r=2, with_replacement=False):
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty(0)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = [i for c in pick(builtins.range(input.shape[0]), r) for i in c]
+    return input[_creation.tensor(idx, dtype=int64, device=input.device)].reshape(-1, r)
+
+
+def _check_weights(name, w, integral, n):
+    if w.dim() > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with {w.dim()} "
+                           "dimensions")
+    if integral == w.dtype.is_floating_point:
+        raise RuntimeError(f"cov(): expected {name} to have {'integral' if integral else 'floating point'} dtype but "
+                           f"got {name} with {name_of(w.dtype)} dtype")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
+                           f"but got {w.numel()} != {n}")
+    if bool((w < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+@register
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    if not x.dtype.is_floating_point:
+        x = x.to(_dtype.get_default_dtype())
+    n = x.shape[1]
+    for name, wt, integral in (("fweights", fweights, True), ("aweights", aweights, False)):
+        if wt is not None:
+            _check_weights(name, wt, integral, n)
+    w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg, w_sum = x.mean(1), n
+        norm = n - correction
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        norm = w_sum - correction * ((w * aweights).sum() / w_sum if aweights is not None else 1)
+    norm = norm.clamp(min=0) if isinstance(norm, Tensor) else builtins.max(norm, 0)
+    xc = x - avg.unsqueeze(1)
+    c = xc.matmul((xc if w is None else xc * w).t()) / norm
+    return c.squeeze()
+
+
+@register
+def corrcoef(input):
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    std = c.diagonal().sqrt()
+    return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+
+
+@register(method=False)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    dev = (elements if isinstance(elements, Tensor) else test_elements).device
+    e = elements if isinstance(elements, Tensor) else _creation.tensor(elements, device=dev)
+    t = test_elements if isinstance(test_elements, Tensor) else _creation.tensor(test_elements, device=dev)
+    hit = (e.unsqueeze(-1) == t.reshape(-1)).any(-1)
+    return ~hit if invert else hit
+
+
+@register
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("nanquantile() input tensor must be either float or double dtype")
+    x = input.reshape(-1) if dim is None or input.dim() == 0 else input
+    d = 0 if dim is None else wrap_dim(dim, input.dim())
+    v = x.sort(d)[0]  # NaN last
+    k = (~x.isnan()).sum(d, keepdim=True)
+    qs = q if isinstance(q, Tensor) else _creation.tensor(q, dtype=input.dtype, device=input.device)
+    outs = []
+    for qq in (qs.reshape(-1).tolist() if qs.dim() else [qs.item()]):
+        pos = (k - 1).clamp(min=0).to(input.dtype) * qq
+        lo, hi = pos.floor(), pos.ceil()
+        frac = {"linear": pos - lo, "lower": pos * 0, "higher": pos * 0 + 1, "midpoint": pos * 0 + 0.5,
+                "nearest": (pos.round() == hi).to(input.dtype)}[interpolation]
+        a, b = v.gather(d, lo.to(int64)), v.gather(d, hi.to(int64))
+        r = where(k == 0, math.nan, a + (b - a) * frac if interpolation in ("linear", "midpoint") else
+                  where(frac == 1, b, a))
+        outs.append(r if keepdim and input.dim() else r.squeeze(d) if x.dim() else r.reshape(()))
+    return _shape.stack(outs, 0) if qs.dim() else outs[0]
+
+
+def unravel_index(indices, shape):
+    idx = indices if isinstance(indices, Tensor) else _creation.tensor(indices)
+    if idx.dtype.is_floating_point or idx.dtype is _dtype.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {idx.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    n = math.prod(shape)
+    if idx.numel() and not bool(((idx >= -n) & (idx < n)).all()):
+        raise RuntimeError("'indices' must be in range [-prod(shape), prod(shape))")
+    rest, out = idx % builtins.max(n, 1), []
+    for s in reversed(shape):
+        out.append(rest % s)
+        rest = rest // s
+    return tuple(reversed(out))
+
+
+register(unravel_index, method=False)
+
+
+def _trapezoid_steps(y, x, dx, dim):
+    d = wrap_dim(dim, y.dim())
+    n = y.shape[d]
+    a, b = y.narrow(d, 1, builtins.max(n - 1, 0)), y.narrow(d, 0, builtins.max(n - 1, 0))
+    if x is None:
+        return (a + b) * (dx / 2), d
+    h = diff(x, dim=-1 if x.dim() == 1 else d)
+    if x.dim() == 1:
+        h = h.reshape([-1 if k == d else 1 for k in builtins.range(y.dim())])
+    return (a + b) * h / 2, d
+
+
+@register(method=False)
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    steps, d = _trapezoid_steps(y, x, 1 if dx is None else dx, dim)
+    return steps.sum(d)
+
+
+@register(method=False)
+def trapz(y, x=None, *, dx=1, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+@register(method=False)
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    steps, d = _trapezoid_steps(y, x, 1 if dx is None else dx, dim)
+    return steps.cumsum(d)
+
+
+@register(method=False)
+def vander(x, N=None, increasing=False):
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = _dtype.result_type(x, 1) if not x.dtype.is_floating_point else x.dtype
+    dt = int64 if not dt.is_floating_point else dt
+    if n == 0:
+        return x.new_empty((x.shape[0], 0), dtype=dt)
+    cols = [_creation.ones(x.shape[0], 1, dtype=dt, device=x.device)] + [x.to(dt).unsqueeze(1)] * (n - 1)
+    r = _shape.cat(cols, 1).cumprod(1)
+    return r if increasing else r.flip(1)
+
+
+@register
+def nonzero_static(input, *, size, fill_value=-1):
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got size: {size}")
+    nz = input.nonzero()[:size]
+    pad = _creation.full((size - nz.shape[0], input.dim()), fill_value, dtype=int64, device=input.device)
+    return _shape.cat([nz, pad], 0)
