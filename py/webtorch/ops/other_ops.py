@@ -12,7 +12,7 @@ from .._tensor import Tensor
 from . import _common, _creation, indexing as _indexing, shape as _shape
 from ._common import check_tensor, name_of, wrap_dim
 from .pointwise import _inplace, where
-from .reduction import return_types
+from .reduction import quantile_slices, return_types
 from .registry import register, register_method
 from .views import meshgrid
 
@@ -405,10 +405,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 @register
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    if input.dtype not in (_dtype.float32, _dtype.float64):
-        raise RuntimeError("nanquantile() input tensor must be either float or double dtype")
-    x = input.reshape(-1) if dim is None or input.dim() == 0 else input
-    d = 0 if dim is None else wrap_dim(dim, input.dim())
+    x, d = quantile_slices("nanquantile", input, dim)
     v = x.sort(d)[0]  # NaN last
     k = (~x.isnan()).sum(d, keepdim=True)
     qs = q if isinstance(q, Tensor) else _creation.tensor(q, dtype=input.dtype, device=input.device)
