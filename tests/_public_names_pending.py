@@ -14,21 +14,20 @@ PENDING = {
             'batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats bit bits16 bits1x8 '
             'bits2x4 bits4x2 bits8 ccol_indices_copy clear_autocast_cache col_indices_copy cond conv_tbc '
             'crow_indices_copy ctc_loss default_generator dsmm embedding_bag embedding_renorm_ float4_e2m1fn_x2 '
-            'float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu fork from_file frombuffer '
+            'float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu fork from_file '
             'get_autocast_cpu_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype '
             'get_device_module gradient grid_sampler grid_sampler_2d grid_sampler_3d gru gru_cell hash_tensor '
             'histogramdd hsmm hspmm indices_copy int1 int2 int3 int4 int5 int6 int7 is_anomaly_check_nan_enabled '
             'is_anomaly_enabled is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_ipu_enabled '
-            'is_autocast_xla_enabled is_distributed is_storage lstm lstm_cell memory_format native_dropout '
-            'native_norm norm_except_dim resize_as_sparse_ rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell '
-            'row_indices_copy saddmm set_anomaly_enabled set_autocast_cache_enabled set_autocast_cpu_dtype '
+            'is_autocast_xla_enabled is_storage lstm lstm_cell memory_format native_dropout native_norm '
+            'norm_except_dim resize_as_sparse_ rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell row_indices_copy '
+            'saddmm set_anomaly_enabled set_autocast_cache_enabled set_autocast_cpu_dtype '
             'set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled set_autocast_gpu_dtype '
             'set_autocast_ipu_dtype set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled '
             'set_default_tensor_type slice_inverse smm sparse_bsc_tensor sparse_bsr_tensor '
             'sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor sspaddmm sym_constrain_range '
-            'sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not '
-            'sym_sqrt sym_sum thread_safe_generator uint1 uint16 uint2 uint3 uint32 uint4 uint5 uint6 uint64 '
-            'uint7 values_copy wait '),
+            'sym_constrain_range_for_size sym_fresh_size thread_safe_generator uint1 uint16 uint2 uint3 uint32 '
+            'uint4 uint5 uint6 uint64 uint7 values_copy wait '),
         24: (
             'angle bartlett_window blackman_window cdouble chain_matmul chalf cholesky cholesky_inverse '
             'cholesky_solve complex complex128 complex32 complex64 conj conj_physical conj_physical_ det digamma '
@@ -41,13 +40,12 @@ PENDING = {
     },
     'Tensor': {
         22: (
-            'apply_ ccol_indices coalesce col_indices const_data_ptr crow_indices dense_dim dim_order grad_dtype '
-            'hash_tensor index indices ipu is_coalesced is_distributed is_ipu is_maia is_mkldnn is_mtia is_nested '
-            'is_pinned is_quantized is_set_to is_shared is_sparse_csr is_vulkan is_xla map2_ map_ module_load '
-            'mtia multinomial name new pin_memory record_stream reinforce resize resize_as resize_as_sparse_ '
-            'row_indices set_ share_memory_ slice_inverse smm sparse_dim sparse_mask sparse_resize_ '
-            'sparse_resize_and_clear_ sspaddmm storage storage_type to_padded_tensor to_sparse_bsc to_sparse_bsr '
-            'to_sparse_coo to_sparse_csc to_sparse_csr values volatile xpu '),
+            'apply_ ccol_indices coalesce col_indices const_data_ptr crow_indices dense_dim grad_dtype '
+            'hash_tensor index indices ipu is_coalesced is_shared is_sparse_csr map2_ map_ module_load mtia name '
+            'new pin_memory record_stream reinforce resize resize_as resize_as_sparse_ row_indices set_ '
+            'share_memory_ slice_inverse smm sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ '
+            'sspaddmm storage storage_type to_padded_tensor to_sparse_bsc to_sparse_bsr to_sparse_coo '
+            'to_sparse_csc to_sparse_csr values volatile xpu '),
         24: (
             'angle cdouble cfloat chalf cholesky cholesky_inverse cholesky_solve conj conj_physical '
             'conj_physical_ det digamma digamma_ eig geqrf igamma igamma_ igammac igammac_ imag inverse is_conj '

@@ -42,6 +42,7 @@ from ._settings import (get_num_threads, set_num_threads, get_num_interop_thread
                         is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                         get_deterministic_debug_mode, set_warn_always, is_warn_always_enabled, set_flush_denormal,
                         is_vulkan_available, has_lapack, has_spectral, has_mkl, has_openmp)
+from ._symbolic import sym_int, sym_float, sym_max, sym_min, sym_not, sym_ite, sym_sqrt, sym_sum
 
 ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these

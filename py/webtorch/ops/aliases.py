@@ -3,6 +3,7 @@
 compositions (`ravel`, `hsplit`, `dist`, `diagflat`, `addr`, `renorm`, `put`, `gcd`, `frexp`, ...)."""
 import builtins
 import math
+import struct
 
 from .. import _dtype
 from . import _creation, indexing, linalg, reduction  # noqa: F401 (declared first: aliased below)
@@ -323,3 +324,47 @@ _random_fill("cauchy_", lambda u, median=0.0, sigma=1.0: median + sigma * ((u - 
 _random_fill("log_normal_", lambda u, mean=1.0, std=2.0: (u.new_empty(u.shape).normal_(mean, std)).exp(),
              _positive("log_normal_", "std", 1, 2.0))
 _random_fill("geometric_", lambda u, p: (u.log() / math.log1p(-p)).ceil(), _probability)
+
+
+_STRUCT = {"float32": "f", "float64": "d", "float16": "e", "int64": "q", "int32": "i", "int16": "h", "int8": "b",
+           "uint8": "B", "bool": "?"}
+
+
+@register(method=False)
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A tensor of the buffer's bytes read as `dtype` (a copy: PyTorch's shares the buffer's memory)."""
+    raw = memoryview(buffer).cast("B")
+    size = dtype.itemsize
+    if len(raw) == 0 or count == 0:
+        raise ValueError(f"both buffer length ({len(raw)}) and count ({count}) must not be 0")
+    if count < 0:
+        if (len(raw) - offset) % size:
+            raise ValueError(f"buffer length ({len(raw) - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (len(raw) - offset) // size
+    elif offset + count * size > len(raw):
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must not "
+                         f"be greater than actual buffer length ({len(raw)} bytes)")
+    if dtype.name not in _STRUCT:
+        raise TypeError(f"frombuffer: {dtype} is not supported")
+    values = struct.unpack(f"<{count}{_STRUCT[dtype.name]}", raw[offset:offset + count * size])
+    return _creation.tensor(list(values), dtype=dtype, requires_grad=requires_grad).reshape(count)
+
+
+# ---- flags of tensors and the symbolic-shape helpers on plain numbers -----------------------------------------
+register_method(lambda self, device=None: False, "is_pinned")  # no pinned host memory here
+register(lambda input: False, "is_distributed")
+
+
+@register_method
+def is_set_to(self, tensor):
+    return (self._storage is tensor._storage and self.storage_offset() == tensor.storage_offset()
+            and tuple(self.shape) == tuple(tensor.shape) and tuple(self.stride()) == tuple(tensor.stride()))
+
+
+@register_method
+def dim_order(self, *, ambiguity_check=False):
+    return tuple(sorted(builtins.range(self.dim()), key=lambda d: -self.stride()[d]))
+
+
+register_method(reduction.multinomial, "multinomial")
