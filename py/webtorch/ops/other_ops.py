@@ -492,3 +492,56 @@ def nonzero_static(input, *, size, fill_value=-1):
     nz = input.nonzero()[:size]
     pad = _creation.full((size - nz.shape[0], input.dim()), fill_value, dtype=int64, device=input.device)
     return _shape.cat([nz, pad], 0)
+
+
+def _gradient_along(f, d, h, edge_order):
+    """numpy's / PyTorch's second-order accurate differences along d: h a number (uniform spacing) or the
+    1-D coordinates; one-sided differences of `edge_order` at the two ends."""
+    n = f.shape[d]
+
+    def at(i, m=1):
+        return f.narrow(d, i % n, m)
+
+    if not isinstance(h, Tensor):
+        inner = (at(2, n - 2) - at(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first, last = (at(1) - at(0)) / h, (at(-1) - at(-2)) / h
+        else:
+            first = (-1.5 * at(0) + 2 * at(1) - 0.5 * at(2)) / h
+            last = (0.5 * at(-3) - 2 * at(-2) + 1.5 * at(-1)) / h
+        return _shape.cat([first, inner, last], d)
+    shape = [-1 if k == d else 1 for k in builtins.range(f.dim())]
+    dx = diff(h).to(f.dtype)
+    hl, hr = dx[:-1].reshape(shape), dx[1:].reshape(shape)
+    inner = (-hr / (hl * (hl + hr)) * at(0, n - 2) + (hr - hl) / (hl * hr) * at(1, n - 2)
+             + hl / (hr * (hl + hr)) * at(2, n - 2))
+    if edge_order == 1:
+        first, last = (at(1) - at(0)) / dx[0], (at(-1) - at(-2)) / dx[-1]
+    else:
+        a1, a2, b1, b2 = dx[0], dx[1], dx[-2], dx[-1]
+        first = (-(2 * a1 + a2) / (a1 * (a1 + a2)) * at(0) + (a1 + a2) / (a1 * a2) * at(1)
+                 - a1 / (a2 * (a1 + a2)) * at(2))
+        last = (b2 / (b1 * (b1 + b2)) * at(-3) - (b1 + b2) / (b1 * b2) * at(-2)
+                + (2 * b2 + b1) / (b2 * (b1 + b2)) * at(-1))
+    return _shape.cat([first, inner, last], d)
+
+
+@register(method=False)
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    dims = list(builtins.range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [wrap_dim(d, input.dim()) for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {next(d for d in dims if dims.count(d) > 1)} appears multiple times in the list of "
+                           "dims")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    spacing = list(spacing) if isinstance(spacing, (list, tuple)) else [1 if spacing is None else spacing] * len(dims)
+    if len(spacing) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length "
+                           f"{len(spacing)} and a dim argument of length {len(dims)}.")
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    f = input if input.dtype.is_floating_point else input.to(_dtype.get_default_dtype())
+    return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, spacing))
