@@ -40,12 +40,12 @@ PENDING = {
     },
     'Tensor': {
         22: (
-            'apply_ ccol_indices coalesce col_indices const_data_ptr crow_indices dense_dim grad_dtype '
-            'hash_tensor index indices ipu is_coalesced is_shared is_sparse_csr map2_ map_ module_load mtia name '
-            'new pin_memory record_stream reinforce resize resize_as resize_as_sparse_ row_indices set_ '
-            'share_memory_ slice_inverse smm sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ '
-            'sspaddmm storage storage_type to_padded_tensor to_sparse_bsc to_sparse_bsr to_sparse_coo '
-            'to_sparse_csc to_sparse_csr values volatile xpu '),
+            'ccol_indices coalesce col_indices const_data_ptr crow_indices dense_dim grad_dtype hash_tensor index '
+            'indices ipu is_coalesced is_shared is_sparse_csr module_load mtia name new pin_memory record_stream '
+            'reinforce resize resize_as resize_as_sparse_ row_indices set_ share_memory_ slice_inverse smm '
+            'sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm storage storage_type '
+            'to_padded_tensor to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr values '
+            'volatile xpu '),
         24: (
             'angle cdouble cfloat chalf cholesky cholesky_inverse cholesky_solve conj conj_physical '
             'conj_physical_ det digamma digamma_ eig geqrf igamma igamma_ igammac igammac_ imag inverse is_conj '
@@ -268,20 +268,6 @@ PENDING = {
         24: (
             'MaskedTensor amax amin argmax argmin as_masked_tensor cumprod cumsum is_masked_tensor log_softmax '
             'logaddexp logsumexp masked_tensor mean median norm normalize prod softmax softmin std sum var '),
-    },
-    'distributions': {
-        25: (
-            'AbsTransform AffineTransform Bernoulli Beta Binomial CatTransform Categorical Cauchy Chi2 '
-            'ComposeTransform ContinuousBernoulli CorrCholeskyTransform CumulativeDistributionTransform Dirichlet '
-            'Distribution ExpTransform Exponential ExponentialFamily FisherSnedecor Gamma GeneralizedPareto '
-            'Geometric Gumbel HalfCauchy HalfNormal Independent IndependentTransform InverseGamma Kumaraswamy '
-            'LKJCholesky Laplace LogNormal LogisticNormal LowRankMultivariateNormal LowerCholeskyTransform '
-            'MixtureSameFamily Multinomial MultivariateNormal NegativeBinomial Normal OneHotCategorical '
-            'OneHotCategoricalStraightThrough Pareto Poisson PositiveDefiniteTransform PowerTransform '
-            'RelaxedBernoulli RelaxedOneHotCategorical ReshapeTransform SigmoidTransform SoftmaxTransform '
-            'SoftplusTransform StackTransform StickBreakingTransform StudentT TanhTransform Transform '
-            'TransformedDistribution Uniform VonMises Weibull Wishart biject_to identity_transform kl_divergence '
-            'register_kl transform_to '),
     },
     'func': {
         25: (

@@ -151,3 +151,14 @@ def test_predicates_and_small_ops(device):
         arr((2, 3)))
     grads_like(device, lambda L, x, y: L.dist(x, y, 3) + L.renorm(x, 1, 1, 0.5).sum(), arr((2, 3)), arr((2, 3)))
     grads_like(device, lambda L, x, a, b: L.addr(x, a, b, beta=0.5, alpha=2), arr((2, 3)), arr((2,)), arr((3,)))
+
+
+def test_python_callbacks(device):
+    x = arr((2, 3))
+    if device == "webgpu":
+        with pytest.raises(TypeError, match="apply_ is only implemented on CPU tensors"):
+            to_wt(x, device).apply_(abs)
+        return
+    cmp(device, lambda L, x, y: (x.clone().apply_(lambda v: v * 2 + 1), x.clone().map_(y, max),
+                                 x.clone().map2_(x, y[0], lambda a, b, c: a * b - c)), x, arr((2, 3)))
+    raises_like(device, lambda L, x: x.requires_grad_().apply_(abs), x, phrase="Can't call apply_()")

@@ -368,3 +368,19 @@ def dim_order(self, *, ambiguity_check=False):
 
 
 register_method(reduction.multinomial, "multinomial")
+
+
+def _callback_fill(name, self, fn, *others):
+    """self's elements replaced by fn(element, *others' elements), in Python, on the cpu (PyTorch's too)."""
+    if self.device.type != "cpu":
+        raise TypeError(f"{name} is only implemented on CPU tensors")
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+    cols = [self.reshape(-1).tolist()] + [o.expand(self.shape).reshape(-1).tolist() for o in others]
+    values = [fn(*vs) for vs in zip(*cols)]
+    return self.copy_(_creation.tensor(values, dtype=self.dtype).reshape(self.shape))
+
+
+register_method(lambda self, callable: _callback_fill("apply_", self, callable), "apply_")
+register_method(lambda self, tensor, callable: _callback_fill("map_", self, callable, tensor), "map_")
+register_method(lambda self, x, y, callable: _callback_fill("map2_", self, callable, x, y), "map2_")
