@@ -5,6 +5,7 @@
 __version__ = "0.1.0"
 
 import importlib as _importlib
+import math as _math
 import warnings as _warnings
 
 from . import _dtype
@@ -37,6 +38,12 @@ from . import sparse
 from . import special
 from . import webgpu  # the device module; attaches the fused kernels to the webgpu backend
 from .sparse import sparse_coo_tensor, spmm
+from ._settings import (get_num_threads, set_num_threads, get_num_interop_threads, set_num_interop_threads,
+                        init_num_threads, use_deterministic_algorithms, are_deterministic_algorithms_enabled,
+                        is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+                        get_deterministic_debug_mode, set_warn_always, is_warn_always_enabled, set_flush_denormal,
+                        is_vulkan_available, has_lapack, has_spectral, has_mkl, has_openmp)
+from ._symbolic import sym_int, sym_float, sym_max, sym_min, sym_not, sym_ite, sym_sqrt, sym_sum
 
 ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
@@ -59,6 +66,7 @@ all = ops.reduction.all  # noqa: A001
 any = ops.reduction.any  # noqa: A001
 round = ops.pointwise.round  # noqa: A001
 pow = ops.pointwise.pow  # noqa: A001
+e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None
 
 
 def is_tensor(obj):
@@ -159,4 +167,11 @@ def __getattr__(name):
         return getattr(_lazy("amp"), name)
     if name in ops.registry.FUNCTIONS:  # an op declared after import (`backends.elementwise.define`)
         return ops.registry.FUNCTIONS[name]
+    if not name.startswith("_") and name != "F":  # torch.conv2d, torch.dropout, ...: nn.functional's ops
+        try:
+            aliases = _lazy("_nn_aliases")
+        except ImportError:  # asked while nn itself is being imported
+            aliases = None
+        if hasattr(aliases, name):
+            return getattr(aliases, name)
     raise AttributeError(f"module 'webtorch' has no attribute '{name}'")

@@ -163,6 +163,7 @@ class Tensor:
         return strided
 
     is_sparse = False
+    is_quantized = is_nested = is_mkldnn = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = False
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)

@@ -663,7 +663,6 @@ def sgn(input):
     return sign(input)
 
 
-@register
 def _inplace(fn):
     """`self.<fn>_(...)`: fn(self, ...) written into self, as PyTorch's in-place ops (a result
     broadcast past self's shape or of a dtype self cannot hold raises)."""

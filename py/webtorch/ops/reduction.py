@@ -49,6 +49,8 @@ class return_types:
     cummax = _rt("cummax")
     cummin = _rt("cummin")
     aminmax = _rt("aminmax", "min max")
+    histogram = _rt("histogram", "hist bin_edges")
+    frexp = _rt("frexp", "mantissa exponent")
 
 
 # ---- sum / mean / prod -----------------------------------------------------------------------------
@@ -801,12 +803,17 @@ def mode(input, dim=-1, keepdim=False):
     return return_types.mode(*_Mode.call(input, d, keepdim))
 
 
+def quantile_slices(name, input, dim):
+    """(x, d): the slices quantile and nanquantile sort along (all of input, flattened, when dim is None)."""
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    x = input.reshape(-1) if dim is None or input.dim() == 0 else input
+    return x, 0 if dim is None else wrap_dim(dim, input.dim())
+
+
 @register
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    if input.dtype not in (_dtype.float32, _dtype.float64):
-        raise RuntimeError("quantile() input tensor must be either float or double dtype")
-    x = input.reshape(-1) if dim is None or input.dim() == 0 else input
-    d = 0 if dim is None else wrap_dim(dim, input.dim())
+    x, d = quantile_slices("quantile", input, dim)
     v = sort(x, d)[0]
     n = v.shape[d]
     qs = [q] if not isinstance(q, (list, tuple, Tensor)) else (q.tolist() if isinstance(q, Tensor) else list(q))

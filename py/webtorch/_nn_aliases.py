@@ -1,0 +1,178 @@
+"""torch.<name> for the nn.functional ops PyTorch also has at top level: nn.functional's own
+callables where PyTorch's are the same (torch.conv2d is F.conv2d), else ATen's signature over
+nn.functional (torch.dropout(input, p, train), torch.embedding(weight, indices, ...), losses
+taking reduction as ATen's int). Imported on first use (webtorch.__getattr__): nn imports webtorch."""
+from .nn import functional as F
+
+_REDUCTION = ("none", "mean", "sum")  # ATen's int reduction: at::Reduction::None, Mean, Sum
+
+adaptive_avg_pool1d, avg_pool1d, bilinear = F.adaptive_avg_pool1d, F.avg_pool1d, F.bilinear
+conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
+conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
+cosine_similarity, pairwise_distance, pdist = F.cosine_similarity, F.pairwise_distance, F.pdist
+pixel_shuffle, pixel_unshuffle = F.pixel_shuffle, F.pixel_unshuffle
+
+
+def dropout(input, p, train):
+    return F.dropout(input, p, train)
+
+
+def dropout_(input, p, train):
+    return F.dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout(input, p, train):
+    return F.alpha_dropout(input, p, train)
+
+
+def alpha_dropout_(input, p, train):
+    return F.alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_alpha_dropout(input, p, train):
+    return F.feature_alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout_(input, p, train):
+    return F.feature_alpha_dropout(input, p, train, inplace=True)
+
+
+def _feature_mask(input, p):
+    """ATen's feature dropout mask: one Bernoulli(1 - p) draw per (sample, channel), scaled by 1 / (1 - p)."""
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    keep = input.new_empty(shape).bernoulli_(1 - p)
+    return keep.div_(1 - p) if p < 1 else keep
+
+
+def feature_dropout(input, p, train):
+    return input * _feature_mask(input, p) if train and p > 0 else input
+
+
+def feature_dropout_(input, p, train):
+    return input.mul_(_feature_mask(input, p)) if train and p > 0 else input
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return F.embedding(indices, weight, padding_idx if padding_idx >= 0 else None,
+                       scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool3d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def adaptive_max_pool1d(input, output_size):
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def constant_pad_nd(input, pad, value=0):
+    return F.pad(input, pad, value=value)
+
+
+def channel_shuffle(input, groups):
+    n, c = input.shape[:2]
+    return input.reshape(n, groups, c // groups, *input.shape[2:]).transpose(1, 2).reshape(input.shape)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    d = weight.dim() - 2
+    if transposed:
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[d - 1]
+        return conv(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return (F.conv1d, F.conv2d, F.conv3d)[d - 1](input, weight, bias, stride, padding, dilation, groups)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_REDUCTION[reduction],
+                                              pos_weight=pos_weight)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_REDUCTION[reduction])
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    return F.hinge_embedding_loss(input, target, margin, reduction=_REDUCTION[reduction])
+
+
+def kl_div(input, target, reduction=1, *, log_target=False):  # without F.kl_div's warning about "mean"
+    loss = F.kl_div(input, target, reduction="none", log_target=log_target)
+    return loss if reduction == 0 else loss.mean() if reduction == 1 else loss.sum()
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_REDUCTION[reduction])
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_REDUCTION[reduction])
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=1):
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_REDUCTION[reduction])
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(output, mean, rstd): F.layer_norm's output and its statistics (not differentiable, as ATen's), kept
+    with the normalized dims as 1s."""
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != tuple(normalized_shape):
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
+    out = F.layer_norm(input, normalized_shape, weight, bias, eps)
+    x = input.detach()
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    return out, x.mean(dims, keepdim=True), (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(output, mean, rstd), the statistics of shape [N, group] (differentiable, as ATen's)."""
+    x = input.reshape(N, group, (C // group) * HxW)
+    rstd = (x.var(2, unbiased=False) + eps).rsqrt()
+    return F.group_norm(input, group, weight, bias, eps), x.mean(2), rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, save_mean, save_invstd); F.batch_norm updates the running statistics in training; out of
+    training the saved statistics are empty, as ATen's cpu kernel."""
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return out, input.new_empty(0), input.new_empty(0)
+    dims = [0] + list(range(2, input.dim()))
+    x = input.detach()
+    return out, x.mean(dims), (x.var(dims, unbiased=False) + eps).rsqrt()
