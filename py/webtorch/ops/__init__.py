@@ -1,8 +1,20 @@
 """Every op, defined once. `registry` holds webtorch's public functions and Tensor's methods (the
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
-from . import (activation, aliases, copies, indexing, linalg, other_ops, pointwise, reduction, registry, samplers,
-               shape, special)
+from . import (
+    activation,
+    aliases,
+    copies,
+    indexing,
+    linalg,
+    other_ops,
+    pointwise,
+    reduction,
+    registry,
+    samplers,
+    shape,
+    special,
+)
 
 # webtorch.<name>: every public function the ops modules declared (`register`), and nothing else
 __all__ = sorted(registry.FUNCTIONS)
