@@ -11,6 +11,8 @@ from .ops.pointwise import (  # noqa: F401
     exp2,
     expm1,
     i0,
+    igamma as gammainc,
+    igammac as gammaincc,
     lgamma as gammaln,
     log1p,
     logit,

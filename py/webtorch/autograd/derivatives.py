@@ -458,6 +458,11 @@ DERIVATIVES = {
     "SpecialZetaBackward0": {"a": _no_derivative("zeta"), "b": lambda g, a, b: g * -a * g._special_zeta(a + 1.0, b)},
     "SpecialZetaBackward1": {"b": lambda g, a, b: g * -a * g._special_zeta(a + 1.0, b)},
     "SpecialZetaBackward2": {"a": _no_derivative("zeta")},
+    # the regularized incomplete gamma functions: d/dx P(a, x) = x^(a-1) e^-x / Gamma(a); none in a (PyTorch's)
+    "IgammaBackward0": {"a": _no_derivative("igamma: input"),
+                        "b": lambda g, a, b: g * ((a - 1) * b.log() - b - a.lgamma()).exp()},
+    "IgammacBackward0": {"a": _no_derivative("igammac: input"),
+                         "b": lambda g, a, b: -g * ((a - 1) * b.log() - b - a.lgamma()).exp()},
     "FloorBackward0": _zeros,
     "CeilBackward0": _zeros,
     "RoundBackward0": _zeros,
