@@ -458,6 +458,13 @@ DERIVATIVES = {
     "SpecialZetaBackward0": {"a": _no_derivative("zeta"), "b": lambda g, a, b: g * -a * g._special_zeta(a + 1.0, b)},
     "SpecialZetaBackward1": {"b": lambda g, a, b: g * -a * g._special_zeta(a + 1.0, b)},
     "SpecialZetaBackward2": {"a": _no_derivative("zeta")},
+    "SpecialEntrBackward0": lambda g, x: g * -(1 + x.log()),
+    "SpecialLogNdtrBackward0": lambda g, x, y: g / math.sqrt(2 * math.pi) * (-(y + x * x / 2)).exp(),
+    "SpecialNdtriBackward0": lambda g, y: g * math.sqrt(2 * math.pi) * (y * y / 2).exp(),
+    "SpecialXlog1PyBackward0": {"a": lambda g, a, b: g * (a != 0).to(b.dtype).xlogy((b + 1)),
+                                "b": lambda g, a, b: g * a / (b + 1)},
+    "SpecialXlog1PyBackward1": {"b": lambda g, a, b: g * a / (b + 1)},
+    "SpecialXlog1PyBackward2": {"a": lambda g, b: g * math.log1p(b)},
     # the regularized incomplete gamma functions: d/dx P(a, x) = x^(a-1) e^-x / Gamma(a); none in a (PyTorch's)
     "IgammaBackward0": {"a": _no_derivative("igamma: input"),
                         "b": lambda g, a, b: g * ((a - 1) * b.log() - b - a.lgamma()).exp()},

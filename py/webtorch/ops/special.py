@@ -1,12 +1,15 @@
 """The special functions that are not element-wise records of their own (`backends/elementwise.py` holds
-lgamma, digamma, trigamma and Hurwitz's zeta): polygamma and mvlgamma, composed as PyTorch composes them
-(ATen/native/UnaryOps.cpp, Math.h). torch.special's names for them are in `webtorch/special.py`."""
+lgamma, digamma, trigamma, Hurwitz's zeta, igamma, igammac): polygamma, mvlgamma, ndtr, log_ndtr, ndtri, entr,
+xlog1py, composed as PyTorch composes them (ATen/native/UnaryOps.cpp, Math.h). `special_<name>` is
+torch.special's only (`webtorch/special.py`)."""
 import math
 
+from .._tensor import Tensor
 from . import _prims
 from ._common import check_tensor, composite_node, float_of, name_of, write_out
-from ._elementwise import unary
-from .registry import ELEMENTWISE, register, register_method
+from ._elementwise import binary, unary
+from .pointwise import special_erfcx, where
+from .registry import ELEMENTWISE, register, register_method, routed
 
 
 def _polygamma(x, n):
@@ -68,3 +71,58 @@ def mvlgamma_(self, p):
 
 
 register_method(mvlgamma, "mvlgamma")
+
+
+# ---- torch.special's element-wise compositions (PyTorch's CompositeImplicit kernels and Math.h) --------------
+_SQRT1_2, _SQRT_2PI = math.sqrt(0.5), math.sqrt(2 * math.pi)
+
+
+def _entr(x):  # -x log x; 0 at 0, -inf below 0, NaN through
+    return where(x > 0, -x * x.log(), where(x == 0, 0.0, where(x < 0, -math.inf, x)))
+
+
+def _log_ndtr(x):
+    # Math.h's calc_log_ndtr: log(erfcx(-t) / 2) - t^2 below -1, log1p(-erfc(t) / 2) above (t = x / sqrt 2); each
+    # branch sees its own interval only (no inf or NaN from the other's gradient)
+    lo, hi = x.clamp_max(-1.0) * _SQRT1_2, x.clamp_min(-1.0) * _SQRT1_2
+    return where(x < -1, (special_erfcx(-lo) * 0.5).log() - lo * lo, (hi.erfc() * -0.5).log1p())
+
+
+def _ndtri(p):
+    # the normal quantile: Abramowitz-Stegun 26.2.23's start (4.5e-4), three Newton steps on log ndtr(x) = log q
+    # (each squares the error), q = min(p, 1 - p) (1 - p is exact above 1/2)
+    q = where(p > 0.5, 1 - p, p).clamp(1e-300 if p.dtype.itemsize == 8 else 1e-38, 0.5)
+    t = (-2 * q.log()).sqrt()
+    x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308))))
+    logq = q.log()
+    for _ in range(3):
+        ln = _log_ndtr(x)
+        x = x - (ln - logq) * (ln + x * x * 0.5).exp() * _SQRT_2PI
+    x = where(p > 0.5, -x, x)
+    return where(p == 0, -math.inf, where(p == 1, math.inf, where((p > 0) & (p < 1), x, math.nan)))
+
+
+special_entr = unary("special_entr", "float", "SpecialEntrBackward0", ref=_entr, exported=False)
+special_log_ndtr = unary("special_log_ndtr", "float", "SpecialLogNdtrBackward0", ref=_log_ndtr, exported=False)
+special_ndtri = unary("special_ndtri", "float", "SpecialNdtriBackward0", ref=_ndtri, exported=False)
+
+
+@routed
+def special_ndtr(input, *, out=None):
+    """The standard normal CDF, as PyTorch composes it: (1 + erf(x / sqrt 2)) / 2."""
+    check_tensor("special_ndtr", input)
+    x = input if input.dtype.is_floating_point else input.to(float_of(input.dtype))
+    return write_out((1 + (x * _SQRT1_2).erf()) * 0.5, out, input)
+
+
+def _xlog1py(a, b, cdt):
+    # PyTorch's kernel: NaN where y is NaN, 0 where x is 0, x log1p(y) elsewhere
+    t = a if isinstance(a, Tensor) else b
+    a, b = (v if isinstance(v, Tensor) else t.new_full((), v, dtype=cdt) for v in (a, b))
+    a, b = a.to(cdt), b.to(cdt)
+    return where(b.isnan(), math.nan, where(a == 0, 0.0, a * b.log1p()))
+
+
+special_xlog1py = binary("special_xlog1py", "div", "SpecialXlog1PyBackward0", ref=_xlog1py,
+                         scalar_node="SpecialXlog1PyBackward2", scalar_self=True,
+                         scalar_self_node="SpecialXlog1PyBackward1", inplace=False, exported=False)
