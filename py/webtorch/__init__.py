@@ -34,6 +34,7 @@ from . import overrides
 from ._layout import layout, strided, sparse_coo
 from . import sparse
 from . import special
+from . import signal  # torch.signal.windows
 from . import webgpu  # the device module; attaches the fused kernels to the webgpu backend
 from .sparse import sparse_coo_tensor, spmm
 
