@@ -208,3 +208,22 @@ def test_special_namespace_aliases():
     close(wt.special.log_softmax(x, 0), torch.special.log_softmax(t, 0), rtol=1e-6)
     close(wt.special.logsumexp(x, 1), torch.special.logsumexp(t, 1), rtol=1e-6)
     close(wt.special.round(x), torch.special.round(t), rtol=0)
+
+
+POLY_X = np.array([-2.0, -1.0, -0.7, -0.2, 0.0, 0.3, 0.5, 0.99, 1.0, 1.5, 3.0, math.nan], np.float32).reshape(-1, 1)
+POLY_N = np.array([-1.0, 0.0, 1.0, 2.0, 3.0, 5.0, 7.9, 9.0, 12.0], np.float32)
+
+
+WEBGPU_POLYNOMIALS = ("chebyshev_polynomial_t", "shifted_chebyshev_polynomial_v", "laguerre_polynomial_l")
+
+
+@pytest.mark.parametrize("op", [n for n in torch.special.__all__ if "polynomial" in n])
+def test_orthogonal_polynomials(device, op):
+    if device == "webgpu" and op not in WEBGPU_POLYNOMIALS:
+        pytest.skip("the same composition as the three run on webgpu (each costs seconds of lavapipe compiles)")
+    want = getattr(torch.special, op)(torch.from_numpy(POLY_X), torch.from_numpy(POLY_N))
+    close(getattr(wt.special, op)(to_wt(POLY_X, device), to_wt(POLY_N, device)), want, rtol=2e-5)
+    x = POLY_X[:-1]  # (PyTorch's Scalar-n overload gives garbage for a NaN x: U_3(NaN) = 204)
+    close(getattr(wt.special, op)(to_wt(x, device), 3), getattr(torch.special, op)(torch.from_numpy(x), 3), rtol=2e-5)
+    x = to_wt(POLY_X[:4], device).requires_grad_()
+    assert not getattr(wt.special, op)(x, 2).requires_grad  # PyTorch's: not differentiable

@@ -4,6 +4,7 @@ xlog1py, composed as PyTorch composes them (ATen/native/UnaryOps.cpp, Math.h). `
 torch.special's only (`webtorch/special.py`)."""
 import math
 
+from .. import _dtype
 from .._tensor import Tensor
 from . import _prims
 from ._common import check_tensor, composite_node, float_of, name_of, write_out
@@ -126,3 +127,85 @@ def _xlog1py(a, b, cdt):
 special_xlog1py = binary("special_xlog1py", "div", "SpecialXlog1PyBackward0", ref=_xlog1py,
                          scalar_node="SpecialXlog1PyBackward2", scalar_self=True,
                          scalar_self_node="SpecialXlog1PyBackward1", inplace=False, exported=False)
+
+
+# ---- the orthogonal polynomials (Math.h's *_polynomial_*_forward): P_n(x), n truncated to an integer ----------
+# name: (P_1 (P_0 is 1), P_m from P_{m-1} = q and P_{m-2} = p, the trigonometric form past n_trig for |y| < 1,
+# the values at y = +-1 (n, sign of y -> value) or None); y = x, or 2x - 1 for the shifted Chebyshev polynomials.
+# Not differentiable (PyTorch's results do not require grad).
+def _t_edge(n, pos):
+    return where(pos | (n % 2 == 0), 1.0, -1.0)
+
+
+def _u_edge(n, pos):
+    return where(pos | (n % 2 == 0), n + 1, -(n + 1))
+
+
+def _v_edge(n, pos):
+    return where(pos, 1.0, where(n % 2 == 0, n + n + 1, -(n + n + 1)))
+
+
+def _w_edge(n, pos):
+    return where(pos, n + n + 1, where(n % 2 == 0, 1.0, -1.0))
+
+
+def _chebyshev(p1, trig, edge, n_trig):
+    return (p1, lambda m, y, p, q: (y + y) * q - p, trig, edge, n_trig)
+
+
+def _acos(y):
+    return y.clamp(-1.0, 1.0).acos()
+
+
+_POLYNOMIALS = {
+    "chebyshev_polynomial_t": _chebyshev(lambda y: y, lambda y, n: (n * _acos(y)).cos(), _t_edge, 6),
+    "chebyshev_polynomial_u": _chebyshev(lambda y: y + y, lambda y, n: ((n + 1) * _acos(y)).sin() / _acos(y).sin(),
+                                         _u_edge, 8),
+    "chebyshev_polynomial_v": _chebyshev(lambda y: y + y - 1,
+                                         lambda y, n: ((n + 0.5) * _acos(y)).cos() / (_acos(y) / 2).cos(), _v_edge, 8),
+    "chebyshev_polynomial_w": _chebyshev(lambda y: y + y + 1,
+                                         lambda y, n: ((n + 0.5) * _acos(y)).sin() / (_acos(y) / 2).sin(), _w_edge, 8),
+    "hermite_polynomial_h": (lambda y: y + y, lambda m, y, p, q: (y + y) * q - 2 * (m - 1) * p,
+                             None, None, None),
+    "hermite_polynomial_he": (lambda y: y, lambda m, y, p, q: y * q - (m - 1) * p,
+                              None, None, None),
+    "laguerre_polynomial_l": (lambda y: 1 - y,
+                              lambda m, y, p, q: ((2 * m - 1 - y) * q - (m - 1) * p) / m, None, None, None),
+    "legendre_polynomial_p": (lambda y: y,
+                              lambda m, y, p, q: ((2 * m - 1) * y * q - (m - 1) * p) / m, None,
+                              _t_edge, None),
+}
+
+
+def _polynomial(name, shifted):
+    p1, step, trig, edge, n_trig = _POLYNOMIALS[name]
+
+    def fn(input, n, *, out=None):
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"special_{name}() received an invalid combination of arguments")
+        t = input if isinstance(input, Tensor) else n
+        dt = float_of(_dtype.result_type(input, n))
+        x, n = (v.detach().to(dt) if isinstance(v, Tensor) else t.new_full((), v, dtype=dt) for v in (input, n))
+        n = n.trunc()
+        y = x + x - 1 if shifted else x
+        x, n, y = (v.expand(_prims.broadcast_shapes(x._shape, n._shape)) for v in (x, n, y))
+        direct = (n > n_trig) & (y.abs() < 1) if trig else n < 0
+        rest = n.masked_fill(direct | (n < 0), 0)
+        top = int(rest.max().item()) if rest.numel() else 0
+        p, q = y.new_ones(y.shape), p1(y)
+        for m in range(2, top + 1):
+            p, q = q, where(rest >= m, step(m, y, p, q), q)
+        r = where(rest == 0, 1.0, q) if top >= 1 else y.new_ones(y.shape)
+        if trig:
+            r = where(direct, trig(y, n), r)
+        if edge is not None:
+            r = where(y.abs() == 1, edge(n, y > 0).to(dt), r)
+        if name == "laguerre_polynomial_l":
+            r = where(x == 0, 1.0, r)
+        return write_out(where(n < 0, 0.0, r).to(dt), out)
+    fn.__name__ = "special_" + ("shifted_" if shifted else "") + name
+    return routed(fn)
+
+
+globals().update({f.__name__: f for f in (_polynomial(n, False) for n in _POLYNOMIALS)})
+globals().update({f.__name__: f for f in (_polynomial(n, True) for n in _POLYNOMIALS if n.startswith("chebyshev"))})
