@@ -35,6 +35,7 @@ from ._layout import layout, strided, sparse_coo
 from . import sparse
 from . import special
 from . import signal  # torch.signal.windows
+from . import masked  # torch.masked
 from . import webgpu  # the device module; attaches the fused kernels to the webgpu backend
 from .sparse import sparse_coo_tensor, spmm
 
