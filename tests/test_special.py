@@ -227,3 +227,16 @@ def test_orthogonal_polynomials(device, op):
     close(getattr(wt.special, op)(to_wt(x, device), 3), getattr(torch.special, op)(torch.from_numpy(x), 3), rtol=2e-5)
     x = to_wt(POLY_X[:4], device).requires_grad_()
     assert not getattr(wt.special, op)(x, 2).requires_grad  # PyTorch's: not differentiable
+
+
+BESSEL_X = np.array([0.0, 1e-3, 0.3, -0.49, 0.5, -2.0, 10.0, 100.0, 1e30, math.inf, -math.inf, math.nan])
+
+
+@pytest.mark.parametrize("op", ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bessel_without_derivative(device, dtype, op):
+    skip_unsupported(device, dtype)
+    x = BESSEL_X.astype(dtype)
+    close(getattr(wt.special, op)(to_wt(x, device)), getattr(torch.special, op)(torch.from_numpy(x)),
+          rtol=2e-6 if dtype == "float32" else 1e-12)
+    assert not getattr(wt.special, op)(to_wt(x[:3], device).requires_grad_()).requires_grad

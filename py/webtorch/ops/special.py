@@ -9,7 +9,7 @@ from .._tensor import Tensor
 from . import _prims
 from ._common import check_tensor, composite_node, float_of, name_of, write_out
 from ._elementwise import binary, unary
-from .pointwise import special_erfcx, where
+from .pointwise import special_erfcx, special_i1, where
 from .registry import ELEMENTWISE, register, register_method, routed
 
 
@@ -185,7 +185,9 @@ def _polynomial(name, shifted):
             raise TypeError(f"special_{name}() received an invalid combination of arguments")
         t = input if isinstance(input, Tensor) else n
         dt = float_of(_dtype.result_type(input, n))
-        x, n = (v.detach().to(dt) if isinstance(v, Tensor) else t.new_full((), v, dtype=dt) for v in (input, n))
+        # float32 on cpu computes in float64, rounded once: PyTorch's CPU kernel contracts x q - k p into FMAs
+        cdt = _dtype.float64 if dt is _dtype.float32 and t.device.type == "cpu" else dt
+        x, n = (v.detach().to(cdt) if isinstance(v, Tensor) else t.new_full((), v, dtype=cdt) for v in (input, n))
         n = n.trunc()
         y = x + x - 1 if shifted else x
         x, n, y = (v.expand(_prims.broadcast_shapes(x._shape, n._shape)) for v in (x, n, y))
@@ -199,7 +201,7 @@ def _polynomial(name, shifted):
         if trig:
             r = where(direct, trig(y, n), r)
         if edge is not None:
-            r = where(y.abs() == 1, edge(n, y > 0).to(dt), r)
+            r = where(y.abs() == 1, edge(n, y > 0).to(cdt), r)
         if name == "laguerre_polynomial_l":
             r = where(x == 0, 1.0, r)
         return write_out(where(n < 0, 0.0, r).to(dt), out)
@@ -209,3 +211,28 @@ def _polynomial(name, shifted):
 
 globals().update({f.__name__: f for f in (_polynomial(n, False) for n in _POLYNOMIALS)})
 globals().update({f.__name__: f for f in (_polynomial(n, True) for n in _POLYNOMIALS if n.startswith("chebyshev"))})
+
+
+# ---- Bessel functions PyTorch declares without a derivative (their results do not require grad) ---------------
+def _spherical_bessel_j0(x):
+    # Math.h: sin(x) / x, its Taylor series below |x| = 1/2, 0 at +-inf
+    s = x.clamp(-0.5, 0.5)
+    series = 0.0
+    for c in (1 / 6227020800.0, -1 / 39916800.0, 1 / 362880.0, -1 / 5040.0, 1 / 120.0, -1 / 6.0):
+        series = (s * s) * (series + c)
+    big = where(x.abs() < 0.5, 1.0, x)
+    return where(x.isinf(), 0.0, where(x.abs() < 0.5, series + 1.0, big.sin() / big))
+
+
+def _no_grad_unary(name, fn):
+    def f(input, *, out=None):
+        check_tensor("special_" + name, input)
+        x = input.detach()
+        return write_out(fn(x if x.dtype.is_floating_point else x.to(float_of(x.dtype))), out, input)
+    f.__name__ = "special_" + name
+    return routed(f)
+
+
+special_modified_bessel_i0 = _no_grad_unary("modified_bessel_i0", lambda x: x.i0())
+special_modified_bessel_i1 = _no_grad_unary("modified_bessel_i1", lambda x: special_i1(x))
+special_spherical_bessel_j0 = _no_grad_unary("spherical_bessel_j0", _spherical_bessel_j0)
