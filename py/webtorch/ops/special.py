@@ -6,7 +6,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import _prims
+from . import _cephes, _prims
 from ._common import check_tensor, composite_node, float_of, name_of, write_out
 from ._elementwise import binary, unary
 from .pointwise import special_erfcx, special_i1, where
@@ -236,3 +236,7 @@ def _no_grad_unary(name, fn):
 special_modified_bessel_i0 = _no_grad_unary("modified_bessel_i0", lambda x: x.i0())
 special_modified_bessel_i1 = _no_grad_unary("modified_bessel_i1", lambda x: special_i1(x))
 special_spherical_bessel_j0 = _no_grad_unary("spherical_bessel_j0", _spherical_bessel_j0)
+special_modified_bessel_k0 = _no_grad_unary("modified_bessel_k0", lambda x: _cephes.bessel_k(x, 0, False))
+special_modified_bessel_k1 = _no_grad_unary("modified_bessel_k1", lambda x: _cephes.bessel_k(x, 1, False))
+special_scaled_modified_bessel_k0 = _no_grad_unary("scaled_modified_bessel_k0", lambda x: _cephes.bessel_k(x, 0, True))
+special_scaled_modified_bessel_k1 = _no_grad_unary("scaled_modified_bessel_k1", lambda x: _cephes.bessel_k(x, 1, True))
