@@ -240,3 +240,7 @@ special_modified_bessel_k0 = _no_grad_unary("modified_bessel_k0", lambda x: _cep
 special_modified_bessel_k1 = _no_grad_unary("modified_bessel_k1", lambda x: _cephes.bessel_k(x, 1, False))
 special_scaled_modified_bessel_k0 = _no_grad_unary("scaled_modified_bessel_k0", lambda x: _cephes.bessel_k(x, 0, True))
 special_scaled_modified_bessel_k1 = _no_grad_unary("scaled_modified_bessel_k1", lambda x: _cephes.bessel_k(x, 1, True))
+special_bessel_j0 = _no_grad_unary("bessel_j0", lambda x: _cephes.bessel_jy(x, 0, "j"))
+special_bessel_j1 = _no_grad_unary("bessel_j1", lambda x: _cephes.bessel_jy(x, 1, "j"))
+special_bessel_y0 = _no_grad_unary("bessel_y0", lambda x: _cephes.bessel_jy(x, 0, "y"))
+special_bessel_y1 = _no_grad_unary("bessel_y1", lambda x: _cephes.bessel_jy(x, 1, "y"))
