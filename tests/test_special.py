@@ -229,13 +229,13 @@ def test_orthogonal_polynomials(device, op):
     assert not getattr(wt.special, op)(x, 2).requires_grad  # PyTorch's: not differentiable
 
 
-BESSEL_X = np.array([0.0, 1e-6, 1e-3, 0.3, -0.49, 0.5, -2.0, 2.0, 2.001, 4.99, 5.0, 5.01, -7.0, 10.0, 100.0, 700.0,
-                     1e30, math.inf, -math.inf, math.nan])
+BESSEL_X = np.array([0.0, 1e-6, 1e-3, 0.3, -0.49, 0.5, -2.0, 2.0, 2.001, -2.1, 2.08, 2.1, 4.99, 5.0, 5.01, -7.0, 8.4,
+                     10.0, -30.0, 100.0, 103.9, 700.0, 1e30, math.inf, -math.inf, math.nan])
 
 
 @pytest.mark.parametrize("op", ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0", "modified_bessel_k0",
                                 "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-                                "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"])
+                                "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "airy_ai"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_bessel_without_derivative(device, dtype, op):
     skip_unsupported(device, dtype)

@@ -1,7 +1,7 @@
-"""Cephes-style series (PyTorch's ATen/native/Math.h) of the modified Bessel functions I0 and I1, written
-with Tensor methods only: the reference decompositions of `i0`, `special_i0e`, `special_i1`, `special_i1e`
-(ops/pointwise.py)."""
-
+"""Cephes-style series (PyTorch's ATen/native/Math.h) written with Tensor methods only: the modified Bessel
+functions I0 and I1 (the reference decompositions of `i0`, `special_i0e`, `special_i1`, `special_i1e`,
+ops/pointwise.py), K0 and K1, J0, J1, Y0, Y1 and Airy's Ai (torch.special's, ops/special.py)."""
+import math
 
 # Cephes' Chebyshev coefficients (PyTorch's ATen/native/Math.h) of exp(-x) I0(x) on [0, 8] and of
 # exp(-x) sqrt(x) I0(x) on [8, inf)
@@ -104,6 +104,24 @@ Y1_YQ = (594.3015923461282, 235564.09294306856, 73481194.44597217, 18760131610.8
          620557727146953.8, 6.871410873553005e+16, 3.9727060811656064e+18)
 
 
+# Cephes' airy (Math.h's airy_ai_forward): rational approximations for x >= 2.09 (AN/AD in 1 / zeta) and for
+# x < -2.09 (AFN/AFD, AGN/AGD in z^2)
+AIRY_AN = (0.346538101525629, 12.007595273964581, 76.27960536152345, 168.08922493463058, 159.75639135016442,
+           70.53609068404442, 14.026469116338967, 1.0)
+AIRY_AD = (0.5675945326387702, 14.75625625848472, 84.51389701414746, 177.31808814540045, 164.2346928715297,
+           71.47784008255756, 14.095913560783403, 1.0)
+AIRY_AFN = (-0.1316963234183318, -0.6264565444319123, -0.6931580360369335, -0.2797799815451191, -0.04919001326095003,
+            -0.004062659235948854, -0.0001592764962392621, -2.776491081552329e-06, -1.6778769848911465e-08)
+AIRY_AFD = (13.356042070655324, 32.682503279522464, 26.736704094149957, 9.187074029072596, 1.4752914677166642,
+            0.11568717379518804, 0.004402916416152112, 7.547203482874142e-05, 4.5185009297058035e-07)
+AIRY_AGN = (0.01973399320916857, 0.39110302961568827, 1.0657989759959559, 0.9391692298166502, 0.35146565610554764,
+            0.06338889196289255, 0.005858041130483885, 0.000282851600836737, 6.98793669997261e-06,
+            8.117892395543892e-08, 3.415517847659236e-10)
+AIRY_AGD = (9.30892908077442, 19.835292871831214, 15.564662893286462, 5.476860694229755, 0.9542936116189619,
+            0.08645808263523921, 0.004126565238242226, 0.00010125908511650914, 1.1716673321441352e-06,
+            4.9183457006293e-09)
+
+
 def chbevl(x, coeffs):
     """Cephes' chbevl: the Chebyshev series `coeffs` at x (Clenshaw's recurrence)."""
     b0, b1, b2 = coeffs[0], 0.0, 0.0
@@ -203,3 +221,26 @@ def bessel_jy(x, order, kind):
             two_pi * (_j_small(small, 1) * small.log() - 1.0 / small)
     r = sm.where(a <= 5.0, big)
     return r.where(x != 0, float("-inf")).where(~(x < 0), float("nan"))
+
+
+def airy_ai(x):
+    """Math.h's airy_ai_forward: the Maclaurin series f(x) c1 - g(x) c2 for |x| < 2.09 (24 terms: past float64's
+    epsilon there), the asymptotic rational forms outside; 0 above 103.892, NaN at +-inf."""
+    neg, pos, mid = x.clamp_max(-2.09), x.clamp(2.09, 103.892), x.clamp(-2.09, 2.09)
+    zeta = -2.0 * neg * (-neg).sqrt() / 3.0
+    z = 1.0 / zeta
+    zz = z * z
+    t = zeta + 0.25 * math.pi
+    left = 5.64189583547756286948e-01 / (-neg).sqrt().sqrt() * (
+        t.sin() * (1.0 + zz * polevl(zz, AIRY_AFN) / polevl(zz, AIRY_AFD)) - t.cos() * (z * polevl(zz, AIRY_AGN) /
+                                                                                        polevl(zz, AIRY_AGD)))
+    zeta = 2.0 * pos * pos.sqrt() / 3.0
+    right = 5.64189583547756286948e-01 * (polevl(1.0 / zeta, AIRY_AN) / polevl(1.0 / zeta, AIRY_AD)) / (
+        2.0 * pos.sqrt().sqrt() * zeta.exp())
+    f, g, m, n, k, cube = 1.0, mid, 1.0, mid, 1.0, mid * mid * mid
+    for _ in range(24):
+        m, n = m * cube / (k + 1) / (k + 2), n * cube / (k + 2) / (k + 3)
+        f, g, k = f + m, g + n, k + 3
+    middle = 0.355028053887817239260 * f - 0.258819403792806798405 * g
+    r = left.where(x < -2.09, middle.where(x < 2.09, right))
+    return r.where(~(x > 103.892), 0.0).where(~x.isinf(), math.nan)

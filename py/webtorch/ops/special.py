@@ -244,3 +244,4 @@ special_bessel_j0 = _no_grad_unary("bessel_j0", lambda x: _cephes.bessel_jy(x, 0
 special_bessel_j1 = _no_grad_unary("bessel_j1", lambda x: _cephes.bessel_jy(x, 1, "j"))
 special_bessel_y0 = _no_grad_unary("bessel_y0", lambda x: _cephes.bessel_jy(x, 0, "y"))
 special_bessel_y1 = _no_grad_unary("bessel_y1", lambda x: _cephes.bessel_jy(x, 1, "y"))
+special_airy_ai = _no_grad_unary("airy_ai", _cephes.airy_ai)
