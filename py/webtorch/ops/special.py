@@ -99,7 +99,7 @@ def _ndtri(p):
     for _ in range(3):
         ln = _log_ndtr(x)
         x = x - (ln - logq) * (ln + x * x * 0.5).exp() * _SQRT_2PI
-    x = where(p > 0.5, -x, x)
+    x = where(p > 0.5, -x, where(p == 0.5, 0.0, x))
     return where(p == 0, -math.inf, where(p == 1, math.inf, where((p > 0) & (p < 1), x, math.nan)))
 
 
