@@ -36,6 +36,8 @@ from .overrides import _assert  # noqa: F401
 from ._layout import layout, strided, sparse_coo
 from . import sparse
 from . import special
+from . import signal  # torch.signal.windows
+from . import masked  # torch.masked
 from . import webgpu  # the device module; attaches the fused kernels to the webgpu backend
 from .sparse import sparse_coo_tensor, spmm
 from ._settings import (get_num_threads, set_num_threads, get_num_interop_threads, set_num_interop_threads,

@@ -708,6 +708,11 @@ RECORDS = {r.name: r for r in (
                "scalar_self": True, "scalar_self_node": "SpecialZetaBackward1", "inplace": False, "exported": False},
          domain=(1.5, 6.0), tol=1e-4, specials="Hurwitz's zeta(x, q): inf at x = 1 and at q a non-positive integer, "
                                                "NaN for x < 1"),
+    Prim("igamma", 2, "f", np={"f": _gamma.np_igamma}, py={"f": _gamma.igamma}, wgsl={"f": "wigamma({0}, {1})"},
+         decl={"rule": "float", "tensor_other": True}, domain=(0.1, 12.0), tol=1e-4,
+         specials="P(a, x): NaN for a < 0 or x < 0, 1 at a = 0 < x, 0 at x = 0, NaN at a = x = inf"),
+    Prim("igammac", 2, "f", np={"f": _gamma.np_igammac}, py={"f": _gamma.igammac}, wgsl={"f": "wigammac({0}, {1})"},
+         decl={"rule": "float", "tensor_other": True}, domain=(0.1, 12.0), tol=1e-4, specials="Q(a, x) = 1 - P(a, x)"),
     Prim("eq", 2, "fiub", out="bool", np={"fiub": "equal"}, py={"fiub": operator.eq}, wgsl={"fiub": "({0} == {1})"},
          decl={"rule": "cmp"}),
     Prim("lt", 2, "fiub", out="bool", np={"fiub": "less"}, py={"fiub": operator.lt}, wgsl={"fiub": "({0} < {1})"},

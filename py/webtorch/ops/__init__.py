@@ -14,6 +14,7 @@ from . import (
     samplers,
     shape,
     special,
+    windows,
 )
 
 # webtorch.<name>: every public function the ops modules declared (`register`), and nothing else

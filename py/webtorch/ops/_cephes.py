@@ -1,7 +1,7 @@
-"""Cephes-style series (PyTorch's ATen/native/Math.h) of the modified Bessel functions I0 and I1, written
-with Tensor methods only: the reference decompositions of `i0`, `special_i0e`, `special_i1`, `special_i1e`
-(ops/pointwise.py)."""
-
+"""Cephes-style series (PyTorch's ATen/native/Math.h) written with Tensor methods only: the modified Bessel
+functions I0 and I1 (the reference decompositions of `i0`, `special_i0e`, `special_i1`, `special_i1e`,
+ops/pointwise.py), K0 and K1, J0, J1, Y0, Y1 and Airy's Ai (torch.special's, ops/special.py)."""
+import math
 
 # Cephes' Chebyshev coefficients (PyTorch's ATen/native/Math.h) of exp(-x) I0(x) on [0, 8] and of
 # exp(-x) sqrt(x) I0(x) on [8, inf)
@@ -48,6 +48,80 @@ I1_B = (7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.6503053684893
          7.78576235018280120474E-1)
 
 
+# Cephes' Chebyshev coefficients (Math.h's modified_bessel_k0/k1_forward) of K0 and K1: (x^2 - 2) on [0, 2] and
+# (8 / x - 2) on [2, inf)
+K0_A = (1.374465435613523e-16, 4.25981614279661e-14, 1.0349695257633842e-11, 1.904516377220209e-09,
+        2.5347910790261494e-07, 2.286212103119452e-05, 0.001264615411446926, 0.0359799365153615, 0.3442898999246285,
+        -0.5353273932339028)
+K0_B = (5.300433772686263e-18, -1.6475804301524212e-17, 5.2103915050390274e-17, -1.678231096805412e-16,
+        5.512055978524319e-16, -1.848593377343779e-15, 6.3400764774050706e-15, -2.2275133269916698e-14,
+        8.032890775363575e-14, -2.9800969231727303e-13, 1.140340588208475e-12, -4.514597883373944e-12,
+        1.8559491149547177e-11, -7.957489244477107e-11, 3.577397281400301e-10, -1.69753450938906e-09,
+        8.574034017414225e-09, -4.660489897687948e-08, 2.766813639445015e-07, -1.8317555227191195e-06,
+        1.39498137188765e-05, -0.00012849549581627802, 0.0015698838857300533, -0.0314481013119645, 2.4403030820659555)
+K1_A = (-7.023863479386288e-18, -2.427449850519366e-15, -6.666901694199329e-13, -1.4114883926335278e-10,
+        -2.213387630734726e-08, -2.4334061415659684e-06, -0.0001730288957513052, -0.006975723859639864,
+        -0.12261118082265715, -0.3531559607765449, 1.5253002273389478)
+K1_B = (-5.756744483665017e-18, 1.7940508731475592e-17, -5.689462558442859e-17, 1.838093544366639e-16,
+        -6.057047248373319e-16, 2.038703165624334e-15, -7.019837090418314e-15, 2.4771544244813043e-14,
+        -8.976705182324994e-14, 3.3484196660784293e-13, -1.2891739609510289e-12, 5.13963967348173e-12,
+        -2.1299678384275683e-11, 9.218315187605006e-11, -4.1903547593418965e-10, 2.015049755197033e-09,
+        -1.0345762465678097e-08, 5.7410841254500495e-08, -3.5019606030878126e-07, 2.406484947837217e-06,
+        -1.936197974166083e-05, 0.00019521551847135162, -0.002857816859622779, 0.10392373657681724, 2.7206261904844427)
+
+
+# Cephes' rational approximations (Math.h's bessel_j0/j1/y0/y1_forward) of J0, J1, Y0, Y1: R/Q in x^2 up to 5,
+# the Hankel asymptotic P/Q in 25 / x^2 above (PP/PQ, QP/QQ; shared by J and Y of one order)
+J0_PP = (0.0007969367292973471, 0.08283523921074408, 1.239533716464143, 5.447250030587687, 8.74716500199817,
+         5.303240382353949, 1.0)
+J0_PQ = (0.0009244088105588637, 0.08562884743544745, 1.2535274390105895, 5.470977403304171, 8.761908832370695,
+         5.306052882353947, 1.0)
+J0_QP = (-0.011366383889846916, -1.2825271867050931, -19.553954425773597, -93.20601521237683, -177.68116798048806,
+         -147.07750515495118, -51.41053267665993, -6.050143506007285)
+J0_QQ = (64.3178256118178, 856.4300259769806, 3882.4018360540163, 7240.467741956525, 5930.727011873169,
+         2062.0933166032783, 242.0057402402914)
+J0_RP = (-4794432209.782018, 1956174919465.5657, -249248344360967.72, 9708622510473064.0)
+J0_RQ = (499.563147152651, 173785.4016763747, 48440965.83399621, 11185553704.535683, 2112775201154.892,
+         310518229857422.56, 3.1812195594320496e+16, 1.7108629408104315e+18)
+Y0_YP = (15592.436785523574, -14663929.59039716, 5435264770.518765, -982136065717.9115, 87590639439536.7,
+         -3466283033847297.0, 4.4273326857256984e+16, -1.8495080043698668e+16)
+Y0_YQ = (1041.2835366425984, 626107.330137135, 268919633.39381415, 86400248710.3935, 20297961275010.555,
+         3171577528429750.5, 2.5059625617265306e+17)
+J1_PP = (0.0007621256162081731, 0.07313970569409176, 1.1271960812968493, 5.112079511468076, 8.424045901417724,
+         5.214515986823615, 1.0)
+J1_PQ = (0.0005713231280725487, 0.06884559087544954, 1.105142326340617, 5.073863861286015, 8.399855543276042,
+         5.209828486823619, 1.0)
+J1_QP = (0.05108625947501766, 4.982138729512334, 75.82382841325453, 366.7796093601508, 710.8563049989261,
+         597.4896124006136, 211.68875710057213, 25.207020585802372)
+J1_QQ = (74.23732770356752, 1056.4488603826283, 4986.410583376536, 9562.318924047562, 7997.041604473507,
+         2826.1927851763908, 336.0936078106983)
+J1_RP = (-899971225.7055594, 452228297998.19403, -72749424522181.83, 3682957328638529.0)
+J1_RQ = (620.8364781180543, 256987.25675774884, 83514679.14319493, 22151159547.97925, 4749141220799.914,
+         784369607876235.9, 8.952223361846274e+16, 5.322786203326801e+18)
+Y1_YP = (1263204747.9017804, -647355876379.1603, 114509511541823.73, -8127702555013251.0, 2.024394757135949e+17,
+         -7.788771962659501e+17)
+Y1_YQ = (594.3015923461282, 235564.09294306856, 73481194.44597217, 18760131610.870617, 3882312774962.3857,
+         620557727146953.8, 6.871410873553005e+16, 3.9727060811656064e+18)
+
+
+# Cephes' airy (Math.h's airy_ai_forward): rational approximations for x >= 2.09 (AN/AD in 1 / zeta) and for
+# x < -2.09 (AFN/AFD, AGN/AGD in z^2)
+AIRY_AN = (0.346538101525629, 12.007595273964581, 76.27960536152345, 168.08922493463058, 159.75639135016442,
+           70.53609068404442, 14.026469116338967, 1.0)
+AIRY_AD = (0.5675945326387702, 14.75625625848472, 84.51389701414746, 177.31808814540045, 164.2346928715297,
+           71.47784008255756, 14.095913560783403, 1.0)
+AIRY_AFN = (-0.1316963234183318, -0.6264565444319123, -0.6931580360369335, -0.2797799815451191, -0.04919001326095003,
+            -0.004062659235948854, -0.0001592764962392621, -2.776491081552329e-06, -1.6778769848911465e-08)
+AIRY_AFD = (13.356042070655324, 32.682503279522464, 26.736704094149957, 9.187074029072596, 1.4752914677166642,
+            0.11568717379518804, 0.004402916416152112, 7.547203482874142e-05, 4.5185009297058035e-07)
+AIRY_AGN = (0.01973399320916857, 0.39110302961568827, 1.0657989759959559, 0.9391692298166502, 0.35146565610554764,
+            0.06338889196289255, 0.005858041130483885, 0.000282851600836737, 6.98793669997261e-06,
+            8.117892395543892e-08, 3.415517847659236e-10)
+AIRY_AGD = (9.30892908077442, 19.835292871831214, 15.564662893286462, 5.476860694229755, 0.9542936116189619,
+            0.08645808263523921, 0.004126565238242226, 0.00010125908511650914, 1.1716673321441352e-06,
+            4.9183457006293e-09)
+
+
 def chbevl(x, coeffs):
     """Cephes' chbevl: the Chebyshev series `coeffs` at x (Clenshaw's recurrence)."""
     b0, b1, b2 = coeffs[0], 0.0, 0.0
@@ -84,3 +158,89 @@ def i1(x):
 
 def i1e(x):
     return bessel_e(x, I1_A, I1_B, True)
+
+
+def bessel_k(x, order, scaled):
+    """Math.h's modified_bessel_k0/k1_forward (scaled: times exp(x)): the series in x^2 - 2 with log(x / 2) I(x)
+    up to 2, exp(-x) / sqrt(x) times the series in 8 / x - 2 above; inf at 0, NaN below. Each side sees its own
+    interval only."""
+    lo, hi = x.clamp(1e-300 if x.dtype.itemsize == 8 else 1e-38, 2.0), x.clamp_min(2.0)
+    if order == 0:
+        small = chbevl(lo * lo - 2.0, K0_A) - (lo * 0.5).log() * i0(lo)
+    else:
+        small = (lo * 0.5).log() * i1(lo) + chbevl(lo * lo - 2.0, K1_A) / lo
+    large = chbevl(8.0 / hi - 2.0, K0_B if order == 0 else K1_B) / hi.sqrt()
+    small, large = (small * lo.exp(), large) if scaled else (small, large * (-hi).exp())
+    r = small.where(x <= 2.0, large)
+    return r.where(x != 0, float("inf")).where(~(x < 0), float("nan"))
+
+
+def polevl(x, coeffs):
+    """Cephes' polevl: the polynomial of x with coefficients `coeffs`, highest first (Horner)."""
+    r = 0.0
+    for c in coeffs:
+        r = r * x + c
+    return r
+
+
+_J_ZEROS = {0: (5.78318596294678452118e+00, 3.04712623436620863991e+01),   # squares of J0's, J1's first zeros
+            1: (1.46819706421238932572e+01, 4.92184563216946036703e+01)}
+_BESSEL = {0: (J0_PP, J0_PQ, J0_QP, J0_QQ, J0_RP, J0_RQ, Y0_YP, Y0_YQ),
+           1: (J1_PP, J1_PQ, J1_QP, J1_QQ, J1_RP, J1_RQ, Y1_YP, Y1_YQ)}
+
+
+def _j_small(a, order):
+    """J0 / J1 of 0 <= a <= 5 by the rational approximation (J0: 1 - a^2 / 4 below 1e-5)."""
+    rp, rq = _BESSEL[order][4:6]
+    z1, z2 = _J_ZEROS[order]
+    aa = a * a
+    r = (aa - z1) * (aa - z2) * polevl(aa, rp) / polevl(aa, rq)
+    return (1.0 - aa / 4.0).where(a < 1e-5, r) if order == 0 else r * a
+
+
+def bessel_jy(x, order, kind):
+    """Math.h's bessel_{j,y}{0,1}_forward: the rational approximations up to 5, the asymptotic form above (each
+    sees its own interval); J0 even, J1 odd; Y -inf at 0 and NaN below."""
+    pp, pq, qp, qq, _, _, yp, yq = _BESSEL[order]
+    a = x.abs() if kind == "j" else x
+    small, large = a.clamp(1e-300 if x.dtype.itemsize == 8 else 1e-38, 5.0), a.clamp_min(5.0)
+    w = 25.0 / (large * large)
+    p, q = polevl(w, pp) / polevl(w, pq), polevl(w, qp) / polevl(w, qq)
+    phase = large - (0.785398163397448309615660845819875721 if order == 0 else 2.356194490192344928846982537459627163)
+    scale = 0.797884560802865355879892119868763737 / large.sqrt()
+    if kind == "j":
+        big = (p * phase.cos() - 5.0 / large * q * phase.sin()) * scale
+        r = _j_small(small, order).where(a <= 5.0, big)
+        return (-r).where(x < 0, r) if order == 1 else r
+    big = (p * phase.sin() + 5.0 / large * q * phase.cos()) * scale
+    two_pi = 0.636619772367581343075535053490057448
+    if order == 0:
+        sm = polevl(small * small, yp) / polevl(small * small, yq) + two_pi * small.log() * _j_small(small, 0)
+    else:
+        sm = small * (polevl(small * small, yp) / polevl(small * small, yq)) + \
+            two_pi * (_j_small(small, 1) * small.log() - 1.0 / small)
+    r = sm.where(a <= 5.0, big)
+    return r.where(x != 0, float("-inf")).where(~(x < 0), float("nan"))
+
+
+def airy_ai(x):
+    """Math.h's airy_ai_forward: the Maclaurin series f(x) c1 - g(x) c2 for |x| < 2.09 (24 terms: past float64's
+    epsilon there), the asymptotic rational forms outside; 0 above 103.892, NaN at +-inf."""
+    neg, pos, mid = x.clamp_max(-2.09), x.clamp(2.09, 103.892), x.clamp(-2.09, 2.09)
+    zeta = -2.0 * neg * (-neg).sqrt() / 3.0
+    z = 1.0 / zeta
+    zz = z * z
+    t = zeta + 0.25 * math.pi
+    left = 5.64189583547756286948e-01 / (-neg).sqrt().sqrt() * (
+        t.sin() * (1.0 + zz * polevl(zz, AIRY_AFN) / polevl(zz, AIRY_AFD)) - t.cos() * (z * polevl(zz, AIRY_AGN) /
+                                                                                        polevl(zz, AIRY_AGD)))
+    zeta = 2.0 * pos * pos.sqrt() / 3.0
+    right = 5.64189583547756286948e-01 * (polevl(1.0 / zeta, AIRY_AN) / polevl(1.0 / zeta, AIRY_AD)) / (
+        2.0 * pos.sqrt().sqrt() * zeta.exp())
+    f, g, m, n, k, cube = 1.0, mid, 1.0, mid, 1.0, mid * mid * mid
+    for _ in range(24):
+        m, n = m * cube / (k + 1) / (k + 2), n * cube / (k + 2) / (k + 3)
+        f, g, k = f + m, g + n, k + 3
+    middle = 0.355028053887817239260 * f - 0.258819403792806798405 * g
+    r = left.where(x < -2.09, middle.where(x < 2.09, right))
+    return r.where(~(x > 103.892), 0.0).where(~x.isinf(), math.nan)

@@ -1,0 +1,2 @@
+"""torch.signal: its window functions (`windows`)."""
+from . import windows  # noqa: F401
