@@ -2,11 +2,10 @@
 
     import webtorch as torch
 """
-__version__ = "0.1.0"
-
 import importlib as _importlib
 import warnings as _warnings
 
+from .version import __version__  # "2.13.0+webtorch.0.1.0": PyTorch's API release, webtorch's own as local part
 from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
                      float64, get_default_dtype, set_default_dtype, promote_types)
@@ -145,7 +144,7 @@ def _lazy(name):
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
-                "_functorch", "_logging"):
+                "_functorch", "_logging", "types"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod
