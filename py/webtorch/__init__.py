@@ -30,7 +30,7 @@ from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, s
 from . import random
 from ._tensor_str import set_printoptions
 from . import overrides
-from ._layout import layout, strided, sparse_coo
+from ._layout import layout, strided, sparse_coo, sparse_csr
 from . import sparse
 from . import special
 from . import webgpu  # the device module; attaches the fused kernels to the webgpu backend
@@ -39,6 +39,7 @@ from .sparse import sparse_coo_tensor, spmm
 ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
 Tensor.to_sparse = sparse.to_sparse
+Tensor.to_sparse_csr = sparse.to_sparse_csr
 
 float = float32  # noqa: A001
 double = float64
