@@ -1,6 +1,7 @@
 """torch.cuda, torch.accelerator, torch.version / __version__, torch.types and torch.serialization's
 names against the installed PyTorch (a CPU build: exactly a machine without CUDA), and the cuda
 alias (`python -m webtorch --device webgpu`: "cuda" names the WebGPU device)."""
+import importlib.util
 import io
 import operator
 import os
@@ -45,6 +46,12 @@ NO_CUDA_CALLS = [
     "C.nccl.is_available([])", "C.profiler.start()", "C.tunable.is_enabled()", "C.amp.amp_definitely_not_available()",
     "T.ones(2).cuda()", "T.ones(2).to('cuda')", "T.zeros(2, device='cuda:0')", "T.nn.Linear(1, 1).cuda()",
     "repr(T.device('cuda'))", "repr(T.device('cuda', 1))", "T.ones(1).is_cuda", "T.backends.cuda.is_built()",
+    "[f() for f in (B.cuda.flash_sdp_enabled, B.cuda.math_sdp_enabled, B.cuda.cudnn_sdp_enabled, "
+    "B.cuda.mem_efficient_sdp_enabled, B.cuda.fp16_bf16_reduction_math_sdp_allowed, B.cuda.is_flash_attention_available, "
+    "B.cuda.is_ck_sdpa_available, B.cudnn.is_available, B.cudnn.version, B.mps.is_available, B.mps.is_built, "
+    "B.cusparselt.is_available, B.kleidiai.is_available, B.mha.get_fastpath_enabled)]",
+    "B.cuda.matmul.allow_tf32", "B.cuda.cublas_workspace_size()", "B.cuda.sdp_kernel().__enter__()",
+    "B.mps.get_name()", "B.mps.is_macos13_or_newer()", "(B.cudnn.enabled, B.cudnn.benchmark, B.mkldnn.enabled)",
 ]
 
 
@@ -52,7 +59,7 @@ def _outcome(T, expr):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            got = repr(eval(expr, {"T": T, "C": T.cuda, "A": T.accelerator}))
+            got = repr(eval(expr, {"T": T, "C": T.cuda, "A": T.accelerator, "B": T.backends}))
         except Exception as e:  # noqa: BLE001 - the exception is the answer compared
             got = f"{type(e).__name__}: {e}"
     return got.replace("torch.", "T.").replace("webtorch.", "T."), [(w.category, str(w.message)) for w in caught]
@@ -257,3 +264,21 @@ def test_cli_cuda_alias_and_opt_out(webgpu, tmp_path):
     r = _cli(tmp_path, "--device", "webgpu", "--no-cuda-alias")
     assert (r.returncode, r.stdout, r.stderr) == (0, "False 0 cpu False\n", "")
 
+
+def test_playground_cuda_switch_plumbing(webgpu):
+    """The page's checkbox goes with each run to the worker, which hands it to run_user_code."""
+    web = os.path.join(ROOT, "web")
+    html, app, worker = (open(os.path.join(web, *p), encoding="utf-8").read()
+                         for p in (("index.html",), ("src", "app.js"), ("src", "worker.js")))
+    assert 'id="cuda-alias" type="checkbox" checked' in html and "cudaAlias: $('cuda-alias').checked" in app
+    assert "run(m.id, m.code, m.cudaAlias)" in worker and "__wt_run(__wt_code, cuda_alias=" in worker
+    spec = importlib.util.spec_from_file_location("webtorch_playground", os.path.join(web, "src", "playground.py"))
+    playground = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(playground)
+    try:
+        playground.set_cuda_alias(True)
+        assert wt.cuda.is_available() and wt.device("cuda") == wt.device("webgpu")
+        playground.set_cuda_alias(False)
+        assert not wt.cuda.is_available() and wt.device("cuda").type == "cuda"
+    finally:
+        wt._device.set_cuda_alias(False)

@@ -113,7 +113,7 @@ def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, e
     previous = dict(_sdp)
     _sdp.update(flash=enable_flash, math=enable_math, mem_efficient=enable_mem_efficient, cudnn=enable_cudnn)
     try:
-        yield
+        yield {}
     finally:
         _sdp.update(previous)
 
