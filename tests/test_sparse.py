@@ -198,3 +198,20 @@ def test_mix_errors_as_pytorch():
         with pytest.raises(RuntimeError, match="add: expected 'self' and 'other' to have same size, but self has size"):
             T.ones(2, 3) + S
         assert not S.is_sparse_csr and S.to_sparse_csr().is_sparse_csr and not S.to_sparse_csr().is_sparse
+
+
+def test_check_sparse_tensor_invariants_as_pytorch():
+    for T in (torch, wt):
+        c = T.sparse.check_sparse_tensor_invariants
+        assert not c.is_enabled()
+        with c():
+            assert c.is_enabled()
+            with c(False):
+                assert not c.is_enabled()
+        assert not c.is_enabled() and c(True)(c.is_enabled)()
+        c.enable()
+        assert c.is_enabled()
+        c.disable()
+        ctx = c()
+        with ctx, pytest.raises(RuntimeError, match="already activated"):
+            ctx.__enter__()

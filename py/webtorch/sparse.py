@@ -22,7 +22,7 @@ from .ops._common import composite_node
 from .ops._creation import tensor as _tensor, zeros as _zeros
 from .ops.shape import cat
 
-__all__ = ["mm", "sum", "addmm", "softmax", "log_softmax"]
+__all__ = ["mm", "sum", "addmm", "softmax", "log_softmax", "check_sparse_tensor_invariants"]
 
 int64 = _dtype.int64
 
@@ -264,6 +264,43 @@ def to_sparse_csr(t, dense_dim=None):
                   stacklevel=2)
     s = (t if isinstance(t, SparseTensor) else to_sparse(t)).coalesce()
     return SparseCsrTensor._new(s._sp_indices, s._sp_values, s._sp_size, coalesced=True)
+
+
+class check_sparse_tensor_invariants:
+    """PyTorch's switch for checking sparse constructors' invariants (a flag, off by default; a
+    context manager and a decorator). webtorch's sparse_coo_tensor checks its indices either way."""
+    _enabled = [False]
+
+    @staticmethod
+    def is_enabled():
+        return check_sparse_tensor_invariants._enabled[0]
+
+    @staticmethod
+    def enable():
+        check_sparse_tensor_invariants._enabled[0] = True
+
+    @staticmethod
+    def disable():
+        check_sparse_tensor_invariants._enabled[0] = False
+
+    def __init__(self, enable=True):
+        self.state, self.saved_state = enable, None
+
+    def __enter__(self):
+        if self.saved_state is not None:
+            raise RuntimeError("This context manager instance is already activated. Use a different context manager "
+                               "instance for context nesting.")
+        self.saved_state = self.is_enabled()
+        self._enabled[0] = self.state
+
+    def __exit__(self, *exc):
+        self._enabled[0], self.saved_state = self.saved_state, None
+
+    def __call__(self, mth):
+        def test_mth(*args, **kwargs):
+            with type(self)(self.state):
+                return mth(*args, **kwargs)
+        return test_mth
 
 
 def _flat_index(s):
