@@ -155,9 +155,10 @@ def empty_host_cache():
 
 
 def get_memory_info(device_index=None, /):
-    """(free, total) bytes: the adapter's largest buffer as the total, less what the allocator reserves."""
+    """(free, total) bytes. WebGPU does not expose the device's memory: free is the largest buffer
+    the adapter allows, total that plus the bytes the allocator holds."""
     a = _backend(device_index).alloc
-    return a.max_bytes - a.reserved_bytes, a.max_bytes
+    return a.max_bytes, a.max_bytes + a.reserved_bytes
 
 
 class Graph:
