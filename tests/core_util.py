@@ -197,3 +197,13 @@ def fusion(device, on):
         yield
     finally:
         webgpu.set_fusion(old)
+
+
+@contextlib.contextmanager
+def cuda_alias():
+    """Run the block with "cuda" naming the WebGPU device, as `python -m webtorch --device webgpu` does."""
+    wt._device.set_cuda_alias(True)
+    try:
+        yield
+    finally:
+        wt._device.set_cuda_alias(False)

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from core_util import cuda_alias
 
 import webtorch as wt
 import webtorch.nn.functional as F
@@ -174,25 +175,31 @@ def test_cuda_amp_import_forms_print_pytorchs_output():
 
 
 def test_cuda_amp_autocast_and_scaler(device):
-    """torch.cuda.amp.autocast is "cuda" autocast, which webtorch runs on webgpu: it lowers webgpu
-    matmuls and, as in PyTorch, leaves cpu tensors alone."""
+    """torch.cuda.amp.autocast is "cuda" autocast: without CUDA disabled with PyTorch's warning; under
+    the cuda alias ("cuda" names webgpu) it lowers webgpu matmuls and, as in PyTorch, leaves cpu tensors alone."""
     a = np.array([[1.0, 2.0, -0.5], [0.25, 3.0, 1.5]], np.float32)
     b = np.array([[0.5, -1.0], [2.0, 0.125], [1.0, 1.0]], np.float32)
-    with pytest.warns(FutureWarning, match=r"torch.cuda.amp.autocast\(args...\)` is deprecated"):
-        ac = wt.cuda.amp.autocast()
-    with ac:
-        y = wt.tensor(a, device=device) @ wt.tensor(b, device=device)
+    with pytest.warns(UserWarning, match="CUDA is not available or torch_xla is imported. Disabling autocast."):
+        with pytest.warns(FutureWarning, match=r"torch.cuda.amp.autocast\(args...\)` is deprecated"):
+            with wt.cuda.amp.autocast():
+                assert (wt.tensor(a) @ wt.tensor(b)).dtype is wt.float32 and not wt.is_autocast_enabled("cuda")
+    with pytest.warns(UserWarning, match="GradScaler is enabled, but CUDA is not available.  Disabling."):
+        assert not wt.amp.GradScaler("cuda").is_enabled()
+    with cuda_alias():
+        with pytest.warns(FutureWarning, match=r"torch.cuda.amp.autocast\(args...\)` is deprecated"):
+            ac = wt.cuda.amp.autocast()
+        with ac:
+            y = wt.tensor(a, device=device) @ wt.tensor(b, device=device)
+        with pytest.warns(FutureWarning, match=r"torch.cuda.amp.GradScaler\(args...\)` is deprecated"):
+            s = wt.cuda.amp.GradScaler(init_scale=8.0)
     if device == "cpu":
-        with pytest.warns(FutureWarning), torch.cuda.amp.autocast():
-            ref = torch.tensor(a) @ torch.tensor(b)
+        ref = torch.tensor(a) @ torch.tensor(b)
     else:
         with torch.autocast("cpu", dtype=torch.float16):
             ref = torch.tensor(a) @ torch.tensor(b)
         ref = ref if _has_f16(device) else ref.float()
     assert str(y.dtype) == str(ref.dtype)
     np.testing.assert_allclose(np.array(y.float().cpu().tolist()), ref.float().numpy(), rtol=1e-3)
-    with pytest.warns(FutureWarning, match=r"torch.cuda.amp.GradScaler\(args...\)` is deprecated"):
-        s = wt.cuda.amp.GradScaler(init_scale=8.0)
     assert isinstance(s, wt.amp.GradScaler) and s._device == "webgpu"
     assert wt.autocast is wt.amp.autocast and isinstance(ac, wt.amp.autocast)
 

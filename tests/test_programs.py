@@ -42,6 +42,7 @@ PROGRAMS = [
     Program("compile_config.py"),                          # torch.compile's config knobs, set_stance, graph_break
     Program("actor_critic.py", ("--episodes", "3")),       # RL: Categorical log_prob/entropy, smooth_l1, a CartPole
     Program("vae.py", ("--epochs", "3")),                  # VAE: Independent(Normal), Bernoulli, kl_divergence
+    Program("cuda_checkpoint.py"),                         # "cuda" if available (the alias), torch.save(model) resumed
 ]
 
 def _run(argv, webtorch):
@@ -111,7 +112,7 @@ def test_exit_status_and_usage():
     r = _run(["-m", "webtorch", "manual_sgd.py", "6", "--fail-above", "0.0"], webtorch=True)
     assert r.returncode == 3 and r.stderr == "loss too high\n"
     r = _run(["-m", "webtorch"], webtorch=True)
-    assert r.returncode == 1 and "usage: python -m webtorch [--device {cpu,webgpu}] SCRIPT.py [ARGS...]" in r.stderr
+    assert r.returncode == 1 and "usage: python -m webtorch [--device {cpu,webgpu}] [--no-cuda-alias] SCRIPT.py [ARGS...]" in r.stderr
     r = _run(["-m", "webtorch", "--devcie", "webgpu", "x.py"], webtorch=True)
     assert r.returncode == 1 and "unknown option '--devcie'" in r.stderr
     r = _run(["-m", "webtorch", "--device", "cuda", "manual_sgd.py", "1"], webtorch=True)

@@ -8,7 +8,7 @@ import torch
 from _nn_util import assert_close
 import webtorch as wt
 
-pytestmark = pytest.mark.filterwarnings("ignore:Sparse invariant checks")
+pytestmark = [pytest.mark.filterwarnings("ignore:Sparse invariant checks"), pytest.mark.filterwarnings("ignore:Sparse CSR tensor support")]
 R = np.random.RandomState(5)
 IDX = [[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]]  # (0, 2) twice: uncoalesced
 
@@ -47,7 +47,7 @@ def test_errors():
     s = wt.sparse_coo_tensor(IDX, [1.0] * 5)
     with pytest.raises(RuntimeError, match=r"Cannot get indices on an uncoalesced tensor, please call \.coalesce"):
         s.indices()
-    for op in (lambda: s.exp(), lambda: s.view(9), lambda: s + s, lambda: wt.cat([s, s])):
+    for op in (lambda: s.exp(), lambda: s.view(9), lambda: s * s, lambda: wt.cat([s, s])):
         with pytest.raises(NotImplementedError, match="is not supported for sparse COO tensors"):
             op()
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(3x3 and 4x2\)"):
@@ -152,3 +152,66 @@ def test_gcn_two_layers_matches_torch(learned_edges, device):
     got = run(wt, device)
     for k, (g, w) in enumerate(zip(got, want)):
         assert_close(g, w, device, f"result {k}")
+
+
+MIXES = {  # T: torch or webtorch; D dense (3, 3); S sparse (3, 3), uncoalesced, values requiring grad
+    "dense+sparse": lambda T, D, S: D + S, "dense-sparse": lambda T, D, S: D - S,
+    "add_alpha": lambda T, D, S: T.add(D, S, alpha=2.5), "add_": lambda T, D, S: D.clone().add_(S),
+    "sparse+sparse": lambda T, D, S: S + S * 3, "sparse*scalar": lambda T, D, S: 2 * S * 3, "sparse/scalar": lambda T, D, S: S / 4,
+    "sparse*dense": lambda T, D, S: S * D, "softmax": lambda T, D, S: T.sparse.softmax(S, 1),
+    "log_softmax": lambda T, D, S: T.sparse.log_softmax(S, 0), "addmm": lambda T, D, S: T.sparse.addmm(D, S, D, beta=0.5),
+    "csr_mm": lambda T, D, S: T.sparse.mm(S.detach().to_sparse_csr(), D), "csr*scalar": lambda T, D, S: S.to_sparse_csr() * 2,
+}
+
+
+@pytest.mark.parametrize("name", MIXES)
+def test_dense_sparse_mixes(name, device):
+    """dense + sparse -> dense, sparse*scalar, sparse.softmax/log_softmax/addmm, CSR: values and grads as PyTorch."""
+    d = R.randn(3, 3).astype(np.float32)
+    v = np.array([3, 4, 5, 1, 2], np.float32)
+    out = {}
+    for T, dev in ((torch, "cpu"), (wt, device)):
+        D = T.tensor(d, device=dev, requires_grad=True)
+        V = T.tensor(v, device=dev, requires_grad=True)
+        S = T.sparse_coo_tensor(T.tensor(IDX, device=dev), V, (3, 3))
+        r = MIXES[name](T, D, S)
+        dense = r.to_dense() if r.layout is not T.strided else r
+        if dense.requires_grad:
+            (dense * T.arange(9.0, device=dev).reshape(3, 3)).sum().backward()
+        out[T] = r, dense, D.grad, V.grad
+    (tr, td, tdg, tvg), (wr, wd, wdg, wvg) = out[torch], out[wt]
+    assert str(wr.layout) == str(tr.layout) and tuple(wr.shape) == tuple(tr.shape)
+    if tr.layout is torch.sparse_csr:
+        assert wr.crow_indices().tolist() == tr.crow_indices().tolist() and repr(wr.detach().cpu()) == repr(tr.detach())
+    assert_close(wd, td.detach(), device)
+    for w, t in ((wdg, tdg), (wvg, tvg)):
+        assert (w is None) == (t is None)
+        if t is not None:  # sparse*dense: PyTorch's dense grad is sparse, webtorch's dense (the same values)
+            assert_close(w, t.to_dense() if t.layout is not torch.strided else t, device)
+
+
+def test_mix_errors_as_pytorch():
+    for T in (torch, wt):
+        S = T.sparse_coo_tensor(T.tensor(IDX), T.ones(5), (3, 3))
+        with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported. Use add\(dense, sparse\)"):
+            S + T.eye(3)
+        with pytest.raises(RuntimeError, match="add: expected 'self' and 'other' to have same size, but self has size"):
+            T.ones(2, 3) + S
+        assert not S.is_sparse_csr and S.to_sparse_csr().is_sparse_csr and not S.to_sparse_csr().is_sparse
+
+
+def test_check_sparse_tensor_invariants_as_pytorch():
+    for T in (torch, wt):
+        c = T.sparse.check_sparse_tensor_invariants
+        assert not c.is_enabled()
+        with c():
+            assert c.is_enabled()
+            with c(False):
+                assert not c.is_enabled()
+        assert not c.is_enabled() and c(True)(c.is_enabled)()
+        c.enable()
+        assert c.is_enabled()
+        c.disable()
+        ctx = c()
+        with ctx, pytest.raises(RuntimeError, match="already activated"):
+            ctx.__enter__()

@@ -2,12 +2,11 @@
 
     import webtorch as torch
 """
-__version__ = "0.1.0"
-
 import importlib as _importlib
 import math as _math
 import warnings as _warnings
 
+from .version import __version__  # "2.13.0+webtorch.0.1.0": PyTorch's API release, webtorch's own as local part
 from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
                      float64, get_default_dtype, set_default_dtype, promote_types)
@@ -33,7 +32,7 @@ from . import random
 from ._tensor_str import set_printoptions
 from . import overrides
 from .overrides import _assert  # noqa: F401
-from ._layout import layout, strided, sparse_coo
+from ._layout import layout, strided, sparse_coo, sparse_csr
 from . import sparse
 from . import special
 from . import signal  # torch.signal.windows
@@ -50,6 +49,7 @@ from ._symbolic import sym_int, sym_float, sym_max, sym_min, sym_not, sym_ite, s
 ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
 Tensor.to_sparse = sparse.to_sparse
+Tensor.to_sparse_csr = sparse.to_sparse_csr
 
 float = float32  # noqa: A001
 double = float64
@@ -156,7 +156,7 @@ def _lazy(name):
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
-                "_functorch", "_logging", "distributions"):
+                "_functorch", "_logging", "distributions", "types"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

@@ -1,11 +1,14 @@
 """Run an unmodified PyTorch script on webtorch: `import torch` in it imports webtorch.
 
-    python -m webtorch [--device webgpu] SCRIPT.py [ARGS...]
-    webtorch-run [--device webgpu] SCRIPT.py [ARGS...]
+    python -m webtorch [--device webgpu [--no-cuda-alias]] SCRIPT.py [ARGS...]
+    webtorch-run [--device webgpu [--no-cuda-alias]] SCRIPT.py [ARGS...]
 
 The script runs as `__main__` with `sys.argv == [SCRIPT.py, ARGS...]` and its directory first
 on sys.path, as `python SCRIPT.py ARGS...` would run it; its exit status is the command's.
 `--device` (before the script) sets the default device (`torch.set_default_device`).
+`--device webgpu` also makes "cuda" name the WebGPU device for the script, so the CUDA idiom
+(`device = "cuda" if torch.cuda.is_available() else "cpu"`, `.cuda()`, `torch.cuda.*`) runs on
+the GPU; it says so once on stderr. `--no-cuda-alias` keeps PyTorch's behaviour without CUDA.
 A traceback shows the script's frames, as PyTorch users see their code and the failing op:
 webtorch's own frames are hidden (WEBTORCH_FULL_TRACEBACK=1 shows them).
 """
@@ -17,13 +20,15 @@ import traceback
 import webtorch
 
 from . import _torch_alias
+from ._device import set_cuda_alias
 
 LIBRARY = os.path.dirname(os.path.abspath(webtorch.__file__)) + os.sep
-USAGE = "usage: python -m webtorch [--device {cpu,webgpu}] SCRIPT.py [ARGS...]"
+USAGE = "usage: python -m webtorch [--device {cpu,webgpu}] [--no-cuda-alias] SCRIPT.py [ARGS...]"
+NOTICE = "webtorch: \"cuda\" names the WebGPU device in this script (--no-cuda-alias keeps PyTorch's cpu-only cuda)\n"
 
 
 def _parse(argv):
-    device = None
+    device, alias = None, True
     while argv and argv[0].startswith("-"):
         opt = argv.pop(0)
         if opt in ("-h", "--help"):
@@ -33,11 +38,13 @@ def _parse(argv):
             device = argv.pop(0)
         elif opt.startswith("--device="):
             device = opt.partition("=")[2]
+        elif opt == "--no-cuda-alias":
+            alias = False
         else:
             sys.exit(f"{USAGE}\nwebtorch: unknown option {opt!r}")
     if not argv:
         sys.exit(USAGE)
-    return device, argv
+    return device, alias and device == "webgpu", argv
 
 
 def _user_frames(te, script, full):
@@ -64,16 +71,22 @@ def _report(e, script):
 
 
 def main(argv=None):
-    device, argv = _parse(list(sys.argv[1:] if argv is None else argv))
+    device, cuda_alias, argv = _parse(list(sys.argv[1:] if argv is None else argv))
     script = argv[0]
     if not os.path.isfile(script):
         sys.exit(f"webtorch: can't open file {script!r}: no such file")
     _torch_alias.install()
+    if device == "cuda":
+        sys.exit("webtorch: --device cuda: webtorch has no CUDA backend; --device webgpu makes \"cuda\" name "
+                 "the WebGPU device")
     if device is not None:
         try:
             webtorch.set_default_device(device)
         except RuntimeError as e:
             sys.exit(f"webtorch: --device {device}: {e}")
+    if cuda_alias:
+        set_cuda_alias(True)
+        sys.stderr.write(NOTICE)
     sys.argv = argv
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # where `python SCRIPT.py` looks first
     try:

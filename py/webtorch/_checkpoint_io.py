@@ -10,7 +10,7 @@ import struct
 import sys
 
 from . import _dtype
-from ._device import as_device, device as _device_cls
+from ._device import as_device, cuda_alias, device as _device_cls
 from ._tensor import Tensor
 from .backends.base import Strided
 from .ops import _prims
@@ -134,14 +134,26 @@ def _placed(map_location, storage, location):
     target = map_location.get(location) if isinstance(map_location, dict) else map_location
     if target is not None:
         dev = as_device(target)
-    else:  # where it was saved; one webtorch has no device for ('cuda:0', 'mps') lands on cpu
+    else:  # where it was saved; one webtorch has no device for (such as 'mps') lands on cpu
         try:
             dev = as_device(location)
         except Exception:
             dev = as_device("cpu")
+    if dev.type == "cuda":
+        validate_cuda_device(location)
     if dev.type == "cpu":
         return storage
     return Tensor._make(storage, (storage.numel,), (1,), 0).to(dev)._storage
+
+
+def validate_cuda_device(location):
+    """The cuda device index of location; PyTorch's RuntimeError where "cuda" is no device here
+    (under the cuda alias, where "cuda" is the WebGPU device, its index: 0)."""
+    if not cuda_alias():
+        raise RuntimeError("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+                           "False. If you are running on a CPU-only machine, please use torch.load with "
+                           "map_location=torch.device('cpu') to map your storages to the CPU.")
+    return 0
 
 
 def _cpu_storage(data, dtype, numel):

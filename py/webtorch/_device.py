@@ -1,7 +1,15 @@
-"""torch.device and the backend behind each device type."""
+"""torch.device and the backend behind each device type.
+
+"cuda" is a device type as in PyTorch built without CUDA: `device("cuda")` exists, and a tensor
+placed there raises PyTorch's AssertionError. Under the cuda alias (`python -m webtorch --device
+webgpu`, `set_cuda_alias(True)`) "cuda" names the WebGPU device: `device("cuda:0")` is
+`device(type='webgpu', index=0)`.
+"""
 from .backends import webgpu
 
-_TYPES = ("cpu", "webgpu")
+_TYPES = ("cpu", "webgpu", "cuda")
+_cuda_alias = [False]
+NO_CUDA = "Torch not compiled with CUDA enabled"
 
 
 class device:
@@ -16,13 +24,15 @@ class device:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
-        if type == "cuda":
-            raise RuntimeError("webtorch has no CUDA backend; use device='webgpu' for the GPU")
+        if type == "cuda" and _cuda_alias[0]:
+            type, index = "webgpu", (0 if index is None else index)
         if type not in _TYPES:
-            raise RuntimeError(f"Expected one of cpu, webgpu device type at start of device string: {type}")
+            raise RuntimeError(f"Expected one of cpu, webgpu, cuda device type at start of device string: {type}")
         if type == "webgpu" and index is None:
             index = 0
-        if index is not None and index != 0:
+        if isinstance(index, int) and index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        if index is not None and index != 0 and type != "cuda":
             raise RuntimeError(f"webtorch has one {type} device; got index {index}")
         self.type = type
         self.index = index
@@ -70,6 +80,17 @@ def get_default_device():
 _by_str = {"cpu": CPU}  # one device object per string: equal devices are then mostly identical
 
 
+def set_cuda_alias(on):
+    """Make "cuda" name the WebGPU device (True) or PyTorch's absent CUDA device (False)."""
+    _cuda_alias[0] = bool(on)
+    for k in [k for k in _by_str if k.startswith("cuda")]:
+        del _by_str[k]
+
+
+def cuda_alias():
+    return _cuda_alias[0]
+
+
 def as_device(d):
     if d is None:
         return _default[0]
@@ -86,6 +107,8 @@ def as_device(d):
 def backend_for(dev):
     b = _backends.get(dev.type)
     if b is None:
+        if dev.type == "cuda":
+            raise AssertionError(NO_CUDA)
         if dev.type == "cpu":
             from .backends.cpu import make_backend  # lazy: imports numpy when present
             b = make_backend()

@@ -16,7 +16,8 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
 
 
 def _by_name(name):
-    return {"strided": strided, "sparse_coo": sparse_coo}[name]
+    return {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr}[name]

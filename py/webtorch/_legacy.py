@@ -5,19 +5,22 @@ and a type for isinstance: `isinstance(torch.randn(2), torch.FloatTensor)` is Tr
 for a cpu tensor of that dtype. `x.type(torch.LongTensor)` casts to its dtype.
 """
 from . import _dtype, _late
-from ._device import as_device
+from ._device import as_device, cuda_alias
 from ._tensor import Size, Tensor
 
 
 class _TensorType(type):
     def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == as_device(cls._device).type
 
     def __call__(cls, *args, device=None):
-        if device is not None and as_device(device).type != "cpu":  # torch.FloatTensor is a cpu type
-            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
-                               f"{as_device(device).type} was passed")
-        device = "cpu"
+        if cls._device == "cuda" and not cuda_alias():
+            raise TypeError(f"type {cls.__module__}.{cls.__name__} not available. "
+                            "Torch not compiled with CUDA enabled.")
+        if device is not None and as_device(device).type != as_device(cls._device).type:  # FloatTensor: a cpu type
+            raise RuntimeError(f"legacy constructor expects device type: {as_device(cls._device).type} but device "
+                               f"type: {as_device(device).type} was passed")
+        device = cls._device
         if not args:
             return _late.creation.empty(0, dtype=cls.dtype, device=device)
         if len(args) == 1 and isinstance(args[0], Tensor):
@@ -33,11 +36,14 @@ class _TensorType(type):
         return _late.creation.tensor(args[0], dtype=cls.dtype, device=device)
 
     def __repr__(cls):
-        return f"<class 'torch.{cls.__name__}'>"
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
 
 
-TYPES = {name: _TensorType(name, (), {"dtype": dt, "is_cuda": False, "__module__": "torch"})
+TYPES = {name: _TensorType(name, (), {"dtype": dt, "is_cuda": False, "_device": "cpu", "__module__": "torch"})
          for dt, name in _dtype.TENSOR_TYPES.items()}
+# torch.cuda.FloatTensor, ...: PyTorch's TypeError without CUDA; under the cuda alias, on webgpu
+CUDA_TYPES = {name: _TensorType(name, (), {"dtype": dt, "is_cuda": True, "_device": "cuda", "__module__": "torch.cuda"})
+              for dt, name in _dtype.TENSOR_TYPES.items()}
 
 
 def type_target(t):

@@ -7,7 +7,7 @@ import warnings
 import weakref
 
 from . import _dtype, _late
-from ._device import backend_for
+from ._device import backend_for, cuda_alias
 from ._geometry import is_contiguous, numel as _numel
 from ._layout import strided
 from ._tensor_str import tensor_repr
@@ -146,9 +146,14 @@ class Tensor:
 
     @property
     def is_cuda(self):
+        """False, as in PyTorch without CUDA; under the cuda alias True on webgpu (cuda names it)."""
+        return cuda_alias() and self._storage.device.type == "webgpu"
+
+    @property
+    def is_xpu(self):
         return False
 
-    is_xpu = is_mps = is_meta = is_cuda  # webtorch's GPU is "webgpu": never these devices
+    is_mps = is_meta = is_xpu  # webtorch's GPU is "webgpu": never these devices
 
     @property
     def is_webgpu(self):
@@ -164,6 +169,7 @@ class Tensor:
 
     is_sparse = False
     is_quantized = is_nested = is_mkldnn = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = False
+    is_sparse_csr = False
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)

@@ -9,10 +9,11 @@ state_dict keys; dynamic_axes become symbolic dims (see webtorch.export).
 """
 import inspect
 
-from . import __version__, fx
+from . import fx
 from ._onnx_ops import _convert, _exportable
 from ._onnx_proto import OnnxExporterError, _Builder, _f_bytes, _f_int, _value_info
 from .export import Dim, _export
+from .version import webtorch as _webtorch_version
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "TrainingMode"]
 
@@ -128,5 +129,5 @@ def _to_onnx(ep, opset, input_names, output_names, dynamic_axes):
          + b"".join(_f_bytes(5, t) for t in b.inits) + b"".join(_f_bytes(11, v) for v in graph_inputs)
          + b"".join(_f_bytes(12, v) for v in graph_outputs))
     opset_id = _f_bytes(1, "") + _f_int(2, opset)
-    return (_f_int(1, 8) + _f_bytes(2, "webtorch") + _f_bytes(3, __version__) + _f_bytes(7, g)
+    return (_f_int(1, 8) + _f_bytes(2, "webtorch") + _f_bytes(3, _webtorch_version) + _f_bytes(7, g)
             + _f_bytes(8, opset_id))

@@ -81,6 +81,8 @@ from ._checkpoint_io import (  # noqa: F401 (named from here: tests, jit.py)
 )
 from ._device import as_device, device as _device_cls
 from ._safetensors import _load_safetensors, load_safetensors, save_safetensors
+from ._serialization_extras import *  # noqa: F401,F403
+from ._serialization_extras import __all__ as _extras_all, _globals_in_pickle
 from ._tensor import Size, Storage, Tensor
 from ._weights_only_unpickler import (
     _py3_name,
@@ -93,7 +95,8 @@ from ._weights_only_unpickler import (
 from .nn.parameter import Parameter
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "CheckpointError", "UnpicklingError",
-           "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
+           "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
+           "get_unsafe_globals_in_checkpoint"] + _extras_all
 
 FORMAT_VERSION = 1
 _MAX_META = 64 << 20  # the most bytes a non-storage record (data.pkl, webtorch.json) may declare
@@ -161,6 +164,7 @@ class _Storages:
     def __init__(self, name, records, map_location):
         self.name, self.records, self.map_location = name, records, map_location
         self.built, self.dtypes = {}, {}
+        self.saved_on = {}  # key -> the device webtorch saved it from, where not cpu (webtorch.locations)
 
     def get(self, key, dtype, numel, location="cpu"):
         if not isinstance(key, str) or not isinstance(location, str):
@@ -175,6 +179,7 @@ class _Storages:
         if not isinstance(numel, int) or isinstance(numel, bool) or not 0 <= numel <= _INT64_MAX:
             raise _bad(self.name, f"bad storage size {numel!r:.60}")
         data = self.records.read("data/" + key, expected=numel * _ITEM[dtype])
+        location = self.saved_on.get(key, location)
         st = _placed(self.map_location, _cpu_storage(data, dtype, numel), location)
         self.built[key], self.dtypes[key] = st, dtype
         return st
@@ -519,6 +524,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
             _aligned_write(zf, buf, f"{name}/byteorder", b"little")
         for st in storages:
             _aligned_write(zf, buf, f"{name}/data/{keys[id(st)]}", _storage_bytes(st))
+        on_devices = {keys[id(st)]: str(st.device) for st in storages if st.device.type != "cpu"}
+        if on_devices:  # data.pkl says 'cpu' (so PyTorch loads the file); webtorch restores these
+            _aligned_write(zf, buf, f"{name}/webtorch.locations", json.dumps(on_devices).encode("utf-8"))
         if tree is not None:
             meta = {keys[id(st)]: {"dtype": st.dtype.name, "numel": st.numel} for st in storages}
             doc = json.dumps({"format": "webtorch", "version": FORMAT_VERSION, "storages": meta, "root": tree},
@@ -555,7 +563,28 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     raise _bad(name, f"unrecognized format (starts with {head[:8]!r})")
 
 
-def _load_zip(fh, size, name, map_location, weights_only, pickle_load_args):
+def _json_record(records, rec, name):
+    try:
+        return json.loads(records.read(rec).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise _bad(name, f"{rec} is not valid JSON ({type(e).__name__})") from None
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The 'module.name' globals a torch.save file's data.pkl names that weights_only loading does not
+    allow (read from its opcodes, never run)."""
+    with _source(f) as (fh, size, name):
+        if fh.read(4)[:2] != b"PK":
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        fh.seek(-4, io.SEEK_CUR)
+        pkl = bytes(_zip_records(fh, size, name).read("data.pkl", limit=max(_MAX_META, size)))
+    safe = set(_torch_globals(_Rebuild(name))) | {"%s.%s" % (g.__module__, g.__qualname__) if not isinstance(g, tuple)
+                                                  else g[1] for g in get_safe_globals()}
+    return sorted(_globals_in_pickle(pkl) - safe)
+
+
+def _zip_records(fh, size, name):
+    """The records of the torch.save zip in fh (its one <name>/data.pkl names the prefix)."""
     try:
         zf = zipfile.ZipFile(fh)
         names = zf.namelist()
@@ -568,15 +597,21 @@ def _load_zip(fh, size, name, map_location, weights_only, pickle_load_args):
             break
     if prefix is None:
         raise _bad(name, "the zip has no <name>/data.pkl record")
-    records = _Records(zf, prefix, name, size)
+    return _Records(zf, prefix, name, size)
+
+
+def _load_zip(fh, size, name, map_location, weights_only, pickle_load_args):
+    records = _zip_records(fh, size, name)
     if "byteorder" in records and records.read("byteorder") != b"little":
         raise _bad(name, "only little-endian checkpoints are supported")
     storages = _Storages(name, records, map_location)
+    if "webtorch.locations" in records:
+        saved_on = _json_record(records, "webtorch.locations", name)
+        if not isinstance(saved_on, dict) or not all(isinstance(v, str) for v in saved_on.values()):
+            raise _bad(name, "webtorch.locations is not a {storage key: device} map")
+        storages.saved_on = saved_on
     if "webtorch.json" in records:
-        try:
-            doc = json.loads(records.read("webtorch.json").decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as e:
-            raise _bad(name, f"webtorch.json is not valid JSON ({type(e).__name__})") from None
+        doc = _json_record(records, "webtorch.json", name)
         if not isinstance(doc, dict) or doc.get("format") != "webtorch" or not isinstance(doc.get("storages"), dict):
             raise _bad(name, "webtorch.json lacks the webtorch header")
         if not isinstance(doc.get("version"), int) or doc["version"] > FORMAT_VERSION:

@@ -10,17 +10,19 @@ webtorch ops on its indices and values, so every device runs it and autograd dif
     S.coalesce()    = sorted unique indices, duplicate values summed (index_add)
 """
 import math
+import warnings
 
 from . import _dtype
 from ._geometry import contiguous_strides
-from ._layout import sparse_coo
+from ._layout import sparse_coo, sparse_csr
 from ._tensor import Size, Tensor
 from ._tensor_str import PRINT_OPTS, tensor_repr
 from .autograd import grad_mode
 from .ops._common import composite_node
 from .ops._creation import tensor as _tensor, zeros as _zeros
+from .ops.shape import cat
 
-__all__ = ["mm", "sum", "addmm"]
+__all__ = ["mm", "sum", "addmm", "softmax", "log_softmax", "check_sparse_tensor_invariants"]
 
 int64 = _dtype.int64
 
@@ -140,12 +142,12 @@ class SparseTensor(Tensor):
                                  self._sp_size)  # PyTorch does not flag it coalesced
 
     def detach(self):
-        return SparseTensor._new(self._sp_indices, self._sp_values.detach(), self._sp_size, self._coalesced)
+        return type(self)._new(self._sp_indices, self._sp_values.detach(), self._sp_size, self._coalesced)
 
     # ---- conversions ---------------------------------------------------------------------
     def to(self, *args, **kwargs):
         v = self._sp_values.to(*args, **kwargs)
-        return SparseTensor._new(self._sp_indices.to(v.device), v, self._sp_size, self._coalesced)
+        return type(self)._new(self._sp_indices.to(v.device), v, self._sp_size, self._coalesced)
 
     def cpu(self):
         return self.to("cpu")
@@ -183,23 +185,26 @@ class SparseTensor(Tensor):
     def __neg__(self):
         return SparseTensor._new(self._sp_indices, -self._sp_values, self._sp_size, self._coalesced)
 
+    def _repr_parts(self):
+        return [("indices=tensor(", self._sp_indices), ("values=tensor(", self._sp_values)]
+
     def __repr__(self, *, tensor_contents=None):
-        s = ("tensor(" + tensor_repr(self._sp_indices.detach().cpu(), "indices=tensor(", 22, bare=True) +
-             ",\n       " + tensor_repr(self._sp_values.detach().cpu(), "values=tensor(", 21, bare=True))
+        s = "tensor(" + ",\n       ".join(tensor_repr(t.detach().cpu(), prefix, 7 + len(prefix), bare=True)
+                                         for prefix, t in self._repr_parts())
         suffixes = [] if self.device.type == "cpu" else [f"device='{self.device}'"]
         suffixes += [f"size={tuple(self._sp_size)}", f"nnz={self._nnz()}"]
         if self.dtype is not _dtype.get_default_dtype():
             suffixes.append(f"dtype={self.dtype}")
-        suffixes.append("layout=torch.sparse_coo")
+        suffixes.append(f"layout={self.layout}")
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             suffixes.append("requires_grad=True")
-        last = 0
-        for k, suf in enumerate(suffixes):  # as PyTorch: the first suffix of a sparse tensor on a new line
-            if k == 0 or last + len(suf) + 2 > PRINT_OPTS.linewidth:
+        last, newline = len(s) - s.rfind("\n") + 1, self.is_sparse  # as PyTorch: COO's first suffix on a new line
+        for suf in suffixes:
+            if newline or last + len(suf) + 2 > PRINT_OPTS.linewidth:
                 s += ",\n       " + suf
-                last = 7 + len(suf)
+                last, newline = 7 + len(suf), False
             else:
                 s += ", " + suf
                 last += len(suf) + 2
@@ -213,6 +218,89 @@ class SparseTensor(Tensor):
         if impl is None:
             raise _unsupported(name)
         return impl(*args, **(kwargs or {}))
+
+
+class SparseCsrTensor(SparseTensor):
+    """A 2-D sparse CSR tensor (Tensor.to_sparse_csr()): its entries kept as coalesced COO ones, in
+    row-major order, so every op of SparseTensor runs on it; crow_indices() is computed from them."""
+    is_sparse = False
+    is_sparse_csr = True
+
+    @property
+    def layout(self):
+        return sparse_csr
+
+    def crow_indices(self):
+        rows = self._sp_indices[0]
+        counts = _zeros(self._sp_size[0] + 1, dtype=int64, device=self.device).index_add(0, rows + 1,
+                                                                                          rows.new_ones(rows.shape))
+        return counts.cumsum(0)
+
+    def col_indices(self):
+        return self._sp_indices[1]
+
+    def values(self):
+        return self._sp_values
+
+    def to_sparse(self, sparse_dim=None):
+        return SparseTensor._new(self._sp_indices, self._sp_values, self._sp_size, coalesced=True)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return self
+
+    def _repr_parts(self):
+        return [("crow_indices=tensor(", self.crow_indices()), ("col_indices=tensor(", self.col_indices()),
+                ("values=tensor(", self._sp_values)]
+
+
+def to_sparse_csr(t, dense_dim=None):
+    """Tensor.to_sparse_csr(): a 2-D dense or sparse COO tensor in CSR layout."""
+    if dense_dim is not None:
+        raise _unsupported("to_sparse_csr(dense_dim)")
+    if t.dim() != 2:
+        raise RuntimeError(f"to_sparse_csr: expected a 2-D tensor, got {t.dim()}-D")  # PyTorch: batched CSR
+    warnings.warn("Sparse CSR tensor support is in beta state. If you miss a functionality in the sparse tensor "
+                  "support, please submit a feature request to https://github.com/pytorch/pytorch/issues.",
+                  stacklevel=2)
+    s = (t if isinstance(t, SparseTensor) else to_sparse(t)).coalesce()
+    return SparseCsrTensor._new(s._sp_indices, s._sp_values, s._sp_size, coalesced=True)
+
+
+class check_sparse_tensor_invariants:
+    """PyTorch's switch for checking sparse constructors' invariants (a flag, off by default; a
+    context manager and a decorator). webtorch's sparse_coo_tensor checks its indices either way."""
+    _enabled = [False]
+
+    @staticmethod
+    def is_enabled():
+        return check_sparse_tensor_invariants._enabled[0]
+
+    @staticmethod
+    def enable():
+        check_sparse_tensor_invariants._enabled[0] = True
+
+    @staticmethod
+    def disable():
+        check_sparse_tensor_invariants._enabled[0] = False
+
+    def __init__(self, enable=True):
+        self.state, self.saved_state = enable, None
+
+    def __enter__(self):
+        if self.saved_state is not None:
+            raise RuntimeError("This context manager instance is already activated. Use a different context manager "
+                               "instance for context nesting.")
+        self.saved_state = self.is_enabled()
+        self._enabled[0] = self.state
+
+    def __exit__(self, *exc):
+        self._enabled[0], self.saved_state = self.saved_state, None
+
+    def __call__(self, mth):
+        def test_mth(*args, **kwargs):
+            with type(self)(self.state):
+                return mth(*args, **kwargs)
+        return test_mth
 
 
 def _flat_index(s):
@@ -390,10 +478,77 @@ def _bad_dim(d, nd):
 
 
 def _mul(input, other):
+    """sparse * scalar, and sparse * dense of the same size (the dense entries at the sparse ones)."""
     s, k = (input, other) if isinstance(input, SparseTensor) else (other, input)
     if isinstance(k, Tensor) and (isinstance(k, SparseTensor) or k.dim()):
-        raise _unsupported("mul of a sparse tensor by a tensor")
-    return SparseTensor._new(s._sp_indices, s._sp_values * k, s.shape, s._coalesced)
+        if isinstance(k, SparseTensor) or tuple(k.shape) != tuple(s.shape):
+            raise _unsupported("mul of a sparse tensor by a sparse tensor or a dense one of another size")
+        k = k[tuple(s._sp_indices[d] for d in range(s.sparse_dim()))]
+    return type(s)._new(s._sp_indices, s._sp_values * k, s.shape, s._coalesced)
+
+
+def _div(input, other, *, rounding_mode=None):
+    if not isinstance(input, SparseTensor) or isinstance(other, Tensor) and other.dim():
+        raise _unsupported("div by a sparse tensor or by a tensor")
+    return type(input)._new(input._sp_indices, input._sp_values.div(other, rounding_mode=rounding_mode),
+                            input.shape, input._coalesced)
+
+
+def _add(input, other, *, alpha=1, out=None):
+    """dense + sparse -> dense; sparse + sparse -> sparse (coalesced), as PyTorch; sparse + dense raises."""
+    if out is not None:
+        raise _unsupported("add(out=)")
+    if not isinstance(other, SparseTensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    if not isinstance(input, SparseTensor):
+        return input.add(_dense_of_same_size(input, other), alpha=alpha)
+    if tuple(input.shape) != tuple(other.shape):
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(input.shape)} != "
+                           f"{list(other.shape)}")
+    values = other._sp_values if alpha == 1 else other._sp_values * alpha
+    return SparseTensor._new(cat([input._sp_indices, other._sp_indices], 1), cat([input._sp_values, values]),
+                             input.shape).coalesce()
+
+
+def _dense_of_same_size(dense, sparse):
+    if tuple(dense.shape) != tuple(sparse.shape):
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
+                           f"{list(dense.shape)} while other has size {list(sparse.shape)} (FYI: dense-sparse "
+                           "addition does not currently support broadcasting)")
+    return sparse.to_dense()
+
+
+def _sub(input, other, *, alpha=1, out=None):
+    return _add(input, other, alpha=-alpha, out=out)
+
+
+def _add_(input, other, *, alpha=1):
+    """dense.add_(sparse) (and `dense += sparse`)."""
+    if isinstance(input, SparseTensor) or not isinstance(other, SparseTensor):
+        raise _unsupported("in-place add_ on a sparse tensor")
+    return input.add_(_dense_of_same_size(input, other), alpha=alpha)
+
+
+def _softmax(input, dim, dtype, log):
+    """Softmax over the specified entries of each slice along dim (the others count as -inf), as
+    torch.sparse.softmax: the result has input's indices."""
+    s = input.coalesce()
+    values = s._sp_values if dtype is None else s._sp_values.to(dtype)
+    s = SparseTensor._new(s._sp_indices, values, s.shape, True)
+    present = SparseTensor._new(s._sp_indices, values.detach().new_ones(values.shape), s.shape, True).to_dense()
+    x = s.to_dense().masked_fill(present == 0, -math.inf)
+    y = x.log_softmax(dim) if log else x.softmax(dim)
+    return SparseTensor._new(s._sp_indices, y[tuple(s._sp_indices[d] for d in range(s.sparse_dim()))], s.shape, True)
+
+
+def softmax(input, dim, *, dtype=None):
+    """torch.sparse.softmax: softmax over the specified entries of each slice along dim."""
+    return _softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """torch.sparse.log_softmax: log_softmax over the specified entries of each slice along dim."""
+    return _softmax(input, dim, dtype, log=True)
 
 
 def _red_sum(input, dim=None, keepdim=False, *, dtype=None):
@@ -407,5 +562,6 @@ def spmm(input, mat2):
     return _mm(input, mat2)
 
 
-_OPS = {"mm": _mm, "spmm": _mm, "matmul": _matmul, "mul": _mul, "sum": _red_sum}
+_OPS = {"mm": _mm, "spmm": _mm, "matmul": _matmul, "mul": _mul, "sum": _red_sum, "add": _add, "sub": _sub,
+        "add_": _add_, "div": _div, "divide": _div, "true_divide": _div}
 

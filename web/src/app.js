@@ -381,7 +381,7 @@ async function runNow(code) {
     current = { id: ++runSeq, stdout: '', stderr: '', resolve, t0: performance.now(), hardTimer: null };
     setRunning(true);
     setStatus('Running…', 1);
-    worker.postMessage({ type: 'run', id: current.id, code });
+    worker.postMessage({ type: 'run', id: current.id, code, cudaAlias: $('cuda-alias').checked });
   });
 }
 

@@ -165,11 +165,20 @@ def _print_exception(e):
     _post("error", {"line": line, "hidden": hidden, "full": "".join(full.format())})
 
 
-async def run_user_code(code):
+def set_cuda_alias(on):
+    """The page's "cuda = WebGPU" switch: "cuda" names the WebGPU device (where there is one) for
+    the run, as `python -m webtorch --device webgpu` does; off, torch.cuda is PyTorch's without CUDA."""
+    lib = sys.modules.get("webtorch")
+    if lib is not None:
+        lib._device.set_cuda_alias(bool(on) and lib.webgpu.is_available())
+
+
+async def run_user_code(code, cuda_alias=False):
     """Run `code` in a fresh namespace; returns True, or False after printing a traceback."""
     import linecache
     from pyodide.code import eval_code_async
     _counters.clear()
+    set_cuda_alias(cuda_alias)
     # so tracebacks show the user's source lines
     linecache.cache["<playground>"] = (len(code), None, code.splitlines(True), "<playground>")
     try:

@@ -3,7 +3,7 @@
 // with `pyodide.runPythonAsync` (so `pyodide.ffi.run_sync` -- JSPI -- works inside it).
 //
 // page -> worker: {type: 'init', interrupt, flow}: Int32Arrays over SharedArrayBuffers | null
-//                 {type: 'run', id, code}
+//                 {type: 'run', id, code, cudaAlias}  cudaAlias: "cuda" names the WebGPU device
 //                 {type: 'upload', files: [{name, data: ArrayBuffer}]}  into the working directory
 // worker -> page: {type: 'status', text, progress}   boot progress (0..1)
 //                 {type: 'device', device}            {kind: 'webgpu'|'cpu', label, reason, info}
@@ -431,14 +431,14 @@ function upload(files) {
 }
 
 // ---- run --------------------------------------------------------------------------------------
-async function run(id, code) {
+async function run(id, code, cudaAlias) {
   currentRun = id;
   compiling = 0;
   let ok = false;
   try {
     enterWorkdir();
     pyodide.globals.set('__wt_code', code);
-    ok = await pyodide.runPythonAsync('await __wt_run(__wt_code)');
+    ok = await pyodide.runPythonAsync(`await __wt_run(__wt_code, cuda_alias=${cudaAlias ? 'True' : 'False'})`);
     ok = !!ok;
   } catch (e) {
     // Errors inside user code are printed by __wt_run; this is for failures of the runner.
@@ -464,7 +464,7 @@ self.onmessage = (ev) => {
       post({ type: 'fatal', error: String(e && e.stack ? e.stack : e) });
     });
   } else if (m.type === 'run') {
-    queue = queue.then(() => run(m.id, m.code));
+    queue = queue.then(() => run(m.id, m.code, m.cudaAlias));
   } else if (m.type === 'upload') {
     queue = queue.then(() => upload(m.files)).catch((e) => {
       post({ type: 'stderr', id: null, text: `[playground] upload failed: ${e}\n` });

@@ -11,6 +11,7 @@ import functools
 import warnings
 
 from .. import _dtype
+from .._device import cuda_alias
 from .._tensor import Tensor
 from ..backends import webgpu
 
@@ -18,6 +19,11 @@ STATE = {}          # device type -> the low-precision dtype in force (absent: a
 _warned = set()
 
 _DEFAULT = {"webgpu": _dtype.float16, "cuda": _dtype.float16, "cpu": _dtype.bfloat16}
+
+
+def _device_type(device_type):
+    """"cuda" is the WebGPU device under the cuda alias; without it, PyTorch's absent CUDA."""
+    return "webgpu" if device_type == "cuda" and cuda_alias() else device_type
 
 
 def _supported(device_type, dt):
@@ -57,9 +63,10 @@ class autocast:
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        device_type = device_type.split(":")[0]
-        if device_type == "cuda":
-            device_type = "webgpu"
+        device_type = _device_type(device_type.split(":")[0])
+        if device_type == "cuda" and enabled:
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+            enabled = False
         if device_type not in _DEFAULT:
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         if dtype is not None and not isinstance(dtype, _dtype.dtype):
@@ -98,13 +105,16 @@ class autocast:
 
 
 def is_autocast_enabled(device_type=None):
-    return (device_type or "webgpu") in STATE if device_type != "cuda" else "webgpu" in STATE
+    return _device_type(device_type or "webgpu") in STATE
 
 
 def get_autocast_dtype(device_type):
     """The dtype the matmul family runs in under autocast on device_type (when enabled)."""
-    dt = STATE.get("webgpu" if device_type == "cuda" else device_type)
-    return dt if dt is not None else _resolve("webgpu" if device_type == "cuda" else device_type, None)
+    device_type = _device_type(device_type)
+    dt = STATE.get(device_type)
+    if dt is None and device_type == "cuda":  # PyTorch's default, CUDA or not
+        return _DEFAULT["cuda"]
+    return dt if dt is not None else _resolve(device_type, None)
 
 
 def is_autocast_available(device_type):
@@ -146,7 +156,7 @@ def _cast(value, device_type, dt):
 def _device_str(device_type):
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-    return "webgpu" if device_type == "cuda" else device_type
+    return _device_type(device_type)
 
 
 def custom_fwd(fwd=None, *, device_type, cast_inputs=None):

@@ -10,6 +10,7 @@ from collections import defaultdict
 from enum import Enum
 
 from .. import _dtype
+from .._device import cuda_alias
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..backends import webgpu
@@ -29,10 +30,13 @@ def _refresh():
 class GradScaler:
     def __init__(self, device="webgpu", init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
-        if device == "cuda":
+        if device == "cuda" and cuda_alias():
             device = "webgpu"
         self._device = device
         self._enabled = enabled
+        if device == "cuda" and enabled:
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2)
+            self._enabled = False
         if device == "webgpu" and enabled:
             if not webgpu.is_available():
                 warnings.warn("webtorch.amp.GradScaler is enabled, but WebGPU is not available. Disabling.",

@@ -1,5 +1,28 @@
 """webtorch's backends (`cpu`, `webgpu`: the kernels behind each device), and PyTorch's
-`torch.backends.{cudnn,cuda,mps}` flags, which code sets at the top of a file
-(`torch.backends.cudnn.benchmark = True`): settable, with no effect here (webtorch has no
-CUDA, cuDNN or MPS), and the `is_available()` answers are False."""
-from . import cuda, cudnn, mps  # noqa: F401
+`torch.backends.*` flags, which code sets at the top of a file (`torch.backends.cudnn.benchmark =
+True`): settable, with no effect here (webtorch has no CUDA, cuDNN, MPS, MKL, oneDNN, ...), and
+the `is_available()` answers are False."""
+import importlib
+
+from . import (  # noqa: F401
+    cuda,
+    cudnn,
+    cusparselt,
+    kleidiai,
+    mha,
+    miopen,
+    mkl,
+    mkldnn,
+    mps,
+    nnpack,
+    openmp,
+    opt_einsum,
+    python_native,
+    quantized,
+)
+
+
+def __getattr__(name):
+    if name == "cpu":  # torch.backends.cpu (get_cpu_capability): the cpu kernels, imported on first use
+        return importlib.import_module(".cpu", __name__)
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -3,8 +3,14 @@ runs on "webgpu". Each warns as PyTorch 2.x does (FutureWarning, PyTorch's text)
 import warnings
 
 from .. import _dtype, amp as _amp
+from ._state import is_available
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
+
+
+def amp_definitely_not_available():
+    """True where "cuda" is no device (no CUDA and no cuda alias), as PyTorch answers without CUDA."""
+    return not is_available()
 
 
 def _deprecated(old, new):

@@ -592,8 +592,13 @@ def cpu(self):
     return to(self, "cpu")
 
 
-def cuda(self, *a, **k):
-    raise AssertionError("Torch not compiled with CUDA enabled (webtorch: use .to('webgpu'))")
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """PyTorch's AssertionError without CUDA; under the cuda alias, to the WebGPU device."""
+    return to(self, "cuda" if device is None else _cuda_device(device))
+
+
+def _cuda_device(device):
+    return f"cuda:{device}" if isinstance(device, int) else device
 
 
 def webgpu(self):

@@ -78,19 +78,14 @@ def _alloc():
     return _wg.get_backend().alloc
 
 
-_peak = {"allocated": 0}
-
-
 def memory_allocated(device=None):
     """Bytes of GPU buffers handed out to live tensors (rounded to the allocator's size classes)."""
-    n = _alloc().allocated_bytes
-    _peak["allocated"] = max(_peak["allocated"], n)
-    return n
+    return _alloc().allocated_bytes
 
 
 def max_memory_allocated(device=None):
-    """The largest memory_allocated() seen by calls to memory_allocated/memory_stats."""
-    return max(_peak["allocated"], memory_allocated())
+    """The largest memory_allocated() since the start (or torch.accelerator.reset_peak_memory_stats())."""
+    return _alloc().peak_allocated
 
 
 def memory_reserved(device=None):

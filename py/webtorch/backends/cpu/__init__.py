@@ -11,7 +11,13 @@ try:
 except ImportError:  # no numpy (Pyodide offline)
     NumpyBackend = None
 
-__all__ = ["make_backend", "NumpyBackend", "PureBackend"]
+__all__ = ["make_backend", "NumpyBackend", "PureBackend", "get_cpu_capability"]
+
+
+def get_cpu_capability():
+    """torch.backends.cpu.get_cpu_capability(): webtorch's cpu kernels are numpy's or pure Python's,
+    with no vectorized kernels of their own ("DEFAULT", PyTorch's answer without AVX)."""
+    return "DEFAULT"
 
 
 def make_backend():

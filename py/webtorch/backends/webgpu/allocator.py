@@ -45,6 +45,7 @@ class CachingAllocator:
         self.cached_bytes = 0
         self.allocated_bytes = 0         # bytes handed out and alive
         self.reserved_bytes = 0          # bytes of all GPU buffers created and not destroyed
+        self.peak_allocated = self.peak_reserved = 0   # their highest values (torch.cuda's peaks)
         self.reuses = 0
         self.creates = 0
         self.cache_limit = cache_limit if cache_limit is not None else 1 << 30
@@ -84,6 +85,7 @@ class CachingAllocator:
             self.reuses += 1
             self.cached_bytes -= size
             self.allocated_bytes += size
+            self.peak_allocated = max(self.peak_allocated, self.allocated_bytes)
             h = lst.pop()
             self.live[id(h)] = h
             if self.fresh is not None:
@@ -102,6 +104,8 @@ class CachingAllocator:
         self.creates += 1
         self.reserved_bytes += size
         self.allocated_bytes += size
+        self.peak_allocated = max(self.peak_allocated, self.allocated_bytes)
+        self.peak_reserved = max(self.peak_reserved, self.reserved_bytes)
         self.live[id(h)] = h
         if self.fresh is not None:
             self.fresh[id(h)] = size
@@ -118,6 +122,9 @@ class CachingAllocator:
         self.cached_bytes += size
         if self.cached_bytes > self.cache_limit:
             self.empty_cache()
+
+    def reset_peak(self):
+        self.peak_allocated, self.peak_reserved = self.allocated_bytes, self.reserved_bytes
 
     def empty_cache(self):
         for size, lst in self.pool.items():

@@ -687,7 +687,8 @@ class Module:
         return self._apply(convert)
 
     def cuda(self, device=None):
-        raise AssertionError("Torch not compiled with CUDA enabled (webtorch: use .to('webgpu'))")
+        """PyTorch's AssertionError without CUDA; under the cuda alias, to the WebGPU device."""
+        return self._apply(lambda t: t.cuda(device))
 
     def webgpu(self):
         return self.to("webgpu")

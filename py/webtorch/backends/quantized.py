@@ -1,0 +1,3 @@
+"""torch.backends.quantized: quantized engines (webtorch has no quantized kernels)."""
+engine = "none"
+supported_engines = ["none"]

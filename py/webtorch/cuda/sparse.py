@@ -1,0 +1,1 @@
+"""torch.cuda.sparse: empty, as PyTorch's."""
