@@ -149,6 +149,13 @@ def _pad(v, k):
     return v
 
 
+def _unbatched_destination(dest, level, args, kwargs):
+    """An in-place op writing every example into one tensor: PyTorch's error (the batch does not fit)."""
+    shape = registry.FUNCTIONS["broadcast_shapes"](*(x.shape for x in _tensors(args, kwargs)))
+    raise RuntimeError(f"output with shape {list(dest.shape)} doesn't match the broadcast shape "
+                       f"{[size_of(level)] + list(shape)}")
+
+
 # ---- element-wise ------------------------------------------------------------------------------
 def _inplace(name):
     return (name.endswith("_") and not name.endswith("__")) or name.startswith("__i")
@@ -159,10 +166,7 @@ def elementwise(func, level, args, kwargs):
     rank = max(x.dim() for x in _tensors(args, kwargs))
     name = _name(func)
     if _inplace(name) and args and isinstance(args[0], Tensor) and not unwrap(args[0], level)[1]:
-        raise RuntimeError("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
-                           "Tensor `other` in extra_args that has more elements than `self`. This happened due "
-                           "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please try "
-                           "to use out-of-place operators instead of inplace arithmetic.")
+        _unbatched_destination(args[0], level, args, kwargs)
 
     def align(x):
         if not isinstance(x, Tensor):
@@ -429,10 +433,7 @@ def _fallback(func, level, args, kwargs):
     n = size_of(level)
     name = _name(func)
     if (_inplace(name) or name == "setitem") and not unwrap(args[0], level)[1]:
-        raise RuntimeError("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
-                           "Tensor `other` in extra_args that has more elements than `self`. This happened due "
-                           "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please try "
-                           "to use out-of-place operators instead of inplace arithmetic.")
+        _unbatched_destination(args[0], level, args, kwargs)
 
     def pick(x, i):
         if isinstance(x, (list, tuple)) and not hasattr(type(x), "_fields"):
