@@ -125,10 +125,12 @@ def _tangents_of(fn, args, kwargs, duals):
         leaves.append(leaf)
         tangents.append(_tangent(x))
         _put(args, kwargs, pos, leaf)
-    if _inplace(fn) and isinstance(args[0], _late.Tensor):   # the destination is written: compute on a copy
+    inplace = _inplace(fn) and isinstance(args[0], _late.Tensor)
+    if inplace:   # the destination is written: compute on a copy
         args[0] = args[0].clone() if args[0].requires_grad else args[0].detach().clone()
     with enable_grad():
-        every = _outputs(fn(*args, **kwargs))
+        res = fn(*args, **kwargs)
+        every = _outputs(args[0] if inplace else res)
         outs = [o for o in every if o.grad_fn is not None]
         if not outs:
             return [None] * len(every)
@@ -153,7 +155,8 @@ def _propagate(fn, args, kwargs):
         out = fn(*args, **kwargs)
     finally:
         _late.forward_ad = _propagate
-    for o, t in zip(_outputs(out), tangents):
+    written = _inplace(fn) and isinstance(args[0], _late.Tensor)
+    for o, t in zip(_outputs(args[0] if written else out), tangents):
         if t is not None and (o.dtype.is_floating_point or o.dtype.is_complex):
             _set_tangent(o, t)
     return out
