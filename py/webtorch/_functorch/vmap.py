@@ -220,16 +220,30 @@ def dims(*params, extra=0, full=None):
             if not batched:
                 return _fallback(func, level, args, kwargs)
             rank = x.dim()
+        scalar = rank == 0 and not extra and not isinstance(x, (list, tuple))
+        if scalar:   # an example that is a scalar: its dim 0 / -1 is a size-1 dim after the batch dim
+            ba.arguments[first], rank = ba.arguments[first].unsqueeze(1), 1
         for p in params:
             d = ba.arguments.get(p, sig.parameters[p].default if p in sig.parameters else None)
-            if d is None:
+            if d is None or (d == () and full is not None):   # sum(x, ()) reduces every dim, as dim=None
                 if full is None or p != params[0]:
                     continue
                 return full(func, level, ba, first, rank)
             if d is not inspect.Parameter.empty:
                 ba.arguments[p] = _shift(d, rank + extra)
-        return wrap(func(*ba.args, **ba.kwargs), level)
+        out = func(*ba.args, **ba.kwargs)
+        return wrap(_squeeze_scalar(out) if scalar else out, level)
     return rule
+
+
+def _squeeze_scalar(out):
+    if isinstance(out, Tensor):
+        return out.squeeze(1) if out.dim() == 2 else out
+    if isinstance(out, tuple) and hasattr(type(out), "_fields"):
+        return type(out)(*(_squeeze_scalar(o) for o in out))
+    if isinstance(out, (tuple, list)):
+        return type(out)(_squeeze_scalar(o) for o in out)
+    return out
 
 
 def _over_all(func, level, ba, first, rank):

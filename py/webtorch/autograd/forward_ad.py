@@ -131,7 +131,7 @@ def _tangents_of(fn, args, kwargs, duals):
     with enable_grad():
         res = fn(*args, **kwargs)
         every = _outputs(args[0] if inplace else res)
-        outs = [o for o in every if o.grad_fn is not None]
+        outs = [o for o in every if o.grad_fn is not None and (o.dtype.is_floating_point or o.dtype.is_complex)]
         if not outs:
             return [None] * len(every)
         us = [_late.creation.zeros_like(o).requires_grad_(True) for o in outs]
