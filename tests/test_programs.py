@@ -40,6 +40,8 @@ PROGRAMS = [
     Program("sparse_gcn.py"),                              # sparse COO adjacency, torch.sparse.mm, early stopping
     Program("compiled_gpt.py"),                            # nanoGPT: torch.compile(model), grad accumulation, checkpoint
     Program("compile_config.py"),                          # torch.compile's config knobs, set_stance, graph_break
+    Program("per_sample_grads.py"),                        # torch.func: vmap(grad(...)) + functional_call, DP-SGD clip
+    Program("model_ensemble.py"),                          # torch.func: stack_module_state + functional_call ensemble
 ]
 
 def _run(argv, webtorch):
