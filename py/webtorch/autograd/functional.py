@@ -49,6 +49,18 @@ def _zeros_for_none(gs, refs, strict, what):
     return tuple(out)
 
 
+def _input_vector(v, inputs, is_in):
+    """v as a tuple matching the inputs; None only for a single one-element input (then 1)."""
+    if v is None:
+        if len(inputs) != 1 or inputs[0].nelement() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
+                               "single Tensor with a single element.")
+        return (_late.creation.ones_like(inputs[0]),)
+    vs = _as_tuple(v)[1]
+    _check_v(vs, inputs, is_in)
+    return vs
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_in, inputs = _as_tuple(inputs)
@@ -70,14 +82,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_in, inputs = _as_tuple(inputs)
         inputs = _prepare(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].nelement() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
-            vs = (_late.creation.ones_like(inputs[0]),)
-        else:
-            vs = _as_tuple(v)[1]
-            _check_v(vs, inputs, is_in)
+        vs = _input_vector(v, inputs, is_in)
         is_out, outs = _as_tuple(func(*inputs))
         us = [_late.creation.zeros_like(o).requires_grad_(True) for o in outs]
         g = grad(outs, inputs, us, create_graph=True, allow_unused=True)
@@ -100,14 +105,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False, *, name="vhp"):
     with enable_grad():
         is_in, inputs = _as_tuple(inputs)
         inputs = _prepare(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].nelement() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
-            vs = (_late.creation.ones_like(inputs[0]),)
-        else:
-            vs = _as_tuple(v)[1]
-            _check_v(vs, inputs, is_in)
+        vs = _input_vector(v, inputs, is_in)
         out = _scalar_output(func, inputs, name)
         jac = grad(out, inputs, create_graph=True, allow_unused=True)
         pairs = [(j, w, x) for j, w, x in zip(jac, vs, inputs) if j is not None and j.requires_grad]
