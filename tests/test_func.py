@@ -41,6 +41,8 @@ TRANSFORMS = {
     "vmap_chunks": lambda T, x, w: T.func.vmap(lambda a: a.sum(0), in_dims=1, chunk_size=2)(x),
     "vmap_dict": lambda T, x, w: T.func.vmap(lambda d: d["a"] + d["b"])({"a": x, "b": x * 2}),
     "torch_vmap": lambda T, x, w: T.vmap(lambda a: a @ w)(x),
+    "rearrange": lambda T, x, w: (T.func.rearrange(x, "a b -> b a"), T.func.rearrange(w, "(a b) c -> a (b c)", a=1),
+                                  T.func.rearrange([x, x], "n a b -> a (n b)"), T.func.rearrange(x, "... b -> b ...")),
 }
 
 
@@ -110,6 +112,7 @@ ERRORS = [
     (lambda T, x: T.func.vmap(lambda a, b: a + b)(x, x[0]), "Expected all tensors to have the same size"),
     (lambda T, x: T.func.vmap(lambda a: a, in_dims=2)(x), "so expected in_dim to satisfy -2 <= in_dim < 2"),
     (lambda T, x: T.func.vmap(lambda a: a, in_dims=(0, 1))(x), "in_dims is not compatible with the structure"),
+    (lambda T, x: T.func.rearrange(x, "a b c -> a"), "Identifiers only on one side of rearrange expression"),
     (lambda T, x: T.func.vmap(lambda a: T.rand_like(a))(x), "called random operation while in randomness error"),
     (lambda T, x: T.func.vmap(lambda a: T.zeros(3, device=x.device).add_(a))(x),
      "doesn't match the broadcast shape [2, 3]"),
@@ -160,4 +163,4 @@ def test_functional_call_strict_and_tied(device):
 
 
 def test_names():
-    assert set(torch.func.__all__) - {"rearrange"} <= set(dir(wt.func))
+    assert set(torch.func.__all__) <= set(dir(wt.func))

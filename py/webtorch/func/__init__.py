@@ -1,5 +1,6 @@
 """torch.func: composable function transforms (JAX-style) over webtorch's autograd and vmap's batching rules."""
 from .._functorch.eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from .._functorch.einops import rearrange
 from .._functorch.functional_call import functional_call, stack_module_state
 from .._functorch.vmap import BatchedTensor, vmap
 
@@ -37,4 +38,5 @@ def replace_all_batch_norm_modules_(root):
 
 
 __all__ = ["grad", "grad_and_value", "vmap", "replace_all_batch_norm_modules_", "functionalize", "hessian",
-           "jacfwd", "jacrev", "jvp", "linearize", "vjp", "functional_call", "stack_module_state", "debug_unwrap"]
+           "jacfwd", "jacrev", "jvp", "linearize", "vjp", "functional_call", "stack_module_state", "debug_unwrap",
+           "rearrange"]
