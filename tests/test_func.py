@@ -139,7 +139,7 @@ def _models(T, n):
 
 def test_ensemble_with_stack_module_state(device):
     def run(T, x):
-        models = [m.to(x.device) for m in _models(T, 3)]
+        models = [m.to(x.device) for m in _models(T, 2)]
         params, buffers = T.func.stack_module_state(models)
         base = models[0]
 

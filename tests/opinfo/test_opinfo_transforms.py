@@ -6,7 +6,7 @@ for a set of registry ops (each op family's batching rule), the first samples of
     jvp    forward-mode AD (autograd.forward_ad's tangents) equals PyTorch's reverse-mode Jacobian-vector
            product (autograd.functional.jvp, the double-backward trick) along the same random tangents;
 
-on cpu and webgpu. Kept CI-cheap: SAMPLES samples per op, one op per rule where a family is uniform."""
+on cpu and webgpu. Kept CI-cheap: the first SAMPLES samples per op, one or two ops per rule."""
 import pytest
 import torch
 
@@ -14,13 +14,12 @@ import opinfo_harness as H
 from core_util import wt
 from webtorch._functorch.vmap import tree_flatten, tree_unflatten
 
-SAMPLES = 3
-OPS = ["add", "mul", "div.no_rounding_mode", "exp", "sin", "tanh", "sigmoid", "where", "clamp", "pow",
-       "sum", "mean", "amax", "var", "max.reduction_with_dim", "argmax", "softmax", "log_softmax", "cumsum",
-       "logsumexp", "matmul", "mm", "bmm", "mv", "nn.functional.linear", "transpose", "permute", "reshape",
-       "unsqueeze", "squeeze", "flatten", "cat", "stack", "split", "narrow", "index_select", "gather", "flip",
-       "nn.functional.relu", "nn.functional.gelu", "nn.functional.layer_norm", "nn.functional.mse_loss",
-       "expand", "repeat", "tril"]
+SAMPLES = 2
+# one or two ops per batching rule: element-wise, dim-taking (reductions, scans, softmax, index ops), shape,
+# joins/splits, matrix products, nn (linear, layer_norm)
+OPS = ["add", "mul", "exp", "where", "pow", "sum", "amax", "var", "max.reduction_with_dim", "softmax", "cumsum",
+       "matmul", "bmm", "nn.functional.linear", "transpose", "reshape", "unsqueeze", "expand", "cat", "stack",
+       "split", "index_select", "gather", "nn.functional.layer_norm"]
 KINDS = ("vmap", "jvp")
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

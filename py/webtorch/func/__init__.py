@@ -2,7 +2,7 @@
 from .._functorch.eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .._functorch.einops import rearrange
 from .._functorch.functional_call import functional_call, stack_module_state
-from .._functorch.vmap import BatchedTensor, vmap
+from .._functorch.vmap import BatchedTensor as _BatchedTensor, vmap
 
 
 def functionalize(func, *, remove="mutations"):
@@ -19,7 +19,7 @@ def functionalize(func, *, remove="mutations"):
 
 def debug_unwrap(tensor, *, recurse=True):
     """The batch a BatchedTensor holds (every level's with `recurse`); any other tensor itself."""
-    while isinstance(tensor, BatchedTensor):
+    while isinstance(tensor, _BatchedTensor):
         tensor = tensor._value
         if not recurse:
             break
