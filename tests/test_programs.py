@@ -43,6 +43,8 @@ PROGRAMS = [
     Program("actor_critic.py", ("--episodes", "3")),       # RL: Categorical log_prob/entropy, smooth_l1, a CartPole
     Program("vae.py", ("--epochs", "3")),                  # VAE: Independent(Normal), Bernoulli, kl_divergence
     Program("cuda_checkpoint.py"),                         # "cuda" if available (the alias), torch.save(model) resumed
+    Program("per_sample_grads.py"),                        # torch.func: vmap(grad(...)) + functional_call, DP-SGD clip
+    Program("model_ensemble.py"),                          # torch.func: stack_module_state + functional_call ensemble
 ]
 
 def _run(argv, webtorch):

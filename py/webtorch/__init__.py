@@ -156,10 +156,12 @@ def _lazy(name):
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
-                "_functorch", "_logging", "distributions", "types"):
+                "_functorch", "_logging", "distributions", "types", "func"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod
+    if name == "vmap":
+        return _lazy("func").vmap
     if name in ("save", "load"):
         return getattr(_lazy("serialization"), name)
     if name == "compile":

@@ -1,6 +1,7 @@
 """torch.overrides: the `__torch_function__` protocol (the seed's interception hook)."""
 import functools
 
+from . import _late
 from ._tensor import Tensor, _DisableTorchFunction, _tf_state
 
 
@@ -58,6 +59,8 @@ def torch_function(fn):
                 break
         if _tracing[0] is not None:
             return _tracing[0].call(public, fn, args, kwargs)
+        if _late.forward_ad is not None:
+            return _late.forward_ad(fn, args, kwargs)
         return fn(*args, **kwargs)
     public._impl = fn
     return public

@@ -1,5 +1,6 @@
 """torch.autograd: backward, grad, Function, grad modes, gradcheck."""
 from . import (
+    forward_ad,  # noqa: F401
     functional,  # noqa: F401
     graph,
 )

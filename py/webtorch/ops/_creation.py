@@ -268,21 +268,25 @@ def _like(input, dtype, device):
     return (_resolve_dtype(dtype) or input.dtype), (as_device(device) if device is not None else input.device)
 
 
+@torch_function  # a batched or dual input (torch.func) sees the call
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return _finish(_prims.empty(input.shape, dt, dev), requires_grad)
 
 
+@torch_function  # a batched or dual input (torch.func) sees the call
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
+@torch_function  # a batched or dual input (torch.func) sees the call
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
+@torch_function  # a batched or dual input (torch.func) sees the call
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
@@ -407,16 +411,19 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return _prims.sort(u, 0, False, True)[1].to(dt)
 
 
+@torch_function  # a batched or dual input (torch.func) sees the call
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
     dt, dev = _like(input, dtype, device)
     return rand(input.shape, dtype=dt, device=dev, requires_grad=requires_grad, generator=generator)
 
 
+@torch_function  # a batched or dual input (torch.func) sees the call
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
     dt, dev = _like(input, dtype, device)
     return randn(input.shape, dtype=dt, device=dev, requires_grad=requires_grad, generator=generator)
 
 
+@torch_function  # a batched or dual input (torch.func) sees the call
 def randint_like(input, low=0, high=None, *, dtype=None, device=None):
     dt, dev = _like(input, dtype, device)
     return randint(low, high, input.shape, dtype=dt, device=dev)
@@ -456,6 +463,7 @@ def _fill(self, node, values):
     return _prims.copy_into(self, values)
 
 
+@torch_function  # a batched or dual input (torch.func) sees the call
 def bernoulli(input, p=None, *, generator=None, out=None):
     prob = input.detach() if p is None else p
     u = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator)
