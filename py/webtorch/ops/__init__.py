@@ -1,7 +1,7 @@
 """Every op, defined once. `registry` holds webtorch's public functions and Tensor's methods (the
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
-from . import activation, indexing, linalg, pointwise, reduction, registry, shape
+from . import _linalg_ops, activation, indexing, linalg, pointwise, reduction, registry, shape
 
 # webtorch.<name>: every public function the ops modules declared (`register`), and nothing else
 __all__ = sorted(registry.FUNCTIONS)
@@ -35,6 +35,8 @@ def bind_methods(Tensor, creation):
     Tensor._index_put_flat = i.index_put_flat  # for autograd/derivatives.py (which imports no op)
     Tensor._take_flat = i.take_flat
     Tensor._cat, Tensor._stack, Tensor._arange = staticmethod(s.cat), staticmethod(s.stack), staticmethod(c.arange)
+    Tensor._solve_triangular = staticmethod(_linalg_ops.F.solve_triangular)  # for autograd/linalg_derivatives.py
+    Tensor._lu_permutation = staticmethod(_linalg_ops.F.permutation)
     Tensor.__getitem__ = i.getitem
     Tensor.__setitem__ = i.setitem
     ops = {
