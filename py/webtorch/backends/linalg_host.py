@@ -9,6 +9,8 @@ returns batches: numpy arrays (B, m, n) for `NP`, lists of matrices (lists of ro
   qr(A, mode)                Q, R ('reduced', 'complete'; 'r' gives an empty Q)
   eigh(A, upper)             ascending eigenvalues, eigenvectors (from one triangle)
   svd(A, full)               U, S (descending), Vh
+  ldl(A)                     LAPACK sytf2 (lower, Bunch-Kaufman): LD, pivots (negative: a 2x2 block), info
+  ldl_solve(LD, piv, B)      LAPACK sytrs: (X,); piv as a 1 x n matrix
 """
 import math
 
@@ -191,6 +193,105 @@ def _svd1(a, full):
     return [list(r) for r in zip(*ucols)], [sv[j] for j in order], [V[j] for j in order]
 
 
+_BK_ALPHA = (1 + math.sqrt(17)) / 8
+
+
+def _bk_pivot(a, k, n):
+    """Bunch-Kaufman's choice at column k: (kp, kstep), or None when the column is zero (sytf2)."""
+    absakk = abs(a[k][k])
+    imax = max(range(k + 1, n), key=lambda i: abs(a[i][k])) if k < n - 1 else k
+    colmax = abs(a[imax][k]) if k < n - 1 else 0.0
+    if max(absakk, colmax) == 0 or absakk != absakk:
+        return None
+    if absakk >= _BK_ALPHA * colmax:
+        return k, 1
+    rowmax = max(abs(a[imax][j]) for j in range(k, imax))
+    if imax < n - 1:
+        rowmax = max(rowmax, max(abs(a[i][imax]) for i in range(imax + 1, n)))
+    if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+        return k, 1
+    return imax, 1 if abs(a[imax][imax]) >= _BK_ALPHA * rowmax else 2
+
+
+def _ldl1(a):
+    a = [r[:] for r in a]
+    n, k, info, piv = len(a), 0, 0, []
+    while k < n:
+        choice = _bk_pivot(a, k, n)
+        if choice is None:
+            info = info or k + 1
+            piv.append(k + 1)
+            k += 1
+            continue
+        kp, kstep = choice
+        kk = k + kstep - 1
+        if kp != kk:  # interchange rows and columns kk and kp of the trailing matrix
+            for i in range(kp + 1, n):
+                a[i][kk], a[i][kp] = a[i][kp], a[i][kk]
+            for j in range(kk + 1, kp):
+                a[j][kk], a[kp][j] = a[kp][j], a[j][kk]
+            a[kk][kk], a[kp][kp] = a[kp][kp], a[kk][kk]
+            if kstep == 2:
+                a[k + 1][k], a[kp][k] = a[kp][k], a[k + 1][k]
+        if kstep == 1:
+            d11 = 1 / a[k][k]
+            for j in range(k + 1, n):
+                for i in range(j, n):
+                    a[i][j] -= d11 * a[i][k] * a[j][k]
+            for i in range(k + 1, n):
+                a[i][k] *= d11
+            piv.append(kp + 1)
+        else:
+            if k < n - 2:
+                d21 = a[k + 1][k]
+                d11, d22 = a[k + 1][k + 1] / d21, a[k][k] / d21
+                d21 = 1 / (d11 * d22 - 1) / d21
+                for j in range(k + 2, n):
+                    wk = d21 * (d11 * a[j][k] - a[j][k + 1])
+                    wkp1 = d21 * (d22 * a[j][k + 1] - a[j][k])
+                    for i in range(j, n):
+                        a[i][j] -= a[i][k] * wk + a[i][k + 1] * wkp1
+                    a[j][k], a[j][k + 1] = wk, wkp1
+            piv += [-(kp + 1)] * 2
+        k += kstep
+    return [[v if j <= i else 0.0 for j, v in enumerate(r)] for i, r in enumerate(a)], piv, info
+
+
+def _ldl_solve1(a, piv, b):
+    piv = [int(p) for p in piv[0]]
+    n, x = len(a), [r[:] for r in b]
+    k = 0
+    while k < n:  # L D Y = B
+        if piv[k] > 0:
+            kp = piv[k] - 1
+            x[k], x[kp] = x[kp], x[k]
+            for i in range(k + 1, n):
+                x[i] = [xi - a[i][k] * xk for xi, xk in zip(x[i], x[k])]
+            x[k] = [v / a[k][k] for v in x[k]]
+            k += 1
+            continue
+        kp = -piv[k] - 1
+        x[k + 1], x[kp] = x[kp], x[k + 1]
+        for i in range(k + 2, n):
+            x[i] = [xi - a[i][k] * xk - a[i][k + 1] * xk1 for xi, xk, xk1 in zip(x[i], x[k], x[k + 1])]
+        akm1k = a[k + 1][k]
+        akm1, ak = a[k][k] / akm1k, a[k + 1][k + 1] / akm1k
+        denom = akm1 * ak - 1
+        bkm1, bk = [v / akm1k for v in x[k]], [v / akm1k for v in x[k + 1]]
+        x[k] = [(ak * u - v) / denom for u, v in zip(bkm1, bk)]
+        x[k + 1] = [(akm1 * v - u) / denom for u, v in zip(bkm1, bk)]
+        k += 2
+    k = n - 1
+    while k >= 0:  # L^T X = Y
+        step = 1 if piv[k] > 0 else 2
+        for c in range(k, k - step, -1):
+            x[c] = [xc - sum(a[i][c] * x[i][j] for i in range(k + 1, n)) for j, xc in enumerate(x[c])]
+        kp = abs(piv[k]) - 1
+        x[k], x[kp] = x[kp], x[k]
+        k -= step
+    return (x,)
+
+
 def _each(fn, k=1):
     """fn of one matrix (its first k arguments) mapped over a batch: a list of results."""
     return lambda *args: [fn(*xs, *args[k:]) for xs in zip(*args[:k])]
@@ -204,6 +305,8 @@ PY = {
     "qr": _each(lambda a, mode: _qr1([r[:] for r in a], mode)),
     "eigh": _each(_eigh1),
     "svd": _each(_svd1),
+    "ldl": _each(_ldl1),
+    "ldl_solve": _each(_ldl_solve1, 3),
 }
 
 
@@ -283,5 +386,14 @@ def _np_svd(a, full):
     return np.linalg.svd(a, full_matrices=full)
 
 
-NP = {"lu": _np_lu, "cholesky": _np_cholesky, "trisolve": _np_trisolve, "geqrf": _np_geqrf, "qr": _np_qr,
-      "eigh": _np_eigh, "svd": _np_svd}
+def _np_each(name):
+    """A pure kernel on numpy's batches (float64 lists in, arrays of the results out)."""
+    def run(*arrs):
+        per = PY[name](*[[m.tolist() for m in a] for a in arrs])
+        return tuple(np.array([r[k] for r in per]).reshape((len(per),) + np.shape(per[0][k]) if per else (0,))
+                     for k in range(len(per[0])))
+    return run
+
+
+NP = {"ldl": _np_each("ldl"), "ldl_solve": _np_each("ldl_solve"), "lu": _np_lu, "cholesky": _np_cholesky,
+      "trisolve": _np_trisolve, "geqrf": _np_geqrf, "qr": _np_qr, "eigh": _np_eigh, "svd": _np_svd}

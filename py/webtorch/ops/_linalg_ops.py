@@ -315,6 +315,44 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return rt.linalg_lstsq(X.squeeze(-1) if vector else X, residuals.squeeze(-1) if vector else residuals, rank, S)
 
 
+# ---- LDL (Bunch-Kaufman, LAPACK's sytrf: no derivative in PyTorch) ---------------------------------
+
+@torch_function
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    F.check_square("torch.linalg.ldl_factor_ex", A)
+    if A.numel() == 0:
+        res = (A.detach().clone(), A.new_zeros(tuple(A.shape[:-1]), dtype=_dtype.int32),
+               A.new_zeros(tuple(A.shape[:-2]), dtype=_dtype.int32))
+    else:
+        res = F.host("ldl", [A.detach()])
+    if check_errors:
+        F.raise_info(res[2], "torch.linalg.ldl_factor_ex: Unknown error code: {info}.")
+    return rt.linalg_ldl_factor_ex(*write_outs(res, out))
+
+
+@torch_function
+def ldl_factor(A, *, hermitian=False, out=None):
+    F.check_square("torch.linalg.ldl_factor", A)
+    LD, piv, info = ldl_factor_ex(A, hermitian=hermitian)
+    F.raise_info(info, "torch.linalg.ldl_factor: Unknown error code: {info}.")
+    return rt.linalg_ldl_factor(*write_outs((LD, piv), out))
+
+
+@torch_function
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    F.check_square("torch.linalg.ldl_solve", LD, "LD")
+    if B.dim() < 2:
+        raise RuntimeError("torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, but it has "
+                           f"{B.dim()} dimensions instead")
+    batch = _broadcast_shapes(tuple(LD.shape[:-2]), tuple(B.shape[:-2]), tuple(pivots.shape[:-1]))
+    n = LD.shape[-1]
+    if B.numel() == 0 or n == 0 or 0 in batch:
+        return write_out(B.expand(batch + tuple(B.shape[-2:])).clone(), out)
+    X = F.host("ldl_solve", [LD.detach().expand(batch + (n, n)), pivots.unsqueeze(-2).expand(batch + (1, n)),
+                             B.detach().expand(batch + tuple(B.shape[-2:]))])[0]
+    return write_out(X, out)
+
+
 # ---- norms, condition number --------------------------------------------------------------------
 
 @torch_function
@@ -643,7 +681,8 @@ def chain_matmul(*matrices, out=None):
 
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "det", "diagonal", "eig", "eigh", "eigvals",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq",
+           "lu", "lu_factor", "lu_factor_ex",
            "lu_solve", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
            "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
            "vander", "vecdot", "vector_norm"]
