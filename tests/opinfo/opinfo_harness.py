@@ -68,6 +68,13 @@ XFAIL = {
     ("masked_select", "", "forward", 6, "webgpu"): "a 0-d tensor from numpy expanded and gathered on webgpu: the "
                                                    "backend binds a numpy array (WebGPU error)",
     ("masked_select", "", "grad", 6, "webgpu"): "same as the forward",
+    ("matrix_exp", "", "forward", 1, "*"): "PyTorch's float32 result is 2.3e-3 (relative) off float64's on this norm-9 "
+                                           "input; webtorch's is 9.5e-4 off: the two differ by more than float32's "
+                                           "tolerance",
+    ("linalg.eigh", "", "forward", 4, "*"): "eigenvectors are defined up to sign: LAPACK builds (PyTorch's, numpy's) "
+                                            "choose different signs for some columns (values and V diag(L) V^T agree)",
+    ("linalg.householder_product", "", "grad", 7, "cpu"): "PyTorch's float32 gradient is 5.5e-3 off its float64 one "
+                                                          "(magnitude ~55); webtorch's differs from it by as much",
 }
 
 

@@ -145,21 +145,24 @@ def lu_factor_ex(A, pivot=True):
     return LuFactorEx.apply(A, pivot) if recording(A) else _lu_kernel(A, pivot)
 
 
-def permutation(pivots, m, dtype):
-    """P (A = P L U) from LAPACK's 1-based pivots [*batch, k]: [*batch, m, m] of `dtype`."""
+def row_order(pivots, m):
+    """perm [*batch, m] (int64) of LAPACK's 1-based pivots [*batch, k]: row i of P^T A is row perm[i]
+    of A (A = P L U)."""
     batch = tuple(pivots.shape[:-1])
     perms = []
     for row in pivots.reshape(_numel(batch), pivots.shape[-1]).tolist():
         p = list(range(m))
         for i, v in enumerate(row):
             p[i], p[v - 1] = p[v - 1], p[i]
-        perms.append(p)
-    # P[perm[i], i] = 1
-    flat = [0.0] * (len(perms) * m * m)
-    for b, p in enumerate(perms):
-        for i, r in enumerate(p):
-            flat[(b * m + r) * m + i] = 1.0
-    return _prims.from_flat(flat, batch + (m, m), dtype, pivots.device)
+        perms += p
+    return _prims.from_flat(perms, batch + (m,), _dtype.int64, pivots.device)
+
+
+def permutation(pivots, m, dtype):
+    """P (A = P L U) from LAPACK's pivots: [*batch, m, m] of `dtype`, P[perm[i], i] = 1."""
+    perm = row_order(pivots, m)
+    rows = _prims.arange(m, 0, 1, _dtype.int64, pivots.device)
+    return (perm.unsqueeze(-2) == rows.unsqueeze(-1)).to(dtype)
 
 
 # ---- Cholesky -----------------------------------------------------------------------------------

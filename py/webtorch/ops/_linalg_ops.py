@@ -77,12 +77,20 @@ def lu(A, *, pivot=True, out=None):
 def _lu_solve(LU, pivots, B, left, adjoint):
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return _lu_solve(LU, pivots, B.mT, True, not adjoint).mT
-    P, L, U = _unpack(LU, pivots)
-    if adjoint:  # A^T = U^T L^T P^T
-        Y = F.solve_triangular(U.mT, B, upper=False)
-        return P @ F.solve_triangular(L.mT, Y, upper=True, unitriangular=True)
-    Y = F.solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+    _, L, U = _unpack(LU, pivots, unpack_pivots=False)
+    perm = F.row_order(pivots, LU.shape[-2])
+    batch = _broadcast_shapes(tuple(perm.shape[:-1]), tuple(B.shape[:-2]))
+    B = B.expand(batch + tuple(B.shape[-2:]))
+    if adjoint:  # A^T = U^T L^T P^T: X = P Y, row perm[i] of X is row i of Y
+        Y = F.solve_triangular(L.mT, F.solve_triangular(U.mT, B, upper=False), upper=True, unitriangular=True)
+        return Y.gather(-2, _rows(perm.argsort(-1), batch, B.shape[-1]))
+    Y = F.solve_triangular(L, B.gather(-2, _rows(perm, batch, B.shape[-1])), upper=False, unitriangular=True)
     return F.solve_triangular(U, Y, upper=True)
+
+
+def _rows(perm, batch, k):
+    """Row indices perm [*b, m] as gather's index over [*batch, m, k]."""
+    return perm.expand(batch + tuple(perm.shape[-1:])).unsqueeze(-1).expand(batch + (perm.shape[-1], k))
 
 
 @torch_function
