@@ -154,7 +154,7 @@ def test_errors(device):
     assert wt.linalg.inv_ex(sing).info.tolist() == [1, 1]
     with pytest.raises(RuntimeError, match="linalg.det: A must be batches of square matrices, but they are 3 by 4"):
         wt.linalg.det(to_wt(np.ones((3, 4), np.float32), device))
-    with pytest.raises(RuntimeError, match="linalg.det: Expected a floating point or complex tensor as input. Got Long"):
+    with pytest.raises(RuntimeError, match="linalg.det: Expected a floating point or complex tensor as input. Got"):
         wt.linalg.det(wt.zeros(2, 2, dtype=wt.int64, device=device))
     with pytest.raises(RuntimeError, match=r"Incompatible shapes of A and B for the equation AX = B \(3x3 and 2x1\)"):
         wt.linalg.solve(sing[0], to_wt(np.ones(2, np.float32), device))
