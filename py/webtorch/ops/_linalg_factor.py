@@ -99,11 +99,20 @@ def _flat(x):
     return (), [x]
 
 
+# (device type, kernel name) -> a device's own kernel (`webgpu/linalg.py`), taking the inputs and
+# params as `host` does and returning its results, or None where it does not apply
+DEVICE_KERNELS = {}
+
+
 def host(name, inputs, *params):
     """The host kernel `name` on the matrices of `inputs` (Tensors [*batch, m, n], one batch): its
     results as Tensors on the inputs' device, floating ones in the input's dtype, integers int32.
     Both paths compute in float64 and round once."""
     a = inputs[0]
+    kernel = DEVICE_KERNELS.get((a.device.type, name))
+    res = kernel(*inputs, *params) if kernel is not None else None
+    if res is not None:
+        return res
     batch, dt, dev, be = tuple(a.shape[:-2]), a.dtype, a.device, a._backend
     B = _numel(batch)
     empty = any(t.numel() == 0 for t in inputs)
