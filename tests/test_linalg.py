@@ -83,8 +83,9 @@ def test_forward_and_gradient(device, name, fn, inputs):
 
 
 def test_near_singular_solve(device):
-    """cond(A) ~ 1e5 in float32: the solution agrees with float64 truth to ~cond * eps (1e-2 relative);
-    the residual is what stays small (PyTorch's float32 result is no closer)."""
+    """cond(A) ~ 1e5 in float32: the solution agrees with float64 truth to ~cond * eps (2e-2 relative),
+    no worse than 4x PyTorch's own error; the residual against the float32 matrix is within 10x
+    PyTorch's (the GPU's LU is float32, as PyTorch's; the host's is float64)."""
     n = 6
     u, _ = np.linalg.qr(RNG.standard_normal((n, n)))
     a = (u * np.logspace(0, -5, n)) @ u.T
@@ -92,9 +93,10 @@ def test_near_singular_solve(device):
     x = wt.linalg.solve(to_wt(a.astype(np.float32), device), to_wt(b.astype(np.float32), device)).cpu().numpy()
     truth = np.linalg.solve(a, b)
     assert np.abs(x - truth).max() / np.abs(truth).max() < 2e-2
-    assert np.abs(a @ x - b).max() < 1e-3
     xt = torch.linalg.solve(torch.tensor(a, dtype=torch.float32), torch.tensor(b, dtype=torch.float32)).numpy()
     assert np.abs(x - truth).max() <= 4 * np.abs(xt - truth).max() + 1e-6
+    a32, b32 = a.astype(np.float32).astype(np.float64), b.astype(np.float32).astype(np.float64)
+    assert np.abs(a32 @ x - b32).max() <= 10 * np.abs(a32 @ xt - b32).max() + 1e-5
 
 
 def test_repeated_eigenvalues_and_singular_values(device):
