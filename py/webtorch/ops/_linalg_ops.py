@@ -688,6 +688,44 @@ def chain_matmul(*matrices, out=None):
     return multi_dot(matrices, out=out)
 
 
+# removed in PyTorch 1.9 but still named there: calling one raises PyTorch's message
+_REMOVED_PREFIX = "This function was deprecated since version 1.9 and is now removed. "
+_REMOVED = {
+    "lstsq": "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has "
+             "reversed arguments and does not return the QR decomposition in the returned tuple (although it "
+             "returns other information about the problem).\n\nTo get the QR decomposition consider using "
+             "`torch.linalg.qr`.\n\nThe returned solution in `torch.lstsq` stored the residuals of the "
+             "solution in the last m - n columns of the returned value whenever m > n. In torch.linalg.lstsq, "
+             "the residuals are in the field 'residuals' of the returned named tuple.\n\nThe unpacking of the "
+             "solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\nX = "
+             "torch.linalg.lstsq(A, B).solution",
+    "symeig": "The default behavior has changed from using the upper triangular portion of the matrix by "
+              "default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be "
+              "replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = "
+              "torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, "
+              "UPLO='U' if upper else 'L')",
+    "eig": "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real "
+           "tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+           "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced "
+           "with:\nL_complex, V_complex = torch.linalg.eig(A)",
+    "solve": "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its "
+             "arguments reversed and does not return the LU factorization.\n\nTo get the LU factorization see "
+             "`torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, "
+             "A).solution should be replaced with:\nX = torch.linalg.solve(A, B)",
+}
+
+
+def _removed(name, message):
+    def removed(*args, **kwargs):
+        raise RuntimeError(_REMOVED_PREFIX + message)
+    removed.__name__ = removed.__qualname__ = name
+    return removed
+
+
+for _name, _message in _REMOVED.items():
+    register(_removed(_name, _message), _name)
+
+
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "det", "diagonal", "eig", "eigh", "eigvals",
            "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq",
            "lu", "lu_factor", "lu_factor_ex",
