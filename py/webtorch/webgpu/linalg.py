@@ -1,8 +1,9 @@
 """torch.linalg's factorizations as WGSL kernels, one workgroup per matrix: batched LU with partial
-pivoting (64 threads over its rows) and triangular solve (a thread per right-hand side).
+pivoting and Cholesky (64 threads over its rows) and triangular solve (a thread per right-hand side).
 `ops/_linalg_factor.py`'s host bridge takes a kernel from `DEVICE_KERNELS` for a webgpu tensor when
 there is one (float32, square matrices up to MAX_N, at most 65,535 of them), so det, slogdet,
-lu_factor, lu_solve, solve, inv and solve_triangular run on the GPU; otherwise the host computes."""
+lu_factor, lu_solve, solve, inv, solve_triangular, cholesky and cholesky_solve run on the GPU;
+otherwise the host computes."""
 from .. import _dtype
 from ..ops import _linalg_factor
 from .custom import custom_op
@@ -133,5 +134,58 @@ def trisolve(A, Bm, upper, unit):
     return (X.reshape(tuple(Bm.shape)),)
 
 
+# out per matrix: n*n lower L (zeros above, and from a failing column on), info (the order of the first
+# leading minor that is not positive-definite), from A's lower triangle
+_CHOLESKY = """
+var<workgroup> dj: f32;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lix: u32) {
+  let n = param_u32(0);
+  let src = wid.x * n * n;
+  let ob = wid.x * (n * n + 1u);
+  for (var e = lix; e < n * n; e += 64u) { out[ob + e] = 0.0; }
+  storageBarrier();
+  workgroupBarrier();
+  var info = 0u;
+  for (var j = 0u; j < n; j++) {
+    if (lix == 0u) {
+      var s = in0[src + j * n + j];
+      for (var k = 0u; k < j; k++) { s -= out[ob + j * n + k] * out[ob + j * n + k]; }
+      dj = select(0.0, sqrt(s), s > 0.0);
+      out[ob + j * n + j] = dj;
+    }
+    let d = workgroupUniformLoad(&dj);
+    if (d == 0.0) {
+      info = j + 1u;
+      break;
+    }
+    for (var i = j + 1u + lix; i < n; i += 64u) {
+      var s = in0[src + i * n + j];
+      for (var k = 0u; k < j; k++) { s -= out[ob + i * n + k] * out[ob + j * n + k]; }
+      out[ob + i * n + j] = s / d;
+    }
+    storageBarrier();
+    workgroupBarrier();
+  }
+  if (lix == 0u) { out[ob + n * n] = f32(info); }
+}
+"""
+
+_cholesky_op = custom_op("LinalgCholeskyKernel", _CHOLESKY, workgroup_size=64,
+                         output_shape=lambda a: (a.shape[0], a.shape[1] * a.shape[1] + 1),
+                         grid=lambda a: (a.shape[0], 1, 1))
+
+
+def cholesky(A):
+    """(L, info) of a batch of float32 matrices on the GPU, or None: not this kernel's."""
+    n, batch, B = A.shape[-1], tuple(A.shape[:-2]), _batch(A)
+    if B is None:
+        return None
+    r = _cholesky_op(A.reshape(B, n, n).contiguous(), params=(n,))
+    return r[:, :n * n].reshape(batch + (n, n)), r[:, n * n].to(_dtype.int32).reshape(batch)
+
+
 _linalg_factor.DEVICE_KERNELS[("webgpu", "lu")] = lu
+_linalg_factor.DEVICE_KERNELS[("webgpu", "cholesky")] = cholesky
 _linalg_factor.DEVICE_KERNELS[("webgpu", "trisolve")] = trisolve
