@@ -73,17 +73,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 """
 
-_lu_op = custom_op("LinalgLuFactorKernel", _LU, workgroup_size=64,
-                   output_shape=lambda a: (a.shape[0], a.shape[1] * a.shape[1] + a.shape[1] + 1),
-                   grid=lambda a: (a.shape[0], 1, 1))
+def _matrix_op(name, source, tail):
+    """A kernel over a batch of n x n matrices writing n*n + tail(n) values per matrix."""
+    return custom_op(name, source, workgroup_size=64,
+                     output_shape=lambda a: (a.shape[0], a.shape[1] * a.shape[1] + tail(a.shape[1])),
+                     grid=lambda a: (a.shape[0], 1, 1))
+
+
+def _packed(op, A):
+    """(op's output on A's matrices [B, n*n + tail], n, batch), or None: not the kernels' input."""
+    n, B = A.shape[-1], _batch(A)
+    if B is None:
+        return None
+    return op(A.reshape(B, n, n).contiguous(), params=(n,)), n, tuple(A.shape[:-2])
+
+
+_lu_op = _matrix_op("LinalgLuFactorKernel", _LU, lambda n: n + 1)
 
 
 def lu(A):
     """(LU, pivots, info) of a batch of float32 square matrices on the GPU, or None: not this kernel's."""
-    n, batch, B = A.shape[-1], tuple(A.shape[:-2]), _batch(A)
-    if B is None:
+    got = _packed(_lu_op, A)
+    if got is None:
         return None
-    r = _lu_op(A.reshape(B, n, n).contiguous(), params=(n,))
+    r, n, batch = got
     nn = n * n
     return (r[:, :nn].reshape(batch + (n, n)), r[:, nn:nn + n].to(_dtype.int32).reshape(batch + (n,)),
             r[:, nn + n].to(_dtype.int32).reshape(batch))
@@ -172,17 +185,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 """
 
-_cholesky_op = custom_op("LinalgCholeskyKernel", _CHOLESKY, workgroup_size=64,
-                         output_shape=lambda a: (a.shape[0], a.shape[1] * a.shape[1] + 1),
-                         grid=lambda a: (a.shape[0], 1, 1))
+_cholesky_op = _matrix_op("LinalgCholeskyKernel", _CHOLESKY, lambda n: 1)
 
 
 def cholesky(A):
     """(L, info) of a batch of float32 matrices on the GPU, or None: not this kernel's."""
-    n, batch, B = A.shape[-1], tuple(A.shape[:-2]), _batch(A)
-    if B is None:
+    got = _packed(_cholesky_op, A)
+    if got is None:
         return None
-    r = _cholesky_op(A.reshape(B, n, n).contiguous(), params=(n,))
+    r, n, batch = got
     return r[:, :n * n].reshape(batch + (n, n)), r[:, n * n].to(_dtype.int32).reshape(batch)
 
 
