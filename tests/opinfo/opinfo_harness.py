@@ -75,6 +75,13 @@ XFAIL = {
        "raises PyTorch-style when such a value is copied in" for i in (1, 2)},
     **{("gradient", "", "error", i, "*"): "its spacing is a tensor on PyTorch's meta device, which has no values to "
        "copy to webtorch (no meta device)" for i in (3, 10)},
+    ("matrix_exp", "", "forward", 1, "*"): "PyTorch's float32 result is 2.3e-3 (relative) off float64's on this norm-9 "
+                                           "input; webtorch's is 9.5e-4 off: the two differ by more than float32's "
+                                           "tolerance",
+    ("linalg.eigh", "", "forward", 4, "*"): "eigenvectors are defined up to sign: LAPACK builds (PyTorch's, numpy's) "
+                                            "choose different signs for some columns (values and V diag(L) V^T agree)",
+    ("linalg.householder_product", "", "grad", 7, "cpu"): "PyTorch's float32 gradient is 5.5e-3 off its float64 one "
+                                                          "(magnitude ~55); webtorch's differs from it by as much",
 }
 
 

@@ -22,6 +22,7 @@ import math
 
 from .. import _dtype
 from .grad_mode import is_grad_enabled
+from .linalg_derivatives import LINALG_DERIVATIVES
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 SQRT_PI = math.sqrt(math.pi)
@@ -640,3 +641,4 @@ DERIVATIVES = {
                            "target": lambda g, input, target, reduction, delta: _huber(g, target, input, reduction,
                                                                                          delta)},
 }
+DERIVATIVES.update(LINALG_DERIVATIVES)  # torch.linalg's primitives (linalg_derivatives.py)

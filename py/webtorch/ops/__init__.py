@@ -2,6 +2,7 @@
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
 from . import (
+    _linalg_ops,
     activation,
     aliases,
     copies,
@@ -51,6 +52,8 @@ def bind_methods(Tensor, creation):
     Tensor._take_flat = i.take_flat
     Tensor._cat, Tensor._stack, Tensor._arange = staticmethod(s.cat), staticmethod(s.stack), staticmethod(c.arange)
     Tensor._special_zeta = staticmethod(pointwise.special_zeta)
+    Tensor._solve_triangular = staticmethod(_linalg_ops.F.solve_triangular)  # for autograd/linalg_derivatives.py
+    Tensor._lu_permutation = staticmethod(_linalg_ops.F.permutation)
     Tensor.__getitem__ = i.getitem
     Tensor.__setitem__ = i.setitem
     ops = {

@@ -444,7 +444,14 @@ def _vector_norm_impl(input, p, dims, keepdim, single):
     if p == 0:
         return sum((input != 0).to(input.dtype), dims, keepdim)
     x = input.to(_dtype.float32) if input.dtype.itemsize == 2 else input  # opmath: rounded once
-    return sum(x.abs().pow(p), dims, keepdim).pow(1.0 / p).to(input.dtype)
+    # zeros (of x, and of the sum for p > 0) are masked out of the powers: PyTorch's subgradient 0 there
+    a = x.abs()
+    zero = a == 0
+    s = sum(where(zero, 0.0 if p > 0 else math.inf, where(zero, 1.0, a).pow(p)), dims, keepdim)
+    if p < 0:
+        return s.pow(1.0 / p).to(input.dtype)
+    zero = s == 0
+    return where(zero, 0.0, where(zero, 1.0, s).pow(1.0 / p)).to(input.dtype)
 
 
 _VectorNorm = composite_node("LinalgVectorNormBackward0", _vector_norm_impl)

@@ -1,0 +1,155 @@
+"""The derivative rows of torch.linalg's primitives (`ops/_linalg_factor.py`), as PyTorch's
+derivatives.yaml and FunctionsManual.cpp write them (real dtypes). Part of `DERIVATIVES`; like it,
+written with Tensor methods only (`Tensor._solve_triangular` and `Tensor._lu_permutation` are bound
+for it)."""
+
+
+def _tri(A, B, upper, left=True, unit=False):
+    return A._solve_triangular(A, B, upper, left, unit)
+
+
+def _eye(t, n):
+    r = t._arange(n, device=t.device)
+    return (r.unsqueeze(-1) == r).to(t.dtype)
+
+
+def _diag(v):
+    return v.unsqueeze(-1) * _eye(v, v.shape[-1])
+
+
+def _lu(grads, LU, pivots):
+    """linalg_lu_backward of A = P L U (L: m x k unit lower, U: k x n upper), from LU's gradient:
+    with M = tril(L^T gL, -1) + triu(gU U^T) (and the extra blocks of a wide or tall A),
+    gA = P L^{-T} M U^{-T}."""
+    g = grads[0]
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = min(m, n)
+    eye = _eye(LU, k)
+    L = LU[..., :, :k].tril(-1) + (eye if m == k else eye._cat([eye, LU.new_zeros((m - k, k))], -2))
+    U = LU[..., :k, :].triu()
+    gL, gU = g[..., :, :k].tril(-1), g[..., :k, :].triu()
+    if m == n:
+        M = (L.mT @ gL).tril(-1) + (gU @ U.mT).triu()
+        gA = _tri(U.mT, _tri(L.mT, M, True, True, True), False, False)
+    elif m < n:  # A = P L [U1 U2]
+        U1, U2, gU1, gU2 = U[..., :k], U[..., k:], gU[..., :k], gU[..., k:]
+        M = (L.mT @ gL - gU2 @ U2.mT).tril(-1) + (gU1 @ U1.mT).triu()
+        gA = _tri(L.mT, g._cat([_tri(U1.mT, M, False, False), gU2], -1), True, True, True)
+    else:  # A = P [L1; L2] U
+        L1, L2, gL1, gL2 = L[..., :k, :], L[..., k:, :], gL[..., :k, :], gL[..., k:, :]
+        M = (L1.mT @ gL1).tril(-1) + (gU @ U.mT - L2.mT @ gL2).triu()
+        gA = _tri(U.mT, g._cat([_tri(L1.mT, M, True, True, True), gL2], -2), False, False)
+    return LU._lu_permutation(pivots, m, LU.dtype) @ gA
+
+
+def _cholesky(grads, L, upper):
+    gL = grads[0]
+    if upper:
+        L, gL = L.mT, gL.mT
+    gA = (L.mT @ gL).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mT)
+    return _tri(L, _tri(L.mT, gA, True), False, False)
+
+
+def _trisolve_A(g, A, X, upper, left, unitriangular):
+    gB = _tri(A.mT, g, not upper, left, unitriangular)
+    gA = -(gB @ X.mT) if left else -(X.mT @ gB)
+    return gA.triu(int(unitriangular)) if upper else gA.tril(-int(unitriangular))
+
+
+def _qr(grads, Q, R, mode):
+    gQ, gR = grads
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                           "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if m < n:  # A = Q [R1 R2]: R2 = Q^T A2 adds A2 gR2^T to Q's gradient
+        A2 = Q @ R[..., m:]
+        gA1 = _qr_square((gQ + A2 @ gR[..., m:].mT, gR[..., :m]), Q, R[..., :m])
+        return gA1._cat([gA1, Q @ gR[..., m:]], -1)
+    return _qr_square(grads, Q, R)
+
+
+def _qr_square(grads, Q, R):
+    gQ, gR = grads
+    X = (gR @ R.mT - Q.mT @ gQ).triu()
+    S = X + X.mT - _diag(X.diagonal(0, -2, -1))
+    return _tri(R.mT, Q @ S + gQ, False, False)
+
+
+def _eigh(grads, L, V):
+    gL, gV = grads
+    E = L.unsqueeze(-2) - L.unsqueeze(-1)
+    n = L.shape[-1]
+    eye = _eye(L, n)
+    VhgV = V.mT @ gV
+    inner = 0.5 * (VhgV - VhgV.mT) / (E + eye) * (1 - eye) + _diag(gL)  # projected onto skew matrices
+    return V @ inner @ V.mT
+
+
+def _svd(grads, U, S, Vh, full_matrices):
+    gU, gS, gVh = grads
+    m, n = U.shape[-2], Vh.shape[-1]
+    k = S.shape[-1]
+    if full_matrices:
+        U, gU, Vh, gVh = U[..., :k], gU[..., :k], Vh[..., :k, :], gVh[..., :k, :]
+    V, gV = Vh.mT, gVh.mT
+    UhgU = U.mT @ gU
+    VhgV = V.mT @ gV
+    S2 = S * S
+    eye = _eye(S, k)
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye
+    ret = ((UhgU - UhgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mT)) / E * (1 - eye) + _diag(gS)
+    if m > n:
+        gUSinv = gU / S.unsqueeze(-2)
+        return (U @ ret + gUSinv - U @ (U.mT @ gUSinv)) @ Vh
+    if m < n:
+        SinvgVh = gVh / S.unsqueeze(-1)
+        return U @ (ret @ Vh + SinvgVh - (SinvgVh @ V) @ Vh)
+    return U @ ret @ Vh
+
+
+def _cholesky_inverse(g, x, upper, y):
+    common = y @ (g + g.mT) @ y
+    return -(x @ common) if upper else -(common @ x)
+
+
+def _cholesky_solve_L(g, x, input2, upper, y):
+    common = _cholesky_solve(g, input2, upper) @ y.mT
+    common = common + common.mT
+    return -(input2 @ common) if upper else -(common @ input2)
+
+
+def _cholesky_solve(b, L, upper):
+    L = L.mT if upper else L
+    return _tri(L.mT, _tri(L, b, False), True)
+
+
+def _pinv(g, A, y):
+    """PyTorch's pinv_backward (the SVD's would divide by equal singular values)."""
+    pinvAh, gh = y.mT, g.mT
+    if A.shape[-2] <= A.shape[-1]:
+        K = gh @ y
+        KpinvAh = K @ pinvAh
+        return -(y @ K).mT + KpinvAh - (A @ y) @ KpinvAh + (pinvAh @ y) @ (gh - K @ A)
+    K = y @ gh
+    pinvAhK = pinvAh @ K
+    return -(K @ y).mT + (gh - A @ K) @ y @ pinvAh + pinvAhK - pinvAhK @ y @ A
+
+
+LINALG_DERIVATIVES = {
+    "CholeskySolveBackward0": {"x": lambda g, input2, upper: _cholesky_solve(g, input2, upper),
+                               "input2": _cholesky_solve_L},
+    "LinalgPinvBackward0": _pinv,
+    "CholeskyInverseBackward0": _cholesky_inverse,
+    "LinalgLuFactorExBackward0": _lu,
+    "LinalgCholeskyExBackward0": _cholesky,
+    "LinalgSolveTriangularBackward0": {
+        "A": _trisolve_A,
+        "B": lambda g, A, upper, left, unitriangular: _tri(A.mT, g, not upper, left, unitriangular)},
+    "LinalgQrBackward0": _qr,
+    "LinalgEighBackward0": _eigh,
+    "LinalgSvdBackward0": _svd,
+}
