@@ -34,8 +34,6 @@ The following constraints are implemented:
 
 import webtorch as torch
 
-from . import _linalg
-
 __all__ = [
     "Constraint",
     "boolean",
@@ -606,7 +604,7 @@ class _PositiveDefinite(_Symmetric):
         sym_check = super().check(value)
         if not sym_check.all():
             return sym_check
-        return _linalg.cholesky_ex(value).info.eq(0)
+        return torch.linalg.cholesky_ex(value).info.eq(0)
 
 
 class _Cat(Constraint):

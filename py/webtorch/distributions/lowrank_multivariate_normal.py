@@ -2,7 +2,7 @@ import math
 
 import webtorch as torch
 
-from . import _linalg, constraints
+from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import _standard_normal, lazy_property
@@ -19,7 +19,7 @@ def _batch_capacitance_tril(W, D):
     Wt_Dinv = W.mT / D.unsqueeze(-2)
     K = torch.matmul(Wt_Dinv, W).contiguous()
     K.view(-1, m * m)[:, :: m + 1] += 1
-    return _linalg.cholesky(K)
+    return torch.linalg.cholesky(K)
 
 
 def _batch_lowrank_logdet(W, D, capacitance_tril):
@@ -149,7 +149,7 @@ class LowRankMultivariateNormal(Distribution):
         Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
         K = torch.matmul(Dinvsqrt_W, Dinvsqrt_W.mT).contiguous()
         K.view(-1, n * n)[:, :: n + 1] += 1
-        scale_tril = cov_diag_sqrt_unsqueeze * _linalg.cholesky(K)
+        scale_tril = cov_diag_sqrt_unsqueeze * torch.linalg.cholesky(K)
         return scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
 
     @lazy_property
@@ -162,7 +162,7 @@ class LowRankMultivariateNormal(Distribution):
     @lazy_property
     def precision_matrix(self):
         Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
-        A = _linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
+        A = torch.linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
         precision_matrix = torch.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
         return precision_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
 

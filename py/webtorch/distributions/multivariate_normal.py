@@ -2,7 +2,7 @@ import math
 
 import webtorch as torch
 
-from . import _linalg, constraints
+from . import constraints
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
 
@@ -53,7 +53,7 @@ def _batch_mahalanobis(bL, bx):
     flat_L = bL.reshape(-1, n, n)
     flat_x = bx.reshape(-1, flat_L.size(0), n)
     flat_x_swap = flat_x.permute(1, 2, 0)
-    M_swap = _linalg.solve_triangular(flat_L, flat_x_swap, upper=False).pow(2).sum(-2)
+    M_swap = torch.linalg.solve_triangular(flat_L, flat_x_swap, upper=False).pow(2).sum(-2)
     M = M_swap.t()
     permuted_M = M.reshape(bx.shape[:-1])
     permute_inv_dims = list(range(outer_batch_dims))
@@ -64,10 +64,10 @@ def _batch_mahalanobis(bL, bx):
 
 
 def _precision_to_scale_tril(P):
-    Lf = _linalg.cholesky(torch.flip(P, (-2, -1)))
+    Lf = torch.linalg.cholesky(torch.flip(P, (-2, -1)))
     L_inv = torch.transpose(torch.flip(Lf, (-2, -1)), -2, -1)
     Id = torch.eye(P.shape[-1], dtype=P.dtype, device=P.device)
-    L = _linalg.solve_triangular(L_inv, Id, upper=False)
+    L = torch.linalg.solve_triangular(L_inv, Id, upper=False)
     return L
 
 
@@ -151,7 +151,7 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = _linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
@@ -184,7 +184,7 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        return _linalg.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+        return torch.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
             self._batch_shape + self._event_shape + self._event_shape
         )
 

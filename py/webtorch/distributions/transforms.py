@@ -6,7 +6,7 @@ import webtorch as torch
 import webtorch.nn.functional as F
 from webtorch.nn.functional import pad, softplus
 
-from . import _linalg, constraints
+from . import constraints
 from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
@@ -972,7 +972,7 @@ class PositiveDefiniteTransform(Transform):
         return x @ x.mT
 
     def _inverse(self, y):
-        y = _linalg.cholesky(y)
+        y = torch.linalg.cholesky(y)
         return LowerCholeskyTransform().inv(y)
 
 

@@ -4,7 +4,7 @@ from math import nan
 
 import webtorch as torch
 
-from . import _linalg, constraints
+from . import constraints
 from .exp_family import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import lazy_property
@@ -105,7 +105,7 @@ class Wishart(ExponentialFamily):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = _linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
         self._dist_chi2 = torch.distributions.chi2.Chi2(
@@ -159,7 +159,7 @@ class Wishart(ExponentialFamily):
             device=self._unbroadcasted_scale_tril.device,
             dtype=self._unbroadcasted_scale_tril.dtype,
         )
-        return _linalg.cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(
+        return torch.cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(
             self._batch_shape + self._event_shape
         )
 
@@ -228,8 +228,8 @@ class Wishart(ExponentialFamily):
         return (
             -nu * (p * _log_2 / 2 + self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
             - torch.mvlgamma(nu / 2, p=p)
-            + (nu - p - 1) / 2 * _linalg.slogdet_pd(value).logabsdet
-            - _linalg.cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2
+            + (nu - p - 1) / 2 * torch.linalg.slogdet(value).logabsdet
+            - torch.cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2
         )
 
     def entropy(self):
@@ -250,6 +250,6 @@ class Wishart(ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         p = self._event_shape[-1]
-        return (y + (p + 1) / 2) * (-_linalg.slogdet_pd(-2 * x).logabsdet + _log_2 * p) + torch.mvlgamma(
+        return (y + (p + 1) / 2) * (-torch.linalg.slogdet(-2 * x).logabsdet + _log_2 * p) + torch.mvlgamma(
             y + (p + 1) / 2, p=p
         )
