@@ -99,6 +99,20 @@ def test_near_singular_solve(device):
     assert np.abs(a32 @ x - b32).max() <= 10 * np.abs(a32 @ xt - b32).max() + 1e-5
 
 
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd", "gelss"])
+def test_lstsq_rank_deficient_is_the_minimum_norm_solution(device, driver):
+    """A rank-2 4x3 matrix (and its transpose): PyTorch's drivers give the minimum-norm least-squares solution.
+    (Not compared: an explicit gelsy on the 3x4 transpose, where LAPACK's rank estimate from its pivoted QR says
+    rank 1 in float32 and returns another solution; webtorch gives the minimum-norm one, as driver=None does.)"""
+    a = np.array([[1., 2, 3], [2, 4, 6], [1, 0, 1], [0, 1, 1]], dtype=np.float32)
+    b = np.array([[1., 0], [2, 1], [0, 3], [1, 1]], dtype=np.float32)
+    for A, B in ((a, b),) + (((a.T.copy(), b[:3]),) if driver != "gelsy" else ()):
+        t = torch.linalg.lstsq(torch.tensor(A), torch.tensor(B), driver=driver)
+        w = wt.linalg.lstsq(to_wt(A, device), to_wt(B, device), driver=driver)
+        _compare(w.solution, t.solution, rtol=1e-4, atol=1e-5)
+        assert w.rank.tolist() == t.rank.tolist() == 2
+
+
 def test_repeated_eigenvalues_and_singular_values(device):
     """eigh of a matrix with a triple eigenvalue: values to 1e-5 relative, the eigenspaces' projectors
     (gauge-free) to 1e-4; svd of a rank-2 4x3 matrix: two singular values and an exact zero (< 1e-5)."""

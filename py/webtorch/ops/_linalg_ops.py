@@ -310,14 +310,18 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2], A.shape[-1]
-    if m >= n:
+    eps = {"float64": 2.0 ** -52, "float16": 2.0 ** -10}.get(A.dtype.name, 2.0 ** -23)
+    rtol = rcond if rcond is not None and rcond >= 0 else eps * max(m, n)
+    rank = matrix_rank(A.detach(), rtol=rtol) if driver != "gels" else A.new_zeros((0,), dtype=_dtype.int64)
+    if driver != "gels" and A.numel() and not bool((rank == min(m, n)).all()):
+        X = pinv(A, rtol=rtol) @ Bm  # rank-deficient: the minimum-norm solution, as gelsy/gelsd/gelss give
+    elif m >= n:
         Q, R = F.qr(A)
         X = F.solve_triangular(R, Q.mT @ Bm, True)
     else:
         Q, R = F.qr(A.mT)
         X = Q @ F.solve_triangular(R.mT, Bm, False)
     S = F.svd(A.detach(), False)[1] if driver in ("gelsd", "gelss") else A.new_zeros((0,))
-    rank = matrix_rank(A.detach()) if driver != "gels" else A.new_zeros((0,), dtype=_dtype.int64)
     residuals = ((A @ X - Bm) ** 2).sum(-2) if driver in ("gels", "gelsd", "gelss") and m > n else \
         _tied(X.new_zeros((0,)), X)
     return rt.linalg_lstsq(X.squeeze(-1) if vector else X, residuals.squeeze(-1) if vector else residuals, rank, S)
