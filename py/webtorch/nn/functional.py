@@ -73,6 +73,7 @@ from ._functional.conv import (
     fold,
     unfold,
 )
+from ._functional.ctc import ctc_loss
 from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._functional.linear import bilinear, linear
 from ._functional.loss import (
@@ -89,6 +90,8 @@ from ._functional.loss import (
     l1_loss,
     margin_ranking_loss,
     mse_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
     multilabel_soft_margin_loss,
     nll_loss,
     pairwise_distance,
@@ -97,6 +100,7 @@ from ._functional.loss import (
     smooth_l1_loss,
     soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ._functional.normalization import (
     batch_norm,
@@ -131,7 +135,11 @@ from ._functional.resampling import (
     upsample_bilinear,
     upsample_nearest,
 )
-from ._functional.sparse import embedding, one_hot
+from ._functional.sparse import embedding, embedding_bag, one_hot
+from ._functional.vision import (
+    affine_grid,
+    grid_sample,
+)
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -149,5 +157,6 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "triplet_margin_loss", "multilabel_soft_margin_loss", "cosine_similarity",
-    "pairwise_distance", "pdist",
+    "pairwise_distance", "pdist", "affine_grid", "grid_sample", "embedding_bag", "ctc_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
 ]
