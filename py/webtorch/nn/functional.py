@@ -117,18 +117,28 @@ from ._functional.pooling import (
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
     adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
     adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
+    lp_pool1d,
     lp_pool2d,
+    lp_pool3d,
     max_pool1d,
+    max_pool1d_with_indices,
     max_pool2d,
+    max_pool2d_with_indices,
     max_pool3d,
+    max_pool3d_with_indices,
 )
 from ._functional.resampling import (
+    channel_shuffle,
     interpolate,
+    native_channel_shuffle,
     pixel_shuffle,
     pixel_unshuffle,
     upsample,
@@ -136,6 +146,7 @@ from ._functional.resampling import (
     upsample_nearest,
 )
 from ._functional.sparse import embedding, embedding_bag, one_hot
+from ._functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
 from ._functional.vision import (
     affine_grid,
     grid_sample,
@@ -159,4 +170,8 @@ __all__ = [
     "gaussian_nll_loss", "triplet_margin_loss", "multilabel_soft_margin_loss", "cosine_similarity",
     "pairwise_distance", "pdist", "affine_grid", "grid_sample", "embedding_bag", "ctc_loss",
     "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool3d", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "channel_shuffle",
+    "native_channel_shuffle",
 ]
