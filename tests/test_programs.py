@@ -40,6 +40,10 @@ PROGRAMS = [
     Program("sparse_gcn.py"),                              # sparse COO adjacency, torch.sparse.mm, early stopping
     Program("compiled_gpt.py"),                            # nanoGPT: torch.compile(model), grad accumulation, checkpoint
     Program("compile_config.py"),                          # torch.compile's config knobs, set_stance, graph_break
+    Program("spatial_transformer.py"),                     # affine_grid + grid_sample (3 modes/paddings), SGD
+    Program("weightnorm_gan.py"),                          # parametrizations weight/spectral norm, weight_norm hook
+    Program("embedding_bag_text.py"),                      # EmbeddingBag with offsets, sum/max/weighted, StepLR
+    Program("ctc_model.py"),                               # Conv1d + GRU + CTCLoss, padded and flat targets
 ]
 
 def _run(argv, webtorch):
