@@ -50,6 +50,7 @@ from ..ops.activation import (
     threshold,
     threshold_,
 )
+from ..ops.registry import FUNCTIONS as _FUNCTIONS
 from ..overrides import torch_function  # noqa: F401
 
 # private helpers nn/modules reach through F (_ntuple, _single, _canonical_mask, _none_or_dtype, _output_padding,
@@ -152,6 +153,9 @@ from ._functional.vision import (
     grid_sample,
 )
 
+# PyTorch's F.celu_, F.selu_ and F.rrelu_ are torch.celu_, torch.selu_ and torch.rrelu_
+celu_, selu_, rrelu_ = (_FUNCTIONS[name] for name in ("celu_", "selu_", "rrelu_"))
+
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
     "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
@@ -173,5 +177,5 @@ __all__ = [
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool3d", "max_pool1d_with_indices",
     "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "channel_shuffle",
-    "native_channel_shuffle",
+    "native_channel_shuffle", "celu_", "selu_", "rrelu_",
 ]
