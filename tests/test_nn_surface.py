@@ -197,3 +197,11 @@ def test_detect_anomaly_and_variable(device):
     assert isinstance(wt.ones(1), wt.autograd.Variable)
     with pytest.raises(RuntimeError, match="deprecated, use torch.tensor"):
         wt.autograd.variable(1)
+
+
+def test_sync_batchnorm_single_process(device):
+    check(device, lambda nn, T: nn.SyncBatchNorm(3), [X(2, 3, 4)], name="sync_batchnorm")
+    m = wt.nn.SyncBatchNorm.convert_sync_batchnorm(wt.nn.Sequential(wt.nn.Conv2d(2, 3, 1), wt.nn.BatchNorm2d(3)))
+    t = torch.nn.SyncBatchNorm.convert_sync_batchnorm(torch.nn.Sequential(torch.nn.Conv2d(2, 3, 1),
+                                                                          torch.nn.BatchNorm2d(3)))
+    assert repr(m) == repr(t)
