@@ -205,3 +205,17 @@ def test_sync_batchnorm_single_process(device):
     t = torch.nn.SyncBatchNorm.convert_sync_batchnorm(torch.nn.Sequential(torch.nn.Conv2d(2, 3, 1),
                                                                           torch.nn.BatchNorm2d(3)))
     assert repr(m) == repr(t)
+
+
+def test_checkpoint_helpers():
+    C, TC = wt.utils.checkpoint, torch.utils.checkpoint
+    a, b = wt.ones(2, requires_grad=True), 3
+    out = C.detach_variable((a, b))
+    assert out[1] == 3 and out[0].requires_grad and out[0].is_leaf and out[0] is not a
+    with pytest.raises(RuntimeError, match="Only tuple of tensors is supported. Got Unsupported input type: list"):
+        C.detach_variable([a])
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        C.check_backward_validity([wt.ones(1)])
+    assert len(C.noop_context_fn()) == 2 and issubclass(C.CheckpointError, RuntimeError)
+    assert C.DefaultDeviceType.get_device_type() == TC.DefaultDeviceType.get_device_type() == "cpu"
+    assert C.get_device_states(wt.ones(1)) == TC.get_device_states(torch.ones(1)) == ([], [])
