@@ -148,7 +148,9 @@ from ._functional.resampling import (
 )
 from ._functional.sparse import embedding, embedding_bag, one_hot
 from ._functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
-from ._functional.vision import (
+from ._functional.vision import (  # noqa: F401
+    GRID_SAMPLE_INTERPOLATION_MODES,
+    GRID_SAMPLE_PADDING_MODES,
     affine_grid,
     grid_sample,
 )
