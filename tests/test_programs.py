@@ -45,6 +45,10 @@ PROGRAMS = [
     Program("cuda_checkpoint.py"),                         # "cuda" if available (the alias), torch.save(model) resumed
     Program("per_sample_grads.py"),                        # torch.func: vmap(grad(...)) + functional_call, DP-SGD clip
     Program("model_ensemble.py"),                          # torch.func: stack_module_state + functional_call ensemble
+    Program("spatial_transformer.py"),                     # affine_grid + grid_sample (3 modes/paddings), SGD
+    Program("weightnorm_gan.py"),                          # parametrizations weight/spectral norm, weight_norm hook
+    Program("embedding_bag_text.py"),                      # EmbeddingBag with offsets, sum/max/weighted, StepLR
+    Program("ctc_model.py"),                               # Conv1d + GRU + CTCLoss, padded and flat targets
 ]
 
 def _run(argv, webtorch):

@@ -82,6 +82,9 @@ XFAIL = {
                                             "choose different signs for some columns (values and V diag(L) V^T agree)",
     ("linalg.householder_product", "", "grad", 7, "cpu"): "PyTorch's float32 gradient is 5.5e-3 off its float64 one "
                                                           "(magnitude ~55); webtorch's differs from it by as much",
+    ("grid_sampler_2d", "", "grad", 14, "*"): "bicubic, border padding, grid far outside the input: all 16 taps read "
+                                              "one border pixel, so the grid's gradient is 0 analytically and both "
+                                              "sides return float32 cancellation noise (5.2e-5 against atol 5e-5)",
 }
 
 
@@ -255,7 +258,21 @@ def to_wt(x, device, memo, views=False):
             tuple(to_wt(v, device, memo, views) for v in x)
     if isinstance(x, dict):
         return {kk: to_wt(v, device, memo, views) for kk, v in x.items()}
+    if isinstance(x, torch.nn.Module) and not any(True for _ in x.parameters()):
+        return _module_to_wt(x)
     return x
+
+
+def _module_to_wt(x):
+    """A parameterless torch module (a sample's distance_function) as webtorch's same-named one with
+    the same public attributes."""
+    cls = getattr(wt.nn, type(x).__name__)
+    m = cls.__new__(cls)
+    wt.nn.Module.__init__(m)
+    for k, v in vars(x).items():
+        if not k.startswith("_") and k != "training":
+            setattr(m, k, v)
+    return m
 
 
 def _storage_copy(x, device, memo):

@@ -5,6 +5,7 @@ from . import (
     graph,
 )
 from ._api import backward, grad
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -16,3 +17,4 @@ from .grad_mode import (
 )
 from .gradcheck import gradcheck, gradgradcheck
 from .graph import Node
+from .variable import Variable, enforce_grad_layout_policy, set_multithreading_enabled, variable

@@ -12,7 +12,7 @@ import weakref
 
 from .. import _late
 from .._dtype import TENSOR_TYPES
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 
 _seq = itertools.count()
 
@@ -409,7 +409,10 @@ class _GraphTask:
             return
         if node._freed:
             raise RuntimeError(FREED_MSG)
-        self.propagate(node, _apply(node, buf))
+        in_grads = _apply(node, buf)
+        if anomaly_mode._state["enabled"] and anomaly_mode._state["check_nan"]:
+            anomaly_mode.check_gradients(node, in_grads)
+        self.propagate(node, in_grads)
 
     def propagate(self, node, in_grads):
         if not self.retain_graph:

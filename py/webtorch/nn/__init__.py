@@ -10,7 +10,7 @@ from . import (  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module
 from .parallel import DataParallel  # noqa: F401
-from .parameter import Buffer, Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", "DataParallel"] + \
     [n for n in dir(modules) if not n.startswith("_") and n[0].isupper()]

@@ -50,6 +50,7 @@ from ..ops.activation import (
     threshold,
     threshold_,
 )
+from ..ops.registry import FUNCTIONS as _FUNCTIONS
 from ..overrides import torch_function  # noqa: F401
 
 # private helpers nn/modules reach through F (_ntuple, _single, _canonical_mask, _none_or_dtype, _output_padding,
@@ -73,6 +74,7 @@ from ._functional.conv import (
     fold,
     unfold,
 )
+from ._functional.ctc import ctc_loss
 from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._functional.linear import bilinear, linear
 from ._functional.loss import (
@@ -89,6 +91,8 @@ from ._functional.loss import (
     l1_loss,
     margin_ranking_loss,
     mse_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
     multilabel_soft_margin_loss,
     nll_loss,
     pairwise_distance,
@@ -97,6 +101,7 @@ from ._functional.loss import (
     smooth_l1_loss,
     soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ._functional.normalization import (
     batch_norm,
@@ -113,25 +118,45 @@ from ._functional.pooling import (
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
     adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
     adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
+    lp_pool1d,
     lp_pool2d,
+    lp_pool3d,
     max_pool1d,
+    max_pool1d_with_indices,
     max_pool2d,
+    max_pool2d_with_indices,
     max_pool3d,
+    max_pool3d_with_indices,
 )
 from ._functional.resampling import (
+    channel_shuffle,
     interpolate,
+    native_channel_shuffle,
     pixel_shuffle,
     pixel_unshuffle,
     upsample,
     upsample_bilinear,
     upsample_nearest,
 )
-from ._functional.sparse import embedding, one_hot
+from ._functional.sparse import embedding, embedding_bag, one_hot
+from ._functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
+from ._functional.vision import (  # noqa: F401
+    GRID_SAMPLE_INTERPOLATION_MODES,
+    GRID_SAMPLE_PADDING_MODES,
+    affine_grid,
+    grid_sample,
+)
+
+# PyTorch's F.celu_, F.selu_ and F.rrelu_ are torch.celu_, torch.selu_ and torch.rrelu_
+celu_, selu_, rrelu_ = (_FUNCTIONS[name] for name in ("celu_", "selu_", "rrelu_"))
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -149,5 +174,10 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "triplet_margin_loss", "multilabel_soft_margin_loss", "cosine_similarity",
-    "pairwise_distance", "pdist",
+    "pairwise_distance", "pdist", "affine_grid", "grid_sample", "embedding_bag", "ctc_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool3d", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "channel_shuffle",
+    "native_channel_shuffle", "celu_", "selu_", "rrelu_",
 ]

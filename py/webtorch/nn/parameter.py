@@ -64,9 +64,64 @@ class Buffer(Tensor):
     __torch_function__ = classmethod(_disabled_torch_function_impl)
 
 
-class UninitializedParameter(Parameter):
-    pass
+class UninitializedTensorMixin:
+    """A parameter or buffer without a shape yet: `materialize(shape)` gives it storage and turns it into
+    `cls_to_become` (what a lazy module does on its first call)."""
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        device = self.data.device if device is None else device
+        dtype = self.data.dtype if dtype is None else dtype
+        self.data = empty(shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually happens "
+                           "in `load_state_dict` when trying to load an uninitialized parameter into an initialized "
+                           "one. Call `forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return super().__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.data.device, self.data.dtype)
+        return memo[id(self)]
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        t = object.__new__(cls)
+        Tensor._set_from(t, empty(0, device=device, dtype=dtype))
+        t.requires_grad_(requires_grad)
+        t.persistent = persistent
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
+
+    __torch_function__ = classmethod(_disabled_torch_function_impl)
 
 
 def is_lazy(param):
-    return isinstance(param, UninitializedParameter)
+    return isinstance(param, UninitializedTensorMixin)

@@ -13,6 +13,7 @@ from . import (
     reduction,
     registry,
     samplers,
+    sampling,
     shape,
     special,
     windows,

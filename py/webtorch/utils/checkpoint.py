@@ -9,6 +9,7 @@ Two variants, as in PyTorch:
   backward is stored as a small handle (saved_tensors_hooks); the first unpack in backward
   reruns the block once and hands out the recomputed tensors. Works with autograd.grad.
 """
+import contextlib
 import itertools
 import warnings
 
@@ -29,6 +30,48 @@ def _rng_state():
 
 def _set_rng_state(state):
     _random.default_generator._seed, _random.default_generator._offset = state
+
+
+class CheckpointError(RuntimeError):
+    pass
+
+
+class DefaultDeviceType:
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        return DefaultDeviceType._default_device_type or "cpu"
+
+
+def get_device_states(*args):
+    """([], []): webtorch has one random generator for every device (its state is what
+    preserve_rng_state saves), so there is no per-device state to save."""
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None):
+    if list(devices) or list(states):
+        raise RuntimeError("webtorch has no per-device random state: get_device_states() returns none")
+
+
+def detach_variable(inputs):
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}")
+    return tuple(a.detach().requires_grad_(a.requires_grad) if _is_tensor(a) else a for a in inputs)
+
+
+def check_backward_validity(inputs):
+    if not any(inp.requires_grad for inp in inputs if _is_tensor(inp)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+
+
+def noop_context_fn():
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 def _detached(args):
@@ -129,8 +172,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
             raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
         if context_fn is not None or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-        if grad_mode.is_grad_enabled() and not any(_is_tensor(a) and a.requires_grad for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=1)
+        if grad_mode.is_grad_enabled():
+            check_backward_validity(args)
         return CheckpointFunction.apply(function, preserve, *args)
     if not grad_mode.is_grad_enabled():
         return function(*args, **kwargs)

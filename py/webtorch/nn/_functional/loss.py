@@ -6,7 +6,7 @@ from ... import _dtype
 from ...ops import indexing as _ix, pointwise as _pw, reduction as _red, shape as _shape
 from ...ops._common import check_inplace_dtype, composite_node, dispatching, formula_node, name_of
 from ...ops.activation import logsigmoid
-from ._util import _gather_dim, _idx
+from ._util import _gather_dim, _idx, _iota
 from .activation import log_softmax
 
 # a graph node named as PyTorch's for a layer computed by other ops (its gradient is theirs)
@@ -17,6 +17,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss",
     "triplet_margin_loss", "multilabel_soft_margin_loss", "cosine_similarity", "pairwise_distance", "pdist",
+    "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
 ]
 
 
@@ -33,14 +34,16 @@ def _legacy_reduction(size_average, reduce, reduction):
     return "none"
 
 
+def _check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
 def _reduce(loss, reduction):
+    _check_reduction(reduction)
     if reduction == "none":
         return loss
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+    return loss.mean() if reduction == "mean" else loss.sum()
 
 
 def _check_sizes(input, target, name=None):
@@ -391,6 +394,92 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         loss = loss * weight
     loss = loss.sum(-1) / input.size(-1)
     return _reduce(loss, reduction)
+
+
+def _margin_input_check(input):
+    if not ((input.dim() <= 1 and input.numel() > 0) or (input.dim() == 2 and input.shape[1] != 0)):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+
+
+def _multi_margin_impl(input, target, p, margin, weight, reduction):
+    x = input.reshape(1, -1) if input.dim() <= 1 else input
+    y = target.reshape(-1, 1)
+    z = (margin - x.gather(1, y) + x).clamp_min(0.0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.gather(0, y.reshape(-1)).unsqueeze(1)
+    z = _pw.where(_iota(x.shape[1], x.device) == y, 0.0, z)
+    loss = z.sum(1) / x.shape[1]
+    return _reduce(loss.reshape(target.shape) if input.dim() <= 1 else loss, reduction)
+
+
+_MultiMargin = composite_node("MultiMarginLossBackward0", _multi_margin_impl)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    _margin_input_check(input)
+    nframe, dim = (1, input.numel()) if input.dim() <= 1 else tuple(input.shape)
+    if target.dim() > 1 or target.numel() != nframe:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{nframe}], but got {list(target.shape)}. "
+                           f"Input has shape {list(input.shape)}.")
+    if weight is not None and weight.numel() != dim:
+        raise RuntimeError(f"inconsistent weight size, expected {dim} but got {list(weight.shape)}")
+    if target.dtype is not _dtype.int64:
+        raise RuntimeError(f"expected scalar type Long but found {name_of(target.dtype)}")
+    return _MultiMargin.call(input, target, p, margin, weight, reduction)
+
+
+def _multilabel_margin_impl(input, target, reduction):
+    x = input.reshape(1, -1) if input.dim() <= 1 else input
+    y = target.reshape(x.shape)
+    listed = (y < 0).to(_dtype.int64).cumsum(1) == 0  # the labels before the first -1
+    is_label = ((y.unsqueeze(-1) == _iota(x.shape[1], x.device)) & listed.unsqueeze(-1)).any(1)
+    xy = x.gather(1, y.clamp_min(0))
+    z = (1 - (xy.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0.0)  # (N, label j, class i)
+    z = _pw.where(listed.unsqueeze(2) & ~is_label.unsqueeze(1), z, 0.0)
+    loss = z.sum((1, 2)) / x.shape[1]
+    return _reduce(loss.reshape(()) if input.dim() <= 1 else loss, reduction)
+
+
+_MultilabelMargin = composite_node("MultilabelMarginLossBackward0", _multilabel_margin_impl)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _margin_input_check(input)
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    if target.dtype is not _dtype.int64:
+        raise RuntimeError(f"expected scalar type Long but found {name_of(target.dtype)}")
+    return _MultilabelMargin.call(input, target, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    distance_function = distance_function or pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = _pw.minimum(dist_neg, distance_function(positive, negative))
+    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
 
 
 dispatching(globals(), __all__)

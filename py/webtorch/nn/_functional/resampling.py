@@ -3,12 +3,13 @@ import math
 import struct
 import warnings
 
-from ...ops._common import dispatching
+from ...ops._common import composite_node, dispatching
 from ...ops._creation import tensor as _tensor
 from ._util import _gather_dim, _idx
 from .pooling import _adaptive_avg_pool, _apply_along
 
-__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+           "channel_shuffle", "native_channel_shuffle"]
 
 
 # ---- resampling ------------------------------------------------------------------------------
@@ -172,6 +173,30 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(tuple(lead) + (C, H // r, r, W // r, r))
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(tuple(lead) + (C * r * r, H // r, W // r))
+
+
+def _channel_shuffle_impl(input, groups):
+    N, C = input.shape[0], input.shape[1]
+    rest = tuple(input.shape[2:])
+    x = input.reshape((N, groups, C // groups) + rest).transpose(1, 2)
+    return x.reshape((N, C) + rest)
+
+
+_ChannelShuffle = composite_node("ChannelShuffleBackward0", _channel_shuffle_impl)
+
+
+def channel_shuffle(input, groups):
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
+                           f"{groups} groups.")
+    return _ChannelShuffle.call(input, groups)
+
+
+native_channel_shuffle = channel_shuffle
 
 
 dispatching(globals(), __all__)

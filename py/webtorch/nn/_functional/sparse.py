@@ -1,15 +1,17 @@
-"""torch.nn.functional's sparse layers: embedding, one_hot."""
+"""torch.nn.functional's sparse layers: embedding, embedding_bag, one_hot."""
+import warnings
+
 from ... import _dtype
 from ...autograd import grad_mode
-from ...ops import indexing as _ix, pointwise as _pw, reduction as _red
+from ...ops import indexing as _ix, pointwise as _pw, reduction as _red, shape as _sh
 from ...ops._common import composite_node, dispatching
-from ._util import _iota
+from ._util import _idx, _iota
 
 int64 = _dtype.int64
 # a graph node named as PyTorch's for a layer computed by other ops (its gradient is theirs)
 _node = composite_node
 
-__all__ = ["embedding", "one_hot"]
+__all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
 # ---- sparse ----------------------------------------------------------------------------------
@@ -50,6 +52,93 @@ def _embedding_renorm(weight, idx, max_norm, norm_type):
         scale = _pw.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         w = weight.detach()
         w.copy_(_ix.index_copy(w, 0, rows, sel * scale))
+
+
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def _bags(input, offsets, per_sample_weights, include_last_offset):
+    """embedding_bag's 1-D input and offsets (a 2-D input is a batch of equal bags)."""
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        offsets = _iota(input.shape[0], input.device) * input.shape[1]
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    return input, offsets, per_sample_weights, include_last_offset
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if weight.dtype is int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, input, "
+                      "...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it must "
+                         f"have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    input, offsets, per_sample_weights, include_last_offset = _bags(input, offsets, per_sample_weights,
+                                                                    include_last_offset)
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        _embedding_renorm(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return _EmbeddingBag.call(weight, input, offsets, per_sample_weights, _BAG_MODES[mode], include_last_offset,
+                              padding_idx)
+
+
+def _embedding_bag_impl(weight, input, offsets, per_sample_weights, mode, include_last_offset, padding_idx):
+    """The (bags, indices) membership matrix is computed on the device from the offsets (none is read
+    back to the host): sum and mean are one matmul of it with the gathered rows, max the maximum over
+    the rows masked per bag."""
+    n = input.shape[0]
+    if include_last_offset:
+        starts, ends = offsets[:-1], offsets[1:]
+    else:
+        starts, ends = offsets, _sh.cat([offsets[1:], _idx([n], offsets.device).to(offsets.dtype)])
+    pos = _iota(n, input.device).unsqueeze(0)
+    member = (pos >= starts.unsqueeze(1)) & (pos < ends.unsqueeze(1))
+    if padding_idx is not None:
+        member = member & (input != padding_idx).unsqueeze(0)
+    rows = _ix.index_select(weight, 0, input)
+    if mode == 2:
+        if not starts.shape[0]:
+            return rows.new_zeros((0, weight.shape[1]))
+        picked = _pw.where(member.unsqueeze(-1), rows.unsqueeze(0), float("-inf"))
+        best = picked.max(1).values
+        return _pw.where(member.any(1).unsqueeze(-1), best, 0.0)
+    weights = member.to(weight.dtype)
+    if per_sample_weights is not None:
+        weights = weights * per_sample_weights.unsqueeze(0)
+    out = weights.matmul(rows) if n else rows.new_zeros((starts.shape[0], weight.shape[1]))
+    if mode == 1:
+        out = out / _red.sum(member, 1, keepdim=True).clamp(min=1).to(weight.dtype)
+    return out
+
+
+_EmbeddingBag = _node("EmbeddingBagBackward0", _embedding_bag_impl)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -10,7 +10,7 @@ from ...autograd.function import Function
 from ...ops import _creation
 from ...utils._grad import zero_grads
 from ...utils.hooks import RemovableHandle
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module"]
 
@@ -663,7 +663,9 @@ class Module:
                     grad_applied = fn(param.grad)
                 param._grad = grad_applied.detach()
         for key, buf in self._buffers.items():
-            if buf is not None:
+            if is_lazy(buf):
+                buf.data = fn(buf)  # stays uninitialized (a lazy module materializes it on its first call)
+            elif buf is not None:
                 self._buffers[key] = fn(buf)
         return self
 

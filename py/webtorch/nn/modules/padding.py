@@ -3,7 +3,8 @@ from .. import functional as F
 from .module import Module
 
 __all__ = ["ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
-           "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
+           "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "ConstantPad3d", "ZeroPad3d",
+           "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d"]
 
 
 class _PadNd(Module):
@@ -79,3 +80,27 @@ class CircularPad1d(_PadNd):
 
 class CircularPad2d(_PadNd):
     _n, mode = 2, "circular"
+
+
+class ConstantPad3d(_ConstantPadNd):
+    _n = 3
+
+
+class ZeroPad3d(ConstantPad3d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ReflectionPad3d(_PadNd):
+    _n, mode = 3, "reflect"
+
+
+class ReplicationPad3d(_PadNd):
+    _n, mode = 3, "replicate"
+
+
+class CircularPad3d(_PadNd):
+    _n, mode = 3, "circular"

@@ -11,8 +11,17 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .distributed import DistributedSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
            "Subset", "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "BatchSampler", "DataLoader", "get_worker_info", "default_collate", "default_convert"]
+           "BatchSampler", "DataLoader", "get_worker_info", "default_collate", "default_convert",
+           "WeightedRandomSampler", "DistributedSampler"]
