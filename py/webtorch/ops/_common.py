@@ -204,7 +204,7 @@ def _cast(g, geom):
     return to_dtype(sum_to(g, geom[0]), geom[1])
 
 
-_KIND_ORDER = {"b": 0, "i": 1, "f": 2}
+_KIND_ORDER = {"b": 0, "i": 1, "f": 2, "c": 3}
 
 
 def can_cast(src, dst):
@@ -213,7 +213,8 @@ def can_cast(src, dst):
 
 def name_of(dt):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "bool": "Bool", "uint8": "Byte", "int16": "Short", "int8": "Char", "bfloat16": "BFloat16"}[dt.name]
+            "bool": "Bool", "uint8": "Byte", "int16": "Short", "int8": "Char", "bfloat16": "BFloat16",
+            "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dt.name]
 
 
 # dtype -> (C++ name, integer bits or floating max)
