@@ -37,7 +37,7 @@ class _TensorType(type):
 
 
 TYPES = {name: _TensorType(name, (), {"dtype": dt, "is_cuda": False, "__module__": "torch"})
-         for dt, name in _dtype.TENSOR_TYPES.items()}
+         for dt, name in _dtype.TENSOR_TYPES.items() if not dt.is_complex}  # x.type() names only
 
 
 def type_target(t):

@@ -1,7 +1,7 @@
 """Every op, defined once. `registry` holds webtorch's public functions and Tensor's methods (the
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
-from . import activation, indexing, linalg, pointwise, reduction, registry, shape
+from . import activation, complex_ops, indexing, linalg, pointwise, reduction, registry, shape
 
 # webtorch.<name>: every public function the ops modules declared (`register`), and nothing else
 __all__ = sorted(registry.FUNCTIONS)

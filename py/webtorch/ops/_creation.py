@@ -29,7 +29,8 @@ bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
 
 def _np_dtype_name(a):
     return {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
-            "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64"}.get(str(a.dtype))
+            "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
+            "complex64": "complex64", "complex128": "complex128"}.get(str(a.dtype))
 
 
 def _is_numpy(x):
@@ -38,7 +39,7 @@ def _is_numpy(x):
 
 def _infer(data):
     """(shape, flat list, inferred dtype) of nested Python sequences of numbers."""
-    if isinstance(data, (bool, int, float)):
+    if isinstance(data, (bool, int, float, complex)):
         return (), [data], _kind_dtype([data])
     if isinstance(data, Tensor):
         return tuple(data.shape), data.reshape(-1).tolist() if data.dim() else [data.item()], data.dtype
@@ -55,7 +56,7 @@ def _infer(data):
     for v in level:
         if isinstance(v, Tensor) or _is_numpy(v):
             v = v.item()
-        if not isinstance(v, (bool, int, float)):
+        if not isinstance(v, (bool, int, float, complex)):
             raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
         flat.append(v)
     return shape, flat, _kind_dtype(flat)
@@ -109,6 +110,8 @@ def _kind_dtype(flat):
         return bool_
     if all(isinstance(v, (bool, int)) for v in flat):
         return int64
+    if any(isinstance(v, complex) for v in flat):
+        return _dtype.get_default_dtype().to_complex()
     return _dtype.get_default_dtype()
 
 
@@ -185,7 +188,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             flat = [int(v) for v in flat]
     elif dt is _dtype.float16:  # PyTorch converts a Python float to float16 through float32 (rounded twice)
         flat = array("f", flat).tolist()
-    if requires_grad and not dt.is_floating_point:
+    if dt.kind != "c" and any(isinstance(v, complex) for v in flat):
+        flat = [_fill_value(v, dt) for v in flat]  # PyTorch's check: no imaginary part into a real dtype
+    if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _finish(_prims.from_flat(flat, shape, dt, dev), requires_grad)
 
@@ -556,7 +561,7 @@ def to(self, *args, **kwargs):
         return self.clone() if copy else self
     if dev.type == "webgpu" and dt is _dtype.float64:
         raise TypeError("float64 is not supported on webgpu; use float32 (or keep float64 tensors on cpu)")
-    if recording(self) and dt.is_floating_point:
+    if recording(self) and dt.kind in "fc":
         return ToCopy.apply(self, dev, dt)
     return _convert(self, dev, dt)
 
