@@ -85,13 +85,19 @@ def _dims(x, s, dim, default_all=True):
         else:
             dims = list(range(x.dim() - len(s), x.dim()))
     else:
-        dims = [wrap_dim(d, x.dim()) for d in ((dim,) if isinstance(dim, int) else dim)]
+        dims = [_wrap(d, x) for d in ((dim,) if isinstance(dim, int) else dim)]
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
         if s is not None and len(s) != len(dims):
             raise RuntimeError("When given, dim and shape arguments must have the same length")
     sizes = [x.shape[d] if s is None or s[i] == -1 else s[i] for i, d in enumerate(dims)]
     return dims, sizes
+
+
+def _wrap(d, x):
+    if x.dim() == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    return wrap_dim(d, x.dim())
 
 
 def _out(r, out):
@@ -166,13 +172,13 @@ def _fft_any(x, dims, sizes, norm, inverse, one_dim=False):
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     _complex_input(input, "fft")
-    d = wrap_dim(dim, input.dim())
+    d = _wrap(dim, input)
     return _out(_fft_any(input, [d], [input.shape[d] if n is None else n], norm, False, True), out)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     _complex_input(input, "ifft")
-    d = wrap_dim(dim, input.dim())
+    d = _wrap(dim, input)
     return _out(_fft_any(input, [d], [input.shape[d] if n is None else n], norm, True, True), out)
 
 
@@ -195,7 +201,7 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
-    d = wrap_dim(dim, input.dim())
+    d = _wrap(dim, input)
     return _out(_R2C.call(input, [d], [input.shape[d] if n is None else n], norm, False), out)
 
 
@@ -208,7 +214,7 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
-    d = wrap_dim(dim, input.dim())
+    d = _wrap(dim, input)
     return _out(_C2R.call(input, [d], [input.shape[d]], norm, n), out)
 
 
@@ -230,7 +236,7 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The FFT of a Hermitian signal given by its one-sided half: irfft of its conjugate, norm flipped."""
-    d = wrap_dim(dim, input.dim())
+    d = _wrap(dim, input)
     return _out(_C2R.call(conj(_complex_input(input, "hfft")), [d], [input.shape[d]], _flip(norm), n), out)
 
 
@@ -244,7 +250,7 @@ def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
-    d = wrap_dim(dim, input.dim())
+    d = _wrap(dim, input)
     return _out(_ihfftn(input, [d], [input.shape[d] if n is None else n], norm), out)
 
 

@@ -167,7 +167,13 @@ def angle(input, *, out=None):
     return r if out is None else out.copy_(r)
 
 
-def _check_parts(real, imag):
+def _check_parts(real, imag, out, names):
+    for t, name, pos in ((real, names[0], 1), (imag, names[1], 2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
+    if out is not None and real.dtype in _HALF_FLOAT_DOUBLE and out.dtype is not real.dtype.to_complex():
+        raise RuntimeError(f"Expected object of scalar type {name_of(real.dtype.to_complex())} but got scalar type "
+                           f"{name_of(out.dtype)} for argument 'out'")
     if real.dtype not in _HALF_FLOAT_DOUBLE or imag.dtype not in _HALF_FLOAT_DOUBLE:
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {name_of(real.dtype)} "
                            f"and {name_of(imag.dtype)}")
@@ -192,7 +198,7 @@ Complex = formula_node("ComplexBackward0", _complex_kernel, ("real", "imag"))
 @register(method=False)
 @torch_function
 def complex(real, imag, *, out=None):
-    _check_parts(real, imag)
+    _check_parts(real, imag, out, ("real", "imag"))
     r = Complex.apply(real, imag) if recording(real, imag) else _complex_kernel(real, imag)
     return r if out is None else out.copy_(r)
 
@@ -200,6 +206,6 @@ def complex(real, imag, *, out=None):
 @register(method=False)
 @torch_function
 def polar(abs, angle, *, out=None):
-    _check_parts(abs, angle)
+    _check_parts(abs, angle, out, ("abs", "angle"))
     r = complex(abs * angle.cos(), abs * angle.sin())
     return r if out is None else out.copy_(r)
