@@ -241,3 +241,48 @@ def test_large_fft_float32_accuracy():
     want = torch.fft.fft(torch.complex(re, im))
     err = (torch.tensor(wt.view_as_real(got).tolist()) - torch.view_as_real(want)).abs().max()
     assert err <= 2e-5 * want.abs().max()
+
+
+STFTS = [dict(), dict(hop_length=3, win_length=6, window="cos"), dict(center=False), dict(onesided=False),
+         dict(pad_mode="constant", normalized=True), dict(pad_mode="replicate", hop_length=2), dict(pad_mode="circular")]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("kw", STFTS)
+def test_stft_istft(kw):
+    xs = [_data((2, 20), lib, 0.37) for lib in (wt, torch)]
+    kws = [{**kw, "window": (lib.arange(6, dtype=lib.float64) * 0.5).cos() + 1.5} if kw.get("window") else kw
+           for lib in (wt, torch)]
+    specs = [lib.stft(x, 8, return_complex=True, **k) for lib, x, k in zip((wt, torch), xs, kws)]
+    _close(*specs)
+    _close(xs[0][0].stft(8, return_complex=True, **kws[0]), xs[1][0].stft(8, return_complex=True, **kws[1]))
+    ikws = [{k: v for k, v in k_.items() if k != "pad_mode"} for k_ in kws]
+    _close(wt.istft(specs[0], 8, **ikws[0]), torch.istft(specs[1], 8, **ikws[1]))
+    _close(specs[0].istft(8, length=17, **ikws[0]), specs[1].istft(8, length=17, **ikws[1]))
+    xg = [x.clone().requires_grad_() for x in xs]
+    for lib, x, k in zip((wt, torch), xg, kws):
+        lib.stft(x, 8, return_complex=True, **k).abs().sum().backward()
+    _close(xg[0].grad, xg[1].grad)
+    sg = [s.detach().requires_grad_() for s in specs]
+    for lib, s, k in zip((wt, torch), sg, ikws):
+        lib.istft(s, 8, **k).pow(2).sum().backward()
+    _close(sg[0].grad, sg[1].grad)
+
+
+def test_stft_errors_and_real_format():
+    for lib in (wt, torch):
+        with pytest.raises(RuntimeError, match="requires the return_complex parameter"):
+            lib.stft(lib.ones(10), 4)
+    with pytest.warns(UserWarning):
+        _close(wt.stft(_data((10,), wt), 4, return_complex=False), torch.stft(_data((10,), torch), 4,
+                                                                               return_complex=False))
+
+
+def test_save_load_with_pytorch(tmp_path):
+    torch.save({"a": torch.tensor([1 + 2j, -3.5j]), "b": torch.tensor([[1j]], dtype=torch.complex128)},
+               tmp_path / "t.pt")
+    d = wt.load(tmp_path / "t.pt")
+    assert d["a"].tolist() == [1 + 2j, -3.5j] and d["b"].dtype is wt.complex128
+    wt.save({"a": d["a"] * 2, "b": d["b"]}, tmp_path / "w.pt")
+    back = torch.load(tmp_path / "w.pt")
+    assert back["a"].tolist() == [2 + 4j, -7j] and back["b"].dtype == torch.complex128

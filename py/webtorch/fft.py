@@ -9,13 +9,15 @@ The gradient of the primitive is the primitive in the other direction (the conju
 convention), a row of autograd/derivatives.py; the other ops differentiate through their composition.
 """
 import math
+import warnings
 
 from . import _dtype
 from ._tensor import Tensor
 from .ops import _prims, shape as _shape
 from .ops._common import composite_node, formula_node, name_of, recording, wrap_dim
 from .ops._creation import arange
-from .ops.complex_ops import conj, real
+from .ops.complex_ops import conj, real, view_as_real
+from .ops.registry import register
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
            "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -287,3 +289,113 @@ def fftshift(input, dim=None):
 
 def ifftshift(input, dim=None):
     return _shift(input, dim, lambda n: (n + 1) // 2)
+
+
+# ---- short-time Fourier transforms (torch.stft / torch.istft, Tensor.stft / istft) ------------------------
+def _padded_window(window, win_length, n_fft, like):
+    """The window (ones by default) centred in n_fft points."""
+    if window is None:
+        window = like.new_ones((win_length,))
+    elif window.dim() != 1 or window.shape[0] != win_length:
+        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
+                           f"window with size {list(window.shape)}")
+    left = (n_fft - win_length) // 2
+    if left or n_fft - win_length - left:
+        window = _shape.cat([window.new_zeros((left,)), window, window.new_zeros((n_fft - win_length - left,))], 0)
+    return window
+
+
+def _pad_signal(x, p, mode):
+    """x padded by p at both ends of its last dim, as nn.functional.pad's reflect / constant / replicate / circular."""
+    n = x.shape[-1]
+    if mode == "reflect":
+        if p >= n:
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
+                               f"got: padding ({p}, {p}) at dimension {x.dim() - 1} of input {list(x.shape)}")
+        left, right = x.narrow(-1, 1, p).flip(-1), x.narrow(-1, n - p - 1, p).flip(-1)
+    elif mode == "constant":
+        left = right = x.new_zeros(tuple(x.shape[:-1]) + (p,))
+    elif mode == "replicate":
+        left, right = x.narrow(-1, 0, 1).expand(*x.shape[:-1], p), x.narrow(-1, n - 1, 1).expand(*x.shape[:-1], p)
+    elif mode == "circular":
+        left, right = x.narrow(-1, n - p, p), x.narrow(-1, 0, p)
+    else:
+        raise NotImplementedError(f"stft: pad_mode {mode!r} is not supported")
+    return _shape.cat([left, x, right], -1)
+
+
+def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+         normalized=False, onesided=None, return_complex=None, align_to_window=None):
+    if return_complex is None and not input.dtype.is_complex and (window is None or not window.dtype.is_complex):
+        raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
+                           "require that return_complex=True in a future PyTorch release.")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied,which is known to cause "
+                      "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
+                      "recommended to reduce spectral leakage.To suppress this warning and use a rectangular window, "
+                      "explicitly set `window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+    if return_complex is False:
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+                      "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
+                      "still call torch.view_as_real on the complex output to recover the old return format.",
+                      UserWarning, stacklevel=2)
+    if not 0 < win_length <= n_fft or hop <= 0 or input.dim() not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D input, 0 < win_length <= n_fft and hop_length > 0, but got "
+                           f"input of {input.dim()} dims, n_fft={n_fft}, hop_length={hop}, win_length={win_length}")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    if center:
+        x = _pad_signal(x, n_fft // 2, pad_mode)
+    if x.shape[-1] < n_fft:
+        raise RuntimeError(f"stft: expected 0 < n_fft <= {x.shape[-1]}, but got n_fft={n_fft}")
+    frames = x.unfold(-1, n_fft, hop) * _padded_window(window, win_length, n_fft, x)
+    complex_in = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
+    one = not complex_in if onesided is None else onesided
+    norm = "ortho" if normalized else "backward"
+    spec = (rfft(frames, norm=norm) if one else fft(frames, norm=norm)).transpose(-1, -2)
+    if input.dim() == 1:
+        spec = spec.squeeze(0)
+    return spec if return_complex is not False else view_as_real(spec)
+
+
+def _istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+          onesided=None, length=None, return_complex=False):
+    if not input.dtype.is_complex:
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
+                           "return_complex=True.")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied.Please provide the same window "
+                      "used by stft to make the inversion lossless.To suppress this warning and use a rectangular "
+                      "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+    spec = input if input.dim() == 3 else input.unsqueeze(0)
+    one = spec.shape[-2] != n_fft if onesided is None else onesided
+    norm = "ortho" if normalized else "backward"
+    if not return_complex and not one:  # PyTorch's: a real result from the one-sided half of a two-sided input
+        spec = spec.narrow(-2, 0, n_fft // 2 + 1)
+    frames = spec.transpose(-1, -2)
+    frames = ifft(frames, n=n_fft, norm=norm) if return_complex else irfft(frames, n=n_fft, norm=norm)
+    w = _padded_window(window, win_length, n_fft, frames.real if frames.is_complex() else frames)
+    frames = frames * w
+    n_frames = frames.shape[-2]
+    total = n_fft + hop * (n_frames - 1)
+    idx = (arange(n_frames, device=frames.device) * hop).unsqueeze(-1) + arange(n_fft, device=frames.device)
+    idx = idx.reshape(-1)
+    y = frames.new_zeros((frames.shape[0], total)).index_add(-1, idx, frames.reshape(frames.shape[0], -1))
+    env = w.new_zeros((total,)).index_add(0, idx, (w * w).expand(n_frames, n_fft).reshape(-1))
+    start = n_fft // 2 if center else 0
+    end = total - (n_fft // 2 if center else 0) if length is None else min(start + length, total)
+    y, env = y.narrow(-1, start, end - start), env.narrow(-1, start, end - start)
+    if bool((env.abs() < 1e-11).any()):
+        raise RuntimeError("istft: window overlap add min: the window's squares sum to 0 somewhere (nonzero overlap "
+                           "add is required)")
+    y = y / env
+    if length is not None and y.shape[-1] < length:
+        y = _shape.cat([y, y.new_zeros((y.shape[0], length - y.shape[-1]))], -1)
+    return y if input.dim() == 3 else y.squeeze(0)
+
+
+register(_stft, "stft")  # torch.stft and Tensor.stft, torch.istft and Tensor.istft (no torch.fft names)
+register(_istft, "istft")
