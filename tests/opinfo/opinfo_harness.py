@@ -76,6 +76,10 @@ XFAIL = {
        for n in ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn")},
     **{(f"fft.{n}", "", kind, "*", "webgpu"): "complex tensors are not on webgpu yet (TypeError)"
        for n in ("hfft", "hfft2", "hfftn", "irfft", "irfft2", "irfftn") for kind in ("forward", "grad")},
+    **{("stft", "", kind, 1, "webgpu"): "complex tensors are not on webgpu yet (TypeError)" for kind in ("forward", "grad")},
+    ("istft", "", "grad", 9, "cpu"): "PyTorch leaves this sample's window out of its graph (its gradient is None, taken "
+                                     "as zeros); webtorch differentiates it, equal to PyTorch's window gradient of the "
+                                     "same batched inputs in float64",
 }
 
 

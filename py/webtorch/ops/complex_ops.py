@@ -10,7 +10,7 @@ from ..overrides import torch_function
 from . import _prims
 from ._common import composite_node, formula_node, name_of, recording
 from .pointwise import atan2, where
-from .registry import register
+from .registry import register, register_method
 from .views import _as_view, _view_apply
 
 _HALF_FLOAT_DOUBLE = (_dtype.float16, _dtype.float32, _dtype.float64)
@@ -90,6 +90,14 @@ def _set_part(part):
     return setter
 
 
+def _to(dt):
+    def cast(self, memory_format=None):
+        return self.to(dt)
+    return cast
+
+
+for _name, _dt in (("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128), ("chalf", _dtype.complex32)):
+    register_method(_to(_dt), _name)
 Tensor.real = property(real, _set_part(real))
 Tensor.imag = property(imag, _set_part(imag))
 
