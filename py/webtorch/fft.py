@@ -324,18 +324,24 @@ def _pad_signal(x, p, mode):
     return _shape.cat([left, x, right], -1)
 
 
+def _frames(n_fft, hop_length, win_length, window, advice):
+    """(hop_length, win_length) with their defaults; PyTorch's warning when no window is given."""
+    if window is None:
+        sep = "," if advice.startswith("which") else "."
+        warnings.warn(f"A window was not provided. A rectangular window will be applied{sep}{advice}To suppress "
+                      "this warning and use a rectangular window, explicitly set `window=torch.ones(n_fft, "
+                      "device=<device>)`.", UserWarning, stacklevel=3)
+    return n_fft // 4 if hop_length is None else hop_length, n_fft if win_length is None else win_length
+
+
 def _stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     if return_complex is None and not input.dtype.is_complex and (window is None or not window.dtype.is_complex):
         raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                            "require that return_complex=True in a future PyTorch release.")
-    hop = n_fft // 4 if hop_length is None else hop_length
-    win_length = n_fft if win_length is None else win_length
-    if window is None:
-        warnings.warn("A window was not provided. A rectangular window will be applied,which is known to cause "
-                      "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
-                      "recommended to reduce spectral leakage.To suppress this warning and use a rectangular window, "
-                      "explicitly set `window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+    hop, win_length = _frames(n_fft, hop_length, win_length, window, "which is known to cause spectral leakage. Other "
+                              "windows such as torch.hann_window or torch.hamming_window are recommended to reduce "
+                              "spectral leakage.")
     if return_complex is False:
         warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
                       "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
@@ -364,12 +370,8 @@ def _istft(input, n_fft, hop_length=None, win_length=None, window=None, center=T
     if not input.dtype.is_complex:
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
-    hop = n_fft // 4 if hop_length is None else hop_length
-    win_length = n_fft if win_length is None else win_length
-    if window is None:
-        warnings.warn("A window was not provided. A rectangular window will be applied.Please provide the same window "
-                      "used by stft to make the inversion lossless.To suppress this warning and use a rectangular "
-                      "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=2)
+    hop, win_length = _frames(n_fft, hop_length, win_length, window, "Please provide the same window used by stft "
+                              "to make the inversion lossless.")
     spec = input if input.dim() == 3 else input.unsqueeze(0)
     one = spec.shape[-2] != n_fft if onesided is None else onesided
     norm = "ortho" if normalized else "backward"
