@@ -286,3 +286,11 @@ def test_save_load_with_pytorch(tmp_path):
     wt.save({"a": d["a"] * 2, "b": d["b"]}, tmp_path / "w.pt")
     back = torch.load(tmp_path / "w.pt")
     assert back["a"].tolist() == [2 + 4j, -7j] and back["b"].dtype == torch.complex128
+
+
+def test_conjugate_transposes():
+    a, b = _pair((2, 3))
+    for f in (lambda t: t.mH, lambda t: t.adjoint(), lambda t: t.H, lambda t: t.T, lambda t: t.mT):
+        _close(f(a), f(b))
+    x = wt.ones(2, 3)
+    assert x.H.tolist() == x.t().tolist()

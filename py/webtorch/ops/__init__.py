@@ -1,7 +1,7 @@
 """Every op, defined once. `registry` holds webtorch's public functions and Tensor's methods (the
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
-from . import activation, complex_ops, indexing, linalg, pointwise, reduction, registry, shape
+from . import activation, complex_ops, indexing, linalg, pointwise, reduction, registry, shape, views
 
 # webtorch.<name>: every public function the ops modules declared (`register`), and nothing else
 __all__ = sorted(registry.FUNCTIONS)
@@ -29,8 +29,8 @@ def bind_methods(Tensor, creation):
     M = registry.METHODS
     Tensor.T = property(s._T)
     Tensor.mT = property(s._mT)
-    Tensor.H = property(s._T)
-    Tensor.mH = property(s._mT)
+    Tensor.H = property(views._H)  # conjugate transposes
+    Tensor.mH = property(views._mH)
     Tensor._alias_view = s._alias_view
     Tensor._index_put_flat = i.index_put_flat  # for autograd/derivatives.py (which imports no op)
     Tensor._take_flat = i.take_flat
