@@ -294,3 +294,14 @@ def test_conjugate_transposes():
         _close(f(a), f(b))
     x = wt.ones(2, 3)
     assert x.H.tolist() == x.t().tolist()
+
+
+def test_casts_and_fills():
+    assert wt.full((2,), 1 + 1j).dtype is wt.complex64 and wt.full((2,), 1 + 1j).tolist() == [1 + 1j] * 2
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        assert wt.tensor([1 + 2j]).float().tolist() == [1.0]
+    r = wt.tensor([1.0, 2.0], requires_grad=True)
+    (r * (1 + 1j)).abs().sum().backward()  # a real input's gradient is the real part, without the warning
+    t = torch.tensor([1.0, 2.0], requires_grad=True)
+    (t * (1 + 1j)).abs().sum().backward()
+    _close(r.grad, t.grad, F32)

@@ -96,6 +96,10 @@ def sum_to(g, shape):
 
 
 def to_dtype(t, dt):
+    if t.dtype is dt:
+        return t
+    if t.dtype.kind == "c" and dt.kind != "c":  # a real input's gradient: the real part (PyTorch's, no warning)
+        t = t.real
     return t if t.dtype is dt else t.to(dt)
 
 

@@ -1,6 +1,7 @@
 """Tensor creation, conversion between dtypes/devices, and random sampling."""
 import functools
 import math
+import warnings
 from array import array
 
 from .. import _dtype
@@ -248,7 +249,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
-        dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else None
+        dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else \
+            _dtype.get_default_dtype().to_complex() if isinstance(fill_value, complex) else None
     shape, dt, dev = _creation_args(size if isinstance(size, (list, tuple)) else (size,), dtype, device)
     t = _prims.empty(shape, dt, dev)
     fill_value = _fill_value(fill_value, dt, t.numel())
@@ -561,6 +563,8 @@ def to(self, *args, **kwargs):
         return self.clone() if copy else self
     if dev.type == "webgpu" and dt is _dtype.float64:
         raise TypeError("float64 is not supported on webgpu; use float32 (or keep float64 tensors on cpu)")
+    if self.dtype.kind == "c" and dt.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
     if recording(self) and dt.kind in "fc":
         return ToCopy.apply(self, dev, dt)
     return _convert(self, dev, dt)
