@@ -96,7 +96,7 @@ def _to(dt):
     return cast
 
 
-for _name, _dt in (("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128), ("chalf", _dtype.complex32)):
+for _name, _dt in (("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)):  # complex32 has no storage
     register_method(_to(_dt), _name)
 Tensor.real = property(real, _set_part(real))
 Tensor.imag = property(imag, _set_part(imag))

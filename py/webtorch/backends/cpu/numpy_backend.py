@@ -248,7 +248,10 @@ class NumpyBackend(Backend):
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):
-        return np.empty(numel, _NP[dtype])
+        try:
+            return np.empty(numel, _NP[dtype])
+        except KeyError:
+            raise TypeError(f"{dtype} tensors are not supported by webtorch's cpu backend") from None
 
     def from_flat(self, values, dtype):
         if isinstance(values, np.ndarray):
