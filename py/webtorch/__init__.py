@@ -9,7 +9,7 @@ import warnings as _warnings
 from .version import __version__  # "2.13.0+webtorch.0.1.0": PyTorch's API release, webtorch's own as local part
 from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
-                     float64, get_default_dtype, set_default_dtype, promote_types)
+                     float64, complex32, complex64, complex128, get_default_dtype, set_default_dtype, promote_types)
 from ._device import device, set_default_device, get_default_device
 from . import _late
 from ._tensor import Tensor, Size
@@ -27,6 +27,7 @@ from . import ops
 from .ops import *  # noqa: F401,F403
 from .ops.reduction import multinomial, return_types
 linalg = _importlib.import_module(".linalg", __name__)  # torch.linalg, not ops/linalg.py
+fft = _importlib.import_module(".fft", __name__)  # torch.fft
 from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import random
 from ._tensor_str import set_printoptions
@@ -57,7 +58,9 @@ half = float16
 int = int32  # noqa: A001
 long = int64
 short = int16
-cfloat = None
+cfloat = complex64
+cdouble = complex128
+chalf = complex32
 contiguous_format = preserve_format = channels_last = None
 range = _creation.range_  # noqa: A001
 abs = ops.pointwise.abs  # noqa: A001
@@ -100,7 +103,7 @@ def is_floating_point(t):
 
 
 def is_complex(t):
-    return False
+    return t.dtype.is_complex
 
 
 def numel(t):
@@ -127,7 +130,7 @@ class finfo:
              "float64": (1.7976931348623157e308, 2.2250738585072014e-308, 2.220446049250313e-16, 5e-324, 64, 15)}
 
     def __init__(self, type=None):
-        type = type or get_default_dtype()
+        type = (type or get_default_dtype()).to_real()  # PyTorch: finfo(complex64) is finfo(float32)
         self.max, self.tiny, self.eps, self.smallest_subnormal, self.bits, self.resolution_digits = \
             self._data[type.name]
         self.min = -self.max

@@ -41,7 +41,7 @@ def _bad(name, why):
 
 
 _ITEM = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
-         "int8": 1, "uint8": 1, "bool": 1}
+         "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16}
 
 
 _ARRAY_CODE = {"float32": "f", "float64": "d", "int64": "q", "int32": "i", "int16": "h", "int8": "b",
@@ -49,7 +49,7 @@ _ARRAY_CODE = {"float32": "f", "float64": "d", "int64": "q", "int32": "i", "int1
 
 
 _NP_LE = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int64": "<i8", "int32": "<i4", "int16": "<i2",
-          "int8": "i1", "uint8": "u1", "bool": "u1"}
+          "int8": "i1", "uint8": "u1", "bool": "u1", "complex64": "<c8", "complex128": "<c16"}
 
 
 def _from_bytes(data, dtype):

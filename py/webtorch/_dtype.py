@@ -7,14 +7,14 @@ class dtype:
     def __init__(self, name, itemsize, kind, rank):
         self.name = name
         self.itemsize = itemsize
-        self.kind = kind  # 'b' bool, 'i' integer, 'f' floating
+        self.kind = kind  # 'b' bool, 'i' integer, 'f' floating, 'c' complex
         self.is_floating_point = kind == "f"
         self.is_signed = name not in ("bool", "uint8")
         self._rank = rank
 
     @property
     def is_complex(self):
-        return False
+        return self.kind == "c"
 
     def __repr__(self):
         return "torch." + self.name
@@ -23,7 +23,16 @@ class dtype:
         return (_by_name, (self.name,))
 
     def to_real(self):
-        return self
+        """The dtype of a complex dtype's real and imaginary parts (itself for a real dtype)."""
+        return _REAL.get(self, self)
+
+    def to_complex(self):
+        """The complex dtype whose parts are this floating dtype (itself for a complex dtype)."""
+        if self.kind == "c":
+            return self
+        if self.kind != "f":
+            raise RuntimeError(f"Unknown Complex ScalarType for {_C_NAMES[self.name]}")
+        return _COMPLEX[self]
 
 
 bool_ = dtype("bool", 1, "b", 0)
@@ -36,19 +45,28 @@ float16 = dtype("float16", 2, "f", 6)
 bfloat16 = dtype("bfloat16", 2, "f", 7)
 float32 = dtype("float32", 4, "f", 8)
 float64 = dtype("float64", 8, "f", 9)
+complex32 = dtype("complex32", 4, "c", 10)
+complex64 = dtype("complex64", 8, "c", 11)
+complex128 = dtype("complex128", 16, "c", 12)
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex32, complex64, complex128)
 BY_NAME = {d.name: d for d in ALL}
 NP_NAMES = {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
-            "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64"}
+            "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
+            "complex64": "complex64", "complex128": "complex128"}
 # aliases PyTorch users write
 ALIASES = {"float": float32, "double": float64, "half": float16, "int": int32, "long": int64,
-           "short": int16, "bool": bool_}
+           "short": int16, "bool": bool_, "cfloat": complex64, "cdouble": complex128, "chalf": complex32}
+_REAL = {complex32: float16, complex64: float32, complex128: float64}
+_COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}
+# c10's ScalarType names (the messages of to_complex)
+_C_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long"}
 
 # PyTorch's legacy tensor type names (torch.FloatTensor, x.type() == 'torch.FloatTensor')
 TENSOR_TYPES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor", int64: "LongTensor",
                 int32: "IntTensor", int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor",
-                bool_: "BoolTensor", bfloat16: "BFloat16Tensor"}
+                bool_: "BoolTensor", bfloat16: "BFloat16Tensor", complex64: "ComplexFloatTensor",
+                complex128: "ComplexDoubleTensor", complex32: "ComplexHalfTensor"}
 
 _default = [float32]
 
@@ -71,6 +89,10 @@ def promote_types(a, b):
     """torch.promote_types for two dtypes."""
     if a is b:
         return a
+    if a.kind == "c" or b.kind == "c":  # the complex of the promoted parts; an integer or bool gives way
+        if a.kind != "c":
+            a, b = b, a
+        return promote_types(a.to_real(), b.to_real()).to_complex() if b.kind in "fc" else a
     if a.kind == b.kind == "i":
         # uint8 with a signed int promotes to the signed type (int8 + uint8 -> int16)
         if {a.name, b.name} == {"uint8", "int8"}:
@@ -85,10 +107,12 @@ def _scalar_kind(x):
         return "b"
     if isinstance(x, int):
         return "i"
+    if isinstance(x, complex):
+        return "c"
     return "f"
 
 
-_ORDER = {"b": 0, "i": 1, "f": 2}
+_ORDER = {"b": 0, "i": 1, "f": 2, "c": 3}
 _ZERO_DIM = {d: (d, 0) for d in ALL}  # cache-key entry of a 0-d tensor of dtype d
 _rt_cache = {}
 _Tensor = []  # webtorch.Tensor, filled by _tensor.py (this module is imported first)
@@ -128,15 +152,17 @@ def _result_type(args, Tensor):
         elif a is not None:
             k = _scalar_kind(a)
             scal = k if scal is None else max(scal, k, key=order.get)
-    res = dim_t
-    if zero_t is not None:
-        if res is None:
-            res = zero_t
-        elif order[zero_t.kind] > order[res.kind]:
-            res = zero_t
     if scal is not None:
-        if res is None:
-            res = {"b": bool_, "i": int64, "f": get_default_dtype()}[scal]
-        elif order[scal] > order[res.kind]:
-            res = int64 if scal == "i" else get_default_dtype()
-    return res
+        default = get_default_dtype()
+        scal = {"b": bool_, "i": int64, "f": default, "c": default.to_complex()}[scal]
+    return _combine(dim_t, _combine(zero_t, scal))
+
+
+def _combine(higher, lower):
+    """c10's combine_categories: the higher-priority category's dtype unless the lower one is of a higher kind
+    (a complex meeting a floating dtype keeps the floating dtype's precision)."""
+    if higher is None:
+        return lower
+    if lower is None or _ORDER[lower.kind] <= _ORDER[higher.kind]:
+        return higher
+    return higher.to_complex() if lower.kind == "c" and higher.kind == "f" else lower

@@ -40,10 +40,10 @@ class _TensorType(type):
 
 
 TYPES = {name: _TensorType(name, (), {"dtype": dt, "is_cuda": False, "_device": "cpu", "__module__": "torch"})
-         for dt, name in _dtype.TENSOR_TYPES.items()}
+         for dt, name in _dtype.TENSOR_TYPES.items() if not dt.is_complex}  # x.type() names only
 # torch.cuda.FloatTensor, ...: PyTorch's TypeError without CUDA; under the cuda alias, on webgpu
 CUDA_TYPES = {name: _TensorType(name, (), {"dtype": dt, "is_cuda": True, "_device": "cuda", "__module__": "torch.cuda"})
-              for dt, name in _dtype.TENSOR_TYPES.items()}
+              for dt, name in _dtype.TENSOR_TYPES.items() if not dt.is_complex}
 
 
 def type_target(t):

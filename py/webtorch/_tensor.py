@@ -214,7 +214,7 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self._storage.dtype.kind == "c"
 
     def is_signed(self):
         return self.dtype.is_signed

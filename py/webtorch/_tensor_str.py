@@ -92,6 +92,20 @@ class _Formatter:
         return " " * (self.width - len(s)) + s
 
 
+class _ComplexFormatter:
+    """PyTorch's pair of formatters for a complex tensor: one for the real parts, one for the imaginary parts
+    (printed signed and stripped, with a 'j')."""
+
+    def __init__(self, values):
+        self.re = _Formatter([v.real for v in values], True)
+        self.im = _Formatter([v.imag for v in values], True)
+        self.width = self.re.width + self.im.width + 1
+
+    def format(self, v):
+        imag = (self.im.format(v.imag) + "j").lstrip()
+        return self.re.format(v.real) + ("" if imag[0] in "+-" else "+") + imag
+
+
 def _summarize(nested, shape):
     """Keep edge items of every dim (as in PyTorch's get_summarized_data)."""
     e = PRINT_OPTS.edgeitems
@@ -151,9 +165,10 @@ def tensor_repr(t, prefix="tensor(", indent=None, bare=False):
             data = _summarized_tensor(data)
         nested = data.tolist()
         flat = list(_flatten(nested)) if isinstance(nested, list) else [nested]
-        fmt = _Formatter(flat, t.dtype.is_floating_point)
+        fmt = _ComplexFormatter(flat) if t.dtype.is_complex else _Formatter(flat, t.dtype.is_floating_point)
         body = _tensor_str(nested, shape, indent, fmt, summarize)
-    if t.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
+    if t.dtype not in (_dtype.get_default_dtype(), _dtype.get_default_dtype().to_complex(), _dtype.int64,
+                       _dtype.bool_):
         suffixes.append(f"dtype={t.dtype}")
     elif t.dtype is _dtype.bool_ and numel == 0:
         suffixes.append(f"dtype={t.dtype}")

@@ -105,12 +105,14 @@ _MAX_META = 64 << 20  # the most bytes a non-storage record (data.pkl, webtorch.
 # ---- torch's storage and dtype names -----------------------------------------------------------
 _STORAGE_DTYPE = {"FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
                   "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
-                  "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool"}
+                  "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool",
+                  "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128"}
 _DTYPE_STORAGE = {v: k for k, v in _STORAGE_DTYPE.items()}
 _TORCH_DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
                  "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "int64": "int64",
                  "long": "int64", "int32": "int32", "int": "int32", "int16": "int16", "short": "int16",
-                 "int8": "int8", "uint8": "uint8", "bool": "bool"}
+                 "int8": "int8", "uint8": "uint8", "bool": "bool", "complex64": "complex64", "cfloat": "complex64",
+                 "complex128": "complex128", "cdouble": "complex128"}
 
 
 class _Records:

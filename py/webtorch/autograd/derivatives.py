@@ -31,6 +31,12 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
+def _c(v):
+    """The conjugate of a tensor or number (itself when real): the complex rows' factor, as PyTorch's conjugate
+    Wirtinger convention makes the gradient of a real loss grad * conj(d output / d input)."""
+    return v.conj() if hasattr(v, "conj") else v.conjugate()
+
+
 def where(condition, a, b):
     """torch.where(condition, a, b), through Tensor's method (a or b may be a Python number)."""
     return b.where(~condition, a) if isinstance(a, (int, float)) else a.where(condition, b)
@@ -366,7 +372,7 @@ def _view(g, x_shape):
 
 
 # a @ b's: b's first, so that a's may join the activation's store (webgpu)
-_MATMUL = {"b": lambda g, a: a.mT.matmul(g), "a": lambda g, b: g.matmul(b.mT)}
+_MATMUL = {"b": lambda g, a: _c(a.mT).matmul(g), "a": lambda g, b: g.matmul(_c(b.mT))}
 
 
 _LOWEST = {"float16": -65504.0, "bfloat16": -3.3895313892515355e38, "float32": -3.4028234663852886e38,
@@ -428,31 +434,31 @@ def _bce_with_logits_target(g, input, target, weight, pos_weight, reduction):
 DERIVATIVES = {
     # ---- unary element-wise ops (ops/pointwise.py) --------------------------------------------
     "NegBackward0": lambda g: -g,
-    "AbsBackward0": lambda g, x: g * x.sign(),
+    "AbsBackward0": lambda g, x: g * (x.sgn() if x.is_complex() else x.sign()),
     "SignBackward0": _zeros,
-    "ExpBackward0": lambda g, y: g * y,
+    "ExpBackward0": lambda g, y: g * _c(y),
     "Exp2Backward0": lambda g, y: g * y * LN2,
     "Expm1Backward0": lambda g, y: g * (y + 1),
-    "LogBackward0": lambda g, x: g / x,
+    "LogBackward0": lambda g, x: g / _c(x),
     "Log2Backward0": lambda g, x: g / (x * LN2),
     "Log10Backward0": lambda g, x: g / (x * LN10),
     "Log1PBackward0": lambda g, x: g / (x + 1),
-    "SqrtBackward0": lambda g, y: g / (2 * y),
+    "SqrtBackward0": lambda g, y: g / _c(2 * y),
     "RsqrtBackward0": lambda g, y: g * y.pow(3) * -0.5,
-    "ReciprocalBackward0": lambda g, y: -g * (y * y),
-    "SinBackward0": lambda g, x: g * x.cos(),
-    "CosBackward0": lambda g, x: -g * x.sin(),
-    "TanBackward0": lambda g, y: g * (y * y + 1),
+    "ReciprocalBackward0": lambda g, y: -g * _c(y * y),
+    "SinBackward0": lambda g, x: g * _c(x.cos()),
+    "CosBackward0": lambda g, x: -g * _c(x.sin()),
+    "TanBackward0": lambda g, y: g * _c(y * y + 1),
     "AsinBackward0": lambda g, x: g / (1 - x * x).sqrt(),
     "AcosBackward0": lambda g, x: -g / (1 - x * x).sqrt(),
     "AtanBackward0": lambda g, x: g / (x * x + 1),
-    "SinhBackward0": lambda g, x: g * x.cosh(),
-    "CoshBackward0": lambda g, x: g * x.sinh(),
-    "TanhBackward0": lambda g, y: g * (1 - y * y),
+    "SinhBackward0": lambda g, x: g * _c(x.cosh()),
+    "CoshBackward0": lambda g, x: g * _c(x.sinh()),
+    "TanhBackward0": lambda g, y: g * _c(1 - y * y),
     "AsinhBackward0": lambda g, x: g / (x * x + 1).sqrt(),
     "AcoshBackward0": lambda g, x: g / (x * x - 1).sqrt(),
     "AtanhBackward0": lambda g, x: g / (1 - x * x),
-    "SigmoidBackward0": lambda g, y: g * y * (1 - y),
+    "SigmoidBackward0": lambda g, y: g * _c(y * (1 - y)),
     "LogitBackward0": _logit,
     "SincBackward0": _sinc,
     "ErfBackward0": lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp(),
@@ -488,8 +494,8 @@ DERIVATIVES = {
     "SubBackward0": {"a": lambda g: g, "b": _alpha(-1)},
     "RsubBackward0": {"a": _alpha(-1), "b": lambda g: g},
     "RsubBackward1": {"a": _alpha(-1)},
-    "MulBackward0": {"a": lambda g, b: g * b, "b": lambda g, a: g * a},
-    "DivBackward0": {"a": lambda g, b: g / b, "b": lambda g, a, b: -g * (a / b / b)},  # b * b would overflow
+    "MulBackward0": {"a": lambda g, b: g * _c(b), "b": lambda g, a: g * _c(a)},
+    "DivBackward0": {"a": lambda g, b: g / _c(b), "b": lambda g, a, b: -g * _c(a / b / b)},  # b * b would overflow
     "DivBackward2": {"a": _zeros, "b": _zeros},   # div with a rounding mode
     "RemainderBackward0": {"a": lambda g: g},
     "RemainderBackward1": {"a": lambda g: g, "b": lambda g, a, b: -g * a.div(b, rounding_mode="floor")},
@@ -536,7 +542,7 @@ DERIVATIVES = {
     "NotImplemented(_sample_dirichlet)": _not_implemented("_sample_dirichlet"),
     "BinomialBackward0": {"count": _zeros, "prob": _zeros},
     # PyTorch's order: g * (exponent * x ** (exponent - 1)) (g * exponent first may overflow, 3e38 * 2 may not)
-    "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * (exponent * x.pow(exponent - 1)),
+    "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * _c(exponent * x.pow(exponent - 1)),
     "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * (b * a.pow(b - 1))),
                      "b": lambda g, a, b, y: g * where((a == 0) & (b >= 0), 0.0, y * a.log())},
     "PowBackward2": {"x": _pow_scalar_base},
@@ -583,6 +589,13 @@ DERIVATIVES = {
                        "mat2": lambda g, mat1, alpha: mat1.mT.matmul(_scaled(g, alpha)),
                        "mat1": lambda g, mat2, alpha: _scaled(g, alpha).matmul(mat2.mT)},
     "CloneBackward0": lambda g: g,
+    # ---- complex tensors (ops/complex_ops.py) ---------------------------------------------------------
+    "ViewAsRealBackward0": lambda g: g.contiguous()._view_as_complex(),
+    "ViewAsComplexBackward0": lambda g: g._view_as_real(),
+    "ConjBackward0": lambda g: g.conj(),
+    "ConjPhysicalBackward0": lambda g: g.conj(),
+    "ComplexBackward0": {"real": lambda g: g.real, "imag": lambda g: g.imag},
+    "FftC2CBackward0": lambda g, inverse: g._fft_c2c(not inverse),  # the conjugate transpose (webtorch/fft.py)
     # ---- views, copies and joins (ops/views.py, ops/shape.py, ops/_common.py) -----------------------
     **{n: _view for n in ("ViewBackward0", "UnsafeViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
                           "SqueezeBackward2", "SqueezeBackward4", "UnsqueezeBackward0")},
@@ -642,3 +655,17 @@ DERIVATIVES = {
                                                                                          delta)},
 }
 DERIVATIVES.update(LINALG_DERIVATIVES)  # torch.linalg's primitives (linalg_derivatives.py)
+
+# the rows right for complex inputs too (PyTorch's conjugate Wirtinger convention: linear maps with real
+# coefficients, and the rows with `_c`); a node of any other row refuses a complex input (`formula_node`)
+COMPLEX_ROWS = frozenset(
+    "NegBackward0 AbsBackward0 ExpBackward0 AddBackward0 SubBackward0 RsubBackward0 RsubBackward1 MulBackward0 "
+    "DivBackward0 BmmBackward0 MmBackward0 CloneBackward0 ViewAsRealBackward0 ViewAsComplexBackward0 ConjBackward0 "
+    "ConjPhysicalBackward0 ComplexBackward0 ViewBackward0 UnsafeViewBackward0 SqueezeBackward0 SqueezeBackward1 "
+    "SqueezeBackward2 SqueezeBackward4 UnsqueezeBackward0 PermuteBackward0 TransposeBackward0 TBackward0 "
+    "ExpandBackward0 SliceBackward0 SelectBackward0 DiagonalBackward0 AsStridedBackward0 UnfoldBackward0 "
+    "UnbindBackward0 SplitBackward0 SplitWithSizesBackward0 CatBackward0 StackBackward0 CopyBackwards CopySlices "
+    "IndexBackward0 GatherBackward0 FlipBackward0 RollBackward0 TakeBackward0 IndexSelectBackward0 "
+    "SumBackward0 SumBackward1 MeanBackward0 MeanBackward1 CumsumBackward0 ToCopyBackward0 WhereBackward0 "
+    "LogBackward0 SqrtBackward0 ReciprocalBackward0 SinBackward0 CosBackward0 TanBackward0 SinhBackward0 "
+    "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0".split())

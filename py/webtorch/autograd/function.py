@@ -61,7 +61,7 @@ class Function(metaclass=_FunctionMeta):
             return tuple([grad_edge(a) if isinstance(a, Tensor) else None for a in args])
         # a built-in op: edges for its differentiable (floating) inputs only, as PyTorch's nodes
         return tuple([None if k in cls._no_edges else
-                      grad_edge(a) if isinstance(a, Tensor) and a.dtype.is_floating_point else
+                      grad_edge(a) if isinstance(a, Tensor) and a.dtype.kind in "fc" else
                       (None, 0) if k in cls._scalar_edges and isinstance(a, (Tensor, bool, int, float)) or
                       (a is None and k in cls._optional_edges) else None
                       for k, a in enumerate(args)])
@@ -95,7 +95,7 @@ class Function(metaclass=_FunctionMeta):
                     renamed[id(o)] = i  # a saved temporary view is this output
                     o = outs[i] = Tensor._make(o._storage, o._shape, o._stride, o._offset)  # no view of a temporary
                 meta.append((o._shape, o.dtype, o.device))
-                if o.dtype.is_floating_point and id(o) not in nondiff:
+                if o.dtype.kind in "fc" and id(o) not in nondiff:
                     o._requires_grad = True
                     o.grad_fn = ctx
                     o._output_nr = i

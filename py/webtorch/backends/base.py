@@ -100,6 +100,11 @@ class Backend:
     def synchronize(self):
         pass
 
+    def reinterpret(self, buf, dtype):
+        """The same memory as a buf of `dtype`: a complex buf as its interleaved real and imaginary parts (a real
+        buf of twice the elements) and back (view_as_real / view_as_complex)."""
+        raise TypeError(f"complex tensors are not supported on the {self.name} backend yet")
+
     # ---- compute ----------------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
         """out[i] = op(*inputs[i]) for every index i of out.shape; each input is a Strided
@@ -144,6 +149,11 @@ class Backend:
     def arange(self, out, start, step):
         """out (contiguous 1-D) [i] = start + i * step, computed in out.dtype."""
         raise NotImplementedError
+
+    def fft(self, out, inp, inverse):
+        """out[..., k] = sum_j inp[..., j] * exp(-+2 pi i j k / n) along the last dim (n = its size; + when
+        inverse, no 1/n): complex dtypes only; out contiguous, inp any strided view of out's shape."""
+        raise TypeError(f"torch.fft is not supported on the {self.name} backend yet")
 
     def random(self, out, kind, seed, offset):
         """Fill the contiguous `out` with counter-based Philox4x32-10 randoms (see

@@ -56,7 +56,7 @@ class ByDtype:
 
 
 KIND_DTYPES = {"f": ("float16", "float32", "float64"), "i": ("int8", "int16", "int32", "int64"), "u": ("uint8",),
-               "b": ("bool",)}
+               "b": ("bool",), "c": ("complex64", "complex128")}
 KIND_OF = {d: k for k, ds in KIND_DTYPES.items() for d in ds}
 BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "bool": 8}
 
@@ -805,3 +805,20 @@ def remove(name):
     record = RECORDS.pop(name)
     for fn in reversed(_LISTENERS):
         fn(record, False)
+
+
+# ---- complex forms (complex64 / complex128 on the numpy cpu backend) ----------------------------------
+# A record takes a complex compute dtype only where it has a "c" form: with none, a backend raises (a
+# complex input never falls back to the float form, which would drop the imaginary part). The pure-Python
+# and WebGPU backends hold no complex buffers yet.
+_COMPLEX_NP = {"copy": (same, _np_copy_out), "abs": "absolute", "sigmoid": lambda a: 1 / (1 + np.exp(-a)),
+               "rsqrt": lambda a: 1 / np.sqrt(a), "where": lambda c, a, b: np.where(c, a, b), "neg": "negative",
+               "div": "true_divide", "mul": "multiply", "sub": "subtract", "eq": "equal",
+               "pow": lambda a, b: np.exp(b * np.log(a)),  # C's cpow, as PyTorch (0 ** 0j is NaN, 0 ** 0.5j 0)
+               "ne": "not_equal", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+               "acosh": "arccosh", "atanh": "arctanh",
+               **{n: n for n in "exp log log10 log2 log1p expm1 sqrt sin cos tan sinh cosh tanh isnan isinf isfinite "
+                                "add logical_and logical_or logical_xor".split()}}
+for _name, _f_np in _COMPLEX_NP.items():
+    _r = RECORDS[_name]
+    RECORDS[_name] = _r._replace(np={**_r.np, "c": _f_np})

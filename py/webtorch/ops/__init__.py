@@ -5,6 +5,7 @@ from . import (
     _linalg_ops,
     activation,
     aliases,
+    complex_ops,
     copies,
     indexing,
     linalg,
@@ -16,6 +17,7 @@ from . import (
     sampling,
     shape,
     special,
+    views,
     windows,
 )
 
@@ -46,8 +48,8 @@ def bind_methods(Tensor, creation):
     M = registry.METHODS
     Tensor.T = property(s._T)
     Tensor.mT = property(s._mT)
-    Tensor.H = property(s._T)
-    Tensor.mH = property(s._mT)
+    Tensor.H = property(views._H)  # conjugate transposes
+    Tensor.mH = property(views._mH)
     Tensor._alias_view = s._alias_view
     Tensor._index_put_flat = i.index_put_flat  # for autograd/derivatives.py (which imports no op)
     Tensor._take_flat = i.take_flat

@@ -8,7 +8,7 @@ from .. import _dtype
 from .._geometry import contiguous_strides
 from .._tensor import _NO_GRAD_VIEW_HINT, Tensor, _wrap_dim
 from ..autograd import grad_mode
-from ..autograd.derivatives import DERIVATIVES
+from ..autograd.derivatives import COMPLEX_ROWS, DERIVATIVES
 from ..autograd.function import Function
 from ..autograd.graph import run_backward
 from ..overrides import torch_function
@@ -85,7 +85,7 @@ def scalar_to(v, dt):
 
 def float_of(dt):
     """The floating dtype ops like exp/div produce for dt."""
-    return dt if dt.is_floating_point else _dtype.get_default_dtype()
+    return dt if dt.kind in "fc" else _dtype.get_default_dtype()
 
 
 def sum_to(g, shape):
@@ -96,6 +96,10 @@ def sum_to(g, shape):
 
 
 def to_dtype(t, dt):
+    if t.dtype is dt:
+        return t
+    if t.dtype.kind == "c" and dt.kind != "c":  # a real input's gradient: the real part (PyTorch's, no warning)
+        t = t.real
     return t if t.dtype is dt else t.to(dt)
 
 
@@ -141,6 +145,7 @@ def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
     kept = tuple([(n, _position(names, n), None, readers(n)) for n in plain if n in needed] +
                  [(n, None, k, readers(n)) for k, n in enumerate(outputs) if n in needed])
     several = len(outputs) > 1
+    real_only = node not in COMPLEX_ROWS
     grads = tuple(i for i, _, _, _ in plan)
     attrs = tuple((n + a, _position(names, n), _attribute(get, "*" + n in names))
                   for n in plain for a, get in _ATTRIBUTES.items() if n + a in needed)
@@ -151,6 +156,8 @@ def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
 
         @staticmethod
         def forward(ctx, *args):
+            if real_only:
+                _refuse_complex(node, args)
             y = kernel(*args)
             need, outs = ctx.needs_input_grad, y if several else (y,)
             tensors, consts, geom = [], [], []
@@ -192,6 +199,16 @@ def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
     return FormulaNode
 
 
+def _refuse_complex(node, args):
+    """A node whose formula is not written for complex inputs (not in COMPLEX_ROWS) raises rather than record a
+    wrong gradient."""
+    for a in args:
+        for t in a if isinstance(a, tuple) else (a,):
+            if isinstance(t, Tensor) and t._storage.dtype.kind == "c":
+                raise NotImplementedError(f"the derivative of {node.split('Backward')[0]} for complex inputs is not "
+                                          "implemented in webtorch yet")
+
+
 def _geometry(v):
     """(shape, dtype) of a differentiable input (a tuple of them for several), None for a non-Tensor."""
     if isinstance(v, tuple):
@@ -204,7 +221,7 @@ def _cast(g, geom):
     return to_dtype(sum_to(g, geom[0]), geom[1])
 
 
-_KIND_ORDER = {"b": 0, "i": 1, "f": 2}
+_KIND_ORDER = {"b": 0, "i": 1, "f": 2, "c": 3}
 
 
 def can_cast(src, dst):
@@ -213,7 +230,8 @@ def can_cast(src, dst):
 
 def name_of(dt):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "bool": "Bool", "uint8": "Byte", "int16": "Short", "int8": "Char", "bfloat16": "BFloat16"}[dt.name]
+            "bool": "Bool", "uint8": "Byte", "int16": "Short", "int8": "Char", "bfloat16": "BFloat16",
+            "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dt.name]
 
 
 # dtype -> (C++ name, integer bits or floating max)
@@ -231,7 +249,7 @@ def fill_value(value, dtype, numel=None):
     float16/bfloat16 filling one element (`numel` 1): inf there."""
     if dtype.name == "bool":
         return bool(value)
-    if isinstance(value, bool):
+    if isinstance(value, bool) or dtype.kind == "c":
         return value
     if isinstance(value, int) and not -(1 << 63) <= value < 1 << 64:
         raise OverflowError("int too big to convert")
@@ -469,7 +487,7 @@ class Composite(Function):
         ctx.set_materialize_grads(False)  # an unused output (batch norm's statistics) costs no zeros
         leaves, inner, no_edges = [], [], ctx._fn._no_edges
         for k, a in enumerate(args):
-            if isinstance(a, Tensor) and a._requires_grad and a.dtype.is_floating_point and k not in no_edges:
+            if isinstance(a, Tensor) and a._requires_grad and a.dtype.kind in "fc" and k not in no_edges:
                 a = a._alias()
                 a._requires_grad = True
                 leaves.append(a)
@@ -480,7 +498,7 @@ class Composite(Function):
         outs = out if is_tuple else (out,)
         ctx._s_graph = (leaves, outs)
         ctx._s_args = args
-        ctx._s_diff = tuple(isinstance(a, Tensor) and a._requires_grad and a.dtype.is_floating_point
+        ctx._s_diff = tuple(isinstance(a, Tensor) and a._requires_grad and a.dtype.kind in "fc"
                             and k not in no_edges for k, a in enumerate(args))
         # each output is a tensor of its own, as PyTorch's single op returns: never a view of the
         # composition's intermediates (an in-place op on it would then write the inner graph's

@@ -1,6 +1,7 @@
 """Tensor creation, conversion between dtypes/devices, and random sampling."""
 import functools
 import math
+import warnings
 from array import array
 
 from .. import _dtype
@@ -29,7 +30,8 @@ bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
 
 def _np_dtype_name(a):
     return {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
-            "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64"}.get(str(a.dtype))
+            "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
+            "complex64": "complex64", "complex128": "complex128"}.get(str(a.dtype))
 
 
 def _is_numpy(x):
@@ -38,7 +40,7 @@ def _is_numpy(x):
 
 def _infer(data):
     """(shape, flat list, inferred dtype) of nested Python sequences of numbers."""
-    if isinstance(data, (bool, int, float)):
+    if isinstance(data, (bool, int, float, complex)):
         return (), [data], _kind_dtype([data])
     if isinstance(data, Tensor):
         return tuple(data.shape), data.reshape(-1).tolist() if data.dim() else [data.item()], data.dtype
@@ -55,7 +57,7 @@ def _infer(data):
     for v in level:
         if isinstance(v, Tensor) or _is_numpy(v):
             v = v.item()
-        if not isinstance(v, (bool, int, float)):
+        if not isinstance(v, (bool, int, float, complex)):
             raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
         flat.append(v)
     return shape, flat, _kind_dtype(flat)
@@ -109,6 +111,8 @@ def _kind_dtype(flat):
         return bool_
     if all(isinstance(v, (bool, int)) for v in flat):
         return int64
+    if any(isinstance(v, complex) for v in flat):
+        return _dtype.get_default_dtype().to_complex()
     return _dtype.get_default_dtype()
 
 
@@ -185,7 +189,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             flat = [int(v) for v in flat]
     elif dt is _dtype.float16:  # PyTorch converts a Python float to float16 through float32 (rounded twice)
         flat = array("f", flat).tolist()
-    if requires_grad and not dt.is_floating_point:
+    if dt.kind != "c" and any(isinstance(v, complex) for v in flat):
+        flat = [_fill_value(v, dt) for v in flat]  # PyTorch's check: no imaginary part into a real dtype
+    if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _finish(_prims.from_flat(flat, shape, dt, dev), requires_grad)
 
@@ -243,7 +249,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
-        dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else None
+        dtype = bool_ if isinstance(fill_value, bool) else int64 if isinstance(fill_value, int) else \
+            _dtype.get_default_dtype().to_complex() if isinstance(fill_value, complex) else None
     shape, dt, dev = _creation_args(size if isinstance(size, (list, tuple)) else (size,), dtype, device)
     t = _prims.empty(shape, dt, dev)
     fill_value = _fill_value(fill_value, dt, t.numel())
@@ -591,7 +598,9 @@ def to(self, *args, **kwargs):
         return self.clone() if copy else self
     if dev.type == "webgpu" and dt is _dtype.float64:
         raise TypeError("float64 is not supported on webgpu; use float32 (or keep float64 tensors on cpu)")
-    if recording(self) and dt.is_floating_point:
+    if self.dtype.kind == "c" and dt.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+    if recording(self) and dt.kind in "fc":
         return ToCopy.apply(self, dev, dt)
     return _convert(self, dev, dt)
 

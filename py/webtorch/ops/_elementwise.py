@@ -63,8 +63,8 @@ def elementwise_node(node, ref, params=(), op=None):
         fn.saves_input = True  # its inner graph may hold the input
         return fn
     if ref is None:
-        def kernel(x, dt):
-            return _prims.ewise(op, [x], dt, dt, shape=x._shape)
+        def kernel(x, dt):  # a complex input keeps its dtype for computing (abs: a real result)
+            return _prims.ewise(op, [x], x.dtype if x.dtype.kind == "c" else dt, dt, shape=x._shape)
     else:
         def kernel(x, dt, *pvals):
             return _unary_kernel(op, ref, x, dt, dt, pvals)
@@ -74,9 +74,16 @@ def elementwise_node(node, ref, params=(), op=None):
 def _unary_dtype(rule, x):
     if rule == "same":
         return x.dtype
+    if rule == "real":  # abs: a complex input's parts' dtype
+        return x.dtype.to_real()
     if rule == "float":
         return float_of(x.dtype)
     return bool_
+
+
+def _check_real_inplace(op, dt, self):
+    if dt is not self.dtype and self.dtype.is_complex:  # abs_ of a complex tensor: its result is real
+        raise RuntimeError(f"In-place {op} is not supported for complex tensors.")
 
 
 def _not_implemented(op, dtype):
@@ -100,7 +107,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
     fn = elementwise_node(node, ref, params, op) if node is not None else None
     ELEMENTWISE[op] = Decl("unary", rule, node, ref)
     # dtype-keeping ops and bool-valued tests (but casts_out's) take no other out= dtype
-    exact = OUT_DTYPE_SAME if rule == "same" else \
+    exact = OUT_DTYPE_SAME if rule in ("same", "real") else \
         f"{op} does not support non-boolean outputs." if rule == "bool" and not casts_out else None
 
     checks = bool(refuse_bool) or not (ints and floats and half)  # no call per op where none applies
@@ -120,8 +127,8 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
         dt = _unary_dtype(rule, input)
         if fn is not None and recording(input):
             r = fn.apply(input, dt, *pvals)
-        elif ref is None:  # bool-valued tests (isnan, isinf, ...) look at the input in its own dtype
-            r = _prims.ewise(op, [input], input.dtype if rule == "bool" else dt, dt, shape=input._shape)
+        elif ref is None:  # bool-valued tests (isnan, isinf, ...) and abs look at the input in its own dtype
+            r = _prims.ewise(op, [input], input.dtype if rule in ("bool", "real") else dt, dt, shape=input._shape)
         else:
             r = _unary_kernel(op, ref, input, input.dtype if rule == "bool" else dt, dt, pvals)
         if out is None:
@@ -134,6 +141,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
         if checks:
             check(self)
         dt = _unary_dtype(rule, self)
+        _check_real_inplace(op, dt, self)
         check_inplace_dtype(dt, self)
         if fn is not None and recording(self):
             src = self.clone() if fn.saves_input else self
@@ -170,6 +178,8 @@ def _binary_dtypes(op, rule, a, b, opmath_scalar=False):
             return _dtype.float32, rt
         return rt, rt
     if rule == "cmp":
+        if rt.kind == "c" and op not in ("eq", "ne"):  # complex numbers have no order
+            raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(rt)}'")
         return rt, bool_
     if rule == "logical":
         return rt, bool_
@@ -195,7 +205,7 @@ def _binary_node(fn, input, other):
     return fn.scalar if not isinstance(other, Tensor) and hasattr(fn, "scalar") else fn
 
 
-_OPERAND = (Tensor, bool, int, float)
+_OPERAND = (Tensor, bool, int, float, complex)
 
 
 def _check_operands(op, input, other):
@@ -243,7 +253,7 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
         cdt, odt = _binary_dtypes(op, rule, input, other, opmath_scalar)
         if int_div and cdt.kind != "f":
             _check_int_div(op, other, cdt)
-        if fn is not None and odt.is_floating_point and recording(input, other):
+        if fn is not None and odt.kind in "fc" and recording(input, other):
             r = _binary_node(fn, input, other).apply(input, other, cdt, odt)
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):

@@ -303,3 +303,12 @@ def to_device(t, device):
     except ImportError:
         data = be.to_flat(src._strided())
     return from_flat(data, t._shape, t.dtype, device)
+
+
+def fft(x, inverse):
+    """The unnormalized discrete Fourier transform of complex x along its last dim (exp(+2 pi i jk / n) when
+    inverse): the backend's `fft` primitive."""
+    out = empty(x._shape, x.dtype, x.device)
+    if out.numel():
+        out._backend.fft(out._strided(), x._strided(), inverse)
+    return out

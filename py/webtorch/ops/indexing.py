@@ -732,6 +732,8 @@ def masked_fill(input, mask, value):
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.dim()} dimension(s).")
     shape = _prims.broadcast_shapes(input.shape, mask.shape)
+    if isinstance(value, Tensor) and value.dtype.is_complex and not input.dtype.is_complex:
+        fill_value(value.item(), input.dtype)  # PyTorch's check: an imaginary part cannot go into a real tensor
     r = where(mask, value.to(input.dtype) if isinstance(value, Tensor) else fill_value(value, input.dtype), input)
     if r.dtype != input.dtype:
         r = r.to(input.dtype)

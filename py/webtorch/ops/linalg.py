@@ -259,7 +259,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
     beta, alpha = scalar_to(beta, mat1.dtype), scalar_to(alpha, mat1.dtype)
-    if mat1.dtype.is_floating_point and recording(input, mat1, mat2):
+    if mat1.dtype.kind in "fc" and recording(input, mat1, mat2):
         return write_out(Addmm.apply(input, mat1, mat2, beta, alpha), out, exact=OUT_DTYPE)
     return write_out(_addmm_kernel(input, mat1, mat2, beta, alpha), out, exact=OUT_DTYPE)
 

@@ -121,7 +121,7 @@ def _vml(op):
 neg = unary("neg", "same", "NegBackward0", refuse_bool=(
     RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
                   "mask, use the `~` or `logical_not()` operator instead."))
-abs = unary("abs", "same", "AbsBackward0", refuse_bool=(NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"))
+abs = unary("abs", "real", "AbsBackward0", refuse_bool=(NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"))
 floor = unary("floor", "same", "FloorBackward0", refuse_bool=_vml("floor"))
 ceil = unary("ceil", "same", "CeilBackward0", refuse_bool=_vml("ceil"))
 round = unary("round", "same", "RoundBackward0", refuse_bool=_vml("round"))
@@ -303,7 +303,7 @@ def _make_add(opname, F):
         if not (isinstance(input, _OPERAND) and isinstance(other, _OPERAND)):
             _check_operands(opname, input, other)
         cdt = _add_dtype(opname, input, other, alpha)
-        if cdt.is_floating_point and recording(input, other):
+        if cdt.kind in "fc" and recording(input, other):
             r = F.apply(input, other, alpha, cdt)
         else:
             r = _add_kernel(input, other, alpha if opname == "add" else -alpha, cdt)
@@ -360,7 +360,7 @@ def rsub(input, other, *, alpha=1):
     _check_operands("rsub", input, other)
     check_tensor("rsub", input)
     cdt = _add_dtype("sub", other, input, alpha)
-    if cdt.is_floating_point and recording(input, other):
+    if cdt.kind in "fc" and recording(input, other):
         return (Rsub if isinstance(other, Tensor) else RsubScalar).apply(input, other, alpha, cdt)
     return _add_kernel(other, input, -alpha, cdt)
 
@@ -417,7 +417,7 @@ PowScalarBase = formula_node("PowBackward2", _pow_kernel, ("base", "x", "dtype")
 
 def _pow_dtype(a, b):
     dt = _dtype.result_type(a, b)
-    if not dt.is_floating_point:
+    if dt.kind not in "fc":
         ev = b if not isinstance(b, Tensor) else None
         if ev is not None and ev < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -430,14 +430,14 @@ def pow(input, exponent, *, out=None):
         check_tensor("pow", input)
     dt = _pow_dtype(input, exponent)
     if isinstance(input, Tensor) and isinstance(exponent, Tensor):
-        r = PowTensor.apply(input, exponent, dt) if dt.is_floating_point and recording(input, exponent) \
+        r = PowTensor.apply(input, exponent, dt) if dt.kind in "fc" and recording(input, exponent) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
     elif isinstance(input, Tensor):
         scalar_to(exponent, dt)  # PyTorch's range check (float16 ** 70000.0 raises)
-        r = PowScalar.apply(input, exponent, dt) if dt.is_floating_point and recording(input) \
+        r = PowScalar.apply(input, exponent, dt) if dt.kind in "fc" and recording(input) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
     else:
-        r = PowScalarBase.apply(input, exponent, dt) if dt.is_floating_point and recording(exponent) \
+        r = PowScalarBase.apply(input, exponent, dt) if dt.kind in "fc" and recording(exponent) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
     return write_out(r, out, input, exponent, full_overlap_ok=True)
 
@@ -480,7 +480,7 @@ def where(condition, input=None, other=None, *, out=None):
     dt = _dtype.result_type(input, other)
     if dt.name not in ("float16", "bfloat16"):  # a number converts as a one-element fill (unchecked for these)
         input, other = (v if isinstance(v, Tensor) else fill_value(v, dt) for v in (input, other))
-    if dt.is_floating_point and recording(input, other):
+    if dt.kind in "fc" and recording(input, other):
         r = Where.apply(condition, input, other, dt)
     else:
         r = _prims.ewise("where", [condition, input, other], dt, dt)
@@ -516,7 +516,7 @@ def clamp(input, min=None, max=None, *, out=None):
         return write_out(r, out, input, min, max, full_overlap_ok=True, exact=OUT_DTYPE_SAME)
     dt = _dtype.result_type(input, *(v for v in (min, max) if v is not None))
     min, max = (None if v is None else scalar_to(v, dt) for v in (min, max))  # noqa: A001 (PyTorch's names)
-    if dt.is_floating_point and recording(input):
+    if dt.kind in "fc" and recording(input):
         r = Clamp.apply(input, min, max, dt)
     else:
         r = _clamp_kernel(input, min, max, dt)
@@ -658,8 +658,18 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     return _addc(input, tensor1, tensor2, value, div)
 
 
+def _sgn(x):  # a complex x / |x|, 0 at 0
+    a = abs(x)
+    return where(a == 0, 0, x / a)
+
+
+_Sgn = composite_node("SgnBackward0", _sgn)
+
+
 @register
 def sgn(input):
+    if input.dtype.is_complex:
+        return _Sgn.apply(input) if recording(input) else _sgn(input)
     return sign(input)
 
 

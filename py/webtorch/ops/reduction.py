@@ -65,7 +65,7 @@ SumAll = formula_node("SumBackward0", _sum_kernel, ("x", "dims", "keepdim", "dty
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return dtype
-    return int64 if x.dtype.kind != "f" else x.dtype
+    return int64 if x.dtype.kind not in "fc" else x.dtype
 
 
 @register
@@ -78,7 +78,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         dtype = out.dtype
     dt = _sum_dtype(input, dtype)
     x = input.to(dt) if dtype is not None and input.dtype != dtype else input
-    if dt.is_floating_point and recording(x):
+    if dt.kind in "fc" and recording(x):
         r = (SumAll if dim is None else Sum).apply(x, dims, keepdim, dt)
     else:
         r = _prims.reduce("sum", x, dims, keepdim, dt)
@@ -139,7 +139,7 @@ MeanAll = formula_node("MeanBackward0", _mean_dims, ("x", "dims", "keepdim"))
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if _autocast.STATE and dtype is None and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)  # autocast: reductions run in float32
-    if not (dtype or input.dtype).is_floating_point:
+    if (dtype or input.dtype).kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype "
                            f"must be either a floating point or complex dtype. Got: {name_of(dtype or input.dtype)}")
     if dtype is not None:
@@ -179,13 +179,13 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     dt = _sum_dtype(input, None)
     x = input if input.dtype == dt else input.to(dt)
     if dim is None:
-        if dt.is_floating_point and recording(x):
+        if dt.kind in "fc" and recording(x):
             return ProdAll.apply(x)
         return _prims.reduce("prod", x, tuple(range(x.dim())), False, dt)
     d = wrap_dim(dim, x.dim())
     if x.dim() == 0:  # the product of one value
         return prod(x)
-    if dt.is_floating_point and recording(x):
+    if dt.kind in "fc" and recording(x):
         return Prod.apply(x, d, keepdim)
     return _prims.reduce("prod", x, (d,), keepdim, dt)
 
@@ -518,7 +518,7 @@ def _make_scan(op, node):
         x = input if input.dtype == dt else input.to(dt)
         if x.dim() == 0:
             return write_out(x.clone(), out)
-        if dt.is_floating_point and recording(x):
+        if dt.kind in "fc" and recording(x):
             return write_out(node.apply(x, d, dt), out)
         return write_out(node.kernel(x, d, dt), out)
 

@@ -183,7 +183,7 @@ def cat(tensors, dim=0, *, out=None):
     _check_cat_out(dt, out)
     full = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
     if not full:  # only empty 1-D tensors: an empty result, requiring grad as theirs
-        if dt.is_floating_point and recording(*tensors):
+        if dt.kind in "fc" and recording(*tensors):
             return write_out(Cat.apply(0, dt, *tensors), out, *tensors)
         return write_out(_prims.empty((0,), dt, tensors[0].device), out)
     ref = full[0]
@@ -199,7 +199,7 @@ def cat(tensors, dim=0, *, out=None):
             if k != d and t.shape[k] != ref.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
-    if dt.is_floating_point and recording(*full):
+    if dt.kind in "fc" and recording(*full):
         return write_out(Cat.apply(d, dt, *full), out, *tensors)
     return write_out(_cat_kernel(d, dt, *full), out, *tensors)
 
@@ -219,7 +219,7 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
                                f"and {list(t.shape)} at entry {i}")
     d = wrap_dim(dim, ref.dim() + 1)
-    if dt.is_floating_point and recording(*tensors):
+    if dt.kind in "fc" and recording(*tensors):
         return write_out(Stack.apply(d, dt, *tensors), out)
     return write_out(Stack.kernel(d, dt, *tensors), out)
 

@@ -259,9 +259,17 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
+def _H(self):  # the conjugate transpose (conj is the tensor itself for a real one)
+    return _T(self).conj()
+
+
+def _mH(self):
+    return _mT(self).conj()
+
+
 @register
 def adjoint(self):
-    return transpose(self, -2, -1)
+    return transpose(self, -2, -1).conj()
 
 
 @register

@@ -25,10 +25,11 @@ from ..elementwise import KIND_OF, follow, form
 _NP = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
        "float16": np.dtype(np.float16), "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
        "int8": np.dtype(np.int8), "int16": np.dtype(np.int16), "uint8": np.dtype(np.uint8),
-       "bool": np.dtype(np.bool_)}
+       "bool": np.dtype(np.bool_), "complex64": np.dtype(np.complex64), "complex128": np.dtype(np.complex128)}
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
+_C128 = np.dtype(np.complex128)
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}
 
 
@@ -92,6 +93,8 @@ def _cast(a, dtype):
         return a
     if dtype == "bool":
         return a != 0
+    if a.dtype.kind == "c" and d.kind != "c":  # to a real dtype: the real part (PyTorch's copy_ and .to)
+        a = a.real
     if a.dtype.kind == "f" and d.kind in "iu" and dtype in ("int8", "int16", "uint8"):
         return a.astype(_I64).astype(d)
     return a.astype(d)
@@ -111,6 +114,10 @@ def cast(a, dtype):
 def _scalar(x, dtype):
     """A Python scalar as a 0-d numpy array of `dtype` (ints wrap). Call inside `_quiet`."""
     d = _NP[dtype]
+    if d.kind == "c":
+        return np.array(complex(x), dtype=d)
+    if isinstance(x, complex):
+        x = x.real
     if d.kind == "f":
         return np.array(float(x), dtype=d)  # one rounding from the double, as via float64
     if dtype == "bool":
@@ -156,9 +163,11 @@ def _ufunc(f):
 
 def _kernel(rec, dtype):
     f, own = form(rec.np, dtype)
-    if f is None:
+    if f is None and KIND_OF[dtype] != "c":
         g = form(rec.np, "float64")[0]
         return None if g is None else (_in_float64(_ufunc(g)), None, False)
+    if f is None:
+        return None
     if own and dtype == "float16":
         _NATIVE16.add(rec.name)
     out = None
@@ -226,6 +235,12 @@ def _v(view):
 _AXES = {}  # (len(out.shape), len(inp.shape)) -> the reduced axes
 
 
+def _ordered(op, x):
+    """Complex numbers have no order: max, min, argmax, cummax, ... of a complex array raise (as PyTorch)."""
+    if x.dtype.kind == "c" and op not in ("sum", "prod", "any", "all", "cumsum", "cumprod"):
+        raise NotImplementedError(f"\"{op}\" not implemented for complex tensors")
+
+
 class NumpyBackend(Backend):
     numpy_buffers = True
     name = "cpu"
@@ -233,7 +248,10 @@ class NumpyBackend(Backend):
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):
-        return np.empty(numel, _NP[dtype])
+        try:
+            return np.empty(numel, _NP[dtype])
+        except KeyError:
+            raise TypeError(f"{dtype} tensors are not supported by webtorch's cpu backend") from None
 
     def from_flat(self, values, dtype):
         if isinstance(values, np.ndarray):
@@ -257,6 +275,14 @@ class NumpyBackend(Backend):
 
     def to_flat(self, view):
         return _v(view).ravel().tolist()
+
+    def reinterpret(self, buf, dtype):
+        return buf.view(_NP[dtype])
+
+    def fft(self, out, inp, inverse):
+        x = _v(inp)
+        r = np.fft.ifft(x, axis=-1) * x.shape[-1] if inverse else np.fft.fft(x, axis=-1)
+        _v(out)[...] = r
 
     def to_numpy(self, view):
         return np.array(_v(view), copy=True)
@@ -316,11 +342,12 @@ class NumpyBackend(Backend):
         if axes is None:
             axes = _AXES[no, ni] = tuple(range(no, ni))
         od = o.dtype
+        _ordered(op, x)
         tok = _quiet()
         try:
             if op == "sum" or op == "prod":
                 okind = od.kind
-                acc = _F64 if okind == "f" else (_I64 if okind == "b" else od)
+                acc = _F64 if okind == "f" else _C128 if okind == "c" else (_I64 if okind == "b" else od)
                 if x.dtype.kind == "f" and acc.kind != "f":
                     x = _cast(x, out.dtype)
                 r = (np.add if op == "sum" else np.multiply).reduce(x, axis=axes, dtype=acc)
@@ -397,6 +424,7 @@ class NumpyBackend(Backend):
         if x.ndim == 0:
             x, o = x.reshape(1), o.reshape(1)
         od = _NP[out.dtype]
+        _ordered(op, x)
         with _Quiet():
             if op in ("cumsum", "cumprod"):
                 f = np.cumsum if op == "cumsum" else np.cumprod
@@ -429,6 +457,8 @@ class NumpyBackend(Backend):
             return
         oi = self._v(out_indices)
         x = self._v(inp)
+        if x.dtype.kind == "c":
+            raise RuntimeError(" Sort does not support complex dtypes on CPU")
         if x.ndim == 0:
             x, ov, oi = x.reshape(1), ov.reshape(1), oi.reshape(1)
         n = x.shape[-1]

@@ -137,6 +137,11 @@ def cast(vals, src, dst):
     return _wrap(vals, dst)
 
 
+def _check_dtype(dtype):
+    if dtype not in TYPECODES:
+        raise TypeError(f"{dtype} is not supported on the pure-Python cpu backend (without numpy) yet")
+
+
 def _py_dtype(x):
     return {"b": "bool", "i": "pyint", "f": "float64"}[_dtype._scalar_kind(x)]
 
@@ -263,9 +268,11 @@ class PureBackend(Backend):
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):
+        _check_dtype(dtype)
         return array(TYPECODES[dtype], bytes(numel * array(TYPECODES[dtype]).itemsize))
 
     def from_flat(self, values, dtype):
+        _check_dtype(dtype)
         if hasattr(values, "tolist") and not isinstance(values, array):
             values = values.tolist()  # numpy array
             if not isinstance(values, list):
