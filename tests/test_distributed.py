@@ -1,0 +1,95 @@
+"""torch.distributed: PyTorch's names and errors without an engine; PyTorch's c10d as the engine natively.
+
+Two ranks rendezvous through env:// on a free localhost port, as torchrun sets them up, and each
+collective on webtorch tensors (cpu, cpu-pure, webgpu) must equal the same collective on torch tensors.
+"""
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.distributed as tdist
+
+import webtorch as wt
+from conftest import _webgpu_ok
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _launch(args, world=2, timeout=90):
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), WORLD_SIZE=str(world))
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(os.path.dirname(HERE), "py"), HERE, env.get("PYTHONPATH", "")])
+    procs = [subprocess.Popen([sys.executable, *args], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for r in range(world)]
+    outs = [p.communicate(timeout=timeout)[0] for p in procs]
+    for p, out in zip(procs, outs):
+        assert p.returncode == 0, out
+    return outs
+
+
+def test_collectives_two_processes_equal_pytorch():
+    devices = ["cpu", "cpu-pure"] + (["webgpu"] if _webgpu_ok() else [])
+    outs = _launch([os.path.join(HERE, "_distributed_worker.py"), *devices])
+    assert [out.strip().splitlines()[-1] for out in outs] == ["rank 0: ok", "rank 1: ok"]
+
+
+def test_names_are_pytorch_names():
+    missing = [n for n in tdist.__all__ if not hasattr(wt.distributed, n)] if hasattr(tdist, "__all__") else []
+    assert missing == []
+    assert wt.distributed.is_available() and not wt.distributed.is_initialized()
+    assert wt.distributed.ReduceOp.SUM is tdist.ReduceOp.SUM and wt.distributed.TCPStore is tdist.TCPStore
+
+
+@pytest.mark.parametrize("engine", [True, False], ids=["c10d", "no-engine"])
+def test_uninitialized_raises_as_pytorch(engine, monkeypatch):
+    if not engine:
+        monkeypatch.setattr(wt.distributed, "_engine_module", [None])
+    x = wt.zeros(2)
+    calls = {"get_rank": (), "get_world_size": (), "get_backend": (), "barrier": (), "all_reduce": (x,),
+             "broadcast": (x, 0), "all_gather_into_tensor": (x, x), "reduce_scatter_tensor": (x, x), "send": (x, 1),
+             "new_group": (), "all_gather_object": ([None], 1)}
+    for name, args in calls.items():
+        with pytest.raises(ValueError) as want:
+            getattr(tdist, name)(*[torch.from_numpy(a.numpy()) if isinstance(a, wt.Tensor) else a for a in args])
+        with pytest.raises(ValueError) as got:
+            getattr(wt.distributed, name)(*args)
+        assert str(got.value) == str(want.value), name
+    with pytest.raises(AssertionError, match="Process group cannot be None"):
+        wt.distributed.destroy_process_group()
+    assert wt.distributed.is_available() is engine and wt.distributed.get_pg_count() == 0
+
+
+def test_without_engine_names_exist_and_raise(monkeypatch):
+    d = wt.distributed
+    monkeypatch.setattr(d, "_engine_module", [None])
+    assert (d.ReduceOp.SUM, d.Backend.GLOO, d.GroupMember.WORLD, d.group.WORLD) == ("SUM", "gloo", None, None)
+    assert issubclass(d.QueueEmptyError, d.DistStoreError) and issubclass(d.DistError, RuntimeError)
+    with pytest.raises(RuntimeError, match=r"no distributed backend.*state_dict.*DistributedDataParallel"):
+        d.init_process_group("gloo")
+    with pytest.raises(RuntimeError, match="no distributed backend"):
+        d.TCPStore("127.0.0.1", 0)
+
+
+def test_single_device_program_imports_distributed_under_python_m_webtorch(tmp_path):
+    """nanoGPT's imports under `python -m webtorch`, where `torch` is webtorch and PyTorch is not reachable."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import os\nimport torch\n"
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "from torch.distributed import init_process_group, destroy_process_group\n"
+        "ddp = int(os.environ.get('RANK', -1)) != -1\n"
+        "print(ddp, torch.distributed.is_available(), torch.distributed.is_initialized())\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
+    env["PYTHONPATH"] = os.path.join(os.path.dirname(HERE), "py")
+    out = subprocess.run([sys.executable, "-m", "webtorch", str(script)], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "False"]
