@@ -3,6 +3,8 @@
 Each collective runs twice on the same gloo process group: on webtorch tensors through
 webtorch.distributed, and on torch tensors through PyTorch's own torch.distributed; the values must agree.
 """
+import contextlib
+import math
 import sys
 
 import torch
@@ -46,6 +48,51 @@ def _collectives(rank, world):
     }
 
 
+def _net(m, rank):
+    """Two heads, each used on one rank only, and a layer no rank uses (find_unused_parameters' cases)."""
+    class Net(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.head0, self.head1, self.unused = (m.nn.Linear(4, 8), m.nn.Linear(8, 2), m.nn.Linear(8, 2),
+                                                              m.nn.Linear(2, 2))
+
+        def forward(self, x):
+            h = m.tanh(self.body(x))
+            return self.head0(h) if rank == 0 else self.head1(h)
+    return Net()
+
+
+def _ddp_equals_pytorch(rank, device):
+    """Per-step losses and final weights of webtorch's DDP equal PyTorch's DDP on the same model and data."""
+    torch.manual_seed(rank)  # different weights per rank: DDP starts from rank 0's
+    theirs = _net(torch, rank)
+    ours = _net(wt, rank)
+    ours.load_state_dict({k: wt.tensor(v.tolist()) for k, v in theirs.state_dict().items()})
+    ours.to(device)
+    runs = []
+    for m, model in ((torch, theirs), (wt, ours)):
+        ddp = m.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=1e-4, find_unused_parameters=True)
+        opt = m.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
+        g = torch.Generator().manual_seed(100 + rank)
+        losses = []
+        for step in range(4):
+            x, y = torch.randn(5, 4, generator=g), torch.randn(5, 2, generator=g)
+            if m is wt:
+                x, y = wt.tensor(x.tolist(), device=device), wt.tensor(y.tolist(), device=device)
+            with ddp.no_sync() if step == 1 else contextlib.nullcontext():
+                loss = ((ddp(x) - y) ** 2).mean()
+                loss.backward()
+            if step != 1:
+                opt.step()
+                opt.zero_grad()
+            losses.append(loss.item())
+        runs.append((losses, {k: v.cpu().tolist() for k, v in model.state_dict().items()}))
+    (want, want_sd), (got, got_sd) = runs
+    assert all(math.isclose(a, b, rel_tol=1e-5) for a, b in zip(got, want)), (got, want)
+    for k, v in want_sd.items():
+        assert torch.allclose(torch.tensor(got_sd[k]), torch.tensor(v), rtol=1e-5, atol=1e-6), k
+
+
 def main(devices):
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -56,6 +103,7 @@ def main(devices):
             _device._backends["cpu"], device = PureBackend(), "cpu"
         for name, (fn, make) in _collectives(rank, world).items():
             _run(name, fn, make, device)
+        _ddp_equals_pytorch(rank, device)
         dist.barrier()
     dist.destroy_process_group()
     assert not dist.is_initialized()
