@@ -5,7 +5,8 @@ PyTorch's hierarchy; constructing a store, process group or option object raises
 """
 NO_BACKEND_MSG = (
     "webtorch has no distributed backend of its own (torch.distributed.is_available() is False: PyTorch is not "
-    "importable here): train on one device here, run natively with PyTorch installed (webtorch's "
+    "importable here, or `torch` names webtorch under `python -m webtorch`): train on one device here, run "
+    "natively with PyTorch installed (a script importing webtorch, launched with torchrun: webtorch's "
     "torch.distributed then runs on PyTorch's c10d), or graduate the model to PyTorch's distributed stack: "
     "torch.save(model.state_dict(), 'model.pt'), then under PyTorch build the same model, "
     "model.load_state_dict(torch.load('model.pt')), call torch.distributed.init_process_group and wrap it in "
