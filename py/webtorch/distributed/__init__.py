@@ -27,13 +27,13 @@ from .. import _torch_alias
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops._creation import from_numpy
-from . import _fallback
+from . import _fallback, constants
 from ._fallback import NO_BACKEND_MSG
 
 _NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                     "init_process_group.")
 
-default_pg_timeout = timedelta(minutes=30)
+default_pg_timeout = constants.default_pg_timeout
 log = logging.getLogger(__name__)
 distributed_c10d = sys.modules[__name__]
 _engine_module = []
@@ -194,9 +194,11 @@ def __getattr__(name):
         return getattr(_fallback, name) if dist is None else getattr(dist, name)
     if name == "torch":
         return sys.modules["webtorch"]
+    if name == "device_mesh":
+        return importlib.import_module(".device_mesh", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = sorted(list(_COLLECTIVES) + list(_FALLBACKS) + list(_fallback.NAMES) + [
-    "is_available", "is_torchelastic_launched", "default_pg_timeout", "distributed_c10d", "log", "logging", "sys",
-    "timedelta", "traceback", "typing", "torch"])
+    "is_available", "is_torchelastic_launched", "default_pg_timeout", "constants", "device_mesh", "distributed_c10d",
+    "log", "logging", "sys", "timedelta", "traceback", "typing", "torch"])
