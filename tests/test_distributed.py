@@ -1,7 +1,7 @@
 """torch.distributed: PyTorch's names and errors without an engine; PyTorch's c10d as the engine natively.
 
-Two ranks rendezvous through env:// on a free localhost port, as torchrun sets them up, and each
-collective on webtorch tensors (cpu, cpu-pure, webgpu) must equal the same collective on torch tensors.
+Two ranks launched by torchrun (env:// on a free localhost port): each collective on webtorch tensors
+(cpu, cpu-pure, webgpu) and DistributedDataParallel's training must equal PyTorch's own on torch tensors.
 """
 import os
 import socket
@@ -24,21 +24,21 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _launch(args, world=2, timeout=90):
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), WORLD_SIZE=str(world))
+def _torchrun(args, nproc=2, timeout=120):
+    """`torchrun --nproc_per_node N SCRIPT ARGS` as users launch it: its env:// rendezvous on a free port."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(os.path.dirname(HERE), "py"), HERE, env.get("PYTHONPATH", "")])
-    procs = [subprocess.Popen([sys.executable, *args], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for r in range(world)]
-    outs = [p.communicate(timeout=timeout)[0] for p in procs]
-    for p, out in zip(procs, outs):
-        assert p.returncode == 0, out
-    return outs
+    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}",
+                          "--master_addr=127.0.0.1", f"--master_port={_free_port()}", *args],
+                         env=env, capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
 
 
-def test_collectives_two_processes_equal_pytorch():
+def test_torchrun_two_processes_collectives_and_ddp_equal_pytorch():
     devices = ["cpu", "cpu-pure"] + (["webgpu"] if _webgpu_ok() else [])
-    outs = _launch([os.path.join(HERE, "_distributed_worker.py"), *devices])
-    assert [out.strip().splitlines()[-1] for out in outs] == ["rank 0: ok", "rank 1: ok"]
+    out = _torchrun([os.path.join(HERE, "_distributed_worker.py"), *devices])
+    assert sorted(line for line in out.splitlines() if line.endswith(": ok")) == ["rank 0: ok", "rank 1: ok"]
 
 
 # PyTorch's submodules beyond the process-group API (RPC, FSDP-era utilities, comm hooks), not here
