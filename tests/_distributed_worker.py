@@ -45,6 +45,7 @@ def _collectives(rank, world):
         "all_gather": (lambda t, d: d.all_gather(t[:world], t[world]), tensors(*[(3,)] * (world + 1))),
         "reduce": (lambda t, d: d.reduce(t[0], dst=0), tensors((5,))),
         "send_recv": (lambda t, d: d.send(t[0], 1) if rank == 0 else d.recv(t[0], 0), tensors((4,))),
+        "isend_irecv": (lambda t, d: (d.isend(t[0], 1) if rank == 0 else d.irecv(t[0], 0)).wait(), tensors((3,))),
     }
 
 

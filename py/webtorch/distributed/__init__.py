@@ -98,7 +98,7 @@ def _collective(name, outputs):
         host = {k: _host(v, torch) for k, v in bound.arguments.items()}
         work = fn(**host)
         pairs = [(bound.arguments[k], host[k]) for k in outputs if k in bound.arguments]
-        if work is not None and host.get("async_op"):
+        if isinstance(work, dist.Work):  # async_op=True, isend, irecv: the results are there after wait()
             return _Work(work, pairs)
         for ours, theirs in pairs:
             _copy_back(ours, theirs)
