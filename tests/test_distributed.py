@@ -100,3 +100,19 @@ def test_single_device_program_imports_distributed_under_python_m_webtorch(tmp_p
                          timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False", "False"]
+
+
+def test_single_device_program_runs_without_pytorch_or_numpy():
+    """As where PyTorch is not installed (nor numpy, as in the page): the names import and raise as PyTorch's."""
+    code = (
+        "import sys\nsys.modules['torch'] = sys.modules['numpy'] = None\n"
+        "import webtorch as torch\n"
+        "from webtorch.distributed import init_process_group, destroy_process_group\n"
+        "from webtorch.nn.parallel import DistributedDataParallel as DDP\n"
+        "print(torch.distributed.is_available(), torch.distributed.is_initialized(), torch.distributed.ReduceOp.SUM)\n"
+        "try:\n    DDP(torch.nn.Linear(2, 2))\nexcept ValueError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=os.path.join(
+        os.path.dirname(HERE), "py")), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["False False SUM", "Default process group has not been initialized, please "
+                                       "make sure to call init_process_group."]
