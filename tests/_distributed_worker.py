@@ -1,0 +1,115 @@
+"""One rank of tests/test_distributed.py's two-process runs (env:// rendezvous from the environment).
+
+Each collective runs twice on the same gloo process group: on webtorch tensors through
+webtorch.distributed, and on torch tensors through PyTorch's own torch.distributed; the values must agree.
+"""
+import contextlib
+import math
+import sys
+
+import torch
+
+import webtorch as wt
+import webtorch.distributed as dist
+from webtorch import _device
+from webtorch.backends.cpu import PureBackend
+
+
+def _same(name, ours, theirs):
+    ours = ours if isinstance(ours, list) else [ours]
+    theirs = theirs if isinstance(theirs, list) else [theirs]
+    got, want = [t.cpu().tolist() for t in ours], [t.tolist() for t in theirs]
+    assert got == want, f"{name}: webtorch {got} != torch {want}"
+
+
+def _run(name, fn, make, device):
+    """fn(tensors, module) on webtorch tensors (through webtorch.distributed) and on torch's."""
+    theirs = make(torch)
+    ours = [wt.tensor(t.tolist(), dtype=getattr(wt, str(t.dtype).split(".")[1]), device=device) for t in theirs]
+    fn(theirs, torch.distributed)
+    fn(ours, dist)
+    _same(name, ours, theirs)
+
+
+def _collectives(rank, world):
+    def tensors(*shapes, dtype="float32"):
+        return lambda m: [(m.arange(1, 1 + m.Size(s).numel()) * (rank + 1)).reshape(s).to(getattr(m, dtype))
+                          for s in shapes]
+    return {
+        "all_reduce": (lambda t, d: d.all_reduce(t[0]), tensors((2, 3))),
+        "all_reduce_max_int64": (lambda t, d: d.all_reduce(t[0], op=d.ReduceOp.MAX), tensors((4,), dtype="int64")),
+        "all_reduce_async": (lambda t, d: d.all_reduce(t[0], async_op=True).wait(), tensors((3,))),
+        "broadcast": (lambda t, d: d.broadcast(t[0], src=1), tensors((2, 2))),
+        "all_gather_into_tensor": (lambda t, d: d.all_gather_into_tensor(t[0], t[1]), tensors((2 * world, 3), (2, 3))),
+        "reduce_scatter_tensor": (lambda t, d: d.reduce_scatter_tensor(t[0], t[1]), tensors((2,), (2 * world,))),
+        "all_gather": (lambda t, d: d.all_gather(t[:world], t[world]), tensors(*[(3,)] * (world + 1))),
+        "reduce": (lambda t, d: d.reduce(t[0], dst=0), tensors((5,))),
+        "send_recv": (lambda t, d: d.send(t[0], 1) if rank == 0 else d.recv(t[0], 0), tensors((4,))),
+        "isend_irecv": (lambda t, d: (d.isend(t[0], 1) if rank == 0 else d.irecv(t[0], 0)).wait(), tensors((3,))),
+    }
+
+
+def _net(m, rank):
+    """Two heads, each used on one rank only, and a layer no rank uses (find_unused_parameters' cases)."""
+    class Net(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.head0, self.head1, self.unused = (m.nn.Linear(4, 8), m.nn.Linear(8, 2), m.nn.Linear(8, 2),
+                                                              m.nn.Linear(2, 2))
+
+        def forward(self, x):
+            h = m.tanh(self.body(x))
+            return self.head0(h) if rank == 0 else self.head1(h)
+    return Net()
+
+
+def _ddp_equals_pytorch(rank, device):
+    """Per-step losses and final weights of webtorch's DDP equal PyTorch's DDP on the same model and data."""
+    torch.manual_seed(rank)  # different weights per rank: DDP starts from rank 0's
+    theirs = _net(torch, rank)
+    ours = _net(wt, rank)
+    ours.load_state_dict({k: wt.tensor(v.tolist()) for k, v in theirs.state_dict().items()})
+    ours.to(device)
+    runs = []
+    for m, model in ((torch, theirs), (wt, ours)):
+        ddp = m.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=1e-4, find_unused_parameters=True)
+        opt = m.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
+        g = torch.Generator().manual_seed(100 + rank)
+        losses = []
+        for step in range(4):
+            x, y = torch.randn(5, 4, generator=g), torch.randn(5, 2, generator=g)
+            if m is wt:
+                x, y = wt.tensor(x.tolist(), device=device), wt.tensor(y.tolist(), device=device)
+            with ddp.no_sync() if step == 1 else contextlib.nullcontext():
+                loss = ((ddp(x) - y) ** 2).mean()
+                loss.backward()
+            if step != 1:
+                opt.step()
+                opt.zero_grad()
+            losses.append(loss.item())
+        runs.append((losses, {k: v.cpu().tolist() for k, v in model.state_dict().items()}))
+    (want, want_sd), (got, got_sd) = runs
+    assert all(math.isclose(a, b, rel_tol=1e-5) for a, b in zip(got, want)), (got, want)
+    for k, v in want_sd.items():
+        assert torch.allclose(torch.tensor(got_sd[k]), torch.tensor(v), rtol=1e-5, atol=1e-6), k
+
+
+def main(devices):
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    assert (rank, world) == (torch.distributed.get_rank(), torch.distributed.get_world_size())
+    assert dist.is_initialized() and dist.get_backend() == "gloo"
+    for device in devices:
+        if device == "cpu-pure":
+            _device._backends["cpu"], device = PureBackend(), "cpu"
+        for name, (fn, make) in _collectives(rank, world).items():
+            _run(name, fn, make, device)
+        _ddp_equals_pytorch(rank, device)
+        dist.barrier()
+    dist.destroy_process_group()
+    assert not dist.is_initialized()
+    print(f"rank {rank}: ok")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

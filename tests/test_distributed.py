@@ -1,0 +1,118 @@
+"""torch.distributed: PyTorch's names and errors without an engine; PyTorch's c10d as the engine natively.
+
+Two ranks launched by torchrun (env:// on a free localhost port): each collective on webtorch tensors
+(cpu, cpu-pure, webgpu) and DistributedDataParallel's training must equal PyTorch's own on torch tensors.
+"""
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.distributed as tdist
+from conftest import _webgpu_ok
+
+import webtorch as wt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _torchrun(args, nproc=2, timeout=120):
+    """`torchrun --nproc_per_node N SCRIPT ARGS` as users launch it: its env:// rendezvous on a free port."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(os.path.dirname(HERE), "py"), HERE, env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}",
+                          "--master_addr=127.0.0.1", f"--master_port={_free_port()}", *args],
+                         env=env, capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_torchrun_two_processes_collectives_and_ddp_equal_pytorch():
+    devices = ["cpu", "cpu-pure"] + (["webgpu"] if _webgpu_ok() else [])
+    out = _torchrun([os.path.join(HERE, "_distributed_worker.py"), *devices])
+    assert sorted(line for line in out.splitlines() if line.endswith(": ok")) == ["rank 0: ok", "rank 1: ok"]
+
+
+# PyTorch's submodules beyond the process-group API (RPC, FSDP-era utilities, comm hooks), not here
+NOT_HERE = {"algorithms", "autograd", "c10d_logger", "config", "logging_handlers", "remote_device", "rpc", "utils"}
+
+
+def test_names_are_pytorch_names():
+    public = {n for n in dir(tdist) if not n.startswith("_")}
+    assert sorted(n for n in public - NOT_HERE if not hasattr(wt.distributed, n)) == []
+    from webtorch.distributed.device_mesh import DeviceMesh, init_device_mesh
+    assert DeviceMesh is tdist.DeviceMesh and init_device_mesh is wt.distributed.init_device_mesh
+    assert wt.distributed.constants.default_pg_timeout == tdist.default_pg_timeout
+    assert wt.distributed.is_available() and not wt.distributed.is_initialized()
+    assert wt.distributed.ReduceOp.SUM is tdist.ReduceOp.SUM and wt.distributed.TCPStore is tdist.TCPStore
+
+
+@pytest.mark.parametrize("engine", [True, False], ids=["c10d", "no-engine"])
+def test_uninitialized_raises_as_pytorch(engine, monkeypatch):
+    if not engine:
+        monkeypatch.setattr(wt.distributed, "_engine_module", [None])
+    x = wt.zeros(2)
+    calls = {"get_rank": (), "get_world_size": (), "get_backend": (), "barrier": (), "all_reduce": (x,),
+             "broadcast": (x, 0), "all_gather_into_tensor": (x, x), "reduce_scatter_tensor": (x, x), "send": (x, 1),
+             "new_group": (), "all_gather_object": ([None], 1)}
+    for name, args in calls.items():
+        with pytest.raises(ValueError) as want:
+            getattr(tdist, name)(*[torch.from_numpy(a.numpy()) if isinstance(a, wt.Tensor) else a for a in args])
+        with pytest.raises(ValueError) as got:
+            getattr(wt.distributed, name)(*args)
+        assert str(got.value) == str(want.value), name
+    with pytest.raises(AssertionError, match="Process group cannot be None"):
+        wt.distributed.destroy_process_group()
+    assert wt.distributed.is_available() is engine and wt.distributed.get_pg_count() == 0
+
+
+def test_without_engine_names_exist_and_raise(monkeypatch):
+    d = wt.distributed
+    monkeypatch.setattr(d, "_engine_module", [None])
+    assert (d.ReduceOp.SUM, d.Backend.GLOO, d.GroupMember.WORLD, d.group.WORLD) == ("SUM", "gloo", None, None)
+    assert issubclass(d.QueueEmptyError, d.DistStoreError) and issubclass(d.DistError, RuntimeError)
+    with pytest.raises(RuntimeError, match=r"no distributed backend.*state_dict.*DistributedDataParallel"):
+        d.init_process_group("gloo")
+    with pytest.raises(RuntimeError, match="no distributed backend"):
+        d.TCPStore("127.0.0.1", 0)
+
+
+def test_single_device_program_imports_distributed_under_python_m_webtorch(tmp_path):
+    """nanoGPT's imports under `python -m webtorch`, where `torch` is webtorch and PyTorch is not reachable."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import os\nimport torch\n"
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "from torch.distributed import init_process_group, destroy_process_group\n"
+        "ddp = int(os.environ.get('RANK', -1)) != -1\n"
+        "print(ddp, torch.distributed.is_available(), torch.distributed.is_initialized())\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
+    env["PYTHONPATH"] = os.path.join(os.path.dirname(HERE), "py")
+    out = subprocess.run([sys.executable, "-m", "webtorch", str(script)], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "False"]
+
+
+def test_single_device_program_runs_without_pytorch_or_numpy():
+    """As where PyTorch is not installed (nor numpy, as in the page): the names import and raise as PyTorch's."""
+    code = (
+        "import sys\nsys.modules['torch'] = sys.modules['numpy'] = None\n"
+        "import webtorch as torch\n"
+        "from webtorch.distributed import init_process_group, destroy_process_group\n"
+        "from webtorch.nn.parallel import DistributedDataParallel as DDP\n"
+        "print(torch.distributed.is_available(), torch.distributed.is_initialized(), torch.distributed.ReduceOp.SUM)\n"
+        "try:\n    DDP(torch.nn.Linear(2, 2))\nexcept ValueError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=os.path.join(
+        os.path.dirname(HERE), "py")), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["False False SUM", "Default process group has not been initialized, please "
+                                       "make sure to call init_process_group."]
