@@ -8,96 +8,49 @@ PENDING = {
             'DeserializationStorageContext DisableTorchFunction DisableTorchFunctionSubclass DoubleStorage Event '
             'FatalError FloatStorage Future GradScaler IntStorage LongStorage ModuleDict OutOfMemoryError '
             'ParameterDict PyTorchFileReader PyTorchFileWriter SerializationStorageContext ShortStorage Stream '
-            'SymBool SymFloat SymInt TypedStorage UntypedStorage affine_grid_generator as_strided_ '
-            'autocast_decrement_nesting autocast_increment_nesting batch_norm_backward_elemt '
-            'batch_norm_backward_reduce batch_norm_elemt batch_norm_gather_stats '
-            'batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats bit bits16 bits1x8 '
-            'bits2x4 bits4x2 bits8 ccol_indices_copy clear_autocast_cache col_indices_copy cond conv_tbc '
-            'crow_indices_copy ctc_loss default_generator dsmm embedding_bag embedding_renorm_ float4_e2m1fn_x2 '
-            'float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu fork from_file '
-            'get_autocast_cpu_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype '
-            'get_device_module grid_sampler grid_sampler_2d grid_sampler_3d gru gru_cell hash_tensor histogramdd '
-            'hsmm hspmm indices_copy int1 int2 int3 int4 int5 int6 int7 is_anomaly_check_nan_enabled '
-            'is_anomaly_enabled is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_ipu_enabled '
-            'is_autocast_xla_enabled is_storage lstm lstm_cell memory_format native_dropout native_norm '
-            'norm_except_dim resize_as_sparse_ rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell row_indices_copy '
-            'saddmm set_anomaly_enabled set_autocast_cache_enabled set_autocast_cpu_dtype '
-            'set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled set_autocast_gpu_dtype '
-            'set_autocast_ipu_dtype set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled '
-            'set_default_tensor_type slice_inverse smm sparse_bsc_tensor sparse_bsr_tensor '
-            'sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor sspaddmm sym_constrain_range '
-            'sym_constrain_range_for_size sym_fresh_size thread_safe_generator uint1 uint16 uint2 uint3 uint32 '
-            'uint4 uint5 uint6 uint64 uint7 values_copy wait '),
+            'SymBool SymFloat SymInt TypedStorage UntypedStorage as_strided_ autocast_decrement_nesting '
+            'autocast_increment_nesting batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
+            'batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats '
+            'bit bits16 bits1x8 bits2x4 bits4x2 bits8 ccol_indices_copy clear_autocast_cache col_indices_copy '
+            'cond conv_tbc crow_indices_copy ctc_loss default_generator dsmm embedding_bag embedding_renorm_ '
+            'float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu fork '
+            'from_file get_autocast_cpu_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype '
+            'get_autocast_xla_dtype get_device_module gru gru_cell hash_tensor histogramdd hsmm hspmm '
+            'indices_copy int1 int2 int3 int4 int5 int6 int7 is_anomaly_check_nan_enabled is_anomaly_enabled '
+            'is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled '
+            'is_storage lstm lstm_cell memory_format native_dropout native_norm norm_except_dim resize_as_sparse_ '
+            'rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell row_indices_copy saddmm set_anomaly_enabled '
+            'set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype '
+            'set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled '
+            'set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type slice_inverse smm '
+            'sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor '
+            'sspaddmm sym_constrain_range sym_constrain_range_for_size sym_fresh_size thread_safe_generator uint1 '
+            'uint16 uint2 uint3 uint32 uint4 uint5 uint6 uint64 uint7 values_copy wait '),
         24: (
-            'angle bartlett_window blackman_window cdouble chain_matmul chalf cholesky cholesky_inverse '
-            'cholesky_solve complex complex128 complex32 complex64 conj conj_physical conj_physical_ det digamma '
-            'frobenius_norm geqrf hamming_window hann_window igamma igammac imag inverse is_conj is_neg istft '
-            'kaiser_window lgamma lobpcg logdet lu_solve lu_unpack matrix_exp matrix_power mvlgamma nuclear_norm '
-            'orgqr ormqr pinverse polar polygamma qr real resolve_conj resolve_neg slogdet stft svd '
-            'triangular_solve view_as_complex view_as_complex_copy view_as_real view_as_real_copy '),
-        25: (
-            'binomial poisson vmap '),
+            'conj_physical_ frobenius_norm lobpcg nuclear_norm view_as_complex_copy view_as_real_copy '),
     },
     'Tensor': {
         22: (
             'ccol_indices coalesce col_indices const_data_ptr crow_indices dense_dim grad_dtype hash_tensor index '
-            'indices ipu is_coalesced is_shared is_sparse_csr module_load mtia name new pin_memory record_stream '
-            'reinforce resize resize_as resize_as_sparse_ row_indices set_ share_memory_ slice_inverse smm '
-            'sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm storage storage_type '
-            'to_padded_tensor to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr values '
-            'volatile xpu '),
+            'indices ipu is_coalesced is_shared module_load mtia name new pin_memory record_stream reinforce '
+            'resize resize_as resize_as_sparse_ row_indices set_ share_memory_ slice_inverse smm sparse_dim '
+            'sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm storage storage_type to_padded_tensor '
+            'to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc values volatile xpu '),
         24: (
-            'angle cdouble cfloat chalf cholesky cholesky_inverse cholesky_solve conj conj_physical '
-            'conj_physical_ det digamma digamma_ eig geqrf igamma igamma_ igammac igammac_ imag inverse is_conj '
-            'is_neg istft lgamma lgamma_ logdet lstsq lu lu_solve matrix_exp matrix_power mvlgamma mvlgamma_ '
-            'orgqr ormqr pinverse polygamma polygamma_ qr real resolve_conj resolve_neg slogdet solve stft svd '
-            'symeig triangular_solve '),
+            'chalf conj_physical_ '),
     },
     'nn': {
         22: (
-            'AdaptiveLogSoftmaxWithLoss CTCLoss ChannelShuffle CircularPad3d ConstantPad3d CrossMapLRN2d '
-            'EmbeddingBag FractionalMaxPool2d FractionalMaxPool3d LPPool3d LazyBatchNorm1d LazyBatchNorm2d '
-            'LazyBatchNorm3d LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d '
-            'LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear '
-            'LinearCrossEntropyLoss LinearCrossEntropyOptions MaxUnpool1d MaxUnpool2d MaxUnpool3d '
-            'MultiLabelMarginLoss MultiMarginLoss NLLLoss2d ReflectionPad3d ReplicationPad3d SyncBatchNorm '
-            'TripletMarginWithDistanceLoss UninitializedBuffer ZeroPad3d factory_kwargs '),
+            'AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d '
+            'LinearCrossEntropyLoss LinearCrossEntropyOptions factory_kwargs '),
     },
     'nn.functional': {
         22: (
-            'GRID_SAMPLE_INTERPOLATION_MODES GRID_SAMPLE_PADDING_MODES ScalingType SwizzleType '
-            'adaptive_max_pool1d_with_indices adaptive_max_pool2d_with_indices adaptive_max_pool3d_with_indices '
-            'affine_grid assert_int_or_pair boolean_dispatch celu_ channel_shuffle conv_tbc ctc_loss '
-            'embedding_bag fractional_max_pool2d fractional_max_pool2d_with_indices fractional_max_pool3d '
-            'fractional_max_pool3d_with_indices grid_sample grouped_mm handle_torch_function has_torch_function '
-            'has_torch_function_unary has_torch_function_variadic linear_cross_entropy lp_pool1d lp_pool3d '
-            'max_pool1d_with_indices max_pool2d_with_indices max_pool3d_with_indices max_unpool1d max_unpool2d '
-            'max_unpool3d multi_margin_loss multilabel_margin_loss native_channel_shuffle reproducibility_notes '
-            'rrelu_ scaled_grouped_mm scaled_mm selu_ sparse_support_notes tf32_notes '
-            'triplet_margin_with_distance_loss '),
-    },
-    'nn.init': {
-        22: (
-            'dirac sparse '),
-    },
-    'nn.utils': {
-        22: (
-            'convert_conv2d_weight_memory_format convert_conv3d_weight_memory_format fuse_conv_bn_eval '
-            'fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights parametrizations parametrize '
-            'remove_spectral_norm remove_weight_norm skip_init spectral_norm stateless weight_norm '),
-    },
-    'nn.utils.parametrize': {
-        22: (
-            'ParametrizationList cached is_parametrized register_parametrization remove_parametrizations '
-            'transfer_parametrizations_and_params type_before_parametrizations '),
-    },
-    'nn.utils.parametrizations': {
-        22: (
-            'orthogonal spectral_norm weight_norm '),
-    },
-    'nn.utils.stateless': {
-        22: (
-            'functional_call '),
+            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch conv_tbc fractional_max_pool2d '
+            'fractional_max_pool2d_with_indices fractional_max_pool3d fractional_max_pool3d_with_indices '
+            'grouped_mm handle_torch_function has_torch_function has_torch_function_unary '
+            'has_torch_function_variadic linear_cross_entropy reproducibility_notes scaled_grouped_mm scaled_mm '
+            'sparse_support_notes tf32_notes '),
     },
     'optim': {
         22: (
@@ -105,109 +58,29 @@ PENDING = {
     },
     'utils.data': {
         22: (
-            'DFIterDataPipe DataChunk DistributedSampler IterDataPipe MapDataPipe WeightedRandomSampler '
-            'argument_validation functional_datapipe guaranteed_datapipes_determinism non_deterministic '
-            'runtime_validation runtime_validation_disabled '),
+            'DFIterDataPipe DataChunk IterDataPipe MapDataPipe argument_validation functional_datapipe '
+            'guaranteed_datapipes_determinism non_deterministic runtime_validation runtime_validation_disabled '),
     },
     'utils.checkpoint': {
         22: (
-            'CheckpointError CheckpointPolicy DefaultDeviceType GraphExecGroup SAC_IGNORED_OPS '
-            'SelectiveCheckpointContext check_backward_validity create_selective_checkpoint_contexts '
-            'detach_variable get_device_states noop_context_fn set_checkpoint_debug_enabled '
-            'set_checkpoint_early_stop set_device_states '),
+            'CheckpointPolicy GraphExecGroup SAC_IGNORED_OPS SelectiveCheckpointContext '
+            'create_selective_checkpoint_contexts set_checkpoint_debug_enabled set_checkpoint_early_stop '),
     },
     'autograd': {
         22: (
-            'NestedIOFunction Variable detect_anomaly enforce_grad_layout_policy set_detect_anomaly '
-            'set_multithreading_enabled variable '),
-    },
-    'accelerator': {
-        22: (
-            'Graph current_device_idx current_device_index current_stream device_index empty_cache '
-            'empty_host_cache get_device_capability get_memory_info max_memory_allocated max_memory_reserved '
-            'memory_allocated memory_reserved memory_stats reset_accumulated_memory_stats reset_peak_memory_stats '
-            'set_device_idx set_device_index set_stream '),
-    },
-    'cuda': {
-        22: (
-            'BFloat16Storage BFloat16Tensor BoolStorage BoolTensor ByteStorage ByteTensor CUDAGraph '
-            'CUDAPluggableAllocator CharStorage CharTensor ComplexDoubleStorage ComplexFloatStorage CudaError '
-            'DeferredCudaCallError DoubleStorage DoubleTensor Event ExternalStream FloatStorage FloatTensor '
-            'GreenContext HalfStorage HalfTensor IntStorage IntTensor LongStorage LongTensor MemPool ShortStorage '
-            'ShortTensor Stream StreamContext caching_allocator_alloc caching_allocator_delete '
-            'caching_allocator_disabled caching_allocator_enable can_device_access_peer change_current_allocator '
-            'check_error clock_rate cudaStatus cudart current_blas_handle current_device current_solver_handle '
-            'current_stream default_generators default_stream device device_memory_used device_of empty_cache '
-            'get_allocator_backend get_arch_list get_device_capability get_device_name get_device_properties '
-            'get_gencode_flags get_per_process_memory_fraction get_rng_state get_rng_state_all '
-            'get_stream_from_external get_sync_debug_mode graph graph_pool_handle graphs has_half has_magma '
-            'host_memory_stats host_memory_stats_as_nested_dict init initial_seed ipc_collect is_bf16_supported '
-            'is_current_stream_capturing is_initialized is_tf32_supported jiterator list_gpu_processes '
-            'make_graphed_callables max_memory_allocated max_memory_cached max_memory_reserved mem_get_info '
-            'memory memory_allocated memory_cached memory_reserved memory_snapshot memory_stats '
-            'memory_stats_as_nested_dict memory_summary memory_usage nccl nvtx power_draw profiler random '
-            'reset_accumulated_host_memory_stats reset_accumulated_memory_stats reset_max_memory_allocated '
-            'reset_max_memory_cached reset_peak_host_memory_stats reset_peak_memory_stats seed seed_all '
-            'set_device set_per_process_memory_fraction set_rng_state set_rng_state_all set_stream '
-            'set_sync_debug_mode sparse stream streams temperature tunable use_mem_pool utilization '),
+            'NestedIOFunction '),
     },
     'backends': {
         22: (
             'fp32_precision '),
     },
-    'backends.cpu': {
-        22: (
-            'get_cpu_capability '),
-    },
-    'backends.cuda': {
-        22: (
-            'SDPAParams allow_fp16_bf16_reduction_math_sdp blas_workspace_size can_use_cudnn_attention '
-            'can_use_efficient_attention can_use_flash_attention cuBLASModule cuFFTPlanCache '
-            'cuFFTPlanCacheAttrContextProp cuFFTPlanCacheManager cublas_workspace_size cublaslt_workspace_size '
-            'cudnn_sdp_enabled cufft_plan_cache enable_cudnn_sdp enable_flash_sdp enable_math_sdp '
-            'enable_mem_efficient_sdp flash_sdp_enabled fp16_bf16_reduction_math_sdp_allowed is_ck_sdpa_available '
-            'is_flash_attention_available math_sdp_enabled mem_efficient_sdp_enabled preferred_blas_library '
-            'preferred_linalg_library preferred_rocm_fa_library sdp_kernel '),
-    },
     'backends.cudnn': {
         22: (
             'benchmark_limit conv depthwise_kernel fp32_precision '),
     },
-    'backends.mha': {
-        22: (
-            'get_fastpath_enabled set_fastpath_enabled '),
-    },
-    'backends.mkl': {
-        22: (
-            'VERBOSE_OFF VERBOSE_ON is_available verbose '),
-    },
     'backends.mkldnn': {
         22: (
-            'allow_tf32 conv deterministic enabled fp32_precision is_available matmul rnn '),
-    },
-    'backends.mps': {
-        22: (
-            'get_core_count get_name is_macos13_or_newer is_macos_or_newer '),
-    },
-    'backends.openmp': {
-        22: (
-            'is_available '),
-    },
-    'backends.quantized': {
-        22: (
-            'engine supported_engines '),
-    },
-    'serialization': {
-        22: (
-            'LoadEndianness SourceChangeWarning StorageType check_module_version_greater_or_equal '
-            'default_restore_location get_crc32_options get_default_load_endianness get_default_mmap_options '
-            'get_unsafe_globals_in_checkpoint location_tag mkdtemp normalize_storage_type register_package '
-            'set_crc32_options set_default_load_endianness set_default_mmap_options skip_data '
-            'storage_to_tensor_type validate_cuda_device validate_hpu_device '),
-    },
-    'types': {
-        22: (
-            'Device FileLike Number Storage '),
+            'conv fp32_precision matmul rnn '),
     },
     'random': {
         22: (
@@ -236,81 +109,5 @@ PENDING = {
             'Attribute CompilationUnit Error Future ScriptFunction enable_onednn_fusion export_opnames fork '
             'interface isinstance onednn_fusion_enabled script_if_tracing set_fusion_strategy strict_fusion '
             'trace_module wait '),
-    },
-    'linalg': {
-        24: (
-            'LinAlgError cholesky cholesky_ex common_notes cond det diagonal eig eigh eigvals eigvalsh '
-            'householder_product inv inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor lu_factor_ex '
-            'lu_solve matrix_exp matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve '
-            'solve_ex solve_triangular svd svdvals tensorinv tensorsolve vander vecdot '),
-    },
-    'fft': {
-        24: (
-            'Tensor fft fft2 fftfreq fftn fftshift hfft ifft ifft2 ifftn ifftshift ihfft irfft irfft2 irfftn rfft '
-            'rfft2 rfftfreq rfftn '),
-    },
-    'special': {
-        24: (
-            'airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 chebyshev_polynomial_t chebyshev_polynomial_u '
-            'chebyshev_polynomial_v chebyshev_polynomial_w digamma entr gammainc gammaincc gammaln '
-            'hermite_polynomial_h hermite_polynomial_he laguerre_polynomial_l legendre_polynomial_p log_ndtr '
-            'log_softmax logsumexp modified_bessel_i0 modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 '
-            'multigammaln ndtr ndtri polygamma psi round scaled_modified_bessel_k0 scaled_modified_bessel_k1 '
-            'shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v '
-            'shifted_chebyshev_polynomial_w softmax spherical_bessel_j0 xlog1py zeta '),
-    },
-    'signal.windows': {
-        24: (
-            'bartlett blackman cosine exponential gaussian general_cosine general_hamming hamming hann kaiser '
-            'nuttall '),
-    },
-    'masked': {
-        24: (
-            'MaskedTensor amax amin argmax argmin as_masked_tensor cumprod cumsum is_masked_tensor log_softmax '
-            'logaddexp logsumexp masked_tensor mean median norm normalize prod softmax softmin std sum var '),
-    },
-    'func': {
-        25: (
-            'debug_unwrap functional_call functionalize grad grad_and_value hessian jacfwd jacrev jvp linearize '
-            'rearrange replace_all_batch_norm_modules_ stack_module_state vjp vmap '),
-    },
-    'autograd.forward_ad': {
-        25: (
-            'UnpackedDualTensor dual_level enter_dual_level exit_dual_level make_dual unpack_dual '),
-    },
-    'autograd.functional': {
-        25: (
-            'hvp jvp vhp '),
-    },
-    'fx': {
-        22: (
-            'Proxy Transformer has_side_effect replace_pattern symbolic_trace wrap '),
-    },
-    'utils._pytree': {
-        22: (
-            'Context DumpableContext FlattenFn FromDumpableContextFn LeafSpec PyTree PyTreeSpec '
-            'ToDumpableContextFn TreeSpec UnflattenFn is_namedtuple is_namedtuple_class is_namedtuple_instance '
-            'is_structseq is_structseq_class is_structseq_instance key_get keystr register_pytree_node tree_all '
-            'tree_all_only tree_any tree_any_only tree_flatten tree_flatten_with_path tree_is_leaf tree_iter '
-            'tree_leaves tree_leaves_with_path tree_map tree_map_ tree_map_only tree_map_only_ tree_map_with_path '
-            'tree_structure tree_unflatten treespec_dumps treespec_loads treespec_pprint '),
-    },
-    'distributed': {
-        22: (
-            'AllToAllOptions AllreduceCoalescedOptions AllreduceOptions Backend BackendConfig BarrierOptions '
-            'BroadcastOptions BuiltinCommHookType DebugLevel DeviceMesh DistBackendError DistError '
-            'DistNetworkError DistStoreError FileStore GatherOptions GradBucket GroupMember GroupName HashStore '
-            'Logger P2POp PrefixStore ProcessGroup ProcessGroupGloo QueueEmptyError ReduceOp ReduceOptions '
-            'ReduceScatterOptions Reducer ScatterOptions Store TCPStore Work all_gather all_gather_coalesced '
-            'all_gather_into_tensor all_gather_object all_gather_single all_reduce all_reduce_coalesced '
-            'all_to_all all_to_all_single barrier batch_isend_irecv breakpoint broadcast broadcast_object_list '
-            'default_pg_timeout destroy_process_group gather gather_object get_backend get_backend_config '
-            'get_debug_level get_default_backend_for_device get_global_rank get_group_rank get_node_local_rank '
-            'get_pg_count get_process_group_ranks group init_device_mesh irecv is_backend_available '
-            'is_gloo_available is_mpi_available is_nccl_available is_torchelastic_launched is_ucc_available '
-            'is_xccl_available isend monitored_barrier new_group new_subgroups new_subgroups_by_enumeration '
-            'record_comm recv recv_object_list reduce reduce_op reduce_scatter reduce_scatter_single '
-            'reduce_scatter_tensor register_rendezvous_handler rendezvous scatter scatter_object_list send '
-            'send_object_list set_debug_level set_debug_level_from_env shrink_group split_group supports_complex '),
     },
 }

@@ -39,6 +39,12 @@ class DistributedDataParallel(Module):
                  process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False, **kwargs):
         super().__init__()
+        # gradient_as_bucket_view / static_graph / check_reduction change memory or checks, never values; the
+        # options that would change the numbers (mixed_precision, per-parameter hooks) are refused
+        changing = {k: v for k, v in kwargs.items() if v not in (None, False) and k != "device_mesh"}
+        if changing:
+            raise NotImplementedError(f"DistributedDataParallel: {', '.join(sorted(changing))} is not supported by "
+                                      "webtorch (it would change the results)")
         world = dist.get_world_size(process_group)
         self.module = module
         self.process_group = process_group
