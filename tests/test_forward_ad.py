@@ -5,6 +5,7 @@ forward mode) and hessian with PyTorch's tuple rules."""
 import numpy as np
 import pytest
 
+import webtorch as wt
 from core_util import cmp, raises_like
 
 X = np.array([[0.3, -0.5, 1.1], [0.7, 0.2, -0.4]], dtype="float32")
@@ -103,3 +104,16 @@ FUNCTIONAL = {
 @pytest.mark.parametrize("name", list(FUNCTIONAL))
 def test_functional(device, name):
     cmp(device, FUNCTIONAL[name], X, V, W)
+
+
+def test_write_through_another_alias_raises_not_a_stale_tangent():
+    """webtorch keeps a view's tangent as a value: after the base is written in place, using the view raises
+    (PyTorch's view would see the base's new tangent); writing the tensor itself keeps its tangent right."""
+    fwAD = wt.autograd.forward_ad
+    with fwAD.dual_level():
+        x = fwAD.make_dual(wt.tensor([1.0, 2.0, 3.0]), wt.tensor([1.0, 0.0, 0.0]))
+        v = x[:2]
+        x.mul_(2)
+        with pytest.raises(RuntimeError, match="written in place through another view or its base"):
+            fwAD.unpack_dual(v * 1)
+        assert fwAD.unpack_dual(x).tangent.tolist() == [2.0, 0.0, 0.0]

@@ -27,6 +27,10 @@ def test_fuzz_eager(fuzz_device):
 
 # Minimized programs of mismatches the fuzzer found, fixed at their root: each must stay equal.
 REGRESSIONS = {
+    "nan_to_num_grad_sign": [  # PyTorch's NanToNumBackward0: grad * isfinite(x) keeps -0.0 at a replaced -inf
+        "v0 = m.tensor([[3.0, -1.75, 1e-40], [3.0, 0.5, -inf]], device=dev, requires_grad=True)",
+        "v2 = m.nan_to_num(v0)",
+        "m.autograd.backward([v2], [m.tensor([[-0.5, 2.0, 2.0], [0.25, 0.25, -0.5]], device=dev)])"],
     "ldexp_exponent_dtype": [  # a float16 exponent's 2**100 is inf in PyTorch (pow in the exponent's dtype)
         "v0 = m.tensor([[-0.25], [1.0], [2.0]], device=dev, requires_grad=True)",
         "v1 = m.tensor([[-1.0], [1.75], [100.0]], dtype=m.float16, device=dev)",

@@ -434,6 +434,7 @@ def _bce_with_logits_target(g, input, target, weight, pos_weight, reduction):
 DERIVATIVES = {
     # ---- unary element-wise ops (ops/pointwise.py) --------------------------------------------
     "NegBackward0": lambda g: -g,
+    "NanToNumBackward0": {"input": lambda g, input: g * input.isfinite()},
     "AbsBackward0": lambda g, x: g * (x.sgn() if x.is_complex() else x.sign()),
     "SignBackward0": _zeros,
     "ExpBackward0": lambda g, y: g * _c(y),

@@ -5,7 +5,9 @@ op (`overrides.torch_function`) whose inputs carry tangents computes its result 
 tangents from the derivative table, with no forward rule of its own: the op's vjp `u -> J^T u` is linear in
 `u`, so differentiating it once more with respect to `u` along the input tangents gives `J t` (the transpose
 trick: two backward passes over that one op). In-place ops set their destination's tangent; a view's tangent
-is the view of its base's tangent as a value (not memory shared with the base's tangent).
+is the view of its base's tangent as a value (not memory shared with the base's tangent), so a dual tensor whose
+memory was written through another alias after its tangent was set raises when it is used (never a stale
+tangent).
 """
 import itertools
 from collections import namedtuple
@@ -51,11 +53,16 @@ def _tangent(x):
     fw = getattr(x, "_fw", None)
     if fw is None or _level[0] is None or fw[0] != _level[0][1]:
         return None
+    if fw[2] != x._storage.version:
+        raise RuntimeError("forward-mode AD: this dual tensor's memory was written in place through another view or "
+                           "its base after its tangent was set; webtorch keeps a view's tangent as a value (not "
+                           "memory shared with its base's tangent), so it would be stale. Write into the tensor "
+                           "itself, or clone the view before writing")
     return fw[1]
 
 
 def _set_tangent(x, t):
-    x._fw = (_level[0][1], t)
+    x._fw = (_level[0][1], t, x._storage.version)
 
 
 def make_dual(tensor, tangent, *, level=None):

@@ -712,16 +712,25 @@ def rad2deg(input):
     return input * (180 / math.pi)
 
 
-@register
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    if not input.dtype.is_floating_point:
-        return input.clone()
+def _nan_to_num_kernel(input, nan, posinf, neginf):
     big = {"float16": 65504.0, "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
     hi = posinf if posinf is not None else big.get(input.dtype.name, 0)
     lo = neginf if neginf is not None else -big.get(input.dtype.name, 0)
     r = where(input.isnan(), nan, input)
     r = where(r == math.inf, hi, r)
     return where(r == -math.inf, lo, r)
+
+
+NanToNum = formula_node("NanToNumBackward0", _nan_to_num_kernel, ("input", "nan", "posinf", "neginf"))
+
+
+@register
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    if recording(input):
+        return NanToNum.apply(input, nan, posinf, neginf)
+    return _nan_to_num_kernel(input, nan, posinf, neginf)
 
 
 @register
