@@ -417,6 +417,32 @@ REGRESSIONS = {
     "pow_minus_one_inf": [  # webgpu: NaN (inf * log2(1)) where C's pow(-1, +-inf) is 1
         "v0 = m.pow(m.tensor([-1.0, -1.0, -1.0, 1.0], device=dev), m.tensor([inf, -inf, nan, nan], device=dev))",
         "v1 = m.pow(m.tensor([-1.0, -1.0], dtype=m.float16, device=dev), m.tensor([1e+10, -3e+38], dtype=m.float16, device=dev))"],
+    "copy_slices_region_gradient": [  # 0.0: the view's -0.0 gradient was added to the region's +0.0
+        "v0 = m.tensor([1.0, -2.0, 3.0], device=dev, requires_grad=True)",
+        "v1 = v0 * 1.0",
+        "v2 = v1[1:].mul_(0.0)",
+        "v1.backward(m.full((3,), -1.0, device=dev))"],
+    "copy_slices_fill": [  # a fill does not read the view: its region gets +0.0
+        "v0 = m.tensor([1.0, -2.0, 3.0], device=dev, requires_grad=True)",
+        "v1 = v0.clone()",
+        "v2 = v1[1:].fill_(4.0)",
+        "v1.backward(m.full((3,), -1.0, device=dev))"],
+    "softmax_backward_row_sum": [  # PyTorch sums a last-dim row from its first element: all -0.0 gives -0.0
+        "v0 = m.tensor([[3.75, 0.25, -1.25], [1.0, -0.5, 2.0]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.softmin(v0, -1, dtype=m.float32) * -0.0",
+        "v2 = m.tensor([[3.75, 0.25, -1.25], [1.0, -0.5, 2.0]], device=dev, requires_grad=True)",
+        "v3 = v2.softmax(-1) * -0.0",
+        "v4 = v2.log_softmax(1) * -0.0",
+        "v5 = v2.softmax(0) * -0.0",
+        "m.autograd.backward([v1, v3, v4, v5], [m.ones(2, 3, device=dev)] * 4)"],
+    "sgd_float16_alpha": [  # webgpu's fused step: alpha products kept in float32 (PyTorch: alpha and product in float16)
+        "v0 = m.tensor([0.75, -1.3, 2.1, -0.5], dtype=m.float16, device=dev, requires_grad=True)",
+        "opt = m.optim.SGD([v0], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)",
+        "(v0 * v0).sum().backward()",
+        "opt.step()",
+        "opt.zero_grad()",
+        "(v0 * v0 * v0).sum().backward()",
+        "opt.step()"],
 }
 
 

@@ -175,7 +175,7 @@ def tensor_repr(t, prefix="tensor(", indent=None, bare=False):
     elif t.dtype is _dtype.int64 and numel == 0:
         suffixes.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     s = prefix + body

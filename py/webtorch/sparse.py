@@ -197,7 +197,7 @@ class SparseTensor(Tensor):
             suffixes.append(f"dtype={self.dtype}")
         suffixes.append(f"layout={self.layout}")
         if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self.requires_grad:
             suffixes.append("requires_grad=True")
         last, newline = len(s) - s.rfind("\n") + 1, self.is_sparse  # as PyTorch: COO's first suffix on a new line

@@ -221,9 +221,18 @@ def _softmax(log):
             if handled:
                 return out
         if log:
-            return g - y.exp() * g.sum(dim, keepdim=True)
-        return y * (g - (g * y).sum(dim, keepdim=True))  # PyTorch's (and the webgpu kernel's) order: -0.0 where y is 0
+            return g - y.exp() * _row_sum(g, dim)
+        return y * (g - _row_sum(g * y, dim))  # PyTorch's (and the webgpu kernel's) order: -0.0 where y is 0
     return formula
+
+
+def _row_sum(p, dim):
+    """The row sums of PyTorch's (log_)softmax backward kernels: along the last dim they start from
+    the first element (a row of -0.0 sums to -0.0), along another dim from +0.0 (as sum)."""
+    s = p.sum(dim, keepdim=True)
+    if dim % max(p.dim(), 1) != max(p.dim(), 1) - 1:
+        return s
+    return where(p.reciprocal().amax(dim, keepdim=True) == -math.inf, -0.0, s)  # 1/-0.0 is the only -inf
 
 
 def _atan2(g, a, b, sign):
@@ -335,17 +344,18 @@ def _unfold(g, x_shape, d, size, step):
     return g.new_zeros(x_shape).index_add(d, pos, rows)
 
 
-def _copy_slices(g, base_shape, base_stride, base_offset, size, stride, offset):
+def _copy_slices(g, base_shape, base_stride, base_offset, size, stride, offset, fill):
     """An in-place write through a view (PyTorch's CopySlices): g laid out in a buffer with the base's
     geometry (g itself may be strided, even expanded), so that the view's storage geometry addresses
-    the written region: the base's gradient is g with the region zeroed, the written values' the
-    region's."""
+    the written region: the base's gradient is g with the region set to `fill` (-0.0 where the
+    view's old values get their gradient back through the view, which adds to it), the written
+    values' the region's."""
     n = max(_extent(base_shape, base_stride, base_offset), _extent(size, stride, offset))
     flat = g.new_zeros((n,))
     flat.as_strided(base_shape, base_stride, base_offset).copy_(g)
     region = flat.as_strided(size, stride, offset)
     g_src = region.clone()
-    region.zero_()
+    region.fill_(fill)
     return flat.as_strided(base_shape, base_stride, base_offset), g_src
 
 

@@ -10,11 +10,18 @@ _node_classes = {}
 _Tensor = []  # webtorch.Tensor, filled by _tensor.py (which imports this package first)
 
 
+# nodes PyTorch defines in C++ outside its generated code: name() says their namespace
+_NAMESPACED = {"CopySlices", "CopyBackwards"}
+
+
 def node_class(name, fn):
     key = (name, fn)
     cls = _node_classes.get(key)
     if cls is None:
-        cls = _node_classes[key] = type(name, (Node,), {"_fn": fn})
+        ns = {"_fn": fn}
+        if name in _NAMESPACED:
+            ns["name"] = classmethod(lambda c: "torch::autograd::" + c.__name__)
+        cls = _node_classes[key] = type(name, (Node,), ns)
     return cls
 
 

@@ -171,7 +171,7 @@ class Node:
                 del self.__dict__[k]
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
 class AccumulateGrad(Node):

@@ -329,14 +329,31 @@ def _copy_kernel(dst, src):
     return dst
 
 
-def _copy_slices_kernel(base, src, size, stride, offset):
+def _copy_slices_kernel(base, src, size, stride, offset, fill):
     _prims.copy_into(base.as_strided(size, stride, offset), src)
     return base
 
 
+def _reads(result, view_fn):
+    """Whether result's history reaches view_fn (the written view's own node): the in-place op read
+    the view's old values. Only nodes made since view_fn can lie between them."""
+    if view_fn is None or result.grad_fn is None:
+        return False
+    todo, seen = [result.grad_fn], set()
+    while todo:
+        fn = todo.pop()
+        if fn is view_fn:
+            return True
+        if id(fn) in seen or fn._seq < view_fn._seq:
+            continue
+        seen.add(id(fn))
+        todo.extend(e[0] for e in fn._edges if e is not None and e[0] is not None)
+    return False
+
+
 Copy = formula_node("CopyBackwards", _copy_kernel, ("dst", "src"))
 # the graph node of an in-place write through a view of a tensor that needs grad
-CopySlices = formula_node("CopySlices", _copy_slices_kernel, ("base", "src", "size", "stride", "offset"))
+CopySlices = formula_node("CopySlices", _copy_slices_kernel, ("base", "src", "size", "stride", "offset", "fill"))
 
 
 def inplace_result(self, result):
@@ -353,7 +370,10 @@ def inplace_result(self, result):
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
             geom = (self.shape, self.stride(), self.storage_offset())
-            out = CopySlices.apply(base, result, *geom)
+            # the region's gradient is the one the op gives the view's old values (PyTorch's CopySlices
+            # writes it there): it comes back through the view and adds to the fill, -0.0 keeping its sign
+            fill = -0.0 if _reads(result, self.grad_fn) else 0.0
+            out = CopySlices.apply(base, result, *geom, fill)
             base.grad_fn, base._output_nr, base._requires_grad = out.grad_fn, 0, True
             view = base.as_strided(*geom)
             self.grad_fn, self._output_nr, self._requires_grad = view.grad_fn, 0, True

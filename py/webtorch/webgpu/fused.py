@@ -14,6 +14,8 @@ back to compositions of primitives):
 On lavapipe a dispatch costs ~50 us whatever it does, so a training step is mostly a count
 of dispatches; these keep that count down.
 """
+import struct
+
 from .._geometry import contiguous_strides
 from .._tensor import Tensor
 from ..backends.base import Strided
@@ -42,8 +44,8 @@ _FWD = {
 }
 
 
-def _softmax_src(be, mode, dts, R, wg, code):
-    """mode 0/1 forward (x -> out), 2/3 backward ((g, y) -> out)."""
+def _softmax_src(be, mode, dts, R, wg, code, s0="0.0"):
+    """mode 0/1 forward (x -> out), 2/3 backward ((g, y) -> out); s0 starts the backward's row sum."""
     names = ["x", "out"] if mode < 2 else ["g", "y", "out"]
     b = [f"@group(0) @binding({i}) var<storage, read_write> {n}: array<{ST[dt]}>;"
          for i, (n, dt) in enumerate(zip(names, dts))]
@@ -74,17 +76,17 @@ def _softmax_src(be, mode, dts, R, wg, code):
         else:
             acc = f"s = s + {ld('g', 0)};"
             out = f"let r = {ld('g', 0)} - exp({ld('y', 1)}) * s;"
-        k = ["  var s = 0.0;", f"  {loop} {{ {acc} }}", "  s = wg_reduce(s, lix, false);",
+        k = [f"  var s = {s0};", f"  {loop} {{ {acc} }}", "  s = wg_reduce(s, lix, false);",
              f"  {loop} {{", f"    {out}", st("r"), "  }"]
     return fill("softmax.wgsl", ENABLE=be.enable(*dts), PRELUDE=be.prelude, BINDINGS="\n".join(b),
                 WG=wg, ROW=code, KERNEL="\n".join(k))
 
 
-def _run_rows(be, mode, views):
+def _run_rows(be, mode, views, s0="0.0"):
     n_rows, L, words, code, R = rows(views, 2)
     wg = _wg_for(L)
     dts = tuple(v.dtype for v in views)
-    pipe = be.kernel(("softmax", mode, dts, R, wg), lambda: _softmax_src(be, mode, dts, R, wg, code))
+    pipe = be.kernel(("softmax", mode, dts, R, wg, s0), lambda: _softmax_src(be, mode, dts, R, wg, code, s0))
     be.run(pipe, [v.buf for v in views], [n_rows, L] + words, n_rows)
 
 
@@ -112,7 +114,8 @@ def softmax_backward(be, g, y, d, log):
     views = [_row_view(g, d), _row_view(y, d), _row_view(out, d)]
     if _aliased(views):
         return None, False
-    _run_rows(be, 3 if log else 2, views)
+    # PyTorch's CPU kernel sums a last-dim row from its first element (all -0.0: -0.0), other dims from +0.0
+    _run_rows(be, 3 if log else 2, views, "-0.0" if d % y.dim() == y.dim() - 1 else "0.0")
     return out, True
 
 
@@ -125,6 +128,12 @@ def softmax_backward(be, g, y, d, log):
 # value (`t`).
 def _rd(v, dt):
     return f"f32(f16({v}))" if dt == "float16" else v
+
+
+def _alpha(v, dt):
+    """An `alpha=` scalar as PyTorch's float16 add uses it: rounded to float16 (its product with the
+    other operand is rounded too: `_rd`)."""
+    return struct.unpack("<e", struct.pack("<e", v))[0] if dt == "float16" else v
 
 
 def _update_src(be, dt, names, scalars, has_step, body, R, contig):
@@ -185,7 +194,7 @@ def _decay(dt, wd, maximize, decoupled=False):
     if maximize:
         code.append("  d = -d;")
     if wd:
-        code.append(f"  pv = {_rd('pv * dec', dt)};" if decoupled else f"  d = {_rd('d + pv * wd', dt)};")
+        code.append(f"  pv = {_rd('pv * dec', dt)};" if decoupled else f"  d = {_rd('d + ' + _rd('pv * wd', dt), dt)};")
     return code
 
 
@@ -202,13 +211,17 @@ def fused_sgd(be, p, g, state, *, lr, momentum, dampening, weight_decay, nestero
         code = _decay(dt, wd, maximize)
         if has_buf:
             mb = load("mb[o2]", dt)
-            code.append("  let bv = d;" if first else f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + d * damp1', dt)};")
+            code.append("  let bv = d;" if first else
+                        f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + ' + _rd('d * damp1', dt), dt)};")
             code.append(f"  mb[o2] = {store('bv', dt)};")
-            code.append(f"  d = {_rd('d + mom * bv', dt)};" if nesterov else "  d = bv;")
-        return code + [f"  p[o0] = {store('pv - lr * d', dt)};"]
+            code.append(f"  d = {_rd('d + ' + _rd('bv * amom', dt), dt)};" if nesterov else "  d = bv;")
+        return code + [f"  p[o0] = {store('pv + ' + _rd('d * nlr', dt), dt)};"]
     key = ("sgd", ("mb",) if has_buf else (), first, bool(nesterov), bool(maximize), wd)
     ops = [p, g] + ([mb] if has_buf else [])
-    if not _update(be, key, ops, dict(lr=lr, wd=weight_decay, mom=momentum, damp1=1 - dampening), body):
+    dt = p.dtype.name
+    sc = dict(nlr=_alpha(-lr, dt), wd=_alpha(weight_decay, dt), mom=momentum, amom=_alpha(momentum, dt),
+              damp1=_alpha(1 - dampening, dt))
+    if not _update(be, key, ops, sc, body):
         return False
     if first:
         state["momentum_buffer"] = mb
@@ -274,7 +287,7 @@ def fused_adam(be, p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad,
     else:
         sc.update(lr=lr, beta1=beta1, eps=eps)
     if not decoupled_weight_decay:
-        sc["wd"] = sc.pop("dec")
+        sc["wd"] = _alpha(sc.pop("dec"), p.dtype.name)
     names = ("m", "v", "vx") if amsgrad else ("m", "v")
     key = ("adam", names, wd, bool(maximize), bool(decoupled_weight_decay), low)
     ops = [p, g, state["exp_avg"], state["exp_avg_sq"]] + ([state["max_exp_avg_sq"]] if amsgrad else [])
@@ -309,7 +322,7 @@ def fused_rmsprop(be, p, g, state, *, lr, alpha, eps, weight_decay, momentum, ce
             o = f"o{3 + centered}"
             code += [f"  let bn = {_rd(_rd(load(f'mb[{o}]', dt) + ' * mom', dt) + ' + d / avg', dt)};",
                      f"  mb[{o}] = {store('bn', dt)};",
-                     f"  p[o0] = {store('pv + bn * nlr', dt)};"]
+                     f"  p[o0] = {store('pv + ' + _rd('bn * alr', dt), dt)};"]
         else:
             code.append(f"  p[o0] = {store('pv + (d / avg) * nlr', dt)};")
         return code
@@ -317,7 +330,9 @@ def fused_rmsprop(be, p, g, state, *, lr, alpha, eps, weight_decay, momentum, ce
     key = ("rmsprop", names, wd, bool(maximize), low)
     ops = [p, g, state["square_avg"]] + ([state["grad_avg"]] if centered else []) \
         + ([state["momentum_buffer"]] if mom else [])
-    sc = dict(wd=weight_decay, alpha=alpha, oma=1 - alpha, lw=w if low else 1 - w, eps=eps, mom=momentum, nlr=-lr)
+    dt = p.dtype.name
+    sc = dict(wd=_alpha(weight_decay, dt), alpha=alpha, oma=1 - alpha, lw=w if low else 1 - w, eps=eps, mom=momentum,
+              nlr=-lr, alr=_alpha(-lr, dt))
     if not _update(be, key, ops, sc, body):
         return False
     _count(state, *_advance(state))
@@ -342,7 +357,7 @@ def fused_adagrad(be, p, g, state, *, lr, lr_decay, weight_decay, eps, maximize)
         else:
             code.append(f"  p[o0] = {store('pv + (d / sd) * nlr', dt)};")
         return code
-    sc = dict(wd=weight_decay, eps=eps)
+    sc = dict(wd=_alpha(weight_decay, p.dtype.name), eps=eps)
     if reads:
         sc.update(lr=lr, lrd=lr_decay)
     else:
