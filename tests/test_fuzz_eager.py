@@ -435,6 +435,11 @@ REGRESSIONS = {
         "v4 = v2.log_softmax(1) * -0.0",
         "v5 = v2.softmax(0) * -0.0",
         "m.autograd.backward([v1, v3, v4, v5], [m.ones(2, 3, device=dev)] * 4)"],
+    "mse_loss_same_operands": [  # 0.0: -0.0 + 0.0; PyTorch's target gradient swaps the operands (both -0.0)
+        "v0 = m.tensor([1.0, -2.0, 0.0, -0.0], device=dev, requires_grad=True)",
+        "v1 = F.mse_loss(v0, v0)",
+        "v2 = F.mse_loss(v0.half(), v0.half(), reduction='none')",
+        "m.autograd.backward([v1, v2], [m.tensor(-1.0, device=dev), m.full((4,), -0.5, dtype=m.float16, device=dev)])"],
     "sgd_float16_alpha": [  # webgpu's fused step: alpha products kept in float32 (PyTorch: alpha and product in float16)
         "v0 = m.tensor([0.75, -1.3, 2.1, -0.5], dtype=m.float16, device=dev, requires_grad=True)",
         "opt = m.optim.SGD([v0], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)",

@@ -421,6 +421,16 @@ def _bce_with_logits(g, input, target, weight, pos_weight, reduction):
     return _loss_scale(((t + 1 - target) * input.sigmoid() - t) * g, weight, reduction, input.numel())
 
 
+def _mse(g, input, target, reduction):
+    """PyTorch's mse_loss_backward, norm * (input - target) * g rounded once (target's: the same with
+    input and target swapped, so both are -0.0 where they are equal and g is negative)."""
+    dt = g.dtype
+    if dt.itemsize < 4:
+        g = g.to(_dtype.float32)
+    x = input.to(g.dtype) - target.to(g.dtype)
+    return ((2.0 / x.numel() if reduction == "mean" else 2.0) * x * g).to(dt)
+
+
 def _smooth_l1(g, input, target, reduction, beta):
     """PyTorch's smooth_l1_loss_backward (target's: the same with input and target swapped)."""
     x = input.to(g.dtype) - target.to(g.dtype)
@@ -661,6 +671,8 @@ DERIVATIVES = {
     "SmoothL1LossBackward0": {"input": _smooth_l1,
                               "target": lambda g, input, target, reduction, beta: _smooth_l1(g, target, input,
                                                                                                reduction, beta)},
+    "MseLossBackward0": {"input": _mse,
+                         "target": lambda g, input, target, reduction: _mse(g, target, input, reduction)},
     "HuberLossBackward0": {"input": _huber,
                            "target": lambda g, input, target, reduction, delta: _huber(g, target, input, reduction,
                                                                                          delta)},

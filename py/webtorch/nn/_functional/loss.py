@@ -61,7 +61,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         return _reduce(d * d * weight, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    return _MseLoss.call(input, target, reduction)
+    return _MseLoss.apply(input, target, reduction)
 
 
 def _loss_diff(input, target, kernel):
@@ -78,7 +78,7 @@ def _mse_loss_impl(input, target, reduction):
     return _reduce(d * d, reduction)
 
 
-_MseLoss = _node("MseLossBackward0", _mse_loss_impl)
+_MseLoss = formula_node("MseLossBackward0", _mse_loss_impl, ("input", "target", "reduction"))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
