@@ -440,6 +440,19 @@ REGRESSIONS = {
         "v1 = F.mse_loss(v0, v0)",
         "v2 = F.mse_loss(v0.half(), v0.half(), reduction='none')",
         "m.autograd.backward([v1, v2], [m.tensor(-1.0, device=dev), m.full((4,), -0.5, dtype=m.float16, device=dev)])"],
+    "cosine_similarity_norm_clone": [  # -0.0: the clamped norm's gradient went through a where (+0.0 added)
+        "v0 = m.tensor([-2.75], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.cosine_similarity(v0, v0, dim=-1)",
+        "v1.backward(m.tensor(0.0, dtype=v1.dtype, device=dev))"],
+    "masked_select_norm_rows": [  # masked_select's gradient accumulated into zeros; norm's for p < 1 a decomposition
+        "v0 = m.tensor([[-1.75, 0.0, 0.25, 3.0], [-0.5, 1.5, -4.0, 0.5]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.norm(m.masked_select(v0, v0 < 1), -1)",
+        "v2 = m.linalg.vector_norm(v0, 0.5, dim=1)",
+        "v3 = m.linalg.vector_norm(v0, 3)",
+        "v4 = m.linalg.vector_norm(v0, -inf, dim=0)",
+        "m.autograd.backward([v1, v2, v3, v4], [m.tensor(-0.5, dtype=m.float16, device=dev), "
+        "m.tensor([-1.0, 0.0], dtype=m.float16, device=dev), m.tensor(-0.0, dtype=m.float16, device=dev), "
+        "m.tensor([1.0, -1.0, 2.0, -0.0], dtype=m.float16, device=dev)])"],
     "sgd_float16_alpha": [  # webgpu's fused step: alpha products kept in float32 (PyTorch: alpha and product in float16)
         "v0 = m.tensor([0.75, -1.3, 2.1, -0.5], dtype=m.float16, device=dev, requires_grad=True)",
         "opt = m.optim.SGD([v0], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)",

@@ -212,6 +212,25 @@ def _cumprod(g, x, y, dim):
     return where(before, _rcumsum(g * y, dim) / where(before, x, 1.0), where(first, at_first, 0.0))
 
 
+def _norm(g, x, p, y, dims, keepdim):
+    """PyTorch's norm_backward: the p-norm's (sub)gradient, op by op in x's dtype; none for p = 0."""
+    if p == 0:
+        return None
+    g, y = unreduce(g, x.shape, dims, keepdim), unreduce(y, x.shape, dims, keepdim)
+    if p == 1:
+        return x.sgn() * g
+    if p == 2:
+        return g * where(y == 0, 0.0, x / y)
+    if math.isinf(p):  # amax/amin of |x|, NaN-respecting: shared among the ties
+        a = x.abs()
+        mask = (a == y) | a.isnan()
+        return x.sgn() * ((g / unreduce(mask.sum(dims, keepdim=True), x.shape, dims, True)) * mask)
+    if p < 1:
+        return x.sgn() * where(x == 0, 0.0, x.abs().pow(p - 1)) * g * y.pow(1 - p)
+    scaled = x.sgn() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+    return scaled * where(y == 0, 0.0, g / y.pow(p - 1))
+
+
 def _softmax(log):
     def formula(g, y, dim):
         # a backend's fused row kernel (webgpu) when the gradient itself is not differentiated
@@ -590,12 +609,13 @@ DERIVATIVES = {
     "MinBackward1": _extreme_all,
     "MedianBackward0": _extreme_all,  # PyTorch's evenly_distribute_backward, as max()'s
     **{n: _pick_along for n in ("MaxBackward0", "MinBackward0", "CummaxBackward0", "CumminBackward0")},
+    "MaskedSelectBackward0": {"input": lambda g, input_shape, mask: (  # zeros of the broadcast shape
+        g.new_zeros(input_shape) + g.new_zeros(mask.shape)).masked_scatter(mask, g)},
     "SortBackward0": lambda g, x_shape, d, indices: g.new_zeros(x_shape).scatter(d, indices, g),
     "NanmedianBackward0": _extreme_all,
     "VarBackward0": _var,
     "StdBackward0": _std,
-    "LinalgVectorNormBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * where(
-        unreduce(y, x.shape, dims, keepdim) == 0, 0.0, x / unreduce(y, x.shape, dims, keepdim)),
+    "LinalgVectorNormBackward0": _norm,
     "CumsumBackward0": lambda g, dim: _rcumsum(g, dim),
     "CumprodBackward0": _cumprod,
     "LogcumsumexpBackward0": _logcumsumexp,

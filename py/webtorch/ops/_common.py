@@ -217,8 +217,8 @@ def _geometry(v):
 
 
 def _cast(g, geom):
-    """A gradient summed back to its input's shape and cast to its dtype."""
-    return to_dtype(sum_to(g, geom[0]), geom[1])
+    """A gradient summed back to its input's shape and cast to its dtype (None: no gradient)."""
+    return None if g is None else to_dtype(sum_to(g, geom[0]), geom[1])
 
 
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2, "c": 3}

@@ -764,12 +764,20 @@ def masked_scatter(input, mask, source):
     return out.reshape(shape)
 
 
+def _masked_select_kernel(input, mask):
+    shape = _prims.broadcast_shapes(input.shape, mask.shape)
+    return getitem(input.expand(shape), mask.expand(shape))
+
+
+# its gradient is written into zeros (masked_scatter), so a -0.0 keeps its sign, as PyTorch's
+_MaskedSelect = formula_node("MaskedSelectBackward0", _masked_select_kernel, ("input", "mask"))
+
+
 @register
 @torch_function
 def masked_select(input, mask, *, out=None):
-    shape = _prims.broadcast_shapes(input.shape, mask.shape)
-    return write_out(getitem(input.expand(shape), mask.expand(shape)), out, input, mask,
-                     exact="masked_select(): self and result must have the same scalar type")
+    r = _MaskedSelect.apply(input, mask) if recording(input) else _masked_select_kernel(input, mask)
+    return write_out(r, out, input, mask, exact="masked_select(): self and result must have the same scalar type")
 
 
 @register

@@ -427,15 +427,13 @@ def _norm2(x, dims, keepdim, single):
     return _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, ct)], ct, x.dtype)
 
 
-# torch.norm is vector_norm
-Norm2 = formula_node("LinalgVectorNormBackward0", _norm2, ("x", "dims", "keepdim", "single"))
-
-
 def _vector_norm_impl(input, p, dims, keepdim, single):
+    if p == 2:
+        return _norm2(input, dims, keepdim, single)
     if single:
         r = (input != 0).to(input.dtype) if p == 0 else input.abs()
         return r if keepdim or not dims else r.squeeze(dims)
-    if p in (math.inf, "inf"):
+    if p == math.inf:
         return amax(input.abs(), dims, keepdim)
     if p == -math.inf:
         return amin(input.abs(), dims, keepdim)
@@ -444,9 +442,8 @@ def _vector_norm_impl(input, p, dims, keepdim, single):
     if p == 0:
         return sum((input != 0).to(input.dtype), dims, keepdim)
     x = input.to(_dtype.float32) if input.dtype.itemsize == 2 else input  # opmath: rounded once
-    # zeros (of x, and of the sum for p > 0) are masked out of the powers: PyTorch's subgradient 0 there
     a = x.abs()
-    zero = a == 0
+    zero = a == 0  # zeros (of x, and of the sum for p > 0) are kept out of the powers
     s = sum(where(zero, 0.0 if p > 0 else math.inf, where(zero, 1.0, a).pow(p)), dims, keepdim)
     if p < 0:
         return s.pow(1.0 / p).to(input.dtype)
@@ -454,7 +451,8 @@ def _vector_norm_impl(input, p, dims, keepdim, single):
     return where(zero, 0.0, where(zero, 1.0, s).pow(1.0 / p)).to(input.dtype)
 
 
-_VectorNorm = composite_node("LinalgVectorNormBackward0", _vector_norm_impl)
+# torch.norm is vector_norm; its gradient is PyTorch's norm_backward (autograd/derivatives.py)
+_VectorNorm = formula_node("LinalgVectorNormBackward0", _vector_norm_impl, ("x", "p", "dims", "keepdim", "single"))
 
 
 @register
@@ -469,13 +467,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     # PyTorch's linalg_vector_norm takes |x| where the reduced dims have size 1 (a 0-d input with a dim
     # given is not such a case there)
     single = builtins.all(input._shape[d] == 1 for d in dims) and (input.dim() > 0 or dim is None)
-    if p in ("fro", 2, 2.0):
-        if recording(input):
-            return Norm2.apply(input, dims, keepdim, single)
-        return _norm2(input, dims, keepdim, single)
     if p == "nuc":
         raise NotImplementedError("nuclear norm is not supported by webtorch")
-    return _VectorNorm.call(input, p, dims, keepdim, single)
+    p = 2 if p == "fro" else math.inf if p == "inf" else p
+    if recording(input):
+        return _VectorNorm.apply(input, p, dims, keepdim, single)
+    return _vector_norm_impl(input, p, dims, keepdim, single)
 
 
 @register

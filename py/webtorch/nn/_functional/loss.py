@@ -3,6 +3,7 @@ import math
 import warnings
 
 from ... import _dtype
+from ...autograd import grad_mode
 from ...ops import indexing as _ix, pointwise as _pw, reduction as _red, shape as _shape
 from ...ops._common import check_inplace_dtype, composite_node, dispatching, formula_node, name_of
 from ...ops.activation import logsigmoid
@@ -316,11 +317,12 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def _norm_at_least(x, dim, eps):
-    """x's 2-norm along dim, at least eps, as PyTorch's cosine_similarity clamps it: in place without
-    grad, so the gradient is the unclamped norm's."""
-    n = _red.norm(x, 2, dim, keepdim=True)
-    d = n.detach()
-    return _pw.where(d < eps, (n - d) + eps, n)
+    """x's 2-norm along dim, at least eps, as PyTorch's cosine_similarity clamps it: a copy clamped in
+    place without grad, so the gradient is the unclamped norm's (through CloneBackward0)."""
+    n = _red.norm(x, 2, dim, keepdim=True).clone()
+    with grad_mode.no_grad():
+        n.clamp_min_(eps)
+    return n
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
