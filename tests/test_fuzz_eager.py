@@ -453,6 +453,13 @@ REGRESSIONS = {
         "m.autograd.backward([v1, v2, v3, v4], [m.tensor(-0.5, dtype=m.float16, device=dev), "
         "m.tensor([-1.0, 0.0], dtype=m.float16, device=dev), m.tensor(-0.0, dtype=m.float16, device=dev), "
         "m.tensor([1.0, -1.0, 2.0, -0.0], dtype=m.float16, device=dev)])"],
+    "addcmul_bool": [  # computed; PyTorch's kernel has no bool form
+        "v0 = m.tensor([False, True, False], device=dev)",
+        "v1 = m.addcmul(v0, v0, v0, value=-0.5)"],
+    "ldexp_integer_self": [  # 0.0: an int64 exponent wrapped to int32; an integer self goes through pow(2.0, other)
+        "v0 = m.tensor([1, 3, -2, 5], dtype=m.int32, device=dev)",
+        "v1 = m.ldexp(v0, m.tensor([2 ** 32 + 1, -200, 3, -1], device=dev))",
+        "v2 = m.ldexp(v0.float(), m.tensor([3, -1, 0, 2], dtype=m.int32, device=dev))"],
     "sgd_float16_alpha": [  # webgpu's fused step: alpha products kept in float32 (PyTorch: alpha and product in float16)
         "v0 = m.tensor([0.75, -1.3, 2.1, -0.5], dtype=m.float16, device=dev, requires_grad=True)",
         "opt = m.optim.SGD([v0], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)",
@@ -468,6 +475,8 @@ REGRESSIONS = {
 def test_fuzz_regression(name, device):
     lines = REGRESSIONS[name]
     msg = diff(lines, wt, device, torch)
+    if device == "webgpu" and msg is not None and msg.startswith("limit:"):
+        pytest.skip(f"the program needs what webgpu refuses by design: {msg}")
     assert msg is None, f"{msg}\n{source(lines, device)}"
 
 

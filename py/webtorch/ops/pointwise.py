@@ -250,10 +250,11 @@ xlogy = binary("xlogy", "div", "XlogyBackward0", ref=_xlogy, scalar_node="XlogyB
 copysign = binary("copysign", "div", "CopysignBackward0", ref=_copysign, scalar_node="CopysignBackward1")
 def _ldexp(a, b, cdt):
     """PyTorch's: a floating exponent through pow(2, other) in other's own dtype (a float16 2**100 is inf), an
-    integer one as C's ldexp takes it (an int32: int64 exponents wrap)."""
+    integer one of a floating self as C's ldexp takes it (an int32: int64 exponents wrap), of an integer
+    self through pow(2.0, other) in the result's dtype (2**(2**31) is inf)."""
     if b.dtype.is_floating_point:
         return a.to(cdt) * b.exp2().to(cdt)
-    return a.to(cdt) * b.to(_dtype.int32).to(cdt).exp2()
+    return a.to(cdt) * b.to(_dtype.int32 if a.dtype.is_floating_point else cdt).to(cdt).exp2()
 
 
 ldexp = binary("ldexp", "div", "LdexpBackward0", ref=_ldexp, tensor_other=True)
@@ -618,6 +619,8 @@ def _addc(input, tensor1, tensor2, value, op):
     """input + value * tensor1 (op) tensor2 as PyTorch's kernel: value truncated for integers; float16 /
     bfloat16 computed in float32 with value unrounded, the result rounded once."""
     dt = _dtype.result_type(input, tensor1, tensor2)
+    if dt is _dtype.bool_:
+        raise NotImplementedError(f"\"{'addcmul' if op is mul else 'addcdiv'}_cpu_out\" not implemented for 'Bool'")
     if not dt.is_floating_point:
         value = scalar_to(value, dt)
     # the operands in the compute dtype first (an int32 tensor1 times value would wrap)
