@@ -460,8 +460,11 @@ REGRESSIONS = {
         "v0 = m.tensor([1, 3, -2, 5], dtype=m.int32, device=dev)",
         "v1 = m.ldexp(v0, m.tensor([2 ** 32 + 1, -200, 3, -1], device=dev))",
         "v2 = m.ldexp(v0.float(), m.tensor([3, -1, 0, 2], dtype=m.int32, device=dev))"],
-    "sgd_float16_alpha": [  # webgpu's fused step: alpha products kept in float32 (PyTorch: alpha and product in float16)
-        "v0 = m.tensor([0.75, -1.3, 2.1, -0.5], dtype=m.float16, device=dev, requires_grad=True)",
+    "sgd_float16_alpha": [  # alpha unrounded; PyTorch's vectorized kernel (64 elements: no scalar tail) rounds alpha
+        "v0 = (m.arange(64, device=dev) * 0.37 - 11.0).to(m.float16).requires_grad_()",
+        "v1 = m.arange(64, device=dev).to(m.float16) * 0.1 - 3.0",
+        "v2 = v1.add(v1.flip(0), alpha=0.9)",
+        "v3 = v1.sub(v1.flip(0), alpha=-2.3)",
         "opt = m.optim.SGD([v0], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)",
         "(v0 * v0).sum().backward()",
         "opt.step()",

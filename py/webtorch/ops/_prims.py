@@ -95,6 +95,15 @@ def bview(t, shape):
     return Strided(st.buf, tuple(shape), broadcast_strides(t, shape), t._offset, st.dtype.name)
 
 
+def alpha_product(b, alpha, cdtype):
+    """(alpha * b, the dtype to add it in) as PyTorch's add(a, b, alpha=) kernel takes them: in float16 /
+    bfloat16, alpha rounded to the dtype and a + alpha * b computed in float32, rounded once (its
+    vectorized loop; its scalar loop, on a tensor's last < 32 elements, rounds the product too)."""
+    if cdtype.is_floating_point and cdtype.itemsize == 2:
+        return ewise("mul", [b, _half(alpha, cdtype.name)], _dtype.float32, _dtype.float32), _dtype.float32
+    return ewise("mul", [b, alpha], cdtype, cdtype), cdtype
+
+
 def _half(v, cdtype):
     """A number rounded to float16 / bfloat16 (through float32, as c10's conversions), inf where it overflows."""
     try:

@@ -272,11 +272,10 @@ def _add_kernel(a, b, alpha, cdt):
         return _prims.ewise("add", [a, b], cdt, cdt)
     if alpha == -1:
         return _prims.ewise("sub", [a, b], cdt, cdt)
-    if isinstance(b, Tensor):
-        b = _prims.ewise("mul", [b, alpha], cdt, cdt)
-    else:
-        b = b * alpha
-    return _prims.ewise("add", [a, b], cdt, cdt)
+    if not isinstance(b, Tensor):
+        return _prims.ewise("add", [a, b * alpha], cdt, cdt)
+    prod, ct = _prims.alpha_product(b, alpha, cdt)
+    return _prims.ewise("add", [a, prod], ct, cdt)
 
 
 def _is_bool(x):
@@ -318,8 +317,8 @@ def _make_add(opname, F):
         if recording(self, other):
             return inplace_result(self, F.apply(self, other, alpha, cdt))
         if isinstance(other, Tensor) and alpha != 1:
-            other = _prims.ewise("mul", [other, alpha if opname == "add" else -alpha], cdt, cdt)
-            return _prims.ewise_into("add", self, [self, other], cdt)
+            prod, ct = _prims.alpha_product(other, alpha if opname == "add" else -alpha, cdt)
+            return _prims.ewise_into("add", self, [self, prod], ct)
         if not isinstance(other, Tensor):
             other = other * alpha
         return _prims.ewise_into(opname, self, [self, other], cdt)

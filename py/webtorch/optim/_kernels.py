@@ -47,19 +47,21 @@ def scaled(y, alpha):
 
 
 def add_(x, y, alpha=1.0):
-    """x += alpha * y  (1 dispatch when alpha is +-1 or y a number, else 2)."""
+    """x += alpha * y as PyTorch's add_ (1 dispatch when alpha is +-1 or y a number, else 2)."""
     if not isinstance(y, Tensor):
         return inplace("add", x, y * alpha)
-    if alpha == -1:
-        return inplace("sub", x, y)
-    return inplace("add", x, scaled(y, alpha))
+    if alpha in (1, -1):
+        return inplace("add" if alpha == 1 else "sub", x, y)
+    prod, ct = _prims.alpha_product(y, alpha, x.dtype)
+    return _prims.ewise_into("add", x, [x, prod], ct)
 
 
 def add(x, y, alpha=1.0):
-    """x + alpha * y as a new tensor."""
-    if alpha == -1:
-        return new("sub", x, y)
-    return new("add", x, scaled(y, alpha))
+    """x + alpha * y as a new tensor, as PyTorch's add."""
+    if alpha in (1, -1):
+        return new("add" if alpha == 1 else "sub", x, y)
+    prod, ct = _prims.alpha_product(y, alpha, x.dtype)
+    return _prims.ewise("add", [x, prod], ct, x.dtype)
 
 
 def lerp_(x, end, w):

@@ -131,8 +131,8 @@ def _rd(v, dt):
 
 
 def _alpha(v, dt):
-    """An `alpha=` scalar as PyTorch's float16 add uses it: rounded to float16 (its product with the
-    other operand is rounded too: `_rd`)."""
+    """An `alpha=` scalar as PyTorch's float16 add uses it: rounded to float16 (then a + alpha * b in float32,
+    rounded once, as its vectorized kernel)."""
     return struct.unpack("<e", struct.pack("<e", v))[0] if dt == "float16" else v
 
 
@@ -194,7 +194,7 @@ def _decay(dt, wd, maximize, decoupled=False):
     if maximize:
         code.append("  d = -d;")
     if wd:
-        code.append(f"  pv = {_rd('pv * dec', dt)};" if decoupled else f"  d = {_rd('d + ' + _rd('pv * wd', dt), dt)};")
+        code.append(f"  pv = {_rd('pv * dec', dt)};" if decoupled else f"  d = {_rd('d + pv * wd', dt)};")
     return code
 
 
@@ -212,10 +212,10 @@ def fused_sgd(be, p, g, state, *, lr, momentum, dampening, weight_decay, nestero
         if has_buf:
             mb = load("mb[o2]", dt)
             code.append("  let bv = d;" if first else
-                        f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + ' + _rd('d * damp1', dt), dt)};")
+                        f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + d * damp1', dt)};")
             code.append(f"  mb[o2] = {store('bv', dt)};")
-            code.append(f"  d = {_rd('d + ' + _rd('bv * amom', dt), dt)};" if nesterov else "  d = bv;")
-        return code + [f"  p[o0] = {store('pv + ' + _rd('d * nlr', dt), dt)};"]
+            code.append(f"  d = {_rd('d + bv * amom', dt)};" if nesterov else "  d = bv;")
+        return code + [f"  p[o0] = {store('pv + d * nlr', dt)};"]
     key = ("sgd", ("mb",) if has_buf else (), first, bool(nesterov), bool(maximize), wd)
     ops = [p, g] + ([mb] if has_buf else [])
     dt = p.dtype.name
@@ -322,7 +322,7 @@ def fused_rmsprop(be, p, g, state, *, lr, alpha, eps, weight_decay, momentum, ce
             o = f"o{3 + centered}"
             code += [f"  let bn = {_rd(_rd(load(f'mb[{o}]', dt) + ' * mom', dt) + ' + d / avg', dt)};",
                      f"  mb[{o}] = {store('bn', dt)};",
-                     f"  p[o0] = {store('pv + ' + _rd('bn * alr', dt), dt)};"]
+                     f"  p[o0] = {store('pv + bn * alr', dt)};"]
         else:
             code.append(f"  p[o0] = {store('pv + (d / avg) * nlr', dt)};")
         return code
