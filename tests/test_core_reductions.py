@@ -283,3 +283,18 @@ def test_reductions_other_float_dtypes(device, dt):
     a = arr((4, 5), dt, -1, 1)
     cmp(device, lambda T, x: (x.sum(), x.mean(1), x.amax(0), x.argmax(1), x.cumsum(1), x.softmax(-1)), a, **tol)
     cmp(device, lambda T, x, y: x @ y, a, arr((5, 3), dt, -1, 1), **tol)
+
+
+def test_value_selecting_ops_are_their_own_nodes_with_contiguous_results(device):
+    """topk / kthvalue / median / mode over a dim are nodes of their own (PyTorch's names), and every
+    (values, indices) or scan result along a non-last dim is laid out contiguously, as PyTorch's."""
+    import torch
+    for m, dev in ((torch, "cpu"), (wt, device)):
+        x = m.arange(24.0, device=dev).reshape(2, 3, 4).flip(0).requires_grad_()
+        rs = [m.topk(x, 2, 0), m.kthvalue(x, 1, 0), m.median(x, 0), m.mode(x, 0), m.sort(x, 0), m.cummax(x, 0)]
+        names = [type(r[0].grad_fn).__name__ for r in rs] + [type(m.cumprod(x, 0).grad_fn).__name__]
+        contiguous = [t.is_contiguous() for r in rs for t in r] + [m.cumprod(x, 0).is_contiguous()]
+        if m is torch:
+            want = names, contiguous
+        else:
+            assert (names, contiguous) == want

@@ -460,6 +460,34 @@ REGRESSIONS = {
         "v0 = m.tensor([1, 3, -2, 5], dtype=m.int32, device=dev)",
         "v1 = m.ldexp(v0, m.tensor([2 ** 32 + 1, -200, 3, -1], device=dev))",
         "v2 = m.ldexp(v0.float(), m.tensor([3, -1, 0, 2], dtype=m.int32, device=dev))"],
+    "pow_square_roots": [  # C's pow: (-inf) ** 0.5 is inf, (-0.0) ** 0.5 0.0; PyTorch's kernel takes sqrt / rsqrt
+        "v0 = m.tensor([-inf, -0.0, 0.0, inf, -4.0, 2.25], device=dev, requires_grad=True)",
+        "v1 = v0 ** 0.5",
+        "v2 = v0 ** -0.5",
+        "v3 = v0.detach().clone().pow_(0.5)",
+        "v4 = m.tensor([True, False], device=dev) ** True",
+        "(v1 + v2).backward(m.ones(6, device=dev))"],
+    "pow_bool_tensors": [  # computed; PyTorch's kernel has no bool form
+        "v0 = m.tensor([[False, True, False]], device=dev)",
+        "v1 = m.pow(v0, v0.unsqueeze(2))"],
+    "cumprod_grad_after_zero": [  # NaN before the zero: a later -inf * 0 term of the products
+        "v0 = m.tensor([[0.25, -inf, 0.0], [2.0, 0.5, -1.0]], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = m.cumprod(v0, -1)",
+        "v1.backward(m.tensor([[1.0, 2.0, 0.0], [1.0, 1.0, 1.0]], dtype=m.float16, device=dev))"],
+    "dim_results_contiguous": [  # cumprod / sort / topk along dim 0 gave permuted views (view(-1) raised)
+        "v0 = m.tensor([[[0.5, -2.75, -6.0], [2.5, 3.0, -3.0]], [[-1.25, 1.5, -2.25], [2.0, 0.25, 1.5]]], device=dev, requires_grad=True)",
+        "v1 = m.cumprod(v0, 0).view(-1)",
+        "v2 = m.sort(v0, dim=0)[1].view(-1)",
+        "v3 = m.topk(v0, 1, 0)[0].view(-1)",
+        "v4 = m.kthvalue(v0, 1, 0)[1].view(-1)",
+        "v5 = m.cummax(v0, 0)[1].view(-1)",
+        "(v1.sum() + v3.sum()).backward()"],
+    "value_selecting_grad_written": [  # +0.0: the gradient added into zeros (PyTorch writes it: -0.0 stays)
+        "v0 = m.tensor([[1.0, 3.0, 2.0], [4.0, 0.5, 0.25]], device=dev, requires_grad=True)",
+        "v1 = m.max(v0, 1)[0]",
+        "v2 = m.median(v0, 1)[0]",
+        "v3 = m.mode(v0, 0)[0]",
+        "m.autograd.backward([v1, v2, v3], [m.full((2,), -0.0, device=dev), m.full((2,), -0.0, device=dev), m.full((3,), -0.0, device=dev)])"],
     "sgd_float16_alpha": [  # alpha unrounded; PyTorch's vectorized kernel (64 elements: no scalar tail) rounds alpha
         "v0 = (m.arange(64, device=dev) * 0.37 - 11.0).to(m.float16).requires_grad_()",
         "v1 = m.arange(64, device=dev).to(m.float16) * 0.1 - 3.0",

@@ -209,7 +209,9 @@ def _cumprod(g, x, y, dim):
     count = zero.to(x.dtype).cumsum(dim)
     before, first = count == 0, zero & (count == 1)
     at_first = _rcumsum(g * where(first, 1.0, x).cumprod(dim), dim)
-    return where(before, _rcumsum(g * y, dim) / where(before, x, 1.0), where(first, at_first, 0.0))
+    # before it, the products up to the first zero only (a later inf * 0 is NaN, not a term)
+    return where(before, _rcumsum(where(before, g * y, 0.0), dim) / where(before, x, 1.0),
+                 where(first, at_first, 0.0))
 
 
 def _norm(g, x, p, y, dims, keepdim):
@@ -388,12 +390,21 @@ def _cat(g, dim, tensors_shape):
     return grads
 
 
-def _pick_along(g, x_shape, d, keepdim, indices):
-    """max/min over a dim, cummax/cummin (PyTorch's value_selecting_reduction_backward): each
-    gradient put back where its index points (summed where several results picked one element)."""
+def _picked(g, x_shape, d, keepdim, indices, add):
+    """PyTorch's value_selecting_reduction_backward: each gradient written where its index points
+    along d (`add`: summed where several results picked one element)."""
     if not keepdim:
         g, indices = g.unsqueeze(d), indices.unsqueeze(d)
-    return g.new_zeros(x_shape).scatter_add(d, indices, g)
+    z = g.new_zeros(x_shape)
+    return z.scatter_add(d, indices, g) if add else z.scatter(d, indices, g)
+
+
+def _pick_along(g, x_shape, d, keepdim, indices):  # max/min/kthvalue/median/mode over a dim
+    return _picked(g, x_shape, d, keepdim, indices, False)
+
+
+def _pick_along_all(g, x_shape, d, keepdim, indices):  # cummax/cummin
+    return _picked(g, x_shape, d, keepdim, indices, True)
 
 
 def _view(g, x_shape):
@@ -608,7 +619,10 @@ DERIVATIVES = {
     "MaxBackward1": _extreme_all,
     "MinBackward1": _extreme_all,
     "MedianBackward0": _extreme_all,  # PyTorch's evenly_distribute_backward, as max()'s
-    **{n: _pick_along for n in ("MaxBackward0", "MinBackward0", "CummaxBackward0", "CumminBackward0")},
+    **{n: _pick_along for n in ("MaxBackward0", "MinBackward0", "KthvalueBackward0", "MedianBackward1",
+                                "ModeBackward0")},
+    **{n: _pick_along_all for n in ("CummaxBackward0", "CumminBackward0")},
+    "TopkBackward0": lambda g, x_shape, d, indices: _pick_along(g, x_shape, d, True, indices),
     "MaskedSelectBackward0": {"input": lambda g, input_shape, mask: (  # zeros of the broadcast shape
         g.new_zeros(input_shape) + g.new_zeros(mask.shape)).masked_scatter(mask, g)},
     "SortBackward0": lambda g, x_shape, d, indices: g.new_zeros(x_shape).scatter(d, indices, g),

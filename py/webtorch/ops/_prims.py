@@ -259,9 +259,8 @@ def scan(op, t, dim, out_dtype, with_indices=False):
     idx = empty(shape, int64, t.device) if with_indices else None
     if out.numel():
         out._backend.scan(op, out._strided(), v, idx._strided() if idx is not None else None)
-    inv = _inverse_perm(perm)
-    out = out.permute(inv)
-    return out, (idx.permute(inv) if idx is not None else None)
+    inv = _inverse_perm(perm)  # results laid out as the input's dims, as PyTorch's
+    return contiguous(out.permute(inv)), (contiguous(idx.permute(inv)) if idx is not None else None)
 
 
 def sort(t, dim, descending, stable):
@@ -274,7 +273,7 @@ def sort(t, dim, descending, stable):
     if vals.numel():
         vals._backend.sort(vals._strided(), idx._strided(), v, descending, stable)
     inv = _inverse_perm(perm)
-    return vals.permute(inv), idx.permute(inv)
+    return contiguous(vals.permute(inv)), contiguous(idx.permute(inv))
 
 
 def _inverse_perm(perm):

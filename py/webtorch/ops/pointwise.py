@@ -410,13 +410,25 @@ def _pow_kernel(a, b, dt):
     return _prims.ewise("pow", [a, b], dt, dt)
 
 
-PowScalar = formula_node("PowBackward0", _pow_kernel, ("x", "exponent", "dtype"))
+# PyTorch's pow(tensor, number) kernel takes 0.5 and -0.5 as sqrt and rsqrt: (-0.0) ** 0.5 is -0.0 and
+# (-inf) ** 0.5 NaN there (C's pow: 0.0 and inf)
+_ROOTS = {0.5: "sqrt", -0.5: "rsqrt"}
+
+
+def _pow_scalar_kernel(x, e, dt):
+    op = _ROOTS.get(e) if dt.kind == "f" and not isinstance(e, bool) else None
+    return _prims.ewise(op, [x], dt, dt) if op else _prims.ewise("pow", [x, e], dt, dt)
+
+
+PowScalar = formula_node("PowBackward0", _pow_scalar_kernel, ("x", "exponent", "dtype"))
 PowTensor = formula_node("PowBackward1", _pow_kernel, ("a", "b", "dtype"))
 PowScalarBase = formula_node("PowBackward2", _pow_kernel, ("base", "x", "dtype"))
 
 
 def _pow_dtype(a, b):
     dt = _dtype.result_type(a, b)
+    if dt is bool_ and isinstance(b, Tensor):  # a bool tensor ** a Python bool is computed
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     if dt.kind not in "fc":
         ev = b if not isinstance(b, Tensor) else None
         if ev is not None and ev < 0:
@@ -435,7 +447,7 @@ def pow(input, exponent, *, out=None):
     elif isinstance(input, Tensor):
         scalar_to(exponent, dt)  # PyTorch's range check (float16 ** 70000.0 raises)
         r = PowScalar.apply(input, exponent, dt) if dt.kind in "fc" and recording(input) \
-            else _prims.ewise("pow", [input, exponent], dt, dt)
+            else _pow_scalar_kernel(input, exponent, dt)
     else:
         r = PowScalarBase.apply(input, exponent, dt) if dt.kind in "fc" and recording(exponent) \
             else _prims.ewise("pow", [input, exponent], dt, dt)
@@ -449,6 +461,8 @@ def pow_(self, exponent):
     check_inplace_dtype(dt, self)
     if recording(self, exponent):
         return inplace_result(self, pow(self.clone(), exponent))
+    if not isinstance(exponent, Tensor) and _ROOTS.get(exponent) and dt.kind == "f":
+        return _prims.copy_into(self, _pow_scalar_kernel(self, exponent, dt))
     return _prims.ewise_into("pow", self, [self, exponent], dt)
 
 

@@ -651,6 +651,16 @@ def _check_not_bool(kernel, input):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+def _topk(x, k, d, largest, sorted):
+    # equal values in index order on every device (PyTorch leaves the order of ties unspecified;
+    # its CPU kernel's comes from std::nth_element): values always equal PyTorch's
+    v, i = _prims.sort(x, d, largest, True)
+    return _prims.contiguous(v.narrow(d, 0, k)), _prims.contiguous(i.narrow(d, 0, k))
+
+
+_Topk = formula_node("TopkBackward0", _topk, ("x", "k", "d", "largest", "sorted"), outputs=_PICKED)
+
+
 @register
 @torch_function
 def topk(input, k, dim=-1, largest=True, sorted=True):
@@ -660,12 +670,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     n = input.shape[d] if input.dim() else 1
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
-    # equal values in index order on every device (PyTorch leaves the order of ties unspecified;
-    # its CPU kernel's comes from std::nth_element): values always equal PyTorch's
-    v, i = sort(input, d, descending=largest, stable=True)
     if input.dim() == 0:
-        return return_types.topk(v, i)
-    return return_types.topk(v.narrow(d, 0, k), i.narrow(d, 0, k))
+        return return_types.topk(*sort(input, d, descending=largest, stable=True))
+    return return_types.topk(*(_Topk.apply if recording(input) else _topk)(input, k, d, largest, sorted))
 
 
 @register
@@ -681,15 +688,21 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     return return_types.kthvalue(*_kthvalue(input, k, d, keepdim))
 
 
+def _kthvalue_kernel(x, k, d, keepdim):
+    v, i = (t.narrow(d, k - 1, 1) for t in _prims.sort(x, d, False, True))
+    if not keepdim:
+        v, i = v.squeeze(d), i.squeeze(d)
+    return _prims.contiguous(v), _prims.contiguous(i)
+
+
+_Kthvalue = formula_node("KthvalueBackward0", _kthvalue_kernel, ("x", "k", "d", "keepdim"), outputs=_PICKED)
+
+
 def _kthvalue(input, k, d, keepdim):
     n = input.shape[d]
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    v, i = sort(input, d, stable=True)
-    v, i = v.select(d, k - 1), i.select(d, k - 1)
-    if keepdim:
-        v, i = v.unsqueeze(d), i.unsqueeze(d)
-    return v, i
+    return (_Kthvalue.apply if recording(input) else _kthvalue_kernel)(input, k, d, keepdim)
 
 
 def _median_all(x, dims, keepdim):
@@ -708,13 +721,27 @@ def median(input, dim=None, keepdim=False):
         return MedianAll.apply(input, dims, False) if recording(input) else _median_all(input, dims, False)
     d = wrap_dim(dim, input.dim())
     n = input.shape[d] if input.dim() else 1
-    if input.dim() == 0 or not n or not input.is_floating_point():
+    if input.dim() == 0 or not n:
         return return_types.median(*kthvalue(input, (n - 1) // 2 + 1, d, keepdim))
-    v, i = sort(input, d, stable=True)  # NaNs last, in index order
-    nans = input.isnan().sum(d, keepdim=True)
-    k = where(nans > 0, n - nans, (n - 1) // 2)
-    v, i = v.gather(d, k), i.gather(d, k)
-    return return_types.median(v, i) if keepdim else return_types.median(v.squeeze(d), i.squeeze(d))
+    return return_types.median(*(_MedianDim.apply if recording(input) else _median_dim)(input, d, keepdim))
+
+
+def _median_dim(x, d, keepdim):
+    n = x.shape[d]
+    v, i = _prims.sort(x, d, False, True)  # NaNs last, in index order
+    k = (n - 1) // 2
+    if x.is_floating_point():
+        nans = x.isnan().sum(d, keepdim=True)
+        k = where(nans > 0, n - nans, k)
+        v, i = v.gather(d, k), i.gather(d, k)
+    else:
+        v, i = v.narrow(d, k, 1), i.narrow(d, k, 1)
+    if not keepdim:
+        v, i = v.squeeze(d), i.squeeze(d)
+    return _prims.contiguous(v), _prims.contiguous(i)
+
+
+_MedianDim = formula_node("MedianBackward1", _median_dim, ("x", "d", "keepdim"), outputs=_PICKED)
 
 
 def _nanmedian_all(x, dims, keepdim):
@@ -789,14 +816,14 @@ def _mode_index(input, d):
 
 def _mode(input, d, keepdim):
     x = input.reshape(1) if input.dim() == 0 else input
-    i = _mode_index(x, d)
+    i = _prims.contiguous(_mode_index(x, d))
     v = x.gather(d, i)
     if input.dim() == 0 or not keepdim:
-        return v.squeeze(d), i.squeeze(d)
-    return v, i
+        v, i = v.squeeze(d), i.squeeze(d)
+    return _prims.contiguous(v), _prims.contiguous(i)
 
 
-_Mode = composite_node("ModeBackward0", _mode)
+_Mode = formula_node("ModeBackward0", _mode, ("x", "d", "keepdim"), outputs=_PICKED)
 
 
 @register
@@ -804,7 +831,7 @@ def mode(input, dim=-1, keepdim=False):
     d = wrap_dim(dim, input.dim())
     if input.dim() and not input.shape[d]:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    return return_types.mode(*_Mode.call(input, d, keepdim))
+    return return_types.mode(*(_Mode.apply if recording(input) else _mode)(input, d, keepdim))
 
 
 def quantile_slices(name, input, dim):
