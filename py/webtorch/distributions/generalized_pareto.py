@@ -1,6 +1,6 @@
 import math
 from math import inf, nan
-from numbers import Number, Real
+from numbers import Real
 
 import webtorch as torch
 
@@ -41,11 +41,7 @@ class GeneralizedPareto(Distribution):
 
     def __init__(self, loc, scale, concentration, validate_args=None):
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        if isinstance(loc, Number) and isinstance(scale, Number) and isinstance(concentration, Number):
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration"))

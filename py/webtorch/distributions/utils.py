@@ -48,6 +48,17 @@ def broadcast_all(*values):
     return torch.broadcast_tensors(*values)
 
 
+def _broadcast_probs_or_logits(dist, probs, logits, *params):
+    """Sets ``dist.probs`` or ``dist.logits`` (exactly one of them given) broadcast with ``params``;
+    returns ``params`` and that tensor, broadcast (``broadcast_all``'s order and dtypes)."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    broadcast = broadcast_all(*params, value)
+    setattr(dist, name, broadcast[-1])
+    return broadcast
+
+
 def _standard_normal(shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device).normal_()
 
