@@ -5,12 +5,12 @@ from webtorch.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _broadcast_probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParam, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryParam, ExponentialFamily):
     """
     Creates a Bernoulli distribution parameterized by :attr:`probs`
     or :attr:`logits` (but not both).
@@ -37,14 +37,11 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        (self._param,) = _broadcast_probs_or_logits(self, probs, logits)
+        (self._param,) = self._init_probs_or_logits(probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     @property
     def mean(self):
@@ -59,18 +56,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

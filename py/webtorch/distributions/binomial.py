@@ -2,7 +2,7 @@ import webtorch as torch
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _broadcast_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParam
 
 __all__ = ["Binomial"]
 
@@ -11,7 +11,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryParam, Distribution):
     """
     Creates a Binomial distribution parameterized by :attr:`total_count` and
     either :attr:`probs` or :attr:`logits` (but not both). :attr:`total_count` must be
@@ -43,15 +43,12 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        total_count, self._param = _broadcast_probs_or_logits(self, probs, logits, total_count)
+        total_count, self._param = self._init_probs_or_logits(probs, logits, total_count)
         self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -68,18 +65,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -6,18 +6,17 @@ from webtorch.nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import (
-    _broadcast_probs_or_logits,
+    _BinaryParam,
     broadcast_all,
     clamp_probs,
     lazy_property,
     logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_BinaryParam, ExponentialFamily):
     """
     Creates a continuous Bernoulli distribution parameterized by :attr:`probs`
     or :attr:`logits` (but not both).
@@ -50,7 +49,7 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        (self._param,) = _broadcast_probs_or_logits(self, probs, logits)
+        (self._param,) = self._init_probs_or_logits(probs, logits)
         if probs is not None:
             if validate_args is not None and not self.arg_constraints["probs"].check(self.probs).all():
                 raise ValueError("The parameter probs has invalid values")
@@ -60,9 +59,6 @@ class ContinuousBernoulli(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(ContinuousBernoulli, batch_shape, _instance, ("probs", "logits"), ("_lims",))
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     def _outside_unstable_region(self):
         return torch.max(torch.le(self.probs, self._lims[0]), torch.gt(self.probs, self._lims[1]))
@@ -107,16 +103,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return torch.where(self._outside_unstable_region(), vars, taylor)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

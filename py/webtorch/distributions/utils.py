@@ -48,17 +48,6 @@ def broadcast_all(*values):
     return torch.broadcast_tensors(*values)
 
 
-def _broadcast_probs_or_logits(dist, probs, logits, *params):
-    """Sets ``dist.probs`` or ``dist.logits`` (exactly one of them given) broadcast with ``params``;
-    returns ``params`` and that tensor, broadcast (``broadcast_all``'s order and dtypes)."""
-    if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-    name, value = ("probs", probs) if probs is not None else ("logits", logits)
-    broadcast = broadcast_all(*params, value)
-    setattr(dist, name, broadcast[-1])
-    return broadcast
-
-
 def _standard_normal(shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device).normal_()
 
@@ -192,3 +181,47 @@ def vec_to_tril_matrix(vec, diag=0):
     tril_mask = arange < arange.view(-1, 1) + (diag + 1)
     mat[..., tril_mask] = vec
     return mat
+
+
+def _wrapped_property(holder, name):
+    """The read-only property ``name`` of a distribution that wraps another (``self.<holder>``): its ``name``."""
+
+    def get(self):
+        return getattr(getattr(self, holder), name)
+
+    get.__name__ = name
+    return property(get)
+
+
+class _BinaryProbsOrLogits:
+    """A distribution of a binary event given by ``probs`` or ``logits``: the other one, lazily
+    (Bernoulli, Binomial, ContinuousBernoulli, Geometric, LogitRelaxedBernoulli, NegativeBinomial)."""
+
+    def _init_probs_or_logits(self, probs, logits, *params):
+        """Sets ``probs`` or ``logits`` (exactly one given) broadcast with ``params``; returns ``params``
+        and that one, broadcast (``broadcast_all``'s order and dtypes)."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        broadcast = broadcast_all(*params, value)
+        setattr(self, name, broadcast[-1])
+        return broadcast
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class _BinaryParam(_BinaryProbsOrLogits):
+    """One whose ``_param`` is the one given (all of them but Geometric)."""
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
