@@ -1,7 +1,7 @@
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, _wrapped_property
 
 __all__ = ["Independent"]
 
@@ -55,9 +55,7 @@ class Independent(Distribution):
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Independent, batch_shape, _instance, ("base_dist",), ("reinterpreted_batch_ndims",))
 
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
+    has_rsample = _wrapped_property("base_dist", "has_rsample")
 
     @property
     def has_enumerate_support(self):
@@ -72,17 +70,9 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def mode(self):
-        return self.base_dist.mode
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
+    mean = _wrapped_property("base_dist", "mean")
+    mode = _wrapped_property("base_dist", "mode")
+    variance = _wrapped_property("base_dist", "variance")
 
     def sample(self, sample_shape=()):
         return self.base_dist.sample(sample_shape)

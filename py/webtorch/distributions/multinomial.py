@@ -6,7 +6,7 @@ from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import _wrapped_property, broadcast_all
 
 __all__ = ["Multinomial"]
 
@@ -79,17 +79,9 @@ class Multinomial(Distribution):
     def support(self):
         return constraints.multinomial(self.total_count)
 
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+    logits = _wrapped_property("_categorical", "logits")
+    probs = _wrapped_property("_categorical", "probs")
+    param_shape = _wrapped_property("_categorical", "param_shape")
 
     def sample(self, sample_shape=()):
         sample_shape = torch.Size(sample_shape)

@@ -3,6 +3,7 @@ import webtorch as torch
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
+from .utils import _wrapped_property
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
@@ -53,17 +54,9 @@ class OneHotCategorical(Distribution):
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
 
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
+    _param = _wrapped_property("_categorical", "_param")
+    probs = _wrapped_property("_categorical", "probs")
+    logits = _wrapped_property("_categorical", "logits")
 
     @property
     def mean(self):
@@ -79,9 +72,7 @@ class OneHotCategorical(Distribution):
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+    param_shape = _wrapped_property("_categorical", "param_shape")
 
     def sample(self, sample_shape=()):
         sample_shape = torch.Size(sample_shape)

@@ -6,6 +6,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import (
     _BinaryParam,
+    _wrapped_property,
     broadcast_all,
     clamp_probs,
 )
@@ -88,17 +89,8 @@ class RelaxedBernoulli(TransformedDistribution):
         super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return super().expand(batch_shape, self._get_checked_instance(RelaxedBernoulli, _instance))
 
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
+    temperature = _wrapped_property("base_dist", "temperature")
+    logits = _wrapped_property("base_dist", "logits")
+    probs = _wrapped_property("base_dist", "probs")

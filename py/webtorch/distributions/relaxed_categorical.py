@@ -5,7 +5,7 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
-from .utils import broadcast_all, clamp_probs
+from .utils import _wrapped_property, broadcast_all, clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
@@ -50,17 +50,9 @@ class ExpRelaxedCategorical(Distribution):
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
+    param_shape = _wrapped_property("_categorical", "param_shape")
+    logits = _wrapped_property("_categorical", "logits")
+    probs = _wrapped_property("_categorical", "probs")
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -110,17 +102,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return super().expand(batch_shape, self._get_checked_instance(RelaxedOneHotCategorical, _instance))
 
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
+    temperature = _wrapped_property("base_dist", "temperature")
+    logits = _wrapped_property("base_dist", "logits")
+    probs = _wrapped_property("base_dist", "probs")

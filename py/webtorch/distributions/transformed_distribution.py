@@ -4,7 +4,7 @@ from . import constraints
 from .distribution import Distribution
 from .independent import Independent
 from .transforms import ComposeTransform, Transform
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, _wrapped_property
 
 __all__ = ["TransformedDistribution"]
 
@@ -102,9 +102,7 @@ class TransformedDistribution(Distribution):
             support = constraints.independent(support, len(self.event_shape) - support.event_dim)
         return support
 
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
+    has_rsample = _wrapped_property("base_dist", "has_rsample")
 
     def sample(self, sample_shape=()):
         """
