@@ -31,9 +31,7 @@ class Laplace(Distribution):
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean
 
     @property
     def variance(self):

@@ -127,9 +127,7 @@ class LowRankMultivariateNormal(Distribution):
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean
 
     @lazy_property
     def variance(self):

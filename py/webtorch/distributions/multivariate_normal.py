@@ -184,9 +184,7 @@ class MultivariateNormal(Distribution):
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean
 
     @property
     def variance(self):

@@ -36,9 +36,7 @@ class Normal(ExponentialFamily):
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean
 
     @property
     def stddev(self):
