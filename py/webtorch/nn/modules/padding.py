@@ -1,5 +1,6 @@
 """Padding layers (F.pad with a fixed mode)."""
 from .. import functional as F
+from ._dims import per_dim
 from .module import Module
 
 __all__ = ["ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
@@ -34,11 +35,6 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
-def _pad_classes(kind, mode, base=_PadNd):
-    """{kind}Pad1d, {kind}Pad2d and {kind}Pad3d: ``base`` padding the last 2, 4 or 6 dims in F.pad's ``mode``."""
-    return tuple(type(f"{kind}Pad{n}d", (base,), {"_n": n, "mode": mode, "__module__": __name__}) for n in (1, 2, 3))
-
-
 def _zero_pad_class(constant_pad):
     """ZeroPad{n}d: ConstantPad{n}d with value 0, its repr the padding alone."""
     name = constant_pad.__name__.replace("Constant", "Zero")
@@ -50,8 +46,8 @@ def _zero_pad_class(constant_pad):
     return type(name, (constant_pad,), {"__init__": __init__, "extra_repr": _PadNd.extra_repr, "__module__": __name__})
 
 
-ConstantPad1d, ConstantPad2d, ConstantPad3d = _pad_classes("Constant", "constant", _ConstantPadNd)
+ConstantPad1d, ConstantPad2d, ConstantPad3d = per_dim("ConstantPad{}d", _ConstantPadNd, __name__)
 ZeroPad1d, ZeroPad2d, ZeroPad3d = map(_zero_pad_class, (ConstantPad1d, ConstantPad2d, ConstantPad3d))
-ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = _pad_classes("Reflection", "reflect")
-ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = _pad_classes("Replication", "replicate")
-CircularPad1d, CircularPad2d, CircularPad3d = _pad_classes("Circular", "circular")
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = per_dim("ReflectionPad{}d", _PadNd, __name__, mode="reflect")
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = per_dim("ReplicationPad{}d", _PadNd, __name__, mode="replicate")
+CircularPad1d, CircularPad2d, CircularPad3d = per_dim("CircularPad{}d", _PadNd, __name__, mode="circular")
