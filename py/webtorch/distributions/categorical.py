@@ -9,8 +9,19 @@ from .utils import lazy_property, logits_to_probs, probs_to_logits
 __all__ = ["Categorical"]
 
 
+# The docstrings of Categorical, OneHotCategorical and Multinomial share this note.
+_NORMALIZED_PROBS_NOTE = """    .. note:: The `probs` argument must be non-negative, finite and have a non-zero sum,
+              and it will be normalized to sum to 1 along the last dimension. :attr:`probs`
+              will return this normalized value.
+              The `logits` argument will be interpreted as unnormalized log probabilities
+              and can therefore be any real number. It will likewise be normalized so that
+              the resulting probabilities sum to 1 along the last dimension. :attr:`logits`
+              will return this normalized value.
+"""
+
+
 class Categorical(Distribution):
-    """
+    __doc__ = """
     Creates a categorical distribution parameterized by either :attr:`probs` or
     :attr:`logits` (but not both).
 
@@ -26,14 +37,7 @@ class Categorical(Distribution):
     If `probs` is N-dimensional, the first N-1 dimensions are treated as a batch of
     relative probability vectors.
 
-    .. note:: The `probs` argument must be non-negative, finite and have a non-zero sum,
-              and it will be normalized to sum to 1 along the last dimension. :attr:`probs`
-              will return this normalized value.
-              The `logits` argument will be interpreted as unnormalized log probabilities
-              and can therefore be any real number. It will likewise be normalized so that
-              the resulting probabilities sum to 1 along the last dimension. :attr:`logits`
-              will return this normalized value.
-
+""" + _NORMALIZED_PROBS_NOTE + """
     See also: :func:`torch.multinomial`
 
     Example::

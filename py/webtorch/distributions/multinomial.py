@@ -4,7 +4,7 @@ import webtorch as torch
 
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import _NORMALIZED_PROBS_NOTE, Categorical
 from .distribution import Distribution
 from .utils import _wrapped_property, broadcast_all
 
@@ -12,7 +12,7 @@ __all__ = ["Multinomial"]
 
 
 class Multinomial(Distribution):
-    """
+    __doc__ = """
     Creates a Multinomial distribution parameterized by :attr:`total_count` and
     either :attr:`probs` or :attr:`logits` (but not both). The innermost dimension of
     :attr:`probs` indexes over categories. All other dimensions index over batches.
@@ -20,14 +20,7 @@ class Multinomial(Distribution):
     Note that :attr:`total_count` need not be specified if only :meth:`log_prob` is
     called (see example below)
 
-    .. note:: The `probs` argument must be non-negative, finite and have a non-zero sum,
-              and it will be normalized to sum to 1 along the last dimension. :attr:`probs`
-              will return this normalized value.
-              The `logits` argument will be interpreted as unnormalized log probabilities
-              and can therefore be any real number. It will likewise be normalized so that
-              the resulting probabilities sum to 1 along the last dimension. :attr:`logits`
-              will return this normalized value.
-
+""" + _NORMALIZED_PROBS_NOTE + """
     -   :meth:`sample` requires a single shared `total_count` for all
         parameters and samples.
     -   :meth:`log_prob` allows different `total_count` for each parameter and

@@ -1,7 +1,7 @@
 import webtorch as torch
 
 from . import constraints
-from .categorical import Categorical
+from .categorical import _NORMALIZED_PROBS_NOTE, Categorical
 from .distribution import Distribution
 from .utils import _wrapped_property
 
@@ -9,20 +9,13 @@ __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
-    """
+    __doc__ = """
     Creates a one-hot categorical distribution parameterized by :attr:`probs` or
     :attr:`logits`.
 
     Samples are one-hot coded vectors of size ``probs.size(-1)``.
 
-    .. note:: The `probs` argument must be non-negative, finite and have a non-zero sum,
-              and it will be normalized to sum to 1 along the last dimension. :attr:`probs`
-              will return this normalized value.
-              The `logits` argument will be interpreted as unnormalized log probabilities
-              and can therefore be any real number. It will likewise be normalized so that
-              the resulting probabilities sum to 1 along the last dimension. :attr:`logits`
-              will return this normalized value.
-
+""" + _NORMALIZED_PROBS_NOTE + """
     See also: :func:`torch.distributions.Categorical` for specifications of
     :attr:`probs` and :attr:`logits`.
 

@@ -139,27 +139,24 @@ class Transform:
         """
         Computes the transform `x => y`.
         """
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = (x, y)
-        return y
+        return self._through_cache(x, self._call, 0)
 
     def _inv_call(self, y):
         """
         Inverts the transform `y => x`.
         """
+        return self._through_cache(y, self._inverse, 1)
+
+    def _through_cache(self, value, compute, side):
+        """``compute(value)``, through the one-entry cache of the last pair (x, y): ``value`` is its x
+        (side 0, computing y) or its y (side 1, computing x)."""
         if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = (x, y)
-        return x
+            return compute(value)
+        if value is self._cached_x_y[side]:
+            return self._cached_x_y[1 - side]
+        result = compute(value)
+        self._cached_x_y = (value, result) if side == 0 else (result, value)
+        return result
 
     def _call(self, x):
         """
