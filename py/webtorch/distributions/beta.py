@@ -67,21 +67,20 @@ class Beta(ExponentialFamily):
     def entropy(self):
         return self._dirichlet.entropy()
 
-    @property
-    def concentration1(self):
-        result = self._dirichlet.concentration[..., 0]
+    def _concentration(self, index):
+        result = self._dirichlet.concentration[..., index]
         if isinstance(result, (int, float)):
             return torch.tensor([result])
         else:
             return result
 
     @property
+    def concentration1(self):
+        return self._concentration(0)
+
+    @property
     def concentration0(self):
-        result = self._dirichlet.concentration[..., 1]
-        if isinstance(result, (int, float)):
-            return torch.tensor([result])
-        else:
-            return result
+        return self._concentration(1)
 
     @property
     def _natural_params(self):

@@ -55,8 +55,7 @@ class GeneralizedPareto(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
-        eq_zero = torch.isclose(self.concentration, torch.tensor(0.0))
-        safe_conc = torch.where(eq_zero, torch.ones_like(self.concentration), self.concentration)
+        eq_zero, safe_conc = self._zero_and_safe_concentration()
         y = 1 / safe_conc + torch.ones_like(z)
         where_nonzero = torch.where(y == 0, y, y * torch.log1p(safe_conc * z))
         log_scale = math.log(self.scale) if isinstance(self.scale, Real) else self.scale.log()
@@ -66,8 +65,7 @@ class GeneralizedPareto(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
-        eq_zero = torch.isclose(self.concentration, torch.tensor(0.0))
-        safe_conc = torch.where(eq_zero, torch.ones_like(self.concentration), self.concentration)
+        eq_zero, safe_conc = self._zero_and_safe_concentration()
         where_nonzero = -torch.log1p(safe_conc * z) / safe_conc
         return torch.where(eq_zero, -z, where_nonzero)
 
@@ -90,6 +88,11 @@ class GeneralizedPareto(Distribution):
 
     def _z(self, x):
         return (x - self.loc) / self.scale
+
+    def _zero_and_safe_concentration(self):
+        """Where the concentration is 0, and the concentration with 1 there (safe to divide by)."""
+        eq_zero = torch.isclose(self.concentration, torch.tensor(0.0))
+        return eq_zero, torch.where(eq_zero, torch.ones_like(self.concentration), self.concentration)
 
     @property
     def mean(self):

@@ -17,7 +17,7 @@ class HalfCauchy(_HalfDistribution):
         super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, self._get_checked_instance(HalfCauchy, _instance))
+        return self._expand_params(HalfCauchy, batch_shape, _instance)
 
     @property
     def mean(self):

@@ -14,7 +14,7 @@ class HalfNormal(_HalfDistribution):
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, self._get_checked_instance(HalfNormal, _instance))
+        return self._expand_params(HalfNormal, batch_shape, _instance)
 
     @property
     def mean(self):

@@ -43,7 +43,7 @@ class InverseGamma(TransformedDistribution):
         super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, self._get_checked_instance(InverseGamma, _instance))
+        return self._expand_params(InverseGamma, batch_shape, _instance)
 
     concentration = _wrapped_property("base_dist", "concentration")
     rate = _wrapped_property("base_dist", "rate")

@@ -36,7 +36,7 @@ class LogNormal(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, self._get_checked_instance(LogNormal, _instance))
+        return self._expand_params(LogNormal, batch_shape, _instance)
 
     loc = _wrapped_property("base_dist", "loc")
     scale = _wrapped_property("base_dist", "scale")

@@ -41,7 +41,7 @@ class LogisticNormal(TransformedDistribution):
         super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, self._get_checked_instance(LogisticNormal, _instance))
+        return self._expand_params(LogisticNormal, batch_shape, _instance)
 
     @property
     def loc(self):

@@ -89,7 +89,7 @@ class RelaxedBernoulli(TransformedDistribution):
         super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, self._get_checked_instance(RelaxedBernoulli, _instance))
+        return self._expand_params(RelaxedBernoulli, batch_shape, _instance)
 
     temperature = _wrapped_property("base_dist", "temperature")
     logits = _wrapped_property("base_dist", "logits")

@@ -102,7 +102,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, self._get_checked_instance(RelaxedOneHotCategorical, _instance))
+        return self._expand_params(RelaxedOneHotCategorical, batch_shape, _instance)
 
     temperature = _wrapped_property("base_dist", "temperature")
     logits = _wrapped_property("base_dist", "logits")

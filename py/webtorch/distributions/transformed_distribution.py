@@ -93,6 +93,14 @@ class TransformedDistribution(Distribution):
         new._validate_args = self._validate_args
         return new
 
+    def _expand_params(self, cls, batch_shape, _instance, expanded=()):
+        """``expand`` for a subclass ``cls`` that holds the parameters named in ``expanded`` besides its base
+        distribution: each expanded to ``batch_shape``, then the base distribution."""
+        new = self._get_checked_instance(cls, _instance)
+        for name in expanded:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        return TransformedDistribution.expand(self, batch_shape, _instance=new)
+
     @constraints.dependent_property(is_discrete=False)
     def support(self):
         if not self.transforms:
