@@ -48,6 +48,12 @@ def broadcast_all(*values):
     return torch.broadcast_tensors(*values)
 
 
+def _narrow_parts(value, dim, lengths):
+    """The consecutive parts of ``value`` along ``dim`` of the given ``lengths``."""
+    starts = [sum(lengths[:i]) for i in range(len(lengths))]
+    return [value.narrow(dim, start, length) for start, length in zip(starts, lengths)]
+
+
 def _standard_normal(shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device).normal_()
 
