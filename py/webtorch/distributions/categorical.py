@@ -20,6 +20,11 @@ _NORMALIZED_PROBS_NOTE = """    .. note:: The `probs` argument must be non-negat
 """
 
 
+def _shapes_of(categorical):
+    """The batch and event shapes of the one-hot (or relaxed) distributions over ``categorical``'s events."""
+    return categorical.batch_shape, categorical.param_shape[-1:]
+
+
 class Categorical(Distribution):
     __doc__ = """
     Creates a categorical distribution parameterized by either :attr:`probs` or

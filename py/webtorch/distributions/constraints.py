@@ -34,7 +34,7 @@ The following constraints are implemented:
 
 import webtorch as torch
 
-from .utils import _narrow_parts, _wrapped_property
+from .utils import _narrow_parts, _part_lengths, _wrapped_property
 
 __all__ = [
     "Constraint",
@@ -604,11 +604,7 @@ class _Cat(_ConstraintSequence):
 
     def __init__(self, cseq, dim=0, lengths=None):
         super().__init__(cseq, dim)
-        if lengths is None:
-            lengths = [1] * len(self.cseq)
-        self.lengths = list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.lengths = _part_lengths(lengths, self.cseq, "cseq")
 
     @property
     def event_dim(self):

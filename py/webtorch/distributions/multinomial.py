@@ -4,7 +4,7 @@ import webtorch as torch
 
 from . import constraints
 from .binomial import Binomial
-from .categorical import _NORMALIZED_PROBS_NOTE, Categorical
+from .categorical import _NORMALIZED_PROBS_NOTE, Categorical, _shapes_of
 from .distribution import Distribution
 from .utils import _wrapped_property, broadcast_all
 
@@ -58,9 +58,7 @@ class Multinomial(Distribution):
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*_shapes_of(self._categorical), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Multinomial, batch_shape, _instance, ("_categorical",), ("total_count",))

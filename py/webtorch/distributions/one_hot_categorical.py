@@ -1,7 +1,7 @@
 import webtorch as torch
 
 from . import constraints
-from .categorical import _NORMALIZED_PROBS_NOTE, Categorical
+from .categorical import _NORMALIZED_PROBS_NOTE, Categorical, _shapes_of
 from .distribution import Distribution
 from .utils import _wrapped_property
 
@@ -37,9 +37,7 @@ class OneHotCategorical(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*_shapes_of(self._categorical), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(OneHotCategorical, batch_shape, _instance, ("_categorical",))

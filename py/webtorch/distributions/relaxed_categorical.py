@@ -1,7 +1,7 @@
 import webtorch as torch
 
 from . import constraints
-from .categorical import Categorical
+from .categorical import Categorical, _shapes_of
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
@@ -40,9 +40,7 @@ class ExpRelaxedCategorical(Distribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*_shapes_of(self._categorical), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(ExpRelaxedCategorical, batch_shape, _instance, ("_categorical",), ("temperature",))

@@ -7,7 +7,16 @@ import webtorch.nn.functional as F
 from webtorch.nn.functional import pad, softplus
 
 from . import constraints
-from .utils import _narrow_parts, _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
+from .utils import (
+    _narrow_parts,
+    _part_lengths,
+    _sum_rightmost,
+    _wrapped_property,
+    broadcast_all,
+    lazy_property,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 
 __all__ = [
     "AbsTransform",
@@ -412,13 +421,8 @@ class IndependentTransform(Transform):
     def codomain(self):
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
-    @property
-    def bijective(self):
-        return self.base_transform.bijective
-
-    @property
-    def sign(self):
-        return self.base_transform.sign
+    bijective = _wrapped_property("base_transform", "bijective")
+    sign = _wrapped_property("base_transform", "sign")
 
     def _call(self, x):
         if x.dim() < self.domain.event_dim:
@@ -1025,11 +1029,7 @@ class CatTransform(_TransformSequence):
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
         super().__init__(tseq, dim, cache_size)
-        if lengths is None:
-            lengths = [1] * len(self.transforms)
-        self.lengths = list(lengths)
-        if len(self.lengths) != len(self.transforms):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+        self.lengths = _part_lengths(lengths, self.transforms, "transforms")
 
     @lazy_property
     def event_dim(self):

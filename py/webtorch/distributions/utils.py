@@ -48,6 +48,14 @@ def broadcast_all(*values):
     return torch.broadcast_tensors(*values)
 
 
+def _part_lengths(lengths, parts, name):
+    """The lengths of ``parts`` along a dim (1 each by default): a list of one per part."""
+    lengths = [1] * len(parts) if lengths is None else list(lengths)
+    if len(lengths) != len(parts):
+        raise AssertionError(f"lengths ({len(lengths)}) must match {name} ({len(parts)})")
+    return lengths
+
+
 def _narrow_parts(value, dim, lengths):
     """The consecutive parts of ``value`` along ``dim`` of the given ``lengths``."""
     starts = [sum(lengths[:i]) for i in range(len(lengths))]
