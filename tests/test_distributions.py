@@ -427,3 +427,27 @@ def test_reparameterized_gradients_in_expectation(device):
     b = wt.tensor([2.0], device=device, requires_grad=True)
     WD.Beta(b, 3.0).rsample((n,)).mean().backward()
     _close(b.grad, torch.tensor([0.12]), rtol=0.05)
+
+
+def _state(dist):
+    """A distribution's attributes: each tensor's shape, each wrapped distribution's type and shapes."""
+    def describe(v):
+        if hasattr(v, "batch_shape"):
+            return type(v).__name__, tuple(v.batch_shape), tuple(v.event_shape)
+        if hasattr(v, "shape"):
+            return tuple(v.shape)
+        return v if isinstance(v, (int, float, bool, str)) else type(v).__name__
+    return {k: describe(v) for k, v in vars(dist).items()}
+
+
+@pytest.mark.parametrize("lazy_computed", [False, True])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_expand_keeps_pytorchs_state(case, lazy_computed):
+    """expand() holds PyTorch's attributes, each expanded (a lazy probs/logits/matrix only once computed)."""
+    name, params, _ = case
+    td, wd = _make(torch, TD, name, params), _make(wt, WD, name, params, "cpu")
+    for dist in (td, wd) if lazy_computed else ():
+        for lazy in ("probs", "logits", "covariance_matrix", "precision_matrix", "scale_tril"):
+            getattr(dist, lazy, None)
+    batch_shape = (3,) + tuple(td.batch_shape)
+    assert _state(wd.expand(batch_shape)) == _state(td.expand(batch_shape))

@@ -40,12 +40,7 @@ class Beta(ExponentialFamily):
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new._dirichlet = self._dirichlet.expand(batch_shape)
-        super(Beta, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Beta, batch_shape, _instance, ("_dirichlet",))
 
     @property
     def mean(self):
@@ -72,21 +67,20 @@ class Beta(ExponentialFamily):
     def entropy(self):
         return self._dirichlet.entropy()
 
-    @property
-    def concentration1(self):
-        result = self._dirichlet.concentration[..., 0]
+    def _concentration(self, index):
+        result = self._dirichlet.concentration[..., index]
         if isinstance(result, (int, float)):
             return torch.tensor([result])
         else:
             return result
 
     @property
+    def concentration1(self):
+        return self._concentration(0)
+
+    @property
     def concentration0(self):
-        result = self._dirichlet.concentration[..., 1]
-        if isinstance(result, (int, float)):
-            return torch.tensor([result])
-        else:
-            return result
+        return self._concentration(1)
 
     @property
     def _natural_params(self):

@@ -9,8 +9,24 @@ from .utils import lazy_property, logits_to_probs, probs_to_logits
 __all__ = ["Categorical"]
 
 
+# The docstrings of Categorical, OneHotCategorical and Multinomial share this note.
+_NORMALIZED_PROBS_NOTE = """    .. note:: The `probs` argument must be non-negative, finite and have a non-zero sum,
+              and it will be normalized to sum to 1 along the last dimension. :attr:`probs`
+              will return this normalized value.
+              The `logits` argument will be interpreted as unnormalized log probabilities
+              and can therefore be any real number. It will likewise be normalized so that
+              the resulting probabilities sum to 1 along the last dimension. :attr:`logits`
+              will return this normalized value.
+"""
+
+
+def _shapes_of(categorical):
+    """The batch and event shapes of the one-hot (or relaxed) distributions over ``categorical``'s events."""
+    return categorical.batch_shape, categorical.param_shape[-1:]
+
+
 class Categorical(Distribution):
-    """
+    __doc__ = """
     Creates a categorical distribution parameterized by either :attr:`probs` or
     :attr:`logits` (but not both).
 
@@ -26,14 +42,7 @@ class Categorical(Distribution):
     If `probs` is N-dimensional, the first N-1 dimensions are treated as a batch of
     relative probability vectors.
 
-    .. note:: The `probs` argument must be non-negative, finite and have a non-zero sum,
-              and it will be normalized to sum to 1 along the last dimension. :attr:`probs`
-              will return this normalized value.
-              The `logits` argument will be interpreted as unnormalized log probabilities
-              and can therefore be any real number. It will likewise be normalized so that
-              the resulting probabilities sum to 1 along the last dimension. :attr:`logits`
-              will return this normalized value.
-
+""" + _NORMALIZED_PROBS_NOTE + """
     See also: :func:`torch.multinomial`
 
     Example::
@@ -70,19 +79,7 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = torch.Size(batch_shape)
-        param_shape = batch_shape + torch.Size((self._num_events,))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
-        new._num_events = self._num_events
-        super(Categorical, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Categorical, batch_shape, _instance, ("probs", "logits"), ("_num_events",))
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)

@@ -135,8 +135,19 @@ biject_to = ConstraintRegistry()
 transform_to = ConstraintRegistry()
 
 
-@biject_to.register(constraints.real)
-@transform_to.register(constraints.real)
+def _bijective(*constraint_types):
+    """Registers a factory of bijective transforms in both ``biject_to`` and ``transform_to``."""
+
+    def register(factory):
+        for constraint in constraint_types:
+            biject_to.register(constraint, factory)
+            transform_to.register(constraint, factory)
+        return factory
+
+    return register
+
+
+@_bijective(constraints.real)
 def _transform_to_real(constraint):
     return transforms.identity_transform
 
@@ -153,36 +164,26 @@ def _transform_to_independent(constraint):
     return transforms.IndependentTransform(base_transform, constraint.reinterpreted_batch_ndims)
 
 
-@biject_to.register(constraints.positive)
-@biject_to.register(constraints.nonnegative)
-@transform_to.register(constraints.positive)
-@transform_to.register(constraints.nonnegative)
+@_bijective(constraints.positive, constraints.nonnegative)
 def _transform_to_positive(constraint):
     return transforms.ExpTransform()
 
 
-@biject_to.register(constraints.greater_than)
-@biject_to.register(constraints.greater_than_eq)
-@transform_to.register(constraints.greater_than)
-@transform_to.register(constraints.greater_than_eq)
+@_bijective(constraints.greater_than, constraints.greater_than_eq)
 def _transform_to_greater_than(constraint):
     return transforms.ComposeTransform(
         [transforms.ExpTransform(), transforms.AffineTransform(constraint.lower_bound, 1)]
     )
 
 
-@biject_to.register(constraints.less_than)
-@transform_to.register(constraints.less_than)
+@_bijective(constraints.less_than)
 def _transform_to_less_than(constraint):
     return transforms.ComposeTransform(
         [transforms.ExpTransform(), transforms.AffineTransform(constraint.upper_bound, -1)]
     )
 
 
-@biject_to.register(constraints.interval)
-@biject_to.register(constraints.half_open_interval)
-@transform_to.register(constraints.interval)
-@transform_to.register(constraints.half_open_interval)
+@_bijective(constraints.interval, constraints.half_open_interval)
 def _transform_to_interval(constraint):
     lower_is_0 = isinstance(constraint.lower_bound, (int, float)) and constraint.lower_bound == 0
     upper_is_1 = isinstance(constraint.upper_bound, (int, float)) and constraint.upper_bound == 1
@@ -214,8 +215,7 @@ def _transform_to_positive_definite(constraint):
     return transforms.PositiveDefiniteTransform()
 
 
-@biject_to.register(constraints.corr_cholesky)
-@transform_to.register(constraints.corr_cholesky)
+@_bijective(constraints.corr_cholesky)
 def _transform_to_corr_cholesky(constraint):
     return transforms.CorrCholeskyTransform()
 

@@ -34,6 +34,8 @@ The following constraints are implemented:
 
 import webtorch as torch
 
+from .utils import _narrow_parts, _part_lengths, _wrapped_property
+
 __all__ = [
     "Constraint",
     "boolean",
@@ -99,19 +101,23 @@ class Constraint:
         return self.__class__.__name__[1:] + "()"
 
 
-class _Dependent(Constraint):
-    """
-    Placeholder for variables whose support depends on other variables.
-    These variables obey no simple coordinate-wise constraints.
-
-    Args:
-        is_discrete (bool): Optional value of ``.is_discrete`` in case this
+# The docstrings of _Dependent and _DependentProperty share these arguments.
+_STATIC_ATTRIBUTES_ARGS = """        is_discrete (bool): Optional value of ``.is_discrete`` in case this
             can be computed statically. If not provided, access to the
             ``.is_discrete`` attribute will raise a NotImplementedError.
         event_dim (int): Optional value of ``.event_dim`` in case this
             can be computed statically. If not provided, access to the
             ``.event_dim`` attribute will raise a NotImplementedError.
-    """
+"""
+
+
+class _Dependent(Constraint):
+    __doc__ = """
+    Placeholder for variables whose support depends on other variables.
+    These variables obey no simple coordinate-wise constraints.
+
+    Args:
+""" + _STATIC_ATTRIBUTES_ARGS + """    """
 
     def __init__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         self._is_discrete = is_discrete
@@ -173,7 +179,7 @@ def is_dependent(constraint):
 
 
 class _DependentProperty(property, _Dependent):
-    """
+    __doc__ = """
     Decorator that extends @property to act like a `Dependent` constraint when
     called on a class and act like a property when called on an object.
 
@@ -190,13 +196,7 @@ class _DependentProperty(property, _Dependent):
 
     Args:
         fn (Callable): The function to be decorated.
-        is_discrete (bool): Optional value of ``.is_discrete`` in case this
-            can be computed statically. If not provided, access to the
-            ``.is_discrete`` attribute will raise a NotImplementedError.
-        event_dim (int): Optional value of ``.event_dim`` in case this
-            can be computed statically. If not provided, access to the
-            ``.event_dim`` attribute will raise a NotImplementedError.
-    """
+""" + _STATIC_ATTRIBUTES_ARGS + """    """
 
     def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         super().__init__(fn)
@@ -213,6 +213,16 @@ class _DependentProperty(property, _Dependent):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
+def _check_is_constraint(base_constraint):
+    if not isinstance(base_constraint, Constraint):
+        raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+
+
+def _all_rightmost(result, kept_dims):
+    """``result`` reduced by ``all`` over its dims after the first ``kept_dims``."""
+    return result.reshape(result.shape[:kept_dims] + (-1,)).all(-1)
+
+
 class _IndependentConstraint(Constraint):
     """
     Wraps a constraint by aggregating over ``reinterpreted_batch_ndims``-many
@@ -221,8 +231,7 @@ class _IndependentConstraint(Constraint):
     """
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
-        if not isinstance(base_constraint, Constraint):
-            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        _check_is_constraint(base_constraint)
         if not isinstance(reinterpreted_batch_ndims, int):
             raise AssertionError(
                 f"reinterpreted_batch_ndims must be an int, got {type(reinterpreted_batch_ndims).__name__}"
@@ -233,9 +242,7 @@ class _IndependentConstraint(Constraint):
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         super().__init__()
 
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
+    is_discrete = _wrapped_property("base_constraint", "is_discrete")
 
     @property
     def event_dim(self):
@@ -246,9 +253,7 @@ class _IndependentConstraint(Constraint):
         if result.dim() < self.reinterpreted_batch_ndims:
             expected = self.base_constraint.event_dim + self.reinterpreted_batch_ndims
             raise ValueError(f"Expected value.dim() >= {expected} but got {value.dim()}")
-        result = result.reshape(result.shape[: result.dim() - self.reinterpreted_batch_ndims] + (-1,))
-        result = result.all(-1)
-        return result
+        return _all_rightmost(result, result.dim() - self.reinterpreted_batch_ndims)
 
     def __repr__(self):
         return f"{self.__class__.__name__[1:]}({repr(self.base_constraint)}, {self.reinterpreted_batch_ndims})"
@@ -268,14 +273,11 @@ class MixtureSameFamilyConstraint(Constraint):
     """
 
     def __init__(self, base_constraint):
-        if not isinstance(base_constraint, Constraint):
-            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        _check_is_constraint(base_constraint)
         self.base_constraint = base_constraint
         super().__init__()
 
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
+    is_discrete = _wrapped_property("base_constraint", "is_discrete")
 
     @property
     def event_dim(self):
@@ -290,10 +292,7 @@ class MixtureSameFamilyConstraint(Constraint):
         result = self.base_constraint.check(unsqueezed_value)
         if value.dim() < self.event_dim:
             raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        num_dim_to_keep = value.dim() - self.event_dim
-        result = result.reshape(result.shape[:num_dim_to_keep] + (-1,))
-        result = result.all(-1)
-        return result
+        return _all_rightmost(result, value.dim() - self.event_dim)
 
     def __repr__(self):
         return f"{self.__class__.__name__}({repr(self.base_constraint)})"
@@ -324,7 +323,16 @@ class _OneHot(Constraint):
         return is_boolean.all(-1) & is_normalized
 
 
-class _IntegerInterval(Constraint):
+class _Bounded(Constraint):
+    """A constraint given by a ``lower_bound`` and/or an ``upper_bound``, shown in its repr."""
+
+    def __repr__(self):
+        names = [name for name in ("lower_bound", "upper_bound") if name in self.__dict__]
+        bounds = ", ".join(f"{name}={getattr(self, name)}" for name in names)
+        return f"{self.__class__.__name__[1:]}({bounds})"
+
+
+class _IntegerInterval(_Bounded):
     """
     Constrain to an integer interval `[lower_bound, upper_bound]`.
     """
@@ -339,13 +347,8 @@ class _IntegerInterval(Constraint):
     def check(self, value):
         return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
-        return fmt_string
 
-
-class _IntegerLessThan(Constraint):
+class _IntegerLessThan(_Bounded):
     """
     Constrain to an integer interval `(-inf, upper_bound]`.
     """
@@ -359,13 +362,8 @@ class _IntegerLessThan(Constraint):
     def check(self, value):
         return (value % 1 == 0) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(upper_bound={self.upper_bound})"
-        return fmt_string
 
-
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_Bounded):
     """
     Constrain to an integer interval `[lower_bound, inf)`.
     """
@@ -379,11 +377,6 @@ class _IntegerGreaterThan(Constraint):
     def check(self, value):
         return (value % 1 == 0) & (value >= self.lower_bound)
 
-    def __repr__(self):
-        fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound})"
-        return fmt_string
-
 
 class _Real(Constraint):
     """
@@ -394,7 +387,7 @@ class _Real(Constraint):
         return value == value
 
 
-class _GreaterThan(Constraint):
+class _GreaterThan(_Bounded):
     """
     Constrain to a real half line `(lower_bound, inf]`.
     """
@@ -406,13 +399,8 @@ class _GreaterThan(Constraint):
     def check(self, value):
         return self.lower_bound < value
 
-    def __repr__(self):
-        fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound})"
-        return fmt_string
 
-
-class _GreaterThanEq(Constraint):
+class _GreaterThanEq(_Bounded):
     """
     Constrain to a real half line `[lower_bound, inf)`.
     """
@@ -424,13 +412,8 @@ class _GreaterThanEq(Constraint):
     def check(self, value):
         return self.lower_bound <= value
 
-    def __repr__(self):
-        fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound})"
-        return fmt_string
 
-
-class _LessThan(Constraint):
+class _LessThan(_Bounded):
     """
     Constrain to a real half line `[-inf, upper_bound)`.
     """
@@ -442,13 +425,8 @@ class _LessThan(Constraint):
     def check(self, value):
         return value < self.upper_bound
 
-    def __repr__(self):
-        fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(upper_bound={self.upper_bound})"
-        return fmt_string
 
-
-class _Interval(Constraint):
+class _Interval(_Bounded):
     """
     Constrain to a real interval `[lower_bound, upper_bound]`.
     """
@@ -461,13 +439,8 @@ class _Interval(Constraint):
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
-        return fmt_string
 
-
-class _HalfOpenInterval(Constraint):
+class _HalfOpenInterval(_Bounded):
     """
     Constrain to a real interval `[lower_bound, upper_bound)`.
     """
@@ -479,11 +452,6 @@ class _HalfOpenInterval(Constraint):
 
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)
-
-    def __repr__(self):
-        fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
-        return fmt_string
 
 
 class _Simplex(Constraint):
@@ -582,6 +550,13 @@ class _Symmetric(_Square):
             return square_check
         return torch.isclose(value, value.mT, atol=1e-06).all(-2).all(-1)
 
+    def _if_symmetric(self, value, check):
+        """``check()`` where ``value`` is symmetric, else this (failing) symmetry check."""
+        sym_check = _Symmetric.check(self, value)
+        if not sym_check.all():
+            return sym_check
+        return check()
+
 
 class _PositiveSemidefinite(_Symmetric):
     """
@@ -589,10 +564,7 @@ class _PositiveSemidefinite(_Symmetric):
     """
 
     def check(self, value):
-        sym_check = super().check(value)
-        if not sym_check.all():
-            return sym_check
-        return torch.linalg.eigvalsh(value).ge(0).all(-1)
+        return self._if_symmetric(value, lambda: torch.linalg.eigvalsh(value).ge(0).all(-1))
 
 
 class _PositiveDefinite(_Symmetric):
@@ -601,13 +573,29 @@ class _PositiveDefinite(_Symmetric):
     """
 
     def check(self, value):
-        sym_check = super().check(value)
-        if not sym_check.all():
-            return sym_check
-        return torch.linalg.cholesky_ex(value).info.eq(0)
+        return self._if_symmetric(value, lambda: torch.linalg.cholesky_ex(value).info.eq(0))
 
 
-class _Cat(Constraint):
+class _ConstraintSequence(Constraint):
+    """The constraints ``cseq`` applied to the parts of a value along ``dim`` (_Cat, _Stack)."""
+
+    def __init__(self, cseq, dim):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    def _check_dim(self, value):
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+
+
+class _Cat(_ConstraintSequence):
     """
     Constraint functor that applies a sequence of constraints
     `cseq` at the submatrices at dimension `dim`,
@@ -615,38 +603,20 @@ class _Cat(Constraint):
     """
 
     def __init__(self, cseq, dim=0, lengths=None):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        if lengths is None:
-            lengths = [1] * len(self.cseq)
-        self.lengths = list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
-        self.dim = dim
-        super().__init__()
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
+        super().__init__(cseq, dim)
+        self.lengths = _part_lengths(lengths, self.cseq, "cseq")
 
     @property
     def event_dim(self):
         return max(c.event_dim for c in self.cseq)
 
     def check(self, value):
-        if not -value.dim() <= self.dim < value.dim():
-            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
-        checks = []
-        start = 0
-        for constr, length in zip(self.cseq, self.lengths):
-            v = value.narrow(self.dim, start, length)
-            checks.append(constr.check(v))
-            start = start + length
-        return torch.cat(checks, self.dim)
+        self._check_dim(value)
+        parts = _narrow_parts(value, self.dim, self.lengths)
+        return torch.cat([constr.check(v) for constr, v in zip(self.cseq, parts)], self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_ConstraintSequence):
     """
     Constraint functor that applies a sequence of constraints
     `cseq` at the submatrices at dimension `dim`,
@@ -654,15 +624,7 @@ class _Stack(Constraint):
     """
 
     def __init__(self, cseq, dim=0):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        self.dim = dim
-        super().__init__()
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
+        super().__init__(cseq, dim)
 
     @property
     def event_dim(self):
@@ -672,8 +634,7 @@ class _Stack(Constraint):
         return dim
 
     def check(self, value):
-        if not -value.dim() <= self.dim < value.dim():
-            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        self._check_dim(value)
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
         return torch.stack([constr.check(v) for v, constr in zip(vs, self.cseq)], self.dim)
 

@@ -5,12 +5,18 @@ from webtorch.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    _BinaryParam,
+    broadcast_all,
+    clamp_probs,
+    lazy_property,
+    logits_to_probs,
+)
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_BinaryParam, ExponentialFamily):
     """
     Creates a continuous Bernoulli distribution parameterized by :attr:`probs`
     or :attr:`logits` (but not both).
@@ -43,44 +49,16 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        (self._param,) = self._init_probs_or_logits(probs, logits)
         if probs is not None:
-            is_scalar = isinstance(probs, (int, float))
-            (self.probs,) = broadcast_all(probs)
-            if validate_args is not None:
-                if not self.arg_constraints["probs"].check(self.probs).all():
-                    raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            if logits is None:
-                raise AssertionError("logits is unexpectedly None")
-            is_scalar = isinstance(logits, (int, float))
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        if is_scalar:
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self._param.size()
+            if validate_args is not None and not self.arg_constraints["probs"].check(self.probs).all():
+                raise ValueError("The parameter probs has invalid values")
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
-        new._lims = self._lims
-        batch_shape = torch.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_params(ContinuousBernoulli, batch_shape, _instance, ("probs", "logits"), ("_lims",))
 
     def _outside_unstable_region(self):
         return torch.max(torch.le(self.probs, self._lims[0]), torch.gt(self.probs, self._lims[1]))
@@ -125,16 +103,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return torch.where(self._outside_unstable_region(), vars, taylor)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

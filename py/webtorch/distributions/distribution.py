@@ -315,6 +315,26 @@ class Distribution:
             )
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _expand_params(self, cls, batch_shape, _instance, expanded=(), shared=()):
+        """``expand`` for a ``cls`` held by the tensors or distributions named in ``expanded``
+        (each expanded to ``batch_shape`` plus its own trailing dims; a lazy one not computed yet
+        stays lazy) and the attributes named in ``shared`` (carried over as they are)."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = torch.Size(batch_shape)
+        ndim = len(self.batch_shape)
+        for name in expanded:
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                trailing = value.batch_shape[ndim:] if isinstance(value, Distribution) else value.shape[ndim:]
+                setattr(new, name, value.expand(batch_shape + trailing))
+        for name in shared:
+            setattr(new, name, getattr(self, name))
+        if "_param" in self.__dict__:  # probs/logits: the one given to __init__ (or logits once both exist)
+            new._param = new.logits if "logits" in self.__dict__ else new.probs
+        super(cls, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def __repr__(self):
         param_names = [k for k in self.arg_constraints if k in self.__dict__]
         args_string = ", ".join(

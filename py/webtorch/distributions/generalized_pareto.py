@@ -1,6 +1,6 @@
 import math
 from math import inf, nan
-from numbers import Number, Real
+from numbers import Real
 
 import webtorch as torch
 
@@ -41,21 +41,10 @@ class GeneralizedPareto(Distribution):
 
     def __init__(self, loc, scale, concentration, validate_args=None):
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        if isinstance(loc, Number) and isinstance(scale, Number) and isinstance(concentration, Number):
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        super(GeneralizedPareto, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration"))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -66,8 +55,7 @@ class GeneralizedPareto(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
-        eq_zero = torch.isclose(self.concentration, torch.tensor(0.0))
-        safe_conc = torch.where(eq_zero, torch.ones_like(self.concentration), self.concentration)
+        eq_zero, safe_conc = self._zero_and_safe_concentration()
         y = 1 / safe_conc + torch.ones_like(z)
         where_nonzero = torch.where(y == 0, y, y * torch.log1p(safe_conc * z))
         log_scale = math.log(self.scale) if isinstance(self.scale, Real) else self.scale.log()
@@ -77,8 +65,7 @@ class GeneralizedPareto(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         z = self._z(value)
-        eq_zero = torch.isclose(self.concentration, torch.tensor(0.0))
-        safe_conc = torch.where(eq_zero, torch.ones_like(self.concentration), self.concentration)
+        eq_zero, safe_conc = self._zero_and_safe_concentration()
         where_nonzero = -torch.log1p(safe_conc * z) / safe_conc
         return torch.where(eq_zero, -z, where_nonzero)
 
@@ -101,6 +88,11 @@ class GeneralizedPareto(Distribution):
 
     def _z(self, x):
         return (x - self.loc) / self.scale
+
+    def _zero_and_safe_concentration(self):
+        """Where the concentration is 0, and the concentration with 1 there (safe to divide by)."""
+        eq_zero = torch.isclose(self.concentration, torch.tensor(0.0))
+        return eq_zero, torch.where(eq_zero, torch.ones_like(self.concentration), self.concentration)
 
     @property
     def mean(self):

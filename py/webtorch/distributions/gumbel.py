@@ -50,10 +50,7 @@ class Gumbel(TransformedDistribution):
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gumbel, _instance)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_params(Gumbel, batch_shape, _instance, ("loc", "scale"))
 
     def log_prob(self, value):
         if self._validate_args:

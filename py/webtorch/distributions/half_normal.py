@@ -1,57 +1,24 @@
 import math
-from math import inf
 
-import webtorch as torch
-
-from . import constraints
+from ._half import _half_doc, _HalfDistribution
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
-    """
-    Creates a half-normal distribution parameterized by `scale` where::
-
-        X ~ Normal(0, scale)
-        Y = |X| ~ HalfNormal(scale)
-
-    Example::
-
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
-        >>> m = HalfNormal(torch.tensor([1.0]))
-        >>> m.sample()  # half-normal distributed with scale=1
-        tensor([ 0.1046])
-
-    Args:
-        scale (float or Tensor): scale of the full Normal distribution
-    """
-
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
+class HalfNormal(_HalfDistribution):
+    __doc__ = _half_doc("Normal", "normal", "0.1046")
 
     def __init__(self, scale, validate_args=None):
-        base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+        return self._expand_params(HalfNormal, batch_shape, _instance)
 
     @property
     def mean(self):
         return self.scale * math.sqrt(2 / math.pi)
-
-    @property
-    def mode(self):
-        return torch.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -60,17 +27,4 @@ class HalfNormal(TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        log_prob = torch.where(value >= 0, log_prob, -inf)
-        return log_prob
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+        return self._log_prob_of_abs(value)

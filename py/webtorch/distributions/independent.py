@@ -1,8 +1,7 @@
-import webtorch as torch
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, _wrapped_property
 
 __all__ = ["Independent"]
 
@@ -54,17 +53,9 @@ class Independent(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Independent, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.base_dist = self.base_dist.expand(batch_shape + self.event_shape[: self.reinterpreted_batch_ndims])
-        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        super(Independent, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Independent, batch_shape, _instance, ("base_dist",), ("reinterpreted_batch_ndims",))
 
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
+    has_rsample = _wrapped_property("base_dist", "has_rsample")
 
     @property
     def has_enumerate_support(self):
@@ -79,17 +70,9 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def mode(self):
-        return self.base_dist.mode
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
+    mean = _wrapped_property("base_dist", "mean")
+    mode = _wrapped_property("base_dist", "mode")
+    variance = _wrapped_property("base_dist", "variance")
 
     def sample(self, sample_shape=()):
         return self.base_dist.sample(sample_shape)

@@ -6,6 +6,7 @@ from . import constraints
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
+from .utils import _wrapped_property
 
 __all__ = ["InverseGamma"]
 
@@ -42,16 +43,10 @@ class InverseGamma(TransformedDistribution):
         super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(InverseGamma, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_params(InverseGamma, batch_shape, _instance)
 
-    @property
-    def concentration(self):
-        return self.base_dist.concentration
-
-    @property
-    def rate(self):
-        return self.base_dist.rate
+    concentration = _wrapped_property("base_dist", "concentration")
+    rate = _wrapped_property("base_dist", "rate")
 
     @property
     def mean(self):

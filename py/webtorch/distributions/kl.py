@@ -143,6 +143,49 @@ def _batch_trace_XXT(bmat):
     return flat_trace.reshape(bmat.shape[:-2])
 
 
+def _register_infinite(type_p, param, *types_q):
+    """Registers KL(p || q) = inf (shaped as p's ``param``) for p a ``type_p`` and q of each of
+    ``types_q``, whose support does not contain p's."""
+
+    def kl(p, q):
+        return _infinite_like(getattr(p, param))
+
+    for type_q in types_q:
+        register_kl(type_p, type_q)(kl)
+    return kl
+
+
+def _check_event_shapes(p, q, names):
+    if p.event_shape != q.event_shape:
+        spaces = " " * 26
+        raise ValueError(f"KL-divergence between two {names} with{spaces}different event shapes cannot be computed")
+
+
+def _half_logdet(scale_tril):
+    """Half the log determinant of the covariance ``scale_tril @ scale_tril.mT``."""
+    return scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+
+def _lowrank_q_terms(p, q):
+    """For a low-rank q: its covariance's log determinant, its Mahalanobis term of ``q.loc - p.loc`` and
+    the capacitance solve ``A`` that the trace terms use."""
+    cov_factor, cov_diag, capacitance_tril = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    logdet = _batch_lowrank_logdet(cov_factor, cov_diag, capacitance_tril)
+    mahalanobis = _batch_lowrank_mahalanobis(cov_factor, cov_diag, q.loc - p.loc, capacitance_tril)
+    qWt_qDinv = cov_factor.mT / cov_diag.unsqueeze(-2)
+    return logdet, mahalanobis, torch.linalg.solve_triangular(capacitance_tril, qWt_qDinv, upper=False)
+
+
+def _register_wrapped(type_pq, attribute, kl):
+    """Registers KL(p || q) for p and q of ``type_pq`` as ``kl`` of the distributions they wrap."""
+
+    def kl_wrapped(p, q):
+        return kl(getattr(p, attribute), getattr(q, attribute))
+
+    register_kl(type_pq, type_pq)(kl_wrapped)
+    return kl_wrapped
+
+
 def kl_divergence(p, q):
     """
     Compute Kullback-Leibler divergence :math:`KL(p \\| q)` between two distributions.
@@ -284,11 +327,6 @@ def _kl_geometric_geometric(p, q):
     return -p.entropy() - torch.log1p(-q.probs) / p.probs - q.logits
 
 
-@register_kl(HalfNormal, HalfNormal)
-def _kl_halfnormal_halfnormal(p, q):
-    return _kl_normal_normal(p.base_dist, q.base_dist)
-
-
 @register_kl(Laplace, Laplace)
 def _kl_laplace_laplace(p, q):
     scale_ratio = p.scale / q.scale
@@ -301,19 +339,11 @@ def _kl_laplace_laplace(p, q):
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError(
-            "KL-divergence between two Low Rank Multivariate Normals with                          different event "
-            "shapes cannot be computed"
-        )
-    term1 = _batch_lowrank_logdet(
-        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
-    ) - _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril)
-    term3 = _batch_lowrank_mahalanobis(
-        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc, q._capacitance_tril
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    logdet_q, term3, A = _lowrank_q_terms(p, q)
+    term1 = logdet_q - _batch_lowrank_logdet(
+        p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril
     )
-    qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
-    A = torch.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
     term21 = (p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
     term22 = _batch_trace_XXT(p._unbroadcasted_cov_factor * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
     term23 = _batch_trace_XXT(A * p._unbroadcasted_cov_diag.sqrt().unsqueeze(-2))
@@ -324,19 +354,9 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
 
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError(
-            "KL-divergence between two (Low Rank) Multivariate Normals with                          different "
-            "event shapes cannot be computed"
-        )
-    term1 = _batch_lowrank_logdet(
-        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
-    ) - 2 * p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-    term3 = _batch_lowrank_mahalanobis(
-        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc, q._capacitance_tril
-    )
-    qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
-    A = torch.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    logdet_q, term3, A = _lowrank_q_terms(p, q)
+    term1 = logdet_q - 2 * _half_logdet(p._unbroadcasted_scale_tril)
     term21 = _batch_trace_XXT(p._unbroadcasted_scale_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
     term22 = _batch_trace_XXT(A.matmul(p._unbroadcasted_scale_tril))
     term2 = term21 - term22
@@ -345,12 +365,8 @@ def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
 
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError(
-            "KL-divergence between two (Low Rank) Multivariate Normals with                          different "
-            "event shapes cannot be computed"
-        )
-    term1 = 2 * q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _batch_lowrank_logdet(
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    term1 = 2 * _half_logdet(q._unbroadcasted_scale_tril) - _batch_lowrank_logdet(
         p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril
     )
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
@@ -369,14 +385,8 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
 
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError(
-            "KL-divergence between two Multivariate Normals with                          different event shapes "
-            "cannot be computed"
-        )
-    half_term1 = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(
-        -1
-    ) - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    _check_event_shapes(p, q, "Multivariate Normals")
+    half_term1 = _half_logdet(q._unbroadcasted_scale_tril) - _half_logdet(p._unbroadcasted_scale_tril)
     combined_batch_shape = torch.broadcast_shapes(
         q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2]
     )
@@ -395,9 +405,10 @@ def _kl_normal_normal(p, q):
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
 
 
-@register_kl(OneHotCategorical, OneHotCategorical)
-def _kl_onehotcategorical_onehotcategorical(p, q):
-    return _kl_categorical_categorical(p._categorical, q._categorical)
+_kl_halfnormal_halfnormal = _register_wrapped(HalfNormal, "base_dist", _kl_normal_normal)
+_kl_onehotcategorical_onehotcategorical = _register_wrapped(
+    OneHotCategorical, "_categorical", _kl_categorical_categorical
+)
 
 
 @register_kl(Pareto, Pareto)
@@ -442,9 +453,7 @@ def _kl_beta_continuous_bernoulli(p, q):
     return -p.entropy() - p.mean * q.logits - torch.log1p(-q.probs) - q._cont_bern_log_norm()
 
 
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
+_kl_beta_infinity = _register_infinite(Beta, "concentration1", Pareto)
 
 
 @register_kl(Beta, Exponential)
@@ -480,9 +489,7 @@ def _kl_beta_uniform(p, q):
     return result
 
 
-@register_kl(ContinuousBernoulli, Pareto)
-def _kl_continuous_bernoulli_infinity(p, q):
-    return _infinite_like(p.probs)
+_kl_continuous_bernoulli_infinity = _register_infinite(ContinuousBernoulli, "probs", Pareto)
 
 
 @register_kl(ContinuousBernoulli, Exponential)
@@ -508,12 +515,7 @@ def _kl_continuous_bernoulli_uniform(p, q):
     )
 
 
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, ContinuousBernoulli)
-@register_kl(Exponential, Pareto)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
+_kl_exponential_infinity = _register_infinite(Exponential, "rate", Beta, ContinuousBernoulli, Pareto, Uniform)
 
 
 @register_kl(Exponential, Gamma)
@@ -544,12 +546,7 @@ def _kl_exponential_normal(p, q):
     return t1 - 1 + (t2 - t3 + t4) / var_normal
 
 
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, ContinuousBernoulli)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
+_kl_gamma_infinity = _register_infinite(Gamma, "concentration", Beta, ContinuousBernoulli, Pareto, Uniform)
 
 
 @register_kl(Gamma, Exponential)
@@ -578,14 +575,8 @@ def _kl_gamma_normal(p, q):
     return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
 
 
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p, q):
-    return _infinite_like(p.loc)
+_NOT_THE_REAL_LINE = (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)  # supports within a half line
+_kl_gumbel_infinity = _register_infinite(Gumbel, "loc", *_NOT_THE_REAL_LINE)
 
 
 @register_kl(Gumbel, Normal)
@@ -597,14 +588,7 @@ def _kl_gumbel_normal(p, q):
     return -t1 + t2 + t3 - (_euler_gamma + 1)
 
 
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, ContinuousBernoulli)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Pareto)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
-    return _infinite_like(p.loc)
+_kl_laplace_infinity = _register_infinite(Laplace, "loc", *_NOT_THE_REAL_LINE)
 
 
 @register_kl(Laplace, Normal)
@@ -618,14 +602,7 @@ def _kl_laplace_normal(p, q):
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
 
 
-@register_kl(Normal, Beta)
-@register_kl(Normal, ContinuousBernoulli)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Pareto)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
+_kl_normal_infinity = _register_infinite(Normal, "loc", *_NOT_THE_REAL_LINE)
 
 
 @register_kl(Normal, Gumbel)
@@ -650,11 +627,7 @@ def _kl_normal_laplace(p, q):
     return -t1 + (t2 + t3) / q.scale - 0.5 * (1 + math.log(0.5 * math.pi))
 
 
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
+_kl_pareto_infinity = _register_infinite(Pareto, "scale", Beta, ContinuousBernoulli, Uniform)
 
 
 @register_kl(Pareto, Exponential)
@@ -693,10 +666,7 @@ def _kl_pareto_normal(p, q):
     return result
 
 
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
+_kl_poisson_infinity = _register_infinite(Poisson, "rate", Bernoulli, Binomial)
 
 
 @register_kl(Uniform, Beta)

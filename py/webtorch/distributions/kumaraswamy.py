@@ -57,10 +57,7 @@ class Kumaraswamy(TransformedDistribution):
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Kumaraswamy, _instance)
-        new.concentration1 = self.concentration1.expand(batch_shape)
-        new.concentration0 = self.concentration0.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_params(Kumaraswamy, batch_shape, _instance, ("concentration1", "concentration0"))
 
     @property
     def mean(self):

@@ -2,6 +2,7 @@ from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
+from .utils import _wrapped_property
 
 __all__ = ["LogNormal"]
 
@@ -35,16 +36,10 @@ class LogNormal(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_params(LogNormal, batch_shape, _instance)
 
-    @property
-    def loc(self):
-        return self.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    loc = _wrapped_property("base_dist", "loc")
+    scale = _wrapped_property("base_dist", "scale")
 
     @property
     def mean(self):

@@ -41,8 +41,7 @@ class LogisticNormal(TransformedDistribution):
         super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogisticNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_params(LogisticNormal, batch_shape, _instance)
 
     @property
     def loc(self):

@@ -115,26 +115,19 @@ class LowRankMultivariateNormal(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = torch.Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new.cov_diag = self.cov_diag.expand(loc_shape)
-        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
-        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
-        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        new._capacitance_tril = self._capacitance_tril
-        super(LowRankMultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            LowRankMultivariateNormal,
+            batch_shape,
+            _instance,
+            ("loc", "cov_diag", "cov_factor"),
+            ("_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_capacitance_tril"),
+        )
 
     @property
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean
 
     @lazy_property
     def variance(self):

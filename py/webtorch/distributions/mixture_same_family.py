@@ -82,17 +82,13 @@ class MixtureSameFamily(Distribution):
         super().__init__(batch_shape=cdbs, event_shape=event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = torch.Size(batch_shape)
-        batch_shape_comp = batch_shape + (self._num_component,)
-        new = self._get_checked_instance(MixtureSameFamily, _instance)
-        new._component_distribution = self._component_distribution.expand(batch_shape_comp)
-        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
-        new._num_component = self._num_component
-        new._event_ndims = self._event_ndims
-        event_shape = new._component_distribution.event_shape
-        super(MixtureSameFamily, new).__init__(batch_shape=batch_shape, event_shape=event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            MixtureSameFamily,
+            batch_shape,
+            _instance,
+            ("_component_distribution", "_mixture_distribution"),
+            ("_num_component", "_event_ndims"),
+        )
 
     @constraints.dependent_property
     def support(self):

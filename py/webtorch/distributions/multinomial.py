@@ -4,15 +4,15 @@ import webtorch as torch
 
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import _NORMALIZED_PROBS_NOTE, Categorical, _shapes_of
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import _wrapped_property, broadcast_all
 
 __all__ = ["Multinomial"]
 
 
 class Multinomial(Distribution):
-    """
+    __doc__ = """
     Creates a Multinomial distribution parameterized by :attr:`total_count` and
     either :attr:`probs` or :attr:`logits` (but not both). The innermost dimension of
     :attr:`probs` indexes over categories. All other dimensions index over batches.
@@ -20,14 +20,7 @@ class Multinomial(Distribution):
     Note that :attr:`total_count` need not be specified if only :meth:`log_prob` is
     called (see example below)
 
-    .. note:: The `probs` argument must be non-negative, finite and have a non-zero sum,
-              and it will be normalized to sum to 1 along the last dimension. :attr:`probs`
-              will return this normalized value.
-              The `logits` argument will be interpreted as unnormalized log probabilities
-              and can therefore be any real number. It will likewise be normalized so that
-              the resulting probabilities sum to 1 along the last dimension. :attr:`logits`
-              will return this normalized value.
-
+""" + _NORMALIZED_PROBS_NOTE + """
     -   :meth:`sample` requires a single shared `total_count` for all
         parameters and samples.
     -   :meth:`log_prob` allows different `total_count` for each parameter and
@@ -65,18 +58,10 @@ class Multinomial(Distribution):
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*_shapes_of(self._categorical), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        super(Multinomial, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Multinomial, batch_shape, _instance, ("_categorical",), ("total_count",))
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
@@ -85,17 +70,9 @@ class Multinomial(Distribution):
     def support(self):
         return constraints.multinomial(self.total_count)
 
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+    logits = _wrapped_property("_categorical", "logits")
+    probs = _wrapped_property("_categorical", "probs")
+    param_shape = _wrapped_property("_categorical", "param_shape")
 
     def sample(self, sample_shape=()):
         sample_shape = torch.Size(sample_shape)

@@ -63,6 +63,15 @@ def _batch_mahalanobis(bL, bx):
     return reshaped_M.reshape(bx_batch_shape)
 
 
+def _scale_tril_of(scale_tril, covariance_matrix, precision_matrix):
+    """The lower Cholesky factor of the covariance given by one of the three (the others None)."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return torch.linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
 def _precision_to_scale_tril(P):
     Lf = torch.linalg.cholesky(torch.flip(P, (-2, -1)))
     L_inv = torch.transpose(torch.flip(Lf, (-2, -1)), -2, -1)
@@ -122,55 +131,26 @@ class MultivariateNormal(Distribution):
             raise ValueError("loc must be at least one-dimensional.")
         if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        if scale_tril is not None:
-            if scale_tril.dim() < 2:
-                raise ValueError(
-                    "scale_tril matrix must be at least two-dimensional, with optional leading batch dimensions"
-                )
-            batch_shape = torch.broadcast_shapes(scale_tril.shape[:-2], loc.shape[:-1])
-            self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
-        elif covariance_matrix is not None:
-            if covariance_matrix.dim() < 2:
-                raise ValueError(
-                    "covariance_matrix must be at least two-dimensional, with optional leading batch dimensions"
-                )
-            batch_shape = torch.broadcast_shapes(covariance_matrix.shape[:-2], loc.shape[:-1])
-            self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
-        else:
-            if precision_matrix is None:
-                raise AssertionError("precision_matrix is unexpectedly None")
-            if precision_matrix.dim() < 2:
-                raise ValueError(
-                    "precision_matrix must be at least two-dimensional, with optional leading batch dimensions"
-                )
-            batch_shape = torch.broadcast_shapes(precision_matrix.shape[:-2], loc.shape[:-1])
-            self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
+        given = {"scale_tril": scale_tril, "covariance_matrix": covariance_matrix, "precision_matrix": precision_matrix}
+        name, matrix = next((name, matrix) for name, matrix in given.items() if matrix is not None)
+        if matrix.dim() < 2:
+            what = "scale_tril matrix" if name == "scale_tril" else name
+            raise ValueError(f"{what} must be at least two-dimensional, with optional leading batch dimensions")
+        batch_shape = torch.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
+        setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix, precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = torch.Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        cov_shape = batch_shape + self.event_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        if "covariance_matrix" in self.__dict__:
-            new.covariance_matrix = self.covariance_matrix.expand(cov_shape)
-        if "scale_tril" in self.__dict__:
-            new.scale_tril = self.scale_tril.expand(cov_shape)
-        if "precision_matrix" in self.__dict__:
-            new.precision_matrix = self.precision_matrix.expand(cov_shape)
-        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            MultivariateNormal,
+            batch_shape,
+            _instance,
+            ("loc", "covariance_matrix", "scale_tril", "precision_matrix"),
+            ("_unbroadcasted_scale_tril",),
+        )
 
     @lazy_property
     def scale_tril(self):
@@ -192,9 +172,7 @@ class MultivariateNormal(Distribution):
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean
 
     @property
     def variance(self):

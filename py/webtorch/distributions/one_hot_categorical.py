@@ -1,27 +1,21 @@
 import webtorch as torch
 
 from . import constraints
-from .categorical import Categorical
+from .categorical import _NORMALIZED_PROBS_NOTE, Categorical, _shapes_of
 from .distribution import Distribution
+from .utils import _wrapped_property
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
-    """
+    __doc__ = """
     Creates a one-hot categorical distribution parameterized by :attr:`probs` or
     :attr:`logits`.
 
     Samples are one-hot coded vectors of size ``probs.size(-1)``.
 
-    .. note:: The `probs` argument must be non-negative, finite and have a non-zero sum,
-              and it will be normalized to sum to 1 along the last dimension. :attr:`probs`
-              will return this normalized value.
-              The `logits` argument will be interpreted as unnormalized log probabilities
-              and can therefore be any real number. It will likewise be normalized so that
-              the resulting probabilities sum to 1 along the last dimension. :attr:`logits`
-              will return this normalized value.
-
+""" + _NORMALIZED_PROBS_NOTE + """
     See also: :func:`torch.distributions.Categorical` for specifications of
     :attr:`probs` and :attr:`logits`.
 
@@ -43,32 +37,17 @@ class OneHotCategorical(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*_shapes_of(self._categorical), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(OneHotCategorical, batch_shape, _instance, ("_categorical",))
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
 
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
+    _param = _wrapped_property("_categorical", "_param")
+    probs = _wrapped_property("_categorical", "probs")
+    logits = _wrapped_property("_categorical", "logits")
 
     @property
     def mean(self):
@@ -84,9 +63,7 @@ class OneHotCategorical(Distribution):
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+    param_shape = _wrapped_property("_categorical", "param_shape")
 
     def sample(self, sample_shape=()):
         sample_shape = torch.Size(sample_shape)

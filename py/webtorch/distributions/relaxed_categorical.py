@@ -1,11 +1,11 @@
 import webtorch as torch
 
 from . import constraints
-from .categorical import Categorical
+from .categorical import Categorical, _shapes_of
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
-from .utils import broadcast_all, clamp_probs
+from .utils import _wrapped_property, broadcast_all, clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
@@ -40,33 +40,17 @@ class ExpRelaxedCategorical(Distribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*_shapes_of(self._categorical), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(ExpRelaxedCategorical, batch_shape, _instance, ("_categorical",), ("temperature",))
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
+    param_shape = _wrapped_property("_categorical", "param_shape")
+    logits = _wrapped_property("_categorical", "logits")
+    probs = _wrapped_property("_categorical", "probs")
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -116,17 +100,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_params(RelaxedOneHotCategorical, batch_shape, _instance)
 
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
+    temperature = _wrapped_property("base_dist", "temperature")
+    logits = _wrapped_property("base_dist", "logits")
+    probs = _wrapped_property("base_dist", "probs")

@@ -4,7 +4,7 @@ from . import constraints
 from .distribution import Distribution
 from .independent import Independent
 from .transforms import ComposeTransform, Transform
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, _wrapped_property
 
 __all__ = ["TransformedDistribution"]
 
@@ -93,6 +93,14 @@ class TransformedDistribution(Distribution):
         new._validate_args = self._validate_args
         return new
 
+    def _expand_params(self, cls, batch_shape, _instance, expanded=()):
+        """``expand`` for a subclass ``cls`` that holds the parameters named in ``expanded`` besides its base
+        distribution: each expanded to ``batch_shape``, then the base distribution."""
+        new = self._get_checked_instance(cls, _instance)
+        for name in expanded:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        return TransformedDistribution.expand(self, batch_shape, _instance=new)
+
     @constraints.dependent_property(is_discrete=False)
     def support(self):
         if not self.transforms:
@@ -102,9 +110,7 @@ class TransformedDistribution(Distribution):
             support = constraints.independent(support, len(self.event_shape) - support.event_dim)
         return support
 
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
+    has_rsample = _wrapped_property("base_dist", "has_rsample")
 
     def sample(self, sample_shape=()):
         """

@@ -7,7 +7,16 @@ import webtorch.nn.functional as F
 from webtorch.nn.functional import pad, softplus
 
 from . import constraints
-from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
+from .utils import (
+    _narrow_parts,
+    _part_lengths,
+    _sum_rightmost,
+    _wrapped_property,
+    broadcast_all,
+    lazy_property,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 
 __all__ = [
     "AbsTransform",
@@ -139,27 +148,24 @@ class Transform:
         """
         Computes the transform `x => y`.
         """
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = (x, y)
-        return y
+        return self._through_cache(x, self._call, 0)
 
     def _inv_call(self, y):
         """
         Inverts the transform `y => x`.
         """
+        return self._through_cache(y, self._inverse, 1)
+
+    def _through_cache(self, value, compute, side):
+        """``compute(value)``, through the one-entry cache of the last pair (x, y): ``value`` is its x
+        (side 0, computing y) or its y (side 1, computing x)."""
         if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = (x, y)
-        return x
+            return compute(value)
+        if value is self._cached_x_y[side]:
+            return self._cached_x_y[1 - side]
+        result = compute(value)
+        self._cached_x_y = (value, result) if side == 0 else (result, value)
+        return result
 
     def _call(self, x):
         """
@@ -415,13 +421,8 @@ class IndependentTransform(Transform):
     def codomain(self):
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
-    @property
-    def bijective(self):
-        return self.base_transform.bijective
-
-    @property
-    def sign(self):
-        return self.base_transform.sign
+    bijective = _wrapped_property("base_transform", "bijective")
+    sign = _wrapped_property("base_transform", "sign")
 
     def _call(self, x):
         if x.dim() < self.domain.event_dim:
@@ -976,7 +977,40 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(y)
 
 
-class CatTransform(Transform):
+class _TransformSequence(Transform):
+    """The transforms ``tseq`` applied to the parts of a tensor along ``dim``, joined by ``_join``
+    (CatTransform: torch.cat, StackTransform: torch.stack)."""
+
+    def __init__(self, tseq, dim, cache_size):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def _check(self, z, name, what):
+        if not -z.dim() <= self.dim < z.dim():
+            raise AssertionError(f"dim {self.dim} out of range for {what} with {z.dim()} dimensions")
+        size, size_name = self._size
+        if z.size(self.dim) != size:
+            raise AssertionError(f"{name}.size({self.dim}) = {z.size(self.dim)} must equal {size_name} {size}")
+
+    def _call(self, x):
+        self._check(x, "x", "tensor")
+        return self._join([trans(part) for trans, part in zip(self.transforms, self._parts(x))], dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y, "y", "tensor")
+        return self._join([trans.inv(part) for trans, part in zip(self.transforms, self._parts(y))], dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+
+class CatTransform(_TransformSequence):
     """
     Transform functor that applies a sequence of transforms `tseq`
     component-wise to each submatrix at `dim`, of length `lengths[dim]`,
@@ -991,19 +1025,11 @@ class CatTransform(Transform):
        y = t(x)
     """
 
+    _join = staticmethod(torch.cat)
+
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        if lengths is None:
-            lengths = [1] * len(self.transforms)
-        self.lengths = list(lengths)
-        if len(self.lengths) != len(self.transforms):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
-        self.dim = dim
+        super().__init__(tseq, dim, cache_size)
+        self.lengths = _part_lengths(lengths, self.transforms, "transforms")
 
     @lazy_property
     def event_dim(self):
@@ -1013,56 +1039,27 @@ class CatTransform(Transform):
     def length(self):
         return sum(self.lengths)
 
+    @property
+    def _size(self):
+        return self.length, "length"
+
+    def _parts(self, z):
+        return _narrow_parts(z, self.dim, self.lengths)
+
     def with_cache(self, cache_size=1):
         if self._cache_size == cache_size:
             return self
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
 
-    def _call(self, x):
-        if not -x.dim() <= self.dim < x.dim():
-            raise AssertionError(f"dim {self.dim} out of range for tensor with {x.dim()} dimensions")
-        if x.size(self.dim) != self.length:
-            raise AssertionError(f"x.size({self.dim}) = {x.size(self.dim)} must equal length {self.length}")
-        yslices = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            xslice = x.narrow(self.dim, start, length)
-            yslices.append(trans(xslice))
-            start = start + length
-        return torch.cat(yslices, dim=self.dim)
-
-    def _inverse(self, y):
-        if not -y.dim() <= self.dim < y.dim():
-            raise AssertionError(f"dim {self.dim} out of range for tensor with {y.dim()} dimensions")
-        if y.size(self.dim) != self.length:
-            raise AssertionError(f"y.size({self.dim}) = {y.size(self.dim)} must equal length {self.length}")
-        xslices = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            yslice = y.narrow(self.dim, start, length)
-            xslices.append(trans.inv(yslice))
-            start = start + length
-        return torch.cat(xslices, dim=self.dim)
-
     def log_abs_det_jacobian(self, x, y):
-        if not -x.dim() <= self.dim < x.dim():
-            raise AssertionError(f"dim {self.dim} out of range for x with {x.dim()} dimensions")
-        if x.size(self.dim) != self.length:
-            raise AssertionError(f"x.size({self.dim}) = {x.size(self.dim)} must equal length {self.length}")
-        if not -y.dim() <= self.dim < y.dim():
-            raise AssertionError(f"dim {self.dim} out of range for y with {y.dim()} dimensions")
-        if y.size(self.dim) != self.length:
-            raise AssertionError(f"y.size({self.dim}) = {y.size(self.dim)} must equal length {self.length}")
+        self._check(x, "x", "x")
+        self._check(y, "y", "y")
         logdetjacs = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            xslice = x.narrow(self.dim, start, length)
-            yslice = y.narrow(self.dim, start, length)
+        for trans, xslice, yslice in zip(self.transforms, self._parts(x), self._parts(y)):
             logdetjac = trans.log_abs_det_jacobian(xslice, yslice)
             if trans.event_dim < self.event_dim:
                 logdetjac = _sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
             logdetjacs.append(logdetjac)
-            start = start + length
         dim = self.dim
         if dim >= 0:
             dim = dim - x.dim()
@@ -1071,10 +1068,6 @@ class CatTransform(Transform):
             return torch.cat(logdetjacs, dim=dim)
         else:
             return sum(logdetjacs)
-
-    @property
-    def bijective(self):
-        return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
     def domain(self):
@@ -1085,7 +1078,7 @@ class CatTransform(Transform):
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
 
-class StackTransform(Transform):
+class StackTransform(_TransformSequence):
     """
     Transform functor that applies a sequence of transforms `tseq`
     component-wise to each submatrix at `dim`
@@ -1098,70 +1091,28 @@ class StackTransform(Transform):
        y = t(x)
     """
 
+    _join = staticmethod(torch.stack)
+
     def __init__(self, tseq, dim=0, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        self.dim = dim
+        super().__init__(tseq, dim, cache_size)
+
+    @property
+    def _size(self):
+        return len(self.transforms), "len(transforms)"
+
+    def _parts(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
 
     def with_cache(self, cache_size=1):
         if self._cache_size == cache_size:
             return self
         return StackTransform(self.transforms, self.dim, cache_size)
 
-    def _slice(self, z):
-        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
-
-    def _call(self, x):
-        if not -x.dim() <= self.dim < x.dim():
-            raise AssertionError(f"dim {self.dim} out of range for tensor with {x.dim()} dimensions")
-        if x.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal len(transforms) {len(self.transforms)}"
-            )
-        yslices = []
-        for xslice, trans in zip(self._slice(x), self.transforms):
-            yslices.append(trans(xslice))
-        return torch.stack(yslices, dim=self.dim)
-
-    def _inverse(self, y):
-        if not -y.dim() <= self.dim < y.dim():
-            raise AssertionError(f"dim {self.dim} out of range for tensor with {y.dim()} dimensions")
-        if y.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal len(transforms) {len(self.transforms)}"
-            )
-        xslices = []
-        for yslice, trans in zip(self._slice(y), self.transforms):
-            xslices.append(trans.inv(yslice))
-        return torch.stack(xslices, dim=self.dim)
-
     def log_abs_det_jacobian(self, x, y):
-        if not -x.dim() <= self.dim < x.dim():
-            raise AssertionError(f"dim {self.dim} out of range for x with {x.dim()} dimensions")
-        if x.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal len(transforms) {len(self.transforms)}"
-            )
-        if not -y.dim() <= self.dim < y.dim():
-            raise AssertionError(f"dim {self.dim} out of range for y with {y.dim()} dimensions")
-        if y.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal len(transforms) {len(self.transforms)}"
-            )
-        logdetjacs = []
-        yslices = self._slice(y)
-        xslices = self._slice(x)
-        for xslice, yslice, trans in zip(xslices, yslices, self.transforms):
-            logdetjacs.append(trans.log_abs_det_jacobian(xslice, yslice))
-        return torch.stack(logdetjacs, dim=self.dim)
-
-    @property
-    def bijective(self):
-        return all(t.bijective for t in self.transforms)
+        self._check(x, "x", "x")
+        self._check(y, "y", "y")
+        parts = zip(self.transforms, self._parts(x), self._parts(y))
+        return torch.stack([trans.log_abs_det_jacobian(xpart, ypart) for trans, xpart, ypart in parts], dim=self.dim)
 
     @constraints.dependent_property
     def domain(self):

@@ -48,6 +48,20 @@ def broadcast_all(*values):
     return torch.broadcast_tensors(*values)
 
 
+def _part_lengths(lengths, parts, name):
+    """The lengths of ``parts`` along a dim (1 each by default): a list of one per part."""
+    lengths = [1] * len(parts) if lengths is None else list(lengths)
+    if len(lengths) != len(parts):
+        raise AssertionError(f"lengths ({len(lengths)}) must match {name} ({len(parts)})")
+    return lengths
+
+
+def _narrow_parts(value, dim, lengths):
+    """The consecutive parts of ``value`` along ``dim`` of the given ``lengths``."""
+    starts = [sum(lengths[:i]) for i in range(len(lengths))]
+    return [value.narrow(dim, start, length) for start, length in zip(starts, lengths)]
+
+
 def _standard_normal(shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device).normal_()
 
@@ -181,3 +195,47 @@ def vec_to_tril_matrix(vec, diag=0):
     tril_mask = arange < arange.view(-1, 1) + (diag + 1)
     mat[..., tril_mask] = vec
     return mat
+
+
+def _wrapped_property(holder, name):
+    """The read-only property ``name`` of a distribution that wraps another (``self.<holder>``): its ``name``."""
+
+    def get(self):
+        return getattr(getattr(self, holder), name)
+
+    get.__name__ = name
+    return property(get)
+
+
+class _BinaryProbsOrLogits:
+    """A distribution of a binary event given by ``probs`` or ``logits``: the other one, lazily
+    (Bernoulli, Binomial, ContinuousBernoulli, Geometric, LogitRelaxedBernoulli, NegativeBinomial)."""
+
+    def _init_probs_or_logits(self, probs, logits, *params):
+        """Sets ``probs`` or ``logits`` (exactly one given) broadcast with ``params``; returns ``params``
+        and that one, broadcast (``broadcast_all``'s order and dtypes)."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        broadcast = broadcast_all(*params, value)
+        setattr(self, name, broadcast[-1])
+        return broadcast
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class _BinaryParam(_BinaryProbsOrLogits):
+    """One whose ``_param`` is the one given (all of them but Geometric)."""
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @property
+    def param_shape(self):
+        return self._param.size()

@@ -6,7 +6,7 @@ import webtorch as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _scale_tril_of
 from .utils import lazy_property
 
 __all__ = ["Wishart"]
@@ -102,20 +102,14 @@ class Wishart(ExponentialFamily):
             )
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
-        self._dist_chi2 = torch.distributions.chi2.Chi2(
-            df=self.df.unsqueeze(-1)
-            - torch.arange(
-                self._event_shape[-1],
-                dtype=self._unbroadcasted_scale_tril.dtype,
-                device=self._unbroadcasted_scale_tril.device,
-            ).expand(batch_shape + (-1,))
-        )
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix, precision_matrix)
+        self._dist_chi2 = self._chi2(batch_shape, event_shape[-1])
+
+    def _chi2(self, batch_shape, n):
+        """Chi2(df - i) for i < n (the matrices' size): the Bartlett decomposition's diagonal."""
+        scale_tril = self._unbroadcasted_scale_tril
+        arange = torch.arange(n, dtype=scale_tril.dtype, device=scale_tril.device)
+        return torch.distributions.chi2.Chi2(df=self.df.unsqueeze(-1) - arange.expand(batch_shape + (-1,)))
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Wishart, _instance)
@@ -130,14 +124,7 @@ class Wishart(ExponentialFamily):
             new.scale_tril = self.scale_tril.expand(cov_shape)
         if "precision_matrix" in self.__dict__:
             new.precision_matrix = self.precision_matrix.expand(cov_shape)
-        new._dist_chi2 = torch.distributions.chi2.Chi2(
-            df=new.df.unsqueeze(-1)
-            - torch.arange(
-                self.event_shape[-1],
-                dtype=new._unbroadcasted_scale_tril.dtype,
-                device=new._unbroadcasted_scale_tril.device,
-            ).expand(batch_shape + (-1,))
-        )
+        new._dist_chi2 = new._chi2(batch_shape, self.event_shape[-1])
         super(Wishart, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

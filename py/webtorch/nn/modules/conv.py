@@ -1,6 +1,7 @@
 """Conv1d/2d/3d, ConvTranspose1d/2d/3d (im2col + matmul; see nn.functional)."""
 from .. import functional as F
 from ..parameter import Parameter
+from ._dims import per_dim
 from .linear import _bias, _empty, _reset_kaiming
 from .module import Module, _keep
 
@@ -99,16 +100,7 @@ class _Conv(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
-class Conv1d(_Conv):
-    _n = 1
-
-
-class Conv2d(_Conv):
-    _n = 2
-
-
-class Conv3d(_Conv):
-    _n = 3
+Conv1d, Conv2d, Conv3d = per_dim("Conv{}d", _Conv, __name__)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -139,13 +131,4 @@ class _ConvTranspose(_ConvTransposeNd):
         return conv(input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
 
 
-class ConvTranspose1d(_ConvTranspose):
-    _n = 1
-
-
-class ConvTranspose2d(_ConvTranspose):
-    _n = 2
-
-
-class ConvTranspose3d(_ConvTranspose):
-    _n = 3
+ConvTranspose1d, ConvTranspose2d, ConvTranspose3d = per_dim("ConvTranspose{}d", _ConvTranspose, __name__)

@@ -1,5 +1,6 @@
 """Dropout family (identity in eval mode)."""
 from .. import functional as F
+from ._dims import per_dim
 from .module import Module
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
@@ -24,19 +25,13 @@ class Dropout(_DropoutNd):
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
-class Dropout1d(_DropoutNd):
-    def forward(self, input):
-        return F.dropout1d(input, self.p, self.training, self.inplace)
+def _channel_dropout(self, input):
+    """Dropout1d/2d/3d's forward: whole channels of `_n` spatial dims, by F.dropout{_n}d."""
+    dropout = (F.dropout1d, F.dropout2d, F.dropout3d)[self._n - 1]
+    return dropout(input, self.p, self.training, self.inplace)
 
 
-class Dropout2d(_DropoutNd):
-    def forward(self, input):
-        return F.dropout2d(input, self.p, self.training, self.inplace)
-
-
-class Dropout3d(_DropoutNd):
-    def forward(self, input):
-        return F.dropout3d(input, self.p, self.training, self.inplace)
+Dropout1d, Dropout2d, Dropout3d = per_dim("Dropout{}d", _DropoutNd, __name__, forward=_channel_dropout)
 
 
 class AlphaDropout(_DropoutNd):

@@ -7,15 +7,7 @@ from ... import _dtype
 from ...autograd import grad_mode
 from ...ops._creation import tensor as _tensor
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
-from .batchnorm import (
-    BatchNorm1d,
-    BatchNorm2d,
-    BatchNorm3d,
-    InstanceNorm1d,
-    InstanceNorm2d,
-    InstanceNorm3d,
-    _NormBase,
-)
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, _NormBase
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .linear import Linear
 
@@ -64,8 +56,23 @@ class LazyModuleMixin:
                            "forward pass to correctly initialize the modules")
 
 
-class LazyLinear(LazyModuleMixin, Linear):
+class _LazySized(LazyModuleMixin):
+    """A lazy module whose size attribute (``_inferred``, 0 until then) is inferred from its first input."""
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and getattr(self, self._inferred) != 0:
+            super().reset_parameters()
+
+
+def _lazy_classes(lazy_base, *modules):
+    """Lazy<M> for each module class M: ``lazy_base`` before M, becoming M once initialized."""
+    return tuple(type(f"Lazy{m.__name__}", (lazy_base, m), {"cls_to_become": m, "__module__": __name__})
+                 for m in modules)
+
+
+class LazyLinear(_LazySized, Linear):
     cls_to_become = Linear
+    _inferred = "in_features"
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False)
@@ -73,10 +80,6 @@ class LazyLinear(LazyModuleMixin, Linear):
         self.out_features = out_features
         if bias:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
@@ -87,16 +90,14 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.reset_parameters()
 
 
-class _LazyConvXdMixin(LazyModuleMixin):
+class _LazyConvXdMixin(_LazySized):
+    _inferred = "in_channels"
+
     def _lazy_init(self, out_channels, bias, device, dtype):
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
         if bias:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input, *args, **kwargs):
         if self.has_uninitialized_params():
@@ -133,31 +134,14 @@ class _LazyConvTranspose(_LazyConvXdMixin):
         self._lazy_init(out_channels, bias, device, dtype)
 
 
-class LazyConv1d(_LazyConv, Conv1d):
-    cls_to_become = Conv1d
+LazyConv1d, LazyConv2d, LazyConv3d = _lazy_classes(_LazyConv, Conv1d, Conv2d, Conv3d)
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = _lazy_classes(
+    _LazyConvTranspose, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
 
 
-class LazyConv2d(_LazyConv, Conv2d):
-    cls_to_become = Conv2d
+class _LazyNormBase(_LazySized, _NormBase):
+    _inferred = "num_features"
 
-
-class LazyConv3d(_LazyConv, Conv3d):
-    cls_to_become = Conv3d
-
-
-class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
-    cls_to_become = ConvTranspose1d
-
-
-class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
-    cls_to_become = ConvTranspose2d
-
-
-class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
-    cls_to_become = ConvTranspose3d
-
-
-class _LazyNormBase(LazyModuleMixin, _NormBase):
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
         super().__init__(0, eps, momentum, False, False)
         self.affine = affine
@@ -170,10 +154,6 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
             self.num_batches_tracked = _tensor(0, dtype=_dtype.int64, device=device)
 
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
-
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
             self.num_features = input.shape[1]
@@ -183,25 +163,6 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
             self.reset_parameters()
 
 
-class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
-    cls_to_become = BatchNorm1d
-
-
-class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
-    cls_to_become = BatchNorm2d
-
-
-class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
-    cls_to_become = BatchNorm3d
-
-
-class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
-    cls_to_become = InstanceNorm1d
-
-
-class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
-    cls_to_become = InstanceNorm2d
-
-
-class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
-    cls_to_become = InstanceNorm3d
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = _lazy_classes(_LazyNormBase, BatchNorm1d, BatchNorm2d, BatchNorm3d)
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = _lazy_classes(
+    _LazyNormBase, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d)

@@ -1,5 +1,6 @@
 """Padding layers (F.pad with a fixed mode)."""
 from .. import functional as F
+from ._dims import per_dim
 from .module import Module
 
 __all__ = ["ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
@@ -34,73 +35,19 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
-class ConstantPad1d(_ConstantPadNd):
-    _n = 1
+def _zero_pad_class(constant_pad):
+    """ZeroPad{n}d: ConstantPad{n}d with value 0, its repr the padding alone."""
+    name = constant_pad.__name__.replace("Constant", "Zero")
 
-
-class ConstantPad2d(_ConstantPadNd):
-    _n = 2
-
-
-class ZeroPad1d(ConstantPad1d):
     def __init__(self, padding):
-        super().__init__(padding, 0.0)
+        constant_pad.__init__(self, padding, 0.0)
 
-    def extra_repr(self):
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self):
-        return f"{self.padding}"
+    __init__.__qualname__ = f"{name}.__init__"
+    return type(name, (constant_pad,), {"__init__": __init__, "extra_repr": _PadNd.extra_repr, "__module__": __name__})
 
 
-class ReflectionPad1d(_PadNd):
-    _n, mode = 1, "reflect"
-
-
-class ReflectionPad2d(_PadNd):
-    _n, mode = 2, "reflect"
-
-
-class ReplicationPad1d(_PadNd):
-    _n, mode = 1, "replicate"
-
-
-class ReplicationPad2d(_PadNd):
-    _n, mode = 2, "replicate"
-
-
-class CircularPad1d(_PadNd):
-    _n, mode = 1, "circular"
-
-
-class CircularPad2d(_PadNd):
-    _n, mode = 2, "circular"
-
-
-class ConstantPad3d(_ConstantPadNd):
-    _n = 3
-
-
-class ZeroPad3d(ConstantPad3d):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self):
-        return f"{self.padding}"
-
-
-class ReflectionPad3d(_PadNd):
-    _n, mode = 3, "reflect"
-
-
-class ReplicationPad3d(_PadNd):
-    _n, mode = 3, "replicate"
-
-
-class CircularPad3d(_PadNd):
-    _n, mode = 3, "circular"
+ConstantPad1d, ConstantPad2d, ConstantPad3d = per_dim("ConstantPad{}d", _ConstantPadNd, __name__)
+ZeroPad1d, ZeroPad2d, ZeroPad3d = map(_zero_pad_class, (ConstantPad1d, ConstantPad2d, ConstantPad3d))
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = per_dim("ReflectionPad{}d", _PadNd, __name__, mode="reflect")
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = per_dim("ReplicationPad{}d", _PadNd, __name__, mode="replicate")
+CircularPad1d, CircularPad2d, CircularPad3d = per_dim("CircularPad{}d", _PadNd, __name__, mode="circular")

@@ -1,5 +1,6 @@
 """Max/avg/adaptive/LP pooling (window gathers + reductions; see nn.functional)."""
 from .. import functional as F
+from ._dims import per_dim
 from .module import Module, _keep
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
@@ -19,23 +20,13 @@ class _MaxPoolNd(Module):
         return ("kernel_size={kernel_size}, stride={stride}, padding={padding}"
                 ", dilation={dilation}, ceil_mode={ceil_mode}".format(**self.__dict__))
 
-
-class MaxPool1d(_MaxPoolNd):
     def forward(self, input):
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        max_pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[self._n - 1]
+        return max_pool(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
+                        return_indices=self.return_indices)
 
 
-class MaxPool2d(_MaxPoolNd):
-    def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-
-class MaxPool3d(_MaxPoolNd):
-    def forward(self, input):
-        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+MaxPool1d, MaxPool2d, MaxPool3d = per_dim("MaxPool{}d", _MaxPoolNd, __name__)
 
 
 class _AvgPoolNd(Module):
@@ -92,20 +83,12 @@ class _AdaptiveAvgPoolNd(Module):
     def extra_repr(self):
         return f"output_size={self.output_size}"
 
-
-class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     def forward(self, input):
-        return F.adaptive_avg_pool1d(input, self.output_size)
+        adaptive_avg_pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[self._n - 1]
+        return adaptive_avg_pool(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
-    def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
-
-class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
-    def forward(self, input):
-        return F.adaptive_avg_pool3d(input, self.output_size)
+AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = per_dim("AdaptiveAvgPool{}d", _AdaptiveAvgPoolNd, __name__)
 
 
 class _AdaptiveMaxPoolNd(Module):
@@ -119,20 +102,12 @@ class _AdaptiveMaxPoolNd(Module):
     def extra_repr(self):
         return f"output_size={self.output_size}"
 
-
-class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     def forward(self, input):
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+        adaptive_max_pool = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[self._n - 1]
+        return adaptive_max_pool(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
-    def forward(self, input):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
-
-
-class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
-    def forward(self, input):
-        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = per_dim("AdaptiveMaxPool{}d", _AdaptiveMaxPoolNd, __name__)
 
 
 class _LPPoolNd(Module):
@@ -146,51 +121,28 @@ class _LPPoolNd(Module):
         return ("norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, "
                 "ceil_mode={ceil_mode}".format(**self.__dict__))
 
-
-class LPPool1d(_LPPoolNd):
     def forward(self, input):
-        return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        lp_pool = (F.lp_pool1d, F.lp_pool2d, F.lp_pool3d)[self._n - 1]
+        return lp_pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-class LPPool2d(_LPPoolNd):
-    def forward(self, input):
-        return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
-
-
-class LPPool3d(_LPPoolNd):
-    def forward(self, input):
-        return F.lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+LPPool1d, LPPool2d, LPPool3d = per_dim("LPPool{}d", _LPPoolNd, __name__)
 
 
 class _MaxUnpoolNd(Module):
-    _tuple = None
-
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = self._tuple(kernel_size)
-        self.stride = self._tuple(stride if stride is not None else kernel_size)
-        self.padding = self._tuple(padding)
+        tup = F._ntuple(self._n)
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class MaxUnpool1d(_MaxUnpoolNd):
-    _tuple = staticmethod(F._ntuple(1))
-
     def forward(self, input, indices, output_size=None):
-        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        max_unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._n - 1]
+        return max_unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
-class MaxUnpool2d(_MaxUnpoolNd):
-    _tuple = staticmethod(F._ntuple(2))
-
-    def forward(self, input, indices, output_size=None):
-        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
-
-
-class MaxUnpool3d(_MaxUnpoolNd):
-    _tuple = staticmethod(F._ntuple(3))
-
-    def forward(self, input, indices, output_size=None):
-        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = per_dim("MaxUnpool{}d", _MaxUnpoolNd, __name__)
