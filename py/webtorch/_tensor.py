@@ -57,6 +57,18 @@ class Storage:
         self.numel = numel
         self.version = 0
 
+    # what code asks of PyTorch's UntypedStorage (`t.untyped_storage()`): its identity and size in bytes
+    def data_ptr(self):
+        return id(self.buf)
+
+    def nbytes(self):
+        return self.numel * self.dtype.itemsize
+
+    size = nbytes
+
+    def element_size(self):
+        return 1
+
 
 class Tensor:
     __torch_function_enabled__ = True
@@ -153,7 +165,11 @@ class Tensor:
     def is_xpu(self):
         return False
 
-    is_mps = is_meta = is_xpu  # webtorch's GPU is "webgpu": never these devices
+    is_mps = is_xpu  # webtorch's GPU is "webgpu": never these devices
+
+    @property
+    def is_meta(self):
+        return self._storage.device.type == "meta"
 
     @property
     def is_webgpu(self):
@@ -412,6 +428,8 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if self.is_meta:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._backend.to_flat(self._strided())[0]
 
     def numpy(self, force=False):

@@ -48,6 +48,14 @@ class saved_tensors_hooks:
         return False
 
 
+class save_on_cpu(saved_tensors_hooks):
+    """Tensors saved for backward inside it live in host memory and go back to their device in backward
+    (`pin_memory` has no effect: webtorch has no pinned memory)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: (t.device, t.cpu()), lambda packed: packed[1].to(packed[0]))
+
+
 class SavedTensor:
     __slots__ = ("tensor", "version", "is_output", "output_nr", "packed", "unpack_hook", "history", "__weakref__")
 

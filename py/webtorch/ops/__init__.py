@@ -26,6 +26,25 @@ __all__ = sorted(registry.FUNCTIONS)
 globals().update(registry.FUNCTIONS)
 
 
+class _OpNamespace:
+    """torch.ops.<namespace>: the custom ops torch.library defined there."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getattr__(self, op):
+        try:
+            return registry.CUSTOM_OPS[f"{self.name}::{op}"]
+        except KeyError:
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'") from None
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _OpNamespace(name)
+
+
 def _reflect(fn):
     return lambda self, other: fn(other, self)
 
