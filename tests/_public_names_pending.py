@@ -8,7 +8,7 @@ PENDING = {
             'DeserializationStorageContext DisableTorchFunction DisableTorchFunctionSubclass DoubleStorage Event '
             'FatalError FloatStorage Future GradScaler IntStorage LongStorage ModuleDict OutOfMemoryError '
             'ParameterDict PyTorchFileReader PyTorchFileWriter SerializationStorageContext ShortStorage Stream '
-            'SymBool SymFloat SymInt TypedStorage UntypedStorage as_strided_ autocast_decrement_nesting '
+            'SymBool SymFloat SymInt TypedStorage as_strided_ autocast_decrement_nesting '
             'autocast_increment_nesting batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
             'batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats '
             'ccol_indices_copy clear_autocast_cache col_indices_copy '

@@ -37,6 +37,7 @@ from ._tensor_str import set_printoptions
 from . import overrides
 from .overrides import _assert  # noqa: F401
 from ._layout import layout, strided, sparse_coo, sparse_csr
+from .storage import UntypedStorage
 from . import sparse
 from . import special
 from . import signal  # torch.signal.windows

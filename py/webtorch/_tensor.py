@@ -59,7 +59,14 @@ class Storage:
 
     # what code asks of PyTorch's UntypedStorage (`t.untyped_storage()`): its identity and size in bytes
     def data_ptr(self):
-        return id(self.buf)
+        """The buffer's address in this process's memory where it has one (numpy, array.array: what ctypes readers
+        such as safetensors' save read), 0 on the meta device, else a number unique to the buffer (a GPU buffer)."""
+        buf = self.buf
+        if buf is None:
+            return 0
+        if hasattr(buf, "ctypes"):
+            return buf.ctypes.data
+        return buf.buffer_info()[0] if hasattr(buf, "buffer_info") else id(buf)
 
     def nbytes(self):
         return self.numel * self.dtype.itemsize
@@ -236,7 +243,7 @@ class Tensor:
         return self.dtype.is_signed
 
     def data_ptr(self):
-        return id(self._storage.buf) + self._offset * self.dtype.itemsize
+        return self._storage.data_ptr() + self._offset * self.dtype.itemsize if self._storage.buf is not None else 0
 
     def untyped_storage(self):
         return self._storage
