@@ -659,12 +659,14 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-    return zeros(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False):
+    return zeros(*_size_arg("new_zeros", args, size), dtype=dtype or self.dtype, device=device or self.device,
+                 requires_grad=requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-    return ones(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False):
+    return ones(*_size_arg("new_ones", args, size), dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -672,5 +674,6 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
                 requires_grad=requires_grad)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    return empty(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False):
+    return empty(*_size_arg("new_empty", args, size), dtype=dtype or self.dtype, device=device or self.device,
+                 requires_grad=requires_grad)
