@@ -44,8 +44,8 @@ def test_unstored_dtype_objects(name):
     if "qint" not in name and "quint" not in name:  # PyTorch: iinfo of a quantized dtype is a NotImplementedError
         assert _info(webtorch, w) == (f, i)
     for other in ("float32", "int64", "bool", "uint8", "uint16", "complex64"):
-        want = _outcome(lambda: torch.promote_types(t, getattr(torch, other)))
-        got = _outcome(lambda: webtorch.promote_types(w, getattr(webtorch, other)))
+        want = _outcome(lambda o=other: torch.promote_types(t, getattr(torch, o)))
+        got = _outcome(lambda o=other: webtorch.promote_types(w, getattr(webtorch, o)))
         if "INTERNAL ASSERT" in want:  # c10's assert for int1-int7 / float4: a RuntimeError here too
             assert got.startswith("RuntimeError: Promotion is not supported"), got
         else:
@@ -74,7 +74,7 @@ def test_meta_device():
         lin = webtorch.nn.Linear(3, 4)
     assert lin.weight.is_meta and lin.weight.shape == (4, 3)
     for f in (lambda m, t: t.cpu(), lambda m, t: t.sum().item(), lambda m, t: t.tolist()):
-        assert _outcome(lambda: f(webtorch, x)) == _outcome(lambda: f(torch, torch.randn(2, 3, device="meta")))
+        assert _outcome(lambda f=f: f(webtorch, x)) == _outcome(lambda f=f: f(torch, torch.randn(2, 3, device="meta")))
     assert webtorch.empty_like(x, device="cpu").shape == (2, 3)
 
 
@@ -95,12 +95,13 @@ def test_library_custom_op_and_ops_namespace():
     assert y.tolist() == [2.0] * 3 and x.grad.tolist() == [20.0] * 3  # its own backward
     assert repr(scale) == "<CustomOpDef(wt_test::scale)>"
     with pytest.raises(AttributeError):
-        webtorch.ops.wt_test.missing
+        _ = webtorch.ops.wt_test.missing
 
 
 def test_sdpa_kernel_records_the_backends():
     from webtorch.backends import cuda
-    assert {b.name: int(b) for b in wattn.SDPBackend} == {k: int(v) for k, v in torch.nn.attention.SDPBackend.__members__.items()}
+    want = {k: int(v) for k, v in torch.nn.attention.SDPBackend.__members__.items()}
+    assert {b.name: int(b) for b in wattn.SDPBackend} == want
     with wattn.sdpa_kernel(wattn.SDPBackend.MATH):
         assert cuda.math_sdp_enabled() and not cuda.flash_sdp_enabled()
         q = webtorch.randn(1, 2, 4, 8)
