@@ -3,6 +3,7 @@
     python hf_causal_lm.py make DIR    # PyTorch: weights from a fixed seed, save_pretrained (safetensors) into DIR
     python hf_causal_lm.py run DIR [DEVICE]   # from_pretrained, forward with labels, generate, 3 AdamW steps,
                                               # save_pretrained / from_pretrained round trip; a JSON line per model
+    python hf_causal_lm.py make+run DIR       # both, in one process
 
 DEVICE defaults to the CUDA idiom's choice (a default device set with `--device` would ask transformers for
 accelerate's device map, so the device is named here)."""
@@ -67,10 +68,10 @@ def main():
     mode, root = sys.argv[1:3]
     for name, (cls, config) in MODELS.items():
         path = os.path.join(root, name)
-        if mode == "make":
+        if "make" in mode.split("+"):
             torch.manual_seed(0)
             cls(config()).save_pretrained(path)
-        else:
+        if "run" in mode.split("+"):
             print(json.dumps({"model": name, **run(cls, path)}))
 
 
