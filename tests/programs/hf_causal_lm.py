@@ -1,9 +1,12 @@
-"""Hugging Face transformers, unchanged: GPT-2 and Llama causal LMs from small configs.
+"""Hugging Face transformers, unchanged: GPT-2 and Llama causal LMs from small configs, in full; eight more
+architectures (BERT, T5, OPT, GPT-NeoX, Mistral, Qwen2, Phi-3, Gemma) through a forward with labels, its backward
+and a greedy generate.
 
     python hf_causal_lm.py make DIR    # PyTorch: weights from a fixed seed, save_pretrained (safetensors) into DIR
-    python hf_causal_lm.py run DIR [DEVICE]   # from_pretrained, forward with labels, generate, 3 AdamW steps,
-                                              # save_pretrained / from_pretrained round trip; a JSON line per model
-    python hf_causal_lm.py make+run DIR       # both, in one process
+    python hf_causal_lm.py run DIR [DEVICE [MODEL...]]   # from_pretrained, forward with labels, generate,
+                                    # 3 AdamW steps, save_pretrained / from_pretrained round trip (GPT-2, Llama);
+                                    # a JSON line per model (all of them unless named)
+    python hf_causal_lm.py make+run DIR [DEVICE]         # both, in one process
 
 DEVICE defaults to the CUDA idiom's choice (a default device set with `--device` would ask transformers for
 accelerate's device map, so the device is named here)."""
@@ -12,6 +15,7 @@ import os
 import sys
 
 import torch
+import transformers as T
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 MODELS = {
@@ -21,6 +25,20 @@ MODELS = {
     "llama": (LlamaForCausalLM, lambda: LlamaConfig(vocab_size=96, hidden_size=32, intermediate_size=64,
                                                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                                     max_position_embeddings=32, bos_token_id=1, eos_token_id=2)),
+}
+SMALL = dict(vocab_size=96, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4)
+MORE = {
+    "bert": (T.BertForMaskedLM, lambda: T.BertConfig(**SMALL, hidden_dropout_prob=0.0,
+                                                     attention_probs_dropout_prob=0.0)),
+    "t5": (T.T5ForConditionalGeneration, lambda: T.T5Config(vocab_size=96, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                                                            num_heads=4, dropout_rate=0.0, decoder_start_token_id=0)),
+    "opt": (T.OPTForCausalLM, lambda: T.OPTConfig(vocab_size=96, hidden_size=32, ffn_dim=64, num_hidden_layers=2,
+                                                  num_attention_heads=4, word_embed_proj_dim=32, dropout=0.0)),
+    "gpt_neox": (T.GPTNeoXForCausalLM, lambda: T.GPTNeoXConfig(**SMALL)),
+    "mistral": (T.MistralForCausalLM, lambda: T.MistralConfig(**SMALL, num_key_value_heads=2)),
+    "qwen2": (T.Qwen2ForCausalLM, lambda: T.Qwen2Config(**SMALL, num_key_value_heads=2)),
+    "phi3": (T.Phi3ForCausalLM, lambda: T.Phi3Config(**SMALL, pad_token_id=0)),
+    "gemma": (T.GemmaForCausalLM, lambda: T.GemmaConfig(**SMALL, num_key_value_heads=2, head_dim=8)),
 }
 device = sys.argv[3] if len(sys.argv) > 3 else "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -64,15 +82,30 @@ def run(cls, path):
     return out
 
 
+def forward(name, cls, path):
+    """A forward with labels, the gradient of its loss, and greedy ids (an encoder: its logits only)."""
+    model = cls.from_pretrained(path).to(device)
+    ids = torch.tensor([[5, 17, 33, 12, 60, 41, 9, 88]], device=device)
+    r = model(ids, labels=ids, **({"decoder_input_ids": ids} if name == "t5" else {}))
+    r.loss.backward()
+    grad = torch.stack([p.grad.abs().sum() for p in model.parameters() if p.grad is not None]).sum().item()
+    greedy = [] if name == "bert" else model.generate(ids[:, :4], max_new_tokens=3, do_sample=False).tolist()
+    return {"logits": rounded(r.logits), "loss": r.loss.item(), "grad_abs_sum": grad, "greedy": greedy}
+
+
 def main():
     mode, root = sys.argv[1:3]
-    for name, (cls, config) in MODELS.items():
+    steps, names = mode.split("+"), sys.argv[4:] or [*MODELS, *MORE]
+    for name, (cls, config) in {**MODELS, **MORE}.items():
         path = os.path.join(root, name)
-        if "make" in mode.split("+"):
+        if name not in names:
+            continue
+        if "make" in steps:
             torch.manual_seed(0)
             cls(config()).save_pretrained(path)
-        if "run" in mode.split("+"):
-            print(json.dumps({"model": name, **run(cls, path)}))
+        if "run" in steps:
+            result = run(cls, path) if name in MODELS else forward(name, cls, path)
+            print(json.dumps({"model": name, **result}))
 
 
 if __name__ == "__main__":
