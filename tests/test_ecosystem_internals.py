@@ -83,14 +83,14 @@ def test_library_custom_op_and_ops_namespace():
     def scale(x: webtorch.Tensor, k: float) -> webtorch.Tensor:
         return x * k
 
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx, inputs, output):  # inputs: every argument, positionally (k given by keyword below)
         ctx.k = inputs[1]
 
     webtorch.library.register_autograd("wt_test::scale", lambda ctx, g: (g * ctx.k * 10, None),
                                        setup_context=setup_context)
     webtorch.library.register_fake("wt_test::scale", lambda x, k: webtorch.empty_like(x))
     x = webtorch.ones(3, requires_grad=True)
-    y = webtorch.ops.wt_test.scale(x, 2.0)
+    y = webtorch.ops.wt_test.scale(x, k=2.0)
     y.sum().backward()
     assert y.tolist() == [2.0] * 3 and x.grad.tolist() == [20.0] * 3  # its own backward
     assert repr(scale) == "<CustomOpDef(wt_test::scale)>"

@@ -3,8 +3,9 @@
 tests/programs/hf_causal_lm.py builds GPT-2 and Llama causal LMs from small configs with PyTorch (fixed seed,
 `save_pretrained`: safetensors), then runs `from_pretrained`, a forward with labels, greedy and sampled
 `generate`, 3 AdamW steps and a `save_pretrained` / `from_pretrained` round trip: once with PyTorch, once with
-webtorch on cpu and once on webgpu. Logits, losses and greedy token ids must be PyTorch's. Eight more architectures
-(BERT, T5, OPT, GPT-NeoX, Mistral, Qwen2, Phi-3, Gemma) run a forward with labels, its backward and a greedy
+webtorch on cpu and once on webgpu. Logits, losses and greedy token ids must be PyTorch's. Ten more architectures
+(BERT, T5, OPT, GPT-NeoX, Mistral, Qwen2, Phi-3, Gemma, Mixtral, Qwen2-MoE: its experts are a torch.library custom
+op with a registered backward) run a forward with labels, its backward and a greedy
 generate on cpu (on webgpu they run too, T5 aside, but cost a minute of lavapipe: README's ecosystem table).
 
 Sampled ids are not compared with PyTorch's: webtorch's generator is not PyTorch's mt19937 (the same seed gives

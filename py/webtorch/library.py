@@ -4,6 +4,7 @@ first tensor argument's device type, else the default); it is opaque to autograd
 unless `register_autograd` gave it a backward (then it is one graph node, an autograd.Function). It is reachable
 as `torch.ops.<namespace>.<name>`. The C++-schema API (`Library`, `define`, `impl`) raises NotImplementedError."""
 import functools
+import inspect
 
 from ._tensor import Tensor
 from .autograd import grad_mode
@@ -34,6 +35,7 @@ class CustomOpDef:
         self._qualname, self._init_fn = qualname, fn
         self._kernels = {d: fn for d in ([device_types] if isinstance(device_types, str) else device_types or ())}
         self._fake = self._backward = self._setup_context = None
+        self._signature = inspect.signature(fn)
         functools.update_wrapper(self, fn)
 
     def __repr__(self):
@@ -62,6 +64,9 @@ class CustomOpDef:
             return fn(*args, **kwargs)
 
     def __call__(self, *args, **kwargs):
+        bound = self._signature.bind(*args, **kwargs)  # as the schema does: every argument but keyword-only ones
+        bound.apply_defaults()  # positional (setup_context's `inputs`)
+        args, kwargs = bound.args, bound.kwargs
         if self._backward is None:
             return self._run(args, kwargs)
         return _Apply.apply(self, kwargs, *args)

@@ -1,6 +1,6 @@
-"""Hugging Face transformers, unchanged: GPT-2 and Llama causal LMs from small configs, in full; eight more
-architectures (BERT, T5, OPT, GPT-NeoX, Mistral, Qwen2, Phi-3, Gemma) through a forward with labels, its backward
-and a greedy generate.
+"""Hugging Face transformers, unchanged: GPT-2 and Llama causal LMs from small configs, in full; ten more
+architectures (BERT, T5, OPT, GPT-NeoX, Mistral, Qwen2, Phi-3, Gemma, Mixtral, Qwen2-MoE) through a forward with
+labels, its backward and a greedy generate.
 
     python hf_causal_lm.py make DIR    # PyTorch: weights from a fixed seed, save_pretrained (safetensors) into DIR
     python hf_causal_lm.py run DIR [DEVICE [MODEL...]]   # from_pretrained, forward with labels, generate,
@@ -39,6 +39,11 @@ MORE = {
     "qwen2": (T.Qwen2ForCausalLM, lambda: T.Qwen2Config(**SMALL, num_key_value_heads=2)),
     "phi3": (T.Phi3ForCausalLM, lambda: T.Phi3Config(**SMALL, pad_token_id=0)),
     "gemma": (T.GemmaForCausalLM, lambda: T.GemmaConfig(**SMALL, num_key_value_heads=2, head_dim=8)),
+    "mixtral": (T.MixtralForCausalLM, lambda: T.MixtralConfig(**SMALL, num_key_value_heads=2, num_local_experts=4,
+                                                              num_experts_per_tok=2)),
+    "qwen2_moe": (T.Qwen2MoeForCausalLM, lambda: T.Qwen2MoeConfig(**SMALL, num_key_value_heads=2, num_experts=4,
+                                                                  num_experts_per_tok=2, moe_intermediate_size=16,
+                                                                  shared_expert_intermediate_size=16)),
 }
 device = sys.argv[3] if len(sys.argv) > 3 else "cuda" if torch.cuda.is_available() else "cpu"
 
