@@ -198,3 +198,17 @@ def test_new_factories_take_size_keyword():
     for name in ("new_zeros", "new_ones", "new_empty"):
         for kw in ({"size": ()}, {"size": (2, 3)}):
             assert getattr(webtorch.ones(2), name)(**kw).shape == getattr(torch.ones(2), name)(**kw).shape
+
+
+def test_increment_version_and_disable_saved_tensors_hooks():
+    outcomes = []
+    for m in (torch, webtorch):
+        x = m.ones(3, requires_grad=True)
+        y = x.exp()
+        m.autograd.graph.increment_version([y])
+        outcomes.append(_outcome(lambda m=m, y=y: y.sum().backward()))
+        with m.autograd.graph.disable_saved_tensors_hooks("hooks are off here"):
+            outcomes.append(_outcome(lambda m=m: m.autograd.graph.save_on_cpu().__enter__()))
+        with m.autograd.graph.save_on_cpu():
+            pass
+    assert outcomes[:2] == outcomes[2:] and outcomes[1] == "RuntimeError: hooks are off here"
