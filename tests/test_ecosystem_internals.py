@@ -212,3 +212,11 @@ def test_increment_version_and_disable_saved_tensors_hooks():
         with m.autograd.graph.save_on_cpu():
             pass
     assert outcomes[:2] == outcomes[2:] and outcomes[1] == "RuntimeError: hooks are off here"
+
+
+def test_impl_abstract_is_register_fake_with_pytorchs_warning():
+    op = webtorch.library.custom_op("wt_test::twice", lambda x: x * 2, mutates_args=())
+    fake = lambda x: webtorch.empty_like(x)  # noqa: E731
+    with pytest.warns(FutureWarning, match="renamed to `torch.library.register_fake`"):
+        webtorch.library.impl_abstract("wt_test::twice", fake)
+    assert op._fake is fake and op(webtorch.ones(2)).tolist() == [2.0, 2.0]

@@ -5,6 +5,7 @@ unless `register_autograd` gave it a backward (then it is one graph node, an aut
 as `torch.ops.<namespace>.<name>`. The C++-schema API (`Library`, `define`, `impl`) raises NotImplementedError."""
 import functools
 import inspect
+import warnings
 
 from ._tensor import Tensor
 from .autograd import grad_mode
@@ -12,7 +13,7 @@ from .autograd.function import Function
 from .ops.registry import CUSTOM_OPS
 
 __all__ = ["custom_op", "register_fake", "register_kernel", "register_autograd", "Library", "define", "impl",
-           "get_ctx", "infer_schema"]
+           "get_ctx", "infer_schema", "impl_abstract"]
 
 
 class _Apply(Function):
@@ -86,6 +87,13 @@ def _op(op):
 
 def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=True):
     return _op(op).register_fake if func is None else _op(op).register_fake(func)
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    warnings.warn("`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. Please use that "
+                  "instead; we will remove `torch.library.impl_abstract` in a future version of PyTorch.",
+                  FutureWarning, stacklevel=2)
+    return register_fake(qualname, func)
 
 
 def register_kernel(op, device_types, func=None, /, *, lib=None):
