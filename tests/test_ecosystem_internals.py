@@ -220,3 +220,17 @@ def test_impl_abstract_is_register_fake_with_pytorchs_warning():
     with pytest.warns(FutureWarning, match="renamed to `torch.library.register_fake`"):
         webtorch.library.impl_abstract("wt_test::twice", fake)
     assert op._fake is fake and op(webtorch.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_modules_on_the_meta_device():
+    outcomes = []
+    for m in (torch, webtorch):
+        sd = {k: v.clone() for k, v in m.nn.Linear(4, 2).state_dict().items()}
+        with m.device("meta"):
+            a, b = m.nn.Linear(4, 2), m.nn.Linear(4, 2)
+        a.load_state_dict(sd, assign=True)
+        b.to_empty(device="cpu").load_state_dict(sd)
+        x = m.ones(1, 4)
+        same = m.equal(a(x), b(x)) and m.equal(a(x), x @ sd["weight"].T + sd["bias"])
+        outcomes.append((same, a.weight.device.type, _outcome(lambda m=m: m.nn.Linear(2, 2, device="meta").to("cpu"))))
+    assert outcomes[0] == outcomes[1] and outcomes[0][0]
