@@ -96,6 +96,8 @@ def test_library_custom_op_and_ops_namespace():
     assert repr(scale) == "<CustomOpDef(wt_test::scale)>"
     with pytest.raises(AttributeError):
         _ = webtorch.ops.wt_test.missing
+    with pytest.raises(AttributeError):  # a namespace no op was defined in (a misspelt op module)
+        _ = webtorch.ops.no_such_namespace
 
 
 def test_sdpa_kernel_records_the_backends():

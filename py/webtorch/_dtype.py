@@ -7,7 +7,7 @@ class dtype:
     def __init__(self, name, itemsize, kind, rank):
         self.name = name
         self.itemsize = itemsize
-        self.kind = kind  # 'b' bool, 'i' integer, 'f' floating, 'c' complex
+        self.kind = kind  # 'b' bool, 'i' integer, 'f' floating, 'c' complex, 'o' bits and quantized
         self.is_floating_point = kind == "f"
         self._signed = name not in ("bool", "float8_e8m0fnu") and not name.startswith(("uint", "bits", "quint"))
         self._rank = rank

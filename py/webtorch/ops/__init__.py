@@ -40,9 +40,11 @@ class _OpNamespace:
 
 
 def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    return _OpNamespace(name)
+    """torch.ops.<namespace> for a namespace torch.library defined an op in (any other name stays an AttributeError,
+    so a misspelt op module is never taken for a namespace)."""
+    if name in {q.partition("::")[0] for q in registry.CUSTOM_OPS}:  # (`any` here is torch.any)
+        return _OpNamespace(name)
+    raise AttributeError(f"module 'webtorch.ops' has no attribute '{name}'")
 
 
 def _reflect(fn):
