@@ -44,7 +44,7 @@ _VENDOR_MOD = "a vendor library's switches (ROCm, cuSPARSELt, KleidiAI, Xeon, XN
 EXCLUDED = [
     ("", "cudnn_*", _VENDOR), ("", "miopen_*", _VENDOR), ("", "mkldnn_*", _VENDOR), ("", "fbgemm_*", _VENDOR),
     ("", "quantized_*", _QUANT), ("", "q_*", _QUANT), ("", "quantize_per_*", _QUANT), ("", "dequantize", _QUANT),
-    ("", "int_repr", _QUANT), ("", "qint*", _QUANT), ("", "quint*", _QUANT), ("", "qscheme", _QUANT),
+    ("", "int_repr", _QUANT), ("", "qscheme", _QUANT),
     ("", "choose_qparams_optimized", _QUANT), ("", "fake_quantize_*", _QUANT),
     ("", "fused_moving_avg_obs_fake_quant", _QUANT), ("", "empty_quantized", _QUANT),
     ("", "*Type", _TS_IR), ("", "Type", _TS_IR), ("", "parse_ir", _TS_IR), ("", "parse_schema", _TS_IR),

@@ -10,6 +10,9 @@ from .version import __version__  # "2.13.0+webtorch.0.1.0": PyTorch's API relea
 from . import _dtype
 from ._dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,  # noqa: A004
                      float64, complex32, complex64, complex128, get_default_dtype, set_default_dtype, promote_types)
+from ._dtype import (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,  # noqa: F401
+                     float4_e2m1fn_x2, uint16, uint32, uint64, bit)
+globals().update({d.name: d for d in _dtype.SUB_BYTE + _dtype.OPAQUE})  # torch.int4, torch.uint4, torch.qint8, ...
 from ._device import device, set_default_device, get_default_device
 from . import _late
 from ._tensor import Tensor, Size
@@ -34,6 +37,7 @@ from ._tensor_str import set_printoptions
 from . import overrides
 from .overrides import _assert  # noqa: F401
 from ._layout import layout, strided, sparse_coo, sparse_csr
+from .storage import UntypedStorage
 from . import sparse
 from . import special
 from . import signal  # torch.signal.windows
@@ -127,13 +131,23 @@ class finfo:
              "bfloat16": (3.3895313892515355e38, 1.1754943508222875e-38, 0.0078125, 9.183549615799121e-41, 16, 2),
              "float32": (3.4028234663852886e38, 1.1754943508222875e-38, 1.1920928955078125e-07,
                          1.401298464324817e-45, 32, 6),
-             "float64": (1.7976931348623157e308, 2.2250738585072014e-308, 2.220446049250313e-16, 5e-324, 64, 15)}
+             "float64": (1.7976931348623157e308, 2.2250738585072014e-308, 2.220446049250313e-16, 5e-324, 64, 15),
+             "float8_e4m3fn": (448.0, 0.015625, 0.125, 0.001953125, 8, 0),
+             "float8_e4m3fnuz": (240.0, 0.0078125, 0.125, 0.0009765625, 8, 0),
+             "float8_e5m2": (57344.0, 6.103515625e-05, 0.25, 1.52587890625e-05, 8, 0),
+             "float8_e5m2fnuz": (57344.0, 3.0517578125e-05, 0.125, 7.62939453125e-06, 8, 0),
+             "float8_e8m0fnu": (1.7014118346046923e38, 5.877471754111438e-39, 1.0, 5.877471754111438e-39, 8, 0)}
 
     def __init__(self, type=None):
         type = (type or get_default_dtype()).to_real()  # PyTorch: finfo(complex64) is finfo(float32)
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        if type.name not in self._data:
+            raise NotImplementedError(f'"max" not implemented for \'{type.name.capitalize()}\'')
         self.max, self.tiny, self.eps, self.smallest_subnormal, self.bits, self.resolution_digits = \
             self._data[type.name]
-        self.min = -self.max
+        self.min = self.tiny if type.name == "float8_e8m0fnu" else -self.max  # e8m0: exponents only, no sign
         self.smallest_normal = self.tiny
         self.dtype = type.name
         self.resolution = 10.0 ** -self.resolution_digits
@@ -141,14 +155,16 @@ class finfo:
 
 class iinfo:
     def __init__(self, type):
+        if type.name == "bool":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.kind != "i" or type in _dtype.SUB_BYTE:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         bits = type.itemsize * 8
         self.bits = bits
-        if type.name == "uint8":
-            self.min, self.max = 0, 255
-        elif type.name == "bool":
-            raise TypeError("torch.bool is not supported by torch.iinfo")
-        else:
+        if type.is_signed:
             self.min, self.max = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        else:
+            self.min, self.max = 0, (1 << bits) - 1
         self.dtype = type.name
 
 
@@ -159,7 +175,7 @@ def _lazy(name):
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
-                "_functorch", "_logging", "distributions", "types", "func"):
+                "_functorch", "_logging", "distributions", "types", "func", "library"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

@@ -6,8 +6,9 @@ webgpu`, `set_cuda_alias(True)`) "cuda" names the WebGPU device: `device("cuda:0
 `device(type='webgpu', index=0)`.
 """
 from .backends import webgpu
+from .backends.meta import MetaBackend
 
-_TYPES = ("cpu", "webgpu", "cuda")
+_TYPES = ("cpu", "webgpu", "cuda", "meta")
 _cuda_alias = [False]
 NO_CUDA = "Torch not compiled with CUDA enabled"
 
@@ -27,7 +28,7 @@ class device:
         if type == "cuda" and _cuda_alias[0]:
             type, index = "webgpu", (0 if index is None else index)
         if type not in _TYPES:
-            raise RuntimeError(f"Expected one of cpu, webgpu, cuda device type at start of device string: {type}")
+            raise RuntimeError(f"Expected one of cpu, webgpu, cuda, meta device type at start of device string: {type}")
         if type == "webgpu" and index is None:
             index = 0
         if isinstance(index, int) and index < 0:
@@ -112,6 +113,8 @@ def backend_for(dev):
         if dev.type == "cpu":
             from .backends.cpu import make_backend  # lazy: imports numpy when present
             b = make_backend()
+        elif dev.type == "meta":
+            b = MetaBackend()
         else:
             b = webgpu.get_backend()
         _backends[dev.type] = b

@@ -2,15 +2,22 @@
 
 
 class dtype:
-    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "kind", "_rank")
+    __slots__ = ("name", "itemsize", "is_floating_point", "_signed", "kind", "_rank")
 
     def __init__(self, name, itemsize, kind, rank):
         self.name = name
         self.itemsize = itemsize
-        self.kind = kind  # 'b' bool, 'i' integer, 'f' floating, 'c' complex
+        self.kind = kind  # 'b' bool, 'i' integer, 'f' floating, 'c' complex, 'o' bits and quantized
         self.is_floating_point = kind == "f"
-        self.is_signed = name not in ("bool", "uint8")
+        self._signed = name not in ("bool", "float8_e8m0fnu") and not name.startswith(("uint", "bits", "quint"))
         self._rank = rank
+
+    @property
+    def is_signed(self):
+        if self.kind == "o":
+            raise RuntimeError("isSignedType not supported for quantized types" if self.name.startswith(("q", "quint"))
+                               else "Bits types are undefined")
+        return self._signed
 
     @property
     def is_complex(self):
@@ -30,7 +37,7 @@ class dtype:
         """The complex dtype whose parts are this floating dtype (itself for a complex dtype)."""
         if self.kind == "c":
             return self
-        if self.kind != "f":
+        if self.kind != "f" or self._rank < 0:
             raise RuntimeError(f"Unknown Complex ScalarType for {_C_NAMES[self.name]}")
         return _COMPLEX[self]
 
@@ -50,7 +57,20 @@ complex64 = dtype("complex64", 8, "c", 11)
 complex128 = dtype("complex128", 16, "c", 12)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex32, complex64, complex128)
-BY_NAME = {d.name: d for d in ALL}
+# dtypes no backend stores (a tensor of one raises): objects with PyTorch's attributes, finfo/iinfo and promotion
+# errors, so code that names them (quantization configs, KV-cache classes) imports and runs
+float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2 = (
+    dtype(name, 1, "f", -1) for name in ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                                         "float8_e8m0fnu", "float4_e2m1fn_x2"))
+uint16, uint32, uint64 = (dtype(f"uint{bits}", bits // 8, "i", -1) for bits in (16, 32, 64))
+SUB_BYTE = tuple(dtype(f"{sign}int{bits}", 1, "i", -1) for sign in ("u", "") for bits in range(1, 8))
+OPAQUE = tuple(dtype(name, size, "o", -1) for name, size in (
+    ("bits8", 1), ("bits16", 2), ("bits1x8", 1), ("bits2x4", 1), ("bits4x2", 1), ("qint8", 1), ("quint8", 1),
+    ("qint32", 4), ("quint4x2", 1), ("quint2x4", 1)))
+UNSTORED = (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2,
+            uint16, uint32, uint64) + SUB_BYTE + OPAQUE
+BY_NAME = {d.name: d for d in ALL + UNSTORED}
+bit = BY_NAME["uint1"]
 NP_NAMES = {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
             "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
             "complex64": "complex64", "complex128": "complex128"}
@@ -60,7 +80,12 @@ ALIASES = {"float": float32, "double": float64, "half": float16, "int": int32, "
 _REAL = {complex32: float16, complex64: float32, complex128: float64}
 _COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}
 # c10's ScalarType names (the messages of to_complex)
-_C_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long"}
+_C_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+            "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+            "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+            **{d.name: d.name[0].upper() + d.name[1:] for d in UNSTORED}}
+_C_NAMES.update({f"uint{b}": f"UInt{b}" for b in (1, 2, 3, 4, 5, 6, 7, 16, 32, 64)}, qint8="QInt8", quint8="QUInt8",
+                qint32="QInt32", quint4x2="QUInt4x2", quint2x4="QUInt2x4")
 
 # PyTorch's legacy tensor type names (torch.FloatTensor, x.type() == 'torch.FloatTensor')
 TENSOR_TYPES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor", int64: "LongTensor",
@@ -89,6 +114,8 @@ def promote_types(a, b):
     """torch.promote_types for two dtypes."""
     if a is b:
         return a
+    if a._rank < 0 or b._rank < 0:
+        return _promote_unstored(a, b)
     if a.kind == "c" or b.kind == "c":  # the complex of the promoted parts; an integer or bool gives way
         if a.kind != "c":
             a, b = b, a
@@ -100,6 +127,26 @@ def promote_types(a, b):
     if {a.name, b.name} == {"float16", "bfloat16"}:
         return float32
     return a if a._rank > b._rank else b
+
+
+def _promote_unstored(a, b):
+    """c10's promoteTypes where a dtype no backend stores takes part: quantized, bits and float8 types never
+    promote; the unsigned types past uint8 (and uint1-uint7) promote only to a floating dtype, which wins."""
+    pair = f"{_C_NAMES[a.name]} and {_C_NAMES[b.name]}"
+    names = (a.name, b.name)
+    if any(n.startswith(("qint", "quint")) for n in names):
+        raise RuntimeError("promoteTypes with quantized numbers is not handled yet; figure out what the correct "
+                           f"rules should be, offending types: {_C_NAMES[a.name]} {_C_NAMES[b.name]}")
+    if any(n.startswith("bits") for n in names):
+        raise RuntimeError(f"Promotion from {pair} is unsupported.")
+    if any(n.startswith("float8") for n in names):
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote {pair}")
+    if any(d.name.startswith("uint") and d._rank < 0 for d in (a, b)):
+        for d in (a, b):
+            if d.kind == "f":
+                return d
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote {pair}")
+    raise RuntimeError(f"Promotion is not supported for {pair}")  # c10: an internal assert (int1-int7, float4)
 
 
 def _scalar_kind(x):

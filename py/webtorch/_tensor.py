@@ -57,6 +57,25 @@ class Storage:
         self.numel = numel
         self.version = 0
 
+    # what code asks of PyTorch's UntypedStorage (`t.untyped_storage()`): its identity and size in bytes
+    def data_ptr(self):
+        """The buffer's address in this process's memory where it has one (numpy, array.array: what ctypes readers
+        such as safetensors' save read), 0 on the meta device, else a number unique to the buffer (a GPU buffer)."""
+        buf = self.buf
+        if buf is None:
+            return 0
+        if hasattr(buf, "ctypes"):
+            return buf.ctypes.data
+        return buf.buffer_info()[0] if hasattr(buf, "buffer_info") else id(buf)
+
+    def nbytes(self):
+        return self.numel * self.dtype.itemsize
+
+    size = nbytes
+
+    def element_size(self):
+        return 1
+
 
 class Tensor:
     __torch_function_enabled__ = True
@@ -153,7 +172,11 @@ class Tensor:
     def is_xpu(self):
         return False
 
-    is_mps = is_meta = is_xpu  # webtorch's GPU is "webgpu": never these devices
+    is_mps = is_xpu  # webtorch's GPU is "webgpu": never these devices
+
+    @property
+    def is_meta(self):
+        return self._storage.device.type == "meta"
 
     @property
     def is_webgpu(self):
@@ -220,7 +243,7 @@ class Tensor:
         return self.dtype.is_signed
 
     def data_ptr(self):
-        return id(self._storage.buf) + self._offset * self.dtype.itemsize
+        return self._storage.data_ptr() + self._offset * self.dtype.itemsize if self._storage.buf is not None else 0
 
     def untyped_storage(self):
         return self._storage
@@ -412,6 +435,8 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if self.is_meta:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._backend.to_flat(self._strided())[0]
 
     def numpy(self, force=False):

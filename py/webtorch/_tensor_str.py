@@ -155,7 +155,10 @@ def tensor_repr(t, prefix="tensor(", indent=None, bare=False):
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
-    if numel == 0:
+    if t.device.type == "meta":  # no values to print
+        body = "..."
+        suffixes.append(f"size={shape}")
+    elif numel == 0:
         body = "[]"
         if len(shape) != 1:
             suffixes.append(f"size={shape}")

@@ -76,3 +76,18 @@ def _assert(condition, message):
         return handle_torch_function(_assert, (condition, message), {})
     if not condition:
         raise AssertionError(message)
+
+
+class TorchFunctionMode:
+    """torch.overrides.TorchFunctionMode: a subclass can be defined (libraries define theirs at import), but
+    webtorch's dispatch consults no mode stack, so entering one raises rather than silently not intercepting."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        raise NotImplementedError(f"{type(self).__name__}: webtorch does not dispatch to torch function modes "
+                                  "(subclasses with __torch_function__ are supported)")
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        return None

@@ -4,6 +4,7 @@ A node is created per differentiable op call when grad mode is on and an input r
 grad. It is both the op's `ctx` during forward and the graph's `grad_fn` afterwards (as in
 PyTorch). `next_functions` holds one edge (node, output_nr) per forward input.
 """
+import contextlib
 import heapq
 import itertools
 import re
@@ -29,6 +30,7 @@ def _type_str(t):
 
 
 _saved_hooks = []  # stack of (pack_hook, unpack_hook) from saved_tensors_hooks
+_hooks_disabled = [None]  # disable_saved_tensors_hooks' error message while it is active
 
 
 class saved_tensors_hooks:
@@ -40,12 +42,39 @@ class saved_tensors_hooks:
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self):
+        if _hooks_disabled[0] is not None:
+            raise RuntimeError(_hooks_disabled[0])
         _saved_hooks.append((self.pack_hook, self.unpack_hook))
         return self
 
     def __exit__(self, *exc):
         _saved_hooks.pop()
         return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Tensors saved for backward inside it live in host memory and go back to their device in backward
+    (`pin_memory` has no effect: webtorch has no pinned memory)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: (t.device, t.cpu()), lambda packed: packed[1].to(packed[0]))
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """Inside it, entering saved_tensors_hooks (or save_on_cpu) raises RuntimeError(error_message)."""
+    previous = _hooks_disabled[0]
+    _hooks_disabled[0] = error_message
+    try:
+        yield
+    finally:
+        _hooks_disabled[0] = previous
+
+
+def increment_version(tensor):
+    """Tell autograd that `tensor` (or each of an iterable of tensors) was written in place behind its back."""
+    for t in (tensor,) if isinstance(tensor, _late.Tensor) else tensor:
+        t._bump()
 
 
 class SavedTensor:

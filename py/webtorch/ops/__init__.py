@@ -26,6 +26,27 @@ __all__ = sorted(registry.FUNCTIONS)
 globals().update(registry.FUNCTIONS)
 
 
+class _OpNamespace:
+    """torch.ops.<namespace>: the custom ops torch.library defined there."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getattr__(self, op):
+        try:
+            return registry.CUSTOM_OPS[f"{self.name}::{op}"]
+        except KeyError:
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'") from None
+
+
+def __getattr__(name):
+    """torch.ops.<namespace> for a namespace torch.library defined an op in (any other name stays an AttributeError,
+    so a misspelt op module is never taken for a namespace)."""
+    if name in {q.partition("::")[0] for q in registry.CUSTOM_OPS}:  # (`any` here is torch.any)
+        return _OpNamespace(name)
+    raise AttributeError(f"module 'webtorch.ops' has no attribute '{name}'")
+
+
 def _reflect(fn):
     return lambda self, other: fn(other, self)
 

@@ -12,6 +12,7 @@ from .._tensor import Storage, Tensor
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..autograd.graph import _type_str
 from ..overrides import torch_function
+from ..storage import UntypedStorage
 from . import _prims
 from ._common import (
     INT_RANGE,
@@ -198,6 +199,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 def as_tensor(data, dtype=None, device=None):
     dtype = _resolve_dtype(dtype)
+    if isinstance(data, UntypedStorage):  # its bytes read as dtype, sharing memory
+        b = data._bytes
+        return (b if dtype in (None, _dtype.uint8) else b.view(dtype)).to(device if device is not None else b.device)
     if isinstance(data, Tensor):
         return data.to(device if device is not None else data.device, dtype or data.dtype)
     return tensor(data, dtype=dtype, device=device)
@@ -655,12 +659,14 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-    return zeros(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False):
+    return zeros(*_size_arg("new_zeros", args, size), dtype=dtype or self.dtype, device=device or self.device,
+                 requires_grad=requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-    return ones(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False):
+    return ones(*_size_arg("new_ones", args, size), dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -668,5 +674,6 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
                 requires_grad=requires_grad)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    return empty(_sizes(size), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False):
+    return empty(*_size_arg("new_empty", args, size), dtype=dtype or self.dtype, device=device or self.device,
+                 requires_grad=requires_grad)

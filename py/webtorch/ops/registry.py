@@ -19,6 +19,7 @@ from ..overrides import torch_function
 FUNCTIONS = {}
 METHODS = {}
 ELEMENTWISE = {}
+CUSTOM_OPS = {}  # "namespace::name" -> torch.library.custom_op's op (torch.ops.namespace.name)
 # kind 'unary' / 'binary'; rule: the dtype rule; node: PyTorch's autograd node name (None: not
 # differentiable); ref: the reference decomposition (None: a backend primitive)
 Decl = namedtuple("Decl", "kind rule node ref")

@@ -6,7 +6,7 @@ import warnings
 
 from .. import _dtype
 from .._geometry import contiguous_strides, numel as _numel
-from .._tensor import Size, Tensor
+from .._tensor import Size, Storage, Tensor
 from ..autograd import grad_mode
 from ..overrides import torch_function
 from . import _prims
@@ -174,15 +174,59 @@ def _view_apply(F, x, *args):
 
 @register_method
 @torch_function
-def view(self, *shape):
-    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
-        raise NotImplementedError("view(dtype) is not supported by webtorch")
+def view(self, *shape, **kw):
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype) or "dtype" in kw:
+        return _view_dtype(self, kw.get("dtype", shape[0] if shape else None))
     shape = _infer_shape(_sizes(shape), self.numel())
     stride = _view_strides(self._shape, self._stride, shape)
     if stride is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
     return _view_apply(ViewOp, self, shape, stride)
+
+
+def _view_dtype_geometry(x, dtype):
+    """PyTorch's view(dtype) checks and the view's (shape, stride, offset) in elements of `dtype`."""
+    old, new = x.dtype.itemsize, dtype.itemsize
+    shape, stride, offset = tuple(x._shape), tuple(x._stride), x._offset
+    if old == new:
+        return shape, stride, offset
+    what = f"to view {_dtype._C_NAMES[x.dtype.name]} as {_dtype._C_NAMES[dtype.name]} (different element sizes)"
+    if not shape:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if old > new:
+        if stride[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride[-1]}")
+        r = old // new
+        return shape[:-1] + (shape[-1] * r,), tuple(s * r for s in stride[:-1]) + (1,), offset * r
+    r = new // old
+    for name, v in (("size(-1)", shape[-1]), ("storage_offset()", offset)):
+        if v % r:
+            raise RuntimeError(f"self.{name} must be divisible by {r} {what}, but got {v}")
+    for i, s in enumerate(stride):
+        if i == len(stride) - 1 and s != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {s}")
+        if i < len(stride) - 1 and s % r:
+            raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {s}")
+    return shape[:-1] + (shape[-1] // r,), tuple(s // r for s in stride[:-1]) + (1,), offset // r
+
+
+def _view_dtype(x, dtype):
+    """Tensor.view(dtype): x's bytes read as `dtype`, sharing memory (numpy-backed tensors: the other backends keep
+    no byte view of a buffer, and a copy would not share). Not differentiable, as in PyTorch."""
+    shape, stride, offset = _view_dtype_geometry(x, dtype)
+    st = x._storage
+    if dtype is x.dtype:
+        return Tensor._make(st, shape, stride, offset)
+    if not st.backend.numpy_buffers:
+        raise NotImplementedError(f"view(dtype) on {x.device.type} tensors (without numpy): webtorch reinterprets "
+                                  "bytes in place only in numpy-backed cpu memory")
+    numel = st.numel * st.dtype.itemsize // dtype.itemsize
+    buf = st.buf if st.buf.nbytes == numel * dtype.itemsize else st.buf.view("uint8")[:numel * dtype.itemsize]
+    v = Tensor._make(Storage(st.backend.reinterpret(buf, dtype.name), dtype, st.device, numel, st.backend),
+                     shape, stride, offset)
+    v._storage.version = st.version
+    return v
 
 
 @register

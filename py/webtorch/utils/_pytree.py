@@ -223,6 +223,15 @@ for _cls in _STRUCTSEQS:
     register_pytree_node(_cls, _sequence(None)[0], lambda values, context, cls=_cls: cls(*values),
                          flatten_with_keys_fn=_sequence(None)[2])
 
+# PyTorch's module-level names of the builtin nodes' functions (libraries pass them to register_pytree_node)
+_, _tuple_flatten, _tuple_unflatten, _tuple_flatten_with_keys = SUPPORTED_NODES[tuple]
+_, _list_flatten, _list_unflatten, _list_flatten_with_keys = SUPPORTED_NODES[list]
+_, _dict_flatten, _dict_unflatten, _dict_flatten_with_keys = SUPPORTED_NODES[dict]
+_, _ordereddict_flatten, _ordereddict_unflatten, _ordereddict_flatten_with_keys = SUPPORTED_NODES[OrderedDict]
+_, _, _namedtuple_unflatten, _namedtuple_flatten_with_keys = SUPPORTED_NODES[namedtuple]
+_, _, _deque_unflatten, _deque_flatten_with_keys = SUPPORTED_NODES[deque]
+_defaultdict_flatten_with_keys = _defaultdict_with_keys
+
 STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
 BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
 

@@ -682,9 +682,15 @@ class Module:
                             f"dtype={dtype}")
 
         def convert(t):
-            if dtype is not None and t.is_floating_point():
-                return t.to(device, dtype)
-            return t.to(device) if device is not None else t
+            try:
+                if dtype is not None and t.is_floating_point():
+                    return t.to(device, dtype)
+                return t.to(device) if device is not None else t
+            except NotImplementedError as e:
+                if str(e) != "Cannot copy out of meta tensor; no data!":
+                    raise
+                raise NotImplementedError(f"{e} Please use torch.nn.Module.to_empty() instead of torch.nn.Module.to() "
+                                          "when moving module from meta to a different device.") from None
 
         return self._apply(convert)
 

@@ -1,0 +1,81 @@
+"""Hugging Face transformers, unchanged, with webtorch as `torch` (`python -m webtorch`).
+
+tests/programs/hf_causal_lm.py builds GPT-2 and Llama causal LMs from small configs with PyTorch (fixed seed,
+`save_pretrained`: safetensors), then runs `from_pretrained`, a forward with labels, greedy and sampled
+`generate`, 3 AdamW steps and a `save_pretrained` / `from_pretrained` round trip: once with PyTorch, once with
+webtorch on cpu and once on webgpu. Logits, losses and greedy token ids must be PyTorch's. Ten more architectures
+(BERT, T5, OPT, GPT-NeoX, Mistral, Qwen2, Phi-3, Gemma, Mixtral, Qwen2-MoE: its experts are a torch.library custom
+op with a registered backward) run a forward with labels, its backward and a greedy
+generate on cpu (on webgpu they run too, T5 aside, but cost a minute of lavapipe: README's ecosystem table).
+
+Sampled ids are not compared with PyTorch's: webtorch's generator is not PyTorch's mt19937 (the same seed gives
+other numbers), so a sampled run is checked against itself (re-seeding draws the same ids, on every device).
+USE_HUB_KERNELS=NO (transformers' switch) in every run: the `kernels` package that transformers installs validates
+device types and knows no "webgpu"."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers", reason="transformers is not installed (the test extra in pyproject pins it)")
+from safetensors.numpy import load_file  # noqa: E402  (installed with transformers)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAM = os.path.join(ROOT, "tests", "programs", "hf_causal_lm.py")
+ATOL = 1e-4  # float32 logits and losses, also after 3 AdamW steps (measured: at most 4e-6 apart)
+
+
+def _run(args, webtorch):
+    env = {**os.environ, "USE_HUB_KERNELS": "NO", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
+    env.pop("PYTHONPATH", None)
+    if webtorch:
+        env["PYTHONPATH"] = os.path.join(ROOT, "py")
+    argv = ["-m", "webtorch", PROGRAM] if webtorch else [PROGRAM]
+    r = subprocess.run([sys.executable, *argv, *args], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return {d["model"]: d for d in map(json.loads, r.stdout.splitlines())}
+
+
+@pytest.fixture(scope="module")
+def pytorch(tmp_path_factory):
+    """The weights PyTorch made (a directory per model) and what PyTorch's run of the program printed."""
+    root = tmp_path_factory.mktemp("hf")
+    return root, _run(["make+run", str(root / "weights"), "cpu"], webtorch=False)
+
+
+def _close(got, want):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=ATOL)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "webgpu"])
+def test_transformers_print_pytorchs_numbers(pytorch, dev, request):
+    if dev == "webgpu":
+        request.getfixturevalue("webgpu")
+    root, want = pytorch
+    run_dir = root / f"webtorch-{dev}"
+    shutil.copytree(root / "weights", run_dir, ignore=shutil.ignore_patterns("trained"))  # PyTorch's, compared below
+    got = _run(["run", str(run_dir), dev, *(["gpt2", "llama"] if dev == "webgpu" else [])], webtorch=True)
+    assert sorted(got) == sorted(["gpt2", "llama"] if dev == "webgpu" else want)
+    for name, g in got.items():
+        w = want[name]
+        _close(g["logits"], w["logits"])
+        _close(g["loss"], w["loss"])
+        assert g["greedy"] == w["greedy"], name
+        if "grad_abs_sum" in w:
+            np.testing.assert_allclose(g["grad_abs_sum"], w["grad_abs_sum"], rtol=1e-5)
+            continue
+        assert g["samples"][0] == g["samples"][1] and len(g["samples"][0][0]) == len(w["samples"][0][0]), name
+        _close(g["train"], w["train"])
+        _close(g["trained_logits"], w["trained_logits"])
+        assert g["roundtrip"] == 0.0, name
+        # the file webtorch's save_pretrained wrote holds PyTorch's trained weights, under PyTorch's names
+        mine = load_file(str(run_dir / name / "trained" / "model.safetensors"))
+        theirs = load_file(str(root / "weights" / name / "trained" / "model.safetensors"))
+        assert sorted(mine) == sorted(theirs), name
+        for k in theirs:
+            assert mine[k].dtype == theirs[k].dtype and mine[k].shape == theirs[k].shape, k
+            _close(mine[k], theirs[k])
