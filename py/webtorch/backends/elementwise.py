@@ -810,7 +810,8 @@ def remove(name):
 # ---- complex forms (complex64 / complex128 on the numpy cpu backend) ----------------------------------
 # A record takes a complex compute dtype only where it has a "c" form: with none, a backend raises (a
 # complex input never falls back to the float form, which would drop the imaginary part). The pure-Python
-# and WebGPU backends hold no complex buffers yet.
+# backend holds no complex buffers yet. The WGSL "c" forms compute complex64 as vec2<f32> (x real, y imaginary;
+# shaders/complex.wgsl's functions); a "c" form's value is a vec2<f32> (abs's in its x), a bool for a bool record.
 _COMPLEX_NP = {"copy": (same, _np_copy_out), "abs": "absolute", "sigmoid": lambda a: 1 / (1 + np.exp(-a)),
                "rsqrt": lambda a: 1 / np.sqrt(a), "where": lambda c, a, b: np.where(c, a, b), "neg": "negative",
                "div": "true_divide", "mul": "multiply", "sub": "subtract", "eq": "equal",
@@ -822,3 +823,17 @@ _COMPLEX_NP = {"copy": (same, _np_copy_out), "abs": "absolute", "sigmoid": lambd
 for _name, _f_np in _COMPLEX_NP.items():
     _r = RECORDS[_name]
     RECORDS[_name] = _r._replace(np={**_r.np, "c": _f_np})
+_COMPLEX_WGSL = {"copy": "{0}", "add": "({0} + {1})", "sub": "({0} - {1})", "neg": "(-{0})", "mul": "cmul({0}, {1})",
+                 "div": "cdiv({0}, {1})", "abs": "vec2<f32>(cabs({0}), 0.0)", "exp": "cexp({0})", "log": "clog({0})",
+                 "log2": "(clog({0}) * 1.4426950408889634)", "log10": "(clog({0}) * 0.4342944819032518)",
+                 "sqrt": "csqrt({0})", "rsqrt": "cdiv(vec2<f32>(1.0, 0.0), csqrt({0}))", "pow": "cpow({0}, {1})",
+                 "sigmoid": "cdiv(vec2<f32>(1.0, 0.0), vec2<f32>(1.0, 0.0) + cexp(-{0}))", "sin": "csin({0})",
+                 "cos": "ccos({0})", "tan": "ctan({0})", "sinh": "csinh({0})", "cosh": "ccosh({0})",
+                 "tanh": "ctanh({0})", "where": "select({2}, {1}, {0} != 0u)", "eq": "all({0} == {1})",
+                 "ne": "any({0} != {1})", "isnan": "(wisnan({0}.x) || wisnan({0}.y))",
+                 "isinf": "(wisinf({0}.x) || wisinf({0}.y))", "isfinite": "(wisfinite({0}.x) && wisfinite({0}.y))",
+                 "logical_and": "(cnz({0}) && cnz({1}))", "logical_or": "(cnz({0}) || cnz({1}))",
+                 "logical_xor": "(cnz({0}) != cnz({1}))"}
+for _name, _f_wgsl in _COMPLEX_WGSL.items():
+    _r = RECORDS[_name]
+    RECORDS[_name] = _r._replace(wgsl={**_r.wgsl, "c": _f_wgsl})

@@ -1,0 +1,125 @@
+"""torch.fft's primitive on WebGPU (`Backend.fft`): the unnormalized complex64 transform along the last dim.
+
+Power-of-two sizes: radix-2 Stockham passes (autosorting: the output in natural order, no bit reversal), with the
+twiddles exp(-2 pi i t / n) from a float32 table computed in double on the host once per size (a constant, like
+cuFFT's; the inverse conjugates them). A row of up to 2048 points is transformed by one workgroup in workgroup
+memory, every pass in one dispatch for all rows (shaders/fft_local.wgsl); a longer row takes one dispatch per pass
+(shaders/fft_pass.wgsl), ping-ponging between two buffers. Other sizes: Bluestein's chirp-z transform, a
+cyclic convolution of power-of-two size m >= 2n - 1 (two transforms of size m and three element-wise products, on
+the device; the chirp and its transform are cached per size).
+"""
+import math
+from array import array
+
+from ..._geometry import contiguous_strides, numel
+from ..base import Strided
+from .codegen import fill
+
+LOCAL_MAX = 2048     # points of a row transformed in workgroup memory (16 KiB of vec2<f32>, WebGPU's default limit)
+
+
+def _pow2(n):
+    return n & (n - 1) == 0
+
+
+class FFT:
+    def __init__(self, k, cx):
+        self.k, self.cx = k, cx    # the backend's plumbing; its complex element-wise kernels (Bluestein's products)
+        self._tw = {}              # n -> twiddle table (GPUBuffer of n / 2 f32 pairs)
+        self._chirps = {}          # (n, inverse) -> (chirp view (n,), its kernel's transform / m view (m,))
+
+    def __call__(self, out, inp, inverse):
+        n = inp.shape[-1]
+        rows = numel(out.shape) // n
+        x = self._contiguous(inp)
+        if n == 1:
+            self.cx.ewise("copy", out, [x], "complex64")
+        elif _pow2(n):
+            self._pow2(out.buf, out.offset, x.buf, x.offset, rows, n, inverse)
+        else:
+            self._bluestein(out, x, rows, n, inverse)
+
+    def _contiguous(self, v):
+        if tuple(v.strides) == contiguous_strides(v.shape):
+            return v
+        c = self._empty(tuple(v.shape))
+        self.cx.ewise("copy", c, [v], "complex64")
+        return c
+
+    def _empty(self, shape):
+        return Strided(self.k.empty(numel(shape), "complex64"), shape, contiguous_strides(shape), 0, "complex64")
+
+    def _twiddles(self, n):
+        t = self._tw.get(n)
+        if t is None:
+            vals = array("f")
+            for j in range(n // 2):
+                a = -2.0 * math.pi * j / n
+                vals.extend((math.cos(a), math.sin(a)))
+            t = self._tw[n] = self.k.from_flat(vals, "float32")
+        return t
+
+    def _pow2(self, dst, dst_off, src, src_off, rows, n, inverse):
+        """dst (a buffer other than src) from complex element dst_off on = the transforms of `rows` contiguous rows of n
+        points (a power of two) of src from src_off."""
+        sign = "-1.0" if inverse else "1.0"
+        tw = self._twiddles(n)
+        if n <= LOCAL_MAX:
+            wg = min(n // 2, 256)
+            pipe = self.k.kernel(("fft_local", n, inverse), lambda: fill(
+                "fft_local.wgsl", N=n, N2=2 * n, H=n // 2, WG=wg, PER=n // 2 // wg, SIGN=sign))
+            self.k.run(pipe, [src, dst, tw], [rows, 2 * src_off, 2 * dst_off], rows)
+            return
+        pipe = self.k.kernel(("fft_pass", inverse), lambda: fill("fft_pass.wgsl", SIGN=sign))
+        passes = n.bit_length() - 1
+        tmp = self.k.empty(rows * n, "complex64")
+        h = n // 2
+        cur, cur_off = src, src_off
+        for p in range(passes):   # the last pass writes dst
+            to, to_off = (dst, dst_off) if (passes - 1 - p) % 2 == 0 else (tmp, 0)
+            self.k.run(pipe, [cur, to, tw], [rows * h, passes - 1, 1 << p, h >> p, 2 * cur_off, 2 * to_off],
+                       -(-rows * h // 256))
+            cur, cur_off = to, to_off
+
+    def _chirp(self, n, m, inverse):
+        """c_j = exp(-+ i pi j^2 / n) (j < n; j^2 taken mod 2n, exactly), and the transform of the convolution
+        kernel b (b_t = b_{m - t} = conj(c_t)) divided by m."""
+        key = (n, inverse)
+        if key not in self._chirps:
+            sign = 1.0 if inverse else -1.0
+            c = [complex(math.cos(a), sign * math.sin(a)) for a in (math.pi * (j * j % (2 * n)) / n for j in range(n))]
+            b = [0j] * m
+            for t in range(n):
+                b[t] = b[(m - t) % m] = c[t].conjugate()
+            chirp, kern = self._upload(c), self._upload(b)
+            ft = self._empty((m,))
+            self._pow2(ft.buf, 0, kern.buf, 0, 1, m, False)
+            self.cx.ewise("mul", ft, [ft, 1.0 / m], "complex64")
+            self._chirps[key] = (chirp, ft)
+        return self._chirps[key]
+
+    def _upload(self, values):
+        flat = array("f")
+        for z in values:
+            flat.extend((z.real, z.imag))
+        return Strided(self.k.from_flat(flat, "float32"), (len(values),), (1,), 0, "complex64")
+
+    def _bluestein(self, out, x, rows, n, inverse):
+        """X_k = c_k sum_j (x_j c_j) conj(c_{k - j}): the sum a cyclic convolution of size m, by transforms."""
+        m = 1 << (2 * n - 2).bit_length()
+        chirp, kern = self._chirp(n, m, inverse)
+        a, f = self._empty((rows, m)), self._empty((rows, m))
+        head = Strided(a.buf, (rows, n), (m, 1), 0, "complex64")
+        self.cx.ewise("copy", Strided(a.buf, (rows, m - n), (m, 1), n, "complex64"), [0.0], "complex64")
+        self.cx.ewise("mul", head, [Strided(x.buf, (rows, n), (n, 1), x.offset, "complex64"), _rows_of(chirp, rows)],
+                      "complex64")
+        self._pow2(f.buf, 0, a.buf, 0, rows, m, False)
+        self.cx.ewise("mul", f, [f, _rows_of(kern, rows)], "complex64")
+        self._pow2(a.buf, 0, f.buf, 0, rows, m, True)
+        self.cx.ewise("mul", Strided(out.buf, (rows, n), (n, 1), out.offset, "complex64"),
+                      [head, _rows_of(chirp, rows)], "complex64")
+
+
+def _rows_of(v, rows):
+    """A 1-d view repeated as `rows` rows (stride 0)."""
+    return Strided(v.buf, (rows, v.shape[0]), (0, 1), v.offset, v.dtype)
