@@ -150,13 +150,33 @@ def _fft_tol(n, want):
     return dict(rtol=0, atol=max(1, math.log2(m)) * EPS * float(want.abs().max()) + 1e-7)
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 8, 12, 100, 2048, 4096, 3000])
+@pytest.fixture(params=["per-thread", "per-workgroup"])
+def fft_rows(request):
+    """Both row kernels (the adapter picks one: per thread on CPU adapters, per workgroup on GPUs)."""
+    fft = wt.zeros(1, device="webgpu")._backend.cx.fft
+    before = fft.per_thread
+    fft.per_thread = request.param == "per-thread"
+    yield
+    fft.per_thread = before
+
+
+@pytest.mark.parametrize("n", [1, 3, 8, 100, 2048, 8192, 3000])
 @pytest.mark.parametrize("name", ["fft", "ifft"])
-def test_fft_sizes(name, n):
-    """Every kind of kernel: workgroup memory (8, 2048), per-pass (4096), Bluestein (3, 12, 100, 3000)."""
+def test_fft_sizes(name, n, fft_rows):
+    """Every path: one row kernel (8, 2048), four-step (8192), Bluestein (3, 100, 3000)."""
     z = _z((3, n), n)
     want = getattr(torch.fft, name)(z)
     _close(getattr(wt.fft, name)(_gpu(z)), want, **_fft_tol(n, want))
+
+
+def test_fft_per_pass(monkeypatch):
+    """Past 2048^2 points a transform takes one Stockham pass per dispatch: here from 4096 points on."""
+    from webtorch.backends.webgpu import fft
+    monkeypatch.setattr(fft, "ROW_MAX", 64)
+    z = _z((2, 8192), 10)
+    for name in ("fft", "ifft"):
+        want = getattr(torch.fft, name)(z)
+        _close(getattr(wt.fft, name)(_gpu(z)), want, **_fft_tol(8192, want))
 
 
 FFTS = [("fft", dict(dim=0, norm="ortho")), ("ifft", dict(n=5, norm="forward")), ("fft2", {}),

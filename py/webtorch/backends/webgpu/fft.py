@@ -1,12 +1,15 @@
 """torch.fft's primitive on WebGPU (`Backend.fft`): the unnormalized complex64 transform along the last dim.
 
-Power-of-two sizes: radix-2 Stockham passes (autosorting: the output in natural order, no bit reversal), with the
-twiddles exp(-2 pi i t / n) from a float32 table computed in double on the host once per size (a constant, like
-cuFFT's; the inverse conjugates them). A row of up to 2048 points is transformed by one workgroup in workgroup
-memory, every pass in one dispatch for all rows (shaders/fft_local.wgsl); a longer row takes one dispatch per pass
-(shaders/fft_pass.wgsl), ping-ponging between two buffers. Other sizes: Bluestein's chirp-z transform, a
-cyclic convolution of power-of-two size m >= 2n - 1 (two transforms of size m and three element-wise products, on
-the device; the chirp and its transform are cached per size).
+Power-of-two sizes, radix-2 with twiddles exp(-2 pi i t / M) from a float32 table computed in double on the host
+once per size (a constant, like cuFFT's; the inverse conjugates them):
+* rows of up to 2048 points: one dispatch for all rows, a row per workgroup in workgroup memory (Stockham passes,
+  shaders/fft_local.wgsl) on GPUs, a row per invocation, in place in its output row, on CPU adapters such as
+  lavapipe, where workgroup barriers cost more than the passes (shaders/fft_thread.wgsl);
+* up to 2048^2 points: the four-step FFT, n = n1 * n2: n2 transforms of n1 points down the columns, each output
+  multiplied by its twiddle, then n1 transforms of n2 points along the rows, written transposed: two dispatches;
+* longer: one radix-2 Stockham pass per dispatch (shaders/fft_pass.wgsl), ping-ponging between two buffers.
+Other sizes: Bluestein's chirp-z transform, a cyclic convolution of power-of-two size m >= 2n - 1 (two transforms
+of size m and three element-wise products, on the device; the chirp and its kernel's transform cached per size).
 """
 import math
 from array import array
@@ -15,7 +18,7 @@ from ..._geometry import contiguous_strides, numel
 from ..base import Strided
 from .codegen import fill
 
-LOCAL_MAX = 2048     # points of a row transformed in workgroup memory (16 KiB of vec2<f32>, WebGPU's default limit)
+ROW_MAX = 2048     # points of a row transformed in one kernel (16 KiB of vec2<f32>: WebGPU's default workgroup memory)
 
 
 def _pow2(n):
@@ -25,8 +28,9 @@ def _pow2(n):
 class FFT:
     def __init__(self, k, cx):
         self.k, self.cx = k, cx    # the backend's plumbing; its complex element-wise kernels (Bluestein's products)
-        self._tw = {}              # n -> twiddle table (GPUBuffer of n / 2 f32 pairs)
+        self._tw = {}              # m -> twiddle table exp(-2 pi i t / m), t < m (GPUBuffer of f32 pairs)
         self._chirps = {}          # (n, inverse) -> (chirp view (n,), its kernel's transform / m view (m,))
+        self.per_thread = k.is_cpu_adapter   # a row per invocation (fft_thread.wgsl), else per workgroup
 
     def __call__(self, out, inp, inverse):
         n = inp.shape[-1]
@@ -49,31 +53,52 @@ class FFT:
     def _empty(self, shape):
         return Strided(self.k.empty(numel(shape), "complex64"), shape, contiguous_strides(shape), 0, "complex64")
 
-    def _twiddles(self, n):
-        t = self._tw.get(n)
+    def _twiddles(self, m):
+        t = self._tw.get(m)
         if t is None:
             vals = array("f")
-            for j in range(n // 2):
-                a = -2.0 * math.pi * j / n
+            for j in range(m):
+                a = -2.0 * math.pi * j / m
                 vals.extend((math.cos(a), math.sin(a)))
-            t = self._tw[n] = self.k.from_flat(vals, "float32")
+            t = self._tw[m] = self.k.from_flat(vals, "float32")
         return t
 
     def _pow2(self, dst, dst_off, src, src_off, rows, n, inverse):
         """dst (a buffer other than src) from complex element dst_off on = the transforms of `rows` contiguous rows of n
         points (a power of two) of src from src_off."""
-        sign = "-1.0" if inverse else "1.0"
-        tw = self._twiddles(n)
-        if n <= LOCAL_MAX:
-            wg = min(n // 2, 256)
-            pipe = self.k.kernel(("fft_local", n, inverse), lambda: fill(
-                "fft_local.wgsl", N=n, N2=2 * n, H=n // 2, WG=wg, PER=n // 2 // wg, SIGN=sign))
-            self.k.run(pipe, [src, dst, tw], [rows, 2 * src_off, 2 * dst_off], rows)
-            return
-        pipe = self.k.kernel(("fft_pass", inverse), lambda: fill("fft_pass.wgsl", SIGN=sign))
-        passes = n.bit_length() - 1
+        if n <= ROW_MAX:
+            geo = (rows, 1, (src_off, n, 0, 1), (dst_off, n, 0, 1))
+            return self._rows(dst, src, geo, n, self._twiddles(n), 1, False, inverse)
+        if n > ROW_MAX ** 2:
+            return self._passes(dst, dst_off, src, src_off, rows, n, inverse)
+        n1 = 1 << ((n.bit_length() - 1) // 2)
+        n2, tw = n // n1, self._twiddles(n)
         tmp = self.k.empty(rows * n, "complex64")
-        h = n // 2
+        # x[n2 * j1 + j2] -> columns j2: tmp[n2 * k1 + j2] = W_n^(j2 k1) sum_j1 x[n2 * j1 + j2] W_n1^(j1 k1)
+        self._rows(tmp, src, (rows * n2, n2, (src_off, n, 1, n2), (0, n, 1, n2)), n1, tw, n2, True, inverse)
+        # rows k1 of tmp -> X[k1 + n1 * k2] = sum_j2 tmp[n2 * k1 + j2] W_n2^(j2 k2)
+        self._rows(dst, tmp, (rows * n1, n1, (0, n, n2, 1), (dst_off, n, 1, n1)), n2, tw, n1, False, inverse)
+
+    def _rows(self, dst, src, geo, n, tw, g, twiddle, inverse):
+        """The n-point transforms of rows geo[0] (row r = (b, q) = (r // Q, r % Q), Q = geo[1]; geo[2] and geo[3]:
+        src's and dst's (offset, batch, row and element strides)), reading twiddle t of n as tw[t * g]; with
+        `twiddle`, output k of row q multiplied by tw[q * k]."""
+        rows = geo[0]
+        sign, flag = ("-1.0" if inverse else "1.0"), ("true" if twiddle else "false")
+        words = [rows, geo[1], g, *geo[2], *geo[3]]
+        if self.per_thread:
+            pipe = self.k.kernel(("fft_thread", n, inverse, twiddle), lambda: fill(
+                "fft_thread.wgsl", N=n, H=n // 2, SHIFT=33 - n.bit_length(), SIGN=sign, TWIDDLE=flag))
+            return self.k.run(pipe, [src, dst, tw], words, -(-rows // 64))
+        wg = min(n // 2, 256)
+        pipe = self.k.kernel(("fft_local", n, inverse, twiddle), lambda: fill(
+            "fft_local.wgsl", N=n, H=n // 2, WG=wg, PER=n // 2 // wg, SIGN=sign, TWIDDLE=flag))
+        self.k.run(pipe, [src, dst, tw], words, rows)
+
+    def _passes(self, dst, dst_off, src, src_off, rows, n, inverse):
+        pipe = self.k.kernel(("fft_pass", inverse), lambda: fill("fft_pass.wgsl", SIGN="-1.0" if inverse else "1.0"))
+        tw, passes, h = self._twiddles(n), n.bit_length() - 1, n // 2
+        tmp = self.k.empty(rows * n, "complex64")
         cur, cur_off = src, src_off
         for p in range(passes):   # the last pass writes dst
             to, to_off = (dst, dst_off) if (passes - 1 - p) % 2 == 0 else (tmp, 0)
