@@ -23,7 +23,6 @@ from importlib.resources import files
 from ..elementwise import RECORDS, follow, form
 
 MASK = 0xFFFFFFFF
-COMPLEX = ("complex64", "complex128")   # complex64: interleaved f32 pairs (complex.py)
 CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
 ST = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
 ITEM = {"float32": 4, "float16": 2, "int32": 4, "int64": 4, "bool": 4, "uint8": 4, "complex64": 8}

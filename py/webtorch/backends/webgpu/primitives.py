@@ -6,8 +6,8 @@ through the plumbing it is given (`Kernels`, kernels.py): `kernel`/`_memo`, `pip
 """
 from ..._geometry import contiguous_strides, numel
 from ..base import EWISE_OPS, Strided, fast_paths_of
+from ..complex_parts import COMPLEX
 from .codegen import (
-    COMPLEX,
     CT,
     MASK,
     ONE,
