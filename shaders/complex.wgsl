@@ -3,7 +3,12 @@
 // (backends/elementwise.py) call these. Edge cases as C99 / numpy where cheap: inf and NaN by their bits.
 
 fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+fn cdiv0(v: f32) -> f32 {   // v / 0, by the bits (a compiler may fold 0.0 / x to 0)
+  if (v == 0.0 || wisnan(v)) { return wnan(); }
+  return select(winf(), -winf(), wsignbit(v));
+}
 fn cdiv(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {   // Smith's: no overflow of |b|^2
+  if (b.x == 0.0 && b.y == 0.0) { return vec2<f32>(cdiv0(a.x), cdiv0(a.y)); }   // (1 + 1i) / 0 = inf + inf i
   if (abs(b.x) >= abs(b.y)) {
     let r = b.y / b.x;
     let d = b.x + b.y * r;
@@ -25,6 +30,7 @@ fn cabs(z: vec2<f32>) -> f32 {   // hypot, scaled: no overflow or underflow of t
 fn cexp(z: vec2<f32>) -> vec2<f32> {
   let e = wexp(z.x);
   if (z.y == 0.0) { return vec2<f32>(e, z.y); }
+  if (wisinf(z.x) && z.x < 0.0) { return vec2<f32>(0.0, 0.0); }   // exp(-inf + i y) = 0 (0 ** 2 = exp(2 log 0))
   if (e == 0.0 && wisfinite(z.y)) { return vec2<f32>(0.0, 0.0); }
   return vec2<f32>(e * wcos(z.y), e * wsin(z.y));
 }

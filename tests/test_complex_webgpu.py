@@ -95,6 +95,10 @@ def test_special_values():
     for name in ("abs", "exp", "sqrt", "isnan", "isfinite"):
         _close(getattr(g, name)(), getattr(z, name)())
     _close(g * 0.5, z * 0.5)
+    z = torch.tensor([0j, 1 + 1j, -2j])
+    g = _gpu(z)
+    for f in (lambda t: t ** 2, lambda t: t / 0, lambda t: t.rsqrt(), lambda t: t.log()):
+        _close(f(g), f(z))
 
 
 def test_reductions_matmul_cumsum_indexing():
