@@ -1,7 +1,7 @@
-"""complex64 on WebGPU against PyTorch: storage (to/from cpu, printing, views sharing memory), element-wise math,
-sum/mean/cumsum/matmul/indexing, errors naming the op, and torch.fft as WGSL kernels (radix-2 Stockham in workgroup
-memory up to 2048 points, one dispatch per pass beyond, Bluestein for other sizes) with each norm, forward and
-gradient.
+"""complex64 on every device against PyTorch (the `device` fixture: numpy cpu, pure-Python cpu, webgpu): storage
+(to/from cpu, printing, views sharing memory), element-wise math, sum/mean/cumsum/matmul/indexing, errors naming the
+op, and torch.fft with each norm, forward and gradient; on webgpu the FFT's WGSL kernels each (rows in one dispatch
+per thread or per workgroup, four-step, one pass per dispatch, Bluestein).
 
 Tolerances (float32): element-wise 2e-6 relative to |z| plus 1e-6 (a few ulps of each part: WGSL's f32 sin/cos/exp
 keep ~1e-7 relative); FFT: max |error| <= log2(n) * eps * max |X| (eps = 2^-23 = 1.19e-7: a radix-2 transform's
@@ -13,7 +13,6 @@ import torch
 
 import webtorch as wt
 
-pytestmark = pytest.mark.usefixtures("webgpu")
 EPS = 2.0 ** -23
 
 
@@ -22,8 +21,8 @@ def _z(shape, seed=0, scale=1.0):
     return torch.complex(torch.randn(shape, generator=g), torch.randn(shape, generator=g)) * scale
 
 
-def _gpu(t):
-    return wt.tensor(t.detach().numpy()).to("webgpu")
+def _on(t, device):
+    return wt.tensor(t.detach().numpy()).to(device)
 
 
 def _back(t):
@@ -31,20 +30,20 @@ def _back(t):
 
 
 def _close(got, want, rtol=2e-6, atol=1e-6):
-    assert str(got.device).startswith("webgpu") and repr(got.dtype) == repr(want.dtype), (got.device, got.dtype)
+    assert repr(got.dtype) == repr(want.dtype), got.dtype
     assert tuple(got.shape) == tuple(want.shape)
     torch.testing.assert_close(_back(got), want.resolve_conj(), rtol=rtol, atol=atol, equal_nan=True)
 
 
-def test_storage_printing_and_views():
+def test_storage_printing_and_views(device):
     z = _z((2, 3))
-    g = _gpu(z)
-    assert repr(g.dtype) == "torch.complex64" and g.is_complex() and g.device.type == "webgpu"
+    g = _on(z, device)
+    assert repr(g.dtype) == "torch.complex64" and g.is_complex() and g.device.type == device
     assert g.tolist() == z.tolist() and _back(g).equal(z) and g.cpu().dtype is wt.complex64
-    assert repr(wt.tensor([1 + 2j, 3 - 0.5j], device="webgpu")) == \
-        "tensor([1.+2.0000j, 3.-0.5000j], device='webgpu:0')"
-    assert wt.zeros(2, dtype=wt.complex64, device="webgpu").tolist() == [0j, 0j]
-    assert wt.full((2,), 1 - 1j, device="webgpu").tolist() == [1 - 1j] * 2
+    suffix = ", device='webgpu:0'" if device == "webgpu" else ""
+    assert repr(wt.tensor([1 + 2j, 3 - 0.5j], device=device)) == f"tensor([1.+2.0000j, 3.-0.5000j]{suffix})"
+    assert wt.zeros(2, dtype=wt.complex64, device=device).tolist() == [0j, 0j]
+    assert wt.full((2,), 1 - 1j, device=device).tolist() == [1 - 1j] * 2
     # real / imag / view_as_real / view_as_complex are views of the same buffer
     g.real[0, 1] = 7.0
     g.imag.mul_(2)
@@ -70,40 +69,40 @@ UNARY = ["neg", "conj", "abs", "angle", "exp", "log", "log2", "sqrt", "rsqrt", "
 
 
 @pytest.mark.parametrize("name", UNARY)
-def test_unary(name):
+def test_unary(name, device):
     z = _z((5, 4), scale=0.8)
-    _close(getattr(_gpu(z), name)(), getattr(z, name)(), rtol=1e-5, atol=1e-5)
+    _close(getattr(_on(z, device), name)(), getattr(z, name)(), rtol=1e-5, atol=1e-5)
 
 
 BINARY = ["add", "sub", "mul", "div", "pow", "eq", "ne"]
 
 
 @pytest.mark.parametrize("name", BINARY)
-def test_binary_broadcast_and_scalars(name):
+def test_binary_broadcast_and_scalars(name, device):
     a, b = _z((4, 3), 1), _z((3,), 2)
-    ga, gb = _gpu(a), _gpu(b)
+    ga, gb = _on(a, device), _on(b, device)
     _close(getattr(ga, name)(gb), getattr(a, name)(b), rtol=1e-5, atol=1e-5)
     _close(getattr(ga, name)(2 - 1j), getattr(a, name)(2 - 1j), rtol=1e-5, atol=1e-5)
     r = b.real.contiguous()  # a real operand promotes to complex
-    _close(getattr(ga, name)(_gpu(r)), getattr(a, name)(r), rtol=1e-5, atol=1e-5)
+    _close(getattr(ga, name)(_on(r, device)), getattr(a, name)(r), rtol=1e-5, atol=1e-5)
 
 
-def test_special_values():
+def test_special_values(device):
     z = torch.tensor([complex(math.inf, 0), complex(0, 0), complex(-0.0, -0.0), complex(math.nan, 1),
                       complex(-4, -0.0), complex(1e30, 1e30)])
-    g = _gpu(z)
+    g = _on(z, device)
     for name in ("abs", "exp", "sqrt", "isnan", "isfinite"):
         _close(getattr(g, name)(), getattr(z, name)())
     _close(g * 0.5, z * 0.5)
     z = torch.tensor([0j, 1 + 1j, -2j])
-    g = _gpu(z)
+    g = _on(z, device)
     for f in (lambda t: t ** 2, lambda t: t / 0, lambda t: t.rsqrt(), lambda t: t.log()):
         _close(f(g), f(z))
 
 
-def test_reductions_matmul_cumsum_indexing():
+def test_reductions_matmul_cumsum_indexing(device):
     a, b = _z((2, 3, 4), 3), _z((2, 4, 5), 4)
-    ga, gb = _gpu(a), _gpu(b)
+    ga, gb = _on(a, device), _on(b, device)
     _close(ga.sum(), a.sum(), rtol=1e-5, atol=1e-5)
     _close(ga.sum(1), a.sum(1), rtol=1e-5, atol=1e-5)
     _close(ga.mean((0, 2), keepdim=True), a.mean((0, 2), keepdim=True), rtol=1e-5, atol=1e-5)
@@ -111,9 +110,9 @@ def test_reductions_matmul_cumsum_indexing():
     _close(ga[0].mT @ ga[1], a[0].mT @ a[1], rtol=1e-5, atol=1e-5)
     _close(ga.cumsum(-1), a.cumsum(-1), rtol=1e-5, atol=1e-5)
     idx = torch.tensor([2, 0, 2])
-    _close(ga[:, _gpu(idx)], a[:, idx])
-    _close(ga.index_select(2, _gpu(idx)), a.index_select(2, idx))
-    ga[0, _gpu(idx)] = 5j
+    _close(ga[:, _on(idx, device)], a[:, idx])
+    _close(ga.index_select(2, _on(idx, device)), a.index_select(2, idx))
+    ga[0, _on(idx, device)] = 5j
     a[0, idx] = 5j
     _close(ga, a)
     _close(wt.cat([ga, ga.conj()], 1), torch.cat([a, a.conj()], 1))
@@ -127,16 +126,25 @@ def test_reductions_matmul_cumsum_indexing():
     (lambda g: g.prod(), TypeError, "prod is not supported for complex"),
     (lambda g: g.asin(), TypeError, "asin is not supported for complex"),
 ])
-def test_errors_name_the_op(call, exc, match):
+def test_errors_name_the_op(call, exc, match, webgpu):
     with pytest.raises(exc, match=match):
-        call(_gpu(_z((3,))))
+        call(_on(_z((3,)), webgpu))
         wt.webgpu.synchronize()
 
 
+def test_errors_pure_python(device):
+    if device == "webgpu" or wt.zeros(1)._backend.numpy_buffers:
+        return
+    with pytest.raises(TypeError, match="cpu \\(pure Python\\): asin is not supported for complex"):
+        _on(_z((3,)), device).asin()
+    with pytest.raises(RuntimeError, match="Sort does not support complex"):
+        _on(_z((3,)), device).sort()
+
+
 @pytest.mark.parametrize("name", ["mul", "div", "abs", "exp", "sqrt", "matmul"])
-def test_gradients(name):
+def test_gradients(name, device):
     a, b = _z((3, 3), 5), _z((3, 3), 6)
-    ga, gb = _gpu(a).requires_grad_(), _gpu(b).requires_grad_()
+    ga, gb = _on(a, device).requires_grad_(), _on(b, device).requires_grad_()
     a.requires_grad_()
     b.requires_grad_()
     fn = {"mul": lambda x, y: x * y, "div": lambda x, y: x / y, "abs": lambda x, y: x.abs() * y.real,
@@ -154,33 +162,30 @@ def _fft_tol(n, want):
     return dict(rtol=0, atol=max(1, math.log2(m)) * EPS * float(want.abs().max()) + 1e-7)
 
 
-@pytest.fixture(params=["per-thread", "per-workgroup"])
-def fft_rows(request):
-    """Both row kernels (the adapter picks one: per thread on CPU adapters, per workgroup on GPUs)."""
-    fft = wt.zeros(1, device="webgpu")._backend.cx.fft
-    before = fft.per_thread
-    fft.per_thread = request.param == "per-thread"
-    yield
-    fft.per_thread = before
-
-
 @pytest.mark.parametrize("n", [1, 3, 8, 100, 2048, 8192, 3000])
 @pytest.mark.parametrize("name", ["fft", "ifft"])
-def test_fft_sizes(name, n, fft_rows):
-    """Every path: one row kernel (8, 2048), four-step (8192), Bluestein (3, 100, 3000)."""
+def test_fft_sizes(name, n, device):
+    """Every path: on webgpu one row kernel (8, 2048), four-step (8192), Bluestein (3, 100, 3000)."""
     z = _z((3, n), n)
     want = getattr(torch.fft, name)(z)
-    _close(getattr(wt.fft, name)(_gpu(z)), want, **_fft_tol(n, want))
+    _close(getattr(wt.fft, name)(_on(z, device)), want, **_fft_tol(n, want))
 
 
-def test_fft_per_pass(monkeypatch):
-    """Past 2048^2 points a transform takes one Stockham pass per dispatch: here from 4096 points on."""
+def test_fft_webgpu_row_kernels(webgpu, monkeypatch):
+    """The row kernel the adapter does not pick (per workgroup on GPUs, per invocation on CPU adapters: both run on
+    lavapipe), and past 2048^2 points one Stockham pass per dispatch (here from 4096 points on)."""
     from webtorch.backends.webgpu import fft
+    rows = wt.zeros(1, device=webgpu)._backend.cx.fft
+    monkeypatch.setattr(rows, "per_thread", not rows.per_thread)
+    for n in (8, 2048, 8192, 3000):
+        z = _z((3, n), n)
+        want = torch.fft.ifft(z)
+        _close(wt.fft.ifft(_on(z, webgpu)), want, **_fft_tol(n, want))
     monkeypatch.setattr(fft, "ROW_MAX", 64)
     z = _z((2, 8192), 10)
     for name in ("fft", "ifft"):
         want = getattr(torch.fft, name)(z)
-        _close(getattr(wt.fft, name)(_gpu(z)), want, **_fft_tol(8192, want))
+        _close(getattr(wt.fft, name)(_on(z, webgpu)), want, **_fft_tol(8192, want))
 
 
 FFTS = [("fft", dict(dim=0, norm="ortho")), ("ifft", dict(n=5, norm="forward")), ("fft2", {}),
@@ -191,32 +196,32 @@ _REAL_IN = {"rfft", "rfft2", "rfftn", "ihfft"}
 
 
 @pytest.mark.parametrize("name, kw", FFTS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(FFTS)])
-def test_fft_functions_forward_and_grad(name, kw):
+def test_fft_functions_forward_and_grad(name, kw, device):
     x = _z((4, 6), 7)
     if name in _REAL_IN:
         x = x.real.contiguous()
-    gx = _gpu(x).requires_grad_()
+    gx = _on(x, device).requires_grad_()
     x.requires_grad_()
     got, want = getattr(wt.fft, name)(gx, **kw), getattr(torch.fft, name)(x, **kw)
     _close(got, want, rtol=1e-5, atol=1e-5)
     assert got.grad_fn.name() == want.grad_fn.name()
     w = _z(tuple(want.shape), 8).real
-    (got.abs() * _gpu(w)).sum().backward() if got.is_complex() else (got * _gpu(w)).sum().backward()
+    (got.abs() * _on(w, device)).sum().backward() if got.is_complex() else (got * _on(w, device)).sum().backward()
     (want.abs() * w).sum().backward() if want.is_complex() else (want * w).sum().backward()
     _close(gx.grad, x.grad, rtol=1e-4, atol=1e-4)
 
 
-def test_large_and_ill_conditioned_fft_accuracy():
+def test_large_and_ill_conditioned_fft_accuracy(device):
     """2^16 points of random data, and a signal whose spectrum spans 6 orders of magnitude (a unit tone beside a
     1e-6 one): the error stays within log2(n) * eps * max |X| in float32 (the small tone's bin keeps its value to
     that absolute error, as PyTorch's own float32 transform)."""
     n = 1 << 16
     z = _z((n,), 9)
     want = torch.fft.fft(z)
-    _close(wt.fft.fft(_gpu(z)), want, **_fft_tol(n, want))
+    _close(wt.fft.fft(_on(z, device)), want, **_fft_tol(n, want))
     t = torch.arange(4096, dtype=torch.float64)
     x = (torch.cos(2 * math.pi * 5 * t / 4096) + 1e-6 * torch.cos(2 * math.pi * 700 * t / 4096)).float()
     want = torch.fft.rfft(x.double()).to(torch.complex64)
-    got = wt.fft.rfft(_gpu(x))
+    got = wt.fft.rfft(_on(x, device))
     _close(got, want, **_fft_tol(4096, want))
     assert abs(_back(got)[700].real - 2048e-6) < 16 * EPS * 2048
