@@ -171,21 +171,20 @@ def test_fft_sizes(name, n, device):
     _close(getattr(wt.fft, name)(_on(z, device)), want, **_fft_tol(n, want))
 
 
-def test_fft_webgpu_row_kernels(webgpu, monkeypatch):
-    """The row kernel the adapter does not pick (per workgroup on GPUs, per invocation on CPU adapters: both run on
-    lavapipe), and past 2048^2 points one Stockham pass per dispatch (here from 4096 points on)."""
+@pytest.mark.parametrize("n", [2, 8, 2048, 8192, 3000])
+def test_fft_webgpu_kernels(webgpu, monkeypatch, n):
+    """The kernels the adapter does not pick: on lavapipe (radix-4 passes at every size) a GPU's rows in workgroup
+    memory (2, 8, 2048), its four-step (8192) and Bluestein over them (3000); and, with 64-point rows, the passes
+    past 64^2 points."""
     from webtorch.backends.webgpu import fft
-    rows = wt.zeros(1, device=webgpu)._backend.cx.fft
-    monkeypatch.setattr(rows, "per_thread", not rows.per_thread)
-    for n in (8, 2048, 8192, 3000):
-        z = _z((3, n), n)
-        want = torch.fft.ifft(z)
-        _close(wt.fft.ifft(_on(z, webgpu)), want, **_fft_tol(n, want))
-    monkeypatch.setattr(fft, "ROW_MAX", 64)
-    z = _z((2, 8192), 10)
-    for name in ("fft", "ifft"):
-        want = getattr(torch.fft, name)(z)
-        _close(getattr(wt.fft, name)(_on(z, webgpu)), want, **_fft_tol(8192, want))
+    plan = wt.zeros(1, device=webgpu)._backend.cx.fft
+    z = _z((3, n), n)
+    for passes, row_max in ((not plan.passes_only, fft.ROW_MAX), (False, 64)):
+        monkeypatch.setattr(plan, "passes_only", passes)
+        monkeypatch.setattr(fft, "ROW_MAX", row_max)
+        for name in ("fft", "ifft"):
+            want = getattr(torch.fft, name)(z)
+            _close(getattr(wt.fft, name)(_on(z, webgpu)), want, **_fft_tol(n, want))
 
 
 FFTS = [("fft", dict(dim=0, norm="ortho")), ("ifft", dict(n=5, norm="forward")), ("fft2", {}),

@@ -1,13 +1,15 @@
 """torch.fft's primitive on WebGPU (`Backend.fft`): the unnormalized complex64 transform along the last dim.
 
-Power-of-two sizes, radix-2 with twiddles exp(-2 pi i t / M) from a float32 table computed in double on the host
-once per size (a constant, like cuFFT's; the inverse conjugates them):
-* rows of up to 2048 points: one dispatch for all rows, a row per workgroup in workgroup memory (Stockham passes,
-  shaders/fft_local.wgsl) on GPUs, a row per invocation, in place in its output row, on CPU adapters such as
-  lavapipe, where workgroup barriers cost more than the passes (shaders/fft_thread.wgsl);
+Power-of-two sizes, with twiddles exp(-2 pi i t / M) from a float32 table computed in double on the host once per
+size (a constant, like cuFFT's; the inverse conjugates them). On GPUs:
+* rows of up to 2048 points: one dispatch for all rows, a row per workgroup, radix-2 Stockham passes in workgroup
+  memory (shaders/fft_local.wgsl);
 * up to 2048^2 points: the four-step FFT, n = n1 * n2: n2 transforms of n1 points down the columns, each output
   multiplied by its twiddle, then n1 transforms of n2 points along the rows, written transposed: two dispatches;
-* longer: one radix-2 Stockham pass per dispatch (shaders/fft_pass.wgsl), ping-ponging between two buffers.
+* longer: one radix-4 Stockham pass per dispatch (shaders/fft_pass.wgsl; a radix-2 one first where log2(n) is odd),
+  ping-ponging between two buffers.
+On CPU adapters such as lavapipe, where a workgroup barrier costs more than a pass over the data, every size takes
+the radix-4 passes (measured there: about as fast as a row per invocation, and faster than a row per workgroup).
 Other sizes: Bluestein's chirp-z transform, a cyclic convolution of power-of-two size m >= 2n - 1 (two transforms
 of size m and three element-wise products, on the device; the chirp and its kernel's transform cached per size).
 """
@@ -30,7 +32,7 @@ class FFT:
         self.k, self.cx = k, cx    # the backend's plumbing; its complex element-wise kernels (Bluestein's products)
         self._tw = {}              # m -> twiddle table exp(-2 pi i t / m), t < m (GPUBuffer of f32 pairs)
         self._chirps = {}          # (n, inverse) -> (chirp view (n,), its kernel's transform / m view (m,))
-        self.per_thread = k.is_cpu_adapter   # a row per invocation (fft_thread.wgsl), else per workgroup
+        self.passes_only = k.is_cpu_adapter   # CPU adapters: radix-4 passes at every size
 
     def __call__(self, out, inp, inverse):
         n = inp.shape[-1]
@@ -66,11 +68,11 @@ class FFT:
     def _pow2(self, dst, dst_off, src, src_off, rows, n, inverse):
         """dst (a buffer other than src) from complex element dst_off on = the transforms of `rows` contiguous rows of n
         points (a power of two) of src from src_off."""
+        if self.passes_only or n > ROW_MAX ** 2:
+            return self._passes(dst, dst_off, src, src_off, rows, n, inverse)
         if n <= ROW_MAX:
             geo = (rows, 1, (src_off, n, 0, 1), (dst_off, n, 0, 1))
             return self._rows(dst, src, geo, n, self._twiddles(n), 1, False, inverse)
-        if n > ROW_MAX ** 2:
-            return self._passes(dst, dst_off, src, src_off, rows, n, inverse)
         n1 = 1 << ((n.bit_length() - 1) // 2)
         n2, tw = n // n1, self._twiddles(n)
         tmp = self.k.empty(rows * n, "complex64")
@@ -83,28 +85,26 @@ class FFT:
         """The n-point transforms of rows geo[0] (row r = (b, q) = (r // Q, r % Q), Q = geo[1]; geo[2] and geo[3]:
         src's and dst's (offset, batch, row and element strides)), reading twiddle t of n as tw[t * g]; with
         `twiddle`, output k of row q multiplied by tw[q * k]."""
-        rows = geo[0]
-        sign, flag = ("-1.0" if inverse else "1.0"), ("true" if twiddle else "false")
-        words = [rows, geo[1], g, *geo[2], *geo[3]]
-        if self.per_thread:
-            pipe = self.k.kernel(("fft_thread", n, inverse, twiddle), lambda: fill(
-                "fft_thread.wgsl", N=n, H=n // 2, SHIFT=33 - n.bit_length(), SIGN=sign, TWIDDLE=flag))
-            return self.k.run(pipe, [src, dst, tw], words, -(-rows // 64))
         wg = min(n // 2, 256)
         pipe = self.k.kernel(("fft_local", n, inverse, twiddle), lambda: fill(
-            "fft_local.wgsl", N=n, H=n // 2, WG=wg, PER=n // 2 // wg, SIGN=sign, TWIDDLE=flag))
-        self.k.run(pipe, [src, dst, tw], words, rows)
+            "fft_local.wgsl", N=n, H=n // 2, WG=wg, PER=n // 2 // wg, SIGN="-1.0" if inverse else "1.0",
+            TWIDDLE="true" if twiddle else "false"))
+        self.k.run(pipe, [src, dst, tw], [geo[0], geo[1], g, *geo[2], *geo[3]], geo[0])
 
     def _passes(self, dst, dst_off, src, src_off, rows, n, inverse):
-        pipe = self.k.kernel(("fft_pass", inverse), lambda: fill("fft_pass.wgsl", SIGN="-1.0" if inverse else "1.0"))
-        tw, passes, h = self._twiddles(n), n.bit_length() - 1, n // 2
+        """One Stockham pass per dispatch: radix 4, a radix-2 pass first where log2(n) is odd."""
+        sign = "-1.0" if inverse else "1.0"
+        tw, lg = self._twiddles(n), n.bit_length() - 1
+        radices = [2] * (lg % 2) + [4] * (lg // 2)
         tmp = self.k.empty(rows * n, "complex64")
-        cur, cur_off = src, src_off
-        for p in range(passes):   # the last pass writes dst
-            to, to_off = (dst, dst_off) if (passes - 1 - p) % 2 == 0 else (tmp, 0)
-            self.k.run(pipe, [cur, to, tw], [rows * h, passes - 1, 1 << p, h >> p, 2 * cur_off, 2 * to_off],
-                       -(-rows * h // 256))
-            cur, cur_off = to, to_off
+        cur, cur_off, ns = src, src_off, 1
+        for p, r in enumerate(radices):   # the last pass writes dst
+            pipe = self.k.kernel(("fft_pass", r, inverse), lambda r=r: fill("fft_pass.wgsl", R=r, SIGN=sign))
+            to, to_off = (dst, dst_off) if (len(radices) - 1 - p) % 2 == 0 else (tmp, 0)
+            q = n // r
+            self.k.run(pipe, [cur, to, tw], [rows * q, q.bit_length() - 1, ns, n // (r * ns), 2 * cur_off,
+                                             2 * to_off], -(-rows * q // 256))
+            cur, cur_off, ns = to, to_off, ns * r
 
     def _chirp(self, n, m, inverse):
         """c_j = exp(-+ i pi j^2 / n) (j < n; j^2 taken mod 2n, exactly), and the transform of the convolution
