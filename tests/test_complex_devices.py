@@ -87,6 +87,16 @@ def test_binary_broadcast_and_scalars(name, device):
     _close(getattr(ga, name)(_on(r, device)), getattr(a, name)(r), rtol=1e-5, atol=1e-5)
 
 
+def test_scalar_powers_as_pytorch(device):
+    """A complex tensor ** 2 or 3 is PyTorch's products (exact where they are, not exp(e log z)), ** 0.5 its sqrt."""
+    z = torch.tensor([1 + 1j, 0.3 - 2j, 1j, -4 + 0j])
+    g = _on(z, device)
+    for e in (2, 3):
+        assert _back(g ** e).equal(z ** e), e
+    for e in (0.5, -0.5, -1, -2, 2.5, 2j):
+        _close(g ** e, z ** e, rtol=1e-6, atol=1e-7)
+
+
 def test_special_values(device):
     z = torch.tensor([complex(math.inf, 0), complex(0, 0), complex(-0.0, -0.0), complex(math.nan, 1),
                       complex(-4, -0.0), complex(1e30, 1e30)])
