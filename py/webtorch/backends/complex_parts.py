@@ -1,9 +1,9 @@
 """Complex views over real kernels, for a backend whose complex buffer is its real parts interleaved (real,
 imaginary): the WebGPU backend (complex64 as f32 pairs) and the pure-Python cpu backend (Python floats in an
 array). `parts` views a complex Strided as real ones of the same memory, and `ComplexParts` gives each primitive
-that can run on them (sum, cumsum, matmul, take, put) a complex form over the backend's real primitives; the
-others raise naming the op. The element-wise kernels and the FFT, which compute complex values, are each
-backend's own.
+that can run on them (sum, cumsum, matmul, take, put) a complex form over the backend's real primitives, and prod
+one over its complex products; the others raise naming the op. The element-wise kernels and the FFT, which
+compute complex values, are each backend's own.
 """
 from .._geometry import contiguous_strides, numel
 from .base import Strided
@@ -44,10 +44,11 @@ def _rows(v):
 class ComplexParts:
     """The primitives of `backends/base.py` that take a complex view, over the real ones of `real` (an object with
     the backend's real reduce, scan, matmul, take, put, sort, arange, random and ewise); `empty(numel, dtype)`
-    allocates temporaries. Each routes a real call to `real` itself."""
+    allocates temporaries; `cewise` is the backend's complex element-wise kernel. Each routes a real call to `real`
+    itself."""
 
-    def __init__(self, real, empty, name):
-        self.real, self.empty, self.name = real, empty, name
+    def __init__(self, real, empty, name, cewise):
+        self.real, self.empty, self.name, self.cewise = real, empty, name, cewise
 
     def _temp(self, shape, dtype):
         return Strided(self.empty(numel(shape), dtype), tuple(shape), contiguous_strides(shape), 0, dtype)
@@ -55,6 +56,8 @@ class ComplexParts:
     def reduce(self, op, out, inp):
         if inp.dtype not in COMPLEX:
             return self.real.reduce(op, out, inp)
+        if op == "prod":
+            return self._prod(out, inp)
         if op != "sum":
             raise unsupported(op, self.name)
         ro = len(out.shape)  # the parts' dim of 2 goes between the kept and the reduced dims
@@ -62,6 +65,23 @@ class ComplexParts:
         fin = Strided(inp.buf, (*inp.shape[:ro], 2, *inp.shape[ro:]), (*st[:ro], 1, *st[ro:]), 2 * inp.offset,
                       COMPLEX[inp.dtype])
         self.real.reduce("sum", parts(out), fin)
+
+    def _prod(self, out, inp):
+        """The products over inp's trailing dims: a contiguous copy, then halves multiplied pairwise (log2 steps)."""
+        rows, n = numel(out.shape), numel(inp.shape[len(out.shape):])
+        if n == 0:
+            return self.cewise("copy", out, [1], out.dtype)
+        t = self._temp((rows, n), inp.dtype)
+        self.cewise("copy", Strided(t.buf, tuple(inp.shape), contiguous_strides(inp.shape), 0, inp.dtype), [inp],
+                    inp.dtype)
+        while n > 1:   # x[i] *= x[n - h + i] for i < h: the middle one of an odd n stays
+            h = n // 2
+            head = Strided(t.buf, (rows, h), t.strides, 0, t.dtype)
+            self.cewise("mul", head, [head, Strided(t.buf, (rows, h), t.strides, n - h, t.dtype)], t.dtype)
+            n -= h
+        self.cewise("copy", out, [Strided(t.buf, tuple(out.shape), tuple(t.strides[0] * s for s in
+                                                                              contiguous_strides(out.shape)), 0,
+                                          t.dtype)], out.dtype)
 
     def scan(self, op, out, inp, out_idx=None):
         if inp.dtype not in COMPLEX:

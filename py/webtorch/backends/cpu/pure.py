@@ -275,10 +275,10 @@ class PureBackend(Backend):
         # complex views: these primitives through ComplexParts (the real ones for real views), ewise and fft through
         # pure_complex.py
         real = type("Real", (), {n: getattr(self, n) for n in self._PARTS + ("ewise",)})
-        parts = ComplexParts(real, self.empty, "cpu (pure Python)")
+        self.cx = PureComplex(self, normalize, cast)
+        parts = ComplexParts(real, self.empty, "cpu (pure Python)", self.cx.ewise)
         for n in self._PARTS:
             setattr(self, n, getattr(parts, n))
-        self.cx = PureComplex(self, normalize, cast)
         self.fft = self.cx.fft
 
     # ---- memory -----------------------------------------------------------------------

@@ -5,9 +5,9 @@ as a vec2<f32>. complex128 raises (WGSL has no f64).
 * ewise: the records' "c" WGSL forms (backends/elementwise.py; shaders/complex.wgsl's functions), one kernel over
   strided views as the real ones; a real input is promoted (imaginary part 0), a real output takes the real part;
 * reduce (sum), scan (cumsum), matmul, take and put: the float32 kernels over the parts (backends/complex_parts.py),
-  matmul as four real products;
+  matmul as four real products; prod as pairwise complex products;
 * fft: fft.py's kernels.
-Other ops on complex views raise (sort, max, prod, ...), naming the op.
+Other ops on complex views raise (sort, max, cumprod, ...), naming the op.
 """
 from ..._geometry import contiguous_strides, numel
 from ..base import Strided
@@ -38,7 +38,7 @@ def _scalar_words(x, want):
 
 class ComplexKernels(ComplexParts):
     def __init__(self, k, p):
-        super().__init__(p, k.empty, "webgpu")   # p: the backend's real primitives
+        super().__init__(p, k.empty, "webgpu", self.ewise)   # p: the backend's real primitives
         self.k = k                                 # the backend (Kernels' plumbing)
         self.fft = FFT(k, self)
 
