@@ -3,7 +3,8 @@ array of its interleaved (real, imaginary) float32 (float64) parts, viewed throu
 
 Element-wise ops compute Python complex numbers with the records' "c" py forms (cmath's, backends/elementwise.py)
 and round each part to the result's dtype; sum, cumsum, matmul and indexing run the real kernels on the parts, prod
-pairwise complex products; the FFT is radix-2 (Bluestein's chirp-z for other sizes) on Python complex numbers, in double, rounded once.
+pairwise complex products; the FFT is radix-2 (Bluestein's chirp-z for other sizes) on Python complex numbers, in
+double, rounded once.
 """
 import cmath
 import math
