@@ -2,8 +2,8 @@
 memory, element-wise math, reductions, matmul, errors, gradients (PyTorch's conjugate Wirtinger convention)
 and every torch.fft function with each norm, forward and gradient.
 
-Complex tensors live on the numpy cpu backend; the pure-Python cpu backend and WebGPU refuse them with a
-clear TypeError (tested here too) until they hold complex buffers."""
+Complex tensors live on the numpy cpu backend here; the pure-Python cpu backend and (complex64) WebGPU hold them
+too (tests/test_complex_devices.py)."""
 import math
 
 import pytest
@@ -184,16 +184,10 @@ def test_numpy_interop():
     assert wt.tensor(a.astype(np.complex128)).dtype is wt.complex128
 
 
-def test_backends_without_complex_refuse(device):
-    if device == "cpu" and not _pure():
-        return
-    with pytest.raises(TypeError, match="complex64"):
-        wt.zeros(2, dtype=wt.complex64, device=device)
-
-
-def _pure():
-    from webtorch._device import backend_for
-    return not backend_for(wt.device("cpu")).numpy_buffers
+def test_webgpu_refuses_complex128(webgpu):
+    """webgpu holds complex64 (tests/test_complex_devices.py), not complex128 (no float64 in WGSL)."""
+    with pytest.raises(TypeError, match="complex128"):
+        wt.zeros(2, dtype=wt.complex128, device=webgpu)
 
 
 # ---- torch.fft ----------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import webtorch as wt  # noqa: E402
 MAX_SAMPLES = 24
 TOL = {"cpu": {torch.float32: (1.3e-5, 3e-5), torch.float64: (1e-7, 1e-7), torch.complex64: (1.3e-5, 3e-5),
                torch.complex128: (1e-7, 1e-7)},
-       "webgpu": {torch.float32: (2e-4, 2e-5), torch.float64: (2e-4, 2e-5)}}
+       "webgpu": {torch.float32: (2e-4, 2e-5), torch.float64: (2e-4, 2e-5), torch.complex64: (2e-4, 2e-5)}}
 TOL_FLOAT16 = {torch.float16: (1e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2)}
 GRAD_ATOL = 5e-5  # a gradient sums more float32 roundings than the forward
 KINDS = ("forward", "grad", "error")
@@ -88,17 +88,9 @@ XFAIL = {
     ("grid_sampler_2d", "", "grad", 14, "*"): "bicubic, border padding, grid far outside the input: all 16 taps read "
                                               "one border pixel, so the grid's gradient is 0 analytically and both "
                                               "sides return float32 cancellation noise (5.2e-5 against atol 5e-5)",
-    # complex tensors live on the numpy cpu backend only: on webgpu torch.fft raises TypeError (complex64 is not
-    # supported on webgpu) where a real sample's transform needs a complex intermediate or an error sample expects
-    # PyTorch's RuntimeError (a real input's rfft / ihfft, whose complex output webgpu cannot hold, are skipped)
-    **{(f"fft.{n}", "", "error", "*", "webgpu"): "complex tensors are not on webgpu yet (TypeError)"
-       for n in ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn")},
-    **{(f"fft.{n}", "", kind, "*", "webgpu"): "complex tensors are not on webgpu yet (TypeError)"
-       for n in ("hfft", "hfft2", "hfftn", "irfft", "irfft2", "irfftn") for kind in ("forward", "grad")},
-    **{("stft", "", kind, 1, "webgpu"): "complex tensors are not on webgpu yet (TypeError)" for kind in ("forward", "grad")},
-    ("istft", "", "grad", 9, "cpu"): "PyTorch leaves this sample's window out of its graph (its gradient is None, taken "
-                                     "as zeros); webtorch differentiates it, equal to PyTorch's window gradient of the "
-                                     "same batched inputs in float64",
+    ("istft", "", "grad", 9, "*"): "PyTorch leaves this sample's window out of its graph (its gradient is None, taken "
+                                   "as zeros); webtorch differentiates it, equal to PyTorch's window gradient of the "
+                                   "same batched inputs in float64",
 }
 
 
@@ -211,7 +203,7 @@ _DT_BACK = {v.name: k for k, v in _DT.items()}
 
 # dtypes a webgpu tensor can have here (float64/int16/int8/bfloat16 raise TypeError by design; float16
 # needs the adapter's shader-f16 feature): a sample or result in another dtype is not checked there
-WEBGPU_DTYPES = {torch.float32, torch.int32, torch.int64, torch.bool, torch.uint8}
+WEBGPU_DTYPES = {torch.float32, torch.int32, torch.int64, torch.bool, torch.uint8, torch.complex64}
 
 
 def _check_device_dtypes(x, device):

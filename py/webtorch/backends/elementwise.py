@@ -26,6 +26,7 @@ tables (`follow`) and the front end's declarations follow it (`subscribe`); its 
 only a webgpu backend created after it (the prelude is read once), so such a record's WGSL is an
 expression of prelude functions.
 """
+import cmath
 import math
 import operator
 import struct
@@ -807,10 +808,12 @@ def remove(name):
         fn(record, False)
 
 
-# ---- complex forms (complex64 / complex128 on the numpy cpu backend) ----------------------------------
+# ---- complex forms (complex64 / complex128) ------------------------------------------------------------
 # A record takes a complex compute dtype only where it has a "c" form: with none, a backend raises (a
 # complex input never falls back to the float form, which would drop the imaginary part). The pure-Python
-# and WebGPU backends hold no complex buffers yet.
+# backend computes Python complex numbers (the "c" py forms, cmath's, with C99's values where cmath raises).
+# The WGSL "c" forms compute complex64 as vec2<f32> (x real, y imaginary; shaders/complex.wgsl's functions);
+# a "c" form's value is a vec2<f32> (abs's in its x), a bool for a bool record.
 _COMPLEX_NP = {"copy": (same, _np_copy_out), "abs": "absolute", "sigmoid": lambda a: 1 / (1 + np.exp(-a)),
                "rsqrt": lambda a: 1 / np.sqrt(a), "where": lambda c, a, b: np.where(c, a, b), "neg": "negative",
                "div": "true_divide", "mul": "multiply", "sub": "subtract", "eq": "equal",
@@ -822,3 +825,64 @@ _COMPLEX_NP = {"copy": (same, _np_copy_out), "abs": "absolute", "sigmoid": lambd
 for _name, _f_np in _COMPLEX_NP.items():
     _r = RECORDS[_name]
     RECORDS[_name] = _r._replace(np={**_r.np, "c": _f_np})
+_COMPLEX_WGSL = {"copy": "{0}", "add": "({0} + {1})", "sub": "({0} - {1})", "neg": "(-{0})", "mul": "cmul({0}, {1})",
+                 "div": "cdiv({0}, {1})", "abs": "vec2<f32>(cabs({0}), 0.0)", "exp": "cexp({0})", "log": "clog({0})",
+                 "log2": "(clog({0}) * 1.4426950408889634)", "log10": "(clog({0}) * 0.4342944819032518)",
+                 "sqrt": "csqrt({0})", "rsqrt": "cdiv(vec2<f32>(1.0, 0.0), csqrt({0}))", "pow": "cpow({0}, {1})",
+                 "sigmoid": "cdiv(vec2<f32>(1.0, 0.0), vec2<f32>(1.0, 0.0) + cexp(-{0}))", "sin": "csin({0})",
+                 "cos": "ccos({0})", "tan": "ctan({0})", "sinh": "csinh({0})", "cosh": "ccosh({0})",
+                 "tanh": "ctanh({0})", "where": "select({2}, {1}, {0} != 0u)", "eq": "all({0} == {1})",
+                 "ne": "any({0} != {1})", "isnan": "(wisnan({0}.x) || wisnan({0}.y))",
+                 "isinf": "(wisinf({0}.x) || wisinf({0}.y))", "isfinite": "(wisfinite({0}.x) && wisfinite({0}.y))",
+                 "logical_and": "(cnz({0}) && cnz({1}))", "logical_or": "(cnz({0}) || cnz({1}))",
+                 "logical_xor": "(cnz({0}) != cnz({1}))"}
+for _name, _f_wgsl in _COMPLEX_WGSL.items():
+    _r = RECORDS[_name]
+    RECORDS[_name] = _r._replace(wgsl={**_r.wgsl, "c": _f_wgsl})
+
+
+def _cx_guard(f, special):
+    """A cmath function with `special(z)` where cmath raises (log 0, exp overflow: C99's values, as numpy's)."""
+    def g(z):
+        try:
+            return f(z)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return special(z)
+    return g
+
+
+def _cx_inf(z):  # an overflow: infinities in the directions of the result's parts
+    return complex(math.copysign(_INF, math.cos(z.imag)), math.copysign(_INF, math.sin(z.imag)))
+
+
+def _cx_div(a, b):
+    try:
+        return a / b
+    except ZeroDivisionError:  # (1 + 1j) / 0 = inf + inf j, 0 / 0 NaN (PyTorch's)
+        return complex(_fdiv(complex(a).real, 0.0), _fdiv(complex(a).imag, 0.0))
+
+
+def _cx_exp(z):
+    if z.real == -_INF:
+        return 0j
+    return _cx_guard(cmath.exp, _cx_inf)(z)
+
+
+def _cx_log(z):
+    return complex(-_INF, math.atan2(z.imag, z.real)) if z == 0 else cmath.log(z)
+
+
+_LOG2E, _LOG10E = 1 / math.log(2), 1 / math.log(10)
+_COMPLEX_PY = {"copy": same, "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _cx_div,
+               "neg": operator.neg, "abs": abs, "exp": _cx_exp, "log": _cx_log, "log2": lambda z: _cx_log(z) * _LOG2E,
+               "log10": lambda z: _cx_log(z) * _LOG10E, "sqrt": cmath.sqrt,
+               "pow": lambda a, b: _cx_exp(b * _cx_log(a)),
+               "sigmoid": lambda z: _cx_div(1, 1 + _cx_exp(-z)),
+               **{n: _cx_guard(getattr(cmath, n), _cx_inf) for n in ("sin", "cos", "tan", "sinh", "cosh", "tanh")},
+               "where": lambda c, a, b: a if c else b, "eq": operator.eq, "ne": operator.ne, "isnan": cmath.isnan,
+               "isinf": cmath.isinf, "isfinite": cmath.isfinite, "logical_and": lambda a, b: bool(a) and bool(b),
+               "logical_or": lambda a, b: bool(a) or bool(b), "logical_xor": lambda a, b: bool(a) != bool(b)}
+for _name, _f_py in _COMPLEX_PY.items():
+    _r = RECORDS[_name]
+    if _r.py is not None:
+        RECORDS[_name] = _r._replace(py={**_r.py, "c": _f_py})

@@ -407,6 +407,8 @@ register_method(div_, "div_", "divide_")
 
 # ---- pow -------------------------------------------------------------------------------------
 def _pow_kernel(a, b, dt):
+    if dt.kind == "c" and isinstance(a, Tensor) and not isinstance(b, Tensor) and b in (2, 3, 0.5, -0.5, -1, -2):
+        return _complex_pow(a.to(dt), complex(b).real, dt)
     return _prims.ewise("pow", [a, b], dt, dt)
 
 
@@ -417,7 +419,18 @@ _ROOTS = {0.5: "sqrt", -0.5: "rsqrt"}
 
 def _pow_scalar_kernel(x, e, dt):
     op = _ROOTS.get(e) if dt.kind == "f" and not isinstance(e, bool) else None
-    return _prims.ewise(op, [x], dt, dt) if op else _prims.ewise("pow", [x, e], dt, dt)
+    return _prims.ewise(op, [x], dt, dt) if op else _pow_kernel(x, e, dt)
+
+
+def _complex_pow(x, e, dt):
+    """PyTorch's complex x ** e for a scalar e of 2, 3, -1, -2 (products and a reciprocal, exact where they are) and
+    +-0.5 (sqrt); other exponents are exp(e log x)."""
+    if e in (0.5, -0.5):
+        r = _prims.ewise("sqrt", [x], dt, dt)
+    else:
+        r = _prims.ewise("mul", [x, x], dt, dt) if e in (2, 3, -2) else x
+        r = _prims.ewise("mul", [r, x], dt, dt) if e == 3 else r
+    return _prims.ewise("div", [1, r], dt, dt) if e < 0 else r
 
 
 PowScalar = formula_node("PowBackward0", _pow_scalar_kernel, ("x", "exponent", "dtype"))

@@ -1,7 +1,8 @@
 """CPU backend in pure Python (no numpy: it runs in Pyodide offline).
 
 A buf is an `array.array`: float32 'f', float64 'd', float16 'f' holding values already rounded
-to half (struct 'e'), int8 'b', int16 'h', int32 'i', int64 'q', uint8 'B', bool 'B' (0/1).
+to half (struct 'e'), int8 'b', int16 'h', int32 'i', int64 'q', uint8 'B', bool 'B' (0/1); complex64
+(complex128) the interleaved parts in 'f' ('d'), computed by pure_complex.py.
 An op reads each input Strided into a list (through its flat offsets, computed once per call),
 computes with list comprehensions / `map`, normalizes the results to the compute dtype
 (float32/float16 rounding, integer wrap-around) and writes them through the out Strided.
@@ -17,7 +18,9 @@ from array import array
 from ... import _dtype, _philox
 from ..._geometry import is_contiguous, numel as _numel
 from ..base import Backend, Strided, fast_paths_of
+from ..complex_parts import COMPLEX, ComplexParts
 from ..elementwise import KIND_OF, RECORDS, ByDtype, follow, form, same
+from .pure_complex import PureComplex
 
 TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "int8": "b", "int16": "h",
              "int32": "i", "int64": "q", "uint8": "B", "bool": "B"}
@@ -138,7 +141,7 @@ def cast(vals, src, dst):
 
 
 def _check_dtype(dtype):
-    if dtype not in TYPECODES:
+    if dtype not in TYPECODES and dtype not in COMPLEX:
         raise TypeError(f"{dtype} is not supported on the pure-Python cpu backend (without numpy) yet")
 
 
@@ -265,14 +268,37 @@ def _lae(x, y):
 class PureBackend(Backend):
     name = "cpu"
     fast_paths = fast_paths_of("py")  # one pass instead of the decompositions' 2 to 8
+    _PARTS = ("reduce", "scan", "matmul", "take", "put", "sort", "arange", "random")
+
+    def __init__(self):
+        super().__init__()
+        # complex views: these primitives through ComplexParts (the real ones for real views), ewise and fft through
+        # pure_complex.py
+        real = type("Real", (), {n: getattr(self, n) for n in self._PARTS + ("ewise",)})
+        self.cx = PureComplex(self, normalize, cast)
+        parts = ComplexParts(real, self.empty, "cpu (pure Python)", self.cx.ewise)
+        for n in self._PARTS:
+            setattr(self, n, getattr(parts, n))
+        self.fft = self.cx.fft
 
     # ---- memory -----------------------------------------------------------------------
     def empty(self, numel, dtype):
         _check_dtype(dtype)
+        if dtype in COMPLEX:
+            return self.empty(2 * numel, COMPLEX[dtype])
         return array(TYPECODES[dtype], bytes(numel * array(TYPECODES[dtype]).itemsize))
+
+    def reinterpret(self, buf, dtype):
+        """complex <-> its parts' dtype: the same array."""
+        return buf
 
     def from_flat(self, values, dtype):
         _check_dtype(dtype)
+        if dtype in COMPLEX:
+            if hasattr(values, "tolist"):
+                values = values.tolist()
+            vals = [complex(v) for v in (values if isinstance(values, list) else [values])]
+            return self.from_flat([p for v in vals for p in (v.real, v.imag)], COMPLEX[dtype])
         if hasattr(values, "tolist") and not isinstance(values, array):
             values = values.tolist()  # numpy array
             if not isinstance(values, list):
@@ -315,6 +341,8 @@ class PureBackend(Backend):
                 b[i] = v
 
     def to_flat(self, view):
+        if view.dtype in COMPLEX:
+            return self.cx.read(view)
         vals = self._read(view)
         if view.dtype == "bool":
             return [bool(v) for v in vals]
@@ -335,6 +363,8 @@ class PureBackend(Backend):
         return [_scalar(x, dtype)] * n
 
     def ewise(self, op, out, inputs, cdtype):
+        if cdtype in COMPLEX or op == "copy" and getattr(inputs[0], "dtype", None) in COMPLEX:
+            return self.cx.ewise(op, out, inputs, cdtype)
         n = _numel(out.shape)
         if n == 0:
             return

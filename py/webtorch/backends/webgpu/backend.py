@@ -22,6 +22,7 @@ from ..._geometry import contiguous_strides, numel
 from ..base import Backend, Strided
 from .capture import Capture
 from .codegen import I64_MSG, ITEM, PACK
+from .complex import ComplexKernels
 from .kernels import Kernels
 from .primitives import Primitives
 
@@ -43,8 +44,11 @@ class WebGPUBackend(Kernels, Backend):
         self._checks = []       # pending device-side checks: (view, keep-alive, fail)
         # the kernels of the primitive set: a component over this backend's plumbing (Kernels)
         p = self.prims = Primitives(self)
-        self.ewise, self.reduce, self.scan, self.sort = p.ewise, p.reduce, p.scan, p.sort
-        self.take, self.put, self.arange, self.random, self.matmul = p.take, p.put, p.arange, p.random, p.matmul
+        self.ewise = p.ewise      # routes a complex op to cx itself
+        # complex64 views (complex.py): each of these takes the real kernels for real views
+        c = self.cx = ComplexKernels(self, p)
+        self.reduce, self.scan, self.sort, self.fft = c.reduce, c.scan, c.sort, c.fft
+        self.take, self.put, self.arange, self.random, self.matmul = c.take, c.put, c.arange, c.random, c.matmul
 
     def capture(self, on_read=None):
         """`with backend.capture() as cap:` records the driver commands of a step for replay
@@ -54,6 +58,10 @@ class WebGPUBackend(Kernels, Backend):
 
     def _encode(self, values, dtype):
         _np = sys.modules.get("numpy")     # values is an ndarray only where numpy was imported
+        if dtype == "complex64":           # interleaved f32 pairs
+            if _np is not None and isinstance(values, _np.ndarray):
+                return values.reshape(-1).astype("<c8").tobytes()
+            return array("f", [p for v in values for p in (complex(v).real, complex(v).imag)]).tobytes()
         if _np is not None and isinstance(values, _np.ndarray):
             a = values.reshape(-1)
             if dtype == "int64" and a.size and a.dtype.kind in "iu":
@@ -195,6 +203,9 @@ class WebGPUBackend(Kernels, Backend):
         dt = view.dtype
         if dt == "float16":
             return list(struct.unpack(f"<{n}e", raw))
+        if dt == "complex64":
+            f = struct.unpack(f"<{2 * n}f", raw)
+            return [complex(f[j], f[j + 1]) for j in range(0, 2 * n, 2)]
         a = array({"f": "f", "i": "i", "I": "I"}[PACK[dt]])
         a.frombytes(raw)
         if sys.byteorder != "little":
@@ -208,10 +219,15 @@ class WebGPUBackend(Kernels, Backend):
         raw = self._read_contiguous(view)
         dt = view.dtype
         a = np.frombuffer(raw, dtype={"float32": "<f4", "float16": "<f2", "int32": "<i4", "int64": "<i4",
-                                      "bool": "<u4", "uint8": "<u4"}[dt])
+                                      "bool": "<u4", "uint8": "<u4", "complex64": "<c8"}[dt])
         a = a.astype({"float32": np.float32, "float16": np.float16, "int32": np.int32, "int64": np.int64,
-                      "bool": np.bool_, "uint8": np.uint8}[dt])
+                      "bool": np.bool_, "uint8": np.uint8, "complex64": np.complex64}[dt])
         return a.reshape(view.shape)
+
+    def reinterpret(self, buf, dtype):
+        """complex64 <-> float32: the same buffer (WGSL arrays are typed by the kernel, not the buffer)."""
+        self._check_dtype(dtype)
+        return buf
 
     def synchronize(self):
         self._check_i64()

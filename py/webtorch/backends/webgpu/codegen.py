@@ -25,7 +25,7 @@ from ..elementwise import RECORDS, follow, form
 MASK = 0xFFFFFFFF
 CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
 ST = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
-ITEM = {"float32": 4, "float16": 2, "int32": 4, "int64": 4, "bool": 4, "uint8": 4}
+ITEM = {"float32": 4, "float16": 2, "int32": 4, "int64": 4, "bool": 4, "uint8": 4, "complex64": 8}
 PACK = {"float32": "f", "float16": "e", "int32": "i", "int64": "i", "bool": "I", "uint8": "I"}
 ZERO = {"f32": "0.0", "i32": "0", "u32": "0u"}
 ONE = {"f32": "1.0", "i32": "1", "u32": "1u"}

@@ -94,7 +94,10 @@ class Kernels:
         if dtype == "float16" and not self.has_f16:
             raise TypeError("float16 on webgpu needs the adapter feature 'shader-f16', which this "
                             "adapter lacks; use float32")
-        if dtype not in ST:
+        if dtype == "complex128":
+            raise TypeError("complex128 is not supported on webgpu (WGSL has no float64); use complex64 or compute "
+                            "on cpu")
+        if dtype not in ST and dtype != "complex64":   # complex64: f32 pairs (complex.py)
             raise TypeError(f"{dtype} is not supported on webgpu")
 
     def enable(self, *dtypes):

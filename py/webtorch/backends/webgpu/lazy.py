@@ -262,6 +262,8 @@ class Fusion:
             self.flush()
             self.shape, self.n = shape, n
             r = self._args(op, inputs, cdtype)
+            if r is None:   # a leaf that is never inlined (a float view of a complex buffer): dispatch now
+                return False
         elif len(self.nodes) >= self.max_nodes:
             self.flush()
             self.shape, self.n = shape, n

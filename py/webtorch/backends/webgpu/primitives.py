@@ -6,6 +6,7 @@ through the plumbing it is given (`Kernels`, kernels.py): `kernel`/`_memo`, `pip
 """
 from ..._geometry import contiguous_strides, numel
 from ..base import EWISE_OPS, Strided, fast_paths_of
+from ..complex_parts import COMPLEX
 from .codegen import (
     CT,
     MASK,
@@ -79,6 +80,8 @@ class Primitives:
     def ewise(self, op, out, inputs, cdtype):
         if op not in EWISE_OPS and op not in self.fast_paths:
             raise ValueError(f"unknown element-wise op {op!r}")
+        if cdtype in COMPLEX or op == "copy" and getattr(inputs[0], "dtype", None) in COMPLEX:
+            return self.k.cx.ewise(op, out, inputs, cdtype)
         n = numel(out.shape)
         if n == 0:
             return
