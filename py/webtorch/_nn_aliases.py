@@ -176,3 +176,11 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     dims = [0] + list(range(2, input.dim()))
     x = input.detach()
     return out, x.mean(dims), (x.var(dims, unbiased=False) + eps).rsqrt()
+
+
+def _native_batch_norm_legit(input, weight, bias, *args):
+    """native_batch_norm with its running statistics (input, weight, bias, running_mean, running_var, training,
+    momentum, eps) or without them (ATen's no_stats overload: input, weight, bias, training, momentum, eps)."""
+    running = args[:2] if len(args) == 5 else (None, None)
+    training, momentum, eps = args[-3:]
+    return native_batch_norm(input, weight, bias, *running, training, momentum, eps)

@@ -141,9 +141,10 @@ def _set_seed_and_call(op, *args, **kwargs):
 
 
 def _names_exist(code):
-    """Every attribute name a lambda op uses exists somewhere in webtorch."""
-    skip = {"torch", "wrapper_set_seed", "F"}
-    roots = [_lookup(s) for s in _SPACES if s] + [wt]
+    """Every attribute name a lambda op uses exists somewhere in webtorch (an ATen overload's name, `default`,
+    where its packet does)."""
+    skip = {"torch", "wrapper_set_seed", "F", "default"}
+    roots = [_lookup(s) for s in _SPACES if s] + [wt, wt.ops, wt.ops.aten]
     return all(n in skip or any(hasattr(r, n) for r in roots) for n in code.co_names)
 
 
@@ -155,6 +156,8 @@ def resolve(k):
     if getattr(op, "__name__", "") == "<lambda>" or (isinstance(op, types.FunctionType)
                                                      and op.__module__.startswith("torch.testing")):
         return _rebind(op) if _names_exist(op.__code__) else None
+    if isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):  # torch.ops.aten.<name>[.<overload>]
+        return _lookup(op.__name__, wt.ops.aten)
     is_method = getattr(op, "__qualname__", "").startswith(("TensorBase.", "Tensor.")) or \
         isinstance(op, (types.MethodDescriptorType, types.WrapperDescriptorType))
     if is_method:

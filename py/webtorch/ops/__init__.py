@@ -1,10 +1,13 @@
 """Every op, defined once. `registry` holds webtorch's public functions and Tensor's methods (the
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
+import importlib
+
 from . import (
     _linalg_ops,
     activation,
     aliases,
+    binning,
     complex_ops,
     copies,
     indexing,
@@ -17,6 +20,7 @@ from . import (
     sampling,
     shape,
     special,
+    underscore,
     views,
     windows,
 )
@@ -24,6 +28,13 @@ from . import (
 # webtorch.<name>: every public function the ops modules declared (`register`), and nothing else
 __all__ = sorted(registry.FUNCTIONS)
 globals().update(registry.FUNCTIONS)
+
+
+def __getattr__(name):
+    if name == "aten":  # torch.ops.aten: ATen's operators by name (webtorch/_aten.py, which needs nn: loaded late)
+        mod = globals()["aten"] = importlib.import_module("webtorch._aten")
+        return mod
+    raise AttributeError(f"module 'webtorch.ops' has no attribute '{name}'")
 
 
 def _reflect(fn):
