@@ -41,16 +41,13 @@ PENDING = {
     },
     'nn': {
         22: (
-            'AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d '
-            'LinearCrossEntropyLoss LinearCrossEntropyOptions factory_kwargs '),
+            'AdaptiveLogSoftmaxWithLoss CrossMapLRN2d factory_kwargs '),
     },
     'nn.functional': {
         22: (
-            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch conv_tbc fractional_max_pool2d '
-            'fractional_max_pool2d_with_indices fractional_max_pool3d fractional_max_pool3d_with_indices '
-            'grouped_mm handle_torch_function has_torch_function has_torch_function_unary '
-            'has_torch_function_variadic linear_cross_entropy reproducibility_notes scaled_grouped_mm scaled_mm '
-            'sparse_support_notes tf32_notes '),
+            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch conv_tbc grouped_mm '
+            'handle_torch_function has_torch_function has_torch_function_unary has_torch_function_variadic '
+            'reproducibility_notes scaled_grouped_mm scaled_mm sparse_support_notes tf32_notes '),
     },
     'optim': {
         22: (

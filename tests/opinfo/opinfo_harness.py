@@ -43,7 +43,8 @@ RANDOM = {"bernoulli", "multinomial", "normal", "uniform", "exponential", "cauch
           "rand_like", "randn", "randn_like", "randint", "randint_like", "empty", "empty_like", "new_empty",
           "empty_strided", "new_empty_strided", "empty_permuted",
           "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
-          "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout", "nn.functional.rrelu"}
+          "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout", "nn.functional.rrelu",
+          "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d"}  # tests/test_opdb_nn.py: values
 # error inputs whose exception has PyTorch's type but a message its regex does not match:
 # (name, variant) -> sample indices (the list must shrink when a message is fixed)
 MESSAGE_DIFFERS = {
