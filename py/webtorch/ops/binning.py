@@ -11,7 +11,7 @@ from .._tensor import Tensor
 from . import _creation
 from ._common import wrap_dim
 from .other_ops import _range_of, searchsorted
-from .pointwise import maximum, minimum, where
+from .pointwise import where
 from .reduction import return_types
 from .registry import register
 
@@ -88,8 +88,9 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
         return where(count == 0, math.nan if initial is None else initial, out / count)
     if initial is None:
         return out
-    return {"sum": out + initial, "prod": out * initial, "max": maximum(out, out.new_full((), initial)),
-            "min": minimum(out, out.new_full((), initial))}[reduce]
+    if reduce in ("max", "min"):  # the data's extreme when it ties initial (its gradient is the data's)
+        return where(out < initial if reduce == "max" else out > initial, initial, out)
+    return out + initial if reduce == "sum" else out * initial
 
 
 register(segment_reduce, "_segment_reduce", method=False)

@@ -72,14 +72,19 @@ def _masked_index_checks(mask, indices):
         raise RuntimeError("tensors used as masks must be bool tensors")
 
 
+def _clamped(input, indices):
+    """indices clamped into [-size, size - 1] of their dims (the masked-out ones may hold anything)."""
+    return [None if i is None else i.clamp(-input.shape[k], input.shape[k] - 1) for k, i in enumerate(indices)]
+
+
 @register(method=False)
 def _unsafe_masked_index(input, mask, indices, fill):
-    """input[indices] where mask, else fill; indices are clamped into range (the masked-out ones may be any)."""
+    """input[indices] where mask, else fill."""
     _masked_index_checks(mask, indices)
-    indices = [None if i is None else i.clamp(0, input.shape[k] - 1) for k, i in enumerate(indices)]
     if input.numel() == 0:
         shape = broadcast_shapes(*[i.shape for i in indices if i is not None]) + input.shape[len(indices):]
         return _creation.full(shape, fill, dtype=input.dtype, device=input.device)
+    indices = _clamped(input, indices)
     return input[tuple(slice(None) if i is None else i for i in indices)].masked_fill(~mask, fill)
 
 
@@ -89,5 +94,4 @@ def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
     _masked_index_checks(mask, indices)
     if input.numel() == 0:
         return input.clone()
-    indices = [None if i is None else i.clamp(-input.shape[k], input.shape[k] - 1) for k, i in enumerate(indices)]
-    return index_put(input, tuple(indices), values.masked_fill(~mask, 0), accumulate=True)
+    return index_put(input, tuple(_clamped(input, indices)), values.masked_fill(~mask, 0), accumulate=True)
