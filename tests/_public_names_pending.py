@@ -15,17 +15,16 @@ PENDING = {
             'cond conv_tbc crow_indices_copy ctc_loss default_generator dsmm embedding_bag embedding_renorm_ '
             'float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu fork '
             'from_file get_autocast_cpu_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype '
-            'get_autocast_xla_dtype get_device_module gru gru_cell hash_tensor hsmm hspmm indices_copy int1 int2 '
-            'int3 int4 int5 int6 int7 is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled '
-            'is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled is_storage lstm lstm_cell '
-            'memory_format native_dropout native_norm norm_except_dim resize_as_sparse_ rnn_relu rnn_relu_cell '
-            'rnn_tanh rnn_tanh_cell row_indices_copy saddmm set_anomaly_enabled set_autocast_cache_enabled '
-            'set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled '
-            'set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled set_autocast_xla_dtype '
-            'set_autocast_xla_enabled set_default_tensor_type slice_inverse smm sparse_bsc_tensor '
-            'sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor sspaddmm '
-            'sym_constrain_range sym_constrain_range_for_size sym_fresh_size thread_safe_generator uint1 uint16 '
-            'uint2 uint3 uint32 uint4 uint5 uint6 uint64 uint7 values_copy wait '),
+            'get_autocast_xla_dtype get_device_module hash_tensor hsmm hspmm indices_copy int1 int2 int3 int4 '
+            'int5 int6 int7 is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled '
+            'is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled is_storage memory_format '
+            'native_norm norm_except_dim resize_as_sparse_ row_indices_copy saddmm set_anomaly_enabled '
+            'set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype '
+            'set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled '
+            'set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type slice_inverse smm '
+            'sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor '
+            'sspaddmm sym_constrain_range sym_constrain_range_for_size sym_fresh_size thread_safe_generator uint1 '
+            'uint16 uint2 uint3 uint32 uint4 uint5 uint6 uint64 uint7 values_copy wait '),
         24: (
             'conj_physical_ frobenius_norm lobpcg nuclear_norm view_as_complex_copy view_as_real_copy '),
     },

@@ -238,3 +238,32 @@ def test_sampled_addmm(device):
     torch.testing.assert_close(_t(got.to_dense()), want.to_dense().detach(), rtol=1e-5, atol=1e-6)
     with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
         wt.sparse.sampled_addmm(_w(a, device).to_sparse_csr(), *_w((m1, m1), device))
+
+
+@pytest.mark.parametrize("mode", ["rnn_tanh", "gru", "lstm"])
+def test_rnn_functions(device, mode):
+    """torch.rnn_tanh / gru / lstm (both overloads) and the _cell functions, with the layers' own weights."""
+    cls = torch.nn.GRU if mode == "gru" else torch.nn.LSTM if mode == "lstm" else torch.nn.RNN
+    m = cls(4, 3, bidirectional=True)
+    params = [p.detach().requires_grad_() for p in m._flat_weights]
+    x, h = randn(4, 3, 4), randn(2, 4, 3)  # batch_first
+    hx = [h, randn(2, 4, 3)] if mode == "lstm" else h
+    check(device, getattr(torch, mode), getattr(wt, mode), x, hx, params, True, 1, 0.0, False, True, True)
+    pk = torch.nn.utils.rnn.pack_padded_sequence(randn(3, 4, 4, grad=False), torch.tensor([3, 2, 2, 1]))
+    check(device, getattr(torch, mode), getattr(wt, mode), pk.data, pk.batch_sizes, hx, params, True, 1, 0.0, False,
+          True)
+    cell = mode + "_cell"
+    hc = [h[0], hx[1][0]] if mode == "lstm" else h[0]
+    check(device, getattr(torch, cell), getattr(wt, cell), x[:, 0], hc, *params[:4])
+    check(device, getattr(torch, cell), getattr(wt, cell), x[:, 0], hc, *params[:2])  # no biases
+    with pytest.raises(RuntimeError, match="Input batch size 3 doesn't match hidden0 batch size 4"):
+        getattr(wt, cell)(*_w((x[0], hc, *params[:2]), device))
+
+
+def test_native_dropout(device):
+    x = _w(torch.ones(1000), device).requires_grad_()
+    out, mask = wt.native_dropout(x, 0.25, True)
+    assert mask.dtype == wt.bool and 650 < int(mask.sum()) < 850
+    torch.testing.assert_close(_t(out), _t(mask).float() * (1 / 0.75))
+    out, mask = wt.native_dropout(x, 0.25, False)
+    assert bool(mask.all()) and _t(out).tolist() == [1.0] * 1000

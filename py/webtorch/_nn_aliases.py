@@ -2,7 +2,9 @@
 callables where PyTorch's are the same (torch.conv2d is F.conv2d), else ATen's signature over
 nn.functional (torch.dropout(input, p, train), torch.embedding(weight, indices, ...), losses
 taking reduction as ATen's int). Imported on first use (webtorch.__getattr__): nn imports webtorch."""
+from . import _dtype
 from .nn import functional as F
+from .nn.modules.rnn import _cell_function, _sequence_function
 
 _REDUCTION = ("none", "mean", "sum")  # ATen's int reduction: at::Reduction::None, Mean, Sum
 
@@ -184,3 +186,18 @@ def _native_batch_norm_legit(input, weight, bias, *args):
     running = args[:2] if len(args) == 5 else (None, None)
     training, momentum, eps = args[-3:]
     return native_batch_norm(input, weight, bias, *running, training, momentum, eps)
+
+
+# torch.rnn_tanh, ..., torch.lstm_cell: the recurrent layers' ATen functions (nn/modules/rnn.py computes them)
+rnn_tanh, rnn_relu, lstm, gru = (_sequence_function(m) for m in ("RNN_TANH", "RNN_RELU", "LSTM", "GRU"))
+rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell = (_cell_function(m) for m in ("RNN_TANH", "RNN_RELU", "LSTM",
+                                                                                   "GRU"))
+
+
+def native_dropout(input, p, train):
+    """(output, mask): in training (train None or True) a Bernoulli(1 - p) bool mask and the input scaled by
+    1 / (1 - p) where it keeps (0 everywhere when p = 1); else the input and a mask of ones."""
+    if train is False:
+        return input * 1, input.new_ones(input.shape, dtype=_dtype.bool_)
+    mask = input.new_empty(input.shape).bernoulli_(1 - p).to(_dtype.bool_)
+    return input * mask * (0.0 if p == 1 else 1 / (1 - p)), mask
