@@ -142,8 +142,11 @@ def test_aten_namespace(device):
         check(device, torch.ops.aten._upsample_bilinear2d_aa, aten._upsample_bilinear2d_aa, inp, up, False)
     check(device, lambda x: torch.ops.aten._upsample_bilinear2d_aa.vec(x, None, True, [0.6, 1.3]),
           lambda x: aten._upsample_bilinear2d_aa.vec(x, None, True, [0.6, 1.3]), inp)
-    check(device, lambda x: torch.nn.functional.interpolate(x, (4, 3), mode="bicubic", antialias=True),
-          lambda x: wt.nn.functional.interpolate(x, (4, 3), mode="bicubic", antialias=True), inp)
+    for mode in ("bicubic", "lanczos"):
+        check(device, torch.nn.functional.interpolate, wt.nn.functional.interpolate, inp, (4, 11), mode=mode,
+              antialias=True)
+    with pytest.raises(ValueError, match="Lanczos mode does not support align_corners=True"):
+        wt.nn.functional.interpolate(_w(inp, device), 3, mode="lanczos", antialias=True, align_corners=True)
 
 
 def test_batch_norm_entries(device):

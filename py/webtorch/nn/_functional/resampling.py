@@ -103,7 +103,16 @@ def _keys_cubic(x):  # the antialiased bicubic filter: cubic convolution with PI
     return _cubic1(x, -0.5) if x < 1.0 else _cubic2(x, -0.5) if x < 2.0 else 0.0
 
 
-_AA_FILTERS = {"bilinear": (_triangle, 2), "bicubic": (_keys_cubic, 4)}  # filter, taps at scale 1
+def _lanczos3(x):  # sinc(x) sinc(x / 3) inside |x| < 3 (PIL's LANCZOS)
+    if x == 0.0:
+        return 1.0
+    if abs(x) >= 3.0:
+        return 0.0
+    px = math.pi * x
+    return 3.0 * math.sin(px) * math.sin(px / 3.0) / (px * px)
+
+
+_AA_FILTERS = {"bilinear": (_triangle, 2), "bicubic": (_keys_cubic, 4), "lanczos": (_lanczos3, 6)}  # filter, taps
 
 
 def _aa_matrix(n_in, n_out, sf, align_corners, mode, dtype, device):
@@ -143,16 +152,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "bicubic | trilinear")
     n_sp = input.dim() - 2
     out_sizes, sfs = _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode)
-    if antialias:
-        if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
-                             "4-D tensor as input")
-        if mode == "lanczos":
-            raise NotImplementedError("webtorch: interpolate(mode='lanczos', antialias=True) is not implemented")
-        return _interpolate_aa(input, out_sizes, sfs, align_corners, mode)
-    if mode == "lanczos" and input.dim() == 4:
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if mode == "lanczos" and input.dim() == 4 and (align_corners or not antialias):
         raise ValueError("Lanczos mode does not support align_corners=True" if align_corners else
                          "Lanczos mode requires antialias=True")
+    if antialias:
+        return _interpolate_aa(input, out_sizes, sfs, align_corners, mode)
     want = _INTERP_DIMS.get(mode)
     if n_sp not in (1, 2, 3) or (mode == "bicubic" and n_sp != 2) or (
             want is None and mode not in ("nearest", "nearest-exact", "area")):
