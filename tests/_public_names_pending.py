@@ -12,7 +12,7 @@ PENDING = {
             'autocast_increment_nesting batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
             'batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats '
             'bit bits16 bits1x8 bits2x4 bits4x2 bits8 ccol_indices_copy clear_autocast_cache col_indices_copy '
-            'cond conv_tbc crow_indices_copy ctc_loss default_generator dsmm embedding_bag embedding_renorm_ '
+            'cond crow_indices_copy ctc_loss default_generator dsmm embedding_bag embedding_renorm_ '
             'float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu fork '
             'from_file get_autocast_cpu_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype '
             'get_autocast_xla_dtype get_device_module hash_tensor hsmm hspmm indices_copy int1 int2 int3 int4 '
@@ -38,15 +38,11 @@ PENDING = {
         24: (
             'chalf conj_physical_ '),
     },
-    'nn': {
-        22: (
-            'factory_kwargs '),
-    },
     'nn.functional': {
         22: (
-            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch conv_tbc grouped_mm '
-            'handle_torch_function has_torch_function has_torch_function_unary has_torch_function_variadic '
-            'reproducibility_notes scaled_grouped_mm scaled_mm sparse_support_notes tf32_notes '),
+            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch grouped_mm handle_torch_function '
+            'has_torch_function has_torch_function_unary has_torch_function_variadic reproducibility_notes '
+            'scaled_grouped_mm scaled_mm sparse_support_notes tf32_notes '),
     },
     'optim': {
         22: (

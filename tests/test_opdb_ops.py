@@ -270,3 +270,15 @@ def test_native_dropout(device):
     torch.testing.assert_close(_t(out), _t(mask).float() * (1 / 0.75))
     out, mask = wt.native_dropout(x, 0.25, False)
     assert bool(mask.all()) and _t(out).tolist() == [1.0] * 1000
+
+
+def test_conv_tbc_and_factory_kwargs(device):
+    for pad in (0, 2, -1):
+        check(device, torch.conv_tbc, wt.conv_tbc, randn(7, 2, 3), randn(3, 3, 4), randn(4), pad)
+    assert wt.nn.functional.conv_tbc is wt.conv_tbc
+    with pytest.raises(RuntimeError, match="Input dim 2 \\(input channels\\) is not == dim 1"):
+        wt.conv_tbc(*_w((torch.randn(7, 2, 3), torch.randn(3, 2, 4), torch.randn(4)), device))
+    assert wt.nn.factory_kwargs({"device": device, "factory_kwargs": {"dtype": wt.float32}}) == \
+        {"device": device, "dtype": wt.float32}
+    with pytest.raises(TypeError, match="dtype specified twice"):
+        wt.nn.factory_kwargs({"dtype": wt.float32, "factory_kwargs": {"dtype": wt.float32}})

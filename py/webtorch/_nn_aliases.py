@@ -9,7 +9,7 @@ from .nn.modules.rnn import _cell_function, _sequence_function
 _REDUCTION = ("none", "mean", "sum")  # ATen's int reduction: at::Reduction::None, Mean, Sum
 
 adaptive_avg_pool1d, avg_pool1d, bilinear = F.adaptive_avg_pool1d, F.avg_pool1d, F.bilinear
-conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
+conv1d, conv2d, conv3d, conv_tbc = F.conv1d, F.conv2d, F.conv3d, F.conv_tbc
 conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
 cosine_similarity, pairwise_distance, pdist = F.cosine_similarity, F.pairwise_distance, F.pdist
 pixel_shuffle, pixel_unshuffle = F.pixel_shuffle, F.pixel_unshuffle

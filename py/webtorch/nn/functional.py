@@ -68,6 +68,7 @@ from ._functional.conv import (
     conv1d,
     conv2d,
     conv3d,
+    conv_tbc,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
@@ -188,5 +189,5 @@ __all__ = [
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "channel_shuffle",
     "native_channel_shuffle", "celu_", "selu_", "rrelu_", "linear_cross_entropy",
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
-    "fractional_max_pool3d_with_indices",
+    "fractional_max_pool3d_with_indices", "conv_tbc",
 ]
