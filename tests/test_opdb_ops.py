@@ -282,3 +282,17 @@ def test_conv_tbc_and_factory_kwargs(device):
         {"device": device, "dtype": wt.float32}
     with pytest.raises(TypeError, match="dtype specified twice"):
         wt.nn.factory_kwargs({"dtype": wt.float32, "factory_kwargs": {"dtype": wt.float32}})
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_nn_grad(device, n):
+    """torch.nn.grad's convolution gradients, and through them again."""
+    shapes = {1: ((2, 4, 9), (6, 2, 3)), 2: ((2, 4, 7, 6), (6, 2, 3, 2))}[n]
+    kw = {"stride": 2, "padding": 1, "dilation": 1 if n == 1 else 2, "groups": 2}
+    x, w = randn(*shapes[0]), randn(*shapes[1])
+    g = randn(*getattr(torch.nn.functional, f"conv{n}d")(x, w, None, **kw).shape)
+    tg, wg = torch.nn.grad, wt.nn.grad
+    check(device, lambda w, g: getattr(tg, f"conv{n}d_input")(shapes[0], w, g, **kw),
+          lambda w, g: getattr(wg, f"conv{n}d_input")(shapes[0], w, g, **kw), w, g)
+    check(device, lambda x, g: getattr(tg, f"conv{n}d_weight")(x, shapes[1], g, **kw),
+          lambda x, g: getattr(wg, f"conv{n}d_weight")(x, shapes[1], g, **kw), x, g)

@@ -1,6 +1,7 @@
 """webtorch.nn: PyTorch's torch.nn (Module, layers, losses, functional, init, utils) on webtorch ops."""
 from . import (  # noqa: F401
     functional,
+    grad,
     init,
     modules,
     parallel,  # noqa: F401

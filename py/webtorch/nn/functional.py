@@ -52,6 +52,7 @@ from ..ops.activation import (
 )
 from ..ops.registry import FUNCTIONS as _FUNCTIONS
 from ..overrides import torch_function  # noqa: F401
+from . import grad  # noqa: F401  (torch.nn.functional.grad is torch.nn.grad)
 
 # private helpers nn/modules reach through F (_ntuple, _single, _canonical_mask, _none_or_dtype, _output_padding,
 # _legacy_reduction)
