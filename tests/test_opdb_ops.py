@@ -145,6 +145,8 @@ def test_aten_namespace(device):
     for mode in ("bicubic", "lanczos"):
         check(device, torch.nn.functional.interpolate, wt.nn.functional.interpolate, inp, (4, 11), mode=mode,
               antialias=True)
+        packet = f"_upsample_{mode}2d_aa"
+        check(device, getattr(torch.ops.aten, packet).vec, getattr(aten, packet).vec, inp, None, False, [0.5, 1.4])
     with pytest.raises(ValueError, match="Lanczos mode does not support align_corners=True"):
         wt.nn.functional.interpolate(_w(inp, device), 3, mode="lanczos", antialias=True, align_corners=True)
 

@@ -2,8 +2,8 @@
 name, each an OpOverloadPacket as PyTorch's: callable, with its overloads as attributes
 (`aten.slice.Tensor`, `aten._upsample_bilinear2d_aa.vec`). Those torch also has at top level are the same
 functions (`aten._safe_softmax` is torch._safe_softmax); the rest are here: slice, native_dropout_backward,
-max_pool2d_with_indices_backward, _batch_norm_with_update, _upsample_bilinear2d_aa. Loaded on first use of
-webtorch.ops.aten (it needs nn)."""
+max_pool2d_with_indices_backward, _batch_norm_with_update, _upsample_{bilinear,bicubic,lanczos}2d_aa. Loaded on
+first use of webtorch.ops.aten (it needs nn)."""
 import builtins
 
 from . import _nn_aliases, ops
@@ -70,22 +70,23 @@ def _batch_norm_with_update(input, weight, bias, running_mean, running_var, mome
     return out + (input.new_empty(0, dtype=uint8),)
 
 
-def _upsample_bilinear2d_aa_default(input, output_size, align_corners, scales_h=None, scales_w=None):
-    return _interpolate_aa(input, list(output_size), [scales_h, scales_w], align_corners, "bilinear")
+def _upsample_aa_packet(mode):
+    """aten._upsample_{mode}2d_aa: antialiased interpolation (F.interpolate(..., antialias=True)'s), .default
+    (output_size, align_corners, scales_h, scales_w) and .vec (output_size or None, align_corners, scale_factors);
+    the packet calls the overload its arguments name."""
+    def default(input, output_size, align_corners, scales_h=None, scales_w=None):
+        return _interpolate_aa(input, list(output_size), [scales_h, scales_w], align_corners, mode)
 
+    def vec(input, output_size, align_corners, scale_factors):
+        sfs = [None, None] if scale_factors is None else list(scale_factors)
+        if output_size is None:
+            output_size = [int(n * f) for n, f in zip(input.shape[2:], sfs)]
+        return _interpolate_aa(input, list(output_size), sfs, align_corners, mode)
 
-def _upsample_bilinear2d_aa_vec(input, output_size, align_corners, scale_factors):
-    sfs = [None, None] if scale_factors is None else list(scale_factors)
-    if output_size is None:
-        output_size = [int(n * f) for n, f in zip(input.shape[2:], sfs)]
-    return _interpolate_aa(input, list(output_size), sfs, align_corners, "bilinear")
-
-
-def _upsample_bilinear2d_aa(input, output_size, align_corners, *args, **kwargs):
-    """The overload the arguments name: .vec given scale_factors (or no output_size), else .default."""
-    vec = "scale_factors" in kwargs or output_size is None or (args and isinstance(args[0], (list, tuple)))
-    return (_upsample_bilinear2d_aa_vec if vec else _upsample_bilinear2d_aa_default)(
-        input, output_size, align_corners, *args, **kwargs)
+    def packet(input, output_size, align_corners, *args, **kwargs):
+        is_vec = "scale_factors" in kwargs or output_size is None or (args and isinstance(args[0], (list, tuple)))
+        return (vec if is_vec else default)(input, output_size, align_corners, *args, **kwargs)
+    return OpOverloadPacket(f"_upsample_{mode}2d_aa", packet, default=default, vec=vec)
 
 
 def _native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
@@ -97,8 +98,7 @@ _PACKETS = [
     OpOverloadPacket("native_dropout_backward", native_dropout_backward),
     OpOverloadPacket("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward),
     OpOverloadPacket("_batch_norm_with_update", _batch_norm_with_update),
-    OpOverloadPacket("_upsample_bilinear2d_aa", _upsample_bilinear2d_aa, default=_upsample_bilinear2d_aa_default,
-                     vec=_upsample_bilinear2d_aa_vec),
+    *(_upsample_aa_packet(mode) for mode in ("bilinear", "bicubic", "lanczos")),
     OpOverloadPacket("_native_batch_norm_legit", _nn_aliases._native_batch_norm_legit,
                      no_stats=_native_batch_norm_legit_no_stats),
     *(OpOverloadPacket(n, _ops[n]) for n in ("_softmax_backward_data", "_safe_softmax", "_chunk_cat",
