@@ -22,25 +22,19 @@ def _gradient(n, input, weight, grad_output, wrt, stride, padding, dilation, gro
         return _grad(out, args[wrt], grad_output, create_graph=higher)[0]
 
 
-def conv1d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    return _gradient(1, input_size, weight, grad_output, 0, stride, padding, dilation, groups)
+def _input_gradient(n):
+    def conv_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
+        return _gradient(n, input_size, weight, grad_output, 0, stride, padding, dilation, groups)
+    conv_input.__name__ = conv_input.__qualname__ = f"conv{n}d_input"
+    return conv_input
 
 
-def conv1d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    return _gradient(1, input, weight_size, grad_output, 1, stride, padding, dilation, groups)
+def _weight_gradient(n):
+    def conv_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
+        return _gradient(n, input, weight_size, grad_output, 1, stride, padding, dilation, groups)
+    conv_weight.__name__ = conv_weight.__qualname__ = f"conv{n}d_weight"
+    return conv_weight
 
 
-def conv2d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    return _gradient(2, input_size, weight, grad_output, 0, stride, padding, dilation, groups)
-
-
-def conv2d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    return _gradient(2, input, weight_size, grad_output, 1, stride, padding, dilation, groups)
-
-
-def conv3d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    return _gradient(3, input_size, weight, grad_output, 0, stride, padding, dilation, groups)
-
-
-def conv3d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    return _gradient(3, input, weight_size, grad_output, 1, stride, padding, dilation, groups)
+conv1d_input, conv2d_input, conv3d_input = (_input_gradient(n) for n in (1, 2, 3))
+conv1d_weight, conv2d_weight, conv3d_weight = (_weight_gradient(n) for n in (1, 2, 3))
