@@ -268,7 +268,9 @@ def test_rnn_functions(device, mode):
 def test_native_dropout(device):
     x = _w(torch.ones(1000), device).requires_grad_()
     out, mask = wt.native_dropout(x, 0.25, True)
-    assert mask.dtype == wt.bool and 650 < int(mask.sum()) < 850
+    assert mask.dtype == wt.bool and 650 < int(mask.sum()) < 850 and out.grad_fn.name() == "NativeDropoutBackward0"
+    (g,) = wt.autograd.grad(out.sum(), x)
+    torch.testing.assert_close(_t(g), _t(out.detach()))  # native_dropout_backward: the same mask and scale
     torch.testing.assert_close(_t(out), _t(mask).float() * (1 / 0.75))
     out, mask = wt.native_dropout(x, 0.25, False)
     assert bool(mask.all()) and _t(out).tolist() == [1.0] * 1000

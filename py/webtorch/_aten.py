@@ -42,10 +42,6 @@ def slice(self, dim=0, start=None, end=None, step=1):
     return self[(builtins.slice(None),) * d + (builtins.slice(start, end, step),)]
 
 
-def native_dropout_backward(grad_output, mask, scale):
-    return grad_output * (mask.type_as(grad_output) * scale)
-
-
 def _max_pool2d_backward_kernel(grad_output, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
     """max_pool2d's gradient: each output's gradient added at the input position its index names."""
     N = x.shape[:-2]
@@ -95,7 +91,7 @@ def _native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, e
 
 _PACKETS = [
     OpOverloadPacket("slice", slice, Tensor=slice),
-    OpOverloadPacket("native_dropout_backward", native_dropout_backward),
+    OpOverloadPacket("native_dropout_backward", _nn_aliases._scaled_by_mask),  # grad_output * (mask * scale)
     OpOverloadPacket("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward),
     OpOverloadPacket("_batch_norm_with_update", _batch_norm_with_update),
     *(_upsample_aa_packet(mode) for mode in ("bilinear", "bicubic", "lanczos")),

@@ -5,6 +5,7 @@ taking reduction as ATen's int). Imported on first use (webtorch.__getattr__): n
 from . import _dtype
 from .nn import functional as F
 from .nn.modules.rnn import _cell_function, _sequence_function
+from .ops._common import formula_node
 
 _REDUCTION = ("none", "mean", "sum")  # ATen's int reduction: at::Reduction::None, Mean, Sum
 
@@ -194,10 +195,19 @@ rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell = (_cell_function(m) for m in 
                                                                                    "GRU"))
 
 
+def _scaled_by_mask(x, mask, scale):
+    return x * (mask.type_as(x) * scale)
+
+
+_NativeDropout = formula_node("NativeDropoutBackward0", _scaled_by_mask, ("x", "mask", "scale"))
+
+
 def native_dropout(input, p, train):
     """(output, mask): in training (train None or True) a Bernoulli(1 - p) bool mask and the input scaled by
     1 / (1 - p) where it keeps (0 everywhere when p = 1); else the input and a mask of ones."""
     if train is False:
-        return input * 1, input.new_ones(input.shape, dtype=_dtype.bool_)
-    mask = input.new_empty(input.shape).bernoulli_(1 - p).to(_dtype.bool_)
-    return input * mask * (0.0 if p == 1 else 1 / (1 - p)), mask
+        mask, scale = input.new_ones(input.shape, dtype=_dtype.bool_), 1.0
+    else:
+        mask = input.new_empty(input.shape).bernoulli_(1 - p).to(_dtype.bool_)
+        scale = 0.0 if p == 1 else 1 / (1 - p)
+    return _NativeDropout.apply(input, mask, scale), mask

@@ -654,6 +654,7 @@ DERIVATIVES = {
     "HuberLossBackward0": {"input": _huber,
                            "target": lambda g, input, target, reduction, delta: _huber(g, target, input, reduction,
                                                                                          delta)},
+    "NativeDropoutBackward0": lambda g, mask, scale: g * (mask.type_as(g) * scale),  # native_dropout_backward
     # ---- pooling's backward (torch.ops.aten) ----------------------------------------------------------
     # max_pool_double_backward: the gradient read back at the indices the forward put it to; self: zeros
     "MaxPool2DWithIndicesBackwardBackward0": {
