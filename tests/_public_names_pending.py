@@ -11,15 +11,12 @@ PENDING = {
             'SymBool SymFloat SymInt TypedStorage as_strided_ autocast_decrement_nesting '
             'autocast_increment_nesting batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
             'batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats '
-            'ccol_indices_copy clear_autocast_cache col_indices_copy '
-            'cond conv_tbc crow_indices_copy ctc_loss default_generator dsmm embedding_bag embedding_renorm_ '
-            'fork '
-            'from_file get_autocast_cpu_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype '
-            'get_autocast_xla_dtype get_device_module gru gru_cell hash_tensor histogramdd hsmm hspmm '
-            'indices_copy is_anomaly_check_nan_enabled is_anomaly_enabled '
-            'is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled '
-            'is_storage lstm lstm_cell memory_format native_dropout native_norm norm_except_dim resize_as_sparse_ '
-            'rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell row_indices_copy saddmm set_anomaly_enabled '
+            'ccol_indices_copy clear_autocast_cache col_indices_copy cond crow_indices_copy ctc_loss '
+            'default_generator dsmm embedding_bag embedding_renorm_ fork from_file get_autocast_cpu_dtype '
+            'get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype get_device_module hash_tensor '
+            'hsmm hspmm indices_copy is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled '
+            'is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled is_storage memory_format '
+            'native_norm norm_except_dim resize_as_sparse_ row_indices_copy saddmm set_anomaly_enabled '
             'set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype '
             'set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled '
             'set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type slice_inverse smm '
@@ -39,18 +36,11 @@ PENDING = {
         24: (
             'chalf conj_physical_ '),
     },
-    'nn': {
-        22: (
-            'AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d '
-            'LinearCrossEntropyLoss LinearCrossEntropyOptions factory_kwargs '),
-    },
     'nn.functional': {
         22: (
-            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch conv_tbc fractional_max_pool2d '
-            'fractional_max_pool2d_with_indices fractional_max_pool3d fractional_max_pool3d_with_indices '
-            'grouped_mm handle_torch_function has_torch_function has_torch_function_unary '
-            'has_torch_function_variadic linear_cross_entropy reproducibility_notes scaled_grouped_mm scaled_mm '
-            'sparse_support_notes tf32_notes '),
+            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch grouped_mm handle_torch_function '
+            'has_torch_function has_torch_function_unary has_torch_function_variadic reproducibility_notes '
+            'scaled_grouped_mm scaled_mm sparse_support_notes tf32_notes '),
     },
     'optim': {
         22: (

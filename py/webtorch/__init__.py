@@ -190,7 +190,7 @@ def __getattr__(name):
         return getattr(_lazy("amp"), name)
     if name in ops.registry.FUNCTIONS:  # an op declared after import (`backends.elementwise.define`)
         return ops.registry.FUNCTIONS[name]
-    if not name.startswith("_") and name != "F":  # torch.conv2d, torch.dropout, ...: nn.functional's ops
+    if not name.startswith("__") and name != "F":  # torch.conv2d, torch.dropout, ...: nn.functional's ops
         try:
             aliases = _lazy("_nn_aliases")
         except ImportError:  # asked while nn itself is being imported

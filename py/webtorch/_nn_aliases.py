@@ -2,12 +2,15 @@
 callables where PyTorch's are the same (torch.conv2d is F.conv2d), else ATen's signature over
 nn.functional (torch.dropout(input, p, train), torch.embedding(weight, indices, ...), losses
 taking reduction as ATen's int). Imported on first use (webtorch.__getattr__): nn imports webtorch."""
+from . import _dtype
 from .nn import functional as F
+from .nn.modules.rnn import _cell_function, _sequence_function
+from .ops._common import formula_node
 
 _REDUCTION = ("none", "mean", "sum")  # ATen's int reduction: at::Reduction::None, Mean, Sum
 
 adaptive_avg_pool1d, avg_pool1d, bilinear = F.adaptive_avg_pool1d, F.avg_pool1d, F.bilinear
-conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
+conv1d, conv2d, conv3d, conv_tbc = F.conv1d, F.conv2d, F.conv3d, F.conv_tbc
 conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
 cosine_similarity, pairwise_distance, pdist = F.cosine_similarity, F.pairwise_distance, F.pdist
 pixel_shuffle, pixel_unshuffle = F.pixel_shuffle, F.pixel_unshuffle
@@ -176,3 +179,35 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     dims = [0] + list(range(2, input.dim()))
     x = input.detach()
     return out, x.mean(dims), (x.var(dims, unbiased=False) + eps).rsqrt()
+
+
+def _native_batch_norm_legit(input, weight, bias, *args):
+    """native_batch_norm with its running statistics (input, weight, bias, running_mean, running_var, training,
+    momentum, eps) or without them (ATen's no_stats overload: input, weight, bias, training, momentum, eps)."""
+    running = args[:2] if len(args) == 5 else (None, None)
+    training, momentum, eps = args[-3:]
+    return native_batch_norm(input, weight, bias, *running, training, momentum, eps)
+
+
+# torch.rnn_tanh, ..., torch.lstm_cell: the recurrent layers' ATen functions (nn/modules/rnn.py computes them)
+rnn_tanh, rnn_relu, lstm, gru = (_sequence_function(m) for m in ("RNN_TANH", "RNN_RELU", "LSTM", "GRU"))
+rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell = (_cell_function(m) for m in ("RNN_TANH", "RNN_RELU", "LSTM",
+                                                                                   "GRU"))
+
+
+def _scaled_by_mask(x, mask, scale):
+    return x * (mask.type_as(x) * scale)
+
+
+_NativeDropout = formula_node("NativeDropoutBackward0", _scaled_by_mask, ("x", "mask", "scale"))
+
+
+def native_dropout(input, p, train):
+    """(output, mask): in training (train None or True) a Bernoulli(1 - p) bool mask and the input scaled by
+    1 / (1 - p) where it keeps (0 everywhere when p = 1); else the input and a mask of ones."""
+    if train is False:
+        mask, scale = input.new_ones(input.shape, dtype=_dtype.bool_), 1.0
+    else:
+        mask = input.new_empty(input.shape).bernoulli_(1 - p).to(_dtype.bool_)
+        scale = 0.0 if p == 1 else 1 / (1 - p)
+    return _NativeDropout.apply(input, mask, scale), mask

@@ -18,7 +18,7 @@ from ._layout import sparse_coo, sparse_csr
 from ._tensor import Size, Tensor
 from ._tensor_str import PRINT_OPTS, tensor_repr
 from .autograd import grad_mode
-from .ops._common import composite_node
+from .ops._common import composite_node, name_of
 from .ops._creation import tensor as _tensor, zeros as _zeros
 from .ops.shape import cat
 
@@ -452,6 +452,28 @@ def _matmul(input, other, *, out=None):
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """beta * mat + alpha * (mat1 @ mat2), mat1 sparse."""
     return mat * beta + mm(mat1, mat2) * alpha
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """beta * input + alpha * (mat1 @ mat2) at input's entries only (a sparse CSR result of input's pattern): each
+    entry (i, j) is the dot product of mat1's row i and mat2's column j."""
+    if not isinstance(input, SparseCsrTensor):
+        raise _unsupported("sampled_addmm of a non-CSR input")
+    if out is not None:
+        raise _unsupported("sampled_addmm(out=)")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.dim() != 2:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a matrix, got {m.dim()}-D tensor")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError("sampled_addmm: Expected mat1 and mat2 to have the same dtype, but got "
+                           f"{name_of(mat1.dtype)} and {name_of(mat2.dtype)}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
+                           f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    rows, cols = input._sp_indices
+    dots = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(-1)
+    return SparseCsrTensor._new(input._sp_indices, input._sp_values * beta + dots * alpha, input._sp_size,
+                                coalesced=True)
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum

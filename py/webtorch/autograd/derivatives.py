@@ -710,6 +710,12 @@ DERIVATIVES = {
     "HuberLossBackward0": {"input": _huber,
                            "target": lambda g, input, target, reduction, delta: _huber(g, target, input, reduction,
                                                                                          delta)},
+    "NativeDropoutBackward0": lambda g, mask, scale: g * (mask.type_as(g) * scale),  # native_dropout_backward
+    # ---- pooling's backward (torch.ops.aten) ----------------------------------------------------------
+    # max_pool_double_backward: the gradient read back at the indices the forward put it to; self: zeros
+    "MaxPool2DWithIndicesBackwardBackward0": {
+        "grad_output": lambda g, indices: g.flatten(-2).gather(-1, indices.flatten(-2)).reshape(indices.shape),
+        "x": lambda g, x_shape: g.new_zeros(x_shape)},
 }
 DERIVATIVES.update(LINALG_DERIVATIVES)  # torch.linalg's primitives (linalg_derivatives.py)
 

@@ -52,6 +52,7 @@ from ..ops.activation import (
 )
 from ..ops.registry import FUNCTIONS as _FUNCTIONS
 from ..overrides import torch_function  # noqa: F401
+from . import grad  # noqa: F401  (torch.nn.functional.grad is torch.nn.grad)
 
 # private helpers nn/modules reach through F (_ntuple, _single, _canonical_mask, _none_or_dtype, _output_padding,
 # _legacy_reduction)
@@ -68,6 +69,7 @@ from ._functional.conv import (
     conv1d,
     conv2d,
     conv3d,
+    conv_tbc,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
@@ -76,6 +78,12 @@ from ._functional.conv import (
 )
 from ._functional.ctc import ctc_loss
 from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
+from ._functional.fractional_pooling import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from ._functional.linear import bilinear, linear
 from ._functional.loss import (
     _legacy_reduction,  # noqa: F401
@@ -89,6 +97,7 @@ from ._functional.loss import (
     huber_loss,
     kl_div,
     l1_loss,
+    linear_cross_entropy,
     margin_ranking_loss,
     mse_loss,
     multi_margin_loss,
@@ -179,5 +188,7 @@ __all__ = [
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool3d", "max_pool1d_with_indices",
     "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "channel_shuffle",
-    "native_channel_shuffle", "celu_", "selu_", "rrelu_",
+    "native_channel_shuffle", "celu_", "selu_", "rrelu_", "linear_cross_entropy",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices", "conv_tbc",
 ]

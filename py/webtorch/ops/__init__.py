@@ -1,10 +1,13 @@
 """Every op, defined once. `registry` holds webtorch's public functions and Tensor's methods (the
 element-wise ops declare themselves there, `ops/pointwise.py`); `bind_methods` attaches the
 methods and operators to Tensor."""
+import importlib
+
 from . import (
     _linalg_ops,
     activation,
     aliases,
+    binning,
     complex_ops,
     copies,
     indexing,
@@ -17,6 +20,7 @@ from . import (
     sampling,
     shape,
     special,
+    underscore,
     views,
     windows,
 )
@@ -40,8 +44,12 @@ class _OpNamespace:
 
 
 def __getattr__(name):
-    """torch.ops.<namespace> for a namespace torch.library defined an op in (any other name stays an AttributeError,
-    so a misspelt op module is never taken for a namespace)."""
+    """torch.ops.aten (ATen's operators by name: webtorch/_aten.py, which needs nn, loaded late), and
+    torch.ops.<namespace> for a namespace torch.library defined an op in (any other name stays an
+    AttributeError, so a misspelt op module is never taken for a namespace)."""
+    if name == "aten":
+        mod = globals()["aten"] = importlib.import_module("webtorch._aten")
+        return mod
     if name in {q.partition("::")[0] for q in registry.CUSTOM_OPS}:  # (`any` here is torch.any)
         return _OpNamespace(name)
     raise AttributeError(f"module 'webtorch.ops' has no attribute '{name}'")

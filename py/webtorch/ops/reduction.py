@@ -50,6 +50,7 @@ class return_types:
     cummin = _rt("cummin")
     aminmax = _rt("aminmax", "min max")
     histogram = _rt("histogram", "hist bin_edges")
+    histogramdd = _rt("histogramdd", "hist bin_edges")
     frexp = _rt("frexp", "mantissa exponent")
 
 

@@ -11,7 +11,8 @@ int64 = _dtype.int64
 # a graph node named as PyTorch's for a layer computed by other ops (its gradient is theirs)
 _node = composite_node
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
+           "conv_tbc"]
 
 
 # ---- im2col / col2im (any number of spatial dims) -------------------------------------------
@@ -258,6 +259,23 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
                              "conv_transpose3d")
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-D convolution of a (time, batch, in_channels) input with a (kernel width, in_channels, out_channels)
+    weight, `pad` steps padded at both ends of time (cropped when negative): conv1d in time-batch-channel layout."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if pad < 0:
+        input, pad = input[-pad:input.shape[0] + pad], 0
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
 
 
 dispatching(globals(), __all__)

@@ -9,6 +9,7 @@ from ...ops._common import check_inplace_dtype, composite_node, dispatching, for
 from ...ops.activation import logsigmoid
 from ._util import _gather_dim, _idx, _iota
 from .activation import log_softmax
+from .linear import linear
 
 # a graph node named as PyTorch's for a layer computed by other ops (its gradient is theirs)
 _node = composite_node
@@ -18,7 +19,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss",
     "triplet_margin_loss", "multilabel_soft_margin_loss", "cosine_similarity", "pairwise_distance", "pdist",
-    "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss", "linear_cross_entropy",
 ]
 
 
@@ -482,6 +483,40 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         dist_neg = _pw.minimum(dist_neg, distance_function(positive, negative))
     return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def _linear_cross_entropy_checks(input, linear_weight, target, linear_bias, ignore_index):
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    if input.shape[-1] != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), "
+                           f"got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    classes = tuple(linear_weight.shape[:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != classes:
+        raise RuntimeError(f"expected linear_bias shape {classes}, got {tuple(linear_bias.shape)}")
+    if len(classes) > 1 and input.dim() == 1:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires"
+                           f" batched input, (N, {input.shape[-1]}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = tuple(input.shape[:-1]) + classes
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    return logits_shape
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): PyTorch's reference path. `options`
+    (LinearCrossEntropyOptions, PyTorch's chunked path, which saves memory) is accepted and computes the same
+    loss here by the reference path."""
+    logits_shape = _linear_cross_entropy_checks(input, linear_weight, target, linear_bias, ignore_index)
+    n_out = math.prod(linear_weight.shape[:-1])
+    logits = linear(input, linear_weight.reshape(n_out, input.shape[-1]),
+                    None if linear_bias is None else linear_bias.reshape(n_out))
+    return cross_entropy(logits.reshape(logits_shape), target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
 
 
 dispatching(globals(), __all__)

@@ -93,6 +93,54 @@ def _interp_matrix(n_in, n_out, sf, align_corners, cubic, dtype, device):
     return _tensor(rows, dtype=dtype, device=device)
 
 
+def _triangle(x):
+    x = abs(x)
+    return 1.0 - x if x < 1.0 else 0.0
+
+
+def _keys_cubic(x):  # the antialiased bicubic filter: cubic convolution with PIL's A = -0.5
+    x = abs(x)
+    return _cubic1(x, -0.5) if x < 1.0 else _cubic2(x, -0.5) if x < 2.0 else 0.0
+
+
+def _lanczos3(x):  # sinc(x) sinc(x / 3) inside |x| < 3 (PIL's LANCZOS)
+    if x == 0.0:
+        return 1.0
+    if abs(x) >= 3.0:
+        return 0.0
+    px = math.pi * x
+    return 3.0 * math.sin(px) * math.sin(px / 3.0) / (px * px)
+
+
+_AA_FILTERS = {"bilinear": (_triangle, 2), "bicubic": (_keys_cubic, 4), "lanczos": (_lanczos3, 6)}  # filter, taps
+
+
+def _aa_matrix(n_in, n_out, sf, align_corners, mode, dtype, device):
+    """(n_out, n_in) weights of PyTorch's antialiased interpolation along one dim (ATen's _compute_weights_aa):
+    when downsampling by `scale` the filter is stretched `scale` times, so each output averages all the
+    inputs it covers; each row normalized to sum 1."""
+    scale = _src_scale(n_in, n_out, sf, align_corners)
+    filt, size = _AA_FILTERS[mode]
+    support = size / 2 * scale if scale >= 1.0 else size / 2
+    inv = 1.0 / scale if scale >= 1.0 else 1.0
+    rows = []
+    for i in range(n_out):
+        center = scale * (i + 0.5)
+        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n_in)
+        w = [filt((j - center + 0.5) * inv) for j in range(lo, hi)]
+        total = sum(w)
+        rows.append([0.0] * lo + [v / total if total else v for v in w] + [0.0] * (n_in - hi))
+    return _tensor(rows, dtype=dtype, device=device)
+
+
+def _interpolate_aa(input, out_sizes, sfs, align_corners, mode):
+    x = input
+    for i in range(2):
+        A = _aa_matrix(input.shape[2 + i], out_sizes[i], sfs[i], bool(align_corners), mode, x.dtype, x.device)
+        x = _apply_along(x, A, 2 + i)
+    return x
+
+
 _INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
@@ -104,14 +152,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "bicubic | trilinear")
     n_sp = input.dim() - 2
     out_sizes, sfs = _interp_sizes(input, size, scale_factor, recompute_scale_factor, mode)
-    if antialias:
-        if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
-                             "4-D tensor as input")
-        raise NotImplementedError(f"webtorch: interpolate(mode='{mode}', antialias=True) is not implemented")
-    if mode == "lanczos" and input.dim() == 4:
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if mode == "lanczos" and input.dim() == 4 and (align_corners or not antialias):
         raise ValueError("Lanczos mode does not support align_corners=True" if align_corners else
                          "Lanczos mode requires antialias=True")
+    if antialias:
+        return _interpolate_aa(input, out_sizes, sfs, align_corners, mode)
     want = _INTERP_DIMS.get(mode)
     if n_sp not in (1, 2, 3) or (mode == "bicubic" and n_sp != 2) or (
             want is None and mode not in ("nearest", "nearest-exact", "area")):

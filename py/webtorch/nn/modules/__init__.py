@@ -29,6 +29,7 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .batchnorm import (
     BatchNorm1d,
     BatchNorm2d,
@@ -61,6 +62,7 @@ from .lazy import (
     LazyLinear,
 )
 from .linear import Bilinear, Identity, Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -72,6 +74,7 @@ from .loss import (
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    LinearCrossEntropyLoss,
     MarginRankingLoss,
     MSELoss,
     MultiLabelMarginLoss,
@@ -86,7 +89,7 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 from .module import Module
-from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
+from .normalization import CrossMapLRN2d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .padding import (
     CircularPad1d,
     CircularPad2d,
@@ -115,6 +118,8 @@ from .pooling import (
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,

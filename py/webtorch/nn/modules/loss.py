@@ -1,13 +1,16 @@
 """Loss modules: thin wrappers over nn.functional's losses (PyTorch's constructor signatures)."""
+import math
+
 from .. import functional as F
 from .distance import PairwiseDistance
+from .linear import Linear
 from .module import Module, _keep
 
 __all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
            "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
            "TripletMarginLoss", "NLLLoss2d", "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginWithDistanceLoss",
-           "CTCLoss"]
+           "CTCLoss", "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -243,3 +246,32 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """cross entropy of a Linear layer's logits (F.linear_cross_entropy): the layer's weight is stored flat,
+    (num_classes * prod(out_features), in_features), and viewed as (num_classes, *out_features, in_features)."""
+    __constants__ = ["num_classes", "out_features", "reduction", "ignore_index", "label_smoothing"]
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        classes = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(input, self.linear.weight.reshape(classes + (self.linear.in_features,)), target,
+                                      linear_bias=None if bias is None else bias.reshape(classes),
+                                      weight=self.weight, reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)

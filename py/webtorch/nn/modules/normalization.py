@@ -1,10 +1,11 @@
-"""LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm."""
+"""LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, CrossMapLRN2d."""
 from .. import functional as F, init
 from ..parameter import Parameter
+from ._functions import CrossMapLRN2d as _cross_map_lrn2d
 from .linear import _empty
 from .module import Module, _keep
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _affine_parameters(module, affine, bias, shape, device, dtype):
@@ -90,13 +91,28 @@ class RMSNorm(Module):
         return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
 
 
-class LocalResponseNorm(Module):
-    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+class _ResponseNorm(Module):
+    def __init__(self, size, alpha, beta, k):
         super().__init__()
         _keep(self, size=size, alpha=alpha, beta=beta, k=k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class LocalResponseNorm(_ResponseNorm):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
-    def extra_repr(self):
-        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+class CrossMapLRN2d(_ResponseNorm):
+    """Lua Torch's cross-channel local response normalization of a 4-D input (see nn/modules/_functions.py)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)

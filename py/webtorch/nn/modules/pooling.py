@@ -5,7 +5,8 @@ from .module import Module, _keep
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -146,3 +147,42 @@ class _MaxUnpoolNd(Module):
 
 
 MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = per_dim("MaxUnpool{}d", _MaxUnpoolNd, __name__)
+
+
+def _tuple(v, n):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
+
+
+class _FractionalMaxPoolNd(Module):
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _n = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        n, name = self._n, type(self).__name__
+        if n == 3 and not all(k > 0 for k in _tuple(kernel_size, n)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _tuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _tuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        pool = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _n = 3

@@ -107,6 +107,68 @@ def _rnn(mode, x, batch_sizes, hx, cx, weights, has_bias, has_proj, num_layers, 
     return x, _shape.stack(hs), (None if cx is None else _shape.stack(cs))
 
 
+def _run_sequence(mode, input, batch_sizes, hx, cx, weights, has_bias, has_proj, num_layers, dropout, train,
+                  bidirectional, batch_first):
+    """The layers on a (seq, batch, feature) input ((batch, seq, feature) when batch_first), or on packed rows
+    (rows, feature) given their batch_sizes (a list): (output, h_n, c_n)."""
+    packed = batch_sizes is not None
+    if not packed:
+        if batch_first:
+            input = input.transpose(0, 1)
+        T, B = input.shape[0], input.shape[1]
+        batch_sizes = [B] * T
+        input = input.reshape(T * B, input.shape[2])
+    out, h, c = _rnn(mode, input, batch_sizes, hx, cx, weights, has_bias, has_proj, num_layers, dropout, train,
+                     bidirectional)
+    if not packed:
+        out = out.reshape(T, B, out.shape[-1])
+        if batch_first:
+            out = out.transpose(0, 1)
+    return out, h, c
+
+
+def _sequence_function(mode):
+    """torch.rnn_tanh / rnn_relu / lstm / gru: ATen's `input` overload (input, hx, params, has_biases, num_layers,
+    dropout, train, bidirectional, batch_first) and its `data` one (data, batch_sizes, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional) over a packed sequence's rows. LSTM's hx is [h, c] and it returns
+    (output, h_n, c_n); the others (output, h_n). params: each layer and direction's w_ih, w_hh[, b_ih, b_hh]
+    [, w_hr]."""
+    def fn(input, *args):
+        if isinstance(args[2], (list, tuple)):  # the data overload: batch_sizes before hx
+            batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+            batch_sizes, batch_first = batch_sizes.tolist(), False
+        else:
+            hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+            batch_sizes = None
+        h0, c0 = (hx[0], hx[1]) if mode == "LSTM" else (hx, None)
+        has_proj = len(params) > num_layers * (2 if bidirectional else 1) * (2 + 2 * has_biases)
+        out, h, c = _run_sequence(mode, input, batch_sizes, h0, c0, list(params), has_biases, has_proj, num_layers,
+                                  dropout, train, bidirectional, batch_first)
+        return (out, h, c) if mode == "LSTM" else (out, h)
+    fn.__name__ = fn.__qualname__ = mode.lower()
+    return fn
+
+
+def _cell_step(mode, input, h, c, w_ih, w_hh, b_ih, b_hh):
+    b_x, b_hn = _fold_bias(mode, b_ih, b_hh)
+    return _cell_math(mode, F.linear(input, w_ih, b_x), _la.matmul(h, w_hh.t()), b_hn, h, c)
+
+
+def _cell_function(mode):
+    """torch.rnn_tanh_cell / rnn_relu_cell / gru_cell (input, hx, w_ih, w_hh, b_ih=None, b_hh=None) -> h', and
+    torch.lstm_cell (input, [h, c], ...) -> (h', c')."""
+    def fn(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+        h, c = (hx[0], hx[1]) if mode == "LSTM" else (hx, None)
+        for k, state in enumerate((h, c)[:1 + (mode == "LSTM")]):
+            if input.size(0) != state.size(0):
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} batch size "
+                                   f"{state.size(0)}")
+        h, c = _cell_step(mode, input, h, c, w_ih, w_hh, b_ih, b_hh)
+        return (h, c) if mode == "LSTM" else h
+    fn.__name__ = fn.__qualname__ = mode.lower() + "_cell"
+    return fn
+
+
 def _check_sizes(bias, batch_first, input_size, hidden_size, num_layers, proj_size):
     """RNNBase's argument checks, with PyTorch's messages."""
     if not isinstance(bias, bool):
@@ -232,21 +294,8 @@ class RNNBase(Module):
         return _creation.zeros(self.num_layers * num_directions, batch, size, dtype=input.dtype, device=input.device)
 
     def _run(self, input, batch_sizes, hx, cx):
-        """The layers on a (seq, batch, feature) or packed (rows, feature) input."""
-        packed = batch_sizes is not None
-        if not packed:
-            if self.batch_first:
-                input = input.transpose(0, 1)
-            T, B = input.shape[0], input.shape[1]
-            batch_sizes = [B] * T
-            input = input.reshape(T * B, input.shape[2])
-        out, h, c = _rnn(self.mode, input, batch_sizes, hx, cx, self._flat_weights, self.bias, self.proj_size > 0,
-                         self.num_layers, self.dropout, self.training, self.bidirectional)
-        if not packed:
-            out = out.reshape(T, B, out.shape[-1])
-            if self.batch_first:
-                out = out.transpose(0, 1)
-        return out, h, c
+        return _run_sequence(self.mode, input, batch_sizes, hx, cx, self._flat_weights, self.bias, self.proj_size > 0,
+                             self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first)
 
     def _forward(self, input, hx):
         """RNN and GRU (LSTM overrides): (output, h_n) for a tensor or a PackedSequence."""
@@ -414,8 +463,7 @@ class RNNCellBase(Module):
         return input.dim() == 2
 
     def _step(self, mode, input, h, c):
-        b_x, b_hn = _fold_bias(mode, self.bias_ih, self.bias_hh)
-        return _cell_math(mode, F.linear(input, self.weight_ih, b_x), _la.matmul(h, self.weight_hh.t()), b_hn, h, c)
+        return _cell_step(mode, input, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
     def _zero(self, input):
         return _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
