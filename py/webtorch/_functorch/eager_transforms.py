@@ -13,7 +13,7 @@ import functools
 from .. import _late
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
-from .vmap import BatchedTensor, _levels, materialize, tree_flatten, tree_unflatten
+from .vmap import BatchedTensor, _levels, materialize, tree_flatten, tree_unflatten, vmap
 
 
 def _physical(x, levels):
@@ -24,6 +24,10 @@ def _physical(x, levels):
 
 
 def _batched(p, levels):
+    """p's leading dims as the batches of `levels`; under the batch of a higher level (a vmap running inside
+    the transform, as jacrev's over its vjp) that batch stays outermost."""
+    if levels and isinstance(p, BatchedTensor) and p._level > levels[-1][0]:
+        return BatchedTensor.wrap(_batched(p._value.movedim(0, len(levels)), levels), p._level)
     for lvl, _b, _r in levels:
         p = BatchedTensor.wrap(p, lvl)
     return p
@@ -184,73 +188,92 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return result + (_detach_tree(aux, leaves.nested),) if has_aux else result
 
 
-def _basis_rows(x):
-    """The standard basis of x's elements, one tensor of x's shape per element."""
-    n = x.numel()
-    eye = _late.creation.eye(n, dtype=x.dtype, device=x.device)
-    return [eye[i].reshape(x.shape) for i in range(n)]
+def _basis_chunks(flat, chunk_size=None):
+    """PyTorch's _chunked_standard_basis_for_: the identity over the elements of every tensor in `flat` (their
+    numels concatenated), `chunk_size` rows at a time; each chunk is one tensor per input, (rows,) + its shape."""
+    numels = [x.numel() for x in flat]
+    total = sum(numels)
+    size = chunk_size if chunk_size and chunk_size < total else total
+    for start in range(0, total, size):
+        rows, chunk, diag = min(size, total - start), [], start
+        for x, n in zip(flat, numels):
+            c = x.new_zeros(rows, n)
+            c.diagonal(diag).fill_(1)
+            chunk.append(c.view(rows, *x.shape))
+            diag -= n
+        yield chunk
+
+
+def _argnum_primals(args, argnums, name):
+    """(the differentiated arguments as a tuple, func's call with those replaced)."""
+    nums = _check_argnums(argnums, len(args), name)
+
+    def call(func, *xs):
+        full = list(args)
+        for i, x in zip(nums, xs):
+            full[i] = x
+        return func(*full)
+    return tuple(args[i] for i in nums), call
+
+
+def _per_input(jacs, primals_spec, argnums):
+    """One output's Jacobians (one per flat primal) in the primals' structure (the first alone for an int argnums)."""
+    per = tree_unflatten(list(jacs), primals_spec)
+    return per if isinstance(argnums, tuple) else per[0]
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """vjp once, then vmap(vjp_fn) over the rows of the identity of the outputs' elements (chunk_size rows at a
+    time; one plain vjp_fn per row for chunk_size=1), as PyTorch's."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
     @functools.wraps(func)
     def wrapper(*args):
-        nums = _check_argnums(argnums, len(args), "jacrev")
-        fixed = list(args)
-
-        def f(*xs):
-            for i, x in zip(nums, xs):
-                fixed[i] = x
-            return func(*fixed)
-        res = vjp(f, *[args[i] for i in nums], has_aux=has_aux)
+        primals, call = _argnum_primals(args, argnums, "jacrev")
+        res = vjp(lambda *xs: call(func, *xs), *primals, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
-        outs, out_spec = tree_flatten(out)
-        jac = []
-        for k, o in enumerate(outs):
-            rows = [vjp_fn(tree_unflatten([e if j == k else _late.creation.zeros_like(p) for j, p in enumerate(outs)],
-                                          out_spec)) for e in _basis_rows(o)]
-            per_in = []
-            for i, x in enumerate(args[i] for i in nums):
-                if rows:
-                    per_in.append(_late.shape.stack([r[i] for r in rows]).reshape(tuple(o.shape) + tuple(x.shape)))
-                else:
-                    per_in.append(_late.creation.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype))
-            jac.append(tuple(per_in) if isinstance(argnums, tuple) else per_in[0])
+        flat_out, out_spec = tree_flatten(out)
+        flat_primals, primals_spec = tree_flatten(primals)
+        parts = []
+        for chunk in _basis_chunks(flat_out, chunk_size):
+            if chunk_size == 1:
+                rows = tree_flatten(vjp_fn(tree_unflatten([c[0] for c in chunk], out_spec)))[0]
+                parts.append([r.unsqueeze(0) for r in rows])
+            else:
+                parts.append(tree_flatten(vmap(vjp_fn)(tree_unflatten(chunk, out_spec)))[0])
+        stacked = [p[0] if len(parts) == 1 else _late.shape.cat(list(p), 0) for p in zip(*parts)]
+        numels = [o.numel() for o in flat_out]
+        splits = [s.split(numels, 0) for s in stacked]
+        jac = [_per_input([sp[k].view(tuple(o.shape) + tuple(x.shape)) for sp, x in zip(splits, flat_primals)],
+                          primals_spec, argnums) for k, o in enumerate(flat_out)]
         j = tree_unflatten(jac, out_spec)
         return (j, res[2]) if has_aux else j
     return wrapper
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """vmap(jvp) over the rows of the identity of the inputs' elements, as PyTorch's."""
     @functools.wraps(func)
     def wrapper(*args):
-        nums = _check_argnums(argnums, len(args), "jacfwd")
-        primals = [args[i] for i in nums]
-        fixed = list(args)
+        primals, call = _argnum_primals(args, argnums, "jacfwd")
+        flat_primals, primals_spec = tree_flatten(primals)
 
-        def f(*xs):
-            for i, x in zip(nums, xs):
-                fixed[i] = x
-            return func(*fixed)
-        cols, out, aux = [], None, None
-        for i, x in enumerate(primals):
-            col = []
-            for e in _basis_rows(x):
-                tans = [e if j == i else _late.creation.zeros_like(p) for j, p in enumerate(primals)]
-                r = jvp(f, tuple(primals), tuple(tans), has_aux=has_aux)
-                out, aux = r[0], (r[2] if has_aux else None)
-                col.append(tree_flatten(r[1])[0])
-            cols.append(col)
-        if out is None:
-            out = f(*primals)
-            out, aux = _split_aux(out, has_aux, "jacfwd")
-        outs, out_spec = tree_flatten(out)
-        jac = []
-        for k, o in enumerate(outs):
-            per_in = [_late.shape.stack([c[k] for c in cols[i]], -1).reshape(tuple(o.shape) + tuple(x.shape))
-                      if cols[i] else _late.creation.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype)
-                      for i, x in enumerate(primals)]
-            jac.append(tuple(per_in) if isinstance(argnums, tuple) else per_in[0])
-        j = tree_unflatten(jac, out_spec)
+        def push_jvp(*basis):
+            r = jvp(lambda *xs: call(func, *xs), primals, tree_unflatten(list(basis), primals_spec), has_aux=has_aux)
+            return (r[1], r[2]) if has_aux else r[1]
+        results = vmap(push_jvp, randomness=randomness)(*next(_basis_chunks(flat_primals)))
+        aux = None
+        if has_aux:
+            results, aux = results
+            flat_aux, aux_spec = tree_flatten(aux)
+            aux = tree_unflatten([a[0] for a in flat_aux], aux_spec)
+        flat_jac, spec = tree_flatten(results)
+        numels = [x.numel() for x in flat_primals]
+        jac = [_per_input([c.unflatten(-1, tuple(x.shape)) if x.dim() else c.squeeze(-1)
+                           for c, x in zip(j.movedim(0, -1).split(numels, -1), flat_primals)],
+                          primals_spec, argnums) for j in flat_jac]
+        j = tree_unflatten(jac, spec)
         return (j, aux) if has_aux else j
     return wrapper
 

@@ -20,7 +20,7 @@ and differentiate again (gradgradcheck).
 """
 import math
 
-from .. import _dtype
+from .. import _dtype, _late
 from .grad_mode import is_grad_enabled
 from .linalg_derivatives import LINALG_DERIVATIVES
 
@@ -214,9 +214,11 @@ def _cumprod(g, x, y, dim):
 
 def _softmax(log):
     def formula(g, y, dim):
-        # a backend's fused row kernel (webgpu) when the gradient itself is not differentiated
+        # a backend's fused row kernel (webgpu) when the gradient itself is not differentiated and both are plain
+        # tensors (not a vmap's batch of gradients, whose memory only the batching rules read)
         fused = getattr(y._backend, "softmax_backward", None)
-        if fused is not None and not (is_grad_enabled() and (g.requires_grad or y.requires_grad)):
+        if fused is not None and type(g) is type(y) is _late.Tensor and \
+                not (is_grad_enabled() and (g.requires_grad or y.requires_grad)):
             out, handled = fused(g, y, dim, log)
             if handled:
                 return out
