@@ -65,6 +65,14 @@ ERRORS = [
     (lambda T, x: T.autograd.functional.vhp(lambda a: a, x, x), "should contain a single element"),
     (lambda T, x: T.autograd.functional.jvp(lambda a: a, x, x[0]), "v has invalid size"),
     (lambda T, x: T.autograd.functional.jacobian(lambda a: a, x, strategy="forward-mode"), "vectorize=True"),
+    (lambda T, x: T.autograd.functional.jacobian(lambda a: a, x, strategy="forward-mode", vectorize=True,
+                                                 strict=True), '`strict=True` and `strategy="forward-mode"`'),
+    (lambda T, x: T.autograd.functional.jacobian(lambda a: a, x, vectorize=True, strict=True),
+     "`strict=True` and `vectorized=True` are not supported together"),
+    (lambda T, x: T.autograd.functional.hessian(lambda a: a.sum(), x, outer_jacobian_strategy="fw"),
+     'Expected strategy to be either "forward-mode" or "reverse-mode".'),
+    (lambda T, x: T.autograd.grad(x.clone().requires_grad_() * 2, x, T.ones(2, 2), is_grads_batched=True),
+     "we interpret the first dimension of each grad_output as the batch dimension"),
 ]
 
 
@@ -84,6 +92,21 @@ def _f(a, b):
     return (a @ b).sin()
 
 
+def _g(T, a, b):
+    """Views, a reduction, matmul and nn.functional in one function."""
+    h = T.nn.functional.softplus(a.t()[::2].T @ b[::2]) * a.amax(1, keepdim=True)
+    return T.nn.functional.layer_norm(h, (2,)) + a[:, 1:].sum()
+
+
+def _batched_grads(T, x, w):
+    """autograd.grad(is_grads_batched=True): one vjp per row of the grad_outputs' first dim (None: an unused input)."""
+    a, b, c = x.clone().requires_grad_(), w.clone().requires_grad_(), w.clone().requires_grad_()
+    out = _g(T, a, b)
+    return T.autograd.grad((out, a.sum()), (a, b, c), (T.eye(4, device=x.device).reshape(4, 2, 2),
+                                                       T.ones(4, device=x.device)), is_grads_batched=True,
+                           allow_unused=True)
+
+
 FUNCTIONAL = {
     "jvp": lambda T, x, v, w: T.autograd.functional.jvp(_f, (x, w), (v, w * 2)),
     "vjp": lambda T, x, v, w: T.autograd.functional.vjp(lambda a: a.exp() * 2, x, v),
@@ -93,7 +116,16 @@ FUNCTIONAL = {
     "jacobian": lambda T, x, v, w: T.autograd.functional.jacobian(_f, (x, w)),
     "jacobian_forward": lambda T, x, v, w: T.autograd.functional.jacobian(
         lambda a, b: (_f(a, b), b.sum()), (x, w), vectorize=True, strategy="forward-mode"),
+    "jacobian_vectorized": lambda T, x, v, w: T.autograd.functional.jacobian(
+        lambda a, b: (_g(T, a, b), a.sum(0), b.detach() * 2), (x, w), vectorize=True),
+    "jacobian_forward_views": lambda T, x, v, w: T.autograd.functional.jacobian(
+        lambda a: _g(T, a, w), x, vectorize=True, strategy="forward-mode"),
+    "grad_batched": lambda T, x, v, w: _batched_grads(T, x, w),
     "hessian": lambda T, x, v, w: T.autograd.functional.hessian(lambda a: (a ** 3).prod(), x[0]),
+    "hessian_vectorized": lambda T, x, v, w: T.autograd.functional.hessian(lambda a, b: _g(T, a, b).sum(), (x, w),
+                                                                           vectorize=True),
+    "hessian_forward_over_reverse": lambda T, x, v, w: T.autograd.functional.hessian(
+        lambda a: _g(T, a, w).sum(), x, vectorize=True, outer_jacobian_strategy="forward-mode"),
     "hessian_tuple": lambda T, x, v, w: T.autograd.functional.hessian(lambda a, b: (a ** 3).sum() * b.sum(),
                                                                       (x[0], w[0])),
 }

@@ -222,3 +222,16 @@ def test_functional_call_strict_and_tied(device):
 
 def test_names():
     assert set(torch.func.__all__) <= set(dir(wt.func))
+
+
+def test_as_strided_scatter_matches_the_loop(device):
+    """PyTorch's vmap has no rule for as_strided_scatter (forward AD's writes through views use it): webtorch's
+    batches it per example, as the loop."""
+    a = wt.tensor(B[0], device=device)
+    b = wt.tensor(C[0, :, :2], device=device)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="There is a performance drop")
+        got = wt.func.vmap(lambda x, y: x.as_strided_scatter(y, (2,), (2,), 1))(a, b)
+        shared = wt.func.vmap(lambda y: a[0].as_strided_scatter(y, (2,), (2,), 1))(b)
+    assert got.tolist() == wt.stack([a[i].as_strided_scatter(b[i], (2,), (2,), 1) for i in range(4)]).tolist()
+    assert shared.tolist() == wt.stack([a[0].as_strided_scatter(b[i], (2,), (2,), 1) for i in range(4)]).tolist()

@@ -330,6 +330,12 @@ def _as_strided(func, level, args, kwargs):
     return wrap(v.as_strided((v.shape[0],) + tuple(ba["size"]), (v.stride(0),) + tuple(ba["stride"]), offset), level)
 
 
+def _as_strided_scatter(func, level, args, kwargs):
+    """Its own code (a clone of the input, an as_strided view of it written) on the input's batch, so that a
+    batched src lands in every example's copy (forward AD's in-place writes through views under vmap use it)."""
+    return composite(func, level, (wrap(materialize(args[0], level), level),) + tuple(args[1:]), kwargs)
+
+
 def _basic_or_adjacent(idx):
     """The index keeps its advanced (tensor, list) entries in one run, so the batch dim stays first."""
     adv = [i for i, e in enumerate(idx) if isinstance(e, (Tensor, list))]
@@ -588,8 +594,8 @@ def _build():
         "flatten": dims("start_dim", "end_dim"), "diagonal": dims("dim1", "dim2"), "unfold": dims("dimension"),
         "roll": dims("dims", full=_roll_flat), "flip": dims("dims"), "stack": _join(1),
         "repeat": _size_rule("repeat", pad=True), "expand_as": _as_rule("expand"), "permute": _permute, "t": _t,
-        "getitem": _getitem, "setitem": _setitem, "as_strided": _as_strided, "linear": _linear, "outer": _outer,
-        "ger": _outer,
+        "getitem": _getitem, "setitem": _setitem, "as_strided": _as_strided, "as_strided_scatter": _as_strided_scatter,
+        "linear": _linear, "outer": _outer, "ger": _outer,
     })
     rules.update(dict.fromkeys(RANDOM, _random_same))
     return rules
