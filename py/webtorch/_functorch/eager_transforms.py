@@ -194,7 +194,7 @@ def _basis_chunks(flat, chunk_size=None):
     numels = [x.numel() for x in flat]
     total = sum(numels)
     size = chunk_size if chunk_size and chunk_size < total else total
-    for start in range(0, total, size):
+    for start in range(0, total or 1, size or 1):   # an empty output: one chunk of no rows
         rows, chunk, diag = min(size, total - start), [], start
         for x, n in zip(flat, numels):
             c = x.new_zeros(rows, n)

@@ -251,7 +251,10 @@ def _alpha(sign):
 def _put_back(g, x_shape, logical):
     """A take's gradient: g accumulated into zeros of the input's shape at the positions (in its
     contiguous layout) the take read; the forward already checked them."""
-    return g.new_zeros((math.prod(x_shape),))._index_put_flat(logical, g, True).reshape(x_shape)
+    flat = g.new_zeros((math.prod(x_shape),))
+    if type(g) is not _late.Tensor:   # a vmap's batch of gradients (jacrev): through the batching rules
+        return flat.scatter_add(0, logical.reshape(-1), g.reshape(-1)).reshape(x_shape)
+    return flat._index_put_flat(logical, g, True).reshape(x_shape)
 
 
 # ---- views, copies and joins (ops/views.py, ops/shape.py) -----------------------------------------
