@@ -164,6 +164,12 @@ def test_jacobians_run_one_backward_per_chunk(device, monkeypatch):
 
 ERRORS = [
     (lambda T, x: T.func.jacrev(lambda a: a, chunk_size=0)(x), "jacrev: `chunk_size` should be greater than 0."),
+    (lambda T, x: T.func.jacrev(lambda a: a, argnums=())(x), "argnums must be non-empty"),
+    (lambda T, x: T.func.jacfwd(lambda a, b: a, argnums=(0, -2))(x, x), "argnums elements must be unique, got (0, 0)"),
+    (lambda T, x: T.func.jacfwd(lambda a: a, argnums="a")(x), "argnums must be int or Tuple[int, ...], got:"),
+    (lambda T, x: T.func.jacrev(lambda a: 3)(x), "vjp(f, *primals): expected f(*primals) to return only tensors"),
+    (lambda T, x: T.func.jacfwd(lambda a: a, has_aux=True)(x), "jvp(f, primals, tangents): output of function f "
+                                                               "should be a tuple"),
     (lambda T, x: T.func.grad(lambda a: a ** 2)(x), "Expected f(*args) to return a scalar Tensor"),
     (lambda T, x: T.func.vmap(lambda a: a.item())(x), "calling .item() on a Tensor"),
     (lambda T, x: T.func.vmap(lambda a: bool(a.sum() > 0))(x), "data-dependent control flow"),

@@ -60,24 +60,29 @@ class _Leaves:
         return [self.back(g) if g is not None else _late.creation.zeros_like(w) for g, w in zip(gs, self.wrapped)]
 
 
-def _check_argnums(argnums, n, name):
+def _check_argnums(argnums, n):
+    """argnums wrapped into range(n), with PyTorch's checks in its order."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     nums = argnums if isinstance(argnums, tuple) else (argnums,)
-    if isinstance(argnums, tuple) and not argnums:
-        raise RuntimeError(f"{name}: argnums must be non-empty")
     for a in nums:
         if not isinstance(a, int):
-            raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {type(a)}")
+            raise RuntimeError(f"argnum must be int, got: {type(a)}")
         if not -n <= a < n:
             raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
-    return tuple(a % n for a in nums)
+    nums = tuple(a % n for a in nums)
+    if isinstance(argnums, tuple) and not argnums:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(nums)) != len(nums):
+        raise RuntimeError(f"argnums elements must be unique, got {nums}")
+    return nums
 
 
-def _split_aux(out, has_aux, name):
+def _split_aux(out, has_aux, api):
     if not has_aux:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
-        raise RuntimeError(f"{name}(f, ...)(*args): output of function f should be a tuple: (output, aux) if "
-                           "has_aux is True")
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
     return out
 
 
@@ -89,7 +94,7 @@ def _detach_tree(tree, nested):
 def grad_and_value(func, argnums=0, has_aux=False):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        nums = _check_argnums(argnums, len(args), "grad_and_value")
+        nums = _check_argnums(argnums, len(args))
         with enable_grad():
             flat = [tree_flatten(args[i]) for i in nums]
             leaves = _Leaves([x for f in flat for x in f[0]], _levels)
@@ -97,7 +102,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             for i, (xs, spec) in zip(nums, flat):
                 new_args[i] = tree_unflatten(leaves.wrapped[k:k + len(xs)], spec)
                 k += len(xs)
-            out, aux = _split_aux(func(*new_args, **kwargs), has_aux, "grad_and_value")
+            out, aux = _split_aux(func(*new_args, **kwargs), has_aux, "grad_and_value(f)(*args)")
             if not isinstance(out, _late.Tensor):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
             if out.dim() != 0:
@@ -130,12 +135,12 @@ def vjp(func, *primals, has_aux=False):
     with enable_grad():
         flat, spec = tree_flatten(primals)
         leaves = _Leaves(flat, _levels)
-        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "vjp")
+        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "vjp(f, *primals)")
         outs, out_spec = tree_flatten(out)
         for o in outs:
             if not isinstance(o, _late.Tensor):
-                raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has non-empty output and "
-                                   f"returns Tensors, got {type(o)}")
+                raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported "
+                                   f"type {type(o)}")
 
     def vjp_fn(*cotangents):
         cts, ct_spec = tree_flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
@@ -172,7 +177,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                f"Got primal of shape {p.shape} and tangent of shape {t.shape}")
     with enable_grad():
         leaves = _Leaves(flat_p, _levels)
-        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "jvp")
+        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "jvp(f, primals, tangents)")
         outs, out_spec = tree_flatten(out)
         phys = [leaves.physical(o) for o in outs]
         us = [_late.creation.zeros_like(p).requires_grad_(True) for p in phys]
@@ -204,9 +209,9 @@ def _basis_chunks(flat, chunk_size=None):
         yield chunk
 
 
-def _argnum_primals(args, argnums, name):
+def _argnum_primals(args, argnums):
     """(the differentiated arguments as a tuple, func's call with those replaced)."""
-    nums = _check_argnums(argnums, len(args), name)
+    nums = _check_argnums(argnums, len(args))
 
     def call(func, *xs):
         full = list(args)
@@ -230,7 +235,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @functools.wraps(func)
     def wrapper(*args):
-        primals, call = _argnum_primals(args, argnums, "jacrev")
+        primals, call = _argnum_primals(args, argnums)
         res = vjp(lambda *xs: call(func, *xs), *primals, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         flat_out, out_spec = tree_flatten(out)
@@ -256,7 +261,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """vmap(jvp) over the rows of the identity of the inputs' elements, as PyTorch's."""
     @functools.wraps(func)
     def wrapper(*args):
-        primals, call = _argnum_primals(args, argnums, "jacfwd")
+        primals, call = _argnum_primals(args, argnums)
         flat_primals, primals_spec = tree_flatten(primals)
 
         def push_jvp(*basis):
