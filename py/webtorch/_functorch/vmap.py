@@ -321,11 +321,18 @@ def _getitem(func, level, args, kwargs):
 
 def _as_strided(func, level, args, kwargs):
     """as_strided within each example's memory (its storage offset counted from the example's start), as
-    PyTorch's rule."""
+    PyTorch's rule. An example's strides here are its logical (contiguous) ones: an example laid out otherwise
+    raises (a copy would silently drop writes through the view)."""
     ba = _signature(func).bind(*args, **kwargs).arguments
     v, batched = unwrap(ba["input"], level)
     if not batched:
         return _fallback(func, level, args, kwargs)
+    if any(n > 1 and st != c for n, st, c in zip(v.shape[1:], v.stride()[1:], contiguous_strides(v.shape[1:]))):
+        raise RuntimeError("vmap: Calling Tensor.as_strided is not supported unless the batch dims being vmapped "
+                           "over are at the front of the tensor (in memory layout). When they are not at the front "
+                           "of the tensor this operation can be error prone so we actively discourage it; please "
+                           "file us a bug report and/or try to express the as_strided operation in terms of PyTorch "
+                           "view operations")
     offset = v.storage_offset() + (ba.get("storage_offset") or 0)
     return wrap(v.as_strided((v.shape[0],) + tuple(ba["size"]), (v.stride(0),) + tuple(ba["stride"]), offset), level)
 
