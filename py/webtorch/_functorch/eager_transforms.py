@@ -161,6 +161,26 @@ def vjp(func, *primals, has_aux=False):
     return (value, vjp_fn, _detach_tree(aux, leaves.nested)) if has_aux else (value, vjp_fn)
 
 
+def _batched_at(x, level):
+    while isinstance(x, BatchedTensor):
+        if x._level == level:
+            return True
+        x = x._value
+    return False
+
+
+def _jvp_forward(func, flat_p, spec, has_aux):
+    """func on leaves batched only at the vmaps where some primal is (under jacfwd's vmap over the identity, or any
+    vmap of the tangents alone, the function runs once, its tangents batched); again on every running vmap's
+    batch when an output is batched where no primal is (func closes over a batched tensor)."""
+    for levels in ([lv for lv in _levels if any(_batched_at(p, lv[0]) for p in flat_p)], _levels):
+        leaves = _Leaves(flat_p, levels)
+        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "jvp(f, primals, tangents)")
+        if levels is _levels or not any(_batched_at(o, lv[0]) for o in tree_flatten(out)[0]
+                                        for lv in _levels if lv not in levels):
+            return leaves, out, aux
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if not isinstance(primals, (tuple, list)):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
@@ -176,8 +196,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
                                f"Got primal of shape {p.shape} and tangent of shape {t.shape}")
     with enable_grad():
-        leaves = _Leaves(flat_p, _levels)
-        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "jvp(f, primals, tangents)")
+        leaves, out, aux = _jvp_forward(func, flat_p, spec, has_aux)
         outs, out_spec = tree_flatten(out)
         phys = [leaves.physical(o) for o in outs]
         us = [_late.creation.zeros_like(p).requires_grad_(True) for p in phys]

@@ -257,6 +257,20 @@ def _put_back(g, x_shape, logical):
     return flat._index_put_flat(logical, g, True).reshape(x_shape)
 
 
+def _zero_at(g, idx):
+    """g with zeros at the logical positions idx (an overwriting index_put's gradient of its input)."""
+    if type(g) is not _late.Tensor:   # a vmap's batch of gradients: through the batching rules
+        return g.reshape(-1).scatter(0, idx.reshape(-1), 0.0).reshape(g.shape)
+    return g._index_put_flat(idx, 0.0, False)
+
+
+def _take_back(g, idx):
+    """g at the logical positions idx (an index_put's gradient of its values)."""
+    if type(g) is not _late.Tensor:
+        return g.reshape(-1).gather(0, idx.reshape(-1)).reshape(idx.shape)
+    return g._take_flat(idx)
+
+
 # ---- views, copies and joins (ops/views.py, ops/shape.py) -----------------------------------------
 def _permute(g, dims):
     inv = [0] * len(dims)
@@ -627,8 +641,8 @@ DERIVATIVES = {
     "RollBackward0": _put_back,
     "TakeBackward0": _put_back,
     "IndexSelectBackward0": _put_back,
-    "IndexPutBackward0": {"x": lambda g, idx, accumulate: g if accumulate else g._index_put_flat(idx, 0.0, False),
-                          "v": lambda g, idx: g._take_flat(idx)},
+    "IndexPutBackward0": {"x": lambda g, idx, accumulate: g if accumulate else _zero_at(g, idx),
+                          "v": _take_back},
     # ---- conversions (ops/_creation.py): the node casts g back to the input's dtype ---------------
     "ToCopyBackward0": lambda g, x_device: g.to(x_device),
     # ---- activations (ops/activation.py); PyTorch numbers some in-place forms apart ---------
