@@ -1,7 +1,9 @@
 """torch.func against PyTorch's on the same functions and numbers (cpu, cpu-pure, webgpu): grad, grad_and_value
 (argnums, has_aux), vjp, jvp, jacrev, jacfwd, hessian, linearize, vmap (in_dims/out_dims nested, chunk_size,
 randomness) by op family, the compositions (vmap(grad), grad(grad), jacrev(jacrev), vmap(vmap), vmap(jacrev),
-vmap(jvp)), functional_call and stack_module_state, and PyTorch's errors for misuse."""
+vmap(jvp)), jacrev/jacfwd vectorized as PyTorch's (vmap over the identity, chunk_size, pytrees, has_aux, nested
+with each other and with vmap, forward AD through vmap), functional_call and stack_module_state, and PyTorch's
+errors for misuse."""
 import warnings
 
 import numpy as np
@@ -19,6 +21,12 @@ def _loss(x, w):
     return ((x @ w).tanh() ** 2).sum()
 
 
+def _net(T, a, w):
+    """Several op families in one function: matmul, nn.functional, softmax, a reduction, views and indexing."""
+    h = T.nn.functional.gelu(a @ w).softmax(-1) * a.sum()
+    return h.sum(0) + a[..., :2].T[0].exp().sum()
+
+
 TRANSFORMS = {
     "grad_argnums": lambda T, x, w: T.func.grad(_loss, argnums=(0, 1))(x, w),
     "grad_and_value_aux": lambda T, x, w: T.func.grad_and_value(lambda x, w: (_loss(x, w), x.sum()), has_aux=True)(
@@ -31,6 +39,22 @@ TRANSFORMS = {
     "jacfwd": lambda T, x, w: T.func.jacfwd(lambda a, b: (a @ b).sin(), argnums=(0, 1))(x, w),
     "jacrev_jacrev": lambda T, x, w: T.func.jacrev(T.func.jacrev(lambda a: a.sin() * a.sum()))(x[0]),
     "hessian": lambda T, x, w: T.func.hessian(lambda a: (a.sin() * a.exp()).sum())(x[0]),
+    # jacrev: vmap(vjp_fn) over the identity (chunk_size rows at a time); jacfwd: vmap(jvp) over the identity
+    "jacrev_chunks": lambda T, x, w: T.func.jacrev(lambda a, b: (_net(T, a, b), a.t() @ a), argnums=(0, 1),
+                                                   chunk_size=3)(x, w),
+    "jacrev_chunk1": lambda T, x, w: T.func.jacrev(lambda a: _net(T, a, w), chunk_size=1)(x),
+    "jacrev_dict_aux": lambda T, x, w: _values(T.func.jacrev(lambda p: (_net(T, p["a"], p["w"]), p["a"].sum()),
+                                                             has_aux=True)({"a": x, "w": w})),
+    "jacfwd_dict_aux": lambda T, x, w: _values(T.func.jacfwd(lambda p: (_net(T, p["a"], p["w"]), p["a"].sum()),
+                                                             has_aux=True)({"a": x, "w": w})),
+    "jacfwd_outputs": lambda T, x, w: T.func.jacfwd(lambda a, b: (_net(T, a, b), b.sum(0)), argnums=(0, 1))(x, w),
+    "jacfwd_jacrev": lambda T, x, w: T.func.jacfwd(T.func.jacrev(lambda a: _net(T, a, w).sum()))(x),
+    "jacrev_jacfwd": lambda T, x, w: T.func.jacrev(T.func.jacfwd(lambda a: _net(T, a, w)))(x[0]),
+    "hessian_net": lambda T, x, w: T.func.hessian(lambda a, b: _net(T, a, b).sum(), argnums=1)(x, w),
+    "vmap_jacfwd": lambda T, x, w: T.func.vmap(T.func.jacfwd(lambda a: _net(T, a, w)))(x),
+    "jacfwd_vmap": lambda T, x, w: T.func.jacfwd(T.func.vmap(lambda a: _net(T, a, w)))(x),
+    "jvp_vmap": lambda T, x, w: T.func.jvp(T.func.vmap(lambda a: _net(T, a, w)), (x,), (x.cos(),)),
+    "dual_vmap": lambda T, x, w: _dual_through_vmap(T, x, w),
     "linearize": lambda T, x, w: T.func.linearize(lambda a: a.sin() * 2, x)[1](x),
     "vmap_grad": lambda T, x, w: T.func.vmap(T.func.grad(lambda w, a: _loss(a, w)), in_dims=(None, 0))(w, x),
     "vmap_vmap": lambda T, x, w: T.func.vmap(T.func.vmap(lambda a, b: (a * b).sum(), in_dims=(0, None)),
@@ -44,6 +68,18 @@ TRANSFORMS = {
     "rearrange": lambda T, x, w: (T.func.rearrange(x, "a b -> b a"), T.func.rearrange(w, "(a b) c -> a (b c)", a=1),
                                   T.func.rearrange([x, x], "n a b -> a (n b)"), T.func.rearrange(x, "... b -> b ...")),
 }
+
+
+def _values(jac_aux):
+    """A Jacobian dict's values (in key order) and the aux."""
+    return tuple(jac_aux[0][k] for k in sorted(jac_aux[0])) + (jac_aux[1],)
+
+
+def _dual_through_vmap(T, x, w):
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        out = T.func.vmap(lambda a: _net(T, a, w))(fw.make_dual(x, x.cos()))
+        return fw.unpack_dual(out).tangent
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))
@@ -68,6 +104,7 @@ FAMILIES = {
     "views": lambda T, x, y: (x.view(20).reshape(2, -1), x.permute(1, 0) + x.T, x.transpose(0, 1), x.flatten(),
                               x.unsqueeze(-1).squeeze(), x[0].expand(3, 5), x.repeat(2, 1, 1)),
     "indexing": lambda T, x, y: (x[1:, ::2], x[..., 0], x[:, T.tensor([0, 2], device=x.device)], _set(x, y),
+                                 x.as_strided((2, 3), (1, 5), 2), x.new_zeros(3).copy_(y[0, :3]),
                                  x.gather(1, T.tensor([[0, 1], [2, 3], [4, 0], [1, 1]], device=x.device))),
     "joins_splits": lambda T, x, y: (T.cat([x, y], 1), T.stack([x, y], -1),
                                      T.cat([x, T.ones(4, 1, device=x.device)], 1), x.split(2, 1)[1],
@@ -105,7 +142,34 @@ def test_randomness(device):
     assert not bool((diff == diff[0]).all())
 
 
+def test_jacobians_run_one_backward_per_chunk(device, monkeypatch):
+    """jacrev: one backward for all the rows of the identity (ceil(rows / chunk_size) with chunk_size);
+    jacfwd: one jvp (two backwards) for all the columns; no per-example fallback."""
+    from webtorch._functorch import eager_transforms
+    calls = []
+    real = eager_transforms._autograd_grad
+    monkeypatch.setattr(eager_transforms, "_autograd_grad", lambda *a, **k: calls.append(1) or real(*a, **k))
+    x, w = wt.tensor(X, device=device), wt.tensor(W, device=device)
+    f = lambda a, b: wt.nn.functional.gelu(a @ b).softmax(-1)  # noqa: E731  (4 output, 6 input elements)
+    runs = []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="There is a performance drop")
+        for jac in (wt.func.jacrev(f, argnums=1), wt.func.jacrev(f, argnums=1, chunk_size=3),
+                    wt.func.jacfwd(f, argnums=1)):
+            calls.clear()
+            jac(x, w)
+            runs.append(len(calls))
+    assert runs == [1, 2, 2]
+
+
 ERRORS = [
+    (lambda T, x: T.func.jacrev(lambda a: a, chunk_size=0)(x), "jacrev: `chunk_size` should be greater than 0."),
+    (lambda T, x: T.func.jacrev(lambda a: a, argnums=())(x), "argnums must be non-empty"),
+    (lambda T, x: T.func.jacfwd(lambda a, b: a, argnums=(0, -2))(x, x), "argnums elements must be unique, got (0, 0)"),
+    (lambda T, x: T.func.jacfwd(lambda a: a, argnums="a")(x), "argnums must be int or Tuple[int, ...], got:"),
+    (lambda T, x: T.func.jacrev(lambda a: 3)(x), "vjp(f, *primals): expected f(*primals) to return only tensors"),
+    (lambda T, x: T.func.jacfwd(lambda a: a, has_aux=True)(x), "jvp(f, primals, tangents): output of function f "
+                                                               "should be a tuple"),
     (lambda T, x: T.func.grad(lambda a: a ** 2)(x), "Expected f(*args) to return a scalar Tensor"),
     (lambda T, x: T.func.vmap(lambda a: a.item())(x), "calling .item() on a Tensor"),
     (lambda T, x: T.func.vmap(lambda a: bool(a.sum() > 0))(x), "data-dependent control flow"),
@@ -164,3 +228,16 @@ def test_functional_call_strict_and_tied(device):
 
 def test_names():
     assert set(torch.func.__all__) <= set(dir(wt.func))
+
+
+def test_as_strided_scatter_matches_the_loop(device):
+    """PyTorch's vmap has no rule for as_strided_scatter (forward AD's writes through views use it): webtorch's
+    batches it per example, as the loop."""
+    a = wt.tensor(B[0], device=device)
+    b = wt.tensor(C[0, :, :2], device=device)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="There is a performance drop")
+        got = wt.func.vmap(lambda x, y: x.as_strided_scatter(y, (2,), (2,), 1))(a, b)
+        shared = wt.func.vmap(lambda y: a[0].as_strided_scatter(y, (2,), (2,), 1))(b)
+    assert got.tolist() == wt.stack([a[i].as_strided_scatter(b[i], (2,), (2,), 1) for i in range(4)]).tolist()
+    assert shared.tolist() == wt.stack([a[0].as_strided_scatter(b[i], (2,), (2,), 1) for i in range(4)]).tolist()

@@ -53,6 +53,7 @@ from ._symbolic import sym_int, sym_float, sym_max, sym_min, sym_not, sym_ite, s
 
 ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
+_late.vmap = lambda *args, **kwargs: _lazy("_functorch.vmap").vmap(*args, **kwargs)   # imported when used
 Tensor.to_sparse = sparse.to_sparse
 Tensor.to_sparse_csr = sparse.to_sparse_csr
 

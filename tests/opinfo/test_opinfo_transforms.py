@@ -5,6 +5,9 @@ for a set of registry ops (each op family's batching rule), the first samples of
            per-sample loop;
     jvp    forward-mode AD (autograd.forward_ad's tangents) equals PyTorch's reverse-mode Jacobian-vector
            product (autograd.functional.jvp, the double-backward trick) along the same random tangents;
+    jac    torch.func.jacrev (the op's backward formula vmapped over the identity of its output's elements) and
+           jacfwd (jvp vmapped over the identity of its inputs' elements) equal PyTorch's Jacobian
+           (autograd.functional.jacobian, one backward per output element);
 
 on cpu and webgpu. Kept CI-cheap: the first SAMPLES samples per op, one or two ops per rule."""
 import pytest
@@ -20,7 +23,8 @@ SAMPLES = 2
 OPS = ["add", "mul", "exp", "where", "pow", "sum", "amax", "var", "max.reduction_with_dim", "softmax", "cumsum",
        "matmul", "bmm", "nn.functional.linear", "transpose", "reshape", "unsqueeze", "expand", "cat", "stack",
        "split", "index_select", "gather", "nn.functional.layer_norm"]
-KINDS = ("vmap", "jvp")
+KINDS = ("vmap", "jvp", "jac")
+JAC_MAX = 128   # the Jacobian checks' inputs: at most this many elements (jacfwd's identity has as many rows)
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
@@ -90,6 +94,43 @@ def _check_jvp(o, fn, s, device):
     H.compare(got, list(expected), device, path="jvp", atol_min=H.GRAD_ATOL)
 
 
+def _check_jac(o, fn, s, device):
+    leaves, spec = _structure(s)
+    pos = [i for i, x in enumerate(leaves) if _is_float(x)]
+    if not pos or not o.supports_autograd:
+        raise H.Unsupported("no autograd")
+    if sum(leaves[i].numel() for i in pos) > JAC_MAX:
+        raise H.Unsupported(f"more than {JAC_MAX} input elements (CI-cheap)")
+
+    def with_inputs(call, lib_leaves):
+        def f(*xs):
+            full = list(lib_leaves)
+            for i, x in zip(pos, xs):
+                full[i] = x
+            return tuple(t for t in _tensors_out(_call(call, full, spec)) if t.dtype.is_floating_point)
+        return f
+    outs = _tensors_out(o.op(s.input, *s.args, **s.kwargs))
+    if not any(t.dtype.is_floating_point for t in outs):
+        raise H.Unsupported("no float output")
+    try:
+        expected = torch.autograd.functional.jacobian(with_inputs(o.op, leaves),
+                                                      tuple(leaves[i].detach() for i in pos))
+    except RuntimeError as e:   # PyTorch's loop stacks no rows for an empty output
+        raise H.Unsupported(f"PyTorch's jacobian raised: {e}") from e
+    expected = [e for per_out in expected for e in per_out]
+    memo = {}
+    w_leaves = [H.to_wt(x, device, memo) for x in leaves]
+    f = with_inputs(fn, w_leaves)
+    primals = [w_leaves[i].detach() for i in pos]
+    nums = tuple(range(len(pos)))
+    for name in ("jacrev", "jacfwd"):
+        got = getattr(wt.func, name)(f, argnums=nums)(*primals)
+        H.compare([g for per_out in got for g in per_out], expected, device, path=name, atol_min=H.GRAD_ATOL)
+
+
+_CHECKS = {"vmap": _check_vmap, "jvp": _check_jvp, "jac": _check_jac}
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("device", ["cpu", "webgpu"], indirect=True)
 @pytest.mark.parametrize("op", OPS)
@@ -100,7 +141,7 @@ def test_transform(op, device, kind, request):
     ran, failures = 0, []
     for i, s in enumerate(H.samples(op, False)[:SAMPLES]):
         try:
-            (_check_vmap if kind == "vmap" else _check_jvp)(o, fn, s, dev)
+            _CHECKS[kind](o, fn, s, dev)
             ran += 1
         except H.Unsupported:
             continue

@@ -13,7 +13,7 @@ import functools
 from .. import _late
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
-from .vmap import BatchedTensor, _levels, materialize, tree_flatten, tree_unflatten
+from .vmap import BatchedTensor, _levels, materialize, tree_flatten, tree_unflatten, vmap
 
 
 def _physical(x, levels):
@@ -24,6 +24,10 @@ def _physical(x, levels):
 
 
 def _batched(p, levels):
+    """p's leading dims as the batches of `levels`; under the batch of a higher level (a vmap running inside
+    the transform, as jacrev's over its vjp) that batch stays outermost."""
+    if levels and isinstance(p, BatchedTensor) and p._level > levels[-1][0]:
+        return BatchedTensor.wrap(_batched(p._value.movedim(0, len(levels)), levels), p._level)
     for lvl, _b, _r in levels:
         p = BatchedTensor.wrap(p, lvl)
     return p
@@ -56,24 +60,29 @@ class _Leaves:
         return [self.back(g) if g is not None else _late.creation.zeros_like(w) for g, w in zip(gs, self.wrapped)]
 
 
-def _check_argnums(argnums, n, name):
+def _check_argnums(argnums, n):
+    """argnums wrapped into range(n), with PyTorch's checks in its order."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     nums = argnums if isinstance(argnums, tuple) else (argnums,)
-    if isinstance(argnums, tuple) and not argnums:
-        raise RuntimeError(f"{name}: argnums must be non-empty")
     for a in nums:
         if not isinstance(a, int):
-            raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {type(a)}")
+            raise RuntimeError(f"argnum must be int, got: {type(a)}")
         if not -n <= a < n:
             raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
-    return tuple(a % n for a in nums)
+    nums = tuple(a % n for a in nums)
+    if isinstance(argnums, tuple) and not argnums:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(nums)) != len(nums):
+        raise RuntimeError(f"argnums elements must be unique, got {nums}")
+    return nums
 
 
-def _split_aux(out, has_aux, name):
+def _split_aux(out, has_aux, api):
     if not has_aux:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
-        raise RuntimeError(f"{name}(f, ...)(*args): output of function f should be a tuple: (output, aux) if "
-                           "has_aux is True")
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
     return out
 
 
@@ -85,7 +94,7 @@ def _detach_tree(tree, nested):
 def grad_and_value(func, argnums=0, has_aux=False):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        nums = _check_argnums(argnums, len(args), "grad_and_value")
+        nums = _check_argnums(argnums, len(args))
         with enable_grad():
             flat = [tree_flatten(args[i]) for i in nums]
             leaves = _Leaves([x for f in flat for x in f[0]], _levels)
@@ -93,7 +102,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             for i, (xs, spec) in zip(nums, flat):
                 new_args[i] = tree_unflatten(leaves.wrapped[k:k + len(xs)], spec)
                 k += len(xs)
-            out, aux = _split_aux(func(*new_args, **kwargs), has_aux, "grad_and_value")
+            out, aux = _split_aux(func(*new_args, **kwargs), has_aux, "grad_and_value(f)(*args)")
             if not isinstance(out, _late.Tensor):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
             if out.dim() != 0:
@@ -126,12 +135,12 @@ def vjp(func, *primals, has_aux=False):
     with enable_grad():
         flat, spec = tree_flatten(primals)
         leaves = _Leaves(flat, _levels)
-        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "vjp")
+        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "vjp(f, *primals)")
         outs, out_spec = tree_flatten(out)
         for o in outs:
             if not isinstance(o, _late.Tensor):
-                raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has non-empty output and "
-                                   f"returns Tensors, got {type(o)}")
+                raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported "
+                                   f"type {type(o)}")
 
     def vjp_fn(*cotangents):
         cts, ct_spec = tree_flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
@@ -152,6 +161,26 @@ def vjp(func, *primals, has_aux=False):
     return (value, vjp_fn, _detach_tree(aux, leaves.nested)) if has_aux else (value, vjp_fn)
 
 
+def _batched_at(x, level):
+    while isinstance(x, BatchedTensor):
+        if x._level == level:
+            return True
+        x = x._value
+    return False
+
+
+def _jvp_forward(func, flat_p, spec, has_aux):
+    """func on leaves batched only at the vmaps where some primal is (under jacfwd's vmap over the identity, or any
+    vmap of the tangents alone, the function runs once, its tangents batched); again on every running vmap's
+    batch when an output is batched where no primal is (func closes over a batched tensor)."""
+    for levels in ([lv for lv in _levels if any(_batched_at(p, lv[0]) for p in flat_p)], _levels):
+        leaves = _Leaves(flat_p, levels)
+        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "jvp(f, primals, tangents)")
+        if levels is _levels or not any(_batched_at(o, lv[0]) for o in tree_flatten(out)[0]
+                                        for lv in _levels if lv not in levels):
+            return leaves, out, aux
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if not isinstance(primals, (tuple, list)):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
@@ -167,8 +196,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
                                f"Got primal of shape {p.shape} and tangent of shape {t.shape}")
     with enable_grad():
-        leaves = _Leaves(flat_p, _levels)
-        out, aux = _split_aux(func(*tree_unflatten(leaves.wrapped, spec)), has_aux, "jvp")
+        leaves, out, aux = _jvp_forward(func, flat_p, spec, has_aux)
         outs, out_spec = tree_flatten(out)
         phys = [leaves.physical(o) for o in outs]
         us = [_late.creation.zeros_like(p).requires_grad_(True) for p in phys]
@@ -184,73 +212,92 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return result + (_detach_tree(aux, leaves.nested),) if has_aux else result
 
 
-def _basis_rows(x):
-    """The standard basis of x's elements, one tensor of x's shape per element."""
-    n = x.numel()
-    eye = _late.creation.eye(n, dtype=x.dtype, device=x.device)
-    return [eye[i].reshape(x.shape) for i in range(n)]
+def _basis_chunks(flat, chunk_size=None):
+    """PyTorch's _chunked_standard_basis_for_: the identity over the elements of every tensor in `flat` (their
+    numels concatenated), `chunk_size` rows at a time; each chunk is one tensor per input, (rows,) + its shape."""
+    numels = [x.numel() for x in flat]
+    total = sum(numels)
+    size = chunk_size if chunk_size and chunk_size < total else total
+    for start in range(0, total or 1, size or 1):   # an empty output: one chunk of no rows
+        rows, chunk, diag = min(size, total - start), [], start
+        for x, n in zip(flat, numels):
+            c = x.new_zeros(rows, n)
+            c.diagonal(diag).fill_(1)
+            chunk.append(c.view(rows, *x.shape))
+            diag -= n
+        yield chunk
+
+
+def _argnum_primals(args, argnums):
+    """(the differentiated arguments as a tuple, func's call with those replaced)."""
+    nums = _check_argnums(argnums, len(args))
+
+    def call(func, *xs):
+        full = list(args)
+        for i, x in zip(nums, xs):
+            full[i] = x
+        return func(*full)
+    return tuple(args[i] for i in nums), call
+
+
+def _per_input(jacs, primals_spec, argnums):
+    """One output's Jacobians (one per flat primal) in the primals' structure (the first alone for an int argnums)."""
+    per = tree_unflatten(list(jacs), primals_spec)
+    return per if isinstance(argnums, tuple) else per[0]
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """vjp once, then vmap(vjp_fn) over the rows of the identity of the outputs' elements (chunk_size rows at a
+    time; one plain vjp_fn per row for chunk_size=1), as PyTorch's."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
     @functools.wraps(func)
     def wrapper(*args):
-        nums = _check_argnums(argnums, len(args), "jacrev")
-        fixed = list(args)
-
-        def f(*xs):
-            for i, x in zip(nums, xs):
-                fixed[i] = x
-            return func(*fixed)
-        res = vjp(f, *[args[i] for i in nums], has_aux=has_aux)
+        primals, call = _argnum_primals(args, argnums)
+        res = vjp(lambda *xs: call(func, *xs), *primals, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
-        outs, out_spec = tree_flatten(out)
-        jac = []
-        for k, o in enumerate(outs):
-            rows = [vjp_fn(tree_unflatten([e if j == k else _late.creation.zeros_like(p) for j, p in enumerate(outs)],
-                                          out_spec)) for e in _basis_rows(o)]
-            per_in = []
-            for i, x in enumerate(args[i] for i in nums):
-                if rows:
-                    per_in.append(_late.shape.stack([r[i] for r in rows]).reshape(tuple(o.shape) + tuple(x.shape)))
-                else:
-                    per_in.append(_late.creation.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype))
-            jac.append(tuple(per_in) if isinstance(argnums, tuple) else per_in[0])
+        flat_out, out_spec = tree_flatten(out)
+        flat_primals, primals_spec = tree_flatten(primals)
+        parts = []
+        for chunk in _basis_chunks(flat_out, chunk_size):
+            if chunk_size == 1:
+                rows = tree_flatten(vjp_fn(tree_unflatten([c[0] for c in chunk], out_spec)))[0]
+                parts.append([r.unsqueeze(0) for r in rows])
+            else:
+                parts.append(tree_flatten(vmap(vjp_fn)(tree_unflatten(chunk, out_spec)))[0])
+        stacked = [p[0] if len(parts) == 1 else _late.shape.cat(list(p), 0) for p in zip(*parts)]
+        numels = [o.numel() for o in flat_out]
+        splits = [s.split(numels, 0) for s in stacked]
+        jac = [_per_input([sp[k].view(tuple(o.shape) + tuple(x.shape)) for sp, x in zip(splits, flat_primals)],
+                          primals_spec, argnums) for k, o in enumerate(flat_out)]
         j = tree_unflatten(jac, out_spec)
         return (j, res[2]) if has_aux else j
     return wrapper
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """vmap(jvp) over the rows of the identity of the inputs' elements, as PyTorch's."""
     @functools.wraps(func)
     def wrapper(*args):
-        nums = _check_argnums(argnums, len(args), "jacfwd")
-        primals = [args[i] for i in nums]
-        fixed = list(args)
+        primals, call = _argnum_primals(args, argnums)
+        flat_primals, primals_spec = tree_flatten(primals)
 
-        def f(*xs):
-            for i, x in zip(nums, xs):
-                fixed[i] = x
-            return func(*fixed)
-        cols, out, aux = [], None, None
-        for i, x in enumerate(primals):
-            col = []
-            for e in _basis_rows(x):
-                tans = [e if j == i else _late.creation.zeros_like(p) for j, p in enumerate(primals)]
-                r = jvp(f, tuple(primals), tuple(tans), has_aux=has_aux)
-                out, aux = r[0], (r[2] if has_aux else None)
-                col.append(tree_flatten(r[1])[0])
-            cols.append(col)
-        if out is None:
-            out = f(*primals)
-            out, aux = _split_aux(out, has_aux, "jacfwd")
-        outs, out_spec = tree_flatten(out)
-        jac = []
-        for k, o in enumerate(outs):
-            per_in = [_late.shape.stack([c[k] for c in cols[i]], -1).reshape(tuple(o.shape) + tuple(x.shape))
-                      if cols[i] else _late.creation.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype)
-                      for i, x in enumerate(primals)]
-            jac.append(tuple(per_in) if isinstance(argnums, tuple) else per_in[0])
-        j = tree_unflatten(jac, out_spec)
+        def push_jvp(*basis):
+            r = jvp(lambda *xs: call(func, *xs), primals, tree_unflatten(list(basis), primals_spec), has_aux=has_aux)
+            return (r[1], r[2]) if has_aux else r[1]
+        results = vmap(push_jvp, randomness=randomness)(*next(_basis_chunks(flat_primals)))
+        aux = None
+        if has_aux:
+            results, aux = results
+            flat_aux, aux_spec = tree_flatten(aux)
+            aux = tree_unflatten([a[0] for a in flat_aux], aux_spec)
+        flat_jac, spec = tree_flatten(results)
+        numels = [x.numel() for x in flat_primals]
+        jac = [_per_input([c.unflatten(-1, tuple(x.shape)) if x.dim() else c.squeeze(-1)
+                           for c, x in zip(j.movedim(0, -1).split(numels, -1), flat_primals)],
+                          primals_spec, argnums) for j in flat_jac]
+        j = tree_unflatten(jac, spec)
         return (j, aux) if has_aux else j
     return wrapper
 

@@ -138,7 +138,11 @@ def wrap(out, level):
 
 
 def materialize(x, level):
-    """x's batch at `level`, expanded from x when x is the same for every example."""
+    """x's batch at `level`, expanded from x when x is the same for every example. Under a higher level's batch
+    (a transform run inside a vmap running inside it: jacrev(jacrev(f)), jacfwd(jacrev(f))) that batch stays
+    outermost: its examples hold this level's batch as their first dim."""
+    if isinstance(x, BatchedTensor) and x._level > level:
+        return BatchedTensor.wrap(materialize(x._value, level).movedim(0, 1), x._level)
     v, batched = unwrap(x, level)
     return v if batched else x.unsqueeze(0).expand(size_of(level), *x.shape)
 
@@ -315,6 +319,30 @@ def _getitem(func, level, args, kwargs):
     return wrap(v[(slice(None),) + idx], level)
 
 
+def _as_strided(func, level, args, kwargs):
+    """as_strided within each example's memory (its storage offset counted from the example's start), as
+    PyTorch's rule. An example's strides here are its logical (contiguous) ones: an example laid out otherwise
+    raises (a copy would silently drop writes through the view)."""
+    ba = _signature(func).bind(*args, **kwargs).arguments
+    v, batched = unwrap(ba["input"], level)
+    if not batched:
+        return _fallback(func, level, args, kwargs)
+    if any(n > 1 and st != c for n, st, c in zip(v.shape[1:], v.stride()[1:], contiguous_strides(v.shape[1:]))):
+        raise RuntimeError("vmap: Calling Tensor.as_strided is not supported unless the batch dims being vmapped "
+                           "over are at the front of the tensor (in memory layout). When they are not at the front "
+                           "of the tensor this operation can be error prone so we actively discourage it; please "
+                           "file us a bug report and/or try to express the as_strided operation in terms of PyTorch "
+                           "view operations")
+    offset = v.storage_offset() + (ba.get("storage_offset") or 0)
+    return wrap(v.as_strided((v.shape[0],) + tuple(ba["size"]), (v.stride(0),) + tuple(ba["stride"]), offset), level)
+
+
+def _as_strided_scatter(func, level, args, kwargs):
+    """Its own code (a clone of the input, an as_strided view of it written) on the input's batch, so that a
+    batched src lands in every example's copy (forward AD's in-place writes through views under vmap use it)."""
+    return composite(func, level, (wrap(materialize(args[0], level), level),) + tuple(args[1:]), kwargs)
+
+
 def _basic_or_adjacent(idx):
     """The index keeps its advanced (tensor, list) entries in one run, so the batch dim stays first."""
     adv = [i for i, e in enumerate(idx) if isinstance(e, (Tensor, list))]
@@ -363,8 +391,19 @@ def _gather_like(func, level, args, kwargs):
 
 
 def _unbatched_result(func, level, args, kwargs):
-    """new_zeros/new_ones/...: a fresh tensor of the given size, the same for every example."""
+    """new_tensor: a fresh tensor of the given data, the same for every example."""
     return func(unwrap(args[0], level)[0], *args[1:], **kwargs)
+
+
+def _new_batched(func, level, args, kwargs):
+    """new_zeros/new_ones/new_empty/new_full of a batched tensor: one fresh tensor per example (PyTorch's
+    NEW_BLAH_BATCH_RULE), so that it may be written in place with batched values (as backward formulas do)."""
+    v, batched = unwrap(args[0], level)
+    if not batched:
+        return func(*args, **kwargs)
+    full = _name(func) == "new_full"
+    size = _sizes(args[1:2] if full else args[1:]) or tuple(kwargs.pop("size"))
+    return wrap(func(v, (v.shape[0],) + size, *args[2:] if full else (), **kwargs), level)
 
 
 # ---- matrix products ------------------------------------------------------------------------
@@ -546,7 +585,8 @@ def _build():
     rules.update(dict.fromkeys(("matmul", "mm", "bmm", "mv", "dot", "inner"), _matmul))
     rules.update(dict.fromkeys(("addmm", "addmv", "baddbmm"), _addmm))
     rules.update(dict.fromkeys(("gather", "scatter", "scatter_add", "take_along_dim"), _gather_like))
-    rules.update(dict.fromkeys(("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"), _unbatched_result))
+    rules.update(dict.fromkeys(("new_zeros", "new_ones", "new_full", "new_empty"), _new_batched))
+    rules["new_tensor"] = _unbatched_result
     rules.update(dict.fromkeys(("cat", "concat", "concatenate"), _join(0)))
     rules.update(dict.fromkeys(("layer_norm", "embedding", "one_hot"), leading))
     rules.update(dict.fromkeys(("conv1d", "conv2d", "conv3d"), _conv))
@@ -561,7 +601,8 @@ def _build():
         "flatten": dims("start_dim", "end_dim"), "diagonal": dims("dim1", "dim2"), "unfold": dims("dimension"),
         "roll": dims("dims", full=_roll_flat), "flip": dims("dims"), "stack": _join(1),
         "repeat": _size_rule("repeat", pad=True), "expand_as": _as_rule("expand"), "permute": _permute, "t": _t,
-        "getitem": _getitem, "setitem": _setitem, "linear": _linear, "outer": _outer, "ger": _outer,
+        "getitem": _getitem, "setitem": _setitem, "as_strided": _as_strided, "as_strided_scatter": _as_strided_scatter,
+        "linear": _linear, "outer": _outer, "ger": _outer,
     })
     rules.update(dict.fromkeys(RANDOM, _random_same))
     return rules

@@ -18,7 +18,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
     grads = grads if grads is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
-    for o, g in zip(outputs, grads):
+    for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
             if o.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -28,8 +28,14 @@ def _make_grads(outputs, grads, is_grads_batched=False):
             g = _creation.ones_like(o)
         elif not hasattr(g, "shape"):
             g = _creation.full_like(o, g)
-        elif tuple(g.shape) != tuple(o.shape):
-            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] has a "
+        elif is_grads_batched and tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                               f"the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                               f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a "
+                               f"shape of {g.shape[2:]} and output[{i}] has a shape of {o.shape}. If you only want "
+                               "some tensors in `grad_output` to be considered batched, consider using vmap.")
+        elif not is_grads_batched and tuple(g.shape) != tuple(o.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
                                f"shape of {o.shape}.")
         out.append(g)
     return out
@@ -63,10 +69,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     _check_requires_grad(outputs)
-    grads = _make_grads(outputs, _tensors(grad_outputs))
-    res = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
-                             allow_unused=allow_unused, accumulate=False)
+    grads = _make_grads(outputs, _tensors(grad_outputs), is_grads_batched)
+    if is_grads_batched:
+        res = _batched_vjps(outputs, grads, retain_graph, create_graph, inputs, allow_unused)
+    else:
+        res = graph.run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                                 allow_unused=allow_unused, accumulate=False)
     if materialize_grads:
         _creation = _late.creation
         res = [r if r is not None else _creation.zeros_like(x) for r, x in zip(res, inputs)]
     return tuple(res)
+
+
+def _batched_vjps(outputs, grads, retain_graph, create_graph, inputs, allow_unused):
+    """is_grads_batched: one backward vmapped over the grad_outputs' first dim (an unused input's: None)."""
+    unused = []
+
+    def vjp(*gs):
+        res = graph.run_backward(outputs, gs, retain_graph, create_graph, inputs=inputs, allow_unused=allow_unused,
+                                 accumulate=False)
+        unused[:] = [r is None for r in res]
+        return tuple(_late.creation.zeros(()) if r is None else r for r in res)
+    res = _late.vmap(vjp)(*grads)
+    return [None if u else r for r, u in zip(res, unused)]

@@ -20,7 +20,7 @@ and differentiate again (gradgradcheck).
 """
 import math
 
-from .. import _dtype
+from .. import _dtype, _late
 from .grad_mode import is_grad_enabled
 from .linalg_derivatives import LINALG_DERIVATIVES
 
@@ -235,9 +235,11 @@ def _norm(g, x, p, y, dims, keepdim):
 
 def _softmax(log):
     def formula(g, y, dim):
-        # a backend's fused row kernel (webgpu) when the gradient itself is not differentiated
+        # a backend's fused row kernel (webgpu) when the gradient itself is not differentiated and both are plain
+        # tensors (not a vmap's batch of gradients, whose memory only the batching rules read)
         fused = getattr(y._backend, "softmax_backward", None)
-        if fused is not None and not (is_grad_enabled() and (g.requires_grad or y.requires_grad)):
+        if fused is not None and type(g) is type(y) is _late.Tensor and \
+                not (is_grad_enabled() and (g.requires_grad or y.requires_grad)):
             out, handled = fused(g, y, dim, log)
             if handled:
                 return out
@@ -279,7 +281,24 @@ def _alpha(sign):
 def _put_back(g, x_shape, logical):
     """A take's gradient: g accumulated into zeros of the input's shape at the positions (in its
     contiguous layout) the take read; the forward already checked them."""
-    return g.new_zeros((math.prod(x_shape),))._index_put_flat(logical, g, True).reshape(x_shape)
+    flat = g.new_zeros((math.prod(x_shape),))
+    if type(g) is not _late.Tensor:   # a vmap's batch of gradients (jacrev): through the batching rules
+        return flat.scatter_add(0, logical.reshape(-1), g.reshape(-1)).reshape(x_shape)
+    return flat._index_put_flat(logical, g, True).reshape(x_shape)
+
+
+def _zero_at(g, idx):
+    """g with zeros at the logical positions idx (an overwriting index_put's gradient of its input)."""
+    if type(g) is not _late.Tensor:   # a vmap's batch of gradients: through the batching rules
+        return g.reshape(-1).scatter(0, idx.reshape(-1), 0.0).reshape(g.shape)
+    return g._index_put_flat(idx, 0.0, False)
+
+
+def _take_back(g, idx):
+    """g at the logical positions idx (an index_put's gradient of its values)."""
+    if type(g) is not _late.Tensor:
+        return g.reshape(-1).gather(0, idx.reshape(-1)).reshape(idx.shape)
+    return g._take_flat(idx)
 
 
 # ---- views, copies and joins (ops/views.py, ops/shape.py) -----------------------------------------
@@ -676,8 +695,8 @@ DERIVATIVES = {
     "RollBackward0": _put_back,
     "TakeBackward0": _put_back,
     "IndexSelectBackward0": _put_back,
-    "IndexPutBackward0": {"x": lambda g, idx, accumulate: g if accumulate else g._index_put_flat(idx, 0.0, False),
-                          "v": lambda g, idx: g._take_flat(idx)},
+    "IndexPutBackward0": {"x": lambda g, idx, accumulate: g if accumulate else _zero_at(g, idx),
+                          "v": _take_back},
     # ---- conversions (ops/_creation.py): the node casts g back to the input's dtype ---------------
     "ToCopyBackward0": lambda g, x_device: g.to(x_device),
     # ---- activations (ops/activation.py); PyTorch numbers some in-place forms apart ---------

@@ -1,13 +1,16 @@
 """torch.autograd.forward_ad: dual tensors (a primal and its tangent at the open level) and forward-mode AD.
 
-A tangent lives on its tensor (`_fw`: the level's token and the tangent). While a level is open every routed
-op (`overrides.torch_function`) whose inputs carry tangents computes its result as usual, then its outputs'
-tangents from the derivative table, with no forward rule of its own: the op's vjp `u -> J^T u` is linear in
-`u`, so differentiating it once more with respect to `u` along the input tangents gives `J t` (the transpose
-trick: two backward passes over that one op). In-place ops set their destination's tangent; a view's tangent
-is the view of its base's tangent as a value (not memory shared with the base's tangent), so a dual tensor whose
-memory was written through another alias after its tangent was set raises when it is used (never a stale
-tangent).
+A tangent lives on its tensor (`_fw`: the level's token, the tangent, the storage version it was set at). While a
+level is open every routed op (`overrides.torch_function`) whose inputs carry tangents computes its result as
+usual, then its outputs' tangents from the derivative table, with no forward rule of its own: the op's vjp
+`u -> J^T u` is linear in `u`, so differentiating it once more with respect to `u` along the input tangents gives
+`J t` (the transpose trick: two backward passes over that one op).
+
+Views, as PyTorch's: a view's tangent is the part of its base's tangent it covers. An in-place op on a view
+writes its new tangent into that part of the base's (zeros when the base had none); a view whose memory was
+written since its tangent was set reads its tangent from its base's again. A make_dual result and a detached
+alias are their own bases (their tangents are not their primal's). A base's tangent is kept as one value per
+base (not memory shared with its views' tangents), so reading a view's tangent after a write costs a view of it.
 """
 import itertools
 from collections import namedtuple
@@ -50,19 +53,56 @@ class dual_level:
 
 
 def _tangent(x):
-    fw = getattr(x, "_fw", None)
-    if fw is None or _level[0] is None or fw[0] != _level[0][1]:
+    if _level[0] is None:
         return None
-    if fw[2] != x._storage.version:
-        raise RuntimeError("forward-mode AD: this dual tensor's memory was written in place through another view or "
-                           "its base after its tangent was set; webtorch keeps a view's tangent as a value (not "
-                           "memory shared with its base's tangent), so it would be stale. Write into the tensor "
-                           "itself, or clone the view before writing")
-    return fw[1]
+    fw = getattr(x, "_fw", None)
+    if fw is not None and fw[0] != _level[0][1]:
+        fw = None
+    if fw is not None and fw[2] == x._storage.version:
+        return fw[1]
+    base = _fw_base(x)
+    bt = _tangent(base) if base is not None else None
+    if bt is not None:   # a view: the part of its base's tangent it covers
+        flat, origin = _laid_out(base, bt)
+        t = flat.as_strided(tuple(x.shape), x.stride(), flat.storage_offset() + x._offset - origin)
+    elif fw is not None:   # written through an alias without tangents (a detached one): the tangent stands
+        t = fw[1]
+    else:
+        return None
+    _set_tangent(x, t)
+    return t
 
 
 def _set_tangent(x, t):
     x._fw = (_level[0][1], t, x._storage.version)
+
+
+def _fw_base(x):
+    """The tensor whose tangent holds x's: its base for a view (PyTorch's forward-differentiable view), None for
+    a tensor that is its own (a base, a make_dual result, a detached alias)."""
+    if hasattr(x, "_fw_base"):
+        return x._fw_base
+    return x._base if getattr(x, "_diff_view", False) else None
+
+
+def _laid_out(base, bt):
+    """(base's tangent laid out as base's memory, flat; the storage position of its element 0)."""
+    if base.is_contiguous():
+        return bt.reshape(-1), base._offset
+    flat = _late.creation.zeros(base._storage.numel, dtype=bt.dtype, device=bt.device)
+    return flat.as_strided_scatter(bt, tuple(base.shape), base.stride(), base._offset), 0
+
+
+def _write_into_base(x, t):
+    """An in-place op wrote x, a view: its new tangent t replaces the part of its base's tangent it covers."""
+    base = _fw_base(x)
+    if base is None:
+        return
+    bt = _tangent(base)
+    flat, origin = _laid_out(base, _late.creation.zeros_like(base) if bt is None else bt)
+    flat = flat.as_strided_scatter(t, tuple(x.shape), x.stride(), flat.storage_offset() + x._offset - origin)
+    _set_tangent(base, flat.view(base.shape) if base.is_contiguous() else
+                 flat.as_strided(tuple(base.shape), base.stride(), base._offset))
 
 
 def make_dual(tensor, tangent, *, level=None):
@@ -80,6 +120,7 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent.dtype != tensor.dtype:
         tangent = tangent.to(tensor.dtype)
     dual = tensor.view_as(tensor)
+    dual._fw_base = None   # its tangent is its own, not a part of its primal's
     _set_tangent(dual, tangent)
     return dual
 
@@ -166,4 +207,10 @@ def _propagate(fn, args, kwargs):
     for o, t in zip(_outputs(args[0] if written else out), tangents):
         if t is not None and (o.dtype.is_floating_point or o.dtype.is_complex):
             _set_tangent(o, t)
+            if written:
+                _write_into_base(o, t)
+            elif o._base is not None:   # a view of a dual input: its forward base is that input's
+                src = next((x for _, x in duals if x._storage is o._storage), None)
+                if src is not None:
+                    o._fw_base = src if _fw_base(src) is None else _fw_base(src)
     return out

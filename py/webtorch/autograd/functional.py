@@ -1,8 +1,10 @@
 """torch.autograd.functional: vjp, jvp, vhp, hvp, jacobian, hessian (built on autograd.grad, as PyTorch's).
 
 A tuple of inputs gives a tuple of results, a single Tensor a single one. `jvp` is the double-backward trick
-(the vjp is linear in its vector: differentiate it along `v`); `jacobian(strategy="forward-mode")` takes one
-forward-mode jvp (`autograd.forward_ad`) per input element.
+(the vjp is linear in its vector: differentiate it along `v`). `jacobian` takes one backward per output element,
+or with `vectorize=True` one backward vmapped over the identity (`grad(is_grads_batched=True)`);
+`strategy="forward-mode"` vmaps forward-mode AD (`autograd.forward_ad`'s dual tensors) over the identity of the
+inputs' elements, as PyTorch's.
 """
 from .. import _late
 from . import forward_ad
@@ -142,25 +144,49 @@ def _basis(x, m):
     return e.reshape(x.shape)
 
 
+def _standard_basis(tensors):
+    """PyTorch's _construct_standard_basis_for: the identity over all the tensors' elements, split by tensor:
+    one (total, numel) block each."""
+    numels = [t.numel() for t in tensors]
+    blocks, diag = [], 0
+    for t, n in zip(tensors, numels):
+        b = t.new_zeros(sum(numels), n)
+        b.diagonal(diag).fill_(1)
+        blocks.append(b)
+        diag -= n
+    return blocks, numels
+
+
+def _jacobian_vectorized(outs, inputs, create_graph):
+    """One backward vmapped over the identity of the outputs' elements (autograd.grad(is_grads_batched=True))."""
+    basis, numels = _standard_basis(outs)
+    diff = [(o.reshape(-1), b) for o, b in zip(outs, basis) if o.requires_grad]
+    rows = grad([o for o, _ in diff], inputs, [b for _, b in diff], create_graph=create_graph, allow_unused=True,
+                is_grads_batched=True) if diff else (None,) * len(inputs)
+    rows = [_late.creation.zeros_like(x).expand((sum(numels),) + tuple(x.shape)) if r is None else r
+            for r, x in zip(rows, inputs)]
+    per_in = [[j.view(tuple(o.shape) + tuple(x.shape)) for j, o in zip(r.split(numels, 0), outs)]
+              for r, x in zip(rows, inputs)]
+    return [tuple(p[k] for p in per_in) for k in range(len(outs))]
+
+
 def _jacobian_forward(func, inputs):
-    """Jacobians column by column: one forward-mode jvp per input element."""
-    cols, outs = [[] for _ in inputs], None
-    for i, x in enumerate(inputs):
-        for m in range(x.numel()):
-            with forward_ad.dual_level():
-                duals = [forward_ad.make_dual(y, _basis(y, m) if j == i else _late.creation.zeros_like(y))
-                         for j, y in enumerate(inputs)]
-                outs = _as_tuple(func(*duals))
-                cols[i].append([forward_ad.unpack_dual(o).tangent for o in outs[1]])
-                outs = (outs[0], tuple(o.detach() for o in outs[1]))
-    if outs is None:
-        outs = _as_tuple(func(*inputs))
-    res = []
-    for k, o in enumerate(outs[1]):
-        res.append(tuple(
-            _late.shape.stack([(c[k] if c[k] is not None else _late.creation.zeros_like(o)) for c in cols[i]],
-                              -1).reshape(tuple(o.shape) + tuple(x.shape)) for i, x in enumerate(inputs)))
-    return outs[0], res
+    """forward-mode AD (dual tensors) vmapped over the identity of the inputs' elements, as PyTorch's _jacfwd."""
+    basis, numels = _standard_basis(inputs)
+    info = []
+
+    def jvp(*tangents):
+        with forward_ad.dual_level():
+            duals = tuple(forward_ad.make_dual(x, t.view_as(x)) for x, t in zip(inputs, tangents))
+            is_out, outs = _as_tuple(func(*duals))
+            info[:] = [is_out, [forward_ad.unpack_dual(o).primal.detach() for o in outs]]
+            return tuple(_late.creation.zeros_like(o) if t is None else t
+                         for o, t in ((o, forward_ad.unpack_dual(o).tangent) for o in outs))
+    cols = _late.vmap(jvp)(*basis)
+    is_out, outs = info
+    res = [tuple(j.permute(*range(1, j.dim()), 0).reshape(tuple(o.shape) + tuple(x.shape))
+                 for j, x in zip(c.split(numels, 0), inputs)) for c, o in zip(cols, outs)]
+    return is_out, res
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -174,25 +200,41 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
                                       '`strategy="forward-mode"` are not supported together (yet). Please either '
                                       'set `create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are '
+                               'not supported together (yet). Please either set `strict=False` or '
+                               '`strategy="reverse-mode"`.')
         if not vectorize:
             raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
                                       "only implemented for `vectorize=True`.")
-        is_out, res = _jacobian_forward(func, tuple(x.detach() for x in inputs))
+        is_out, res = _jacobian_forward(func, inputs)
     else:
         with enable_grad():
             inputs = _prepare(inputs, create_graph)
             is_out, outs = _as_tuple(func(*inputs))
-            res = _jacobian_rows(outs, inputs, create_graph, strict)
+            if vectorize and strict:
+                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+                                   "not supported together. Please either set `strict=False` or "
+                                   "`vectorize=False`.")
+            res = _jacobian_vectorized(outs, inputs, create_graph) if vectorize else \
+                _jacobian_rows(outs, inputs, create_graph, strict)
     res = [tuple(j if create_graph else j.detach() for j in r) for r in res]
     res = [_post(r, is_in) for r in res]
     return _post(tuple(res), is_out)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
-    is_in, t_in = _as_tuple(inputs)
+    """The Jacobian of the gradient: reverse-over-reverse, or forward-over-reverse (outer_jacobian_strategy)."""
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    is_in = _as_tuple(inputs)[0]
 
     def jac(*xs):
-        out = _scalar_output(func, xs, "hessian")
-        g = grad(out, xs, create_graph=True, allow_unused=True)
+        if outer_jacobian_strategy == "forward-mode":
+            xs = tuple(x.requires_grad_(True) for x in xs)
+        with enable_grad():
+            out = _scalar_output(func, xs, "hessian")
+            g = grad(out, xs, create_graph=True, allow_unused=True)
         return _post(_zeros_for_none(g, xs, strict, "jacobian"), is_in)
-    return jacobian(jac, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize)
+    return jacobian(jac, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                    strategy=outer_jacobian_strategy)

@@ -263,7 +263,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     base = _creation.empty(_storage_numel(size, stride), dtype=dtype, device=device)
-    return base.as_strided(tuple(size), tuple(stride)).detach().requires_grad_(requires_grad)
+    out = base.as_strided(tuple(size), tuple(stride)).detach()
+    out._base = None   # a base of its own, as PyTorch's (its views write into it)
+    return out.requires_grad_(requires_grad)
 
 
 @register_method
