@@ -488,6 +488,15 @@ REGRESSIONS = {
         "v2 = m.median(v0, 1)[0]",
         "v3 = m.mode(v0, 0)[0]",
         "m.autograd.backward([v1, v2, v3], [m.full((2,), -0.0, device=dev), m.full((2,), -0.0, device=dev), m.full((3,), -0.0, device=dev)])"],
+    "flip_roll_grad_written": [  # +0.0: flip's / roll's gradient added into zeros (PyTorch flips / rolls g)
+        "v0 = m.tensor([[[2.25, 0.75, -1.25], [-1.75, 1.25, -0.75]]], device=dev, requires_grad=True)",
+        "v1 = v0.flip(1)",
+        "v2 = v1.abs_()",
+        "v3 = v0.roll(1, 2) * 1.0",
+        "m.autograd.backward([v1, v3], [m.tensor([[[0.0, 0.0, 1.0], [-0.5, 0.25, 1.0]]], device=dev), m.full((1, 2, 3), -0.0, device=dev)])"],
+    "scatter_src_dims": [  # computed; PyTorch checks src's dims against index's
+        "v0 = m.tensor([3.5], device=dev)",
+        "v1 = m.scatter(v0, -1, m.zeros_like(v0, dtype=m.int64), m.tensor([[3.5], [-4.0]], device=dev))"],
     "sgd_float16_alpha": [  # alpha unrounded; PyTorch's vectorized kernel (64 elements: no scalar tail) rounds alpha
         "v0 = (m.arange(64, device=dev) * 0.37 - 11.0).to(m.float16).requires_grad_()",
         "v1 = m.arange(64, device=dev).to(m.float16) * 0.1 - 3.0",

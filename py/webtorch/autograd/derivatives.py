@@ -287,6 +287,15 @@ def _put_back(g, x_shape, logical):
     return flat._index_put_flat(logical, g, True).reshape(x_shape)
 
 
+def _permuted_back(g, x_shape, logical):
+    """flip's and roll's: each element of g written back where it came from (PyTorch's flip / roll of g:
+    a -0.0 keeps its sign, where adding into zeros gives 0.0)."""
+    flat = g.new_zeros((math.prod(x_shape),))
+    if type(g) is not _late.Tensor:   # a vmap's batch of gradients: through the batching rules
+        return flat.scatter(0, logical.reshape(-1), g.reshape(-1)).reshape(x_shape)
+    return flat._index_put_flat(logical, g, False).reshape(x_shape)
+
+
 def _zero_at(g, idx):
     """g with zeros at the logical positions idx (an overwriting index_put's gradient of its input)."""
     if type(g) is not _late.Tensor:   # a vmap's batch of gradients: through the batching rules
@@ -691,8 +700,8 @@ DERIVATIVES = {
     # ---- indexing (ops/indexing.py): a take at storage offsets, a put at flat positions ---------
     "IndexBackward0": _put_back,
     "GatherBackward0": _put_back,
-    "FlipBackward0": _put_back,
-    "RollBackward0": _put_back,
+    "FlipBackward0": _permuted_back,
+    "RollBackward0": _permuted_back,
     "TakeBackward0": _put_back,
     "IndexSelectBackward0": _put_back,
     "IndexPutBackward0": {"x": lambda g, idx, accumulate: g if accumulate else _zero_at(g, idx),

@@ -574,6 +574,8 @@ def _scatter(input, dim, index, src, accumulate, name):
     d = wrap_dim(dim, input.dim())
     if index.dim() != input.dim():
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if isinstance(src, Tensor) and max(src.dim(), 1) != max(index.dim(), 1) and index.numel():
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     index = _check_gather_range(index, input.shape[d], d)
     lin = _scatter_offsets(input, d, index)
     vals = _narrow_to(src, index.shape)
