@@ -184,6 +184,7 @@ class Fusion:
         self.root = None          # the group's matmul: root(Epilogue or None) dispatches it
         self.rootbufs = ()        # ids of its operands' buffers
         self.flag = False         # a node binds the int64/division flag (one more binding)
+        self.live_bound = 0       # at least the count of live outputs (`_live_outputs`)
 
     def set_enabled(self, on):
         self.flush()
@@ -197,9 +198,8 @@ class Fusion:
         self._newviews = []
         shape = self.shape
         for k, x in enumerate(inputs):
-            want = "bool" if (op == "where" and k == 0) else cdtype
             if not isinstance(x, Strided):
-                args.append(("s", scalar_bits(x, want)))
+                args.append(("s", scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype)))
                 continue
             b = x.buf
             nd = getattr(b, "pend", None)
@@ -209,11 +209,11 @@ class Fusion:
                     return None
                 args.append(("n", nd.idx))
                 continue
-            if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
-                return None
             key = (id(b), x.offset, tuple(x.strides), x.dtype)
             li = self.leaves.get(key)
             if li is None:
+                if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
+                    return None
                 li = newv.get(key)
                 if li is None:
                     li = newv[key] = len(self.leafviews) + len(newv)
@@ -224,7 +224,10 @@ class Fusion:
         return args, newv, newb
 
     def _live_outputs(self):
-        return sum(1 for nd in self.nodes if nd.ref() is not None)
+        """the count of pending outputs still alive (kept as `live_bound`, which each new node raises by one:
+        outputs only die, so it bounds the count until the next one)"""
+        self.live_bound = sum(1 for nd in self.nodes if nd.ref() is not None)
+        return self.live_bound
 
     def defer(self, op, out, inputs, cdtype):
         """Record `ewise(op, out, inputs, cdtype)` as a pending node; False when it must be
@@ -255,8 +258,9 @@ class Fusion:
             self.shape, self.n = shape, n
         r = self._args(op, inputs, cdtype)
         if r is not None and len(self.nodes) < self.max_nodes:
-            nb = len(self.leafbufs) + len(r[2]) + (self.flag or flag)
-            if nb + len(self.nodes) + 1 > self.max_bind and nb + self._live_outputs() + 1 > self.max_bind:
+            nb = len(self.leafbufs) + len(r[2]) + (self.flag or flag) + 1
+            if nb + len(self.nodes) > self.max_bind and nb + self.live_bound > self.max_bind and \
+                    nb + self._live_outputs() > self.max_bind:
                 r = None
         if r is None:
             self.flush()
@@ -274,6 +278,7 @@ class Fusion:
         self.nodes.append(nd)
         self.flag = self.flag or flag
         ob.pend = nd
+        self.live_bound += 1
         self.fused_ops += 1
         return True
 
@@ -296,6 +301,7 @@ class Fusion:
         nd = Pending("matmul", "float32", "float32", (), ob, 0)
         self.nodes.append(nd)
         ob.pend = nd
+        self.live_bound = 1
         return True
 
     # ---- materializing ----------------------------------------------------------------
