@@ -152,8 +152,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
 
     public.__name__ = op
     in_place.__name__ = op + "_"
-    if rule != "bool" and floats:
-        public._fast = _hotpath.unary(op, ref is None, fn is not None, half)
+    public._fast = _hotpath.unary(op, ref is None, fn is not None, half) if floats and rule != "bool" else None
     if not exported:
         return routed(public)
     if inplace:
@@ -277,8 +276,8 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
 
     public.__name__ = op
     in_place.__name__ = op + "_"
-    if rule in ("arith", "div"):
-        public._fast = _hotpath.binary(op, ref is None, fn is not None, scalars=not tensor_other)
+    public._fast = _hotpath.binary(op, ref is None, fn is not None, not tensor_other) if rule in ("arith", "div") \
+        else None
     if not exported:
         return routed(public)
     if inplace:

@@ -25,6 +25,8 @@ _on = [os.environ.get("WEBTORCH_HOTPATH", "1") != "0"]
 _grad = grad_mode._state
 _tracing = overrides._tracing
 _SCALAR_MAX = 1 << 53  # a Python int past this takes the general path (its range checks)
+_STRIDES = {}  # shape -> its contiguous strides
+_strided = tuple.__new__  # Strided(*fields) without the namedtuple's Python-level __new__
 
 
 def set_enabled(on):
@@ -42,19 +44,24 @@ def _view(t, shape):
     stride = t._stride
     if 1 in shape:
         stride = tuple([0 if n == 1 else s for n, s in zip(shape, stride)])
-    return Strided(st.buf, shape, stride, t._offset, st.dtype.name)
+    return _strided(Strided, (st.buf, shape, stride, t._offset, st.dtype.name))
 
 
-def _compute(op, st, inputs, shape):
-    """A new contiguous tensor of `shape` on st's device and dtype: the backend's ewise(op, inputs)."""
+def _strides(shape):
+    """contiguous_strides(shape), remembered (for up to 1024 shapes at a time)."""
+    if len(_STRIDES) >= 1024:
+        _STRIDES.clear()
+    st = _STRIDES[shape] = contiguous_strides(shape)
+    return st
+
+
+def _compute(op, st, inputs, t):
+    """A new contiguous tensor of t's shape (inputs[0]'s), st's device and dtype: the backend's ewise(op, inputs)."""
     be, dt = st.backend, st.dtype
-    n = math.prod(shape)
-    buf = be.empty(n, dt.name)
-    strides = contiguous_strides(shape)
-    out = Tensor._make(Storage(buf, dt, st.device, n, be), shape, strides, 0)
-    if n:
-        be.ewise(op, Strided(buf, shape, strides, 0, dt.name), inputs, dt.name)
-    return out
+    shape = inputs[0].shape
+    buf = be.ewise_new(op, shape, inputs, dt.name)
+    return Tensor._make(Storage(buf, dt, st.device, math.prod(shape), be), t._shape,
+                        _STRIDES.get(shape) or _strides(shape), 0)
 
 
 def _taken(a, op, primitive):
@@ -86,10 +93,10 @@ def binary(op, primitive, differentiable=True, scalars=True):
             if sb.dtype is not sa.dtype or sb.device is not sa.device or b._shape != a._shape or \
                     grad and (a._requires_grad or b._requires_grad or a._base is not None or b._base is not None):
                 return None
-            return _compute(op, sa, [_view(a, shape), _view(b, shape)], shape)
+            return _compute(op, sa, [_view(a, shape), _view(b, shape)], a)
         if scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and \
                 sa.dtype.itemsize > 2 and not (grad and (a._requires_grad or a._base is not None)):
-            return _compute(op, sa, [_view(a, shape), b], shape)  # (float16/bfloat16 round the number first)
+            return _compute(op, sa, [_view(a, shape), b], a)  # (float16/bfloat16 round the number first)
         return None
     return fast
 
@@ -107,5 +114,5 @@ def unary(op, primitive, differentiable=True, half=True):
                 differentiable and _grad["enabled"] and (a._requires_grad or a._base is not None):
             return None
         shape = tuple(a._shape)
-        return _compute(op, st, [_view(a, shape)], shape)
+        return _compute(op, st, [_view(a, shape)], a)
     return fast

@@ -43,7 +43,7 @@ class WebGPUBackend(Kernels, Backend):
         self._checks = []       # pending device-side checks: (view, keep-alive, fail)
         # the kernels of the primitive set: a component over this backend's plumbing (Kernels)
         p = self.prims = Primitives(self)
-        self.ewise, self.reduce, self.scan, self.sort = p.ewise, p.reduce, p.scan, p.sort
+        self.ewise, self.ewise_new, self.reduce, self.scan, self.sort = p.ewise, p.ewise_new, p.reduce, p.scan, p.sort
         self.take, self.put, self.arange, self.random, self.matmul = p.take, p.put, p.arange, p.random, p.matmul
 
     def capture(self, on_read=None):

@@ -240,15 +240,26 @@ class Fusion:
         if out.offset != 0 or getattr(ob, "numel", -1) != n or getattr(ob, "pend", 1) is not None or \
                 out.dtype != ob.dtype or not is_contiguous(shape, out.strides):
             return False
+        if id(ob) in self.leafbufs:           # a pending node reads its old contents
+            for x in inputs:
+                if isinstance(x, Strided) and x.buf is ob:
+                    return False
+            self.flush()
+        return self.record(op, ob, shape, n, inputs, cdtype)
+
+    def record(self, op, ob, shape, n, inputs, cdtype):
+        """`defer` into the whole of buffer `ob` (of `shape`, n elements, its own dtype the op's out dtype), which
+        no pending node reads or writes (a new buffer: what the element-wise hot path gives, `Primitives.ewise_new`)."""
+        if not self.enabled or self.busy:
+            return False
         for x in inputs:
             if isinstance(x, Strided) and (x.buf is ob or getattr(x.buf, "dtype", None) is None):
                 return False
-        if id(ob) in self.leafbufs:           # a pending node reads its old contents
-            self.flush()
-        ck = (op, cdtype)
-        if ck not in self.checked:              # unsupported op/dtype: raise now, not later
-            self.checked[ck] = "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
-        flag = self.checked[ck] or "int64" in (cdtype, out.dtype)
+        odt = ob.dtype
+        flag = self.checked.get((op, cdtype))
+        if flag is None:                        # unsupported op/dtype: raise now, not later
+            flag = self.checked[op, cdtype] = "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
+        flag = flag or "int64" in (cdtype, odt)
         if self.nodes and shape != self.shape:
             if self.root is not None and len(self.nodes) == 1 and n == self.n:
                 self.shape = shape         # a lone product's elements, read in row-major order
@@ -271,10 +282,11 @@ class Fusion:
             self.shape, self.n = shape, n
             r = self._args(op, inputs, cdtype)
         args, newv, newb = r
-        self.leaves.update(newv)
-        self.leafviews.extend(self._newviews)
-        self.leafbufs.update(newb)
-        nd = Pending(op, cdtype, out.dtype, tuple(args), ob, len(self.nodes))
+        if newv:
+            self.leaves.update(newv)
+            self.leafviews.extend(self._newviews)
+            self.leafbufs.update(newb)
+        nd = Pending(op, cdtype, odt, tuple(args), ob, len(self.nodes))
         self.nodes.append(nd)
         self.flag = self.flag or flag
         ob.pend = nd
