@@ -74,10 +74,12 @@ def _taken(a, op, primitive):
     return None
 
 
-def binary(op, primitive, differentiable=True, scalars=True):
+def binary(op, primitive, record=None, scalars=True):
     """fast(args) of the binary op `op` whose result keeps its operands' one floating dtype (dtype rules
     'arith', 'div'), computed by the backend's kernel `op` (`primitive` False: its fast path, if it has
-    one). scalars=False: a Python number operand takes the general path (its TypeError)."""
+    one). record(a, b, dtype): the op with its graph node (None: not differentiable), called as the general
+    path would when an operand requires grad (views take the general path). scalars=False: a Python number
+    operand takes the general path (its TypeError)."""
     def fast(args):
         if len(args) != 2:
             return None
@@ -85,34 +87,37 @@ def binary(op, primitive, differentiable=True, scalars=True):
         sa = _taken(a, op, primitive)
         if sa is None:
             return None
-        grad = differentiable and _grad["enabled"]
+        grad = record is not None and _grad["enabled"]
         shape = tuple(a._shape)
         tb = type(b)
         if tb is Tensor:
             sb = b._storage
-            if sb.dtype is not sa.dtype or sb.device is not sa.device or b._shape != a._shape or \
-                    grad and (a._requires_grad or b._requires_grad or a._base is not None or b._base is not None):
+            if sb.dtype is not sa.dtype or sb.device is not sa.device or b._shape != a._shape:
                 return None
+            if grad and (a._requires_grad or b._requires_grad or a._base is not None or b._base is not None):
+                return record(a, b, sa.dtype) if a._base is None and b._base is None else None
             return _compute(op, sa, [_view(a, shape), _view(b, shape)], a)
-        if scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and \
-                sa.dtype.itemsize > 2 and not (grad and (a._requires_grad or a._base is not None)):
-            return _compute(op, sa, [_view(a, shape), b], a)  # (float16/bfloat16 round the number first)
+        if scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and sa.dtype.itemsize > 2:
+            if grad and (a._requires_grad or a._base is not None):  # (float16/bfloat16 round the number first)
+                return record(a, b, sa.dtype) if a._base is None else None
+            return _compute(op, sa, [_view(a, shape), b], a)
         return None
     return fast
 
 
-def unary(op, primitive, differentiable=True, half=True):
+def unary(op, primitive, record=None, half=True):
     """fast(args) of the unary op `op` whose floating result keeps its input's dtype, computed by the
     backend's kernel `op`: a primitive, or (`primitive` False) a decomposed op the backend has a fast path
-    for. half=False: float16/bfloat16 inputs take the general path (its error)."""
+    for. record(a, dtype): as `binary`'s. half=False: float16/bfloat16 inputs take the general path (its error)."""
     def fast(args):
         if len(args) != 1:
             return None
         a = args[0]
         st = _taken(a, op, primitive)
-        if st is None or not half and st.dtype.itemsize == 2 or \
-                differentiable and _grad["enabled"] and (a._requires_grad or a._base is not None):
+        if st is None or not half and st.dtype.itemsize == 2:
             return None
+        if record is not None and _grad["enabled"] and (a._requires_grad or a._base is not None):
+            return record(a, st.dtype) if a._base is None else None
         shape = tuple(a._shape)
         return _compute(op, st, [_view(a, shape)], a)
     return fast

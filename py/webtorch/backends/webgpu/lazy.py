@@ -193,7 +193,8 @@ class Fusion:
     # ---- recording --------------------------------------------------------------------
     def _args(self, op, inputs, cdtype):
         """-> (args, new leaf views, new leaf buffers) or None when a pending input is read
-        through a view that cannot be inlined."""
+        through a view that cannot be inlined, or a leaf is the group's matmul operand or no
+        GPU buffer of its dtype."""
         args, newv, newb = [], {}, {}
         self._newviews = []
         shape = self.shape
@@ -240,10 +241,10 @@ class Fusion:
         if out.offset != 0 or getattr(ob, "numel", -1) != n or getattr(ob, "pend", 1) is not None or \
                 out.dtype != ob.dtype or not is_contiguous(shape, out.strides):
             return False
+        for x in inputs:
+            if isinstance(x, Strided) and x.buf is ob:
+                return False
         if id(ob) in self.leafbufs:           # a pending node reads its old contents
-            for x in inputs:
-                if isinstance(x, Strided) and x.buf is ob:
-                    return False
             self.flush()
         return self.record(op, ob, shape, n, inputs, cdtype)
 
@@ -252,9 +253,6 @@ class Fusion:
         no pending node reads or writes (a new buffer: what the element-wise hot path gives, `Primitives.ewise_new`)."""
         if not self.enabled or self.busy:
             return False
-        for x in inputs:
-            if isinstance(x, Strided) and (x.buf is ob or getattr(x.buf, "dtype", None) is None):
-                return False
         odt = ob.dtype
         flag = self.checked.get((op, cdtype))
         if flag is None:                        # unsupported op/dtype: raise now, not later
@@ -273,14 +271,12 @@ class Fusion:
             if nb + len(self.nodes) > self.max_bind and nb + self.live_bound > self.max_bind and \
                     nb + self._live_outputs() > self.max_bind:
                 r = None
-        if r is None:
+        if r is None or len(self.nodes) >= self.max_nodes:
             self.flush()
             self.shape, self.n = shape, n
             r = self._args(op, inputs, cdtype)
-        elif len(self.nodes) >= self.max_nodes:
-            self.flush()
-            self.shape, self.n = shape, n
-            r = self._args(op, inputs, cdtype)
+            if r is None:                       # an input that is no GPU buffer of its dtype
+                return False
         args, newv, newb = r
         if newv:
             self.leaves.update(newv)
