@@ -2,13 +2,13 @@
 
 An element-wise declaration (`ops/_elementwise.py`, `ops/pointwise.py`) hands its routed public function
 (`overrides.torch_function`) a `fast(args)` made here, which that wrapper tries first when a call has no
-keyword arguments. It computes the op only in the case where the general path would do nothing but
-checks: exact `Tensor` operands (no subclass, so no `__torch_function__`, vmap or fx proxy) of one
-floating dtype, device and shape, or a tensor and a Python float/int; no fx tracer and no forward-AD level
-open; no graph to record (grad mode off, or no operand that requires grad or is a view). It then calls the
-backend's `ewise` primitive with exactly the arguments the general path gives it (`ops/_prims.py`), so
-values, dtypes, kernels and webgpu's lazy fusion are the same. Anything else returns None and takes the
-general path, which owns every check and error message.
+keyword arguments. It takes the case where the general path would do nothing but checks: exact `Tensor`
+operands (no subclass, so no `__torch_function__`, vmap or fx proxy) of one floating dtype, device and
+shape, or a tensor and a Python float/int; no fx tracer and no forward-AD level open. Without a graph to
+record it calls the backend's `ewise_new` with the operands the general path gives `ewise`
+(`ops/_prims.py`), so values, dtypes, kernels and webgpu's lazy fusion are the same; with one (an operand
+requires grad, none is a view) it calls the op's graph node as the general path does. Anything else returns
+None and takes the general path, which owns every check and error message.
 
 `WEBTORCH_HOTPATH=0` (or `set_enabled(False)`) turns it off: tests/test_hotpath.py compares the two.
 """
@@ -32,10 +32,6 @@ _strided = tuple.__new__  # Strided(*fields) without the namedtuple's Python-lev
 def set_enabled(on):
     """Turn the hot path on or off (the general path computes the same values)."""
     _on[0] = bool(on)
-
-
-def is_enabled():
-    return _on[0]
 
 
 def _view(t, shape):
