@@ -1,13 +1,18 @@
 """Python overhead per op: µs per call of common ops on tiny (16-element) tensors.
 
     python bench/op_overhead.py [cpu|webgpu] [--frontend] [--calls] [--profile OP]
+    python bench/op_overhead.py --against DIR [--rounds N]
 
 --frontend replaces the backend's compute primitives (ewise, reduce, matmul) with no-ops, so
 the figures are webtorch's own Python per op (dispatch, promotion, autograd, allocation).
 --calls adds the Python function calls per op (cProfile's count, the figure Pyodide's profile gives).
 WEBTORCH_PY=dir runs another checkout's library (before/after comparisons).
+--against DIR prints another checkout's library (DIR: its py/) and this one side by side, cpu and
+webgpu, from N rounds (default 3) of subprocesses alternating the two; each figure the best of its rounds.
 """
+import json
 import os
+import subprocess
 import sys
 import timeit
 
@@ -41,7 +46,30 @@ def cases(dev):
     }
 
 
+def against(other, rounds):
+    """{(side, device): {op: best us}} alternating this checkout and `other` in subprocesses."""
+    best = {}
+    for _ in range(rounds):
+        for side, py in (("before", other), ("after", "")):
+            for dev in ("cpu", "webgpu"):
+                env = dict(os.environ, WEBTORCH_PY=py)
+                out = subprocess.run([sys.executable, __file__, dev, "--json"], env=env, capture_output=True,
+                                     text=True, check=True).stdout
+                for op, t in json.loads(out.splitlines()[-1]).items():
+                    b = best.setdefault((side, dev), {})
+                    b[op] = min(t, b.get(op, t))
+    ops = list(best["after", "cpu"])
+    print("| us per op | cpu before | cpu after | webgpu before | webgpu after |")
+    print("|---|---:|---:|---:|---:|")
+    for op in ops:
+        print(f"| `{op}` | " + " | ".join(f"{best[side, dev][op]:.2f}" for dev in ("cpu", "webgpu")
+                                         for side in ("before", "after")) + " |")
+
+
 def main():
+    if "--against" in sys.argv:
+        rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
+        return against(os.path.abspath(sys.argv[sys.argv.index("--against") + 1]), rounds)
     dev = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "cpu"
     cs = cases(dev)
     if "--frontend" in sys.argv:
@@ -59,9 +87,12 @@ def main():
         pr.disable()
         pstats.Stats(pr).sort_stats("tottime").print_stats(25)
         return
+    times = {}
     for name, f in cs.items():
         n = 3000
-        t = min(timeit.repeat(f, number=n, repeat=7)) / n * 1e6
+        t = times[name] = min(timeit.repeat(f, number=n, repeat=7)) / n * 1e6
+        if "--json" in sys.argv:
+            continue
         calls = ""
         if "--calls" in sys.argv:
             import cProfile
@@ -73,6 +104,8 @@ def main():
             pr.disable()
             calls = f" {pstats.Stats(pr).total_calls / 100:6.0f} calls"
         print(f"{name:18s} {t:7.2f} us{calls}")
+    if "--json" in sys.argv:
+        print(json.dumps(times))
 
 
 if __name__ == "__main__":

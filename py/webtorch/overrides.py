@@ -49,9 +49,16 @@ _PLAIN = frozenset((Tensor, int, float, bool, type(None)))  # argument types tha
 
 
 def torch_function(fn):
-    """Route calls through __torch_function__ when an argument overrides it."""
+    """Route calls through __torch_function__ when an argument overrides it. `fn._fast`, where an op has
+    one (ops/_hotpath.py), is tried first on calls without keywords: its result, or None for the general path."""
+    fast = getattr(fn, "_fast", None)
+
     @functools.wraps(fn)
     def public(*args, **kwargs):
+        if fast is not None and not kwargs:
+            r = fast(args)
+            if r is not None:
+                return r
         for a in args:
             if type(a) not in _PLAIN and not _tf_state["disabled"] and not isinstance(a, (int, float, bool)):
                 if _overloaded(args, kwargs):

@@ -29,6 +29,7 @@ toward zero.
 from collections import namedtuple
 
 from .. import _dtype
+from .._geometry import contiguous_strides, numel
 from .elementwise import RECORDS, primitives, subscribe
 
 Strided = namedtuple("Strided", "buf shape strides offset dtype")
@@ -110,6 +111,15 @@ class Backend:
         """out[i] = op(*inputs[i]) for every index i of out.shape; each input is a Strided
         already broadcast to out.shape (stride 0 where broadcast) or a Python scalar."""
         raise NotImplementedError
+
+    def ewise_new(self, op, shape, inputs, cdtype):
+        """A new buf of shape's elements in cdtype, row-major, holding ewise(op, out, inputs, cdtype): the call
+        of the element-wise hot path (`ops/_hotpath.py`), which a backend may make in fewer steps."""
+        n = numel(shape)
+        buf = self.empty(n, cdtype)
+        if n:
+            self.ewise(op, Strided(buf, shape, contiguous_strides(shape), 0, cdtype), inputs, cdtype)
+        return buf
 
     def reduce(self, op, out, inp):
         """inp.shape == out.shape + inner; out[i] = op over all inner elements of inp[i].

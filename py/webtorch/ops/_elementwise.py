@@ -8,7 +8,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.derivatives import DERIVATIVES
 from ..backends import elementwise
-from . import _prims
+from . import _hotpath, _prims
 from ._common import (
     OUT_DTYPE_SAME,
     check_inplace_dtype,
@@ -152,6 +152,8 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
 
     public.__name__ = op
     in_place.__name__ = op + "_"
+    public._fast = _hotpath.unary(op, ref is None, fn and (lambda x, dt: fn.apply(x, dt, *defaults)), half) \
+        if floats and rule != "bool" else None
     if not exported:
         return routed(public)
     if inplace:
@@ -275,6 +277,8 @@ def binary(op, rule, node=None, *, ref=None, scalar_node=None, scalar_self=False
 
     public.__name__ = op
     in_place.__name__ = op + "_"
+    record = fn and (lambda a, b, dt: _binary_node(fn, a, b).apply(a, b, dt, dt))
+    public._fast = _hotpath.binary(op, ref is None, record, not tensor_other) if rule in ("arith", "div") else None
     if not exported:
         return routed(public)
     if inplace:

@@ -14,7 +14,7 @@ import struct
 from .. import _dtype
 from .._tensor import Tensor
 from ..overrides import torch_function
-from . import _cephes, _prims
+from . import _cephes, _hotpath, _prims
 from ._common import (
     OUT_DTYPE_SAME,
     check_inplace_dtype,
@@ -325,6 +325,7 @@ def _make_add(opname, F):
 
     public.__name__ = opname
     inplace.__name__ = opname + "_"
+    public._fast = _hotpath.binary(opname, True, lambda a, b, dt: F.apply(a, b, 1, dt))
     return torch_function(public), torch_function(inplace)
 
 
@@ -377,7 +378,6 @@ def _div_rounding_kernel(a, b, mode):
 DivRounding = formula_node("DivBackward2", _div_rounding_kernel, ("a", "b", "mode"))
 
 
-@register
 def divide(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return _div_plain(input, other, out=out)
@@ -395,6 +395,8 @@ def divide(input, other, *, rounding_mode=None, out=None):
     return write_out(r, out, input, other, full_overlap_ok=True)
 
 
+divide._fast = _div_plain._fast  # without rounding_mode: true division's hot path
+divide = register(divide)
 _div_ = METHODS["div_"]
 
 

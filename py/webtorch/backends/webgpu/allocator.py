@@ -57,6 +57,7 @@ class CachingAllocator:
         self.live = {}
         self.pins = {}                   # id(handle) -> [pin count, handle, size if released]
         self.fresh = None                # while a capture watches: {id(handle): size} of each handed out
+        self._classes = {}               # bytes asked -> their size class (at most max_bytes)
 
     def pin(self, h):
         """Keep handle h out of the pool while a captured program uses it (capture.py)."""
@@ -75,17 +76,20 @@ class CachingAllocator:
                 self.release(h, e[2])
 
     def alloc(self, nbytes):
-        if nbytes > self.max_bytes:
-            raise RuntimeError(
-                f"WebGPU out of memory: tried to allocate {nbytes} bytes, over the adapter's "
-                f"largest buffer ({self.max_bytes} bytes: maxBufferSize/maxStorageBufferBindingSize)")
-        size = min(_size_class(nbytes), max(self.max_bytes, 4) & ~3)
+        size = self._classes.get(nbytes)
+        if size is None:
+            if nbytes > self.max_bytes:
+                raise RuntimeError(
+                    f"WebGPU out of memory: tried to allocate {nbytes} bytes, over the adapter's "
+                    f"largest buffer ({self.max_bytes} bytes: maxBufferSize/maxStorageBufferBindingSize)")
+            size = self._classes[nbytes] = min(_size_class(nbytes), max(self.max_bytes, 4) & ~3)
         lst = self.pool.get(size)
         if lst:
             self.reuses += 1
             self.cached_bytes -= size
             self.allocated_bytes += size
-            self.peak_allocated = max(self.peak_allocated, self.allocated_bytes)
+            if self.allocated_bytes > self.peak_allocated:
+                self.peak_allocated = self.allocated_bytes
             h = lst.pop()
             self.live[id(h)] = h
             if self.fresh is not None:
@@ -118,7 +122,11 @@ class CachingAllocator:
             return
         self.live.pop(id(handle), None)
         self.allocated_bytes -= size
-        self.pool.setdefault(size, []).append(handle)
+        lst = self.pool.get(size)
+        if lst is None:
+            self.pool[size] = [handle]
+        else:
+            lst.append(handle)
         self.cached_bytes += size
         if self.cached_bytes > self.cache_limit:
             self.empty_cache()

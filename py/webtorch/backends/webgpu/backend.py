@@ -44,7 +44,7 @@ class WebGPUBackend(Kernels, Backend):
         self._checks = []       # pending device-side checks: (view, keep-alive, fail)
         # the kernels of the primitive set: a component over this backend's plumbing (Kernels)
         p = self.prims = Primitives(self)
-        self.ewise = p.ewise      # routes a complex op to cx itself
+        self.ewise, self.ewise_new = p.ewise, p.ewise_new      # ewise routes a complex op to cx itself
         # complex64 views (complex.py): each of these takes the real kernels for real views
         c = self.cx = ComplexKernels(self, p)
         self.reduce, self.scan, self.sort, self.fft = c.reduce, c.scan, c.sort, c.fft

@@ -105,8 +105,8 @@ class Kernels:
 
     def empty(self, numel, dtype):
         self._check_dtype(dtype)
-        nbytes = max(4, (numel * ITEM[dtype] + 3) & ~3)
-        if numel * ITEM[dtype] > self.max_bytes:
-            self.alloc.alloc(numel * ITEM[dtype])     # raises the out-of-memory error
-        h, size = self.alloc.alloc(nbytes)
+        nbytes = numel * ITEM[dtype]
+        if nbytes > self.max_bytes:
+            self.alloc.alloc(nbytes)     # raises the out-of-memory error
+        h, size = self.alloc.alloc((nbytes + 3) & ~3 or 4)
         return GPUBuffer(self.alloc, h, size, numel, dtype)

@@ -184,6 +184,7 @@ class Fusion:
         self.root = None          # the group's matmul: root(Epilogue or None) dispatches it
         self.rootbufs = ()        # ids of its operands' buffers
         self.flag = False         # a node binds the int64/division flag (one more binding)
+        self.live_bound = 0       # at least the count of live outputs (`_live_outputs`)
 
     def set_enabled(self, on):
         self.flush()
@@ -192,14 +193,14 @@ class Fusion:
     # ---- recording --------------------------------------------------------------------
     def _args(self, op, inputs, cdtype):
         """-> (args, new leaf views, new leaf buffers) or None when a pending input is read
-        through a view that cannot be inlined."""
+        through a view that cannot be inlined, or a leaf is the group's matmul operand or no
+        GPU buffer of its dtype."""
         args, newv, newb = [], {}, {}
         self._newviews = []
         shape = self.shape
         for k, x in enumerate(inputs):
-            want = "bool" if (op == "where" and k == 0) else cdtype
             if not isinstance(x, Strided):
-                args.append(("s", scalar_bits(x, want)))
+                args.append(("s", scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype)))
                 continue
             b = x.buf
             nd = getattr(b, "pend", None)
@@ -209,11 +210,11 @@ class Fusion:
                     return None
                 args.append(("n", nd.idx))
                 continue
-            if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
-                return None
             key = (id(b), x.offset, tuple(x.strides), x.dtype)
             li = self.leaves.get(key)
             if li is None:
+                if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
+                    return None
                 li = newv.get(key)
                 if li is None:
                     li = newv[key] = len(self.leafviews) + len(newv)
@@ -224,7 +225,10 @@ class Fusion:
         return args, newv, newb
 
     def _live_outputs(self):
-        return sum(1 for nd in self.nodes if nd.ref() is not None)
+        """the count of pending outputs still alive (kept as `live_bound`, which each new node raises by one:
+        outputs only die, so it bounds the count until the next one)"""
+        self.live_bound = sum(1 for nd in self.nodes if nd.ref() is not None)
+        return self.live_bound
 
     def defer(self, op, out, inputs, cdtype):
         """Record `ewise(op, out, inputs, cdtype)` as a pending node; False when it must be
@@ -238,14 +242,22 @@ class Fusion:
                 out.dtype != ob.dtype or not is_contiguous(shape, out.strides):
             return False
         for x in inputs:
-            if isinstance(x, Strided) and (x.buf is ob or getattr(x.buf, "dtype", None) is None):
+            if isinstance(x, Strided) and x.buf is ob:
                 return False
         if id(ob) in self.leafbufs:           # a pending node reads its old contents
             self.flush()
-        ck = (op, cdtype)
-        if ck not in self.checked:              # unsupported op/dtype: raise now, not later
-            self.checked[ck] = "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
-        flag = self.checked[ck] or "int64" in (cdtype, out.dtype)
+        return self.record(op, ob, shape, n, inputs, cdtype)
+
+    def record(self, op, ob, shape, n, inputs, cdtype):
+        """`defer` into the whole of buffer `ob` (of `shape`, n elements, its own dtype the op's out dtype), which
+        no pending node reads or writes (a new buffer: what the element-wise hot path gives, `Primitives.ewise_new`)."""
+        if not self.enabled or self.busy:
+            return False
+        odt = ob.dtype
+        flag = self.checked.get((op, cdtype))
+        if flag is None:                        # unsupported op/dtype: raise now, not later
+            flag = self.checked[op, cdtype] = "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
+        flag = flag or "int64" in (cdtype, odt)
         if self.nodes and shape != self.shape:
             if self.root is not None and len(self.nodes) == 1 and n == self.n:
                 self.shape = shape         # a lone product's elements, read in row-major order
@@ -255,27 +267,26 @@ class Fusion:
             self.shape, self.n = shape, n
         r = self._args(op, inputs, cdtype)
         if r is not None and len(self.nodes) < self.max_nodes:
-            nb = len(self.leafbufs) + len(r[2]) + (self.flag or flag)
-            if nb + len(self.nodes) + 1 > self.max_bind and nb + self._live_outputs() + 1 > self.max_bind:
+            nb = len(self.leafbufs) + len(r[2]) + (self.flag or flag) + 1
+            if nb + len(self.nodes) > self.max_bind and nb + self.live_bound > self.max_bind and \
+                    nb + self._live_outputs() > self.max_bind:
                 r = None
-        if r is None:
+        if r is None or len(self.nodes) >= self.max_nodes:
             self.flush()
             self.shape, self.n = shape, n
             r = self._args(op, inputs, cdtype)
-            if r is None:   # a leaf that is never inlined (a float view of a complex buffer): dispatch now
+            if r is None:                       # an input that is no GPU buffer of its dtype
                 return False
-        elif len(self.nodes) >= self.max_nodes:
-            self.flush()
-            self.shape, self.n = shape, n
-            r = self._args(op, inputs, cdtype)
         args, newv, newb = r
-        self.leaves.update(newv)
-        self.leafviews.extend(self._newviews)
-        self.leafbufs.update(newb)
-        nd = Pending(op, cdtype, out.dtype, tuple(args), ob, len(self.nodes))
+        if newv:
+            self.leaves.update(newv)
+            self.leafviews.extend(self._newviews)
+            self.leafbufs.update(newb)
+        nd = Pending(op, cdtype, odt, tuple(args), ob, len(self.nodes))
         self.nodes.append(nd)
         self.flag = self.flag or flag
         ob.pend = nd
+        self.live_bound += 1
         self.fused_ops += 1
         return True
 
@@ -298,6 +309,7 @@ class Fusion:
         nd = Pending("matmul", "float32", "float32", (), ob, 0)
         self.nodes.append(nd)
         ob.pend = nd
+        self.live_bound = 1
         return True
 
     # ---- materializing ----------------------------------------------------------------

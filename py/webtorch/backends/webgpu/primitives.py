@@ -108,6 +108,15 @@ class Primitives:
                 words.append(scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype))
         self.k.run(pipe, bufs, words, ewise_groups(n, self.k.ew_k))
 
+    def ewise_new(self, op, shape, inputs, cdtype):
+        """Backend.ewise_new: the new buffer joins the pending fused group at once (`Fusion.record`)."""
+        n = numel(shape)
+        buf = self.k.empty(n, cdtype)
+        if n and (op not in EWISE_OPS and op not in self.fast_paths or  # (ewise raises)
+                  not self.k.fusion.record(op, buf, shape, n, inputs, cdtype)):
+            self.ewise(op, Strided(buf, shape, contiguous_strides(shape), 0, cdtype), inputs, cdtype)
+        return buf
+
     def _ewise_src(self, op, cdtype, odt, kinds, R, contig, amap):
         nv = sum(1 for k in kinds if k != "s")
         names = [("o0", contig[0])] + [(f"o{j + 1}", contig[j + 1]) for j in range(nv)]

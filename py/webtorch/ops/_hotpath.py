@@ -1,0 +1,119 @@
+"""The hot path of element-wise ops: `x + y`, `x * 2`, `x.exp()` on plain tensors in a few calls.
+
+An element-wise declaration (`ops/_elementwise.py`, `ops/pointwise.py`) hands its routed public function
+(`overrides.torch_function`) a `fast(args)` made here, which that wrapper tries first when a call has no
+keyword arguments. It takes the case where the general path would do nothing but checks: exact `Tensor`
+operands (no subclass, so no `__torch_function__`, vmap or fx proxy) of one floating dtype, device and
+shape, or a tensor and a Python float/int; no fx tracer and no forward-AD level open. Without a graph to
+record it calls the backend's `ewise_new` with the operands the general path gives `ewise`
+(`ops/_prims.py`), so values, dtypes, kernels and webgpu's lazy fusion are the same; with one (an operand
+requires grad, none is a view) it calls the op's graph node as the general path does. Anything else returns
+None and takes the general path, which owns every check and error message.
+
+`WEBTORCH_HOTPATH=0` (or `set_enabled(False)`) turns it off: tests/test_hotpath.py compares the two.
+"""
+import math
+import os
+
+from .. import _late, overrides
+from .._geometry import contiguous_strides
+from .._tensor import Storage, Tensor
+from ..autograd import grad_mode
+from ..backends.base import Strided
+
+_on = [os.environ.get("WEBTORCH_HOTPATH", "1") != "0"]
+_grad = grad_mode._state
+_tracing = overrides._tracing
+_SCALAR_MAX = 1 << 53  # a Python int past this takes the general path (its range checks)
+_STRIDES = {}  # shape -> its contiguous strides
+_strided = tuple.__new__  # Strided(*fields) without the namedtuple's Python-level __new__
+
+
+def set_enabled(on):
+    """Turn the hot path on or off (the general path computes the same values)."""
+    _on[0] = bool(on)
+
+
+def _view(t, shape):
+    """t's Strided over its own shape, as `_prims.bview` gives it (a size-1 dim's stride 0)."""
+    st = t._storage
+    stride = t._stride
+    if 1 in shape:
+        stride = tuple([0 if n == 1 else s for n, s in zip(shape, stride)])
+    return _strided(Strided, (st.buf, shape, stride, t._offset, st.dtype.name))
+
+
+def _strides(shape):
+    """contiguous_strides(shape), remembered (for up to 1024 shapes at a time)."""
+    if len(_STRIDES) >= 1024:
+        _STRIDES.clear()
+    st = _STRIDES[shape] = contiguous_strides(shape)
+    return st
+
+
+def _compute(op, st, inputs, t):
+    """A new contiguous tensor of t's shape (inputs[0]'s), st's device and dtype: the backend's ewise(op, inputs)."""
+    be, dt = st.backend, st.dtype
+    shape = inputs[0].shape
+    buf = be.ewise_new(op, shape, inputs, dt.name)
+    return Tensor._make(Storage(buf, dt, st.device, math.prod(shape), be), t._shape,
+                        _STRIDES.get(shape) or _strides(shape), 0)
+
+
+def _taken(a, op, primitive):
+    """a's storage when a call whose first operand is `a` may take the hot path (on, a plain floating
+    tensor, a kernel for op, no tracer, no forward-AD level), else None."""
+    if _on[0] and type(a) is Tensor and _tracing[0] is None and _late.forward_ad is None:
+        st = a._storage
+        if st.dtype.kind == "f" and (primitive or op in st.backend.fast_paths):
+            return st
+    return None
+
+
+def binary(op, primitive, record=None, scalars=True):
+    """fast(args) of the binary op `op` whose result keeps its operands' one floating dtype (dtype rules
+    'arith', 'div'), computed by the backend's kernel `op` (`primitive` False: its fast path, if it has
+    one). record(a, b, dtype): the op with its graph node (None: not differentiable), called as the general
+    path would when an operand requires grad (views take the general path). scalars=False: a Python number
+    operand takes the general path (its TypeError)."""
+    def fast(args):
+        if len(args) != 2:
+            return None
+        a, b = args
+        sa = _taken(a, op, primitive)
+        if sa is None:
+            return None
+        grad = record is not None and _grad["enabled"]
+        shape = tuple(a._shape)
+        tb = type(b)
+        if tb is Tensor:
+            sb = b._storage
+            if sb.dtype is not sa.dtype or sb.device is not sa.device or b._shape != a._shape:
+                return None
+            if grad and (a._requires_grad or b._requires_grad or a._base is not None or b._base is not None):
+                return record(a, b, sa.dtype) if a._base is None and b._base is None else None
+            return _compute(op, sa, [_view(a, shape), _view(b, shape)], a)
+        if scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and sa.dtype.itemsize > 2:
+            if grad and (a._requires_grad or a._base is not None):  # (float16/bfloat16 round the number first)
+                return record(a, b, sa.dtype) if a._base is None else None
+            return _compute(op, sa, [_view(a, shape), b], a)
+        return None
+    return fast
+
+
+def unary(op, primitive, record=None, half=True):
+    """fast(args) of the unary op `op` whose floating result keeps its input's dtype, computed by the
+    backend's kernel `op`: a primitive, or (`primitive` False) a decomposed op the backend has a fast path
+    for. record(a, dtype): as `binary`'s. half=False: float16/bfloat16 inputs take the general path (its error)."""
+    def fast(args):
+        if len(args) != 1:
+            return None
+        a = args[0]
+        st = _taken(a, op, primitive)
+        if st is None or not half and st.dtype.itemsize == 2:
+            return None
+        if record is not None and _grad["enabled"] and (a._requires_grad or a._base is not None):
+            return record(a, st.dtype) if a._base is None else None
+        shape = tuple(a._shape)
+        return _compute(op, st, [_view(a, shape)], a)
+    return fast
