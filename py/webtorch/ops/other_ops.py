@@ -543,5 +543,9 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     for d in dims:
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    for h in spacing:
+        if isinstance(h, Tensor) and h.device != input.device:
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device, but got devices "
+                               f"{input.device} and {h.device}!")
     f = input if input.dtype.is_floating_point else input.to(_dtype.get_default_dtype())
     return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, spacing))

@@ -325,7 +325,8 @@ def _make_add(opname, F):
 
     public.__name__ = opname
     inplace.__name__ = opname + "_"
-    public._fast = _hotpath.binary(opname, True, lambda a, b, dt: F.apply(a, b, 1, dt))
+    # sub is a primitive only where the backend has a kernel for it (elsewhere add and neg)
+    public._fast = _hotpath.binary(opname, opname == "add", lambda a, b, dt: F.apply(a, b, 1, dt))
     return torch_function(public), torch_function(inplace)
 
 
