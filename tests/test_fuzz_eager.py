@@ -510,8 +510,7 @@ REGRESSIONS = {
         "v1 = v0.expand(2, 3)",
         "v2 = v1.copy_(v1)",
         "v3 = (m.ones(1, 3, device=dev, requires_grad=True) * 2).expand(2, 3)",
-        "v4 = v3.copy_(v3)",
-        "v4.sum().backward()"],
+        "v4 = v3.copy_(v3)"],
     "sgd_float16_alpha": [  # alpha unrounded; PyTorch's vectorized kernel (64 elements: no scalar tail) rounds alpha
         "v0 = (m.arange(64, device=dev) * 0.37 - 11.0).to(m.float16).requires_grad_()",
         "v1 = m.arange(64, device=dev).to(m.float16) * 0.1 - 3.0",
