@@ -497,6 +497,20 @@ REGRESSIONS = {
     "scatter_src_dims": [  # computed; PyTorch checks src's dims against index's
         "v0 = m.tensor([3.5], device=dev)",
         "v1 = m.scatter(v0, -1, m.zeros_like(v0, dtype=m.int64), m.tensor([[3.5], [-4.0]], device=dev))"],
+    "float16_softmax_gelu_opmath": [  # each product rounded to float16; PyTorch's kernels: float32, one rounding
+        "v0 = m.tensor([0.5, -3.75, -2.0], dtype=m.float16, device=dev, requires_grad=True)",
+        "v1 = F.softmax(v0.reshape(-1), 0)[0]",
+        "v2 = m.tensor([[4.0, -1.5, -3.0], [3.25, 3.75, 4.0], [-3.25, -0.5, 0.75]], dtype=m.float16, device=dev, "
+        "requires_grad=True)",
+        "v3 = F.gelu(v2)",
+        "m.autograd.backward([v1, v3], [m.tensor(1.0, dtype=m.float16, device=dev), "
+        "m.tensor([[2.0, 0.0, 2.0], [0.25, -0.5, 0.0], [0.25, -0.5, 1.0]], dtype=m.float16, device=dev)])"],
+    "copy_onto_itself": [  # the overlap error; PyTorch's copy_ of a tensor onto itself is a no-op
+        "v0 = m.tensor([[-0.0, 2.927, 1.75]], dtype=m.float16, device=dev)",
+        "v1 = v0.expand(2, 3)",
+        "v2 = v1.copy_(v1)",
+        "v3 = (m.ones(1, 3, device=dev, requires_grad=True) * 2).expand(2, 3)",
+        "v4 = v3.copy_(v3)"],
     "sgd_float16_alpha": [  # alpha unrounded; PyTorch's vectorized kernel (64 elements: no scalar tail) rounds alpha
         "v0 = (m.arange(64, device=dev) * 0.37 - 11.0).to(m.float16).requires_grad_()",
         "v1 = m.arange(64, device=dev).to(m.float16) * 0.1 - 3.0",

@@ -537,7 +537,7 @@ DERIVATIVES = {
     "AsinhBackward0": lambda g, x: g / (x * x + 1).sqrt(),
     "AcoshBackward0": lambda g, x: g / (x * x - 1).sqrt(),
     "AtanhBackward0": lambda g, x: g / (1 - x * x),
-    "SigmoidBackward0": lambda g, y: g * _c(y * (1 - y)),
+    "SigmoidBackward0": lambda g, y: g * _c(1 - y) * _c(y),  # PyTorch's order, each product rounded in float16
     "LogitBackward0": _logit,
     "SincBackward0": _sinc,
     "ErfBackward0": lambda g, x: g * (2 / SQRT_PI) * (-x * x).exp(),
@@ -760,3 +760,9 @@ COMPLEX_ROWS = frozenset(
     "SumBackward0 SumBackward1 MeanBackward0 MeanBackward1 CumsumBackward0 ToCopyBackward0 WhereBackward0 "
     "LogBackward0 SqrtBackward0 ReciprocalBackward0 SinBackward0 CosBackward0 TanBackward0 SinhBackward0 "
     "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0".split())
+
+# the rows PyTorch computes with a backward kernel of their own, which takes float16 / bfloat16 in float32
+# and rounds once (opmath): formula_node evaluates these rows in float32 for such dtypes
+OPMATH_ROWS = frozenset(
+    "SoftmaxBackward0 LogSoftmaxBackward0 GeluBackward0 SiluBackward0 MishBackward0 EluBackward0 CeluBackward0 "
+    "HardswishBackward0 HardsigmoidBackward0 SoftplusBackward0 LogSigmoidBackward0 TanhBackward0".split())

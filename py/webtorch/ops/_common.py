@@ -8,7 +8,7 @@ from .. import _dtype
 from .._geometry import contiguous_strides
 from .._tensor import _NO_GRAD_VIEW_HINT, Tensor, _wrap_dim
 from ..autograd import grad_mode
-from ..autograd.derivatives import COMPLEX_ROWS, DERIVATIVES
+from ..autograd.derivatives import COMPLEX_ROWS, DERIVATIVES, OPMATH_ROWS
 from ..autograd.function import Function
 from ..autograd.graph import run_backward
 from ..overrides import torch_function
@@ -121,6 +121,11 @@ def _attribute(get, variadic):
     return (lambda ts: tuple([get(t) for t in ts])) if variadic else get
 
 
+def _opmath(v):
+    """A float16 / bfloat16 tensor in float32 (an OPMATH_ROWS formula's operands), anything else as is."""
+    return v.to(_dtype.float32) if isinstance(v, Tensor) and v.dtype.kind == "f" and v.dtype.itemsize == 2 else v
+
+
 def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
     """The graph node (a Function) `node` computing `kernel(*args)`, its arguments named `names`
     (the last may be variadic: `*tensors`, the rest of the arguments) and its results `outputs`;
@@ -146,6 +151,7 @@ def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
                  [(n, None, k, readers(n)) for k, n in enumerate(outputs) if n in needed])
     several = len(outputs) > 1
     real_only = node not in COMPLEX_ROWS
+    opmath = node in OPMATH_ROWS
     grads = tuple(i for i, _, _, _ in plan)
     attrs = tuple((n + a, _position(names, n), _attribute(get, "*" + n in names))
                   for n in plain for a, get in _ATTRIBUTES.items() if n + a in needed)
@@ -179,6 +185,8 @@ def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
         @staticmethod
         def backward(ctx, *gs):
             kw = {n: c if t is None else t for (n, _, _, _), t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
+            if opmath:
+                gs, kw = tuple(_opmath(g) for g in gs), {n: _opmath(v) for n, v in kw.items()}
             if attrs:
                 kw.update(ctx.attrs)
             need = ctx.needs_input_grad

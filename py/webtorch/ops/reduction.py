@@ -580,14 +580,15 @@ def _softmax_kernel(x, d, log):
         out, handled = fused(x, d, log)
         if handled:
             return out
-    dt = x.dtype
+    odt = x.dtype
+    dt = _dtype.float32 if odt.itemsize == 2 else odt  # float16: computed in float32, rounded once (opmath)
     m = _prims.reduce("max", x, (d,), True, dt) if x.dim() else x
     z = _prims.ewise("sub", [x, m], dt, dt)         # a row holding inf: NaN, as in PyTorch
     e = _prims.ewise("exp", [z], dt, dt)
     s = _prims.reduce("sum", e, (d,) if x.dim() else (), True, dt)
     if log:
-        return _prims.ewise("sub", [z, _prims.ewise("log", [s], dt, dt)], dt, dt)
-    return _prims.ewise("div", [e, s], dt, dt)
+        return _prims.ewise("sub", [z, _prims.ewise("log", [s], dt, dt)], dt, odt)
+    return _prims.ewise("div", [e, s], dt, odt)
 
 
 Softmax = formula_node("SoftmaxBackward0", lambda x, dim: _softmax_kernel(x, dim, False), ("x", "dim"))

@@ -76,7 +76,7 @@ def contiguous(input, memory_format=None):
 @register_method
 @torch_function
 def copy_(self, src, non_blocking=False):
-    check_leaf_inplace(self)
+    check_leaf_inplace(self, overlap_ok=src is self)  # a tensor copied onto itself: PyTorch's no-op, overlap or not
     if isinstance(src, Tensor):
         _prims.broadcast_shapes(self.shape, src.shape)
         if src.dim() > self.dim() or _prims.broadcast_shapes(self.shape, src.shape) != tuple(self.shape):
@@ -91,7 +91,7 @@ def copy_(self, src, non_blocking=False):
         elif not isinstance(r, Tensor):  # a Python number: no tensor operand gives ewise a device
             r = self.new_full(tuple(self.shape), r)
         return inplace_result(self, r)
-    return _prims.copy_into(self, src)
+    return self if src is self else _prims.copy_into(self, src)
 
 
 def _bad_copy(src, dst):
