@@ -236,18 +236,24 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return write_out(F.eigh(A, _check_eigh("linalg_eigh", A, UPLO))[0], out)
 
 
+def _check_eig(op, A):
+    if A.dtype.kind == "c":
+        if A.dim() < 2:
+            raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+        F.check_square(op, A.real)
+    else:
+        F.check_square(op, A)
+    return A
+
+
 @torch_function
 def eig(A, *, out=None):
-    F.check_square("linalg.eig", A)
-    raise NotImplementedError("linalg.eig: its results are complex (complex64/complex128), which webtorch's "
-                              "linalg does not produce yet")
+    return rt.linalg_eig(*write_outs(F.eig(_check_eig("linalg.eig", A)), out))
 
 
 @torch_function
 def eigvals(A, *, out=None):
-    F.check_square("linalg.eigvals", A)
-    raise NotImplementedError("linalg.eigvals: its results are complex (complex64/complex128), which webtorch's "
-                              "linalg does not produce yet")
+    return write_out(F.eig(_check_eig("linalg.eigvals", A))[0], out)
 
 
 @torch_function
