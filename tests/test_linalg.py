@@ -3,6 +3,7 @@ pure-Python kernels) and webgpu: values and gradients on a compact set of batche
 inputs (near-singular solves, repeated eigenvalues and singular values) with the tolerances stated
 here, LinAlgError and the dtype / shape errors with PyTorch's messages, float64 on cpu."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -238,3 +239,24 @@ def test_eig(device, dtype):
     _compare(wg, tg, rtol=1e-3, atol=1e-3)
     tg = torch.autograd.grad(torch.linalg.eigvals(t).imag.sum(), t)[0]
     _compare(wt.autograd.grad(wt.linalg.eigvals(w).imag.sum(), w)[0], tg, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_eig_errors_and_out(device):
+    half = [torch.ones(2, 2).half()] if device != "webgpu" else []  # float16 there needs shader-f16
+    for x in [torch.ones(2, 2, dtype=torch.int64), torch.ones(2, 3), torch.ones(2)] + half:
+        for name in ("eig", "eigvals"):
+            with pytest.raises(Exception) as want:
+                getattr(torch.linalg, name)(x)
+            with pytest.raises(type(want.value), match=re.escape(str(want.value))):
+                getattr(wt.linalg, name)(to_wt(x, device))
+    a = to_wt(A4[0], device).requires_grad_()
+    if isinstance(a._backend, PureBackend):
+        return
+    with pytest.raises(RuntimeError, match=r"linalg_eig_backward: The eigenvectors in the complex case are "
+                                           r"specified up to multiplication by e\^\{i phi\}"):
+        wt.linalg.eig(a)[1].real.sum().backward()
+    L, V = wt.empty(0, dtype=wt.complex64, device=device), wt.empty(0, dtype=wt.complex64, device=device)
+    r = wt.linalg.eig(a.detach(), out=(L, V))
+    assert r.eigenvalues is L and r.eigenvectors is V and tuple(V.shape) == (4, 4)
+    np.testing.assert_allclose(wt.linalg.eigvals(a.detach()).cpu().numpy(), L.cpu().numpy())

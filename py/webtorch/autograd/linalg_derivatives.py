@@ -96,6 +96,10 @@ def _eig(grads, L, V):
     eye = _eye(L, L.shape[-1])
     Vh = V.mH
     VhgV = Vh @ gV
+    if (VhgV.diagonal(0, -2, -1).imag.abs() > 1e-2).any():  # PyTorch's allclose(imag, 0, 1e-2, 1e-2)
+        raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.")
     VhgV = VhgV - Vh @ (V * VhgV.diagonal(0, -2, -1).real.unsqueeze(-2))
     Lc = L.conj()
     M = VhgV / (Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye) * (1 - eye) + _diag(gL)

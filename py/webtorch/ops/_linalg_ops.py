@@ -237,12 +237,15 @@ def eigvalsh(A, UPLO="L", *, out=None):
 
 
 def _check_eig(op, A):
-    if A.dtype.kind == "c":
-        if A.dim() < 2:
-            raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-        F.check_square(op, A.real)
-    else:
-        F.check_square(op, A)
+    """PyTorch's checks of eig's input, in its order: a floating or complex dtype, square matrices, not half."""
+    A.dtype.to_complex()  # an integer or bool A: PyTorch's "Unknown Complex ScalarType"
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if A.dtype.to_real().itemsize == 2:
+        raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{name_of(A.dtype)}'")
     return A
 
 
