@@ -1,7 +1,7 @@
 """The derivative rows of torch.linalg's primitives (`ops/_linalg_factor.py`), as PyTorch's
-derivatives.yaml and FunctionsManual.cpp write them (real dtypes). Part of `DERIVATIVES`; like it,
-written with Tensor methods only (`Tensor._solve_triangular`, `Tensor._lu_permutation` and
-`Tensor._solve_host` are bound for it)."""
+derivatives.yaml and FunctionsManual.cpp write them (real dtypes; eig's complex too). Part of
+`DERIVATIVES`; like it, written with Tensor methods only (`Tensor._solve_triangular`,
+`Tensor._lu_permutation` and `Tensor._solve_host` are bound for it)."""
 
 
 def _tri(A, B, upper, left=True, unit=False):

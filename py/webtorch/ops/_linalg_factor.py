@@ -1,4 +1,4 @@
-"""torch.linalg's differentiable primitives: LU, Cholesky, triangular solve, QR, eigh and SVD. Each
+"""torch.linalg's differentiable primitives: LU, Cholesky, triangular solve, QR, eigh, eig and SVD. Each
 runs a host kernel (`backends/linalg_host.py`: numpy's LAPACK, or pure Python where numpy is absent)
 on the tensor's matrices, batched over the leading dims, and has its derivative row in
 `autograd/linalg_derivatives.py`. Every other linalg op is composed of these (`ops/_linalg_ops.py`)."""

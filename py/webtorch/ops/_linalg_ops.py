@@ -1,6 +1,7 @@
 """torch.linalg and the top-level linear-algebra functions (torch.det, torch.svd, ...), composed of
 the primitives of `ops/_linalg_factor.py` (LU, Cholesky, triangular solve, QR, eigh, SVD), so that
-their gradients are the compositions'. Real dtypes; float64 on cpu only (webgpu has none)."""
+their gradients are the compositions'. Real dtypes (eig/eigvals: complex too); float64 on cpu only (webgpu
+has none)."""
 import math
 
 from .. import _dtype
