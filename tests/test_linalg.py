@@ -3,6 +3,7 @@ pure-Python kernels) and webgpu: values and gradients on a compact set of batche
 inputs (near-singular solves, repeated eigenvalues and singular values) with the tolerances stated
 here, LinAlgError and the dtype / shape errors with PyTorch's messages, float64 on cpu."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import torch
 from core_util import skip_unsupported, to_wt
 
 import webtorch as wt
+from webtorch.backends.cpu import PureBackend
 
 RNG = np.random.default_rng(0)
 A4 = RNG.standard_normal((2, 4, 4)).astype(np.float32) + 3 * np.eye(4, dtype=np.float32)  # well conditioned
@@ -175,8 +177,6 @@ def test_errors(device):
         wt.linalg.det(wt.zeros(2, 2, dtype=wt.int64, device=device))
     with pytest.raises(RuntimeError, match=r"Incompatible shapes of A and B for the equation AX = B \(3x3 and 2x1\)"):
         wt.linalg.solve(sing[0], to_wt(np.ones(2, np.float32), device))
-    with pytest.raises(NotImplementedError, match="complex"):
-        wt.linalg.eig(sing[0])
     for name in ("lstsq", "solve", "eig", "symeig"):  # removed in PyTorch 1.9: PyTorch's message
         n = 2 if name in ("lstsq", "solve") else 1
         with pytest.raises(RuntimeError) as want:
@@ -204,3 +204,59 @@ def test_float64(device, dtype):
 def test_float64_is_a_type_error_on_webgpu(webgpu):
     with pytest.raises(TypeError):
         wt.zeros(2, 2, dtype=wt.float64, device="webgpu")
+
+
+def _eig_loss(L, V, cot):
+    """A loss of eig's results that does not depend on the eigenvectors' phases (PyTorch's requirement)."""
+    return (L.real * cot[0, :, 0]).sum() + (L.imag * cot[0, :, 1]).sum() + (V.abs() * cot[1]).sum()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "float64", "complex128"])
+def test_eig(device, dtype):
+    """linalg.eig/eigvals as PyTorch (LAPACK's geev through numpy, on the host for every device): eigenvalues in
+    LAPACK's order, eigenvectors up to a unit complex factor per column, gradients of a phase-free loss."""
+    if device == "webgpu" and dtype == "complex128":
+        pytest.skip("complex128 does not exist on WebGPU")
+    a = A4.astype(dtype) + (0.5j * A4[:, ::-1] if dtype.startswith("complex") else 0)
+    w = to_wt(a, device).requires_grad_()
+    if isinstance(w._backend, PureBackend):
+        with pytest.raises(NotImplementedError, match="linalg.eig: needs numpy"):
+            wt.linalg.eig(w)
+        return
+    t = torch.tensor(a, requires_grad=True)
+    (L, V), (tL, tV) = wt.linalg.eig(w), torch.linalg.eig(t)
+    assert (L.dtype, V.dtype) == (wt.complex64, wt.complex64) if dtype in ("float32", "complex64") else \
+        (wt.complex128, wt.complex128)
+    _compare(L, tL)
+    _compare(wt.linalg.eigvals(w), tL)
+    Vn, tVn = V.detach().cpu().numpy(), tV.detach().numpy()
+    phase = (Vn.conj() * tVn).sum(-2, keepdims=True)
+    _compare(torch.tensor(Vn * phase / abs(phase)), tV)
+    cot = np.random.default_rng(2).standard_normal((2,) + tuple(tV.shape)).astype(np.float32)
+    tg = torch.autograd.grad(_eig_loss(tL, tV, torch.tensor(cot)), t)[0]
+    wg = wt.autograd.grad(_eig_loss(L, V, to_wt(cot, device)), w)[0]
+    assert wg.dtype == w.dtype
+    _compare(wg, tg, rtol=1e-3, atol=1e-3)
+    tg = torch.autograd.grad(torch.linalg.eigvals(t).imag.sum(), t)[0]
+    _compare(wt.autograd.grad(wt.linalg.eigvals(w).imag.sum(), w)[0], tg, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_eig_errors_and_out(device):
+    half = [torch.ones(2, 2).half()] if device != "webgpu" else []  # float16 there needs shader-f16
+    for x in [torch.ones(2, 2, dtype=torch.int64), torch.ones(2, 3), torch.ones(2)] + half:
+        for name in ("eig", "eigvals"):
+            with pytest.raises(Exception) as want:
+                getattr(torch.linalg, name)(x)
+            with pytest.raises(type(want.value), match=re.escape(str(want.value))):
+                getattr(wt.linalg, name)(to_wt(x, device))
+    a = to_wt(A4[0], device).requires_grad_()
+    if isinstance(a._backend, PureBackend):
+        return
+    with pytest.raises(RuntimeError, match=r"linalg_eig_backward: The eigenvectors in the complex case are "
+                                           r"specified up to multiplication by e\^\{i phi\}"):
+        wt.linalg.eig(a)[1].real.sum().backward()
+    L, V = wt.empty(0, dtype=wt.complex64, device=device), wt.empty(0, dtype=wt.complex64, device=device)
+    r = wt.linalg.eig(a.detach(), out=(L, V))
+    assert r.eigenvalues is L and r.eigenvectors is V and tuple(V.shape) == (4, 4)
+    np.testing.assert_allclose(wt.linalg.eigvals(a.detach()).cpu().numpy(), L.cpu().numpy())

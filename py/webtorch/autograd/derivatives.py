@@ -759,7 +759,7 @@ COMPLEX_ROWS = frozenset(
     "IndexBackward0 GatherBackward0 FlipBackward0 RollBackward0 TakeBackward0 IndexSelectBackward0 "
     "SumBackward0 SumBackward1 MeanBackward0 MeanBackward1 CumsumBackward0 ToCopyBackward0 WhereBackward0 "
     "LogBackward0 SqrtBackward0 ReciprocalBackward0 SinBackward0 CosBackward0 TanBackward0 SinhBackward0 "
-    "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0".split())
+    "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0 LinalgEigBackward0".split())
 
 # the rows PyTorch computes with a backward kernel of their own, which takes float16 / bfloat16 in float32
 # and rounds once (opmath): formula_node evaluates these rows in float32 for such dtypes

@@ -1,7 +1,7 @@
 """The derivative rows of torch.linalg's primitives (`ops/_linalg_factor.py`), as PyTorch's
-derivatives.yaml and FunctionsManual.cpp write them (real dtypes). Part of `DERIVATIVES`; like it,
-written with Tensor methods only (`Tensor._solve_triangular` and `Tensor._lu_permutation` are bound
-for it)."""
+derivatives.yaml and FunctionsManual.cpp write them (real dtypes; eig's complex too). Part of
+`DERIVATIVES`; like it, written with Tensor methods only (`Tensor._solve_triangular`,
+`Tensor._lu_permutation` and `Tensor._solve_host` are bound for it)."""
 
 
 def _tri(A, B, upper, left=True, unit=False):
@@ -89,6 +89,23 @@ def _eigh(grads, L, V):
     return V @ inner @ V.mT
 
 
+def _eig(grads, L, V):
+    """linalg_eig_backward: gA = V^{-H} (diag(gL) + (V^H gV - V^H V diag(re(V^H gV))) / conj(E)) V^H,
+    E_ij = L_j - L_i off the diagonal (its real part for a real A: the cast to A's dtype)."""
+    gL, gV = grads
+    eye = _eye(L, L.shape[-1])
+    Vh = V.mH
+    VhgV = Vh @ gV
+    if (VhgV.diagonal(0, -2, -1).imag.abs() > 1e-2).any():  # PyTorch's allclose(imag, 0, 1e-2, 1e-2)
+        raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.")
+    VhgV = VhgV - Vh @ (V * VhgV.diagonal(0, -2, -1).real.unsqueeze(-2))
+    Lc = L.conj()
+    M = VhgV / (Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye) * (1 - eye) + _diag(gL)
+    return V._solve_host(Vh, M @ Vh)
+
+
 def _svd(grads, U, S, Vh, full_matrices):
     gU, gS, gVh = grads
     m, n = U.shape[-2], Vh.shape[-1]
@@ -151,5 +168,6 @@ LINALG_DERIVATIVES = {
         "B": lambda g, A, upper, left, unitriangular: _tri(A.mT, g, not upper, left, unitriangular)},
     "LinalgQrBackward0": _qr,
     "LinalgEighBackward0": _eigh,
+    "LinalgEigBackward0": _eig,
     "LinalgSvdBackward0": _svd,
 }

@@ -86,6 +86,7 @@ def bind_methods(Tensor, creation):
     Tensor._special_zeta = staticmethod(pointwise.special_zeta)
     Tensor._solve_triangular = staticmethod(_linalg_ops.F.solve_triangular)  # for autograd/linalg_derivatives.py
     Tensor._lu_permutation = staticmethod(_linalg_ops.F.permutation)
+    Tensor._solve_host = staticmethod(_linalg_ops.F.solve_host)
     Tensor.__getitem__ = i.getitem
     Tensor.__setitem__ = i.setitem
     ops = {

@@ -1,4 +1,4 @@
-"""torch.linalg's differentiable primitives: LU, Cholesky, triangular solve, QR, eigh and SVD. Each
+"""torch.linalg's differentiable primitives: LU, Cholesky, triangular solve, QR, eigh, eig and SVD. Each
 runs a host kernel (`backends/linalg_host.py`: numpy's LAPACK, or pure Python where numpy is absent)
 on the tensor's matrices, batched over the leading dims, and has its derivative row in
 `autograd/linalg_derivatives.py`. Every other linalg op is composed of these (`ops/_linalg_ops.py`)."""
@@ -235,6 +235,39 @@ Eigh = formula_node("LinalgEighBackward0", _eigh_kernel, ("A", "upper"), outputs
 
 def eigh(A, upper=False):
     return Eigh.apply(A, upper) if recording(A) else _eigh_kernel(A, upper)
+
+
+def _eig_kernel(A):
+    """L, V of a square A (LAPACK's geev through numpy, as PyTorch: unit-norm eigenvector columns), complex:
+    computed in complex128 and rounded once to A's complex dtype. On the host for every device."""
+    if not _numpy_here(A._backend):
+        raise NotImplementedError("linalg.eig: needs numpy (LAPACK's geev); webtorch has no non-symmetric "
+                                  "eigensolver in pure Python")
+    import numpy as np  # an optional dependency (checked above)
+    ct = A.dtype.to_complex()
+    n, batch = A.shape[-1], tuple(A.shape[:-2])
+    a = A._backend.to_numpy(_prims.contiguous(A)._strided()).reshape((_numel(batch), n, n))
+    a = a.astype(np.complex128 if A.dtype.kind == "c" else np.float64)  # a real A: the real geev, as PyTorch
+    L, V = np.linalg.eig(a) if a.size else (np.zeros(a.shape[:-1], a.dtype), a.copy())
+    return (_result(L.astype(np.complex128).reshape(-1), batch + (n,), ct, A.device),
+            _result(V.astype(np.complex128).reshape(-1), batch + (n, n), ct, A.device))
+
+
+def solve_host(A, B):
+    """X of A X = B (square A, complex too) on the host through numpy, in A's dtype, without a graph: for
+    linalg.eig's gradient."""
+    import numpy as np  # eig's gradient runs only where eig ran: numpy is here
+    wide = np.complex128 if A.dtype.kind == "c" else np.float64
+    a, b = (t._backend.to_numpy(_prims.contiguous(t)._strided()).astype(wide) for t in (A, B))
+    X = np.linalg.solve(a, b)
+    return _result(X.reshape(-1), X.shape, A.dtype, A.device)
+
+
+LinalgEig = formula_node("LinalgEigBackward0", _eig_kernel, ("A",), outputs=("L", "V"))
+
+
+def eig(A):
+    return LinalgEig.apply(A) if recording(A) else _eig_kernel(A)
 
 
 def _svd_kernel(A, full_matrices):

@@ -1,6 +1,7 @@
 """torch.linalg and the top-level linear-algebra functions (torch.det, torch.svd, ...), composed of
 the primitives of `ops/_linalg_factor.py` (LU, Cholesky, triangular solve, QR, eigh, SVD), so that
-their gradients are the compositions'. Real dtypes; float64 on cpu only (webgpu has none)."""
+their gradients are the compositions'. Real dtypes (eig/eigvals: complex too); float64 on cpu only (webgpu
+has none)."""
 import math
 
 from .. import _dtype
@@ -236,18 +237,27 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return write_out(F.eigh(A, _check_eigh("linalg_eigh", A, UPLO))[0], out)
 
 
+def _check_eig(op, A):
+    """PyTorch's checks of eig's input, in its order: a floating or complex dtype, square matrices, not half."""
+    A.dtype.to_complex()  # an integer or bool A: PyTorch's "Unknown Complex ScalarType"
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if A.dtype.to_real().itemsize == 2:
+        raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{name_of(A.dtype)}'")
+    return A
+
+
 @torch_function
 def eig(A, *, out=None):
-    F.check_square("linalg.eig", A)
-    raise NotImplementedError("linalg.eig: its results are complex (complex64/complex128), which webtorch's "
-                              "linalg does not produce yet")
+    return rt.linalg_eig(*write_outs(F.eig(_check_eig("linalg.eig", A)), out))
 
 
 @torch_function
 def eigvals(A, *, out=None):
-    F.check_square("linalg.eigvals", A)
-    raise NotImplementedError("linalg.eigvals: its results are complex (complex64/complex128), which webtorch's "
-                              "linalg does not produce yet")
+    return write_out(F.eig(_check_eig("linalg.eigvals", A))[0], out)
 
 
 @torch_function
