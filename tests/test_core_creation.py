@@ -298,3 +298,24 @@ def test_webgpu_int64_out_of_int32_range_raises():
         wt.tensor([2**40], device="webgpu")
     with pytest.raises(RuntimeError, match="int32"):
         wt.tensor([1, -2**35]).to("webgpu")
+
+
+def test_printing_widths_as_pytorch():
+    """A float tensor's column width is that of its nonzero finite values (zeros, -0.0, nan and inf are padded to
+    it, never widen it), in the mode the print options give, as PyTorch's _Formatter: `tensor([1., -0.])`."""
+    import random
+    import torch
+    nan, inf = float("nan"), float("inf")
+    cases = [[1.0, -0.0], [1.5, -0.0], [1 + 2j, -0.0 - 0.5j], [1.0, nan], [1.0, -inf], [-1.5, 2.25, 1e-5], [-1e9, 1.0]]
+    rng = random.Random(0)
+    cases += [[rng.choice([0.0, -0.0, 1.5, -2.25, 1e-6, -1e6, nan, inf, 3.0, -7.0]) for _ in range(rng.randint(1, 40))]
+              for _ in range(60)]
+    for sci in (None, False, True):
+        torch.set_printoptions(sci_mode=sci)
+        wt.set_printoptions(sci_mode=sci)
+        try:
+            for vals in cases:
+                assert str(wt.tensor(vals)) == str(torch.tensor(vals)), vals
+        finally:
+            torch.set_printoptions(profile="default")
+            wt.set_printoptions(profile="default")

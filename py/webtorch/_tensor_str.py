@@ -47,26 +47,21 @@ class _Formatter:
         if not floating:
             self.width = max((len(self._plain(v)) for v in values), default=1)
             return
-        finite = [abs(v) for v in values if math.isfinite(v) and v != 0]
+        # as PyTorch: the width is that of the nonzero finite values (signed); zeros, nan and inf are
+        # padded to it, never widen it
+        finite = [v for v in values if math.isfinite(v) and v != 0]
         if not finite:  # zeros, nan, inf only: PyTorch's int mode ("0.", "-0.", "nan"), no padding
             return
-        lo, hi = min(finite), max(finite)
+        lo, hi = min(abs(v) for v in finite), max(abs(v) for v in finite)
         self.int_mode = all(v == math.ceil(v) for v in finite)
-        if self.int_mode:
-            if hi / lo > 1000.0 or hi > 1.0e8:
-                self.sci_mode = True
-                self.width = max(len(f"{v:.{p}e}") for v in finite)
-            else:
-                self.width = max(len(f"{v:.0f}") for v in finite) + 1
+        self.sci_mode = (hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4) if PRINT_OPTS.sci_mode is None \
+            else PRINT_OPTS.sci_mode
+        if self.sci_mode:
+            self.width = max(len(f"{v:.{p}e}") for v in finite)
+        elif self.int_mode:
+            self.width = max(len(f"{v:.0f}") for v in finite) + 1
         else:
-            if hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
-                self.sci_mode = True
-                self.width = max(len(f"{v:.{p}e}") for v in finite)
-            else:
-                self.width = max(len(f"{v:.{p}f}") for v in finite)
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
-        self.width = max([self.width] + [len(self.format(v).strip()) for v in values])
+            self.width = max(len(f"{v:.{p}f}") for v in finite)
 
     @staticmethod
     def _plain(v):
