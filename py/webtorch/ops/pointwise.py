@@ -420,8 +420,13 @@ def _pow_kernel(a, b, dt):
 _ROOTS = {0.5: "sqrt", -0.5: "rsqrt"}
 
 
+def _root(e, dt):
+    """sqrt / rsqrt where pow(tensor of dt, number e) is one, else None."""
+    return _ROOTS.get(e) if dt.kind == "f" and not isinstance(e, (bool, Tensor)) else None
+
+
 def _pow_scalar_kernel(x, e, dt):
-    op = _ROOTS.get(e) if dt.kind == "f" and not isinstance(e, bool) else None
+    op = _root(e, dt)
     return _prims.ewise(op, [x], dt, dt) if op else _pow_kernel(x, e, dt)
 
 
@@ -477,7 +482,7 @@ def pow_(self, exponent):
     check_inplace_dtype(dt, self)
     if recording(self, exponent):
         return inplace_result(self, pow(self.clone(), exponent))
-    if not isinstance(exponent, Tensor) and _ROOTS.get(exponent) and dt.kind == "f":
+    if _root(exponent, dt):
         return _prims.copy_into(self, _pow_scalar_kernel(self, exponent, dt))
     return _prims.ewise_into("pow", self, [self, exponent], dt)
 
