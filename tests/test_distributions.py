@@ -12,6 +12,17 @@ import torch.distributions as TD
 import webtorch as wt
 import webtorch.distributions as WD
 
+
+@pytest.fixture(autouse=True)
+def _validate_args_by_default():
+    """Both libraries validate by default (Python's __debug__); torch._dynamo switches PyTorch's default off for
+    the whole process once any test compiles, so each test here pins it and puts it back."""
+    before = TD.Distribution._validate_args
+    TD.Distribution.set_default_validate_args(True)
+    yield
+    TD.Distribution.set_default_validate_args(before)
+
+
 # (distribution, its parameters, a value in its support); the batch is (2,) where it can be
 CASES = [
     ("Bernoulli", dict(probs=[0.3, 0.8]), [1., 0.]),
