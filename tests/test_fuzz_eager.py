@@ -522,6 +522,12 @@ REGRESSIONS = {
         "opt.zero_grad()",
         "(v0 * v0 * v0).sum().backward()",
         "opt.step()"],
+    "nadam_float16_opmath": [  # PyTorch's lerp_/addcmul_ compute a float16 update in float32, rounded once
+        "v0 = m.tensor([[3e-08, -2.75, 0.5], [-0.0, 3e-08, 1.0]], dtype=m.float16, device=dev, requires_grad=True)",
+        "opt = m.optim.NAdam([v0], lr=0.01)",
+        "loss0 = F.softmax(v0.reshape(-1), 0)[0]",
+        "loss0.backward()",
+        "opt.step()"],
 }
 
 
@@ -534,7 +540,7 @@ def test_fuzz_regression(name, device):
     assert msg is None, f"{msg}\n{source(lines, device)}"
 
 
-# PyTorch's CPU kernels round lerp's and addcmul's multiply-add once (an FMA); webtorch's cpu computes
+# PyTorch's CPU kernels round lerp's, addcmul's and add's (alpha) multiply-add once (an FMA); webtorch's cpu computes
 # them in float64 and rounds once. WGSL has no f64: webgpu rounds the product first (a documented limit).
 FUSED_MULTIPLY_ADD = [
     "v0 = m.tensor([0.605, 0.045, 2.0, 0.1], device=dev, requires_grad=True)",
@@ -544,6 +550,7 @@ FUSED_MULTIPLY_ADD = [
     "v4 = m.addcmul(v0, v1, v1, value=-0.3) * 1e8",
     "v5 = m.lerp(v0, v1, 0.3) * 1e8",
     "v6 = m.lerp(v0, v1, m.tensor([0.7, 0.3, -2.0, 1.0], device=dev)) * 1e8",
+    "v7 = m.add(v0, v1, alpha=-0.55) * 1e8",  # add's alpha too: fma(other, alpha, input)
     "m.autograd.backward([v2, v5, v6], [m.ones(4, device=dev), m.ones(4, device=dev), m.ones(4, device=dev)])"]
 
 

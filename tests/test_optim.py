@@ -434,3 +434,21 @@ def test_hooks_as_torch():
         opt.load_state_dict(sd)
         calls.append(p.detach().tolist())
     assert log["webtorch"] == log["torch"]
+
+
+@pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1),
+                                dict(lr=0.1, momentum=0.9, dampening=0.3)])
+def test_sgd_float32_steps_bit_for_bit(kw):
+    """SGD is add with alpha all through, fma(other, alpha, self) in PyTorch's cpu kernel: webtorch's cpu
+    rounds it once too, so five steps give PyTorch's parameters bit for bit (not only within a tolerance)."""
+    x0 = torch.randn(300, generator=torch.Generator().manual_seed(3))
+    got = []
+    for lib in (torch, wt):
+        p = lib.tensor(x0.numpy(), requires_grad=True)
+        opt = lib.optim.SGD([p], **kw)
+        for _ in range(5):
+            opt.zero_grad()
+            (p ** 3 - p).sum().backward()
+            opt.step()
+        got.append(p.detach().numpy().view(np.uint32))
+    assert (got[0] == got[1]).all()

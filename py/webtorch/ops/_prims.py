@@ -98,9 +98,14 @@ def bview(t, shape):
 def alpha_product(b, alpha, cdtype):
     """(alpha * b, the dtype to add it in) as PyTorch's add(a, b, alpha=) kernel takes them: in float16 /
     bfloat16, alpha rounded to the dtype and a + alpha * b computed in float32, rounded once (its
-    vectorized loop; its scalar loop, on a tensor's last < 32 elements, rounds the product too)."""
+    vectorized loop; its scalar loop, on a tensor's last < 32 elements, rounds the product too); in float32
+    on the cpu, fused: a + alpha * b rounded once."""
     if cdtype.is_floating_point and cdtype.itemsize == 2:
         return ewise("mul", [b, _half(alpha, cdtype.name)], _dtype.float32, _dtype.float32), _dtype.float32
+    if cdtype is _dtype.float32 and b._storage.device.type == "cpu":
+        # PyTorch's cpu kernel is fma(b, alpha, a), rounded once; float64 holds b * alpha exactly
+        alpha = struct.unpack("<f", struct.pack("<f", alpha))[0]
+        return ewise("mul", [b, alpha], _dtype.float64, _dtype.float64), _dtype.float64
     return ewise("mul", [b, alpha], cdtype, cdtype), cdtype
 
 
