@@ -522,6 +522,13 @@ REGRESSIONS = {
         "opt.zero_grad()",
         "(v0 * v0 * v0).sum().backward()",
         "opt.step()"],
+    "ldexp_integer_exponent_saturates": [  # C's ldexp: inf * 2**-2**31 is inf and 0 * 2**200 is 0 (not NaN)
+        "v0 = m.tensor([[-7, 0, -2147483648], [0, 3, 200]], dtype=m.int32, device=dev)",
+        "v1 = m.tensor([[inf, 0.0, inf], [-0.0, 1.5, 1e-30]], device=dev)",
+        "v2 = m.ldexp(v1, v0)",
+        "v3 = m.ldexp(v1.to(m.float16), -v0)"],
+    "ldexp_bool_exponent": [  # PyTorch's kernel refuses a bool exponent of a floating self
+        "v0 = m.ldexp(m.tensor([1.5, 2.0], dtype=m.float16, device=dev), m.tensor([True, False], device=dev))"],
     "nadam_float16_opmath": [  # PyTorch's lerp_/addcmul_ compute a float16 update in float32, rounded once
         "v0 = m.tensor([[3e-08, -2.75, 0.5], [-0.0, 3e-08, 1.0]], dtype=m.float16, device=dev, requires_grad=True)",
         "opt = m.optim.NAdam([v0], lr=0.01)",

@@ -254,7 +254,24 @@ def _ldexp(a, b, cdt):
     self through pow(2.0, other) in the result's dtype (2**(2**31) is inf)."""
     if b.dtype.is_floating_point:
         return a.to(cdt) * b.exp2().to(cdt)
-    return a.to(cdt) * b.to(_dtype.int32 if a.dtype.is_floating_point else cdt).to(cdt).exp2()
+    if not a.dtype.is_floating_point:
+        return a.to(cdt) * b.to(cdt).exp2()
+    if b.dtype is bool_:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    return _c_ldexp(a.to(cdt), b.to(_dtype.int32))
+
+
+def _c_ldexp(x, e):
+    """C's ldexp(x, e): x * 2**e rounded once, so 0 stays 0 and inf stays inf for any e (x * exp2(e) gives NaN
+    where exp2(e) overflows to inf or underflows to 0). e is clamped where every result has saturated and
+    applied as three powers of two that each fit the compute dtype (float32 for float16, float64 on the cpu:
+    one rounding there, as a float32 x * 2**e is exact in float64)."""
+    ct = _dtype.float64 if x.device.type == "cpu" else _dtype.float32
+    lim = 2200 if x.dtype is _dtype.float64 else 300  # beyond: 0 or inf from any finite x
+    e = e.clamp(-lim, lim)
+    third = e // 3
+    r = x.to(ct) * third.to(ct).exp2() * third.to(ct).exp2() * (e - 2 * third).to(ct).exp2()
+    return r.to(x.dtype)
 
 
 ldexp = binary("ldexp", "div", "LdexpBackward0", ref=_ldexp, tensor_other=True)
