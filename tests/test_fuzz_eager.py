@@ -522,6 +522,14 @@ REGRESSIONS = {
         "opt.zero_grad()",
         "(v0 * v0 * v0).sum().backward()",
         "opt.step()"],
+    "sgd_float16_scalar_tail": [  # PyTorch's scalar loop (numel % 32 last elements) rounds alpha * b to float16
+        "v0 = m.tensor([[[3.75, 3.0, -1.0], [0.75, -3.75, -2.25]], [[1.75, 3.25, 1.25], [0.5, -3.25, -2.25]]], "
+        "dtype=m.float16, device=dev, requires_grad=True)",
+        "opt = m.optim.SGD([v0], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)",
+        "loss0 = (v0.sin() * 3).sum()",
+        "loss0.backward()",
+        "opt.step()",
+        "v1 = m.arange(40, device=dev).to(m.float16).add(m.arange(40, device=dev).to(m.float16) * 0.37, alpha=0.1)"],
     "ldexp_integer_exponent_saturates": [  # C's ldexp: inf * 2**-2**31 is inf and 0 * 2**200 is 0 (not NaN)
         "v0 = m.tensor([[-7, 0, -2147483648], [0, 3, 200]], dtype=m.int32, device=dev)",
         "v1 = m.tensor([[inf, 0.0, inf], [-0.0, 1.5, 1e-30]], device=dev)",

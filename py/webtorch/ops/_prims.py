@@ -95,18 +95,32 @@ def bview(t, shape):
     return Strided(st.buf, tuple(shape), broadcast_strides(t, shape), t._offset, st.dtype.name)
 
 
-def alpha_product(b, alpha, cdtype):
-    """(alpha * b, the dtype to add it in) as PyTorch's add(a, b, alpha=) kernel takes them: in float16 /
+def alpha_product(b, alpha, cdtype, a=None):
+    """(alpha * b, the dtype to add it to a in) as PyTorch's add(a, b, alpha=) kernel takes them: in float16 /
     bfloat16, alpha rounded to the dtype and a + alpha * b computed in float32, rounded once (its
     vectorized loop; its scalar loop, on a tensor's last < 32 elements, rounds the product too); in float32
     on the cpu, fused: a + alpha * b rounded once."""
     if cdtype.is_floating_point and cdtype.itemsize == 2:
-        return ewise("mul", [b, _half(alpha, cdtype.name)], _dtype.float32, _dtype.float32), _dtype.float32
+        prod = ewise("mul", [b, _half(alpha, cdtype.name)], _dtype.float32, _dtype.float32)
+        _round_scalar_tail(prod, a, b, cdtype)
+        return prod, _dtype.float32
     if cdtype is _dtype.float32 and b._storage.device.type == "cpu":
         # PyTorch's cpu kernel is fma(b, alpha, a), rounded once; float64 holds b * alpha exactly
         alpha = struct.unpack("<f", struct.pack("<f", alpha))[0]
         return ewise("mul", [b, alpha], _dtype.float64, _dtype.float64), _dtype.float64
     return ewise("mul", [b, alpha], cdtype, cdtype), cdtype
+
+
+def _round_scalar_tail(prod, a, b, cdtype):
+    """PyTorch's loop over contiguous float16 / bfloat16 operands takes 32 elements a step and the last
+    numel % 32 one by one, where the half-precision product alpha * b is rounded before the add: the same
+    in `prod` for operands of one contiguous shape (a may also be a single element)."""
+    n = prod.numel()
+    tail = n % 32
+    same = not isinstance(a, Tensor) or a.numel() == 1 or (a._shape == b._shape and a.is_contiguous())
+    if tail and same and b.is_contiguous():
+        t = prod.view(-1)[n - tail:]
+        ewise_into("copy", t, [t.to(cdtype)], _dtype.float32)
 
 
 def _half(v, cdtype):

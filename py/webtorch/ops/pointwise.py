@@ -291,7 +291,7 @@ def _add_kernel(a, b, alpha, cdt):
         return _prims.ewise("sub", [a, b], cdt, cdt)
     if not isinstance(b, Tensor):
         return _prims.ewise("add", [a, b * alpha], cdt, cdt)
-    prod, ct = _prims.alpha_product(b, alpha, cdt)
+    prod, ct = _prims.alpha_product(b, alpha, cdt, a)
     return _prims.ewise("add", [a, prod], ct, cdt)
 
 
@@ -334,7 +334,7 @@ def _make_add(opname, F):
         if recording(self, other):
             return inplace_result(self, F.apply(self, other, alpha, cdt))
         if isinstance(other, Tensor) and alpha != 1:
-            prod, ct = _prims.alpha_product(other, alpha if opname == "add" else -alpha, cdt)
+            prod, ct = _prims.alpha_product(other, alpha if opname == "add" else -alpha, cdt, self)
             return _prims.ewise_into("add", self, [self, prod], ct)
         if not isinstance(other, Tensor):
             other = other * alpha

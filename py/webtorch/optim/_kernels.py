@@ -52,7 +52,7 @@ def add_(x, y, alpha=1.0):
         return inplace("add", x, y * alpha)
     if alpha in (1, -1):
         return inplace("add" if alpha == 1 else "sub", x, y)
-    prod, ct = _prims.alpha_product(y, alpha, x.dtype)
+    prod, ct = _prims.alpha_product(y, alpha, x.dtype, x)
     return _prims.ewise_into("add", x, [x, prod], ct)
 
 
@@ -60,7 +60,7 @@ def add(x, y, alpha=1.0):
     """x + alpha * y as a new tensor, as PyTorch's add."""
     if alpha in (1, -1):
         return new("add" if alpha == 1 else "sub", x, y)
-    prod, ct = _prims.alpha_product(y, alpha, x.dtype)
+    prod, ct = _prims.alpha_product(y, alpha, x.dtype, x)
     return _prims.ewise("add", [x, prod], ct, x.dtype)
 
 

@@ -130,6 +130,12 @@ def _rd(v, dt):
     return f"f32(f16({v}))" if dt == "float16" else v
 
 
+def _ax(prod, dt):
+    """alpha * b of PyTorch's float16 add(a, b, alpha=): in float32, but rounded to float16 in its scalar loop,
+    which takes the last numel % 32 elements of contiguous operands (from `ts` on, see _update_src)."""
+    return f"select({prod}, f32(f16({prod})), i >= ts)" if dt == "float16" else prod
+
+
 def _alpha(v, dt):
     """An `alpha=` scalar as PyTorch's float16 add uses it: rounded to float16 (then a + alpha * b in float32,
     rounded once, as its vectorized kernel)."""
@@ -145,6 +151,8 @@ def _update_src(be, dt, names, scalars, has_step, body, R, contig):
     head = [f"  let {s} = bitcast<f32>(P[{sc + k}u]);" for k, s in enumerate(scalars)]
     if has_step:
         head.append(f"  let t = S[P[{sc + len(scalars)}u]];")
+    if dt == "float16":
+        head.append("  let ts = P[0u] - P[0u] % 32u;" if all(contig) else "  let ts = P[0u];")
     idx = index_code(R, [(f"o{k}", c) for k, c in enumerate(contig)])
     return ewise_src(be.ew_k, be.enable(dt), be.prelude, "\n".join(b), idx, "\n".join(body(dt)), "\n".join(head))
 
@@ -194,7 +202,7 @@ def _decay(dt, wd, maximize, decoupled=False):
     if maximize:
         code.append("  d = -d;")
     if wd:
-        code.append(f"  pv = {_rd('pv * dec', dt)};" if decoupled else f"  d = {_rd('d + pv * wd', dt)};")
+        code.append(f"  pv = {_rd('pv * dec', dt)};" if decoupled else f"  d = {_rd('d + ' + _ax('pv * wd', dt), dt)};")
     return code
 
 
@@ -212,10 +220,10 @@ def fused_sgd(be, p, g, state, *, lr, momentum, dampening, weight_decay, nestero
         if has_buf:
             mb = load("mb[o2]", dt)
             code.append("  let bv = d;" if first else
-                        f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + d * damp1', dt)};")
+                        f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + ' + _ax('d * damp1', dt), dt)};")
             code.append(f"  mb[o2] = {store('bv', dt)};")
-            code.append(f"  d = {_rd('d + bv * amom', dt)};" if nesterov else "  d = bv;")
-        return code + [f"  p[o0] = {store('pv + d * nlr', dt)};"]
+            code.append(f"  d = {_rd('d + ' + _ax('bv * amom', dt), dt)};" if nesterov else "  d = bv;")
+        return code + [f"  p[o0] = {store('pv + ' + _ax('d * nlr', dt), dt)};"]
     key = ("sgd", ("mb",) if has_buf else (), first, bool(nesterov), bool(maximize), wd)
     ops = [p, g] + ([mb] if has_buf else [])
     dt = p.dtype.name
@@ -273,7 +281,7 @@ def fused_adam(be, p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad,
             code.append("  let vm = vn;")
         if dstep is None:
             code += [f"  let den = {_rd(_rd(_rd('sqrt(vm)', dt) + ' / bc2s', dt) + ' + eps', dt)};",
-                     f"  p[o0] = {store('pv + (mn / den) * nss', dt)};"]
+                     f"  p[o0] = {store('pv + (mn * nss) / den', dt)};"]
         else:
             code += ["  let ssn = -(lr / (1.0 - wpow(beta1, t)));",
                      "  let scale = sqrt(1.0 - wpow(beta2, t)) * ssn;",
@@ -322,9 +330,9 @@ def fused_rmsprop(be, p, g, state, *, lr, alpha, eps, weight_decay, momentum, ce
             o = f"o{3 + centered}"
             code += [f"  let bn = {_rd(_rd(load(f'mb[{o}]', dt) + ' * mom', dt) + ' + d / avg', dt)};",
                      f"  mb[{o}] = {store('bn', dt)};",
-                     f"  p[o0] = {store('pv + bn * alr', dt)};"]
+                     f"  p[o0] = {store('pv + ' + _ax('bn * alr', dt), dt)};"]
         else:
-            code.append(f"  p[o0] = {store('pv + (d / avg) * nlr', dt)};")
+            code.append(f"  p[o0] = {store('pv + (d * nlr) / avg', dt)};")
         return code
     names = ("sq",) + (("ga",) if centered else ()) + (("mb",) if mom else ())
     key = ("rmsprop", names, wd, bool(maximize), low)
@@ -355,7 +363,7 @@ def fused_adagrad(be, p, g, state, *, lr, lr_decay, weight_decay, eps, maximize)
             code += ["  let clr = lr / ((t - 1.0) * lrd + 1.0);",
                      f"  p[o0] = {store('pv - ' + _rd(_rd('d / sd', dt) + ' * clr', dt), dt)};"]
         else:
-            code.append(f"  p[o0] = {store('pv + (d / sd) * nlr', dt)};")
+            code.append(f"  p[o0] = {store('pv + (d * nlr) / sd', dt)};")
         return code
     sc = dict(wd=_alpha(weight_decay, p.dtype.name), eps=eps)
     if reads:
