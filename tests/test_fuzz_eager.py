@@ -530,6 +530,15 @@ REGRESSIONS = {
         "loss0.backward()",
         "opt.step()",
         "v1 = m.arange(40, device=dev).to(m.float16).add(m.arange(40, device=dev).to(m.float16) * 0.37, alpha=0.1)"],
+    "lerp_grad_rows": [  # PyTorch's rows grad * (1 - weight): -0.0 kept (the differentiated decomposition gave 0.0)
+        "v0 = m.tensor(-3.25, device=dev, requires_grad=True)",
+        "v1 = m.lerp(v0, v0, 0.25)",
+        "v3 = m.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)",
+        "v2 = m.lerp(v3.expand(2, 3), m.tensor([[0.5], [2.0]], device=dev), m.tensor([0.3, 0.7, -1.0], device=dev))",
+        "m.autograd.backward([v1, v2], [m.tensor(-0.0, device=dev), m.full((2, 3), 1.5, device=dev)])"],
+    "float16_pow_half_is_pow": [  # float16 takes C's pow for +-0.5 (pow(-inf, 0.5) is inf), not sqrt / rsqrt
+        "v0 = m.tensor([-inf, -0.0, 0.0, 2.0, inf, -1.0], dtype=m.float16, device=dev)",
+        "v1 = v0 ** 0.5", "v2 = v0 ** -0.5"],
     "ldexp_integer_exponent_saturates": [  # C's ldexp: inf * 2**-2**31 is inf and 0 * 2**200 is 0 (not NaN)
         "v0 = m.tensor([[-7, 0, -2147483648], [0, 3, 200]], dtype=m.int32, device=dev)",
         "v1 = m.tensor([[inf, 0.0, inf], [-0.0, 1.5, 1e-30]], device=dev)",

@@ -626,6 +626,10 @@ DERIVATIVES = {
                      "b": lambda g, a, b, y: g * where((a == 0) & (b >= 0), 0.0, y * a.log())},
     "PowBackward2": {"x": _pow_scalar_base},
     # PyTorch's rows (value / tensor2 is a tensor of value divided, not a reciprocal times value)
+    # PyTorch's rows: grad * (1 - weight) for input (a differentiated decomposition gave g - g * w: 0.0 for -0.0)
+    "LerpBackward0": {"input": lambda g, weight: g * (1 - weight), "end": lambda g, weight: g * weight},
+    "LerpBackward1": {"input": lambda g, weight: g * (1 - weight), "end": lambda g, weight: g * weight,
+                      "weight": lambda g, input, end: g * (end - input)},
     "AddcmulBackward0": {"input": lambda g: g, "tensor1": lambda g, tensor2, value: g * (tensor2 * value),
                          "tensor2": lambda g, tensor1, value: g * (tensor1 * value)},
     "AddcdivBackward0": {"input": lambda g: g,

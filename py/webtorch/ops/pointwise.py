@@ -438,8 +438,9 @@ _ROOTS = {0.5: "sqrt", -0.5: "rsqrt"}
 
 
 def _root(e, dt):
-    """sqrt / rsqrt where pow(tensor of dt, number e) is one, else None."""
-    return _ROOTS.get(e) if dt.kind == "f" and not isinstance(e, (bool, Tensor)) else None
+    """sqrt / rsqrt where pow(tensor of dt, number e) is one in PyTorch's kernel (float32 and float64; float16 takes
+    C's pow: pow(-inf, 0.5) is inf, not NaN), else None."""
+    return _ROOTS.get(e) if dt.kind == "f" and dt.itemsize >= 4 and not isinstance(e, (bool, Tensor)) else None
 
 
 def _pow_scalar_kernel(x, e, dt):
@@ -644,8 +645,8 @@ def _lerp_impl(input, end, weight):
     return r.to(dt)
 
 
-_Lerp = composite_node("LerpBackward0", _lerp_impl)
-_LerpTensor = composite_node("LerpBackward1", _lerp_impl)
+_Lerp = formula_node("LerpBackward0", _lerp_impl, ("input", "end", "weight"))
+_LerpTensor = formula_node("LerpBackward1", _lerp_impl, ("input", "end", "weight"))
 
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -663,7 +664,9 @@ def lerp(input, end, weight):
     if not input.is_floating_point():
         raise NotImplementedError(f"\"lerp_kernel_{'tensor' if isinstance(weight, Tensor) else 'scalar'}\" not "
                                   f"implemented for '{name_of(input.dtype)}'")
-    return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).call(input, end, weight)
+    if recording(input, end, weight):
+        return (_LerpTensor if isinstance(weight, Tensor) else _Lerp).apply(input, end, weight)
+    return _lerp_impl(input, end, weight)
 
 
 def _addc(input, tensor1, tensor2, value, op):
