@@ -235,10 +235,15 @@ def inner(input, other):
 
 
 def _addmm_kernel(input, mat1, mat2, beta, alpha):
+    """float16 / bfloat16: the product, scaling and bias in float32, rounded once (PyTorch's CPU gemm epilogue)."""
+    low = mat1.dtype if mat1.dtype.kind == "f" and mat1.dtype.itemsize == 2 and input.dtype is mat1.dtype else None
+    if low is not None:
+        input, mat1, mat2 = input.float(), mat1.float(), mat2.float()
     r = _matmul_kernel(mat1, mat2)
     if alpha != 1:
         r = r * alpha
-    return r + (input if beta == 1 else input * beta) if beta != 0 else r
+    r = r + (input if beta == 1 else input * beta) if beta != 0 else r
+    return r if low is None else r.to(low)
 
 
 # beta * input + alpha * (mat1 @ mat2): nn.Linear's node on 2-d input
