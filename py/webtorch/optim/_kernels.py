@@ -64,22 +64,33 @@ def add(x, y, alpha=1.0):
     return _prims.ewise("add", [x, prod], ct, x.dtype)
 
 
+def _opmath(x):
+    """The dtype PyTorch's lerp/addcmul/addcdiv kernels compute x's update in: float32 for float16 / bfloat16
+    (opmath), rounded once into x."""
+    return _dtype.float32 if x.dtype.kind == "f" and x.dtype.itemsize == 2 else x.dtype
+
+
 def lerp_(x, end, w):
     """x += w * (end - x), PyTorch's lerp for w < 0.5; x = end - (end - x) * (1 - w) otherwise (3)."""
-    d = new("sub", end, x)
+    ct = _opmath(x)
+    d = _prims.ewise("sub", [end, x], ct, ct)
     if w < 0.5:
-        return inplace("add", x, new("mul", d, w))
-    return _prims.ewise_into("sub", x, [end, new("mul", d, 1 - w)], x.dtype)
+        return _prims.ewise_into("add", x, [x, _prims.ewise("mul", [d, w], ct, ct)], ct)
+    return _prims.ewise_into("sub", x, [end, _prims.ewise("mul", [d, 1 - w], ct, ct)], ct)
 
 
 def addcmul_(x, a, b, value=1.0):
     """x += value * a * b (2-3 dispatches)."""
-    return inplace("add", x, new("mul", scaled(a, value), b))
+    ct = _opmath(x)
+    va = a if value == 1 else _prims.ewise("mul", [a, value], ct, ct)
+    return _prims.ewise_into("add", x, [x, _prims.ewise("mul", [va, b], ct, ct)], ct)
 
 
 def addcdiv_(x, a, b, value=1.0):
     """x += value * (a / b) (2-3 dispatches)."""
-    return inplace("add", x, scaled(new("div", a, b), value))
+    ct = _opmath(x)
+    q = _prims.ewise("div", [a, b], ct, ct)
+    return _prims.ewise_into("add", x, [x, q if value == 1 else _prims.ewise("mul", [q, value], ct, ct)], ct)
 
 
 def copy_(x, src):
