@@ -270,10 +270,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 def _add_scaled(input, product, a, b, beta, alpha):
-    """beta * input + alpha * product(a, b), the scalars in a's dtype; input unread where beta is 0 (PyTorch's rule)."""
+    """beta * input + alpha * product(a, b), the scalars in a's dtype; input unread where beta is 0 (PyTorch's rule).
+    float16 / bfloat16: computed in float32, rounded once (as `_addmm_kernel`)."""
     beta, alpha = scalar_to(beta, a.dtype), scalar_to(alpha, a.dtype)
+    low = a.dtype if a.dtype.kind == "f" and a.dtype.itemsize == 2 and input.dtype is a.dtype else None
+    if low is not None:
+        input, a, b = input.float(), a.float(), b.float()
     r = product(a, b) * alpha
-    return r + input * beta if beta != 0 else r
+    r = r + input * beta if beta != 0 else r
+    return r if low is None else r.to(low)
 
 
 @register
@@ -290,6 +295,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 @register
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.dtype.kind == "f" and batch1.dtype.itemsize == 2 and batch1.dim() == 3 and batch1.shape[0]:
+        # float16 / bfloat16 as PyTorch's CPU kernel: one addmm per batch, each rounded to the dtype
+        r = addmm(input, batch1[0], batch2[0], beta=beta, alpha=alpha)
+        for i in range(1, batch1.shape[0]):
+            r = addmm(r, batch1[i], batch2[i], alpha=alpha)
+        return r
     return _add_scaled(input, lambda a, b: bmm(a, b).sum(0), batch1, batch2, beta, alpha)
 
 
