@@ -208,3 +208,25 @@ def test_autocast_cpu():
             outs.append((z, f.linear(x, y), f.log_softmax(z, -1), z.sum(), f.cross_entropy(z, t), f.mse_loss(z, z)))
     for got, want in zip(*outs, strict=True):
         _same(got, want, ulps=1)
+
+
+OPINFO = ("abs exp log sin tanh sigmoid sqrt rsqrt add sub mul div.no_rounding_mode div.floor_rounding pow "
+          "maximum clamp where sum mean amax prod cumsum var std matmul mm bmm addmm baddbmm addbmm softmax "
+          "log_softmax cat stack index_select gather scatter_add nn.functional.layer_norm nn.functional.group_norm "
+          "nn.functional.batch_norm nn.functional.linear nn.functional.conv2d nn.functional.embedding "
+          "nn.functional.gelu nn.functional.silu nn.functional.relu nn.functional.max_pool2d nn.functional.avg_pool2d "
+          "nn.functional.cross_entropy nn.functional.mse_loss").split()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("op", OPINFO)
+def test_opinfo_bfloat16_forward(op):
+    """PyTorch's own bfloat16 samples (OpInfo, the first two) give PyTorch's values within bfloat16's tolerance."""
+    from opinfo import opinfo_harness as H
+    o = H.op_db()[op]
+    torch.manual_seed(0)
+    for _, s in zip(range(2), o.sample_inputs("cpu", torch.bfloat16), strict=False):
+        expected = o.op(s.input, *s.args, **s.kwargs)
+        with wt.no_grad():
+            actual, _ = H.call(H.resolve(op), s, "cpu")
+        H.compare(actual, expected, "cpu")
