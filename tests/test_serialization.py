@@ -85,7 +85,7 @@ def test_torch_saved_state_dict_loads_without_torch_code(tmp_path):
     assert isinstance(got, OrderedDict) and list(got) == list(sd)
     for k, v in sd.items():
         if k == "bf16":
-            assert got[k].dtype == wt.float32 and got[k].tolist() == [1.5, -2.0]
+            assert got[k].dtype == wt.bfloat16 and got[k].tolist() == [1.5, -2.0]
             continue
         assert got[k].dtype.name == str(v.dtype).replace("torch.", ""), k
         np.testing.assert_array_equal(_np(got[k]), v.numpy())
@@ -615,12 +615,14 @@ def test_hostile_safetensors():
 
 def test_safetensors_from_every_kind_of_source(device, tmp_path):
     """A path, bytes, a seekable file and a stream that only reads (read whole) load the same tensors
-    as PyTorch saved them (bfloat16 widened, bool, a 0-d and an empty one included)."""
+    as PyTorch saved them (bfloat16 (cpu only), bool, a 0-d and an empty one included)."""
     x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4) - 7.25
     want = {"f": x, "h": x.half(), "bf": x.bfloat16(), "i": x.long() * 3, "b": x > 0, "s": x[0, 0, 0].clone(),
             "e": torch.zeros(0, 3, dtype=torch.int32)}
     if device == "webgpu" and not _f16():
         del want["h"]
+    if device == "webgpu":  # bfloat16 tensors are cpu-only (a TypeError on webgpu)
+        del want["bf"]
     header, body = {"__metadata__": {"format": "pt"}}, b""
     for k, v in want.items():  # written here from PyTorch's bytes, in the spec's layout
         raw = v.contiguous().view(-1).view(torch.uint8).numpy().tobytes() if v.numel() else b""
@@ -644,9 +646,9 @@ def test_safetensors_from_every_kind_of_source(device, tmp_path):
             got = wt.load(src, map_location=device)
             assert list(got) == list(want)
             for k, v in want.items():
-                w = v.float() if v.dtype == torch.bfloat16 else v
-                assert str(got[k].dtype) == str(w.dtype) and got[k].device.type == device.split("-")[0]
-                np.testing.assert_array_equal(_np(got[k]), w.numpy())
+                assert str(got[k].dtype) == str(v.dtype) and got[k].device.type == device.split("-")[0]
+                w = (got[k].float(), v.float()) if v.dtype == torch.bfloat16 else (got[k], v)
+                np.testing.assert_array_equal(_np(w[0]), w[1].numpy())
 
 
 def test_loads_peak_near_the_file_size(tmp_path):

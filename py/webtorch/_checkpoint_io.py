@@ -54,12 +54,12 @@ _NP_LE = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int64": "<i8", 
 
 def _from_bytes(data, dtype):
     """Raw little-endian bytes -> (values for backend.from_flat, webtorch dtype name)."""
-    if dtype == "bfloat16":  # no bfloat16 storage here: widen exactly to float32
+    if dtype == "bfloat16":  # its values in float32 (exact), for from_flat
         if _np is not None:
             u = _np.frombuffer(data, dtype="<u2").astype(_np.uint32) << 16
-            return u.view(_np.float32), "float32"
+            return u.view(_np.float32), dtype
         hi = struct.unpack(f"<{len(data) // 2}H", data)
-        return list(struct.unpack(f"<{len(hi)}f", struct.pack(f"<{len(hi)}I", *[h << 16 for h in hi]))), "float32"
+        return list(struct.unpack(f"<{len(hi)}f", struct.pack(f"<{len(hi)}I", *[h << 16 for h in hi]))), dtype
     if _np is not None:
         a = _np.frombuffer(data, dtype=_NP_LE[dtype])
         if dtype == "bool":
@@ -87,6 +87,8 @@ def _storage_bytes(storage):
     be = storage.backend
     if _np is not None:
         a = _np.asarray(be.to_numpy(v)).reshape(-1)
+        if dt == "bfloat16":  # float32 values that are bfloat16's: their upper halves
+            return (a.astype("<f4").view("<u4") >> 16).astype("<u2").tobytes()
         if dt == "bool":
             return a.astype(_np.uint8).tobytes()
         return a.astype(_NP_LE[dt]).tobytes()
@@ -95,6 +97,9 @@ def _storage_bytes(storage):
         return bytes(1 if x else 0 for x in flat)
     if dt == "float16":
         return struct.pack(f"<{len(flat)}e", *flat)
+    if dt == "bfloat16":
+        n = len(flat)
+        return struct.pack(f"<{n}H", *[u >> 16 for u in struct.unpack(f"<{n}I", struct.pack(f"<{n}f", *flat))])
     a = array.array(_ARRAY_CODE[dt], flat)
     if not _LITTLE:
         a.byteswap()
@@ -160,7 +165,7 @@ def _cpu_storage(data, dtype, numel):
     """A cpu storage from raw little-endian bytes. A bytearray the caller gives up becomes the
     storage's memory where numpy holds cpu tensors (no copy); read-only bytes are copied."""
     values, dt = _from_bytes(data, dtype)
-    if _np is not None and values.flags.writeable:
+    if _np is not None and values.flags.writeable and dt != "bfloat16":
         return from_numpy(values)._storage
     return _prims.from_flat(values, (numel,), _dtype.BY_NAME[dt], as_device("cpu"))._storage
 

@@ -445,6 +445,8 @@ class Tensor:
         if self.device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self.device.type}:0 device type tensor to numpy. Use Tensor.cpu() to "
                             "copy the tensor to host memory first.")
+        if self.dtype.name == "bfloat16":  # numpy has no bfloat16
+            raise TypeError("Got unsupported ScalarType BFloat16")
         be = self._backend
         if be.numpy_buffers:  # shares memory, as in PyTorch
             return be.as_ndarray(self._strided())

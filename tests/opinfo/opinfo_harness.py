@@ -68,8 +68,6 @@ MESSAGE_DIFFERS = {
 }
 # known failures: (name, variant, kind, sample index or "*", device or "*") -> reason
 XFAIL = {
-    **{("bfloat16", "", kind, i, "cpu"): "bfloat16 has no storage on the numpy backend: KeyError leaks"
-       for kind in ("forward", "grad") for i in (0, 2)},
     **{("logcumsumexp", "", "grad", i, "*"): "the gradient of the composite log(cumsum(exp(x - max))) loses float32 "
        "precision when a slice spans a wide range (2% off)" for i in (0, 1)},
     ("masked_select", "", "forward", 6, "webgpu"): "a 0-d tensor from numpy expanded and gathered on webgpu: the "
@@ -249,9 +247,9 @@ def to_wt(x, device, memo, views=False):
         if views:
             t = _storage_copy(x, device, memo).as_strided(tuple(x.shape), x.stride(), x.storage_offset())
         elif x.dim() > 64:  # more dims than numpy takes: a view (materializing it would need numpy)
-            t = wt.tensor(x.detach().reshape(-1).numpy(), dtype=_DT[x.dtype], device=device).reshape(x.shape)
+            t = wt.tensor(_host(x.detach().reshape(-1)), dtype=_DT[x.dtype], device=device).reshape(x.shape)
         else:
-            t = wt.tensor(x.detach().contiguous().numpy(), dtype=_DT[x.dtype], device=device)
+            t = wt.tensor(_host(x.detach().contiguous()), dtype=_DT[x.dtype], device=device)
         if x.requires_grad:
             t.requires_grad_()
         memo[id(x)] = t
@@ -278,6 +276,11 @@ def to_wt(x, device, memo, views=False):
     return x
 
 
+def _host(x):
+    """A torch tensor's values as a numpy array (bfloat16's in float32, exact: numpy has no bfloat16)."""
+    return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
+
+
 def _module_to_wt(x):
     """A parameterless torch module (a sample's distance_function) as webtorch's same-named one with
     the same public attributes."""
@@ -297,7 +300,7 @@ def _storage_copy(x, device, memo):
     key = ("storage", x.untyped_storage().data_ptr())
     if key not in memo:
         flat = torch.empty(0, dtype=x.dtype).set_(x.untyped_storage())
-        memo[key] = wt.tensor(flat.numpy(), dtype=_DT[x.dtype], device=device)
+        memo[key] = wt.tensor(_host(flat), dtype=_DT[x.dtype], device=device)
     if _DT_BACK[memo[key].dtype.name] != x.dtype:
         raise Unsupported("one storage viewed as two dtypes")
     return memo[key]

@@ -1,6 +1,8 @@
 """autocast: run the matmul family (matmul, mm, bmm, and so linear and conv, which lower to
 matmul) in a lower precision, and reductions / softmax / log_softmax (and so the losses built
-on them) in float32, as PyTorch's autocast does.
+on them) in float32, as PyTorch's autocast does. On cpu (bfloat16 by default) PyTorch's CPU lists
+hold: reductions and softmax keep their input's dtype, the losses of its fp32 list (`fp32_on_cpu`) run
+in float32.
 
 The ops consult `STATE` (device type -> dtype in force); it is empty when no autocast region
 is active, so the check costs one truth test per op. On webgpu the lower precision is float16
@@ -38,7 +40,7 @@ def _supported(device_type, dt):
         except Exception:
             return False
     if device_type == "cpu":
-        return dt is _dtype.float16
+        return dt in (_dtype.float16, _dtype.bfloat16)
     return False
 
 
@@ -134,10 +136,29 @@ def cast_lower(*tensors):
 
 
 def cast_fp32(t):
-    """Input of a reduction / softmax / loss: low-precision floats are widened to float32."""
-    if t.device.type in STATE and t.dtype.kind == "f" and t.dtype.itemsize < 4:
+    """Input of a reduction / softmax / loss: low-precision floats are widened to float32 (not on cpu, whose
+    autocast lists leave reductions and softmax alone)."""
+    dev = t.device.type
+    if dev in STATE and dev != "cpu" and t.dtype.kind == "f" and t.dtype.itemsize < 4:
         return t.to(_dtype.float32)
     return t
+
+
+def _fp32(a):
+    if isinstance(a, Tensor) and a.device.type == "cpu" and a.dtype.kind == "f" and a.dtype.itemsize < 4:
+        return a.to(_dtype.float32)
+    return a
+
+
+def fp32_on_cpu(fn):
+    """A loss of PyTorch's CPU autocast fp32 list: under autocast("cpu") its low-precision float tensor
+    arguments are cast to float32."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "cpu" in STATE:
+            args, kwargs = [_fp32(a) for a in args], {k: _fp32(v) for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+    return wrapper
 
 
 # ---- custom autograd Functions under autocast (torch.amp.custom_fwd / custom_bwd) --------------------

@@ -770,3 +770,5 @@ COMPLEX_ROWS = frozenset(
 OPMATH_ROWS = frozenset(
     "SoftmaxBackward0 LogSoftmaxBackward0 GeluBackward0 SiluBackward0 MishBackward0 EluBackward0 CeluBackward0 "
     "HardswishBackward0 HardsigmoidBackward0 SoftplusBackward0 LogSigmoidBackward0 TanhBackward0".split())
+# the rows whose backward kernel takes bfloat16 in float32 (rounded once) but float16 in float16, step by step
+BF16_OPMATH_ROWS = frozenset(["SigmoidBackward0"])

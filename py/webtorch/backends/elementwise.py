@@ -56,8 +56,8 @@ class ByDtype:
         self.make = make
 
 
-KIND_DTYPES = {"f": ("float16", "float32", "float64"), "i": ("int8", "int16", "int32", "int64"), "u": ("uint8",),
-               "b": ("bool",), "c": ("complex64", "complex128")}
+KIND_DTYPES = {"f": ("float16", "bfloat16", "float32", "float64"), "i": ("int8", "int16", "int32", "int64"),
+               "u": ("uint8",), "b": ("bool",), "c": ("complex64", "complex128")}
 KIND_OF = {d: k for k, ds in KIND_DTYPES.items() for d in ds}
 BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "bool": 8}
 
@@ -540,7 +540,30 @@ def _np_nextafter16(a, b):
     return np.where(a == b, b, np.nextafter(a, b))  # numpy's float16 gives a where a == b: -0.0 toward 0.0
 
 
-_NEXTAFTER_PY = {"float16": _nextafter("<e", "<H", 0x8000), "float32": _nextafter("<f", "<I", 0x80000000)}
+def _np_nextafter_bf16(a, b):
+    """bfloat16 (float32 values) steps by its 16 bits, the upper half of float32's: by ordered integer keys."""
+    def key(x):
+        u = (x.astype(np.float32).view(np.uint32) >> 16).astype(np.int32)
+        return np.where(u & 0x8000, -(u & 0x7FFF), u)
+    ka, kb = key(a), key(b)
+    k = ka + np.sign(kb - ka)
+    r = (np.where(k < 0, -k | 0x8000, k).astype(np.uint32) << 16).view(np.float32)
+    return np.where((a != a) | (b != b), np.float32("nan"), np.where(a == b, b, r))
+
+
+def _nextafter_bf16(a, b):
+    if a != a or b != b:
+        return _NAN
+    if a == b:
+        return b
+    ka, kb = (struct.unpack("<I", struct.pack("<f", x))[0] >> 16 for x in (a, b))
+    ka, kb = (-(k & 0x7FFF) if k & 0x8000 else k for k in (ka, kb))
+    k = ka + (1 if kb > ka else -1)
+    return struct.unpack("<f", struct.pack("<I", ((-k | 0x8000) if k < 0 else k) << 16))[0]
+
+
+_NEXTAFTER_PY = {"float16": _nextafter("<e", "<H", 0x8000), "float32": _nextafter("<f", "<I", 0x80000000),
+                 "bfloat16": _nextafter_bf16}
 _NEXTAFTER_WGSL = """
 fn wnextord(u: u32, sign: u32) -> i32 { let m = i32(u & (sign - 1u)); return select(m, -m, (u & sign) != 0u); }
 fn wnextbits(ua: u32, ub: u32, sign: u32) -> u32 {   // by the bits, ordered as integers (no float compare)
@@ -698,7 +721,7 @@ RECORDS = {r.name: r for r in (
     Prim("atan2", 2, "f", np={"f": "arctan2"}, py={"f": math.atan2},
          wgsl={"f": "watan2({0}, {1})", "i": "i32(atan2(f32({0}), f32({1})))", "ub": "u32(atan2(f32({0}), f32({1})))"},
          decl={"rule": "div", "tensor_other": True}, specials="atan2(+-0, +-0) as IEEE"),
-    Prim("nextafter", 2, "f", np={"f": "nextafter", "float16": _np_nextafter16},
+    Prim("nextafter", 2, "f", np={"f": "nextafter", "float16": _np_nextafter16, "bfloat16": _np_nextafter_bf16},
          py={"f": ByDtype(lambda cd: _NEXTAFTER_PY.get(cd, math.nextafter))},
          wgsl={"f": "wnextafter({0}, {1})", "float16": "wnextafter16({0}, {1})"}, helpers=_NEXTAFTER_WGSL,
          decl={"rule": "float", "tensor_other": True}, domain=(-2.0, 2.0),

@@ -8,7 +8,7 @@ from .. import _dtype
 from .._geometry import contiguous_strides
 from .._tensor import _NO_GRAD_VIEW_HINT, Tensor, _wrap_dim
 from ..autograd import grad_mode
-from ..autograd.derivatives import COMPLEX_ROWS, DERIVATIVES, OPMATH_ROWS
+from ..autograd.derivatives import BF16_OPMATH_ROWS, COMPLEX_ROWS, DERIVATIVES, OPMATH_ROWS
 from ..autograd.function import Function
 from ..autograd.graph import run_backward
 from ..overrides import torch_function
@@ -152,6 +152,7 @@ def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
     several = len(outputs) > 1
     real_only = node not in COMPLEX_ROWS
     opmath = node in OPMATH_ROWS
+    bf16_opmath = node in BF16_OPMATH_ROWS
     grads = tuple(i for i, _, _, _ in plan)
     attrs = tuple((n + a, _position(names, n), _attribute(get, "*" + n in names))
                   for n in plain for a, get in _ATTRIBUTES.items() if n + a in needed)
@@ -185,7 +186,7 @@ def formula_node(node, kernel, names, scalar_edges=(), outputs=("y",)):
         @staticmethod
         def backward(ctx, *gs):
             kw = {n: c if t is None else t for (n, _, _, _), t, c in zip(kept, ctx.saved_tensors, ctx.consts)}
-            if opmath:
+            if opmath or bf16_opmath and getattr(gs[0], "dtype", None) is _dtype.bfloat16:
                 gs, kw = tuple(_opmath(g) for g in gs), {n: _opmath(v) for n, v in kw.items()}
             if attrs:
                 kw.update(ctx.attrs)

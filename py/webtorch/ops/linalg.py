@@ -235,10 +235,15 @@ def inner(input, other):
 
 
 def _addmm_kernel(input, mat1, mat2, beta, alpha):
+    """float16 / bfloat16: the product, scaling and bias in float32, rounded once (PyTorch's CPU gemm epilogue)."""
+    low = mat1.dtype if mat1.dtype.kind == "f" and mat1.dtype.itemsize == 2 and input.dtype is mat1.dtype else None
+    if low is not None:
+        input, mat1, mat2 = input.float(), mat1.float(), mat2.float()
     r = _matmul_kernel(mat1, mat2)
     if alpha != 1:
         r = r * alpha
-    return r + (input if beta == 1 else input * beta) if beta != 0 else r
+    r = r + (input if beta == 1 else input * beta) if beta != 0 else r
+    return r if low is None else r.to(low)
 
 
 # beta * input + alpha * (mat1 @ mat2): nn.Linear's node on 2-d input
@@ -265,10 +270,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 def _add_scaled(input, product, a, b, beta, alpha):
-    """beta * input + alpha * product(a, b), the scalars in a's dtype; input unread where beta is 0 (PyTorch's rule)."""
+    """beta * input + alpha * product(a, b), the scalars in a's dtype; input unread where beta is 0 (PyTorch's rule).
+    float16 / bfloat16: computed in float32, rounded once (as `_addmm_kernel`)."""
     beta, alpha = scalar_to(beta, a.dtype), scalar_to(alpha, a.dtype)
+    low = a.dtype if a.dtype.kind == "f" and a.dtype.itemsize == 2 and input.dtype is a.dtype else None
+    if low is not None:
+        input, a, b = input.float(), a.float(), b.float()
     r = product(a, b) * alpha
-    return r + input * beta if beta != 0 else r
+    r = r + input * beta if beta != 0 else r
+    return r if low is None else r.to(low)
 
 
 @register
@@ -285,6 +295,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 @register
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.dtype.kind == "f" and batch1.dtype.itemsize == 2 and batch1.dim() == 3 and batch1.shape[0]:
+        # float16 / bfloat16 as PyTorch's CPU kernel: one addmm per batch, each rounded to the dtype
+        r = addmm(input, batch1[0], batch2[0], beta=beta, alpha=alpha)
+        for i in range(1, batch1.shape[0]):
+            r = addmm(r, batch1[i], batch2[i], alpha=alpha)
+        return r
     return _add_scaled(input, lambda a, b: bmm(a, b).sum(0), batch1, batch2, beta, alpha)
 
 

@@ -2,6 +2,9 @@
 
 Semantics shared with `pure.py` (and chosen to match PyTorch's CPU kernels):
 - float16 ops are computed in float32 and rounded to float16 (as PyTorch's CPU does).
+- bfloat16 (numpy has none) is stored as its uint16 bit patterns (the upper half of a float32): read as float32
+  values, computed in float32 and rounded back to nearest even (NaN -> 0xFFFF, as PyTorch's vectorized
+  conversion), like float16. `_read` gives any view's values, `_cast(values, "bfloat16")` the bits.
 - Float -> int conversion truncates toward zero; NaN/inf/out-of-range give INT_MIN for int32 and
   int64 (what x86 and PyTorch produce); int8/int16/uint8 go through int64 and wrap (so 300.0 ->
   uint8 44, -1.0 -> 255, NaN -> 0, as PyTorch). Int -> int wraps. Anything -> bool is `!= 0`.
@@ -26,6 +29,10 @@ _NP = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
        "float16": np.dtype(np.float16), "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
        "int8": np.dtype(np.int8), "int16": np.dtype(np.int16), "uint8": np.dtype(np.uint8),
        "bool": np.dtype(np.bool_), "complex64": np.dtype(np.complex64), "complex128": np.dtype(np.complex128)}
+_NP["bfloat16"] = np.dtype(np.uint16)  # bit patterns; `_VAL` holds the dtype of the values
+_VAL = dict(_NP, bfloat16=np.dtype(np.float32))
+_BF16 = _NP["bfloat16"]
+_HALF = ("float16", "bfloat16")  # computed in float32, rounded once
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
@@ -86,8 +93,35 @@ class _Quiet:
         _loud(self.tok)
 
 
+def _bf16_values(bits):
+    """bfloat16 bit patterns -> their float32 values (exact)."""
+    return (bits.astype(np.uint32) << 16).view(_F32)
+
+
+def _bf16_bits(a):
+    """Values (a real array) -> bfloat16 bit patterns: through float32 (as c10's conversions), then rounded to
+    nearest even on the upper 16 bits; NaN -> 0xFFFF (PyTorch's vectorized conversion)."""
+    f = np.asarray(a, dtype=_F32)
+    u = f.view(np.uint32)
+    r = ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(_BF16)
+    return np.where(f != f, np.uint16(0xFFFF), r)
+
+
+def _read(view):
+    """The values of a Strided as a numpy array (float32 for bfloat16's bits)."""
+    a = _v(view)
+    return _bf16_values(a) if view.dtype == "bfloat16" else a
+
+
+def _as(a, dtype):
+    """Values converted to dtype, as values (bfloat16: the rounded values in float32)."""
+    return _bf16_values(_cast(a, dtype)) if dtype == "bfloat16" else _cast(a, dtype)
+
+
 def _cast(a, dtype):
     """`cast` for callers that already ignore floating-point errors (`_quiet`)."""
+    if dtype == "bfloat16":
+        return _bf16_bits(a.real if a.dtype.kind == "c" else a)
     d = _NP[dtype]
     if a.dtype == d:
         return a
@@ -101,8 +135,8 @@ def _cast(a, dtype):
 
 
 def cast(a, dtype):
-    """Convert numpy array `a` to webtorch dtype name `dtype` with the semantics above."""
-    if a.dtype == _NP[dtype]:
+    """Convert numpy array `a` (values) to webtorch dtype name `dtype` with the semantics above."""
+    if a.dtype == _NP[dtype] and dtype != "bfloat16":
         return a
     tok = _quiet()
     try:
@@ -113,11 +147,13 @@ def cast(a, dtype):
 
 def _scalar(x, dtype):
     """A Python scalar as a 0-d numpy array of `dtype` (ints wrap). Call inside `_quiet`."""
-    d = _NP[dtype]
+    d = _VAL[dtype]
     if d.kind == "c":
         return np.array(complex(x), dtype=d)
     if isinstance(x, complex):
         x = x.real
+    if dtype == "bfloat16":
+        return _as(np.array(float(x)), dtype)
     if d.kind == "f":
         return np.array(float(x), dtype=d)  # one rounding from the double, as via float64
     if dtype == "bool":
@@ -241,6 +277,21 @@ def _ordered(op, x):
         raise NotImplementedError(f"\"{op}\" not implemented for complex tensors")
 
 
+def _put_bf16(buf, i, v, accumulate):
+    """buf[i] = v (bfloat16 values) or += v, each sum rounded to bfloat16 in the order given (PyTorch's
+    index_put_): the k-th occurrences of every index added in the k-th round."""
+    if not accumulate:
+        buf[i] = _cast(v, "bfloat16")
+        return
+    order = np.argsort(i, kind="stable")
+    si = i[order]
+    rank = np.arange(si.size) - np.searchsorted(si, si)
+    for k in range(int(rank.max()) + 1):
+        sel = order[rank == k]
+        j = i[sel]
+        buf[j] = _cast(_bf16_values(buf[j]) + v[sel], "bfloat16")
+
+
 class NumpyBackend(Backend):
     numpy_buffers = True
     name = "cpu"
@@ -274,7 +325,7 @@ class NumpyBackend(Backend):
         return _v(view)
 
     def to_flat(self, view):
-        return _v(view).ravel().tolist()
+        return _read(view).ravel().tolist()
 
     def reinterpret(self, buf, dtype):
         return buf.view(_NP[dtype])
@@ -285,7 +336,8 @@ class NumpyBackend(Backend):
         _v(out)[...] = r
 
     def to_numpy(self, view):
-        return np.array(_v(view), copy=True)
+        """A copy of the view's values (bfloat16's in float32)."""
+        return np.array(_read(view), copy=True)
 
     def as_ndarray(self, view):
         """The view as a numpy array sharing its memory (no copy)."""
@@ -297,37 +349,37 @@ class NumpyBackend(Backend):
         o, contig = _vc(out)
         if o.size == 0:
             return
-        cd = _NP[cdtype]
-        f16 = cdtype == "float16" and op not in _NATIVE16
+        cd = _VAL[cdtype]
+        half = cdtype in _HALF and op not in _NATIVE16
         tok = _quiet()
         try:
             args = []
             if op == "where":
                 c = inputs[0]
-                args.append(_cast(_v(c), "bool") if isinstance(c, Strided) else _scalar(c, "bool"))
+                args.append(_cast(_read(c), "bool") if isinstance(c, Strided) else _scalar(c, "bool"))
                 inputs = inputs[1:]
             for x in inputs:
                 if isinstance(x, Strided):
-                    a = _v(x)
-                    if a.dtype is not cd:
-                        a = _cast(a, cdtype)
+                    a = _read(x)
+                    if a.dtype is not cd or x.dtype != cdtype:
+                        a = _as(a, cdtype)
                 else:
                     a = _scalar(x, cdtype)
-                if f16:
+                if half:
                     a = a.astype(_F32)
                 args.append(a)
             k = _OPS.get((op, cdtype))
             if k is None:
                 raise TypeError(f"cpu: op {op!r} is not supported for dtype {cdtype}")
             f, fout, bool_out = k
-            if fout is not None and contig and not f16 and o.dtype is (_BOOL if bool_out else cd):
+            if fout is not None and contig and not half and o.dtype is (_BOOL if bool_out else cd):
                 fout(*args, out=o)
                 return
             r = f(*args)
             if type(r) is not np.ndarray:
                 r = np.asarray(r)
-            if f16 and r.dtype.kind == "f":
-                r = r.astype(np.float16)
+            if half and r.dtype.kind == "f":
+                r = _as(r, cdtype) if cdtype == "bfloat16" else r.astype(np.float16)
             o[...] = _cast(r, out.dtype)
         finally:
             _loud(tok)
@@ -336,12 +388,12 @@ class NumpyBackend(Backend):
         o = _v(out)
         if o.size == 0:
             return
-        x = _v(inp)
+        x = _read(inp)
         no, ni = len(out.shape), len(inp.shape)
         axes = _AXES.get((no, ni))
         if axes is None:
             axes = _AXES[no, ni] = tuple(range(no, ni))
-        od = o.dtype
+        od = _VAL[out.dtype]
         _ordered(op, x)
         tok = _quiet()
         try:
@@ -351,7 +403,7 @@ class NumpyBackend(Backend):
                 if x.dtype.kind == "f" and acc.kind != "f":
                     x = _cast(x, out.dtype)
                 r = (np.add if op == "sum" else np.multiply).reduce(x, axis=axes, dtype=acc)
-                if okind == "f":  # float64 -> float out: the same rounding as `cast`
+                if okind == "f" and out.dtype != "bfloat16":  # float64 -> float out: the same rounding as `cast`
                     o[...] = r
                     return
             elif op == "max":
@@ -381,9 +433,11 @@ class NumpyBackend(Backend):
         dt = out.dtype
         tok = _quiet()
         try:
-            x, y = _cast(_v(a), dt), _cast(_v(b), dt)
+            x, y = _as(_read(a), dt), _as(_read(b), dt)
             if dt == "float16":
                 r = np.matmul(x.astype(_F32), y.astype(_F32)).astype(np.float16)
+            elif dt == "bfloat16":  # accumulated in float32, rounded once
+                r = np.matmul(x, y)
             elif contig and o.dtype == x.dtype:
                 np.matmul(x, y, out=o)  # out C-contiguous: the loop a temporary would get
                 return
@@ -397,7 +451,8 @@ class NumpyBackend(Backend):
         o = self._v(out)
         if o.size == 0:
             return
-        o[...] = cast(src_buf[self._v(idx)], out.dtype)
+        v = src_buf[self._v(idx)]
+        o[...] = v if src_dtype == out.dtype else cast(_bf16_values(v) if src_dtype == "bfloat16" else v, out.dtype)
 
     def put(self, dst_buf, dst_dtype, idx, values, accumulate):
         i = self._v(idx).reshape(-1)
@@ -405,10 +460,12 @@ class NumpyBackend(Backend):
             return
         with _Quiet():
             if isinstance(values, Strided):
-                v = cast(self._v(values), dst_dtype).reshape(-1)
+                v = _as(_read(values), dst_dtype).reshape(-1)
             else:
                 v = np.broadcast_to(_scalar(values, dst_dtype), i.shape)
-            if accumulate:
+            if dst_dtype == "bfloat16":
+                _put_bf16(dst_buf, i, v, accumulate)
+            elif accumulate:
                 if dst_dtype == "bool":
                     np.logical_or.at(dst_buf, i, v)
                 else:
@@ -420,10 +477,10 @@ class NumpyBackend(Backend):
         o = self._v(out)
         if o.size == 0:
             return
-        x = self._v(inp)
+        x = _read(inp)
         if x.ndim == 0:
             x, o = x.reshape(1), o.reshape(1)
-        od = _NP[out.dtype]
+        od = _VAL[out.dtype]
         _ordered(op, x)
         with _Quiet():
             if op in ("cumsum", "cumprod"):
@@ -433,7 +490,7 @@ class NumpyBackend(Backend):
                 else:
                     r = f(cast(x, "int64" if od.kind == "b" else out.dtype), axis=-1)
             elif op in ("cummax", "cummin"):
-                x = cast(x, out.dtype)
+                x = _as(x, out.dtype)
                 f = np.maximum if op == "cummax" else np.minimum
                 r = f.accumulate(x, axis=-1)
                 if out_idx is not None:
@@ -456,7 +513,7 @@ class NumpyBackend(Backend):
         if ov.size == 0:
             return
         oi = self._v(out_indices)
-        x = self._v(inp)
+        x = _read(inp)
         if x.dtype.kind == "c":
             raise RuntimeError(" Sort does not support complex dtypes on CPU")
         if x.ndim == 0:
@@ -475,7 +532,7 @@ class NumpyBackend(Backend):
         n = o.size
         if n == 0:
             return
-        od = _NP[out.dtype]
+        od = _VAL[out.dtype]
         if od.kind == "f" or isinstance(start, float) or isinstance(step, float):
             r = start + np.arange(n, dtype=_F64) * step
         else:

@@ -1,7 +1,8 @@
 """CPU backend in pure Python (no numpy: it runs in Pyodide offline).
 
 A buf is an `array.array`: float32 'f', float64 'd', float16 'f' holding values already rounded
-to half (struct 'e'), int8 'b', int16 'h', int32 'i', int64 'q', uint8 'B', bool 'B' (0/1); complex64
+to half (struct 'e'), bfloat16 'f' holding values already rounded to bfloat16 (float32's upper half),
+int8 'b', int16 'h', int32 'i', int64 'q', uint8 'B', bool 'B' (0/1); complex64
 (complex128) the interleaved parts in 'f' ('d'), computed by pure_complex.py.
 An op reads each input Strided into a list (through its flat offsets, computed once per call),
 computes with list comprehensions / `map`, normalizes the results to the compute dtype
@@ -22,12 +23,12 @@ from ..complex_parts import COMPLEX, ComplexParts
 from ..elementwise import KIND_OF, RECORDS, ByDtype, follow, form, same
 from .pure_complex import PureComplex
 
-TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "int8": "b", "int16": "h",
+TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "bfloat16": "f", "int8": "b", "int16": "h",
              "int32": "i", "int64": "q", "uint8": "B", "bool": "B"}
 _BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}
 _INF = math.inf
 _NAN = math.nan
-_FLOATS = ("float16", "float32", "float64")
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
 def offsets(shape, strides, offset):
@@ -66,6 +67,21 @@ def _to_half(vals):
         return list(struct.unpack(f"{n}e", struct.pack(f"{n}e", *struct.unpack(f"{n}f", struct.pack(f"{n}f", *vals)))))
     except (OverflowError, struct.error):
         return [_half1(v) for v in vals]
+
+
+def _bf16_bits(b):
+    """float32 bits rounded to bfloat16's upper half, to nearest even (NaN stays NaN)."""
+    return 0xFFFF0000 if b & 0x7FFFFFFF > 0x7F800000 else (b + 0x7FFF + ((b >> 16) & 1)) >> 16 << 16
+
+
+def to_bfloat16(vals):
+    """vals rounded to bfloat16 through float32 (c10's conversion), as Python floats."""
+    n = len(vals)
+    try:
+        bits = struct.unpack(f"{n}I", struct.pack(f"{n}f", *vals))
+    except (OverflowError, struct.error):  # a value past float32's range: +-inf
+        return [math.copysign(_INF, v) if abs(v) > 3.4028234663852886e38 else to_bfloat16([v])[0] for v in vals]
+    return list(struct.unpack(f"{n}f", struct.pack(f"{n}I", *map(_bf16_bits, bits))))
 
 
 def _wrap(vals, dtype):
@@ -120,6 +136,8 @@ def normalize(vals, dtype):
         return array("f", vals).tolist()
     if dtype == "float16":
         return _to_half(vals)
+    if dtype == "bfloat16":
+        return to_bfloat16(vals)
     if dtype == "bool":
         return [1 if v else 0 for v in vals]
     return _wrap(vals, dtype)
@@ -354,7 +372,8 @@ class PureBackend(Backend):
         except ModuleNotFoundError:  # Pyodide's page: the one clear error for every numpy-needing call
             raise ModuleNotFoundError("numpy is not installed here (the playground's Python has no numpy): use "
                                       "tensor.tolist() or tensor.item() for the values", name="numpy") from None
-        return np.array(self.to_flat(view), dtype=view.dtype).reshape(view.shape)
+        dt = "float32" if view.dtype == "bfloat16" else view.dtype  # bfloat16's values (numpy has none)
+        return np.array(self.to_flat(view), dtype=dt).reshape(view.shape)
 
     # ---- compute ----------------------------------------------------------------------
     def _operand(self, x, dtype, n):
@@ -452,9 +471,9 @@ class PureBackend(Backend):
         elif dst_dtype in ("float32", "float64"):
             for i, v in zip(ii, vals, strict=False):
                 dst_buf[i] += v
-        elif dst_dtype == "float16":
+        elif dst_dtype in ("float16", "bfloat16"):
             for i, v in zip(ii, vals, strict=False):
-                dst_buf[i] = _half1(dst_buf[i] + v)
+                dst_buf[i] = normalize([dst_buf[i] + v], dst_dtype)[0]
         else:
             bits = _BITS[dst_dtype]
             mask = (1 << bits) - 1

@@ -97,6 +97,9 @@ class Kernels:
         if dtype == "complex128":
             raise TypeError("complex128 is not supported on webgpu (WGSL has no float64); use complex64 or compute "
                             "on cpu")
+        if dtype == "bfloat16":
+            raise TypeError("bfloat16 is not supported on webgpu (webtorch's bfloat16 tensors are cpu-only); use "
+                            "float16 or float32, or compute on cpu")
         if dtype not in ST and dtype != "complex64":   # complex64: f32 pairs (complex.py)
             raise TypeError(f"{dtype} is not supported on webgpu")
 

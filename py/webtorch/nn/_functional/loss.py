@@ -3,6 +3,7 @@ import math
 import warnings
 
 from ... import _dtype
+from ...amp.autocast_mode import fp32_on_cpu
 from ...autograd import grad_mode
 from ...ops import indexing as _ix, pointwise as _pw, reduction as _red, shape as _shape
 from ...ops._common import check_inplace_dtype, composite_node, dispatching, formula_node, name_of
@@ -55,6 +56,7 @@ def _check_sizes(input, target, name=None):
                       "same size.", stacklevel=3)
 
 
+@fp32_on_cpu
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_sizes(input, target)
@@ -83,6 +85,7 @@ def _mse_loss_impl(input, target, reduction):
 _MseLoss = formula_node("MseLossBackward0", _mse_loss_impl, ("input", "target", "reduction"))
 
 
+@fp32_on_cpu
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_sizes(input, target)
@@ -93,6 +96,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _reduce(loss, reduction)
 
 
+@fp32_on_cpu
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_sizes(input, target)
@@ -109,6 +113,7 @@ def _smooth_l1_loss_impl(input, target, reduction, beta):
     return _reduce(_pw.where(d < beta, 0.5 * dn * dn / beta, d - 0.5 * beta), reduction)
 
 
+@fp32_on_cpu
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_sizes(input, target)
     if delta <= 0:
@@ -135,6 +140,7 @@ def _class_dim(input):
     return 0 if input.dim() == 1 else 1
 
 
+@fp32_on_cpu
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if input.dim() < 1:
@@ -189,6 +195,7 @@ def _tname(dt):
     return name_of(dt)
 
 
+@fp32_on_cpu
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -230,6 +237,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return (1 - label_smoothing) * nll + ret * (label_smoothing / C)
 
 
+@fp32_on_cpu
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -245,6 +253,7 @@ def _binary_cross_entropy_impl(input, target, weight, reduction):
     return _reduce(loss, reduction)
 
 
+@fp32_on_cpu
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -275,6 +284,7 @@ _BinaryCrossEntropyWithLogits = formula_node("BinaryCrossEntropyWithLogitsBackwa
 _BinaryCrossEntropyWithLogits._no_edges = (2, 3)
 
 
+@fp32_on_cpu
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction == "mean":
@@ -291,16 +301,19 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@fp32_on_cpu
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce((-target * input).exp().log1p(), reduction)
 
 
+@fp32_on_cpu
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
 
 
+@fp32_on_cpu
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     margin_clamp = (margin - input).clamp_min(0.0)
@@ -326,6 +339,7 @@ def _norm_at_least(x, dim, eps):
     return n
 
 
+@fp32_on_cpu
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     cos = cosine_similarity(input1, input2, dim=-1, eps=1e-12 ** 0.5)
@@ -350,6 +364,7 @@ def pdist(input, p=2):
     return _red.norm(d, p, -1)
 
 
+@fp32_on_cpu
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -362,6 +377,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
 
 
+@fp32_on_cpu
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -421,6 +437,7 @@ def _multi_margin_impl(input, target, p, margin, weight, reduction):
 _MultiMargin = composite_node("MultiMarginLossBackward0", _multi_margin_impl)
 
 
+@fp32_on_cpu
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -457,6 +474,7 @@ def _multilabel_margin_impl(input, target, reduction):
 _MultilabelMargin = composite_node("MultilabelMarginLossBackward0", _multilabel_margin_impl)
 
 
+@fp32_on_cpu
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)

@@ -20,6 +20,16 @@ def _bshape(t, ndim):
     return t.reshape((1, -1) + (1,) * (ndim - 2))
 
 
+def _opmath(input):
+    """float16 / bfloat16 input in float32: PyTorch's normalization kernels compute there and round once."""
+    return input.float() if input.dtype.itemsize == 2 and input.is_floating_point() else input
+
+
+def _rounded(y, input, x):
+    """y back in input's dtype when it was computed in float32 (x, the input `_opmath` gave)."""
+    return y if x is input else y.to(input.dtype)
+
+
 def _channel_affine(y, weight, bias):
     """y * weight + bias, both per channel (dim 1) and optional."""
     if weight is not None:
@@ -70,16 +80,17 @@ class _RunningStatsUpdate:
 
 def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, eps, update):
     nd = input.dim()
+    x = _opmath(input)
     if training:
         dims = [0] + list(range(2, nd))
-        mean = input.mean(dims)
-        var = input.var(dims, unbiased=False)
+        mean = x.mean(dims)
+        var = x.var(dims, unbiased=False)
         if update is not None:
             update(mean, var)
     else:
         mean, var = running_mean, running_var
-    y = (input - _bshape(mean, nd)) * _bshape((var + eps).rsqrt(), nd)
-    return _channel_affine(y, weight, bias)
+    y = (x - _bshape(mean, nd)) * _bshape((var + eps).rsqrt(), nd)
+    return _rounded(_channel_affine(y, weight, bias), input, x)
 
 
 # the running statistics are inputs PyTorch's node does not differentiate
@@ -90,19 +101,20 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                   momentum=0.1, eps=1e-5):
     nd = input.dim()
     N, C = input.shape[0], input.shape[1]
+    x = _opmath(input)
     if use_input_stats:
         dims = list(range(2, nd))
-        mean = input.mean(dims, keepdim=True)
-        var = input.var(dims, unbiased=False, keepdim=True)
+        mean = x.mean(dims, keepdim=True)
+        var = x.var(dims, unbiased=False, keepdim=True)
         if running_mean is not None:
             n = input[0, 0].numel()
             with grad_mode.no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.detach().reshape(N, C).mean(0) * momentum)
                 running_var.mul_(1 - momentum).add_(var.detach().reshape(N, C).mean(0) * (momentum * n / (n - 1)))
-        y = (input - mean) * (var + eps).rsqrt()
+        y = (x - mean) * (var + eps).rsqrt()
     else:
-        y = (input - _bshape(running_mean, nd)) * _bshape((running_var + eps).rsqrt(), nd)
-    return _channel_affine(y, weight, bias)
+        y = (x - _bshape(running_mean, nd)) * _bshape((running_var + eps).rsqrt(), nd)
+    return _rounded(_channel_affine(y, weight, bias), input, x)
 
 
 def _normalized_shape(normalized_shape):
@@ -126,14 +138,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def _layer_norm_impl(input, normalized_shape, weight, bias, eps):
     dims = list(range(-len(normalized_shape), 0))
-    x = input.float() if input.dtype.itemsize == 2 else input  # float16: PyTorch's kernels compute in float32
+    x = _opmath(input)
     mean = x.mean(dims, keepdim=True)
     var = x.var(dims, unbiased=False, keepdim=True)
     y = (x - mean) * (var + eps).rsqrt()
     if weight is not None:
         y = y * weight
     y = y + (0.0 if bias is None else bias)  # PyTorch's kernel adds a missing bias as 0: no -0.0
-    return y if y.dtype is input.dtype else y.to(input.dtype)
+    return _rounded(y, input, x)
 
 
 _LayerNorm = _node("NativeLayerNormBackward0", _layer_norm_impl, optional=(2, 3))
@@ -150,11 +162,12 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 
 def _group_norm_impl(input, weight, bias, num_groups, eps):
-    x = input.reshape(input.shape[0], num_groups, input.numel() // max(input.shape[0] * num_groups, 1))
-    mean = x.mean(-1, keepdim=True)
-    var = x.var(-1, unbiased=False, keepdim=True)
-    y = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
-    return _channel_affine(y, weight, bias)
+    x = _opmath(input)
+    g = x.reshape(input.shape[0], num_groups, input.numel() // max(input.shape[0] * num_groups, 1))
+    mean = g.mean(-1, keepdim=True)
+    var = g.var(-1, unbiased=False, keepdim=True)
+    y = ((g - mean) * (var + eps).rsqrt()).reshape(input.shape)
+    return _rounded(_channel_affine(y, weight, bias), input, x)
 
 
 _GroupNorm = _node("NativeGroupNormBackward0", _group_norm_impl, optional=(1, 2))
