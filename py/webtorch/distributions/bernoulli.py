@@ -4,13 +4,14 @@ import webtorch as torch
 from webtorch.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import _BinaryParam, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(_BinaryParam, ExponentialFamily):
+class Bernoulli(_ExpandArgs, _BinaryParam, ExponentialFamily):
     """
     Creates a Bernoulli distribution parameterized by :attr:`probs`
     or :attr:`logits` (but not both).
@@ -39,9 +40,6 @@ class Bernoulli(_BinaryParam, ExponentialFamily):
     def __init__(self, probs=None, logits=None, validate_args=None):
         (self._param,) = self._init_probs_or_logits(probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
 
     @property
     def mean(self):

@@ -1,7 +1,7 @@
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import _BinaryParam
 
 __all__ = ["Binomial"]
@@ -11,7 +11,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(_BinaryParam, Distribution):
+class Binomial(_ExpandArgs, _BinaryParam, Distribution):
     """
     Creates a Binomial distribution parameterized by :attr:`total_count` and
     either :attr:`probs` or :attr:`logits` (but not both). :attr:`total_count` must be
@@ -46,9 +46,6 @@ class Binomial(_BinaryParam, Distribution):
         total_count, self._param = self._init_probs_or_logits(probs, logits, total_count)
         self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

@@ -4,13 +4,13 @@ from math import inf, nan
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import broadcast_all
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(_ExpandArgs, Distribution):
     """
     Samples from a Cauchy (Lorentz) distribution. The distribution of the ratio of
     independent normally distributed random variables with means `0` follows a
@@ -35,9 +35,6 @@ class Cauchy(Distribution):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):

@@ -3,6 +3,7 @@ from webtorch.autograd import Function
 from webtorch.autograd.function import once_differentiable
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
@@ -28,7 +29,7 @@ class _Dirichlet(Function):
         return _Dirichlet_backward(x, concentration, grad_output)
 
 
-class Dirichlet(ExponentialFamily):
+class Dirichlet(_ExpandArgs, ExponentialFamily):
     """
     Creates a Dirichlet distribution parameterized by concentration :attr:`concentration`.
 
@@ -54,9 +55,6 @@ class Dirichlet(ExponentialFamily):
         self.concentration = concentration
         batch_shape, event_shape = (concentration.shape[:-1], concentration.shape[-1:])
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

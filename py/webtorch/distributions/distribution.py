@@ -344,3 +344,13 @@ class Distribution:
             ]
         )
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+class _ExpandArgs:
+    """Mixin of a distribution whose ``expand`` expands the arguments it holds (those of its
+    ``arg_constraints`` in its ``__dict__``). It makes an instance of the class that lists this mixin
+    among its bases: a subclass with an ``__init__`` of its own must define ``expand`` (PyTorch's rule)."""
+
+    def expand(self, batch_shape, _instance=None):
+        cls = next(c for c in type(self).__mro__ if _ExpandArgs in c.__bases__)
+        return self._expand_params(cls, batch_shape, _instance, tuple(cls.arg_constraints))

@@ -1,13 +1,14 @@
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(ExponentialFamily):
+class Exponential(_ExpandArgs, ExponentialFamily):
     """
     Creates a Exponential distribution parameterized by :attr:`rate`.
 
@@ -46,9 +47,6 @@ class Exponential(ExponentialFamily):
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
         super().__init__(self.rate.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Exponential, batch_shape, _instance, ("rate",))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -1,6 +1,7 @@
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -11,7 +12,7 @@ def _standard_gamma(concentration):
     return torch._standard_gamma(concentration)
 
 
-class Gamma(ExponentialFamily):
+class Gamma(_ExpandArgs, ExponentialFamily):
     """
     Creates a Gamma distribution parameterized by shape :attr:`concentration` and :attr:`rate`.
 
@@ -49,9 +50,6 @@ class Gamma(ExponentialFamily):
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
         super().__init__(self.concentration.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

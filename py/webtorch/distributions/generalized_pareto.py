@@ -5,13 +5,13 @@ from numbers import Real
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import broadcast_all
 
 __all__ = ["GeneralizedPareto"]
 
 
-class GeneralizedPareto(Distribution):
+class GeneralizedPareto(_ExpandArgs, Distribution):
     """
     Creates a Generalized Pareto distribution parameterized by :attr:`loc`, :attr:`scale`, and :attr:`concentration`.
 
@@ -42,9 +42,6 @@ class GeneralizedPareto(Distribution):
     def __init__(self, loc, scale, concentration, validate_args=None):
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
         super().__init__(self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration"))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -2,13 +2,13 @@ import webtorch as torch
 from webtorch.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import _BinaryProbsOrLogits, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(_BinaryProbsOrLogits, Distribution):
+class Geometric(_ExpandArgs, _BinaryProbsOrLogits, Distribution):
     """
     Creates a Geometric distribution parameterized by :attr:`probs`,
     where :attr:`probs` is the probability of success of Bernoulli trials.
@@ -50,9 +50,6 @@ class Geometric(_BinaryProbsOrLogits, Distribution):
                     f"Expected parameter probs ({type(value).__name__} of shape {tuple(value.shape)}) of "
                     f"distribution {repr(self)} to be positive but found invalid values:\n{invalid_value}"
                 )
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Geometric, batch_shape, _instance, ("probs", "logits"))
 
     @property
     def mean(self):

@@ -4,20 +4,18 @@ import webtorch as torch
 
 from ._half import _half_doc, _HalfDistribution
 from .cauchy import Cauchy
+from .distribution import _ExpandArgs
 from .transforms import AbsTransform
 from .utils import _wrapped_property
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(_HalfDistribution):
+class HalfCauchy(_ExpandArgs, _HalfDistribution):
     __doc__ = _half_doc("Cauchy", "Cauchy", "2.3214")
 
     def __init__(self, scale, validate_args=None):
         super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(HalfCauchy, batch_shape, _instance)
 
     @property
     def mean(self):

@@ -1,20 +1,18 @@
 import math
 
 from ._half import _half_doc, _HalfDistribution
+from .distribution import _ExpandArgs
 from .normal import Normal
 from .transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(_HalfDistribution):
+class HalfNormal(_ExpandArgs, _HalfDistribution):
     __doc__ = _half_doc("Normal", "normal", "0.1046")
 
     def __init__(self, scale, validate_args=None):
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(HalfNormal, batch_shape, _instance)
 
     @property
     def mean(self):

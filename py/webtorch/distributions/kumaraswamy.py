@@ -3,6 +3,7 @@ from math import nan
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
@@ -20,7 +21,7 @@ def _moments(a, b, n):
     return b * torch.exp(log_value)
 
 
-class Kumaraswamy(TransformedDistribution):
+class Kumaraswamy(_ExpandArgs, TransformedDistribution):
     """
     Samples from a Kumaraswamy distribution.
 
@@ -55,9 +56,6 @@ class Kumaraswamy(TransformedDistribution):
             PowerTransform(exponent=self.concentration1.reciprocal()),
         ]
         super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Kumaraswamy, batch_shape, _instance, ("concentration1", "concentration0"))
 
     @property
     def mean(self):

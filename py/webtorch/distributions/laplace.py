@@ -1,13 +1,13 @@
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import broadcast_all
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(_ExpandArgs, Distribution):
     """
     Creates a Laplace distribution parameterized by :attr:`loc` and :attr:`scale`.
 
@@ -44,9 +44,6 @@ class Laplace(Distribution):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -2,14 +2,14 @@ import webtorch as torch
 import webtorch.nn.functional as F
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .gamma import Gamma
 from .utils import _BinaryParam, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(_BinaryParam, Distribution):
+class NegativeBinomial(_ExpandArgs, _BinaryParam, Distribution):
     """
     Creates a Negative Binomial distribution, i.e. distribution
     of the number of successful independent and identical Bernoulli trials
@@ -35,9 +35,6 @@ class NegativeBinomial(_BinaryParam, Distribution):
         total_count, self._param = self._init_probs_or_logits(probs, logits, total_count)
         self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))
 
     @property
     def mean(self):

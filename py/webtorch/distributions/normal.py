@@ -3,13 +3,14 @@ import math
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(_ExpandArgs, ExponentialFamily):
     """
     Creates a normal (also called Gaussian) distribution parameterized by
     :attr:`loc` and :attr:`scale`.
@@ -49,9 +50,6 @@ class Normal(ExponentialFamily):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -1,13 +1,14 @@
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(ExponentialFamily):
+class Poisson(_ExpandArgs, ExponentialFamily):
     """
     Creates a Poisson distribution parameterized by :attr:`rate`, the rate parameter.
 
@@ -45,9 +46,6 @@ class Poisson(ExponentialFamily):
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
         super().__init__(self.rate.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Poisson, batch_shape, _instance, ("rate",))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
