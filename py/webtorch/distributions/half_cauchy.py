@@ -2,21 +2,15 @@ import math
 
 import webtorch as torch
 
-from ._half import _half_doc, _HalfDistribution
+from ._half import _HalfDistribution
 from .cauchy import Cauchy
 from .distribution import _ExpandArgs
-from .transforms import AbsTransform
 from .utils import _wrapped_property
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(_ExpandArgs, _HalfDistribution):
-    __doc__ = _half_doc("Cauchy", "Cauchy", "2.3214")
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
+class HalfCauchy(_ExpandArgs, _HalfDistribution, base=Cauchy, adjective="Cauchy", sample="2.3214"):
     @property
     def mean(self):
         return torch.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)

@@ -1,19 +1,13 @@
 import math
 
-from ._half import _half_doc, _HalfDistribution
+from ._half import _HalfDistribution
 from .distribution import _ExpandArgs
 from .normal import Normal
-from .transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(_ExpandArgs, _HalfDistribution):
-    __doc__ = _half_doc("Normal", "normal", "0.1046")
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
+class HalfNormal(_ExpandArgs, _HalfDistribution, base=Normal, adjective="normal", sample="0.1046"):
     @property
     def mean(self):
         return self.scale * math.sqrt(2 / math.pi)
