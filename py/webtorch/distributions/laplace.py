@@ -27,11 +27,7 @@ class Laplace(_ExpandArgs, Distribution):
     support = constraints.real
     has_rsample = True
 
-    @property
-    def mean(self):
-        return self.loc
-
-    mode = mean
+    mean = mode = property(lambda self: self.loc)
 
     @property
     def variance(self):

@@ -123,11 +123,7 @@ class LowRankMultivariateNormal(Distribution):
             ("_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_capacitance_tril"),
         )
 
-    @property
-    def mean(self):
-        return self.loc
-
-    mode = mean
+    mean = mode = property(lambda self: self.loc)
 
     @lazy_property
     def variance(self):

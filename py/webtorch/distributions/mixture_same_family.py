@@ -94,13 +94,8 @@ class MixtureSameFamily(Distribution):
     def support(self):
         return MixtureSameFamilyConstraint(self._component_distribution.support)
 
-    @property
-    def mixture_distribution(self):
-        return self._mixture_distribution
-
-    @property
-    def component_distribution(self):
-        return self._component_distribution
+    mixture_distribution = property(lambda self: self._mixture_distribution)
+    component_distribution = property(lambda self: self._component_distribution)
 
     @property
     def mean(self):

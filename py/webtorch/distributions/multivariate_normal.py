@@ -168,11 +168,7 @@ class MultivariateNormal(Distribution):
             self._batch_shape + self._event_shape + self._event_shape
         )
 
-    @property
-    def mean(self):
-        return self.loc
-
-    mode = mean
+    mean = mode = property(lambda self: self.loc)
 
     @property
     def variance(self):

@@ -33,11 +33,7 @@ class Normal(_ExpandArgs, ExponentialFamily):
     has_rsample = True
     _mean_carrier_measure = 0
 
-    @property
-    def mean(self):
-        return self.loc
-
-    mode = mean
+    mean = mode = property(lambda self: self.loc)
 
     @property
     def stddev(self):

@@ -168,9 +168,7 @@ class VonMises(Distribution):
         """
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean
 
     @lazy_property
     def variance(self):
