@@ -58,8 +58,7 @@ class _HalfDistribution(TransformedDistribution):
         return torch.where(value >= 0, self.base_dist.log_prob(value) + math.log(2), -math.inf)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return 2 * self.base_dist.cdf(value) - 1
 
     def icdf(self, prob):

@@ -56,13 +56,10 @@ class Bernoulli(_ExpandArgs, _BinaryParam, ExponentialFamily):
         return self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.bernoulli(self.probs.expand(shape))
+        return self._sample_by(torch.bernoulli, sample_shape, self.probs)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -binary_cross_entropy_with_logits(logits, value, reduction="none")
 

@@ -64,13 +64,10 @@ class Binomial(_ExpandArgs, _BinaryParam, Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.binomial(self.total_count.expand(shape), self.probs.expand(shape))
+        return self._sample_by(torch.binomial, sample_shape, self.total_count, self.probs)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         log_factorial_n = torch.lgamma(self.total_count + 1)
         log_factorial_k = torch.lgamma(value + 1)
         log_factorial_nmk = torch.lgamma(self.total_count - value + 1)

@@ -54,13 +54,11 @@ class Cauchy(_ExpandArgs, Distribution):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return torch.atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):

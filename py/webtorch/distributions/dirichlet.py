@@ -62,8 +62,7 @@ class Dirichlet(_ExpandArgs, ExponentialFamily):
         return _Dirichlet.apply(concentration)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return (
             torch.xlogy(self.concentration - 1.0, value).sum(-1)
             + torch.lgamma(self.concentration.sum(-1))

@@ -307,6 +307,23 @@ class Distribution:
                 f"support ({repr(support)}) of the distribution {repr(self)}, but found invalid values:\n{value}"
             )
 
+    def _maybe_validate_sample(self, value):
+        """``_validate_sample(value)`` where this distribution validates its arguments."""
+        if self._validate_args:
+            self._validate_sample(value)
+
+    def _sample_by(self, sampler, sample_shape, *params):
+        """A sample without grad by ``sampler`` (torch.bernoulli, torch.normal, ...) of the tensors ``params``, each
+        expanded to the shape of the sample."""
+        shape = self._extended_shape(sample_shape)
+        with torch.no_grad():
+            return sampler(*(param.expand(shape) for param in params))
+
+    def _rsample_by_icdf(self, sample_shape, like):
+        """``icdf`` of uniform samples in [0, 1) of the sample's shape, of the dtype and device of ``like``."""
+        shape = self._extended_shape(sample_shape)
+        return self.icdf(torch.rand(shape, dtype=like.dtype, device=like.device))
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(

@@ -53,13 +53,11 @@ class Exponential(_ExpandArgs, ExponentialFamily):
         return self.rate.new_empty(shape).exponential_() / self.rate
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return 1 - torch.exp(-self.rate * value)
 
     def icdf(self, value):

@@ -59,8 +59,7 @@ class Gamma(_ExpandArgs, ExponentialFamily):
 
     def log_prob(self, value):
         value = torch.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return (
             torch.xlogy(self.concentration, self.rate)
             + torch.xlogy(self.concentration - 1, value)
@@ -84,6 +83,5 @@ class Gamma(_ExpandArgs, ExponentialFamily):
         return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return torch.special.gammainc(self.concentration, self.rate * value)

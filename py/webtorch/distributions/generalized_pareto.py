@@ -44,13 +44,10 @@ class GeneralizedPareto(_ExpandArgs, Distribution):
         super().__init__(self.loc.size(), validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        u = torch.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
-        return self.icdf(u)
+        return self._rsample_by_icdf(sample_shape, self.loc)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._zero_and_safe_concentration()
         y = 1 / safe_conc + torch.ones_like(z)
@@ -59,8 +56,7 @@ class GeneralizedPareto(_ExpandArgs, Distribution):
         return -log_scale - torch.where(eq_zero, z, where_nonzero)
 
     def log_survival_function(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._zero_and_safe_concentration()
         where_nonzero = -torch.log1p(safe_conc * z) / safe_conc

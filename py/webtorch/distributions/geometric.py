@@ -71,8 +71,7 @@ class Geometric(_ExpandArgs, _BinaryProbsOrLogits, Distribution):
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         value, probs = broadcast_all(value, self.probs)
         probs = probs.clone(memory_format=torch.contiguous_format)
         probs[(probs == 1) & (value == 0)] = 0

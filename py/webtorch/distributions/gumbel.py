@@ -51,8 +51,7 @@ class Gumbel(_ExpandArgs, TransformedDistribution):
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         y = (self.loc - value) / self.scale
         return y - y.exp() - self.scale.log()
 

@@ -18,7 +18,6 @@ class HalfCauchy(_ExpandArgs, _HalfDistribution, base=Cauchy, adjective="Cauchy"
     variance = _wrapped_property("base_dist", "variance")
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         value = torch.as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
         return self._log_prob_of_abs(value)

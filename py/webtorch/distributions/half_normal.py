@@ -17,6 +17,5 @@ class HalfNormal(_ExpandArgs, _HalfDistribution, base=Normal, adjective="normal"
         return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return self._log_prob_of_abs(value)

@@ -58,8 +58,7 @@ class NegativeBinomial(_ExpandArgs, _BinaryParam, Distribution):
             return torch.poisson(rate)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         log_unnormalized_prob = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
         log_normalization = (
             -torch.lgamma(self.total_count + value) + torch.lgamma(1.0 + value) + torch.lgamma(self.total_count)

@@ -48,9 +48,7 @@ class Normal(_ExpandArgs, ExponentialFamily):
         super().__init__(self.loc.size(), validate_args=validate_args)
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.normal(self.loc.expand(shape), self.scale.expand(shape))
+        return self._sample_by(torch.normal, sample_shape, self.loc, self.scale)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -58,15 +56,13 @@ class Normal(_ExpandArgs, ExponentialFamily):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         var = self.scale**2
         log_scale = math.log(self.scale) if isinstance(self.scale, (int, float)) else self.scale.log()
         return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return 0.5 * (1 + torch.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):

@@ -48,13 +48,10 @@ class Poisson(_ExpandArgs, ExponentialFamily):
         super().__init__(self.rate.size(), validate_args=validate_args)
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.poisson(self.rate.expand(shape))
+        return self._sample_by(torch.poisson, sample_shape, self.rate)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
 

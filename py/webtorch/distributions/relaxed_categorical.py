@@ -61,8 +61,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def log_prob(self, value):
         K = self._categorical._num_events
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         log_scale = torch.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
         score = logits - value.mul(self.temperature)

@@ -208,8 +208,7 @@ class Wishart(ExponentialFamily):
         return sample
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         nu = self.df
         p = self._event_shape[-1]
         return (
