@@ -598,8 +598,7 @@ class SoftplusTransform(_ParameterFreeTransform):
     bijective = True
     sign = +1
 
-    def _call(self, x):
-        return softplus(x)
+    _call = staticmethod(softplus)
 
     def _inverse(self, y):
         return (-y).expm1().neg().log() + y
