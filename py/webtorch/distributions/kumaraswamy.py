@@ -2,7 +2,7 @@ from math import nan
 
 import webtorch as torch
 
-from . import constraints
+from .beta import _CONCENTRATIONS_DOC, Beta
 from .distribution import _ExpandArgs
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
@@ -22,7 +22,7 @@ def _moments(a, b, n):
 
 
 class Kumaraswamy(_ExpandArgs, TransformedDistribution):
-    """
+    __doc__ = """
     Samples from a Kumaraswamy distribution.
 
     Example::
@@ -31,16 +31,10 @@ class Kumaraswamy(_ExpandArgs, TransformedDistribution):
         >>> m = Kumaraswamy(torch.tensor([1.0]), torch.tensor([1.0]))
         >>> m.sample()  # sample from a Kumaraswamy distribution with concentration alpha=1 and beta=1
         tensor([ 0.1729])
+""" + _CONCENTRATIONS_DOC
 
-    Args:
-        concentration1 (float or Tensor): 1st concentration parameter of the distribution
-            (often referred to as alpha)
-        concentration0 (float or Tensor): 2nd concentration parameter of the distribution
-            (often referred to as beta)
-    """
-
-    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
-    support = constraints.unit_interval
+    arg_constraints = Beta.arg_constraints
+    support = Beta.support
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
