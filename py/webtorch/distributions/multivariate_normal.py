@@ -80,8 +80,27 @@ def _precision_to_scale_tril(P):
     return L
 
 
+def _matrix_doc(gap):
+    """The docstring lines MultivariateNormal and Wishart share: the three matrix arguments and the note on
+    them, its parts apart by ``gap`` (a blank line in MultivariateNormal's, none in Wishart's)."""
+    return """\
+        covariance_matrix (Tensor): positive-definite covariance matrix
+        precision_matrix (Tensor): positive-definite precision matrix
+        scale_tril (Tensor): lower-triangular factor of covariance, with positive-valued diagonal
+""" + gap + """\
+    Note:
+        Only one of :attr:`covariance_matrix` or :attr:`precision_matrix` or
+        :attr:`scale_tril` can be specified.
+""" + gap + """\
+        Using :attr:`scale_tril` will be more efficient: all computations internally
+        are based on :attr:`scale_tril`. If :attr:`covariance_matrix` or
+        :attr:`precision_matrix` is passed instead, it is only used to compute
+        the corresponding lower triangular matrices using a Cholesky decomposition.
+"""
+
+
 class MultivariateNormal(Distribution):
-    """
+    __doc__ = """
     Creates a multivariate normal (also called Gaussian) distribution
     parameterized by a mean vector and a covariance matrix.
 
@@ -103,19 +122,7 @@ class MultivariateNormal(Distribution):
 
     Args:
         loc (Tensor): mean of the distribution
-        covariance_matrix (Tensor): positive-definite covariance matrix
-        precision_matrix (Tensor): positive-definite precision matrix
-        scale_tril (Tensor): lower-triangular factor of covariance, with positive-valued diagonal
-
-    Note:
-        Only one of :attr:`covariance_matrix` or :attr:`precision_matrix` or
-        :attr:`scale_tril` can be specified.
-
-        Using :attr:`scale_tril` will be more efficient: all computations internally
-        are based on :attr:`scale_tril`. If :attr:`covariance_matrix` or
-        :attr:`precision_matrix` is passed instead, it is only used to compute
-        the corresponding lower triangular matrices using a Cholesky decomposition.
-    """
+""" + _matrix_doc("\n") + "    "
 
     arg_constraints = {
         "loc": constraints.real_vector,
