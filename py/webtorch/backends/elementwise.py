@@ -111,12 +111,12 @@ def _fpow(a, b):
 
 
 def _guard(f, special):
-    """f(x) with math's exceptions replaced by `special(x)`."""
-    def g(x):
+    """f(*args) with math's exceptions replaced by `special(*args)`."""
+    def g(*args):
         try:
-            return f(x)
+            return f(*args)
         except (ValueError, OverflowError):
-            return special(x)
+            return special(*args)
     return g
 
 
@@ -124,7 +124,7 @@ def _log_special(x):
     return -_INF if x == 0 else _NAN  # x < 0
 
 
-def _nan(x):
+def _nan(*args):
     return _NAN
 
 
@@ -179,13 +179,6 @@ def _frem(a, b):
     if m != 0 and (b < 0) != (m < 0):
         m += b
     return m
-
-
-def _ffmod(a, b):
-    try:
-        return math.fmod(a, b)
-    except ValueError:
-        return _NAN
 
 
 def _idiv_trunc(a, b):
@@ -298,35 +291,27 @@ def _np_copy_out(a, out):
 
 
 # ---- WGSL helpers of single records (the shared functions are shaders/prelude.wgsl's) --------------------
-_W_SIN = """
-fn wsin(x: f32) -> f32 {
-  if (!wisfinite(x)) { return wnan(); }
-  if (abs(x) < 65536.0) { return sin(x); }
+def _w_reduced(name, tail):
+    """WGSL ``w<name>`` of a trigonometric function: NaN off the finite numbers, the builtin below 2^16,
+    beyond that ``tail`` on ``d = wrempio2(x)`` (x's remainder ``d.r`` mod pi/2 and its quadrant ``d.q``)."""
+    return f"""
+fn w{name}(x: f32) -> f32 {{
+  if (!wisfinite(x)) {{ return wnan(); }}
+  if (abs(x) < 65536.0) {{ return {name}(x); }}
   let d = wrempio2(x);
-  var v = select(sin(d.r), cos(d.r), (d.q & 1u) != 0u);
+{tail}
+}}
+"""
+
+
+_W_SIN = _w_reduced("sin", """  var v = select(sin(d.r), cos(d.r), (d.q & 1u) != 0u);
   v = select(v, -v, d.q >= 2u);
-  return select(v, -v, x < 0.0);
-}
-"""
-_W_COS = """
-fn wcos(x: f32) -> f32 {
-  if (!wisfinite(x)) { return wnan(); }
-  if (abs(x) < 65536.0) { return cos(x); }
-  let d = wrempio2(x);
-  let v = select(cos(d.r), sin(d.r), (d.q & 1u) != 0u);
-  return select(v, -v, d.q == 1u || d.q == 2u);
-}
-"""
-_W_TAN = """
-fn wtan(x: f32) -> f32 {
-  if (!wisfinite(x)) { return wnan(); }
-  if (abs(x) < 65536.0) { return tan(x); }
-  let d = wrempio2(x);
-  let t = tan(d.r);
+  return select(v, -v, x < 0.0);""")
+_W_COS = _w_reduced("cos", """  let v = select(cos(d.r), sin(d.r), (d.q & 1u) != 0u);
+  return select(v, -v, d.q == 1u || d.q == 2u);""")
+_W_TAN = _w_reduced("tan", """  let t = tan(d.r);
   let v = select(t, -1.0 / t, (d.q & 1u) != 0u);
-  return select(v, -v, x < 0.0);
-}
-"""
+  return select(v, -v, x < 0.0);""")
 _W_ASIN = """
 // lavapipe's asin/acos builtins are off by ~4e-4; these go through watan2
 fn wasin(x: f32) -> f32 {
@@ -702,7 +687,7 @@ RECORDS = {r.name: r for r in (
          decl={"rule": "arith", "node": "NotImplemented(floor_divide)", "scalar_node": "NotImplemented(floor_divide)",
                "scalar_self": True, "scalar_self_node": "NotImplemented(floor_divide)", "int_div": True,
                "opmath_scalar": True}, helpers=_W_FLOOR_DIVIDE),
-    Prim("fmod", 2, "fiu", zero_div=True, np={"fiu": "fmod"}, py={"f": _ffmod, "iu": _ifmod},
+    Prim("fmod", 2, "fiu", zero_div=True, np={"fiu": "fmod"}, py={"f": _guard(math.fmod, _nan), "iu": _ifmod},
          wgsl={"f": "wfmod({0}, {1})", "i": "({0} % i64_nz({1}))", "ub": "({0} % i64_nzu({1}))"},
          decl={"rule": "arith", "node": "FmodBackward1", "scalar_node": "FmodBackward0", "int_div": True},
          specials="the sign of the dividend"),

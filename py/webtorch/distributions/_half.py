@@ -4,6 +4,7 @@ import webtorch as torch
 
 from . import constraints
 from .transformed_distribution import TransformedDistribution
+from .transforms import AbsTransform
 from .utils import _wrapped_property
 
 __all__ = []
@@ -30,14 +31,24 @@ def _half_doc(base, adjective, sample):
 
 
 class _HalfDistribution(TransformedDistribution):
-    """|X| for X of a distribution symmetric about 0 with a ``scale`` (``base_dist``): the members
-    HalfNormal and HalfCauchy share."""
+    """|X| for X ~ ``_base``(0, scale), a distribution symmetric about 0 (``base_dist``): the members
+    HalfNormal and HalfCauchy share. Each names its base distribution, and the adjective and sample
+    value of its docstring, as keywords of its class statement."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
 
     scale = _wrapped_property("base_dist", "scale")
+
+    def __init_subclass__(cls, base=None, adjective=None, sample=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if base is not None:
+            cls._base = base
+            cls.__doc__ = _half_doc(base.__name__, adjective, sample)
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(self._base(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     @property
     def mode(self):
@@ -47,8 +58,7 @@ class _HalfDistribution(TransformedDistribution):
         return torch.where(value >= 0, self.base_dist.log_prob(value) + math.log(2), -math.inf)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return 2 * self.base_dist.cdf(value) - 1
 
     def icdf(self, prob):

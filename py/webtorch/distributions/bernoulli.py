@@ -4,13 +4,14 @@ import webtorch as torch
 from webtorch.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import _BinaryParam, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(_BinaryParam, ExponentialFamily):
+class Bernoulli(_ExpandArgs, _BinaryParam, ExponentialFamily):
     """
     Creates a Bernoulli distribution parameterized by :attr:`probs`
     or :attr:`logits` (but not both).
@@ -40,9 +41,6 @@ class Bernoulli(_BinaryParam, ExponentialFamily):
         (self._param,) = self._init_probs_or_logits(probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
-
     @property
     def mean(self):
         return self.probs
@@ -58,13 +56,10 @@ class Bernoulli(_BinaryParam, ExponentialFamily):
         return self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.bernoulli(self.probs.expand(shape))
+        return self._sample_by(torch.bernoulli, sample_shape, self.probs)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -binary_cross_entropy_with_logits(logits, value, reduction="none")
 

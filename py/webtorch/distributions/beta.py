@@ -8,8 +8,17 @@ from .utils import broadcast_all
 __all__ = ["Beta"]
 
 
+_CONCENTRATIONS_DOC = """
+    Args:
+        concentration1 (float or Tensor): 1st concentration parameter of the distribution
+            (often referred to as alpha)
+        concentration0 (float or Tensor): 2nd concentration parameter of the distribution
+            (often referred to as beta)
+    """  # the docstrings' end of Beta and Kumaraswamy, the two distributions of these arguments
+
+
 class Beta(ExponentialFamily):
-    """
+    __doc__ = """
     Beta distribution parameterized by :attr:`concentration1` and :attr:`concentration0`.
 
     Example::
@@ -18,13 +27,7 @@ class Beta(ExponentialFamily):
         >>> m = Beta(torch.tensor([0.5]), torch.tensor([0.5]))
         >>> m.sample()  # Beta distributed with concentration concentration1 and concentration0
         tensor([ 0.1046])
-
-    Args:
-        concentration1 (float or Tensor): 1st concentration parameter of the distribution
-            (often referred to as alpha)
-        concentration0 (float or Tensor): 2nd concentration parameter of the distribution
-            (often referred to as beta)
-    """
+""" + _CONCENTRATIONS_DOC
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
@@ -59,8 +62,7 @@ class Beta(ExponentialFamily):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         heads_tails = torch.stack([value, 1.0 - value], -1)
         return self._dirichlet.log_prob(heads_tails)
 

@@ -1,7 +1,7 @@
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import _BinaryParam
 
 __all__ = ["Binomial"]
@@ -11,7 +11,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(_BinaryParam, Distribution):
+class Binomial(_ExpandArgs, _BinaryParam, Distribution):
     """
     Creates a Binomial distribution parameterized by :attr:`total_count` and
     either :attr:`probs` or :attr:`logits` (but not both). :attr:`total_count` must be
@@ -47,9 +47,6 @@ class Binomial(_BinaryParam, Distribution):
         self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
@@ -67,13 +64,10 @@ class Binomial(_BinaryParam, Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.binomial(self.total_count.expand(shape), self.probs.expand(shape))
+        return self._sample_by(torch.binomial, sample_shape, self.total_count, self.probs)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         log_factorial_n = torch.lgamma(self.total_count + 1)
         log_factorial_k = torch.lgamma(value + 1)
         log_factorial_nmk = torch.lgamma(self.total_count - value + 1)

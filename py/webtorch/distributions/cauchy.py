@@ -4,13 +4,13 @@ from math import inf, nan
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import broadcast_all
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(_ExpandArgs, Distribution):
     """
     Samples from a Cauchy (Lorentz) distribution. The distribution of the ratio of
     independent normally distributed random variables with means `0` follows a
@@ -36,9 +36,6 @@ class Cauchy(Distribution):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
-
     @property
     def mean(self):
         return torch.full(self._extended_shape(), nan, dtype=self.loc.dtype, device=self.loc.device)
@@ -57,13 +54,11 @@ class Cauchy(Distribution):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return torch.atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):

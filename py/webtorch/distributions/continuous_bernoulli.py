@@ -107,25 +107,20 @@ class ContinuousBernoulli(_BinaryParam, ExponentialFamily):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        u = torch.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
+        probs = self.probs  # computed (and cached) with grad, as in PyTorch
         with torch.no_grad():
-            return self.icdf(u)
+            return self._rsample_by_icdf(sample_shape, probs)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        u = torch.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
-        return self.icdf(u)
+        return self._rsample_by_icdf(sample_shape, self.probs)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -binary_cross_entropy_with_logits(logits, value, reduction="none") + self._cont_bern_log_norm()
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         cut_probs = self._cut_probs()
         cdfs = (torch.pow(cut_probs, value) * torch.pow(1.0 - cut_probs, 1.0 - value) + cut_probs - 1.0) / (
             2.0 * cut_probs - 1.0

@@ -3,6 +3,7 @@ from webtorch.autograd import Function
 from webtorch.autograd.function import once_differentiable
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
@@ -28,7 +29,7 @@ class _Dirichlet(Function):
         return _Dirichlet_backward(x, concentration, grad_output)
 
 
-class Dirichlet(ExponentialFamily):
+class Dirichlet(_ExpandArgs, ExponentialFamily):
     """
     Creates a Dirichlet distribution parameterized by concentration :attr:`concentration`.
 
@@ -55,17 +56,13 @@ class Dirichlet(ExponentialFamily):
         batch_shape, event_shape = (concentration.shape[:-1], concentration.shape[-1:])
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",))
-
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         concentration = self.concentration.expand(shape)
         return _Dirichlet.apply(concentration)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return (
             torch.xlogy(self.concentration - 1.0, value).sum(-1)
             + torch.lgamma(self.concentration.sum(-1))

@@ -307,6 +307,23 @@ class Distribution:
                 f"support ({repr(support)}) of the distribution {repr(self)}, but found invalid values:\n{value}"
             )
 
+    def _maybe_validate_sample(self, value):
+        """``_validate_sample(value)`` where this distribution validates its arguments."""
+        if self._validate_args:
+            self._validate_sample(value)
+
+    def _sample_by(self, sampler, sample_shape, *params):
+        """A sample without grad by ``sampler`` (torch.bernoulli, torch.normal, ...) of the tensors ``params``, each
+        expanded to the shape of the sample."""
+        shape = self._extended_shape(sample_shape)
+        with torch.no_grad():
+            return sampler(*(param.expand(shape) for param in params))
+
+    def _rsample_by_icdf(self, sample_shape, like):
+        """``icdf`` of uniform samples in [0, 1) of the sample's shape, of the dtype and device of ``like``."""
+        shape = self._extended_shape(sample_shape)
+        return self.icdf(torch.rand(shape, dtype=like.dtype, device=like.device))
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(
@@ -344,3 +361,13 @@ class Distribution:
             ]
         )
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+class _ExpandArgs:
+    """Mixin of a distribution whose ``expand`` expands the arguments it holds (those of its
+    ``arg_constraints`` in its ``__dict__``). It makes an instance of the class that lists this mixin
+    among its bases: a subclass with an ``__init__`` of its own must define ``expand`` (PyTorch's rule)."""
+
+    def expand(self, batch_shape, _instance=None):
+        cls = next(c for c in type(self).__mro__ if _ExpandArgs in c.__bases__)
+        return self._expand_params(cls, batch_shape, _instance, tuple(cls.arg_constraints))

@@ -1,13 +1,14 @@
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(ExponentialFamily):
+class Exponential(_ExpandArgs, ExponentialFamily):
     """
     Creates a Exponential distribution parameterized by :attr:`rate`.
 
@@ -47,21 +48,16 @@ class Exponential(ExponentialFamily):
         (self.rate,) = broadcast_all(rate)
         super().__init__(self.rate.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Exponential, batch_shape, _instance, ("rate",))
-
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         return self.rate.new_empty(shape).exponential_() / self.rate
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return 1 - torch.exp(-self.rate * value)
 
     def icdf(self, value):

@@ -1,6 +1,7 @@
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -11,7 +12,7 @@ def _standard_gamma(concentration):
     return torch._standard_gamma(concentration)
 
 
-class Gamma(ExponentialFamily):
+class Gamma(_ExpandArgs, ExponentialFamily):
     """
     Creates a Gamma distribution parameterized by shape :attr:`concentration` and :attr:`rate`.
 
@@ -50,9 +51,6 @@ class Gamma(ExponentialFamily):
         self.concentration, self.rate = broadcast_all(concentration, rate)
         super().__init__(self.concentration.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
-
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
@@ -61,8 +59,7 @@ class Gamma(ExponentialFamily):
 
     def log_prob(self, value):
         value = torch.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return (
             torch.xlogy(self.concentration, self.rate)
             + torch.xlogy(self.concentration - 1, value)
@@ -86,6 +83,5 @@ class Gamma(ExponentialFamily):
         return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return torch.special.gammainc(self.concentration, self.rate * value)

@@ -5,13 +5,13 @@ from numbers import Real
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import broadcast_all
 
 __all__ = ["GeneralizedPareto"]
 
 
-class GeneralizedPareto(Distribution):
+class GeneralizedPareto(_ExpandArgs, Distribution):
     """
     Creates a Generalized Pareto distribution parameterized by :attr:`loc`, :attr:`scale`, and :attr:`concentration`.
 
@@ -43,17 +43,11 @@ class GeneralizedPareto(Distribution):
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
         super().__init__(self.loc.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration"))
-
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        u = torch.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
-        return self.icdf(u)
+        return self._rsample_by_icdf(sample_shape, self.loc)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._zero_and_safe_concentration()
         y = 1 / safe_conc + torch.ones_like(z)
@@ -62,8 +56,7 @@ class GeneralizedPareto(Distribution):
         return -log_scale - torch.where(eq_zero, z, where_nonzero)
 
     def log_survival_function(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._zero_and_safe_concentration()
         where_nonzero = -torch.log1p(safe_conc * z) / safe_conc

@@ -2,13 +2,13 @@ import webtorch as torch
 from webtorch.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import _BinaryProbsOrLogits, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(_BinaryProbsOrLogits, Distribution):
+class Geometric(_ExpandArgs, _BinaryProbsOrLogits, Distribution):
     """
     Creates a Geometric distribution parameterized by :attr:`probs`,
     where :attr:`probs` is the probability of success of Bernoulli trials.
@@ -51,9 +51,6 @@ class Geometric(_BinaryProbsOrLogits, Distribution):
                     f"distribution {repr(self)} to be positive but found invalid values:\n{invalid_value}"
                 )
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Geometric, batch_shape, _instance, ("probs", "logits"))
-
     @property
     def mean(self):
         return 1.0 / self.probs - 1.0
@@ -74,8 +71,7 @@ class Geometric(_BinaryProbsOrLogits, Distribution):
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         value, probs = broadcast_all(value, self.probs)
         probs = probs.clone(memory_format=torch.contiguous_format)
         probs[(probs == 1) & (value == 0)] = 0

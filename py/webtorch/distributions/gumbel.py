@@ -3,6 +3,7 @@ import math
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
@@ -11,7 +12,7 @@ from .utils import broadcast_all, euler_constant
 __all__ = ["Gumbel"]
 
 
-class Gumbel(TransformedDistribution):
+class Gumbel(_ExpandArgs, TransformedDistribution):
     """
     Samples from a Gumbel Distribution.
 
@@ -49,12 +50,8 @@ class Gumbel(TransformedDistribution):
         ]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Gumbel, batch_shape, _instance, ("loc", "scale"))
-
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         y = (self.loc - value) / self.scale
         return y - y.exp() - self.scale.log()
 

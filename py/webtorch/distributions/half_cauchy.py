@@ -2,23 +2,15 @@ import math
 
 import webtorch as torch
 
-from ._half import _half_doc, _HalfDistribution
+from ._half import _HalfDistribution
 from .cauchy import Cauchy
-from .transforms import AbsTransform
+from .distribution import _ExpandArgs
 from .utils import _wrapped_property
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(_HalfDistribution):
-    __doc__ = _half_doc("Cauchy", "Cauchy", "2.3214")
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(HalfCauchy, batch_shape, _instance)
-
+class HalfCauchy(_ExpandArgs, _HalfDistribution, base=Cauchy, adjective="Cauchy", sample="2.3214"):
     @property
     def mean(self):
         return torch.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
@@ -26,7 +18,6 @@ class HalfCauchy(_HalfDistribution):
     variance = _wrapped_property("base_dist", "variance")
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         value = torch.as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
         return self._log_prob_of_abs(value)

@@ -3,6 +3,7 @@ import math
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
@@ -11,7 +12,7 @@ from .utils import _wrapped_property
 __all__ = ["InverseGamma"]
 
 
-class InverseGamma(TransformedDistribution):
+class InverseGamma(_ExpandArgs, TransformedDistribution):
     """
     Creates an inverse gamma distribution parameterized by :attr:`concentration` and :attr:`rate`
     where::
@@ -41,9 +42,6 @@ class InverseGamma(TransformedDistribution):
         base_dist = Gamma(concentration, rate, validate_args=validate_args)
         neg_one = -base_dist.rate.new_ones(())
         super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(InverseGamma, batch_shape, _instance)
 
     concentration = _wrapped_property("base_dist", "concentration")
     rate = _wrapped_property("base_dist", "rate")

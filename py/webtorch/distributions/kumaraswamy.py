@@ -2,7 +2,8 @@ from math import nan
 
 import webtorch as torch
 
-from . import constraints
+from .beta import _CONCENTRATIONS_DOC, Beta
+from .distribution import _ExpandArgs
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
@@ -20,8 +21,8 @@ def _moments(a, b, n):
     return b * torch.exp(log_value)
 
 
-class Kumaraswamy(TransformedDistribution):
-    """
+class Kumaraswamy(_ExpandArgs, TransformedDistribution):
+    __doc__ = """
     Samples from a Kumaraswamy distribution.
 
     Example::
@@ -30,16 +31,10 @@ class Kumaraswamy(TransformedDistribution):
         >>> m = Kumaraswamy(torch.tensor([1.0]), torch.tensor([1.0]))
         >>> m.sample()  # sample from a Kumaraswamy distribution with concentration alpha=1 and beta=1
         tensor([ 0.1729])
+""" + _CONCENTRATIONS_DOC
 
-    Args:
-        concentration1 (float or Tensor): 1st concentration parameter of the distribution
-            (often referred to as alpha)
-        concentration0 (float or Tensor): 2nd concentration parameter of the distribution
-            (often referred to as beta)
-    """
-
-    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
-    support = constraints.unit_interval
+    arg_constraints = Beta.arg_constraints
+    support = Beta.support
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
@@ -55,9 +50,6 @@ class Kumaraswamy(TransformedDistribution):
             PowerTransform(exponent=self.concentration1.reciprocal()),
         ]
         super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Kumaraswamy, batch_shape, _instance, ("concentration1", "concentration0"))
 
     @property
     def mean(self):

@@ -1,13 +1,13 @@
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .utils import broadcast_all
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(_ExpandArgs, Distribution):
     """
     Creates a Laplace distribution parameterized by :attr:`loc` and :attr:`scale`.
 
@@ -27,11 +27,7 @@ class Laplace(Distribution):
     support = constraints.real
     has_rsample = True
 
-    @property
-    def mean(self):
-        return self.loc
-
-    mode = mean
+    mean = mode = property(lambda self: self.loc)
 
     @property
     def variance(self):
@@ -45,9 +41,6 @@ class Laplace(Distribution):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
-
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         finfo = torch.finfo(self.loc.dtype)
@@ -55,13 +48,11 @@ class Laplace(Distribution):
         return self.loc - self.scale * u.sign() * torch.log1p(-u.abs())
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return -torch.log(2 * self.scale) - torch.abs(value - self.loc) / self.scale
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return 0.5 - 0.5 * (value - self.loc).sign() * torch.expm1(-(value - self.loc).abs() / self.scale)
 
     def icdf(self, value):

@@ -1,4 +1,5 @@
 from . import constraints
+from .distribution import _ExpandArgs
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
@@ -7,7 +8,7 @@ from .utils import _wrapped_property
 __all__ = ["LogNormal"]
 
 
-class LogNormal(TransformedDistribution):
+class LogNormal(_ExpandArgs, TransformedDistribution):
     """
     Creates a log-normal distribution parameterized by
     :attr:`loc` and :attr:`scale` where::
@@ -34,9 +35,6 @@ class LogNormal(TransformedDistribution):
     def __init__(self, loc, scale, validate_args=None):
         base_dist = Normal(loc, scale, validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(LogNormal, batch_shape, _instance)
 
     loc = _wrapped_property("base_dist", "loc")
     scale = _wrapped_property("base_dist", "scale")

@@ -1,4 +1,5 @@
 from . import constraints
+from .distribution import _ExpandArgs
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import StickBreakingTransform
@@ -6,7 +7,7 @@ from .transforms import StickBreakingTransform
 __all__ = ["LogisticNormal"]
 
 
-class LogisticNormal(TransformedDistribution):
+class LogisticNormal(_ExpandArgs, TransformedDistribution):
     """
     Creates a logistic-normal distribution parameterized by :attr:`loc` and :attr:`scale`
     that define the base `Normal` distribution transformed with the
@@ -39,9 +40,6 @@ class LogisticNormal(TransformedDistribution):
         if not base_dist.batch_shape:
             base_dist = base_dist.expand([1])
         super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(LogisticNormal, batch_shape, _instance)
 
     @property
     def loc(self):

@@ -123,11 +123,7 @@ class LowRankMultivariateNormal(Distribution):
             ("_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_capacitance_tril"),
         )
 
-    @property
-    def mean(self):
-        return self.loc
-
-    mode = mean
+    mean = mode = property(lambda self: self.loc)
 
     @lazy_property
     def variance(self):
@@ -167,8 +163,7 @@ class LowRankMultivariateNormal(Distribution):
         return self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W) + self._unbroadcasted_cov_diag.sqrt() * eps_D
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         diff = value - self.loc
         M = _batch_lowrank_mahalanobis(
             self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag, diff, self._capacitance_tril

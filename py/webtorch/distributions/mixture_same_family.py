@@ -94,13 +94,8 @@ class MixtureSameFamily(Distribution):
     def support(self):
         return MixtureSameFamilyConstraint(self._component_distribution.support)
 
-    @property
-    def mixture_distribution(self):
-        return self._mixture_distribution
-
-    @property
-    def component_distribution(self):
-        return self._component_distribution
+    mixture_distribution = property(lambda self: self._mixture_distribution)
+    component_distribution = property(lambda self: self._component_distribution)
 
     @property
     def mean(self):
@@ -123,8 +118,7 @@ class MixtureSameFamily(Distribution):
         return torch.sum(cdf_x * mix_prob, dim=-1)
 
     def log_prob(self, x):
-        if self._validate_args:
-            self._validate_sample(x)
+        self._maybe_validate_sample(x)
         x = self._pad(x)
         log_prob_x = self.component_distribution.log_prob(x)
         log_mix_prob = torch.log_softmax(self.mixture_distribution.logits, dim=-1)

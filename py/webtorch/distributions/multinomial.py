@@ -95,8 +95,7 @@ class Multinomial(Distribution):
         return term1 + term2
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         logits = logits.clone(memory_format=torch.contiguous_format)
         log_factorial_n = torch.lgamma(value.sum(-1) + 1)

@@ -80,8 +80,27 @@ def _precision_to_scale_tril(P):
     return L
 
 
+def _matrix_doc(gap):
+    """The docstring lines MultivariateNormal and Wishart share: the three matrix arguments and the note on
+    them, its parts apart by ``gap`` (a blank line in MultivariateNormal's, none in Wishart's)."""
+    return """\
+        covariance_matrix (Tensor): positive-definite covariance matrix
+        precision_matrix (Tensor): positive-definite precision matrix
+        scale_tril (Tensor): lower-triangular factor of covariance, with positive-valued diagonal
+""" + gap + """\
+    Note:
+        Only one of :attr:`covariance_matrix` or :attr:`precision_matrix` or
+        :attr:`scale_tril` can be specified.
+""" + gap + """\
+        Using :attr:`scale_tril` will be more efficient: all computations internally
+        are based on :attr:`scale_tril`. If :attr:`covariance_matrix` or
+        :attr:`precision_matrix` is passed instead, it is only used to compute
+        the corresponding lower triangular matrices using a Cholesky decomposition.
+"""
+
+
 class MultivariateNormal(Distribution):
-    """
+    __doc__ = """
     Creates a multivariate normal (also called Gaussian) distribution
     parameterized by a mean vector and a covariance matrix.
 
@@ -103,19 +122,7 @@ class MultivariateNormal(Distribution):
 
     Args:
         loc (Tensor): mean of the distribution
-        covariance_matrix (Tensor): positive-definite covariance matrix
-        precision_matrix (Tensor): positive-definite precision matrix
-        scale_tril (Tensor): lower-triangular factor of covariance, with positive-valued diagonal
-
-    Note:
-        Only one of :attr:`covariance_matrix` or :attr:`precision_matrix` or
-        :attr:`scale_tril` can be specified.
-
-        Using :attr:`scale_tril` will be more efficient: all computations internally
-        are based on :attr:`scale_tril`. If :attr:`covariance_matrix` or
-        :attr:`precision_matrix` is passed instead, it is only used to compute
-        the corresponding lower triangular matrices using a Cholesky decomposition.
-    """
+""" + _matrix_doc("\n") + "    "
 
     arg_constraints = {
         "loc": constraints.real_vector,
@@ -168,11 +175,7 @@ class MultivariateNormal(Distribution):
             self._batch_shape + self._event_shape + self._event_shape
         )
 
-    @property
-    def mean(self):
-        return self.loc
-
-    mode = mean
+    mean = mode = property(lambda self: self.loc)
 
     @property
     def variance(self):
@@ -184,8 +187,7 @@ class MultivariateNormal(Distribution):
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         diff = value - self.loc
         M = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
         half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)

@@ -2,14 +2,14 @@ import webtorch as torch
 import webtorch.nn.functional as F
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .gamma import Gamma
 from .utils import _BinaryParam, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(_BinaryParam, Distribution):
+class NegativeBinomial(_ExpandArgs, _BinaryParam, Distribution):
     """
     Creates a Negative Binomial distribution, i.e. distribution
     of the number of successful independent and identical Bernoulli trials
@@ -36,9 +36,6 @@ class NegativeBinomial(_BinaryParam, Distribution):
         self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))
-
     @property
     def mean(self):
         return self.total_count * torch.exp(self.logits)
@@ -61,8 +58,7 @@ class NegativeBinomial(_BinaryParam, Distribution):
             return torch.poisson(rate)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         log_unnormalized_prob = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
         log_normalization = (
             -torch.lgamma(self.total_count + value) + torch.lgamma(1.0 + value) + torch.lgamma(self.total_count)

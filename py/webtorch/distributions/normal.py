@@ -3,13 +3,14 @@ import math
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(_ExpandArgs, ExponentialFamily):
     """
     Creates a normal (also called Gaussian) distribution parameterized by
     :attr:`loc` and :attr:`scale`.
@@ -32,11 +33,7 @@ class Normal(ExponentialFamily):
     has_rsample = True
     _mean_carrier_measure = 0
 
-    @property
-    def mean(self):
-        return self.loc
-
-    mode = mean
+    mean = mode = property(lambda self: self.loc)
 
     @property
     def stddev(self):
@@ -50,13 +47,8 @@ class Normal(ExponentialFamily):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
-
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.normal(self.loc.expand(shape), self.scale.expand(shape))
+        return self._sample_by(torch.normal, sample_shape, self.loc, self.scale)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -64,15 +56,13 @@ class Normal(ExponentialFamily):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         var = self.scale**2
         log_scale = math.log(self.scale) if isinstance(self.scale, (int, float)) else self.scale.log()
         return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         return 0.5 * (1 + torch.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):

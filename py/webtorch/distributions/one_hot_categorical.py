@@ -73,8 +73,7 @@ class OneHotCategorical(Distribution):
         return torch.nn.functional.one_hot(indices, num_events).to(probs)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         indices = value.max(-1)[1]
         return self._categorical.log_prob(indices)
 

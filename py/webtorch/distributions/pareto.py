@@ -1,4 +1,5 @@
 from . import constraints
+from .distribution import _ExpandArgs
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
@@ -7,7 +8,7 @@ from .utils import broadcast_all
 __all__ = ["Pareto"]
 
 
-class Pareto(TransformedDistribution):
+class Pareto(_ExpandArgs, TransformedDistribution):
     """
     Samples from a Pareto Type 1 distribution.
 
@@ -30,9 +31,6 @@ class Pareto(TransformedDistribution):
         base_dist = Exponential(self.alpha, validate_args=validate_args)
         transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Pareto, batch_shape, _instance, ("scale", "alpha"))
 
     @property
     def mean(self):

@@ -1,13 +1,14 @@
 import webtorch as torch
 
 from . import constraints
+from .distribution import _ExpandArgs
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(ExponentialFamily):
+class Poisson(_ExpandArgs, ExponentialFamily):
     """
     Creates a Poisson distribution parameterized by :attr:`rate`, the rate parameter.
 
@@ -46,17 +47,11 @@ class Poisson(ExponentialFamily):
         (self.rate,) = broadcast_all(rate)
         super().__init__(self.rate.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Poisson, batch_shape, _instance, ("rate",))
-
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.poisson(self.rate.expand(shape))
+        return self._sample_by(torch.poisson, sample_shape, self.rate)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
 

@@ -1,7 +1,7 @@
 import webtorch as torch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import (
@@ -52,14 +52,13 @@ class LogitRelaxedBernoulli(_BinaryParam, Distribution):
         return (uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()) / self.temperature
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         diff = logits - value.mul(self.temperature)
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_ExpandArgs, TransformedDistribution):
     """
     Creates a RelaxedBernoulli distribution, parametrized by
     :attr:`temperature`, and either :attr:`probs` or :attr:`logits`
@@ -87,9 +86,6 @@ class RelaxedBernoulli(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(RelaxedBernoulli, batch_shape, _instance)
 
     temperature = _wrapped_property("base_dist", "temperature")
     logits = _wrapped_property("base_dist", "logits")

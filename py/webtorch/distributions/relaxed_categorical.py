@@ -2,7 +2,7 @@ import webtorch as torch
 
 from . import constraints
 from .categorical import Categorical, _shapes_of
-from .distribution import Distribution
+from .distribution import Distribution, _ExpandArgs
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 from .utils import _wrapped_property, broadcast_all, clamp_probs
@@ -61,8 +61,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def log_prob(self, value):
         K = self._categorical._num_events
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         log_scale = torch.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
         score = logits - value.mul(self.temperature)
@@ -70,7 +69,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_ExpandArgs, TransformedDistribution):
     """
     Creates a RelaxedOneHotCategorical distribution parametrized by
     :attr:`temperature`, and either :attr:`probs` or :attr:`logits`.
@@ -98,9 +97,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(RelaxedOneHotCategorical, batch_shape, _instance)
 
     temperature = _wrapped_property("base_dist", "temperature")
     logits = _wrapped_property("base_dist", "logits")

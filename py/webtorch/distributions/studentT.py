@@ -68,8 +68,7 @@ class StudentT(Distribution):
         return self.loc + self.scale * Y
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         y = (value - self.loc) / self.scale
         Z = (
             self.scale.log()

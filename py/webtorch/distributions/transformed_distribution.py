@@ -94,11 +94,12 @@ class TransformedDistribution(Distribution):
         return new
 
     def _expand_params(self, cls, batch_shape, _instance, expanded=()):
-        """``expand`` for a subclass ``cls`` that holds the parameters named in ``expanded`` besides its base
-        distribution: each expanded to ``batch_shape``, then the base distribution."""
+        """``expand`` for a subclass ``cls`` that holds those of the parameters named in ``expanded`` that are in
+        its ``__dict__`` besides its base distribution: each expanded to ``batch_shape``, then the base distribution."""
         new = self._get_checked_instance(cls, _instance)
         for name in expanded:
-            setattr(new, name, getattr(self, name).expand(batch_shape))
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(batch_shape))
         return TransformedDistribution.expand(self, batch_shape, _instance=new)
 
     @constraints.dependent_property(is_discrete=False)
@@ -142,8 +143,7 @@ class TransformedDistribution(Distribution):
         Scores the sample by inverting the transform(s) and computing the score
         using the score of the base distribution and the log abs det jacobian.
         """
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         event_dim = len(self.event_shape)
         log_prob = 0.0
         y = value

@@ -132,11 +132,13 @@ class Transform:
         raise NotImplementedError
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        if type(self).__init__ is Transform.__init__:
-            return type(self)(cache_size=cache_size)
-        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+        if self._cache_size != cache_size and type(self).__init__ is not Transform.__init__:
+            raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+        return self._remade(type(self), cache_size)
+
+    def _remade(self, cls, cache_size, *args):
+        """``with_cache``: ``self`` where it has ``cache_size`` already, else ``cls(*args, cache_size=cache_size)``."""
+        return self if self._cache_size == cache_size else cls(*args, cache_size=cache_size)
 
     def __eq__(self, other):
         return self is other
@@ -213,58 +215,44 @@ class _InverseTransform(Transform):
         super().__init__(cache_size=transform._cache_size)
         self._inv = transform
 
-    @constraints.dependent_property(is_discrete=False)
-    def domain(self):
+    @property
+    def _transform(self):
+        """The transform inverted: ``_inv``, which pickling drops (``Transform.__getstate__``)."""
         if self._inv is None:
             raise AssertionError("_inv must not be None")
-        return self._inv.codomain
+        return self._inv
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        return self._transform.codomain
 
     @constraints.dependent_property(is_discrete=False)
     def codomain(self):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv.domain
+        return self._transform.domain
 
-    @property
-    def bijective(self):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv.bijective
-
-    @property
-    def sign(self):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv.sign
+    bijective = _wrapped_property("_transform", "bijective")
+    sign = _wrapped_property("_transform", "sign")
 
     @property
     def inv(self):
         return self._inv
 
     def with_cache(self, cache_size=1):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self.inv.with_cache(cache_size).inv
+        return self._transform.with_cache(cache_size).inv
 
     def __eq__(self, other):
         if not isinstance(other, _InverseTransform):
             return False
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv == other._inv
+        return self._transform == other._inv
 
     def __repr__(self):
         return f"{self.__class__.__name__}({repr(self._inv)})"
 
     def __call__(self, x):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv._inv_call(x)
+        return self._transform._inv_call(x)
 
     def log_abs_det_jacobian(self, x, y):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return -self._inv.log_abs_det_jacobian(y, x)
+        return -self._transform.log_abs_det_jacobian(y, x)
 
     def forward_shape(self, shape):
         return self._inv.inverse_shape(shape)
@@ -297,33 +285,11 @@ class ComposeTransform(Transform):
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
-        if not self.parts:
-            return constraints.real
-        domain = self.parts[0].domain
-        event_dim = self.parts[-1].codomain.event_dim
-        for part in reversed(self.parts):
-            event_dim += part.domain.event_dim - part.codomain.event_dim
-            event_dim = max(event_dim, part.domain.event_dim)
-        if event_dim < domain.event_dim:
-            raise AssertionError(f"event_dim {event_dim} must be >= domain.event_dim {domain.event_dim}")
-        if event_dim > domain.event_dim:
-            domain = constraints.independent(domain, event_dim - domain.event_dim)
-        return domain
+        return _chain_end(self.parts, "domain", "codomain")
 
     @constraints.dependent_property(is_discrete=False)
     def codomain(self):
-        if not self.parts:
-            return constraints.real
-        codomain = self.parts[-1].codomain
-        event_dim = self.parts[0].domain.event_dim
-        for part in self.parts:
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-            event_dim = max(event_dim, part.codomain.event_dim)
-        if event_dim < codomain.event_dim:
-            raise AssertionError(f"event_dim {event_dim} must be >= codomain.event_dim {codomain.event_dim}")
-        if event_dim > codomain.event_dim:
-            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
-        return codomain
+        return _chain_end(self.parts[::-1], "codomain", "domain")
 
     @lazy_property
     def bijective(self):
@@ -346,9 +312,7 @@ class ComposeTransform(Transform):
         return inv
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return ComposeTransform(self.parts, cache_size=cache_size)
+        return self._remade(ComposeTransform, cache_size, self.parts)
 
     def __call__(self, x):
         for part in self.parts:
@@ -386,6 +350,24 @@ class ComposeTransform(Transform):
         return fmt_string
 
 
+def _chain_end(parts, near, far):
+    """The ``near`` constraint (domain or codomain) of a chain of ``parts`` that starts at
+    ``parts[0]``: that part's own, made independent over the event dims that the walk from the
+    far end adds."""
+    if not parts:
+        return constraints.real
+    constraint = getattr(parts[0], near)
+    event_dim = getattr(parts[-1], far).event_dim
+    for part in reversed(parts):
+        event_dim += getattr(part, near).event_dim - getattr(part, far).event_dim
+        event_dim = max(event_dim, getattr(part, near).event_dim)
+    if event_dim < constraint.event_dim:
+        raise AssertionError(f"event_dim {event_dim} must be >= {near}.event_dim {constraint.event_dim}")
+    if event_dim > constraint.event_dim:
+        constraint = constraints.independent(constraint, event_dim - constraint.event_dim)
+    return constraint
+
+
 identity_transform = ComposeTransform([])
 
 
@@ -409,9 +391,7 @@ class IndependentTransform(Transform):
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size)
+        return self._remade(IndependentTransform, cache_size, self.base_transform, self.reinterpreted_batch_ndims)
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
@@ -481,9 +461,7 @@ class ReshapeTransform(Transform):
         return constraints.independent(constraints.real, len(self.out_shape))
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+        return self._remade(ReshapeTransform, cache_size, self.in_shape, self.out_shape)
 
     def _call(self, x):
         batch_shape = x.shape[: x.dim() - len(self.in_shape)]
@@ -498,23 +476,31 @@ class ReshapeTransform(Transform):
         return x.new_zeros(batch_shape)
 
     def forward_shape(self, shape):
-        if len(shape) < len(self.in_shape):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(self.in_shape)
-        if shape[cut:] != self.in_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
-        return shape[:cut] + self.out_shape
+        return _reshaped(shape, self.in_shape, self.out_shape)
 
     def inverse_shape(self, shape):
-        if len(shape) < len(self.out_shape):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(self.out_shape)
-        if shape[cut:] != self.out_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
-        return shape[:cut] + self.in_shape
+        return _reshaped(shape, self.out_shape, self.in_shape)
 
 
-class ExpTransform(Transform):
+def _reshaped(shape, event_shape, new_event_shape):
+    """``shape`` with its rightmost ``event_shape`` replaced by ``new_event_shape``."""
+    if len(shape) < len(event_shape):
+        raise ValueError("Too few dimensions on input")
+    cut = len(shape) - len(event_shape)
+    if shape[cut:] != event_shape:
+        raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {event_shape}")
+    return shape[:cut] + new_event_shape
+
+
+class _ParameterFreeTransform(Transform):
+    """A transform without parameters: equal to every instance of its class (the class below this one)."""
+
+    def __eq__(self, other):
+        mro = type(self).__mro__
+        return isinstance(other, mro[mro.index(_ParameterFreeTransform) - 1])
+
+
+class ExpTransform(_ParameterFreeTransform):
     """
     Transform via the mapping :math:`y = \\exp(x)`.
     """
@@ -523,9 +509,6 @@ class ExpTransform(Transform):
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
 
     def _call(self, x):
         return x.exp()
@@ -551,9 +534,7 @@ class PowerTransform(Transform):
         (self.exponent,) = broadcast_all(exponent)
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return PowerTransform(self.exponent, cache_size=cache_size)
+        return self._remade(PowerTransform, cache_size, self.exponent)
 
     @lazy_property
     def sign(self):
@@ -576,8 +557,7 @@ class PowerTransform(Transform):
     def forward_shape(self, shape):
         return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
-    def inverse_shape(self, shape):
-        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+    inverse_shape = forward_shape
 
 
 def _clipped_sigmoid(x):
@@ -585,7 +565,7 @@ def _clipped_sigmoid(x):
     return torch.clamp(torch.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFreeTransform):
     """
     Transform via the mapping :math:`y = \\frac{1}{1 + \\exp(-x)}` and :math:`x = \\text{logit}(y)`.
     """
@@ -594,9 +574,6 @@ class SigmoidTransform(Transform):
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -610,7 +587,7 @@ class SigmoidTransform(Transform):
         return -F.softplus(-x) - F.softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFreeTransform):
     """
     Transform via the mapping :math:`\\text{Softplus}(x) = \\log(1 + \\exp(x))`.
     The implementation reverts to the linear function when :math:`x > 20`.
@@ -621,11 +598,7 @@ class SoftplusTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    def _call(self, x):
-        return softplus(x)
+    _call = staticmethod(softplus)
 
     def _inverse(self, y):
         return (-y).expm1().neg().log() + y
@@ -634,7 +607,7 @@ class SoftplusTransform(Transform):
         return -softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFreeTransform):
     """
     Transform via the mapping :math:`y = \\tanh(x)`.
 
@@ -662,9 +635,6 @@ class TanhTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
     def _call(self, x):
         return x.tanh()
 
@@ -675,14 +645,11 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFreeTransform):
     """Transform via the mapping :math:`y = |x|`."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
 
     def _call(self, x):
         return x.abs()
@@ -721,16 +688,10 @@ class AffineTransform(Transform):
             return constraints.real
         return constraints.independent(constraints.real, self.event_dim)
 
-    @constraints.dependent_property(is_discrete=False)
-    def codomain(self):
-        if self.event_dim == 0:
-            return constraints.real
-        return constraints.independent(constraints.real, self.event_dim)
+    codomain = domain
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
+        return self._remade(AffineTransform, cache_size, self.loc, self.scale, self.event_dim)
 
     def __eq__(self, other):
         if not isinstance(other, AffineTransform):
@@ -775,8 +736,7 @@ class AffineTransform(Transform):
     def forward_shape(self, shape):
         return torch.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
 
-    def inverse_shape(self, shape):
-        return torch.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+    inverse_shape = forward_shape
 
 
 class CorrCholeskyTransform(Transform):
@@ -846,7 +806,7 @@ class CorrCholeskyTransform(Transform):
         return shape[:-2] + (N,)
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFreeTransform):
     """
     Transform from unconstrained space to the simplex via :math:`y = \\exp(x)` then
     normalizing.
@@ -858,9 +818,6 @@ class SoftmaxTransform(Transform):
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
 
     def _call(self, x):
         logprobs = x
@@ -876,13 +833,10 @@ class SoftmaxTransform(Transform):
             raise ValueError("Too few dimensions on input")
         return shape
 
-    def inverse_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        return shape
+    inverse_shape = forward_shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFreeTransform):
     """
     Transform from unconstrained space to the simplex of one additional
     dimension via a stick-breaking process.
@@ -899,9 +853,6 @@ class StickBreakingTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
 
     def _call(self, x):
         offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
@@ -935,7 +886,7 @@ class StickBreakingTransform(Transform):
         return shape[:-1] + (shape[-1] - 1,)
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFreeTransform):
     """
     Transform from unconstrained matrices to lower-triangular matrices with
     nonnegative diagonal entries.
@@ -947,9 +898,6 @@ class LowerCholeskyTransform(Transform):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
 
@@ -957,16 +905,13 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFreeTransform):
     """
     Transform from unconstrained matrices to positive-definite matrices.
     """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
@@ -1047,9 +992,7 @@ class CatTransform(_TransformSequence):
         return _narrow_parts(z, self.dim, self.lengths)
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+        return self._remade(CatTransform, cache_size, self.transforms, self.dim, self.lengths)
 
     def log_abs_det_jacobian(self, x, y):
         self._check(x, "x", "x")
@@ -1104,9 +1047,7 @@ class StackTransform(_TransformSequence):
         return [z.select(self.dim, i) for i in range(z.size(self.dim))]
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return StackTransform(self.transforms, self.dim, cache_size)
+        return self._remade(StackTransform, cache_size, self.transforms, self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         self._check(x, "x", "x")
@@ -1164,6 +1105,4 @@ class CumulativeDistributionTransform(Transform):
         return self.distribution.log_prob(x)
 
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+        return self._remade(CumulativeDistributionTransform, cache_size, self.distribution)

@@ -108,8 +108,7 @@ class VonMises(Distribution):
         super().__init__(batch_shape, event_shape, validate_args)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         log_prob = self.concentration * torch.cos(value - self.loc)
         log_prob = log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
         return log_prob
@@ -168,9 +167,7 @@ class VonMises(Distribution):
         """
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean
 
     @lazy_property
     def variance(self):

@@ -6,7 +6,7 @@ import webtorch as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _scale_tril_of
+from .multivariate_normal import _matrix_doc, _scale_tril_of
 from .utils import lazy_property
 
 __all__ = ["Wishart"]
@@ -26,7 +26,7 @@ def _clamp_above_eps(x):
 
 
 class Wishart(ExponentialFamily):
-    """
+    __doc__ = """
     Creates a Wishart distribution parameterized by a symmetric positive definite matrix :math:`\\Sigma`,
     or its Cholesky decomposition :math:`\\mathbf{\\Sigma} = \\mathbf{L}\\mathbf{L}^\\top`
 
@@ -38,16 +38,7 @@ class Wishart(ExponentialFamily):
 
     Args:
         df (float or Tensor): real-valued parameter larger than the (dimension of Square matrix) - 1
-        covariance_matrix (Tensor): positive-definite covariance matrix
-        precision_matrix (Tensor): positive-definite precision matrix
-        scale_tril (Tensor): lower-triangular factor of covariance, with positive-valued diagonal
-    Note:
-        Only one of :attr:`covariance_matrix` or :attr:`precision_matrix` or
-        :attr:`scale_tril` can be specified.
-        Using :attr:`scale_tril` will be more efficient: all computations internally
-        are based on :attr:`scale_tril`. If :attr:`covariance_matrix` or
-        :attr:`precision_matrix` is passed instead, it is only used to compute
-        the corresponding lower triangular matrices using a Cholesky decomposition.
+""" + _matrix_doc("") + """\
         'torch.distributions.LKJCholesky' is a restricted Wishart distribution.[1]
 
     **References**
@@ -208,8 +199,7 @@ class Wishart(ExponentialFamily):
         return sample
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
+        self._maybe_validate_sample(value)
         nu = self.df
         p = self._event_shape[-1]
         return (

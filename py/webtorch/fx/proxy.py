@@ -120,8 +120,7 @@ class ParameterProxy(Proxy):
     def numel(self):
         return self.param.numel()
 
-    def nelement(self):
-        return self.param.nelement()
+    nelement = numel
 
 
 _BINARY = ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "lshift", "rshift", "and_", "or_", "xor",

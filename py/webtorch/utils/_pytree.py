@@ -333,13 +333,8 @@ class TreeSpec:
             ctx = None  # a registered class's context need not be hashable
         return hash((t, ctx, tuple(self._children)))
 
-    @property
-    def context(self):
-        return self._context
-
-    @property
-    def children_specs(self):
-        return self._children
+    context = property(lambda self: self._context)
+    children_specs = property(lambda self: self._children)
 
     def is_leaf(self):
         """Test whether the treespec represents a leaf."""

@@ -1,6 +1,7 @@
 """Activation layers and MultiheadAttention (as in torch/nn/modules/activation.py)."""
 from .. import functional as F, init
 from ..parameter import Parameter
+from ._function_module import _FunctionModule
 from .linear import NonDynamicallyQuantizableLinear, _empty
 from .module import Module
 
@@ -14,31 +15,19 @@ def _inplace_repr(inplace, lead=""):
     return (lead + "inplace=True") if inplace else ""
 
 
-class Threshold(Module):
+class Threshold(_FunctionModule):
     __constants__ = ["threshold", "value", "inplace"]
+    _function = staticmethod(F.threshold)
 
     def __init__(self, threshold, value, inplace=False):
-        super().__init__()
-        self.threshold = threshold
-        self.value = value
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.threshold(input, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self):
-        return f"threshold={self.threshold}, value={self.value}{_inplace_repr(self.inplace, ', ')}"
+        super().__init__(threshold, value, inplace)
 
 
-class _InplaceOnly(Module):
+class _InplaceOnly(_FunctionModule):
     __constants__ = ["inplace"]
 
     def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+        super().__init__(inplace)
 
 
 class ReLU(_InplaceOnly):
@@ -62,25 +51,17 @@ class RReLU(Module):
         return f"lower={self.lower}, upper={self.upper}{_inplace_repr(self.inplace, ', ')}"
 
 
-class Hardtanh(Module):
+class Hardtanh(_FunctionModule):
     __constants__ = ["min_val", "max_val", "inplace"]
+    _function = staticmethod(F.hardtanh)
 
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
-        super().__init__()
         if min_value is not None:
             min_val = min_value
         if max_value is not None:
             max_val = max_value
-        self.min_val = min_val
-        self.max_val = max_val
-        self.inplace = inplace
+        super().__init__(min_val, max_val, inplace)
         assert self.max_val > self.min_val
-
-    def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_repr(self.inplace, ', ')}"
 
 
 class ReLU6(Hardtanh):
@@ -100,8 +81,7 @@ class Hardsigmoid(_InplaceOnly):
     def forward(self, input):
         return F.hardsigmoid(input, self.inplace)
 
-    def extra_repr(self):
-        return ""
+    extra_repr = Module.extra_repr  # PyTorch shows no inplace here
 
 
 class Tanh(Module):
@@ -123,28 +103,19 @@ class Hardswish(_InplaceOnly):
     def forward(self, input):
         return F.hardswish(input, self.inplace)
 
-    def extra_repr(self):
-        return ""
+    extra_repr = Module.extra_repr  # PyTorch shows no inplace here
 
 
-class ELU(Module):
+class ELU(_FunctionModule):
     __constants__ = ["alpha", "inplace"]
+    _function = staticmethod(F.elu)
 
     def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}{_inplace_repr(self.inplace, ', ')}"
+        super().__init__(alpha, inplace)
 
 
 class CELU(ELU):
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
+    _function = staticmethod(F.celu)
 
 
 class SELU(_InplaceOnly):
@@ -152,18 +123,12 @@ class SELU(_InplaceOnly):
         return F.selu(input, self.inplace)
 
 
-class GLU(Module):
+class GLU(_FunctionModule):
     __constants__ = ["dim"]
+    _function = staticmethod(F.glu)
 
     def __init__(self, dim=-1):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.glu(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+        super().__init__(dim)
 
 
 class GELU(Module):
@@ -180,13 +145,12 @@ class GELU(Module):
         return f"approximate={repr(self.approximate)}"
 
 
-class _Shrink(Module):
+class _Shrink(_FunctionModule):
     """Hardshrink and Softshrink: one threshold lambd."""
     __constants__ = ["lambd"]
 
     def __init__(self, lambd=0.5):
-        super().__init__()
-        self.lambd = lambd
+        super().__init__(lambd)
 
     def extra_repr(self):
         return str(self.lambd)
@@ -197,19 +161,13 @@ class Hardshrink(_Shrink):
         return F.hardshrink(input, self.lambd)
 
 
-class LeakyReLU(Module):
+class LeakyReLU(_FunctionModule):
     __constants__ = ["inplace", "negative_slope"]
+    _arguments = ("negative_slope", "inplace")
+    _function = staticmethod(F.leaky_relu)
 
     def __init__(self, negative_slope=1e-2, inplace=False):
-        super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
-
-    def extra_repr(self):
-        return f"negative_slope={self.negative_slope}{_inplace_repr(self.inplace, ', ')}"
+        super().__init__(negative_slope, inplace)
 
 
 class LogSigmoid(Module):
@@ -217,19 +175,12 @@ class LogSigmoid(Module):
         return F.logsigmoid(input)
 
 
-class Softplus(Module):
+class Softplus(_FunctionModule):
     __constants__ = ["beta", "threshold"]
+    _function = staticmethod(F.softplus)
 
     def __init__(self, beta=1.0, threshold=20.0):
-        super().__init__()
-        self.beta = beta
-        self.threshold = threshold
-
-    def forward(self, input):
-        return F.softplus(input, self.beta, self.threshold)
-
-    def extra_repr(self):
-        return f"beta={self.beta}, threshold={self.threshold}"
+        super().__init__(beta, threshold)
 
 
 class Softshrink(_Shrink):

@@ -1,19 +1,13 @@
 """ChannelShuffle."""
 from .. import functional as F
-from .module import Module
+from ._function_module import _FunctionModule
 
 __all__ = ["ChannelShuffle"]
 
 
-class ChannelShuffle(Module):
+class ChannelShuffle(_FunctionModule):
     __constants__ = ["groups"]
+    _function = staticmethod(F.channel_shuffle)
 
     def __init__(self, groups):
-        super().__init__()
-        self.groups = groups
-
-    def forward(self, input):
-        return F.channel_shuffle(input, self.groups)
-
-    def extra_repr(self):
-        return f"groups={self.groups}"
+        super().__init__(groups)

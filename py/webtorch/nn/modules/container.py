@@ -226,7 +226,31 @@ class ModuleList(Module):
         return self
 
 
-class ModuleDict(Module):
+class _Keyed:
+    """The mapping methods ModuleDict and ParameterDict share, over the dict of their keys in order
+    (``_key_order``)."""
+
+    def __len__(self):
+        return len(self._key_order)
+
+    def __iter__(self):
+        return iter(self._key_order)
+
+    def __contains__(self, key):
+        return key in self._key_order
+
+    def keys(self):
+        return self._key_order.keys()
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+
+class ModuleDict(_Keyed, Module):
+    _key_order = property(lambda self: self._modules)
+
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
@@ -241,25 +265,8 @@ class ModuleDict(Module):
     def __delitem__(self, key):
         del self._modules[key]
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
     def clear(self):
         self._modules.clear()
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
-
-    def keys(self):
-        return self._modules.keys()
 
     def items(self):
         return self._modules.items()
@@ -341,7 +348,9 @@ class ParameterList(Module):
         raise RuntimeError("ParameterList should not be called.")
 
 
-class ParameterDict(Module):
+class ParameterDict(_Keyed, Module):
+    _key_order = property(lambda self: self._keys)
+
     def __init__(self, parameters=None):
         super().__init__()
         self._keys = {}
@@ -361,18 +370,6 @@ class ParameterDict(Module):
         del self._keys[key]
         delattr(self, key)
 
-    def __len__(self):
-        return len(self._keys)
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def __contains__(self, key):
-        return key in self._keys
-
-    def keys(self):
-        return self._keys.keys()
-
     def items(self):
         return ((k, self[k]) for k in self._keys)
 
@@ -381,11 +378,6 @@ class ParameterDict(Module):
 
     def get(self, key, default=None):
         return self[key] if key in self else default
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
 
     def update(self, parameters):
         items = parameters.items() if hasattr(parameters, "items") else parameters

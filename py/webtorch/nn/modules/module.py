@@ -39,21 +39,30 @@ def _typename(v):
     return v.type() if isinstance(v, Tensor) else type(v).__name__
 
 
+def _register_hook(hooks, hook, prepend=False, marks=()):
+    """Add ``hook`` to the ordered dict ``hooks`` (first where ``prepend``), marked True in each dict of the
+    (dict, flag) ``marks`` whose flag is set; the handle removes it from ``hooks`` and every marks dict."""
+    handle = RemovableHandle(hooks, *(d for d, _ in marks))
+    hooks[handle.id] = hook
+    for d, flag in marks:
+        if flag:
+            d[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
 _COMPILE = []  # Module.compile's compiler, registered by torch._dynamo (which imports nn)
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 
 
 def register_module_forward_pre_hook(hook):
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    return handle
+    return _register_hook(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook):
-    handle = RemovableHandle(_global_forward_hooks)
-    _global_forward_hooks[handle.id] = hook
-    return handle
+    return _register_hook(_global_forward_hooks, hook)
 
 
 class _BackwardHookFn(Function):
@@ -166,6 +175,13 @@ def _keep(module, **hyperparameters):
         setattr(module, name, value)
 
 
+def _attribute(module, name):
+    """``getattr(module, name)``, or PyTorch's AttributeError where the module has no such attribute."""
+    if not hasattr(module, name):
+        raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+    return getattr(module, name)
+
+
 class Module:
     """Base class for all neural network modules."""
     dump_patches = False
@@ -263,9 +279,7 @@ class Module:
             return self
         mod = self
         for item in target.split("."):
-            if not hasattr(mod, item):
-                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
-            mod = getattr(mod, item)
+            mod = _attribute(mod, item)
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
@@ -279,10 +293,7 @@ class Module:
 
     def get_parameter(self, target):
         module_path, _, param_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
+        param = _attribute(self.get_submodule(module_path), param_name)
         if not isinstance(param, Parameter):
             raise AttributeError("`" + param_name + "` is not an nn.Parameter")
         return param
@@ -290,11 +301,10 @@ class Module:
     def get_buffer(self, target):
         module_path, _, buffer_name = target.rpartition(".")
         mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        buffer = _attribute(mod, buffer_name)
         if buffer_name not in mod._buffers:
             raise AttributeError("`" + buffer_name + "` is not a buffer")
-        return getattr(mod, buffer_name)
+        return buffer
 
     def get_extra_state(self):
         raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
@@ -426,25 +436,12 @@ class Module:
         self.__dict__["_compiled_call_impl"] = _COMPILE[0](self, *args, **kwargs)
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _register_hook(self._forward_pre_hooks, hook, prepend,
+                              [(self._forward_pre_hooks_with_kwargs, with_kwargs)])
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        handle = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
-                                 self._forward_hooks_always_called)
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _register_hook(self._forward_hooks, hook, prepend, [(self._forward_hooks_with_kwargs, with_kwargs),
+                                                                  (self._forward_hooks_always_called, always_call)])
 
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) -> new grad_input or None, run when the gradients with
@@ -453,34 +450,20 @@ class Module:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single "
                                "Module. Please use only one of them.")
         self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _register_hook(self._backward_hooks, hook, prepend)
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """hook(module, grad_output) -> new grad_output or None, run before the module's gradients."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _register_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_state_dict_pre_hook(self, hook):
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
+        return _register_hook(self._state_dict_pre_hooks, hook)
 
     def register_load_state_dict_post_hook(self, hook):
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
+        return _register_hook(self._load_state_dict_post_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook):
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self)
-        return handle
+        return _register_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self))
 
     # ---- traversal ----------------------------------------------------------------------
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
@@ -497,24 +480,19 @@ class Module:
                 yield name, v
 
     def parameters(self, recurse=True):
-        for _name, param in self.named_parameters(recurse=recurse):
-            yield param
+        yield from (param for _, param in self.named_parameters(recurse=recurse))
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix, recurse=recurse,
-                                       remove_duplicate=remove_duplicate)
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
-        for _, buf in self.named_buffers(recurse=recurse):
-            yield buf
+        yield from (buf for _, buf in self.named_buffers(recurse=recurse))
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
-        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix, recurse=recurse,
-                                       remove_duplicate=remove_duplicate)
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def children(self):
-        for _name, module in self.named_children():
-            yield module
+        yield from (module for _, module in self.named_children())
 
     def named_children(self):
         memo = set()
@@ -524,8 +502,7 @@ class Module:
                 yield name, module
 
     def modules(self):
-        for _, module in self.named_modules():
-            yield module
+        yield from (module for _, module in self.named_modules())
 
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         if memo is None:

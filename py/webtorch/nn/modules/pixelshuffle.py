@@ -1,33 +1,21 @@
 """PixelShuffle, PixelUnshuffle."""
 from .. import functional as F
-from .module import Module
+from ._function_module import _FunctionModule
 
 __all__ = ["PixelShuffle", "PixelUnshuffle"]
 
 
-class PixelShuffle(Module):
+class PixelShuffle(_FunctionModule):
     __constants__ = ["upscale_factor"]
+    _function = staticmethod(F.pixel_shuffle)
 
     def __init__(self, upscale_factor):
-        super().__init__()
-        self.upscale_factor = upscale_factor
-
-    def forward(self, input):
-        return F.pixel_shuffle(input, self.upscale_factor)
-
-    def extra_repr(self):
-        return f"upscale_factor={self.upscale_factor}"
+        super().__init__(upscale_factor)
 
 
-class PixelUnshuffle(Module):
+class PixelUnshuffle(_FunctionModule):
     __constants__ = ["downscale_factor"]
+    _function = staticmethod(F.pixel_unshuffle)
 
     def __init__(self, downscale_factor):
-        super().__init__()
-        self.downscale_factor = downscale_factor
-
-    def forward(self, input):
-        return F.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self):
-        return f"downscale_factor={self.downscale_factor}"
+        super().__init__(downscale_factor)

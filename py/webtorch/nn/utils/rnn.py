@@ -23,6 +23,14 @@ def _bind(optional, fn):
     return None if optional is None else fn(optional)
 
 
+def _converter(name, dtype):
+    """PackedSequence's method ``name`` (double, float, ...): ``to(dtype=dtype)``."""
+    def convert(self):
+        return self.to(dtype=dtype)
+    convert.__name__, convert.__qualname__ = name, f"PackedSequence.{name}"
+    return convert
+
+
 class PackedSequence(PackedSequence_):
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
         return super().__new__(cls, *_packed_sequence_init_args(data, batch_sizes, sorted_indices, unsorted_indices))
@@ -38,23 +46,12 @@ class PackedSequence(PackedSequence_):
     def cpu(self):
         return self.to("cpu")
 
-    def double(self):
-        return self.to(dtype=_dtype.float64)
-
-    def float(self):
-        return self.to(dtype=_dtype.float32)
-
-    def half(self):
-        return self.to(dtype=_dtype.float16)
-
-    def long(self):
-        return self.to(dtype=_dtype.int64)
-
-    def int(self):
-        return self.to(dtype=_dtype.int32)
-
-    def byte(self):
-        return self.to(dtype=_dtype.uint8)
+    double = _converter("double", _dtype.float64)
+    float = _converter("float", _dtype.float32)
+    half = _converter("half", _dtype.float16)
+    long = _converter("long", _dtype.int64)
+    int = _converter("int", _dtype.int32)
+    byte = _converter("byte", _dtype.uint8)
 
     @property
     def is_cuda(self):

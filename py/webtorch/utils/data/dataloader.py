@@ -17,15 +17,12 @@ class _InfiniteConstantSampler:
 
 def _check_iterable_options(shuffle, sampler, batch_sampler):
     """An IterableDataset orders itself: shuffle, sampler and batch_sampler must be left unspecified."""
-    if shuffle not in (None, False):
-        raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
-                         f"shuffle={shuffle}")
-    if sampler is not None:
-        raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
-                         f"sampler={sampler}")
-    if batch_sampler is not None:
-        raise ValueError("DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
-                         f"got batch_sampler={batch_sampler}")
+    for name, value, given in (("shuffle", shuffle, shuffle not in (None, False)),
+                               ("sampler", sampler, sampler is not None),
+                               ("batch_sampler", batch_sampler, batch_sampler is not None)):
+        if given:
+            raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} option, but got "
+                             f"{name}={value}")
 
 class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
