@@ -56,6 +56,11 @@ _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # wha
 _late.vmap = lambda *args, **kwargs: _lazy("_functorch.vmap").vmap(*args, **kwargs)   # imported when used
 Tensor.to_sparse = sparse.to_sparse
 Tensor.to_sparse_csr = sparse.to_sparse_csr
+from . import _typed_storage
+for _name, _method in _typed_storage.METHODS.items():
+    setattr(Tensor, _name, _method)
+from ._typed_storage import TypedStorage, is_storage, from_file, set_default_tensor_type
+globals().update(_typed_storage._LEGACY)  # torch.FloatStorage, torch.LongStorage, ...
 
 float = float32  # noqa: A001
 double = float64
@@ -184,6 +189,9 @@ def __getattr__(name):
         return _lazy("func").vmap
     if name in ("save", "load"):
         return getattr(_lazy("serialization"), name)
+    if name in ("PyTorchFileReader", "PyTorchFileWriter", "SerializationStorageContext",
+                "DeserializationStorageContext"):
+        return getattr(_lazy("_file_records"), name)
     if name == "compile":
         fn = globals()["compile"] = _lazy("_compile").compile
         return fn
