@@ -2,7 +2,8 @@
 through int64 as PyTorch's), printing, item/tolist, views and copies, the few ops PyTorch's CPU kernels take for
 them (mul, div, eq/ne, bitwise and/or/xor, sum/prod, sort, cumsum, floating unary ops) and its NotImplementedError
 for the others (add, sub, lt, max, neg, pow, flip, arange, ...), promotion errors, and torch.save/load both ways
-(PyTorch's _rebuild_tensor_v3 of an UntypedStorage). On webgpu they raise a TypeError."""
+(PyTorch's _rebuild_tensor_v3 of an UntypedStorage). On webgpu uint32 is WGSL's u32 (the same cases; int64 results
+past 32 bits raise webgpu's int64 overflow error), uint16 and uint64 raise a TypeError."""
 import io
 
 import pytest
@@ -65,19 +66,43 @@ def _run(fn, L, d):
     return repr(r)
 
 
-@pytest.mark.parametrize("device", ["cpu", "cpu-pure"], indirect=True)  # webgpu: test_webgpu_raises
+@pytest.mark.parametrize("device", ["cpu", "cpu-pure"], indirect=True)  # webgpu: test_uint32_on_webgpu
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("dtn", DTYPES)
 def test_against_pytorch(dtn, case, device):
     assert _run(CASES[case], wt, dtn) == _run(CASES[case], torch, dtn)
 
 
-@pytest.mark.parametrize("dtn", DTYPES)
-def test_webgpu_raises(dtn, webgpu):
-    with pytest.raises(TypeError, match=f"{dtn} is not supported on webgpu"):
-        wt.tensor([1, 2], dtype=getattr(wt, dtn), device="webgpu")
-    with pytest.raises(TypeError, match=f"{dtn} is not supported on webgpu"):
-        _t(wt, dtn).to("webgpu")
+def _value(r):
+    """A result without its device: a tensor's values and dtype, or what _run gives."""
+    if isinstance(r, tuple):
+        return tuple(_value(x) for x in r)
+    return (r.tolist(), str(r.dtype)) if isinstance(r, (torch.Tensor, wt.Tensor)) else r
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_uint32_on_webgpu(case, webgpu):
+    """uint32 is WGSL's u32: the same values as PyTorch's cpu, or its errors."""
+    prev = wt.get_default_device()
+    wt.set_default_device("webgpu")
+    try:
+        got = _run(lambda L, d: _value(CASES[case](L, d)), wt, "uint32")
+    finally:
+        wt.set_default_device(prev)
+    assert got == _run(lambda L, d: _value(CASES[case](L, d)), torch, "uint32")
+
+
+def test_webgpu_uint32_int64_overflow_and_other_widths(webgpu):
+    t = wt.tensor([(1 << 32) - 1, 1], dtype=wt.uint32, device="webgpu")
+    for f in (lambda: t.long().tolist(), lambda: t.sum().item()):  # int64 is 32-bit on webgpu: PyTorch's values or
+        with pytest.raises(RuntimeError, match="int64 overflow on webgpu"):  # this error, never a wrapped one
+            f()
+    assert t.int().tolist() == [-1, 1] and (t * 2).tolist() == [(1 << 32) - 2, 2]
+    for dtn in ("uint16", "uint64"):
+        with pytest.raises(TypeError, match=f"{dtn} is not supported on webgpu"):
+            wt.tensor([1, 2], dtype=getattr(wt, dtn), device="webgpu")
+        with pytest.raises(TypeError, match=f"{dtn} is not supported on webgpu"):
+            _t(wt, dtn).to("webgpu")
 
 
 def test_save_load_both_ways():
