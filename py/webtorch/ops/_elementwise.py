@@ -92,6 +92,8 @@ def _check_real_inplace(op, dt, self):
 # PyTorch's CPU kernels for uint16/uint32/uint64 (c10's "barebones" unsigned types): these binary ops only (the
 # others raise its NotImplementedError, under its kernel's name); unary ops only through a floating result
 _WIDE_UINT_BINARY = ("mul", "div", "true_divide", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor")
+
+
 def _not_implemented(op, dtype):
     """PyTorch's error for a dtype an op's kernel does not take (frac of an integer, erfcx of float16, ...)."""
     return NotImplementedError(f"\"{op.removeprefix('special_')}_cpu\" not implemented for '{name_of(dtype)}'")
@@ -178,7 +180,7 @@ def _binary_dtypes(op, rule, a, b, opmath_scalar=False):
             raise RuntimeError(f"{op} is not yet implemented for tensors with different dtypes.")
         return a.dtype, a.dtype
     rt = _dtype.result_type(a, b)
-    if op not in _WIDE_UINT_BINARY:
+    if rt._rank < 0 and op not in _WIDE_UINT_BINARY:
         check_wide_uint(op, rt)
     if rule == "div":
         rt = float_of(rt)
