@@ -2,8 +2,8 @@
 through int64 as PyTorch's), printing, item/tolist, views and copies, the few ops PyTorch's CPU kernels take for
 them (mul, div, eq/ne, bitwise and/or/xor, sum/prod, sort, cumsum, floating unary ops) and its NotImplementedError
 for the others (add, sub, lt, max, neg, pow, flip, arange, ...), promotion errors, and torch.save/load both ways
-(PyTorch's _rebuild_tensor_v3 of an UntypedStorage). On webgpu uint32 is WGSL's u32 (the same cases; int64 results
-past 32 bits raise webgpu's int64 overflow error), uint16 and uint64 raise a TypeError."""
+(PyTorch's _rebuild_tensor_v3 of an UntypedStorage). On webgpu uint16 and uint32 are one WGSL u32 per element (the
+same cases; int64 results past 32 bits raise webgpu's int64 overflow error), uint64 raises a TypeError."""
 import io
 
 import pytest
@@ -66,7 +66,7 @@ def _run(fn, L, d):
     return repr(r)
 
 
-@pytest.mark.parametrize("device", ["cpu", "cpu-pure"], indirect=True)  # webgpu: test_uint32_on_webgpu
+@pytest.mark.parametrize("device", ["cpu", "cpu-pure"], indirect=True)  # webgpu: test_on_webgpu
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("dtn", DTYPES)
 def test_against_pytorch(dtn, case, device):
@@ -81,28 +81,32 @@ def _value(r):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_uint32_on_webgpu(case, webgpu):
-    """uint32 is WGSL's u32: the same values as PyTorch's cpu, or its errors."""
+@pytest.mark.parametrize("dtn", ("uint16", "uint32"))
+def test_on_webgpu(dtn, case, webgpu):
+    """uint16 and uint32 are one WGSL u32 per element: the same values as PyTorch's cpu, or its errors."""
     prev = wt.get_default_device()
     wt.set_default_device("webgpu")
     try:
-        got = _run(lambda L, d: _value(CASES[case](L, d)), wt, "uint32")
+        got = _run(lambda L, d: _value(CASES[case](L, d)), wt, dtn)
     finally:
         wt.set_default_device(prev)
-    assert got == _run(lambda L, d: _value(CASES[case](L, d)), torch, "uint32")
+    assert got == _run(lambda L, d: _value(CASES[case](L, d)), torch, dtn)
 
 
-def test_webgpu_uint32_int64_overflow_and_other_widths(webgpu):
+def test_webgpu_int64_overflow_index_add_and_uint64(webgpu):
     t = wt.tensor([(1 << 32) - 1, 1], dtype=wt.uint32, device="webgpu")
     for f in (lambda: t.long().tolist(), lambda: t.sum().item()):  # int64 is 32-bit on webgpu: PyTorch's values or
         with pytest.raises(RuntimeError, match="int64 overflow on webgpu"):  # this error, never a wrapped one
             f()
     assert t.int().tolist() == [-1, 1] and (t * 2).tolist() == [(1 << 32) - 2, 2]
-    for dtn in ("uint16", "uint64"):
-        with pytest.raises(TypeError, match=f"{dtn} is not supported on webgpu"):
-            wt.tensor([1, 2], dtype=getattr(wt, dtn), device="webgpu")
-        with pytest.raises(TypeError, match=f"{dtn} is not supported on webgpu"):
-            _t(wt, dtn).to("webgpu")
+    x = wt.tensor([65535, 1, 7], dtype=wt.uint16)
+    want = wt.zeros(2, dtype=wt.uint16).index_add(0, wt.tensor([0, 0, 1]), x).tolist()  # wraps to [0, 7]
+    assert wt.zeros(2, dtype=wt.uint16, device="webgpu").index_add(
+        0, wt.tensor([0, 0, 1], device="webgpu"), x.to("webgpu")).tolist() == want == [0, 7]
+    with pytest.raises(TypeError, match="uint64 is not supported on webgpu"):
+        wt.tensor([1, 2], dtype=wt.uint64, device="webgpu")
+    with pytest.raises(TypeError, match="uint64 is not supported on webgpu"):
+        _t(wt, "uint64").to("webgpu")
 
 
 def test_save_load_both_ways():
