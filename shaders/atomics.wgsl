@@ -22,10 +22,10 @@ fn atomic_add_f16(k: u32, v: f32) {
     old = r.old_value;
   }
 }
-fn atomic_add_u8(k: u32, v: u32) {
+fn atomic_add_wrap(k: u32, v: u32, mask: u32) {  // uint8, uint16: one u32 per element, wrapped
   var old = atomicLoad(&dst[k]);
   loop {
-    let r = atomicCompareExchangeWeak(&dst[k], old, (old + v) & 255u);
+    let r = atomicCompareExchangeWeak(&dst[k], old, (old + v) & mask);
     if (r.exchanged) { break; }
     old = r.old_value;
   }

@@ -7,6 +7,14 @@ fn wisnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u
 fn wisinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 fn wisfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn wsignbit(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) != 0u; }
+// float -> uint32 as PyTorch converts (truncated, through int64, wrapped modulo 2^32; NaN and +-inf give 0)
+fn wf2u32(x: f32) -> u32 {
+  if (!wisfinite(x)) { return 0u; }
+  let t = trunc(x);
+  if (t >= 0.0 && t < 4294967296.0) { return u32(t); }
+  if (t < 0.0 && t >= -2147483648.0) { return bitcast<u32>(i32(t)); }
+  return u32(t - floor(t / 4294967296.0) * 4294967296.0);  // exact: |t| >= 2^31 is a multiple of 256
+}
 // through a var: Tint (Chromium) rejects a constant-folded NaN/inf ("value nan cannot be
 // represented as 'f32'")
 fn wnan() -> f32 { var u = 0x7fc00000u; return bitcast<f32>(u); }

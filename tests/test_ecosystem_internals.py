@@ -1,5 +1,5 @@
 """The PyTorch internals Hugging Face transformers touches (tests/test_transformers.py), each against PyTorch:
-dtype objects no backend stores (float8, uint16-64, sub-byte, bits, quantized) with finfo/iinfo and promotion
+dtype objects no backend stores (float8, sub-byte, bits, quantized) with finfo/iinfo and promotion
 errors, the meta device, torch.library custom ops, nn.attention, autograd.graph.save_on_cpu, pytree's node
 functions, UntypedStorage and Tensor.view(dtype), data_ptr as a memory address."""
 import ctypes
@@ -58,7 +58,7 @@ def test_finfo_iinfo_reject_the_other_kind(name):
 
 
 def test_unstored_dtype_tensors_raise():
-    for d in (webtorch.float8_e4m3fn, webtorch.uint16):
+    for d in (webtorch.float8_e4m3fn, webtorch.uint4):
         with pytest.raises(TypeError, match="not supported"):
             webtorch.zeros(2, dtype=d)
 

@@ -36,7 +36,7 @@ from . import random
 from ._tensor_str import set_printoptions
 from . import overrides
 from .overrides import _assert  # noqa: F401
-from ._layout import layout, strided, sparse_coo, sparse_csr
+from ._layout import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
 from .storage import UntypedStorage
 from . import sparse
 from . import special
@@ -55,7 +55,15 @@ ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
 _late.vmap = lambda *args, **kwargs: _lazy("_functorch.vmap").vmap(*args, **kwargs)   # imported when used
 Tensor.to_sparse = sparse.to_sparse
-Tensor.to_sparse_csr = sparse.to_sparse_csr
+from . import _sparse_compressed
+for _name, _method in _sparse_compressed.METHODS.items():
+    setattr(Tensor, _name, _method)
+globals().update(_sparse_compressed.FUNCTIONS)  # torch.sparse_csr_tensor, torch.smm, torch.crow_indices_copy, ...
+from . import _typed_storage
+for _name, _method in _typed_storage.METHODS.items():
+    setattr(Tensor, _name, _method)
+from ._typed_storage import TypedStorage, is_storage, from_file, set_default_tensor_type
+globals().update(_typed_storage._LEGACY)  # torch.FloatStorage, torch.LongStorage, ...
 
 float = float32  # noqa: A001
 double = float64
@@ -184,6 +192,9 @@ def __getattr__(name):
         return _lazy("func").vmap
     if name in ("save", "load"):
         return getattr(_lazy("serialization"), name)
+    if name in ("PyTorchFileReader", "PyTorchFileWriter", "SerializationStorageContext",
+                "DeserializationStorageContext"):
+        return getattr(_lazy("_file_records"), name)
     if name == "compile":
         fn = globals()["compile"] = _lazy("_compile").compile
         return fn

@@ -41,15 +41,16 @@ def _bad(name, why):
 
 
 _ITEM = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
-         "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16}
+         "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16, "uint16": 2, "uint32": 4, "uint64": 8}
 
 
 _ARRAY_CODE = {"float32": "f", "float64": "d", "int64": "q", "int32": "i", "int16": "h", "int8": "b",
-               "uint8": "B"}
+               "uint8": "B", "uint16": "H", "uint32": "I", "uint64": "Q"}
 
 
 _NP_LE = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int64": "<i8", "int32": "<i4", "int16": "<i2",
-          "int8": "i1", "uint8": "u1", "bool": "u1", "complex64": "<c8", "complex128": "<c16"}
+          "int8": "i1", "uint8": "u1", "bool": "u1", "complex64": "<c8", "complex128": "<c16", "uint16": "<u2",
+          "uint32": "<u4", "uint64": "<u8"}
 
 
 def _from_bytes(data, dtype):
@@ -72,7 +73,7 @@ def _from_bytes(data, dtype):
     code = _ARRAY_CODE[dtype]
     a = array.array(code)
     if a.itemsize != _ITEM[dtype]:  # e.g. a platform whose 'i' is not 4 bytes
-        fmt = {"int64": "q", "int32": "i", "int16": "h"}[dtype]
+        fmt = {"int64": "q", "int32": "i", "int16": "h", "uint16": "H", "uint32": "I", "uint64": "Q"}[dtype]
         return list(struct.unpack(f"<{len(data) // _ITEM[dtype]}{fmt}", data)), dtype
     a.frombytes(bytes(data))
     if not _LITTLE:

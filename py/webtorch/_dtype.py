@@ -57,23 +57,26 @@ complex64 = dtype("complex64", 8, "c", 11)
 complex128 = dtype("complex128", 16, "c", 12)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex32, complex64, complex128)
+# PyTorch's "barebones" unsigned types: stored on cpu, with few ops (ops/_common.py: check_wide_uint), no promotion
+# but to a floating dtype (_promote_unstored); rank -1 keeps them out of promote_types' lattice
+uint16, uint32, uint64 = WIDE_UINT = tuple(dtype(f"uint{bits}", bits // 8, "i", -1) for bits in (16, 32, 64))
 # dtypes no backend stores (a tensor of one raises): objects with PyTorch's attributes, finfo/iinfo and promotion
 # errors, so code that names them (quantization configs, KV-cache classes) imports and runs
 float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2 = (
     dtype(name, 1, "f", -1) for name in ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
                                          "float8_e8m0fnu", "float4_e2m1fn_x2"))
-uint16, uint32, uint64 = (dtype(f"uint{bits}", bits // 8, "i", -1) for bits in (16, 32, 64))
 SUB_BYTE = tuple(dtype(f"{sign}int{bits}", 1, "i", -1) for sign in ("u", "") for bits in range(1, 8))
 OPAQUE = tuple(dtype(name, size, "o", -1) for name, size in (
     ("bits8", 1), ("bits16", 2), ("bits1x8", 1), ("bits2x4", 1), ("bits4x2", 1), ("qint8", 1), ("quint8", 1),
     ("qint32", 4), ("quint4x2", 1), ("quint2x4", 1)))
-UNSTORED = (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2,
-            uint16, uint32, uint64) + SUB_BYTE + OPAQUE
-BY_NAME = {d.name: d for d in ALL + UNSTORED}
+UNSTORED = (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
+            float4_e2m1fn_x2) + SUB_BYTE + OPAQUE
+BY_NAME = {d.name: d for d in ALL + WIDE_UINT + UNSTORED}
 bit = BY_NAME["uint1"]
 NP_NAMES = {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
             "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
-            "complex64": "complex64", "complex128": "complex128"}
+            "complex64": "complex64", "complex128": "complex128", "uint16": "uint16", "uint32": "uint32",
+            "uint64": "uint64"}
 # aliases PyTorch users write
 ALIASES = {"float": float32, "double": float64, "half": float16, "int": int32, "long": int64,
            "short": int16, "bool": bool_, "cfloat": complex64, "cdouble": complex128, "chalf": complex32}

@@ -1,4 +1,5 @@
-"""torch.layout: how a tensor's elements are stored (torch.strided, torch.sparse_coo)."""
+"""torch.layout: how a tensor's elements are stored (torch.strided, torch.sparse_coo, the compressed sparse_csr,
+sparse_csc, sparse_bsr, sparse_bsc)."""
 
 
 class layout:
@@ -17,7 +18,10 @@ class layout:
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 
 
 def _by_name(name):
-    return {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr}[name]
+    return {lo.name: lo for lo in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}[name]

@@ -112,7 +112,8 @@ _TORCH_DTYPES = {"float32": "float32", "float": "float32", "float64": "float64",
                  "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "int64": "int64",
                  "long": "int64", "int32": "int32", "int": "int32", "int16": "int16", "short": "int16",
                  "int8": "int8", "uint8": "uint8", "bool": "bool", "complex64": "complex64", "cfloat": "complex64",
-                 "complex128": "complex128", "cdouble": "complex128"}
+                 "complex128": "complex128", "cdouble": "complex128", "uint16": "uint16", "uint32": "uint32",
+                 "uint64": "uint64"}
 
 
 class _Records:
@@ -191,10 +192,28 @@ class _Storages:
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
             raise _bad(self.name, f"unsupported persistent id {pid!r:.80}")
         _, stype, key, location, numel = pid
+        if stype is _UNTYPED:  # its dtype comes with the tensor (_rebuild_tensor_v3); numel counts bytes
+            return _UntypedRef(self, key, numel, location)
         if not isinstance(stype, (_StorageType, _dtype.dtype)):
             raise _bad(self.name, f"unsupported storage type {stype!r:.60}")
         dtype = stype.dtype if isinstance(stype, _StorageType) else stype.name
         return self.get(key, dtype, numel, location)
+
+
+class _UntypedRef:
+    """A persistent id's torch.storage.UntypedStorage (PyTorch's for the dtypes without a legacy storage class:
+    uint16, uint32, uint64): read once _rebuild_tensor_v3 names its dtype."""
+
+    def __init__(self, storages, key, nbytes, location):
+        self.storages, self.key, self.nbytes, self.location = storages, key, nbytes, location
+
+    def typed(self, dtype):
+        if not isinstance(dtype, _dtype.dtype) or dtype.name not in _ITEM or not isinstance(self.nbytes, int):
+            raise _bad(self.storages.name, f"bad untyped storage of dtype {dtype!r:.60}")
+        return self.storages.get(self.key, dtype.name, self.nbytes // _ITEM[dtype.name], self.location)
+
+
+_UNTYPED = object()  # what torch.storage.UntypedStorage unpickles to (inside persistent ids only)
 
 
 def _as_parameter(t, requires_grad):
@@ -227,6 +246,8 @@ class _Rebuild:
         return self.tensor_v2(storage, offset, size, stride)
 
     def tensor_v3(self, storage, offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+        if isinstance(storage, _UntypedRef):
+            storage = storage.typed(dtype)
         return self.tensor_v2(storage, offset, size, stride, requires_grad)
 
     def parameter(self, data, requires_grad, backward_hooks=None, state=None):
@@ -256,6 +277,7 @@ def _torch_globals(rb):
          "torch._tensor._rebuild_from_type_v2": rb.from_type_v2}
     g.update({f"torch.{n}": _dtype.BY_NAME[d] for n, d in _TORCH_DTYPES.items()})
     g.update({f"torch.{n}": _StorageType(n) for n in _STORAGE_DTYPE})
+    g["torch.storage.UntypedStorage"] = _UNTYPED
     return g
 
 
@@ -300,7 +322,8 @@ class _TorchName:
 
 
 _T = {n: _TorchName(*n.rsplit(".", 1)) for n in
-      ["torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter", "torch.device", "torch.Size"] +
+      ["torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_parameter",
+       "torch.device", "torch.Size", "torch.storage.UntypedStorage"] +
       [f"torch.{n}" for n in list(_STORAGE_DTYPE) + list(_ITEM)]}
 
 
@@ -327,6 +350,8 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if type(obj) is Storage:
+            if obj.dtype.name not in _DTYPE_STORAGE:  # uint16/32/64: PyTorch's UntypedStorage of bytes
+                return "storage", _T["torch.storage.UntypedStorage"], self.key(obj), "cpu", obj.nbytes()
             return "storage", _T["torch." + _DTYPE_STORAGE[obj.dtype.name]], self.key(obj), "cpu", obj.numel
         return None
 
@@ -335,8 +360,11 @@ class _Pickler(pickle._Pickler):
             plain = Tensor._make(obj._storage, tuple(obj._shape), tuple(obj._stride), obj._offset)
             if type(obj).__name__ == "Parameter":
                 return _T["torch._utils._rebuild_parameter"], (plain, obj.requires_grad, OrderedDict())
-            return _T["torch._utils._rebuild_tensor_v2"], (
-                obj._storage, obj._offset, tuple(obj._shape), tuple(obj._stride), obj.requires_grad, OrderedDict())
+            args = (obj._storage, obj._offset, tuple(obj._shape), tuple(obj._stride), obj.requires_grad,
+                    OrderedDict())
+            if obj.dtype.name not in _DTYPE_STORAGE:
+                return _T["torch._utils._rebuild_tensor_v3"], args + (obj.dtype,)
+            return _T["torch._utils._rebuild_tensor_v2"], args
         if isinstance(obj, _device_cls):
             return _T["torch.device"], (str(obj),)
         if type(obj) is Size:

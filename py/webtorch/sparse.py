@@ -10,7 +10,6 @@ webtorch ops on its indices and values, so every device runs it and autograd dif
     S.coalesce()    = sorted unique indices, duplicate values summed (index_add)
 """
 import math
-import warnings
 
 from . import _dtype
 from ._geometry import contiguous_strides
@@ -175,6 +174,33 @@ class SparseTensor(Tensor):
         return SparseTensor._new(idx, _Coalesce.call(self._sp_values, inv, idx.shape[1]), self._sp_size,
                                  coalesced=True)
 
+    def sparse_resize_(self, size, sparse_dim, dense_dim):
+        """The size changed in place: sparse dims may grow (or shrink while there are no entries), dense dims stay."""
+        size = tuple(size)
+        if sparse_dim != self.sparse_dim() or dense_dim != self.dense_dim():
+            raise _unsupported("sparse_resize_ to other numbers of sparse and dense dims")
+        if tuple(size[sparse_dim:]) != tuple(self._sp_size[sparse_dim:]) and self._nnz():
+            raise RuntimeError(f"resizing dense dimensions (from {list(self._sp_size[sparse_dim:])} to "
+                               f"{list(size[sparse_dim:])}) on a non-empty sparse tensor is not supported.")
+        if any(n < o for n, o in zip(size[:sparse_dim], self._sp_size)) and self._nnz():
+            raise RuntimeError(f"shrinking the size of sparse dimensions (from {list(self._sp_size[:sparse_dim])} to "
+                               f"{list(size[:sparse_dim])}) on a non-empty sparse tensor is not supported.")
+        self._sp_size = Size(size)
+        if self._nnz() == 0:
+            self._sp_values = self._sp_values.new_zeros((0,) + size[sparse_dim:])
+        return self
+
+    def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim):
+        """Resized to size (sparse_dim + dense_dim dims) with no entries."""
+        size = tuple(size)
+        self._sp_indices = self._sp_indices.new_zeros((sparse_dim, 0))
+        self._sp_values = self._sp_values.detach().new_zeros((0,) + size[sparse_dim:])
+        self._sp_size, self._coalesced, self._sp_leaf = Size(size), True, self.requires_grad
+        return self
+
+    def resize_as_sparse_(self, src):
+        return self.sparse_resize_(src.shape, src.sparse_dim(), src.dense_dim())
+
     def t(self):
         if self.sparse_dim() != 2 or self.dense_dim():
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
@@ -218,52 +244,6 @@ class SparseTensor(Tensor):
         if impl is None:
             raise _unsupported(name)
         return impl(*args, **(kwargs or {}))
-
-
-class SparseCsrTensor(SparseTensor):
-    """A 2-D sparse CSR tensor (Tensor.to_sparse_csr()): its entries kept as coalesced COO ones, in
-    row-major order, so every op of SparseTensor runs on it; crow_indices() is computed from them."""
-    is_sparse = False
-    is_sparse_csr = True
-
-    @property
-    def layout(self):
-        return sparse_csr
-
-    def crow_indices(self):
-        rows = self._sp_indices[0]
-        counts = _zeros(self._sp_size[0] + 1, dtype=int64, device=self.device).index_add(0, rows + 1,
-                                                                                          rows.new_ones(rows.shape))
-        return counts.cumsum(0)
-
-    def col_indices(self):
-        return self._sp_indices[1]
-
-    def values(self):
-        return self._sp_values
-
-    def to_sparse(self, sparse_dim=None):
-        return SparseTensor._new(self._sp_indices, self._sp_values, self._sp_size, coalesced=True)
-
-    def to_sparse_csr(self, dense_dim=None):
-        return self
-
-    def _repr_parts(self):
-        return [("crow_indices=tensor(", self.crow_indices()), ("col_indices=tensor(", self.col_indices()),
-                ("values=tensor(", self._sp_values)]
-
-
-def to_sparse_csr(t, dense_dim=None):
-    """Tensor.to_sparse_csr(): a 2-D dense or sparse COO tensor in CSR layout."""
-    if dense_dim is not None:
-        raise _unsupported("to_sparse_csr(dense_dim)")
-    if t.dim() != 2:
-        raise RuntimeError(f"to_sparse_csr: expected a 2-D tensor, got {t.dim()}-D")  # PyTorch: batched CSR
-    warnings.warn("Sparse CSR tensor support is in beta state. If you miss a functionality in the sparse tensor "
-                  "support, please submit a feature request to https://github.com/pytorch/pytorch/issues.",
-                  stacklevel=2)
-    s = (t if isinstance(t, SparseTensor) else to_sparse(t)).coalesce()
-    return SparseCsrTensor._new(s._sp_indices, s._sp_values, s._sp_size, coalesced=True)
 
 
 class check_sparse_tensor_invariants:
@@ -457,7 +437,7 @@ def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     """beta * input + alpha * (mat1 @ mat2) at input's entries only (a sparse CSR result of input's pattern): each
     entry (i, j) is the dot product of mat1's row i and mat2's column j."""
-    if not isinstance(input, SparseCsrTensor):
+    if input.layout is not sparse_csr:
         raise _unsupported("sampled_addmm of a non-CSR input")
     if out is not None:
         raise _unsupported("sampled_addmm(out=)")
@@ -472,8 +452,7 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
                            f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
     rows, cols = input._sp_indices
     dots = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(-1)
-    return SparseCsrTensor._new(input._sp_indices, input._sp_values * beta + dots * alpha, input._sp_size,
-                                coalesced=True)
+    return input._like(input._sp_indices, input._sp_values * beta + dots * alpha)
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001 - torch.sparse.sum

@@ -57,9 +57,10 @@ class ByDtype:
 
 
 KIND_DTYPES = {"f": ("float16", "bfloat16", "float32", "float64"), "i": ("int8", "int16", "int32", "int64"),
-               "u": ("uint8",), "b": ("bool",), "c": ("complex64", "complex128")}
+               "u": ("uint8", "uint16", "uint32", "uint64"), "b": ("bool",), "c": ("complex64", "complex128")}
 KIND_OF = {d: k for k, ds in KIND_DTYPES.items() for d in ds}
-BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "bool": 8}
+BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "bool": 8, "uint16": 16, "uint32": 32,
+        "uint64": 64}
 
 
 def form(forms, dtype):

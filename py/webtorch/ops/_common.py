@@ -240,14 +240,29 @@ def can_cast(src, dst):
 def name_of(dt):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
             "bool": "Bool", "uint8": "Byte", "int16": "Short", "int8": "Char", "bfloat16": "BFloat16",
-            "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dt.name]
+            "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16",
+            "uint32": "UInt32", "uint64": "UInt64"}[dt.name]
+
+
+# PyTorch's kernel names in its errors for uint16/uint32/uint64 (c10's "barebones" unsigned types: only copies,
+# views, mul, div, eq/ne, bitwise and/or/xor, sum/prod, sort and floating unary ops take them)
+_WIDE_UINT_KERNEL = {"add": "add_stub", "sub": "add_stub", "rsub": "add_stub", "floor_divide": "div_floor_cpu",
+                     "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu", "pow": "pow",
+                     "max_all": "max_all", "min_all": "min_all", "amax": "max_values_cpu", "amin": "min_values_cpu"}
+
+
+def check_wide_uint(op, dtype):
+    if dtype._rank < 0 and dtype.kind == "i":  # uint16, uint32, uint64
+        raise NotImplementedError(f"\"{_WIDE_UINT_KERNEL.get(op, op + '_cpu')}\" not implemented for "
+                                  f"'{name_of(dtype)}'")
 
 
 # dtype -> (C++ name, integer bits or floating max)
 _FILL_TYPES = {"float32": ("float", 3.4028234663852886e38), "float64": ("double", math.inf),
                "float16": ("c10::Half", 65504.0), "bfloat16": ("c10::BFloat16", 3.3895313892515355e38),
                "int64": ("int64_t", 63), "int32": ("int", 31), "int16": ("int16_t", 15), "int8": ("int8_t", 7),
-               "uint8": ("uint8_t", 8)}
+               "uint8": ("uint8_t", 8), "uint16": ("uint16_t", 16), "uint32": ("uint32_t", 32),
+               "uint64": ("uint64_t", 64)}
 
 
 def fill_value(value, dtype, numel=None):
@@ -270,8 +285,9 @@ def fill_value(value, dtype, numel=None):
         value = value.real
     if isinstance(limit, float):
         bad = math.isfinite(value) and abs(value) > limit and not (numel == 1 and dtype.itemsize == 2)
-    else:  # uint8 takes integers -255..255 (negative ones wrap) and floats 0..255, the signed types their range
-        lo, hi = ((-255 if isinstance(value, int) else 0), 255) if dtype.name == "uint8" else \
+    else:  # uint8 takes integers -255..255 (negative ones wrap) and floats 0..255 (uint16-64 alike), the signed
+        top = (1 << limit) - 1  # types their range
+        lo, hi = ((-top if isinstance(value, int) else 0), top) if dtype.name.startswith("uint") else \
             (-(1 << limit), (1 << limit) - 1)
         bad = (isinstance(value, float) and not math.isfinite(value)) or not lo <= value <= hi
     if bad:
@@ -280,7 +296,8 @@ def fill_value(value, dtype, numel=None):
 
 
 INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
-             "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
+             "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1), "uint16": (0, (1 << 16) - 1),
+             "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1)}
 
 
 def check_inplace_dtype(result_dtype, self):

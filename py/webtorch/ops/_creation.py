@@ -17,6 +17,7 @@ from . import _prims
 from ._common import (
     INT_RANGE,
     check_leaf_inplace,
+    check_wide_uint,
     fill_value as _fill_value,
     formula_node,
     inplace_result,
@@ -32,7 +33,8 @@ bool_, int64, uint8 = _dtype.bool_, _dtype.int64, _dtype.uint8
 def _np_dtype_name(a):
     return {"bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
             "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64",
-            "complex64": "complex64", "complex128": "complex128"}.get(str(a.dtype))
+            "complex64": "complex64", "complex128": "complex128", "uint16": "uint16", "uint32": "uint32",
+            "uint64": "uint64"}.get(str(a.dtype))
 
 
 def _is_numpy(x):
@@ -318,6 +320,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         dtype = int64 if all(isinstance(v, int) for v in vals) else _dtype.get_default_dtype()
     dt = _resolve_dtype(dtype)
+    check_wide_uint("arange", dt)
     if not dt.is_floating_point:  # PyTorch computes an integer range in its dtype: the arguments truncated
         start, end, step = int(start), int(end), int(step)
         if step == 0:

@@ -14,6 +14,7 @@ from ._common import (
     check_inplace_dtype,
     check_leaf_inplace,
     check_tensor,
+    check_wide_uint,
     composite_node,
     float_of,
     formula_node,
@@ -71,7 +72,9 @@ def elementwise_node(node, ref, params=(), op=None):
     return formula_node(node, kernel, ("x", "dtype", *params))
 
 
-def _unary_dtype(rule, x):
+def _unary_dtype(rule, x, op):
+    if rule in ("same", "real"):
+        check_wide_uint(op, x.dtype)  # uint16/32/64 take floating unary ops only
     if rule == "same":
         return x.dtype
     if rule == "real":  # abs: a complex input's parts' dtype
@@ -84,6 +87,11 @@ def _unary_dtype(rule, x):
 def _check_real_inplace(op, dt, self):
     if dt is not self.dtype and self.dtype.is_complex:  # abs_ of a complex tensor: its result is real
         raise RuntimeError(f"In-place {op} is not supported for complex tensors.")
+
+
+# PyTorch's CPU kernels for uint16/uint32/uint64 (c10's "barebones" unsigned types): these binary ops only (the
+# others raise its NotImplementedError, under its kernel's name); unary ops only through a floating result
+_WIDE_UINT_BINARY = ("mul", "div", "true_divide", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor")
 
 
 def _not_implemented(op, dtype):
@@ -124,7 +132,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
         if checks:
             check(input)
         pvals = _bind_params(op, params, args, kwargs) if args or kwargs else defaults
-        dt = _unary_dtype(rule, input)
+        dt = _unary_dtype(rule, input, op)
         if fn is not None and recording(input):
             r = fn.apply(input, dt, *pvals)
         elif ref is None:  # bool-valued tests (isnan, isinf, ...) and abs look at the input in its own dtype
@@ -140,7 +148,7 @@ def unary(op, rule, node=None, *, ref=None, params=None, inplace=True, ints=True
         check_leaf_inplace(self)
         if checks:
             check(self)
-        dt = _unary_dtype(rule, self)
+        dt = _unary_dtype(rule, self, op)
         _check_real_inplace(op, dt, self)
         check_inplace_dtype(dt, self)
         if fn is not None and recording(self):
@@ -172,6 +180,8 @@ def _binary_dtypes(op, rule, a, b, opmath_scalar=False):
             raise RuntimeError(f"{op} is not yet implemented for tensors with different dtypes.")
         return a.dtype, a.dtype
     rt = _dtype.result_type(a, b)
+    if rt._rank < 0 and op not in _WIDE_UINT_BINARY:
+        check_wide_uint(op, rt)
     if rule == "div":
         rt = float_of(rt)
     if rule in ("arith", "div"):

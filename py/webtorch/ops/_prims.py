@@ -24,6 +24,17 @@ def empty(shape, dtype, device):
     return Tensor._make(Storage(buf, dtype, device, n, be), shape, contiguous_strides(shape), 0)
 
 
+def resize_storage(st, n):
+    """Resize the Storage record `st` to n elements in place, its first elements kept: every tensor on it sees the
+    new buffer (PyTorch's storage resize)."""
+    new = empty((n,), st.dtype, st.device)
+    keep = min(n, st.numel)
+    if keep:
+        copy_into(new[:keep], Tensor._make(st, (keep,), (1,), 0))
+    st.buf, st.numel = new._storage.buf, n
+    st.version += 1
+
+
 def from_flat(values, shape, dtype, device):
     be = backend_for(device)
     buf = be.from_flat(values, dtype.name)

@@ -324,7 +324,6 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
 
 
 # ---- flags of tensors and the symbolic-shape helpers on plain numbers -----------------------------------------
-register_method(lambda self, device=None: False, "is_pinned")  # no pinned host memory here
 register(lambda input: False, "is_distributed")
 
 

@@ -10,6 +10,7 @@ from . import _prims, shape as _shape
 from ._common import (
     OUT_DTYPE,
     check_leaf_inplace,
+    check_wide_uint,
     fill_value,
     formula_node,
     inplace_result,
@@ -785,6 +786,7 @@ def masked_select(input, mask, *, out=None):
 @register
 @torch_function
 def nonzero(input, *, as_tuple=False):
+    check_wide_uint("nonzero_count", input.dtype)
     flat = input.reshape(-1).tolist() if input.dim() else [input.item()]
     shape = input.shape
     pos = [i for i, v in enumerate(flat) if v]
@@ -826,6 +828,7 @@ def _gather_dims(input, index_per_dim, node):
 @register
 @torch_function
 def flip(input, dims):
+    check_wide_uint("flip", input.dtype)
     nd = input.dim()
     dims = [wrap_dim(d, nd) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
     if len(set(dims)) != len(dims):

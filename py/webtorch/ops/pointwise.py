@@ -20,6 +20,7 @@ from ._common import (
     check_inplace_dtype,
     check_leaf_inplace,
     check_tensor,
+    check_wide_uint,
     composite_node,
     fill_value,
     float_of,
@@ -301,6 +302,7 @@ def _is_bool(x):
 
 def _add_dtype(opname, a, b, alpha):
     cdt = _dtype.result_type(a, b)
+    check_wide_uint("add", cdt)
     if opname == "sub" and (_is_bool(a) or _is_bool(b)):
         bools = [_is_bool(a), _is_bool(b)]
         if all(bools):
@@ -466,6 +468,7 @@ PowScalarBase = formula_node("PowBackward2", _pow_kernel, ("base", "x", "dtype")
 
 def _pow_dtype(a, b):
     dt = _dtype.result_type(a, b)
+    check_wide_uint("pow", dt)
     if dt is bool_ and isinstance(b, Tensor):  # a bool tensor ** a Python bool is computed
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     if dt.kind not in "fc":

@@ -12,6 +12,7 @@ from . import _creation, _prims, shape as _shape
 from ._common import (
     OUT_DTYPE,
     check_tensor,
+    check_wide_uint,
     composite_node,
     composite_op,
     float_of,
@@ -237,6 +238,7 @@ def _make_max(op):
         check_tensor(op, input)
         if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
             return (maximum if op == "max" else minimum)(input, dim)
+        check_wide_uint(f"{op}_all" if dim is None else f"{op}", input.dtype)
         if dim is None:
             _check_nonempty(input, op)
             dims = tuple(range(input.dim()))
@@ -263,6 +265,7 @@ min = register(_make_max("min"))
 
 def _make_amax(op, node):
     def public(input, dim=(), keepdim=False, *, out=None):
+        check_wide_uint(f"a{op}", input.dtype)
         dims = norm_dims(dim if dim != () else None, input.dim())
         _check_nonempty(input, "a" + op, dims if input.numel() == 0 and dim not in (None, ()) else None)
         r = node.apply(input, op, dims, keepdim) if recording(input) and input.dtype.is_floating_point else \
@@ -288,6 +291,7 @@ def _make_arg(op):
     def public(input, dim=None, keepdim=False):
         if input.dtype is _dtype.bool_:
             raise RuntimeError(f"arg{op}(): does not support bool input")
+        check_wide_uint(f"arg{op}", input.dtype)
         if dim is None:
             if input.numel() == 0:
                 raise IndexError(f"arg{op}(): Expected reduction dim to be specified for input.numel() == 0.")

@@ -123,12 +123,11 @@ def fill_(self, value):
 
 @register_method
 def resize_(self, *shape):
+    """Tensor.resize_: contiguous strides over the same storage, grown in place (its elements kept) if too small."""
     shape = _sizes(shape)
-    if _numel(shape) <= self._storage.numel - self._offset:
-        self._shape, self._stride = Size(shape), contiguous_strides(shape)
-        return self
-    t = _prims.empty(shape, self.dtype, self.device)
-    self._storage, self._shape, self._stride, self._offset = t._storage, t._shape, t._stride, 0
+    if _numel(shape) > self._storage.numel - self._offset:
+        _prims.resize_storage(self._storage, self._offset + _numel(shape))
+    self._shape, self._stride = Size(shape), contiguous_strides(shape)
     return self
 
 

@@ -28,7 +28,8 @@ from ..elementwise import KIND_OF, follow, form
 _NP = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
        "float16": np.dtype(np.float16), "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
        "int8": np.dtype(np.int8), "int16": np.dtype(np.int16), "uint8": np.dtype(np.uint8),
-       "bool": np.dtype(np.bool_), "complex64": np.dtype(np.complex64), "complex128": np.dtype(np.complex128)}
+       "bool": np.dtype(np.bool_), "complex64": np.dtype(np.complex64), "complex128": np.dtype(np.complex128),
+       "uint16": np.dtype(np.uint16), "uint32": np.dtype(np.uint32), "uint64": np.dtype(np.uint64)}
 _NP["bfloat16"] = np.dtype(np.uint16)  # bit patterns; `_VAL` holds the dtype of the values
 _VAL = dict(_NP, bfloat16=np.dtype(np.float32))
 _BF16 = _NP["bfloat16"]
@@ -37,7 +38,7 @@ _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
 _C128 = np.dtype(np.complex128)
-_INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}
+_INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
 
 
 def _zde():
@@ -129,7 +130,7 @@ def _cast(a, dtype):
         return a != 0
     if a.dtype.kind == "c" and d.kind != "c":  # to a real dtype: the real part (PyTorch's copy_ and .to)
         a = a.real
-    if a.dtype.kind == "f" and d.kind in "iu" and dtype in ("int8", "int16", "uint8"):
+    if a.dtype.kind == "f" and d.kind in "iu" and dtype in ("int8", "int16", "uint8", "uint16", "uint32", "uint64"):
         return a.astype(_I64).astype(d)
     return a.astype(d)
 
@@ -312,8 +313,8 @@ class NumpyBackend(Backend):
                 a = np.asarray(values)
             except OverflowError:
                 a = np.asarray([int(v) & 0xFFFFFFFFFFFFFFFF for v in values], dtype=np.uint64)
-            if a.dtype == object:
-                a = np.asarray([int(v) & 0xFFFFFFFFFFFFFFFF for v in values], dtype=np.uint64)
+            if a.dtype == object or dtype == "uint64" and a.dtype.kind == "f" and all(type(v) is int for v in values):
+                a = np.asarray([int(v) & 0xFFFFFFFFFFFFFFFF for v in values], dtype=np.uint64)  # past int64
             a = a.reshape(-1)
         r = cast(a, dtype)
         if isinstance(values, np.ndarray) and np.shares_memory(r, values):

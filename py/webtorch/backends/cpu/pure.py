@@ -24,8 +24,9 @@ from ..elementwise import KIND_OF, RECORDS, ByDtype, follow, form, same
 from .pure_complex import PureComplex
 
 TYPECODES = {"float32": "f", "float64": "d", "float16": "f", "bfloat16": "f", "int8": "b", "int16": "h",
-             "int32": "i", "int64": "q", "uint8": "B", "bool": "B"}
-_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8}
+             "int32": "i", "int64": "q", "uint8": "B", "bool": "B", "uint16": "H", "uint32": "I", "uint64": "Q"}
+_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
+_UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
 _INF = math.inf
 _NAN = math.nan
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -92,7 +93,7 @@ def _wrap(vals, dtype):
     except OverflowError:
         bits = _BITS[dtype]
         mask = (1 << bits) - 1
-        if dtype == "uint8":
+        if dtype in _UNSIGNED:
             return [v & mask for v in vals]
         half = 1 << (bits - 1)
         return [((v + half) & mask) - half for v in vals]
@@ -114,7 +115,7 @@ def _f2i(dtype):
     bits = _BITS[dtype]
     mask = (1 << bits) - 1
     half = 1 << (bits - 1)
-    signed = dtype != "uint8"
+    signed = dtype not in _UNSIGNED
 
     def g(v):
         if v != v or v in (_INF, -_INF):
@@ -178,7 +179,7 @@ def _scalar(x, dtype):
         return normalize([float(x)], dtype)[0]
     bits = _BITS[dtype]
     mask = (1 << bits) - 1
-    if dtype == "uint8":
+    if dtype in _UNSIGNED:
         return x & mask
     half = 1 << (bits - 1)
     return ((x + half) & mask) - half
@@ -478,7 +479,7 @@ class PureBackend(Backend):
             bits = _BITS[dst_dtype]
             mask = (1 << bits) - 1
             half = 1 << (bits - 1)
-            signed = dst_dtype != "uint8"
+            signed = dst_dtype not in _UNSIGNED
             for i, v in zip(ii, vals, strict=False):
                 t = dst_buf[i] + v
                 dst_buf[i] = (((t + half) & mask) - half) if signed else (t & mask)

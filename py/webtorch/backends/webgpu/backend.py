@@ -21,7 +21,7 @@ from array import array
 from ..._geometry import contiguous_strides, numel
 from ..base import Backend, Strided
 from .capture import Capture
-from .codegen import I64_MSG, ITEM, PACK
+from .codegen import I64_MSG, ITEM, PACK, WRAP
 from .complex import ComplexKernels
 from .kernels import Kernels
 from .primitives import Primitives
@@ -73,11 +73,9 @@ class WebGPUBackend(Kernels, Backend):
             if dtype == "bool":
                 a = a.astype(bool)
             npt = {"float32": "<f4", "float16": "<f2", "int32": "<i4", "int64": "<i4",
-                   "bool": "<u4", "uint8": "<u4"}[dtype]
-            if dtype == "uint8" and a.dtype.kind == "f":
-                a = a.astype(_np.int64)
-            if dtype == "uint8":
-                a = a.astype(_np.int64) & 255
+                   "bool": "<u4", "uint8": "<u4", "uint16": "<u4", "uint32": "<u4"}[dtype]
+            if dtype in WRAP:  # wrap (a numpy array of the cpu's unsigned dtype arrives as is)
+                a = a.astype(_np.int64) & WRAP[dtype]
             return a.astype(npt).tobytes()
         if isinstance(values, (bytes, bytearray, memoryview)):
             values = list(values)
@@ -88,8 +86,8 @@ class WebGPUBackend(Kernels, Backend):
             return b"".join(_f16_bytes(float(v)) for v in values)
         if dtype == "bool":
             return array("I", [1 if v else 0 for v in values]).tobytes()
-        if dtype == "uint8":
-            return array("I", [int(v) & 255 for v in values]).tobytes()
+        if dtype in WRAP:
+            return array("I", [int(v) & WRAP[dtype] for v in values]).tobytes()
         out = array("i")
         try:
             out.extend(int(v) for v in values)
@@ -219,9 +217,11 @@ class WebGPUBackend(Kernels, Backend):
         raw = self._read_contiguous(view)
         dt = view.dtype
         a = np.frombuffer(raw, dtype={"float32": "<f4", "float16": "<f2", "int32": "<i4", "int64": "<i4",
-                                      "bool": "<u4", "uint8": "<u4", "complex64": "<c8"}[dt])
+                                      "bool": "<u4", "uint8": "<u4", "uint16": "<u4", "uint32": "<u4",
+                                      "complex64": "<c8"}[dt])
         a = a.astype({"float32": np.float32, "float16": np.float16, "int32": np.int32, "int64": np.int64,
-                      "bool": np.bool_, "uint8": np.uint8, "complex64": np.complex64}[dt])
+                      "bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+                      "complex64": np.complex64}[dt])
         return a.reshape(view.shape)
 
     def reinterpret(self, buf, dtype):

@@ -2,9 +2,9 @@
 
 Storage: float32 -> f32, float16 -> f16 (needs 'shader-f16'), int32 -> i32, int64 -> i32
 (values must fit in int32: uploads are range-checked, and every kernel whose int64 result can
-leave the range sets a device flag that the next sync reads and raises, see I64_WGSL), bool
-and uint8 -> one u32 per element. float16 computes in f32. Kernels count and index elements
-with 32-bit words (pack_words raises past them).
+leave the range sets a device flag that the next sync reads and raises, see I64_WGSL), bool,
+uint8, uint16 and uint32 -> one u32 per element (uint64 is not stored). float16 computes in
+f32. Kernels count and index elements with 32-bit words (pack_words raises past them).
 
 Kernels are generated from the templates in `shaders/*.wgsl` (`fill`), specialized per op,
 dtype, collapsed rank and workgroup size. Every kernel takes shapes, strides and offsets in
@@ -23,10 +23,15 @@ from importlib.resources import files
 from ..elementwise import RECORDS, follow, form
 
 MASK = 0xFFFFFFFF
-CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
-ST = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32"}
-ITEM = {"float32": 4, "float16": 2, "int32": 4, "int64": 4, "bool": 4, "uint8": 4, "complex64": 8}
-PACK = {"float32": "f", "float16": "e", "int32": "i", "int64": "i", "bool": "I", "uint8": "I"}
+CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32",
+      "uint16": "u32", "uint32": "u32"}
+ST = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32",
+      "uint16": "u32", "uint32": "u32"}
+ITEM = {"float32": 4, "float16": 2, "int32": 4, "int64": 4, "bool": 4, "uint8": 4, "complex64": 8, "uint16": 4,
+        "uint32": 4}
+PACK = {"float32": "f", "float16": "e", "int32": "i", "int64": "i", "bool": "I", "uint8": "I", "uint16": "I",
+        "uint32": "I"}
+WRAP = {"uint8": 255, "uint16": 0xFFFF, "uint32": MASK}  # the unsigned types: values modulo (their mask + 1)
 ZERO = {"f32": "0.0", "i32": "0", "u32": "0u"}
 ONE = {"f32": "1.0", "i32": "1", "u32": "1u"}
 WG = 256
@@ -100,12 +105,18 @@ def conv(v, src, dst):
     cs, cd = CT[src], CT[dst]
     if dst == "int64" and cs == "f32":
         return f"i64_f2i({v})"
+    if dst == "int64" and src == "uint32":
+        return f"i64_u2i({v})"
+    if dst == "uint32" and cs != "u32":  # PyTorch wraps into uint32 through int64: -1 and -1.0 give 4294967295
+        return f"wf2u32({v})" if cs == "f32" else f"bitcast<u32>({v})"
+    if src == "uint32" and cd == "i32":
+        return f"bitcast<i32>({v})"
     if dst == "bool":
         return v if src == "bool" else f"select(0u, 1u, {_nonzero(v, cs)})"
-    if dst == "uint8":
-        if src in ("bool", "uint8"):
+    if dst in ("uint8", "uint16"):  # one u32 per element, wrapped
+        if src in ("bool", "uint8", dst):
             return v
-        return f"(u32(i32({v})) & 255u)" if cs == "f32" else f"(u32({v}) & 255u)"
+        return f"(u32(i32({v})) & {WRAP[dst]}u)" if cs == "f32" else f"(u32({v}) & {WRAP[dst]}u)"
     if dst == "float16" and src != "float16":      # computes in f32 on float16's values
         return f"f32(f16({v if cs == 'f32' else f'f32({v})'}))"
     return v if cs == cd else f"{cd}({v})"
@@ -116,9 +127,9 @@ def store(v, dt):
 
 
 def norm(v, dt):
-    """wrap a u32 result of a uint8/bool computation back into range"""
-    if dt == "uint8":
-        return f"(({v}) & 255u)"
+    """wrap a u32 result of a uint8/uint16/bool computation back into range"""
+    if dt in ("uint8", "uint16"):
+        return f"(({v}) & {WRAP[dt]}u)"
     if dt == "bool":
         return f"select(0u, 1u, ({v}) != 0u)"
     return v
@@ -166,6 +177,7 @@ fn i64_shl(a: i32, b: i32) -> i32 {
   if ((r >> u32(b)) != a) { i64_ovf(); }
   return r;
 }
+fn i64_u2i(v: u32) -> i32 { if (v > 2147483647u) { i64_ovf(); } return bitcast<i32>(v); }
 fn i64_f2i(v: f32) -> i32 {   // by bits: NaN and +-inf flag too (compilers may assume finite)
   let u = bitcast<u32>(v);
   if ((u & 0x7fffffffu) >= 0x4f000000u && u != 0xcf000000u) { i64_ovf(); }
@@ -301,9 +313,9 @@ def scalar_bits(x, dt):
     if dt == "bool":
         return 1 if x else 0
     v = int(x)
-    if dt == "uint8":
-        return v & 255
-    if dt == "int32":             # PyTorch wraps a Python int into the tensor's int32
+    if dt in ("uint8", "uint16"):
+        return v & WRAP[dt]
+    if dt in ("int32", "uint32"):             # PyTorch wraps a Python int into the tensor's int32
         return v & MASK
     if not -2**31 <= v < 2**31:
         raise RuntimeError(f"webgpu stores {dt} as int32: the value {v} does not fit in int32")

@@ -13,6 +13,7 @@ from .codegen import (
     ONE,
     ST,
     WG,
+    WRAP,
     ZERO,
     _count_error,
     alias_b,
@@ -474,8 +475,8 @@ class Primitives:
                 body.append("  atomic_add_f32(k, v);")
             elif ddt == "float16":
                 body.append("  atomic_add_f16(k, v);")
-            elif ddt == "uint8":
-                body.append("  atomic_add_u8(k, v);")
+            elif ddt in ("uint8", "uint16"):
+                body.append(f"  atomic_add_wrap(k, v, {WRAP[ddt]}u);")
             elif ddt == "bool":
                 body.append("  if (v != 0u) { atomicOr(&dst[k], 1u); }")
             elif ddt == "int64":     # the sum as it was before this add: flag an overflow
