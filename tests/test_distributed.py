@@ -4,12 +4,14 @@ Two ranks launched by torchrun (env:// on a free localhost port): each collectiv
 (cpu, cpu-pure, webgpu) and DistributedDataParallel's training must equal PyTorch's own on torch tensors.
 """
 import inspect
+import json
 import os
 import re
 import socket
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed as tdist
@@ -40,6 +42,33 @@ def test_torchrun_two_processes_collectives_and_ddp_equal_pytorch(webgpu):
     devices = ["cpu", "cpu-pure", "webgpu"]
     out = _torchrun([os.path.join(HERE, "_distributed_worker.py"), *devices])
     assert sorted(re.findall(r"rank (\d): ok", out)) == ["0", "1"], out  # the two ranks' lines may interleave
+
+
+def _ddp_lines(launcher, env):
+    """tests/programs/ddp_train.py on 2 processes: each rank's (losses, all-reduced totals, weights, library)."""
+    out = subprocess.run([sys.executable, "-m", launcher, "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
+                          "--master-port", str(_free_port()), os.path.join(HERE, "programs", "ddp_train.py")],
+                         env=dict(env, OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    # the ranks' lines may interleave (a line's end after another's)
+    steps = re.findall(r"rank (\d) step \d loss (-?\d+\.\d{6}) total (-?\d+\.\d{6})", out.stdout)
+    weights = re.findall(r"rank (\d) weight (\[[^]]*\]) on (webtorch|torch)", out.stdout)
+    return ({r: [(float(a), float(b)) for q, a, b in steps if q == r] for r in "01"},
+            {r: (json.loads(w), lib) for r, w, lib in weights})
+
+
+def test_unchanged_ddp_script_launched_as_torchrun_equals_pytorch():
+    """`python -m webtorch.distributed.run --nproc-per-node 2 train.py`: an `import torch` script on webtorch, whose
+    c10d is PyTorch's; per-step losses, all-reduced sums and trained weights equal PyTorch's torchrun run."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    want_steps, want_w = _ddp_lines("torch.distributed.run", env)
+    got_steps, got_w = _ddp_lines("webtorch.distributed.run", dict(env, PYTHONPATH=os.path.join(
+        os.path.dirname(HERE), "py")))
+    assert len(want_steps["0"]) == len(want_steps["1"]) == 3 and want_steps.keys() == got_steps.keys()
+    for r in "01":
+        np.testing.assert_allclose(got_steps[r], want_steps[r], rtol=2e-6)
+        np.testing.assert_allclose(got_w[r][0], want_w[r][0], atol=2e-6)
+        assert (got_w[r][1], want_w[r][1]) == ("webtorch", "torch")
 
 
 # PyTorch's submodules beyond the process-group API (RPC, FSDP-era utilities, comm hooks), not here

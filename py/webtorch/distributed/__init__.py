@@ -37,6 +37,7 @@ default_pg_timeout = constants.default_pg_timeout
 log = logging.getLogger(__name__)
 distributed_c10d = sys.modules[__name__]
 _engine_module = []
+_pytorch = []  # PyTorch's torch module, with the engine
 
 
 def _engine():
@@ -46,6 +47,7 @@ def _engine():
         if _torch_alias._finder not in sys.meta_path and importlib.util.find_spec("torch") is not None:
             dist = importlib.import_module("torch.distributed")
             dist = dist if dist.is_available() else None
+            _pytorch.append(sys.modules["torch"])
         _engine_module.append(dist)
     return _engine_module[0]
 
@@ -94,8 +96,7 @@ def _collective(name, outputs):
             raise ValueError(_NOT_INITIALIZED)
         fn = getattr(dist, name)
         bound = inspect.signature(fn).bind(*args, **kwargs)
-        torch = sys.modules["torch"]
-        host = {k: _host(v, torch) for k, v in bound.arguments.items()}
+        host = {k: _host(v, _pytorch[0]) for k, v in bound.arguments.items()}
         work = fn(**host)
         pairs = [(bound.arguments[k], host[k]) for k in outputs if k in bound.arguments]
         if isinstance(work, dist.Work):  # async_op=True, isend, irecv: the results are there after wait()
