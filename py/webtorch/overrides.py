@@ -1,4 +1,5 @@
 """torch.overrides: the `__torch_function__` protocol (the seed's interception hook)."""
+import contextlib
 import functools
 
 from . import _late
@@ -55,6 +56,8 @@ def torch_function(fn):
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
+        if _modes:
+            return _mode_call(public, args, kwargs)
         if fast is not None and not kwargs:
             r = fast(args)
             if r is not None:
@@ -73,6 +76,16 @@ def torch_function(fn):
     return public
 
 
+def mode_aware(fn):
+    """fn, seen by torch function modes: a factory (no tensor argument to route through __torch_function__)."""
+    @functools.wraps(fn)
+    def public(*args, **kwargs):
+        if _modes:
+            return _mode_call(public, args, kwargs)
+        return fn(*args, **kwargs)
+    return public
+
+
 def is_tensor_like(x):
     return isinstance(x, Tensor) or hasattr(type(x), "__torch_function__")
 
@@ -85,16 +98,79 @@ def _assert(condition, message):
         raise AssertionError(message)
 
 
+_modes = []  # the torch function mode stack, innermost last
+
+
+def _mode_call(public, args, kwargs):
+    """public(*args, **kwargs) under the innermost mode: its __torch_function__ runs with the mode off the stack (the
+    ops it calls go to the next mode, then to tensor subclasses); NotImplemented passes the call to the subclasses."""
+    kwargs = kwargs or {}
+    types = _overloaded(args, kwargs)
+    with _pop_mode_temporarily() as mode:
+        ret = mode.__torch_function__(public, tuple(types), args, kwargs)
+        if ret is NotImplemented and types:
+            ret = handle_torch_function(public, args, kwargs)
+    if ret is NotImplemented:
+        raise TypeError(f"Multiple dispatch failed for '{resolve_name(public)}'; all __torch_function__ handlers "
+                        f"returned NotImplemented:\n\n  - mode object {mode!r}\n\nFor more information, try "
+                        "re-running with TORCH_LOGS=not_implemented")
+    return ret
+
+
+def _push_mode(mode):
+    _modes.append(mode)
+
+
+def _pop_mode():
+    return _modes.pop()
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    mode = _modes.pop()
+    try:
+        yield mode
+    finally:
+        _modes.append(mode)
+
+
+def _get_current_function_mode():
+    return _modes[-1] if _modes else None
+
+
+def _get_current_function_mode_stack():
+    return list(_modes)
+
+
+def _len_torch_function_stack():
+    return len(_modes)
+
+
+def resolve_name(f):
+    """The name PyTorch prints for an overridable function, e.g. 'torch.add', or None."""
+    module = getattr(f, "__module__", None) or ""
+    name = getattr(f, "__name__", None)
+    return None if name is None else ("torch" + module[len("webtorch"):].split(".ops")[0].split("._")[0]
+                                      if module.startswith("webtorch") else module) + "." + name
+
+
 class TorchFunctionMode:
-    """torch.overrides.TorchFunctionMode: a subclass can be defined (libraries define theirs at import), but
-    webtorch's dispatch consults no mode stack, so entering one raises rather than silently not intercepting."""
+    """torch.overrides.TorchFunctionMode: `with Mode():` pushes it on the mode stack; while it is there, every torch
+    function, nn.functional function and Tensor method call (an op routed through `torch_function`, factories
+    included) goes first to the innermost mode's `__torch_function__(func, types, args, kwargs)`, which runs with the
+    mode popped (calling `func` inside reaches the next mode, then tensor subclasses). `func` is the function form
+    (`torch.add` for `x + y` and `x.add(y)`, where PyTorch passes `Tensor.add`)."""
+    inner: "TorchFunctionMode"
+
+    def __init__(self):
+        pass
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError
 
     def __enter__(self):
-        raise NotImplementedError(f"{type(self).__name__}: webtorch does not dispatch to torch function modes "
-                                  "(subclasses with __torch_function__ are supported)")
+        _push_mode(self)
+        return self
 
     def __exit__(self, exc_type, exc_value, traceback):
-        return None
+        _pop_mode()

@@ -1,0 +1,103 @@
+"""torch.overrides.TorchFunctionMode against PyTorch: the calls a mode sees (functions, Tensor methods,
+nn.functional, factories), the mode stack's order, a mode changing results, NotImplemented, modes with subclasses."""
+import pytest
+import torch
+from torch.overrides import TorchFunctionMode as TorchMode
+
+import webtorch as wt
+from webtorch.overrides import TorchFunctionMode as WtMode
+
+
+def _program(T):
+    x = T.zeros(2, 3) + 1
+    y = T.mul(x, 2).sum(1)
+    z = T.nn.functional.relu(y - 7)
+    w = T.matmul(T.ones(2, 3), T.full((3, 2), 0.5))
+    return T.tensor([1.0, 2.0]) * z + w.exp().mean()
+
+
+def _logging(Mode):
+    class Logging(Mode):
+        def __init__(self, tag, seen):
+            super().__init__()
+            self.tag, self.seen = tag, seen
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.seen.append(f"{self.tag}:{func.__name__}")
+            return func(*args, **(kwargs or {}))
+    return Logging
+
+
+def test_a_mode_sees_every_call_once_in_pytorchs_order():
+    runs = []
+    for T, Mode in ((torch, TorchMode), (wt, WtMode)):
+        seen = []
+        with _logging(Mode)("m", seen):
+            out = _program(T)
+        runs.append((seen, out.tolist()))
+    assert runs[0] == runs[1]
+    assert runs[0][0][:3] == ["m:zeros", "m:add", "m:mul"]
+
+
+def test_modes_stack_innermost_first_and_pop_while_handling():
+    runs = []
+    for T, Mode, overrides in ((torch, TorchMode, torch.overrides), (wt, WtMode, wt.overrides)):
+        seen, Logging = [], _logging(Mode)
+        x = T.ones(2)
+        with Logging("outer", seen) as outer, Logging("inner", seen) as inner:
+            assert overrides._get_current_function_mode_stack() == [outer, inner]
+            x.neg()
+        assert overrides._get_current_function_mode_stack() == []
+        runs.append(seen)
+    assert runs[0] == runs[1] == ["inner:neg", "outer:neg"]
+
+
+def test_a_mode_changes_results_and_factory_defaults():
+    def mode(T, Mode):
+        class SubForAdd(Mode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = dict(kwargs or {})
+                if func in (T.zeros, T.ones, T.arange):
+                    kwargs.setdefault("dtype", T.float64)
+                if func is T.add:
+                    func = T.sub
+                return func(*args, **kwargs)
+        return SubForAdd()
+    runs = []
+    for T, Mode in ((torch, TorchMode), (wt, WtMode)):
+        with mode(T, Mode):
+            a = T.ones(3)
+            b = T.arange(3)
+            c = T.add(a, b)
+        runs.append([str(a.dtype), str(b.dtype), str(c.dtype), c.tolist()])
+    assert runs[0] == runs[1] == ["torch.float64"] * 3 + [[1.0, 0.0, -1.0]]
+
+
+def test_not_implemented_raises_pytorchs_type_error():
+    for T, Mode in ((torch, TorchMode), (wt, WtMode)):
+        class Refuses(Mode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return NotImplemented
+        x = T.ones(1)
+        with pytest.raises(TypeError, match=r"^Multiple dispatch failed for 'torch.neg'; all __torch_function__ "
+                                            r"handlers returned NotImplemented:\n\n  - mode object"):
+            with Refuses():
+                T.neg(x)
+
+
+def test_mode_before_subclass():
+    runs = []
+    for T, Mode in ((torch, TorchMode), (wt, WtMode)):
+        class Sub(T.Tensor):
+            seen = []
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                cls.seen.append(f"sub:{func.__name__}")
+                return super().__torch_function__(func, types, args, kwargs)
+        seen = Sub.seen
+        x = T.ones(2).as_subclass(Sub)
+        with _logging(Mode)("mode", seen):
+            T.neg(x)
+        runs.append(seen)
+    assert runs[0] == runs[1] == ["mode:neg", "sub:neg"]
