@@ -71,14 +71,13 @@ def test_unchanged_ddp_script_launched_as_torchrun_equals_pytorch():
         assert (got_w[r][1], want_w[r][1]) == ("webtorch", "torch")
 
 
-# PyTorch's submodules beyond the process-group API (RPC, FSDP-era utilities, comm hooks), not here
-NOT_HERE = {"algorithms", "autograd", "c10d_logger", "config", "logging_handlers", "remote_device", "rpc", "utils"}
-
-
 def test_names_are_pytorch_names():
-    # submodules are left out: which of them dir() shows depends on what other tests imported (fsdp, tensor, nn)
+    # which submodules dir() shows depends on what other tests imported (fsdp, tensor, nn): these are always there
     public = {n for n in dir(tdist) if not n.startswith("_") and not inspect.ismodule(getattr(tdist, n))}
-    assert sorted(n for n in public - NOT_HERE if not hasattr(wt.distributed, n)) == []
+    assert sorted(n for n in public if not hasattr(wt.distributed, n)) == []
+    for name in ("algorithms", "autograd", "c10d_logger", "config", "logging_handlers", "remote_device", "rpc",
+                 "utils"):
+        assert inspect.ismodule(getattr(tdist, name)) and inspect.ismodule(getattr(wt.distributed, name)), name
     assert inspect.ismodule(wt.distributed.constants) and inspect.ismodule(wt.distributed.device_mesh)
     from webtorch.distributed.device_mesh import DeviceMesh, init_device_mesh
     assert DeviceMesh is tdist.DeviceMesh and init_device_mesh is wt.distributed.init_device_mesh
@@ -148,3 +147,41 @@ def test_single_device_program_runs_without_pytorch_or_numpy():
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["False False SUM", "Default process group has not been initialized, please "
                                        "make sure to call init_process_group."]
+
+
+def test_submodules_as_pytorch_without_their_engines():
+    """rpc and distributed autograd (no RPC framework here: is_available() False) raise PyTorch's errors before
+    init; remote_device parses as PyTorch's; config's flags."""
+    from torch.distributed import autograd as tautograd, config as tconfig, rpc as trpc
+    from torch.distributed.remote_device import _remote_device as T
+
+    from webtorch.distributed import autograd as wautograd, config as wconfig, rpc as wrpc
+    from webtorch.distributed.remote_device import _remote_device as W
+    for name, args in {"rpc_sync": ("w", abs), "rpc_async": ("w", abs), "remote": ("w", abs), "get_worker_info": (),
+                       "shutdown": ()}.items():
+        with pytest.raises(RuntimeError) as want:
+            getattr(trpc, name)(*args)
+        with pytest.raises(RuntimeError, match=re.escape(str(want.value))):
+            getattr(wrpc, name)(*args)
+    for m in (tautograd, wautograd):
+        with pytest.raises(RuntimeError, match=r"^Need to initialize distributed autograd using "
+                                               r"torch.distributed.autograd.init\(\)$"):
+            with m.context():
+                pass
+    with pytest.raises(RuntimeError, match="no RPC framework"):
+        wrpc.init_rpc("worker0", rank=0, world_size=1)
+    assert not wrpc.is_available() and not wautograd.is_available() and [b.name for b in wrpc.BackendType] == [
+        b.name for b in trpc.BackendType]
+    for spec in ("rank:1/cpu", "worker1/cpu", "cpu", "worker0", "trainer:3"):
+        try:
+            want = T(spec)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=re.escape(str(e))):
+                W(spec)
+            continue
+        got = W(spec)
+        assert (repr(got), got.rank(), got.worker_name(), str(got.device())) == (
+            repr(want), want.rank(), want.worker_name(), str(want.device())), spec
+    assert (wconfig.compile_on_one_rank, wconfig.use_torchcomms) == (tconfig.compile_on_one_rank,
+                                                                      tconfig.use_torchcomms)
+

@@ -189,17 +189,21 @@ for _name, _answer in _FALLBACKS.items():
     globals()[_name] = _forward(_name, _answer)
 
 
+_SUBMODULES = ("device_mesh", "algorithms", "autograd", "c10d_logger", "config", "logging_handlers", "remote_device",
+               "rpc", "utils", "run")
+
+
 def __getattr__(name):
     if name in _fallback.NAMES:
         dist = _engine()
         return getattr(_fallback, name) if dist is None else getattr(dist, name)
     if name == "torch":
         return sys.modules["webtorch"]
-    if name == "device_mesh":
-        return importlib.import_module(".device_mesh", __name__)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = sorted(list(_COLLECTIVES) + list(_FALLBACKS) + list(_fallback.NAMES) + [
-    "is_available", "is_torchelastic_launched", "default_pg_timeout", "constants", "device_mesh", "distributed_c10d",
-    "log", "logging", "sys", "timedelta", "traceback", "typing", "torch"])
+    "is_available", "is_torchelastic_launched", "default_pg_timeout", "constants", *_SUBMODULES[:-1],
+    "distributed_c10d", "log", "logging", "sys", "timedelta", "traceback", "typing", "torch"])
