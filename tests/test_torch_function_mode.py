@@ -101,3 +101,28 @@ def test_mode_before_subclass():
             T.neg(x)
         runs.append(seen)
     assert runs[0] == runs[1] == ["mode:neg", "sub:neg"]
+
+
+def test_user_functions_made_overridable_as_pytorchs():
+    """has_torch_function / handle_torch_function (PyTorch's signature) and wrap_torch_function: a subclass and a
+    mode see the user's function, then the ops inside it."""
+    runs = []
+    for T, Mode in ((torch, TorchMode), (wt, WtMode)):
+        o = T.overrides
+
+        def scaled_mul(a, b):
+            if o.has_torch_function((a, b)):
+                return o.handle_torch_function(scaled_mul, (a, b), a, b)
+            return a * b + 1
+
+        @o.wrap_torch_function(lambda a, scale=2.0: (a,))
+        def scaled(a, scale=2.0):
+            return a * scale
+
+        seen = []
+        with _logging(Mode)("m", seen):
+            r = scaled_mul(T.tensor([3.0]), T.tensor([4.0]))
+            s = scaled(T.tensor([1.0]), scale=3.0)
+        runs.append((seen, r.tolist(), s.tolist(), o.has_torch_function((T.ones(1),))))
+    assert runs[0] == runs[1]
+    assert runs[0][0] == ["m:tensor", "m:tensor", "m:scaled_mul", "m:tensor", "m:scaled"]

@@ -27,13 +27,20 @@ def _overloaded(args, kwargs):
     return found
 
 
-def has_torch_function(args):
-    return bool(_overloaded(args, None))
+def has_torch_function(relevant_args):
+    """Whether an element of relevant_args overrides __torch_function__, or a torch function mode is on."""
+    return bool(_modes) or bool(_overloaded(relevant_args, None))
 
 
-def handle_torch_function(public, args, kwargs):
-    types = _overloaded(args, kwargs)
-    # subclasses before superclasses, as in PyTorch
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """PyTorch's: public_api(*args, **kwargs) through the innermost mode, else the __torch_function__ of the types in
+    relevant_args that override it (subclasses first); guard it with has_torch_function(relevant_args)."""
+    types = _overloaded(relevant_args, None)
+    return _mode_call(public_api, args, kwargs, types) if _modes else _dispatch(public_api, types, args, kwargs)
+
+
+def _dispatch(public, types, args, kwargs):
+    """The first answer other than NotImplemented of the types' __torch_function__, subclasses first (PyTorch's)."""
     types.sort(key=lambda t: -len(t.__mro__))
     for t in types:
         ret = t.__torch_function__(public, tuple(types), args, kwargs)
@@ -41,6 +48,31 @@ def handle_torch_function(public, args, kwargs):
             return ret
     raise TypeError(f"no implementation found for '{public.__name__}' on types that implement "
                     f"__torch_function__: {[t.__name__ for t in types]}")
+
+
+def wrap_torch_function(dispatcher):
+    """A decorator making a function overridable: dispatcher(*args, **kwargs) names its relevant arguments."""
+    def inner(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant_args = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant_args):
+                return handle_torch_function(wrapped, relevant_args, *args, **kwargs)
+            return func(*args, **kwargs)
+        return wrapped
+    return inner
+
+
+def is_tensor_method_or_property(func):
+    """Whether func is a Tensor method or a property's getter (webtorch's methods are its functions: torch.add is
+    Tensor.add, where PyTorch's are two objects)."""
+    return getattr(func, "__name__", None) == "__get__" or getattr(Tensor, getattr(func, "__name__", ""), None) is func
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch():
+    """PyTorch restores its Python dispatch state inside (a TLS snapshot); webtorch's dispatch keeps none."""
+    yield
 
 
 _tracing = [None]  # the fx.Tracer recording op calls now, if any
@@ -64,8 +96,9 @@ def torch_function(fn):
                 return r
         for a in args:
             if type(a) not in _PLAIN and not _tf_state["disabled"] and not isinstance(a, (int, float, bool)):
-                if _overloaded(args, kwargs):
-                    return handle_torch_function(public, args, kwargs)
+                types = _overloaded(args, kwargs)
+                if types:
+                    return _dispatch(public, types, args, kwargs)
                 break
         if _tracing[0] is not None:
             return _tracing[0].call(public, fn, args, kwargs)
@@ -93,7 +126,7 @@ def is_tensor_like(x):
 def _assert(condition, message):
     """torch._assert: Python's assert, symbolically traceable (a Proxy condition is recorded)."""
     if type(condition) is not Tensor and has_torch_function((condition,)):
-        return handle_torch_function(_assert, (condition, message), {})
+        return handle_torch_function(_assert, (condition,), condition, message)
     if not condition:
         raise AssertionError(message)
 
@@ -101,15 +134,16 @@ def _assert(condition, message):
 _modes = []  # the torch function mode stack, innermost last
 
 
-def _mode_call(public, args, kwargs):
+def _mode_call(public, args, kwargs, types=None):
     """public(*args, **kwargs) under the innermost mode: its __torch_function__ runs with the mode off the stack (the
-    ops it calls go to the next mode, then to tensor subclasses); NotImplemented passes the call to the subclasses."""
+    ops it calls go to the next mode, then to tensor subclasses); NotImplemented passes the call to the subclasses
+    (`types`: those overriding, default: found in args and kwargs)."""
     kwargs = kwargs or {}
-    types = _overloaded(args, kwargs)
+    types = _overloaded(args, kwargs) if types is None else types
     with _pop_mode_temporarily() as mode:
         ret = mode.__torch_function__(public, tuple(types), args, kwargs)
         if ret is NotImplemented and types:
-            ret = handle_torch_function(public, args, kwargs)
+            ret = _dispatch(public, types, args, kwargs)
     if ret is NotImplemented:
         raise TypeError(f"Multiple dispatch failed for '{resolve_name(public)}'; all __torch_function__ handlers "
                         f"returned NotImplemented:\n\n  - mode object {mode!r}\n\nFor more information, try "
