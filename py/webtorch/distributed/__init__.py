@@ -75,6 +75,7 @@ class _Work:
 
     def __init__(self, work, outputs):
         self._work, self._outputs = work, outputs
+        self._results = [ours for ours, _ in outputs]
 
     def wait(self, timeout=None):
         done = self._work.wait() if timeout is None else self._work.wait(timeout)
@@ -82,6 +83,11 @@ class _Work:
             _copy_back(ours, theirs)
         self._outputs = []
         return done
+
+    def result(self):
+        """The tensors the collective wrote (webtorch's), once done."""
+        self.wait()
+        return self._results
 
     def __getattr__(self, name):
         return getattr(self._work, name)
