@@ -126,3 +126,28 @@ def test_user_functions_made_overridable_as_pytorchs():
         runs.append((seen, r.tolist(), s.tolist(), o.has_torch_function((T.ones(1),))))
     assert runs[0] == runs[1]
     assert runs[0][0] == ["m:tensor", "m:tensor", "m:scaled_mul", "m:tensor", "m:scaled"]
+
+
+def test_redispatch_and_the_function_tables():
+    """redispatch_function as in PyTorch's docstring (the user function, then the ops inside it, logged once each);
+    factories are ignored functions, torch.add is overridable, its testing override returns -1."""
+    runs = []
+    for T in (torch, wt):
+        seen = []
+
+        class Logging(T.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(func.__name__)
+                return T.overrides.redispatch_function(func, types, args, kwargs)
+
+        def scaled_mul(a, b):
+            if T.overrides.has_torch_function((a, b)):
+                return T.overrides.handle_torch_function(scaled_mul, (a, b), a, b)
+            return a * b + 1
+        x, y = (T.tensor([v]).as_subclass(Logging) for v in (3.0, 4.0))
+        r = scaled_mul(x, y)
+        ov = T.overrides.get_overridable_functions()
+        runs.append((seen, r.tolist(), type(r) is T.Tensor, T.zeros in T.overrides.get_ignored_functions(),
+                     T.add in ov[T], T.overrides.get_testing_overrides()[T.add](1, 2)))
+    assert runs[0] == runs[1] == (["scaled_mul", "mul"], [13.0], True, True, True, -1)

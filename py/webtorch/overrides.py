@@ -1,6 +1,8 @@
 """torch.overrides: the `__torch_function__` protocol (the seed's interception hook)."""
 import contextlib
 import functools
+import inspect
+import sys
 
 from . import _late
 from ._tensor import Tensor, _DisableTorchFunction, _tf_state
@@ -29,6 +31,9 @@ def _overloaded(args, kwargs):
 
 def has_torch_function(relevant_args):
     """Whether an element of relevant_args overrides __torch_function__, or a torch function mode is on."""
+    if _skip_hop[0]:
+        _skip_hop[0] = False
+        return False
     return bool(_modes) or bool(_overloaded(relevant_args, None))
 
 
@@ -67,6 +72,59 @@ def is_tensor_method_or_property(func):
     """Whether func is a Tensor method or a property's getter (webtorch's methods are its functions: torch.add is
     Tensor.add, where PyTorch's are two objects)."""
     return getattr(func, "__name__", None) == "__get__" or getattr(Tensor, getattr(func, "__name__", ""), None) is func
+
+
+_NAMESPACES = ((), ("nn", "functional"), ("linalg",), ("fft",), ("special",))
+
+
+def _public_callables():
+    """(namespace, function) for the public functions of torch's namespaces and Tensor's methods."""
+    spaces = [functools.reduce(getattr, path, sys.modules["webtorch"]) for path in _NAMESPACES] + [Tensor]
+    for space in spaces:
+        for name, f in vars(space).items():
+            if not name.startswith("_") and callable(f) and not isinstance(f, type):
+                yield space, f
+
+
+def get_overridable_functions():
+    """{namespace: [functions]} whose calls reach __torch_function__ (webtorch's routed ops)."""
+    found = {}
+    for space, f in _public_callables():
+        if hasattr(f, "_impl") and f not in found.setdefault(space, []):
+            found[space].append(f)
+    return found
+
+
+def get_ignored_functions():
+    """The public functions __torch_function__ never sees (factories, utilities: no tensor to dispatch on)."""
+    return {f for _, f in _public_callables() if not hasattr(f, "_impl")}
+
+
+def get_testing_overrides():
+    """{overridable function: a dummy with its signature that returns -1}, as PyTorch's table for tests."""
+    def dummy(f):
+        def override(*args, **kwargs):
+            return -1
+        with contextlib.suppress(TypeError, ValueError):
+            override.__signature__ = inspect.signature(f)
+        return override
+    return {f: dummy(f) for fs in get_overridable_functions().values() for f in fs}
+
+
+_skip_hop = [False]  # redispatch_function: the next dispatch check passes over the overriding types once
+
+
+def redispatch_function(func, types, args, kwargs):
+    """Call func one dispatch level down (inside a __torch_function__): its own code runs, and the ops it calls
+    still reach __torch_function__."""
+    impl = getattr(func, "_impl", None)
+    if impl is not None:
+        return impl(*args, **(kwargs or {}))
+    _skip_hop[0] = True
+    try:
+        return func(*args, **(kwargs or {}))
+    finally:
+        _skip_hop[0] = False
 
 
 @contextlib.contextmanager
