@@ -44,26 +44,33 @@ def test_torchrun_two_processes_collectives_and_ddp_equal_pytorch(webgpu):
     assert sorted(re.findall(r"rank (\d): ok", out)) == ["0", "1"], out  # the two ranks' lines may interleave
 
 
-def _ddp_lines(launcher, env):
-    """tests/programs/ddp_train.py on 2 processes: each rank's (losses, all-reduced totals, weights, library)."""
-    out = subprocess.run([sys.executable, "-m", launcher, "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
-                          "--master-port", str(_free_port()), os.path.join(HERE, "programs", "ddp_train.py")],
-                         env=dict(env, OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
+def _launch_ddp(launcher, env):
+    """tests/programs/ddp_train.py on 2 processes, started (not waited for)."""
+    return subprocess.Popen([sys.executable, "-m", launcher, "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
+                             "--master-port", str(_free_port()), os.path.join(HERE, "programs", "ddp_train.py")],
+                            env=dict(env, OMP_NUM_THREADS="1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _ddp_lines(run):
+    """Each rank's (losses, all-reduced totals) and (weights, library) of a _launch_ddp run."""
+    out, err = run.communicate(timeout=180)
+    assert run.returncode == 0, out + err
     # the ranks' lines may interleave (a line's end after another's)
-    steps = re.findall(r"rank (\d) step \d loss (-?\d+\.\d{6}) total (-?\d+\.\d{6})", out.stdout)
-    weights = re.findall(r"rank (\d) weight (\[[^]]*\]) on (webtorch|torch)", out.stdout)
+    steps = re.findall(r"rank (\d) step \d loss (-?\d+\.\d{6}) total (-?\d+\.\d{6})", out)
+    weights = re.findall(r"rank (\d) weight (\[[^]]*\]) on (webtorch|torch)", out)
     return ({r: [(float(a), float(b)) for q, a, b in steps if q == r] for r in "01"},
             {r: (json.loads(w), lib) for r, w, lib in weights})
 
 
 def test_unchanged_ddp_script_launched_as_torchrun_equals_pytorch():
     """`python -m webtorch.distributed.run --nproc-per-node 2 train.py`: an `import torch` script on webtorch, whose
-    c10d is PyTorch's; per-step losses, all-reduced sums and trained weights equal PyTorch's torchrun run."""
+    c10d is PyTorch's; per-step losses, all-reduced sums and trained weights equal PyTorch's torchrun run (the two
+    launches run side by side)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    want_steps, want_w = _ddp_lines("torch.distributed.run", env)
-    got_steps, got_w = _ddp_lines("webtorch.distributed.run", dict(env, PYTHONPATH=os.path.join(
-        os.path.dirname(HERE), "py")))
+    theirs = _launch_ddp("torch.distributed.run", env)
+    ours = _launch_ddp("webtorch.distributed.run", dict(env, PYTHONPATH=os.path.join(os.path.dirname(HERE), "py")))
+    (want_steps, want_w), (got_steps, got_w) = _ddp_lines(theirs), _ddp_lines(ours)
     assert len(want_steps["0"]) == len(want_steps["1"]) == 3 and want_steps.keys() == got_steps.keys()
     for r in "01":
         np.testing.assert_allclose(got_steps[r], want_steps[r], rtol=2e-6)
