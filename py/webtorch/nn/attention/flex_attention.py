@@ -8,7 +8,7 @@ import inspect
 import math
 from typing import NamedTuple, TypedDict
 
-from ... import ops as _ops
+from ... import accelerator, ops as _ops
 from ..._dtype import bool_, float32, float64, int32
 from ..._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
 from ..._functorch.vmap import vmap
@@ -117,6 +117,7 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=_DE
     if len(inspect.signature(mask_mod).parameters) != 4:
         raise AssertionError(f"create-block_mask requires a mask_mod function! Got {mask_mod}")
     qb, kvb = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else BLOCK_SIZE
+    device = (accelerator.current_accelerator() or "cpu") if device is None else device  # PyTorch's default
     mask = create_mask(mask_mod, B, H, Q_LEN, KV_LEN, device)
     mask = F.pad(mask, (0, -KV_LEN % kvb, 0, -Q_LEN % qb))
     b, h, q, kv = mask.shape
@@ -149,9 +150,14 @@ def _check(query, key, value, block_mask, enable_gqa):
     if enable_gqa and hq % hkv != 0:
         raise ValueError(f"Expect number of query heads to be a multiple of kv heads for GQA but got Hq={hq} and "
                          f"Hkv={hkv}.")
-    if block_mask is not None and (query.size(-2), key.size(-2)) != tuple(block_mask.seq_lengths):
+    if block_mask is None:
+        return
+    if (query.size(-2), key.size(-2)) != tuple(block_mask.seq_lengths):
         raise ValueError(f"block_mask was created for block_mask.shape={block_mask.shape} but got "
                          f"q_len={query.size(-2)} and kv_len={key.size(-2)}.")
+    if query.device != block_mask.kv_num_blocks.device:
+        raise RuntimeError(f"Expect q/k/v and block_mask to be on the same device but got {query.device} and "
+                           f"{block_mask.kv_num_blocks.device}.")
 
 
 def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None, enable_gqa=False, return_lse=False,
