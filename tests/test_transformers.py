@@ -90,17 +90,21 @@ def test_flex_attention_llama_prints_pytorchs_numbers():
     ids of PyTorch's eager flex_attention (TORCHDYNAMO_DISABLE=1: the torch.compile transformers wraps it in compiles,
     on PyTorch's CPU, a kernel whose rows after fully masked (left-padded) rows are NaN)."""
     program = os.path.join(ROOT, "tests", "programs", "hf_flex_attention.py")
-    runs = []
-    for webtorch in (False, True):
+    started = []
+    for webtorch in (False, True):  # side by side
         env = {**os.environ, "USE_HUB_KERNELS": "NO", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
                "TORCHDYNAMO_DISABLE": "1"}
         env.pop("PYTHONPATH", None)
         if webtorch:
             env["PYTHONPATH"] = os.path.join(ROOT, "py")
         argv = ["-m", "webtorch", program] if webtorch else [program]
-        r = subprocess.run([sys.executable, *argv, "cpu"], env=env, capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stderr[-4000:]
-        runs.append(json.loads(r.stdout))
+        started.append(subprocess.Popen([sys.executable, *argv, "cpu"], env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True))
+    runs = []
+    for r in started:
+        out, err = r.communicate(timeout=600)
+        assert r.returncode == 0, err[-4000:]
+        runs.append(json.loads(out))
     want, got = runs
     assert got["impl"] == want["impl"] == "flex_attention" and got["greedy"] == want["greedy"]
     _close(got["logits"], want["logits"])
