@@ -15,6 +15,13 @@ fn wf2u32(x: f32) -> u32 {
   if (t < 0.0 && t >= -2147483648.0) { return bitcast<u32>(i32(t)); }
   return u32(t - floor(t / 4294967296.0) * 4294967296.0);  // exact: |t| >= 2^31 is a multiple of 256
 }
+// f32 -> i32 as PyTorch's CPU casts give it (x86's cvttss2si): NaN, +-inf and values outside the i32
+// range are -2147483648 (the WGSL builtin clamps instead); an undefined cast in C++, but masks of
+// finfo.min or log(0) = -inf cast to an integer are common. By bits: compilers may assume finite
+fn wf2i(x: f32) -> i32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) >= 0x4f000000u) { return -2147483647 - 1; }
+  return i32(x);
+}
 // through a var: Tint (Chromium) rejects a constant-folded NaN/inf ("value nan cannot be
 // represented as 'f32'")
 fn wnan() -> f32 { var u = 0x7fc00000u; return bitcast<f32>(u); }

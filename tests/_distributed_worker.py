@@ -8,6 +8,7 @@ import math
 import sys
 
 import torch
+import torch.distributed.algorithms.join
 
 import webtorch as wt
 import webtorch.distributed as dist
@@ -94,6 +95,90 @@ def _ddp_equals_pytorch(rank, device):
         assert torch.allclose(torch.tensor(got_sd[k]), torch.tensor(v), rtol=1e-5, atol=1e-6), k
 
 
+def _summer(m, d, join, reduce):
+    """A Joinable whose step all-reduces one number (module m: torch or webtorch; reduce: its all_reduce)."""
+    class Summer(join.Joinable):
+        def __init__(self):
+            super().__init__()
+            self.sums, self.last = [], None
+
+        def step(self, x):
+            join.Join.notify_join_context(self)
+            t = m.tensor([float(x)], device=d)
+            reduce(t)
+            self.sums.append(t.item())
+
+        def join_hook(self, **kwargs):
+            summer = self
+
+            class Hook(join.JoinHook):
+                def main_hook(self):  # what a joined rank contributes to the others' step
+                    t = m.zeros(1, device=d)
+                    reduce(t)
+                    summer.sums.append(-t.item())
+
+                def post_hook(self, is_last_joiner):
+                    summer.last = is_last_joiner
+            return Hook()
+
+        @property
+        def join_device(self):
+            return m.device(d)
+
+        @property
+        def join_process_group(self):
+            return torch.distributed.group.WORLD
+    return Summer()
+
+
+def _join_equals_pytorch(rank, device):
+    """algorithms.Join with uneven inputs (rank 0: 2 steps, rank 1: 4): the joined rank shadows the other's
+    all_reduces; sums and post_hook flags equal PyTorch's Join on torch tensors."""
+    runs = []
+    for m, d, join, reduce in ((torch, "cpu", torch.distributed.algorithms.join, torch.distributed.all_reduce),
+                               (wt, device, dist.algorithms.join, dist.all_reduce)):
+        summer = _summer(m, d, join, reduce)
+        with join.Join([summer]):
+            for i in range(2 + 2 * rank):
+                summer.step(10 * rank + i + 1)
+        runs.append((summer.sums, summer.last))
+    assert runs[0] == runs[1], runs
+
+
+def _ddp_join_equals_pytorch(rank, device):
+    """DDP under `ddp.join()` with uneven inputs (rank 0: 2 steps, rank 1: 4), a BatchNorm's buffers, both gradient
+    divisors: per-step losses and the final weights and buffers equal PyTorch's."""
+    for divide in (True, False):
+        runs = []
+        for m in (torch, wt):
+            torch.manual_seed(0)
+            theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 1))
+            model = theirs if m is torch else wt.nn.Sequential(wt.nn.Linear(3, 4), wt.nn.BatchNorm1d(4),
+                                                               wt.nn.Linear(4, 1))
+            if m is wt:
+                model.load_state_dict({k: wt.tensor(v.tolist(), dtype=getattr(wt, str(v.dtype).split(".")[1]))
+                                       for k, v in theirs.state_dict().items()})
+                model.to(device)
+            ddp = m.nn.parallel.DistributedDataParallel(model)
+            opt = m.optim.SGD(ddp.parameters(), lr=0.1)
+            losses = []
+            with ddp.join(divide_by_initial_world_size=divide):
+                for step in range(2 + 2 * rank):
+                    x = m.arange(15.0, device=device if m is wt else "cpu").reshape(5, 3) / 10 + step + rank
+                    loss = ddp(x).pow(2).mean()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    losses.append(loss.item())
+            runs.append((losses, {k: v.cpu().tolist() for k, v in model.state_dict().items()}))
+        (want, want_sd), (got, got_sd) = runs
+        # float32 rounding (webgpu's BatchNorm) through 4 steps: 1e-7 apart on losses near 0.01
+        assert all(math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6) for a, b in zip(got, want)), (divide, got, want)
+        for k, v in want_sd.items():
+            assert torch.allclose(torch.tensor(got_sd[k]).double(), torch.tensor(v).double(), rtol=1e-5,
+                                  atol=1e-5), (divide, k)
+
+
 def main(devices):
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -105,6 +190,8 @@ def main(devices):
         for name, (fn, make) in _collectives(rank, world).items():
             _run(name, fn, make, device)
         _ddp_equals_pytorch(rank, device)
+        _join_equals_pytorch(rank, device)
+        _ddp_join_equals_pytorch(rank, device)
         dist.barrier()
     dist.destroy_process_group()
     assert not dist.is_initialized()

@@ -4,12 +4,14 @@ Two ranks launched by torchrun (env:// on a free localhost port): each collectiv
 (cpu, cpu-pure, webgpu) and DistributedDataParallel's training must equal PyTorch's own on torch tensors.
 """
 import inspect
+import json
 import os
 import re
 import socket
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed as tdist
@@ -42,14 +44,47 @@ def test_torchrun_two_processes_collectives_and_ddp_equal_pytorch(webgpu):
     assert sorted(re.findall(r"rank (\d): ok", out)) == ["0", "1"], out  # the two ranks' lines may interleave
 
 
-# PyTorch's submodules beyond the process-group API (RPC, FSDP-era utilities, comm hooks), not here
-NOT_HERE = {"algorithms", "autograd", "c10d_logger", "config", "logging_handlers", "remote_device", "rpc", "utils"}
+def _launch_ddp(launcher, env):
+    """tests/programs/ddp_train.py on 2 processes, started (not waited for)."""
+    return subprocess.Popen([sys.executable, "-m", launcher, "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
+                             "--master-port", str(_free_port()), os.path.join(HERE, "programs", "ddp_train.py")],
+                            env=dict(env, OMP_NUM_THREADS="1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _ddp_lines(run):
+    """Each rank's (losses, all-reduced totals) and (weights, library) of a _launch_ddp run."""
+    out, err = run.communicate(timeout=180)
+    assert run.returncode == 0, out + err
+    # the ranks' lines may interleave (a line's end after another's)
+    steps = re.findall(r"rank (\d) step \d loss (-?\d+\.\d{6}) total (-?\d+\.\d{6})", out)
+    weights = re.findall(r"rank (\d) weight (\[[^]]*\]) on (webtorch|torch)", out)
+    return ({r: [(float(a), float(b)) for q, a, b in steps if q == r] for r in "01"},
+            {r: (json.loads(w), lib) for r, w, lib in weights})
+
+
+def test_unchanged_ddp_script_launched_as_torchrun_equals_pytorch():
+    """`python -m webtorch.distributed.run --nproc-per-node 2 train.py`: an `import torch` script on webtorch, whose
+    c10d is PyTorch's; per-step losses, all-reduced sums and trained weights equal PyTorch's torchrun run (the two
+    launches run side by side)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    theirs = _launch_ddp("torch.distributed.run", env)
+    ours = _launch_ddp("webtorch.distributed.run", dict(env, PYTHONPATH=os.path.join(os.path.dirname(HERE), "py")))
+    (want_steps, want_w), (got_steps, got_w) = _ddp_lines(theirs), _ddp_lines(ours)
+    assert len(want_steps["0"]) == len(want_steps["1"]) == 3 and want_steps.keys() == got_steps.keys()
+    for r in "01":
+        np.testing.assert_allclose(got_steps[r], want_steps[r], rtol=2e-6)
+        np.testing.assert_allclose(got_w[r][0], want_w[r][0], atol=2e-6)
+        assert (got_w[r][1], want_w[r][1]) == ("webtorch", "torch")
 
 
 def test_names_are_pytorch_names():
-    # submodules are left out: which of them dir() shows depends on what other tests imported (fsdp, tensor, nn)
+    # which submodules dir() shows depends on what other tests imported (fsdp, tensor, nn): these are always there
     public = {n for n in dir(tdist) if not n.startswith("_") and not inspect.ismodule(getattr(tdist, n))}
-    assert sorted(n for n in public - NOT_HERE if not hasattr(wt.distributed, n)) == []
+    assert sorted(n for n in public if not hasattr(wt.distributed, n)) == []
+    for name in ("algorithms", "autograd", "c10d_logger", "config", "logging_handlers", "remote_device", "rpc",
+                 "utils"):
+        assert inspect.ismodule(getattr(tdist, name)) and inspect.ismodule(getattr(wt.distributed, name)), name
     assert inspect.ismodule(wt.distributed.constants) and inspect.ismodule(wt.distributed.device_mesh)
     from webtorch.distributed.device_mesh import DeviceMesh, init_device_mesh
     assert DeviceMesh is tdist.DeviceMesh and init_device_mesh is wt.distributed.init_device_mesh
@@ -119,3 +154,41 @@ def test_single_device_program_runs_without_pytorch_or_numpy():
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["False False SUM", "Default process group has not been initialized, please "
                                        "make sure to call init_process_group."]
+
+
+def test_submodules_as_pytorch_without_their_engines():
+    """rpc and distributed autograd (no RPC framework here: is_available() False) raise PyTorch's errors before
+    init; remote_device parses as PyTorch's; config's flags."""
+    from torch.distributed import autograd as tautograd, config as tconfig, rpc as trpc
+    from torch.distributed.remote_device import _remote_device as T
+
+    from webtorch.distributed import autograd as wautograd, config as wconfig, rpc as wrpc
+    from webtorch.distributed.remote_device import _remote_device as W
+    for name, args in {"rpc_sync": ("w", abs), "rpc_async": ("w", abs), "remote": ("w", abs), "get_worker_info": (),
+                       "shutdown": ()}.items():
+        with pytest.raises(RuntimeError) as want:
+            getattr(trpc, name)(*args)
+        with pytest.raises(RuntimeError, match=re.escape(str(want.value))):
+            getattr(wrpc, name)(*args)
+    for m in (tautograd, wautograd):
+        with pytest.raises(RuntimeError, match=r"^Need to initialize distributed autograd using "
+                                               r"torch.distributed.autograd.init\(\)$"):
+            with m.context():
+                pass
+    with pytest.raises(RuntimeError, match="no RPC framework"):
+        wrpc.init_rpc("worker0", rank=0, world_size=1)
+    assert not wrpc.is_available() and not wautograd.is_available() and [b.name for b in wrpc.BackendType] == [
+        b.name for b in trpc.BackendType]
+    for spec in ("rank:1/cpu", "worker1/cpu", "cpu", "worker0", "trainer:3"):
+        try:
+            want = T(spec)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=re.escape(str(e))):
+                W(spec)
+            continue
+        got = W(spec)
+        assert (repr(got), got.rank(), got.worker_name(), str(got.device())) == (
+            repr(want), want.rank(), want.worker_name(), str(want.device())), spec
+    assert (wconfig.compile_on_one_rank, wconfig.use_torchcomms) == (tconfig.compile_on_one_rank,
+                                                                      tconfig.use_torchcomms)
+

@@ -61,7 +61,7 @@ I64 = {
     "float to int64": (lambda T, d: L(T, d, [2147483520.0, -2147483648.0], "float32").long(), False),
     "float to int64 over": (lambda T, d: L(T, d, [3e9], "float32").long(), True),
     "float to int64 under": (lambda T, d: L(T, d, [-3e9], "float32").to(T.int64), True),
-    "float16 inf to int64": (lambda T, d: L(T, d, [math.inf], "float32").half().long(), True),
+    "float16 to int64 over": (lambda T, d: L(T, d, [65504.0], "float32").half().long() * 65536, True),
     "arange": (lambda T, d: T.arange(M - 3, M + 1, device=d if T is wt else "cpu"), False),
     "arange over": (lambda T, d: T.arange(M - 3, M + 2, device=d if T is wt else "cpu"), True),
     "matmul": (lambda T, d: L(T, d, [[46340, 1]]) @ L(T, d, [[46341], [-5]]), False),
@@ -86,6 +86,27 @@ def test_int64_boundaries(device):
         w = fn(wt, device)
         assert w.dtype.name == str(t.dtype).split(".")[-1], name
         assert w.tolist() == t.tolist(), name
+
+
+UNDEFINED = [math.nan, math.inf, -math.inf, -3.4e38, 1e19, -1e19]  # outside int64: a C++ cast's undefined behaviour
+
+
+def test_casting_nan_inf_out_of_range_floats_to_integers(device):
+    """PyTorch's CPU casts (x86) give NaN, +-inf and out-of-range floats as the integer type's minimum (uint8: 0);
+    so does every device here, int64 on webgpu as its 32-bit storage's minimum (no overflow error: PyTorch's own
+    value is platform-defined). T5's relative-position buckets cast log(0) = -inf and discard it with `where`."""
+    x = L(wt, device, UNDEFINED + [2.7, -3e9, 3e9], "float32")
+    want = L(torch, device, UNDEFINED + [2.7, -3e9, 3e9], "float32")
+    for dt in ("int32", "uint8"):
+        assert x.to(getattr(wt, dt)).tolist() == want.to(getattr(torch, dt)).tolist(), dt
+    buckets = []
+    for T, dev in ((torch, "cpu"), (wt, device)):
+        n = T.arange(12, device=dev)
+        buckets.append(T.where(n < 3, n, T.min(8 + (T.log(n / 8) * 3).long(), T.full_like(n, 10))).tolist())
+    assert buckets[0] == buckets[1]
+    got, lowest = x[:6].long().tolist(), MIN if device == "webgpu" else -2**63
+    assert got == [lowest] * 6 and want[:6].long().tolist() == [-2**63] * 6
+    assert x[:6].half().long().tolist() == [lowest] * 6
 
 
 def test_int64_overflow_is_raised_at_sync_without_extra_waits():

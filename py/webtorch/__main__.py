@@ -19,7 +19,7 @@ import traceback
 
 import webtorch
 
-from . import _torch_alias
+from . import _torch_alias, distributed
 from ._device import set_cuda_alias
 
 LIBRARY = os.path.dirname(os.path.abspath(webtorch.__file__)) + os.sep
@@ -75,6 +75,9 @@ def main(argv=None):
     script = argv[0]
     if not os.path.isfile(script):
         sys.exit(f"webtorch: can't open file {script!r}: no such file")
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # torchrun's environment: its engine, PyTorch's c10d
+        distributed._engine()
+        _torch_alias.set_aside_pytorch()
     _torch_alias.install()
     if device == "cuda":
         sys.exit("webtorch: --device cuda: webtorch has no CUDA backend; --device webgpu makes \"cuda\" name "

@@ -24,7 +24,10 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except ModuleNotFoundError as e:
             if e.name != real:
                 raise
-            raise ModuleNotFoundError(f"No module named '{fullname}'", name=fullname) from None
+            if fullname in _aside:  # PyTorch's own module, loaded before the alias (its engine's imports)
+                module = _aside[fullname]
+            else:
+                raise ModuleNotFoundError(f"No module named '{fullname}'", name=fullname) from None
         return importlib.machinery.ModuleSpec(fullname, self, loader_state=(module, module.__spec__),
                                               is_package=hasattr(module, "__path__"))
 
@@ -32,11 +35,20 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return spec.loader_state[0]
 
     def exec_module(self, module):
-        # the import system set module.__spec__ to the alias's spec: give webtorch's back
+        # the import system set module.__spec__ to the alias's spec: give webtorch's (or PyTorch's) back
         module.__spec__ = module.__spec__.loader_state[1]
 
 
 _finder = _TorchAlias()
+_aside = {}  # PyTorch's modules set aside by set_aside_pytorch(): name -> module
+
+
+def set_aside_pytorch():
+    """Before install(), where PyTorch was imported (webtorch.distributed's engine under torchrun): take its modules
+    out of sys.modules, so `torch` names webtorch, while PyTorch's code keeps its own module objects; a submodule
+    webtorch lacks that PyTorch's code imports later resolves to PyTorch's (install's finder)."""
+    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+        _aside[name] = sys.modules.pop(name)
 
 
 def install():

@@ -1,7 +1,9 @@
-"""torch._dynamo._trace_wrapped_higher_order_op: the mode libraries import for indexing with 0-d tensors under
-vmap (transformers' masks); a torch function mode, so entering it raises (see overrides.TorchFunctionMode)."""
+"""torch._dynamo._trace_wrapped_higher_order_op: the mode libraries enter to index with 0-d tensors under vmap
+(transformers' masks). PyTorch's turns `x[t]` with tensor indices into aten.index (no `.item()` under vmap);
+webtorch's indexing with 0-d tensors already works under its vmap, so the mode passes each call through."""
 from ..overrides import TorchFunctionMode
 
 
 class TransformGetItemToIndex(TorchFunctionMode):
-    pass
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))

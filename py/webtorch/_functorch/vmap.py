@@ -314,9 +314,27 @@ def _getitem(func, level, args, kwargs):
     x, index = args
     v, batched = unwrap(x, level)
     idx = index if isinstance(index, tuple) else (index,)
+    if all(isinstance(i, Tensor) and not i.dtype.is_floating_point for i in idx) and \
+            any(unwrap(i, level)[1] for i in idx):
+        return wrap(_index_batched(v, batched, idx, level), level)
     if not batched or not _basic_or_adjacent(idx) or any(unwrap(i, level)[1] for i in idx if isinstance(i, Tensor)):
         return _fallback(func, level, args, kwargs)
     return wrap(v[(slice(None),) + idx], level)
+
+
+def _index_batched(v, batched, idx, level):
+    """x[i0, i1, ...] with integer index tensors, some batched (flex_attention's `bias[b][h][q_idx][kv_idx]`): one
+    advanced indexing, each batched index's batch dim leading (aligned past the others' dims), x's own batch
+    taken along it."""
+    n = size_of(level)
+    depth = max(i.dim() for i in idx)
+    phys = []
+    for i in idx:
+        p, b = unwrap(i, level)
+        phys.append(p.reshape(n, *[1] * (depth - i.dim()), *p.shape[1:]) if b else p)
+    if batched:
+        phys.insert(0, _late.creation.arange(n, device=v.device).reshape(n, *[1] * depth))
+    return v[tuple(phys)]
 
 
 def _as_strided(func, level, args, kwargs):
@@ -402,7 +420,8 @@ def _new_batched(func, level, args, kwargs):
     if not batched:
         return func(*args, **kwargs)
     full = _name(func) == "new_full"
-    size = _sizes(args[1:2] if full else args[1:]) or tuple(kwargs.pop("size"))
+    given = args[1:2] if full else args[1:]
+    size = _sizes(given) if given else tuple(kwargs.pop("size"))
     return wrap(func(v, (v.shape[0],) + size, *args[2:] if full else (), **kwargs), level)
 
 

@@ -37,6 +37,7 @@ default_pg_timeout = constants.default_pg_timeout
 log = logging.getLogger(__name__)
 distributed_c10d = sys.modules[__name__]
 _engine_module = []
+_pytorch = []  # PyTorch's torch module, with the engine
 
 
 def _engine():
@@ -46,6 +47,7 @@ def _engine():
         if _torch_alias._finder not in sys.meta_path and importlib.util.find_spec("torch") is not None:
             dist = importlib.import_module("torch.distributed")
             dist = dist if dist.is_available() else None
+            _pytorch.append(sys.modules["torch"])
         _engine_module.append(dist)
     return _engine_module[0]
 
@@ -73,6 +75,7 @@ class _Work:
 
     def __init__(self, work, outputs):
         self._work, self._outputs = work, outputs
+        self._results = [ours for ours, _ in outputs]
 
     def wait(self, timeout=None):
         done = self._work.wait() if timeout is None else self._work.wait(timeout)
@@ -80,6 +83,11 @@ class _Work:
             _copy_back(ours, theirs)
         self._outputs = []
         return done
+
+    def result(self):
+        """The tensors the collective wrote (webtorch's), once done."""
+        self.wait()
+        return self._results
 
     def __getattr__(self, name):
         return getattr(self._work, name)
@@ -94,8 +102,7 @@ def _collective(name, outputs):
             raise ValueError(_NOT_INITIALIZED)
         fn = getattr(dist, name)
         bound = inspect.signature(fn).bind(*args, **kwargs)
-        torch = sys.modules["torch"]
-        host = {k: _host(v, torch) for k, v in bound.arguments.items()}
+        host = {k: _host(v, _pytorch[0]) for k, v in bound.arguments.items()}
         work = fn(**host)
         pairs = [(bound.arguments[k], host[k]) for k in outputs if k in bound.arguments]
         if isinstance(work, dist.Work):  # async_op=True, isend, irecv: the results are there after wait()
@@ -188,17 +195,21 @@ for _name, _answer in _FALLBACKS.items():
     globals()[_name] = _forward(_name, _answer)
 
 
+_SUBMODULES = ("device_mesh", "algorithms", "autograd", "c10d_logger", "config", "logging_handlers", "remote_device",
+               "rpc", "utils", "run")
+
+
 def __getattr__(name):
     if name in _fallback.NAMES:
         dist = _engine()
         return getattr(_fallback, name) if dist is None else getattr(dist, name)
     if name == "torch":
         return sys.modules["webtorch"]
-    if name == "device_mesh":
-        return importlib.import_module(".device_mesh", __name__)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = sorted(list(_COLLECTIVES) + list(_FALLBACKS) + list(_fallback.NAMES) + [
-    "is_available", "is_torchelastic_launched", "default_pg_timeout", "constants", "device_mesh", "distributed_c10d",
-    "log", "logging", "sys", "timedelta", "traceback", "typing", "torch"])
+    "is_available", "is_torchelastic_launched", "default_pg_timeout", "constants", *_SUBMODULES[:-1],
+    "distributed_c10d", "log", "logging", "sys", "timedelta", "traceback", "typing", "torch"])

@@ -12,11 +12,17 @@ parameters in reverse order) is launched, in bucket order, as one all_reduce of 
 gradients pre-multiplied by 1/world_size, as PyTorch's reducer does. `no_sync()` accumulates
 locally; `find_unused_parameters` marks parameters the forward's graph does not reach as ready
 (contributing zeros) and leaves the gradient of a globally unused one untouched.
+It is a `Joinable`: under `with ddp.join():` (or `Join([ddp, ...])`) a rank whose inputs ran out shadows the
+others' collectives (the count of ranks still training, the buffer broadcast from the highest of them, the
+backward-sync flag, a zero all_reduce per bucket), so the gradient is the active ranks' sum over the initial world
+size (`divide_by_initial_world_size=False`: over the active ranks), and at the end every rank takes the last
+joiner's parameters, as PyTorch's DDP join.
 """
 import contextlib
 
 from .. import distributed as dist
 from ..autograd import grad_mode
+from ..distributed.algorithms.join import Join, Joinable, JoinHook
 from ..ops import _creation
 from ..ops.shape import cat
 from .modules.module import Module
@@ -34,11 +40,41 @@ class DataParallel(Module):
         return self.module(*inputs, **kwargs)
 
 
-class DistributedDataParallel(Module):
+class _DDPJoinHook(JoinHook):
+    """What a joined rank runs per iteration of the others (main_hook) and at the end (post_hook)."""
+
+    def __init__(self, ddp, divide_by_initial_world_size):
+        if ddp.find_unused_parameters:
+            raise NotImplementedError("DistributedDataParallel.join: find_unused_parameters=True is not supported by "
+                                      "webtorch's join hook")
+        self.ddp = ddp
+        ddp._divide_by_initial_world_size = divide_by_initial_world_size
+
+    def main_hook(self):
+        ddp = self.ddp
+        ddp._sync_buffers(rank_cond=False)
+        flag = _creation.zeros(1, device=ddp.join_device)
+        dist.all_reduce(flag, group=ddp.process_group)
+        if flag.item() == 0:  # the others run no_sync (or without grad): no gradient all_reduce to shadow
+            return
+        for bucket in ddp._buckets:
+            dist.all_reduce(_creation.zeros(sum(p.numel() for p in bucket), dtype=bucket[0].dtype,
+                                            device=bucket[0].device), group=ddp.process_group)
+
+    def post_hook(self, is_last_joiner):
+        ddp = self.ddp
+        src = ddp._find_common_rank(is_last_joiner)
+        tensors = list(ddp.module.parameters()) + (list(ddp.module.buffers()) if ddp.broadcast_buffers else [])
+        for t in tensors:
+            dist.broadcast(t, src, group=ddp.process_group)
+
+
+class DistributedDataParallel(Module, Joinable):
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None, init_sync=True,
                  process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False, **kwargs):
         super().__init__()
+        Joinable.__init__(self)
         # gradient_as_bucket_view / static_graph / check_reduction change memory or checks, never values; the
         # options that would change the numbers (mixed_precision, per-parameter hooks) are refused
         changing = {k: v for k, v in kwargs.items() if v not in (None, False) and k != "device_mesh"}
@@ -61,7 +97,8 @@ class DistributedDataParallel(Module):
             self._buckets[-1].append(p)
             size += p.numel() * p.element_size()
         self._bucket_of = {id(p): i for i, b in enumerate(self._buckets) for p in b}
-        self._scale = 1.0 / world
+        self._scale = self._world_scale = 1.0 / world
+        self._divide_by_initial_world_size = True
         self._pending = None
         if init_sync:
             for t in list(module.parameters()) + list(module.buffers()):
@@ -84,9 +121,16 @@ class DistributedDataParallel(Module):
                 "indicates that your module has parameters that were not used in producing loss. You can enable "
                 "unused parameter detection by passing the keyword argument `find_unused_parameters=True` to "
                 "`torch.nn.parallel.DistributedDataParallel`.")
-        if self.broadcast_buffers:
-            for b in self.module.buffers():
-                dist.broadcast(b, 0, group=self.process_group)
+        self._scale = self._world_scale
+        work = Join.notify_join_context(self)
+        if work is not None and not self._divide_by_initial_world_size:
+            work.wait()
+            self._scale = 1.0 / work.result()[0].item()  # over the ranks still training
+        self._sync_buffers(rank_cond=True)
+        if self._join_config.enable:  # whether this step syncs gradients, for the joined ranks
+            flag = (_creation.ones if grad_mode.is_grad_enabled() and self.require_backward_grad_sync else
+                    _creation.zeros)(1, device=self.join_device)
+            dist.all_reduce(flag, group=self.process_group)
         out = self.module(*inputs, **kwargs)
         self._pending = None
         if grad_mode.is_grad_enabled() and self.require_backward_grad_sync:
@@ -97,6 +141,35 @@ class DistributedDataParallel(Module):
                 for pid in self._pending["unused"]:
                     self._mark(pid)
         return out
+
+    def _sync_buffers(self, rank_cond):
+        """Buffers from rank 0, or under join from the highest rank still training."""
+        buffers = list(self.module.buffers())
+        if self.broadcast_buffers and buffers:
+            src = self._find_common_rank(rank_cond) if self._join_config.enable else 0
+            for b in buffers:
+                dist.broadcast(b, src, group=self.process_group)
+
+    def _find_common_rank(self, rank_cond):
+        rank = _creation.tensor([dist.get_rank(self.process_group) if rank_cond else -1], device=self.join_device)
+        dist.all_reduce(rank, op=dist.ReduceOp.MAX, group=self.process_group)
+        return int(rank.item())
+
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        """`with ddp.join():` training with uneven inputs across ranks (see the module's docstring)."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        return _DDPJoinHook(self, divide_by_initial_world_size=kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        return next(iter(self.module.parameters())).device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
 
     def _grad_ready(self, param):
         if self._pending is not None and id(param) in self._bucket_of:

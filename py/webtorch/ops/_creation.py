@@ -11,7 +11,7 @@ from .._legacy import type_target
 from .._tensor import Storage, Tensor
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..autograd.graph import _type_str
-from ..overrides import torch_function
+from ..overrides import mode_aware, torch_function
 from ..storage import UntypedStorage
 from . import _prims
 from ._common import (
@@ -148,6 +148,7 @@ def _factory(fn, resized=None):
     if isinstance(fn, str):
         return functools.partial(_factory, resized=fn)
 
+    @mode_aware
     @functools.wraps(fn)
     def factory(*args, out=None, **kwargs):
         if out is None:
@@ -161,6 +162,7 @@ def _factory(fn, resized=None):
     return factory
 
 
+@mode_aware
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     dtype = _resolve_dtype(dtype)
     dev = as_device(device) if device is not None else (data.device if isinstance(data, Tensor) else as_device(None))
@@ -199,6 +201,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _finish(_prims.from_flat(flat, shape, dt, dev), requires_grad)
 
 
+@mode_aware
 def as_tensor(data, dtype=None, device=None):
     dtype = _resolve_dtype(dtype)
     if isinstance(data, UntypedStorage):  # its bytes read as dtype, sharing memory
@@ -357,6 +360,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(_prims.from_flat(vals, (steps,), dt, as_device(device)), requires_grad)
 
 
+@mode_aware
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
     exponents = linspace(start, end, steps, dtype=_dtype.float64 if dt is _dtype.float64 else _dtype.float32,
@@ -397,6 +401,7 @@ def _check_float_random(dt, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name_of(dt)}'")
 
 
+@mode_aware
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high
@@ -417,6 +422,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _prims.ewise("copy", [v], dt, dt)
 
 
+@mode_aware
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _resolve_dtype(dtype) or int64
     if n < 0:
@@ -443,6 +449,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None):
     return randint(low, high, input.shape, dtype=dt, device=dev)
 
 
+@mode_aware
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std

@@ -116,9 +116,11 @@ def conv(v, src, dst):
     if dst in ("uint8", "uint16"):  # one u32 per element, wrapped
         if src in ("bool", "uint8", dst):
             return v
-        return f"(u32(i32({v})) & {WRAP[dst]}u)" if cs == "f32" else f"(u32({v}) & {WRAP[dst]}u)"
+        return f"(u32(wf2i({v})) & {WRAP[dst]}u)" if cs == "f32" else f"(u32({v}) & {WRAP[dst]}u)"
     if dst == "float16" and src != "float16":      # computes in f32 on float16's values
         return f"f32(f16({v if cs == 'f32' else f'f32({v})'}))"
+    if cd == "i32" and cs == "f32":
+        return f"wf2i({v})"
     return v if cs == cd else f"{cd}({v})"
 
 
@@ -178,8 +180,10 @@ fn i64_shl(a: i32, b: i32) -> i32 {
   return r;
 }
 fn i64_u2i(v: u32) -> i32 { if (v > 2147483647u) { i64_ovf(); } return bitcast<i32>(v); }
-fn i64_f2i(v: f32) -> i32 {   // by bits: NaN and +-inf flag too (compilers may assume finite)
+fn i64_f2i(v: f32) -> i32 {   // by bits (compilers may assume finite)
   let u = bitcast<u32>(v);
+  // NaN, +-inf, |v| >= 2^63: outside int64, PyTorch's cast gives INT64_MIN (x86); here the i32 storage's minimum
+  if ((u & 0x7fffffffu) >= 0x5f000000u) { return -2147483647 - 1; }
   if ((u & 0x7fffffffu) >= 0x4f000000u && u != 0xcf000000u) { i64_ovf(); }
   return i32(v);
 }
