@@ -4,25 +4,15 @@
 PENDING = {
     '': {
         22: (
-            'AcceleratorError BoolStorage BufferDict ByteStorage Capsule CharStorage '
-            'DeserializationStorageContext DisableTorchFunction DisableTorchFunctionSubclass DoubleStorage Event '
-            'FatalError FloatStorage Future GradScaler IntStorage LongStorage ModuleDict OutOfMemoryError '
-            'ParameterDict PyTorchFileReader PyTorchFileWriter SerializationStorageContext ShortStorage Stream '
-            'SymBool SymFloat SymInt TypedStorage as_strided_ autocast_decrement_nesting '
-            'autocast_increment_nesting batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
+            'BoolStorage ByteStorage CharStorage DeserializationStorageContext DoubleStorage FloatStorage '
+            'IntStorage LongStorage PyTorchFileReader PyTorchFileWriter SerializationStorageContext ShortStorage '
+            'TypedStorage as_strided_ batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
             'batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats '
-            'ccol_indices_copy clear_autocast_cache col_indices_copy cond crow_indices_copy ctc_loss '
-            'default_generator dsmm embedding_bag embedding_renorm_ fork from_file get_autocast_cpu_dtype '
-            'get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype get_device_module hash_tensor '
-            'hsmm hspmm indices_copy is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled '
-            'is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled is_storage memory_format '
-            'native_norm norm_except_dim resize_as_sparse_ row_indices_copy saddmm set_anomaly_enabled '
-            'set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype '
-            'set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled '
-            'set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type slice_inverse smm '
+            'ccol_indices_copy col_indices_copy crow_indices_copy ctc_loss dsmm embedding_bag embedding_renorm_ '
+            'from_file hash_tensor hsmm hspmm indices_copy is_storage native_norm norm_except_dim '
+            'resize_as_sparse_ row_indices_copy saddmm set_default_tensor_type slice_inverse smm '
             'sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor '
-            'sspaddmm sym_constrain_range sym_constrain_range_for_size sym_fresh_size thread_safe_generator '
-            'values_copy wait '),
+            'sspaddmm values_copy '),
         24: (
             'conj_physical_ frobenius_norm lobpcg nuclear_norm view_as_complex_copy view_as_real_copy '),
     },
@@ -72,10 +62,6 @@ PENDING = {
         22: (
             'conv fp32_precision matmul rnn '),
     },
-    'random': {
-        22: (
-            'thread_safe_generator '),
-    },
     'compiler': {
         22: (
             'compile get_default_backend is_exporting keep_portable_guards_unsafe keep_tensor_guards_unsafe '
@@ -96,8 +82,7 @@ PENDING = {
     },
     'jit': {
         22: (
-            'Attribute CompilationUnit Error Future ScriptFunction enable_onednn_fusion export_opnames fork '
-            'interface isinstance onednn_fusion_enabled script_if_tracing set_fusion_strategy strict_fusion '
-            'trace_module wait '),
+            'Attribute CompilationUnit Error ScriptFunction enable_onednn_fusion export_opnames interface '
+            'isinstance onednn_fusion_enabled script_if_tracing set_fusion_strategy strict_fusion trace_module '),
     },
 }

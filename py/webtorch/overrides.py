@@ -30,6 +30,24 @@ def has_torch_function(args):
     return bool(_overloaded(args, None))
 
 
+def has_torch_function_unary(obj):
+    return bool(_overloaded((obj,), None))
+
+
+def has_torch_function_variadic(*args):
+    return bool(_overloaded(args, None))
+
+
+class DisableTorchFunctionSubclass(_DisableTorchFunction):
+    """torch._C.DisableTorchFunctionSubclass: inside the block, Tensor subclasses' __torch_function__ is not
+    called (ops run as on plain tensors)."""
+
+
+class DisableTorchFunction(_DisableTorchFunction):
+    """torch._C.DisableTorchFunction: as DisableTorchFunctionSubclass, and torch function modes off too (webtorch
+    dispatches to no modes, see TorchFunctionMode)."""
+
+
 def handle_torch_function(public, args, kwargs):
     types = _overloaded(args, kwargs)
     # subclasses before superclasses, as in PyTorch
