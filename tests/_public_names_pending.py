@@ -6,25 +6,21 @@ PENDING = {
         22: (
             'BoolStorage ByteStorage CharStorage DeserializationStorageContext DoubleStorage FloatStorage '
             'IntStorage LongStorage PyTorchFileReader PyTorchFileWriter SerializationStorageContext ShortStorage '
-            'TypedStorage as_strided_ batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
+            'TypedStorage batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
             'batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats '
-            'ccol_indices_copy col_indices_copy crow_indices_copy ctc_loss dsmm embedding_bag embedding_renorm_ '
-            'from_file hash_tensor hsmm hspmm indices_copy is_storage native_norm norm_except_dim '
-            'resize_as_sparse_ row_indices_copy saddmm set_default_tensor_type slice_inverse smm '
+            'ccol_indices_copy col_indices_copy crow_indices_copy dsmm from_file hash_tensor hsmm hspmm '
+            'indices_copy is_storage resize_as_sparse_ row_indices_copy saddmm set_default_tensor_type smm '
             'sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor '
             'sspaddmm values_copy '),
         24: (
-            'conj_physical_ frobenius_norm lobpcg nuclear_norm view_as_complex_copy view_as_real_copy '),
+            'lobpcg '),
     },
     'Tensor': {
         22: (
-            'ccol_indices coalesce col_indices const_data_ptr crow_indices dense_dim grad_dtype hash_tensor index '
-            'indices ipu is_coalesced is_shared module_load mtia name new pin_memory record_stream reinforce '
-            'resize resize_as resize_as_sparse_ row_indices set_ share_memory_ slice_inverse smm sparse_dim '
-            'sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm storage storage_type to_padded_tensor '
-            'to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc values volatile xpu '),
-        24: (
-            'chalf conj_physical_ '),
+            'ccol_indices coalesce col_indices const_data_ptr crow_indices dense_dim hash_tensor indices '
+            'is_coalesced is_shared new pin_memory resize resize_as resize_as_sparse_ row_indices set_ '
+            'share_memory_ smm sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm storage '
+            'storage_type to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc values '),
     },
     'nn.functional': {
         22: (

@@ -3,9 +3,12 @@ callables where PyTorch's are the same (torch.conv2d is F.conv2d), else ATen's s
 nn.functional (torch.dropout(input, p, train), torch.embedding(weight, indices, ...), losses
 taking reduction as ATen's int). Imported on first use (webtorch.__getattr__): nn imports webtorch."""
 from . import _dtype
+from .autograd import grad_mode
 from .nn import functional as F
+from .nn._functional.sparse import _embedding_renorm
 from .nn.modules.rnn import _cell_function, _sequence_function
 from .ops._common import formula_node
+from .ops._creation import arange
 
 _REDUCTION = ("none", "mean", "sum")  # ATen's int reduction: at::Reduction::None, Mean, Sum
 
@@ -58,6 +61,50 @@ def feature_dropout_(input, p, train):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return F.embedding(indices, weight, padding_idx if padding_idx >= 0 else None,
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """The rows of input that indices name rescaled in place to norm at most max_norm (nn.Embedding's max_norm)."""
+    _embedding_renorm(input, indices, max_norm, norm_type)
+    return input
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """ATen's embedding_bag: (output, offset2bag, bag_size, max_indices) as PyTorch's cpu kernel returns them
+    (offset2bag is left empty on its fast sum path; max_indices is bag_size but in max mode)."""
+    if offsets is None:
+        raise TypeError("embedding_bag(): argument 'offsets' (position 3) must be Tensor, not NoneType")
+    pad = padding_idx if padding_idx is not None and padding_idx >= 0 else None
+    out = F.embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq,
+                          mode=("sum", "mean", "max")[mode], sparse=sparse, per_sample_weights=per_sample_weights,
+                          include_last_offset=include_last_offset, padding_idx=pad)
+    with grad_mode.no_grad():
+        n, bags = indices.shape[0], offsets.shape[0] - int(include_last_offset)
+        starts = offsets[1:bags].long().clamp(max=n)
+        bag_of = indices.new_zeros(n + 1, dtype=_dtype.int64).index_add(0, starts, starts.new_ones(starts.shape))
+        bag_of = bag_of.cumsum(0)[:n]
+        valid = indices != pad if pad is not None else indices.new_ones(indices.shape, dtype=_dtype.bool_)
+        counts = bag_of.new_zeros(bags).index_add(0, bag_of, valid.long())
+        fast = mode == 0 and pad is None and weight.dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16)
+        offset2bag = bag_of.new_empty(0) if fast else bag_of
+        bag_size = counts.new_zeros(bags) if mode == 0 else counts
+        if mode != 2:
+            return out, offset2bag, bag_size, bag_size.clone()
+        member = (bag_of.unsqueeze(0) == arange(bags, device=indices.device).unsqueeze(1)) & valid.unsqueeze(0)
+        rows = weight.detach().index_select(0, indices).unsqueeze(0)
+        first = rows.masked_fill(~member.unsqueeze(-1), float("-inf")).max(1).indices
+        max_indices = indices.long()[first].masked_fill(~member.any(1).unsqueeze(-1), 0)
+    return out, offset2bag, bag_size, max_indices
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
+    """ATen's ctc_loss: reduction is its int (0 none, 1 mean, 2 sum); left out, the per-sample losses come back,
+    as from PyTorch's binding (whose declared default, mean, is not what it applies)."""
+    if not isinstance(reduction, int):
+        raise TypeError("ctc_loss() received an invalid combination of arguments: reduction must be an int "
+                        f"(0 none, 1 mean, 2 sum), got {type(reduction).__name__}")
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _REDUCTION[reduction], zero_infinity)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):

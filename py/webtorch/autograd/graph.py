@@ -226,6 +226,9 @@ class AccumulateGrad(Node):
             return
         if tuple(grad.shape) != tuple(leaf.shape):
             grad = grad.sum_to_size(leaf.shape)
+        want = getattr(leaf, "_grad_dtype", None)  # Tensor.grad_dtype, where set to another dtype
+        if want is not None and grad.dtype is not want:
+            grad = grad.to(want)
         if leaf.grad is None:
             # steal a gradient nobody else holds (as PyTorch does): saves a copy per parameter
             stolen = None if create_graph else _steal(grad, leaf)
