@@ -22,12 +22,6 @@ PENDING = {
             'share_memory_ smm sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm storage '
             'storage_type to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc values '),
     },
-    'nn.functional': {
-        22: (
-            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch grouped_mm handle_torch_function '
-            'has_torch_function has_torch_function_unary has_torch_function_variadic reproducibility_notes '
-            'scaled_grouped_mm scaled_mm sparse_support_notes tf32_notes '),
-    },
     'optim': {
         22: (
             'Muon SparseAdam swap_in_optimizer_params_and_state '),

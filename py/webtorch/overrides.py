@@ -48,8 +48,9 @@ class DisableTorchFunction(_DisableTorchFunction):
     dispatches to no modes, see TorchFunctionMode)."""
 
 
-def handle_torch_function(public, args, kwargs):
-    types = _overloaded(args, kwargs)
+def handle_torch_function(public, relevant_args, *args, **kwargs):
+    """PyTorch's: call the __torch_function__ of relevant_args' overriding types on public(*args, **kwargs)."""
+    types = _overloaded(relevant_args, None)
     # subclasses before superclasses, as in PyTorch
     types.sort(key=lambda t: -len(t.__mro__))
     for t in types:
@@ -80,7 +81,7 @@ def torch_function(fn):
         for a in args:
             if type(a) not in _PLAIN and not _tf_state["disabled"] and not isinstance(a, (int, float, bool)):
                 if _overloaded(args, kwargs):
-                    return handle_torch_function(public, args, kwargs)
+                    return handle_torch_function(public, args + tuple(kwargs.values()), *args, **kwargs)
                 break
         if _tracing[0] is not None:
             return _tracing[0].call(public, fn, args, kwargs)
@@ -98,7 +99,7 @@ def is_tensor_like(x):
 def _assert(condition, message):
     """torch._assert: Python's assert, symbolically traceable (a Proxy condition is recorded)."""
     if type(condition) is not Tensor and has_torch_function((condition,)):
-        return handle_torch_function(_assert, (condition, message), {})
+        return handle_torch_function(_assert, (condition,), condition, message)
     if not condition:
         raise AssertionError(message)
 

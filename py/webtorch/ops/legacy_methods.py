@@ -81,7 +81,7 @@ def module_load(self, other, assign=False):
     """How load_state_dict turns a state dict's value into this parameter's (when swapping): other itself
     (assign) or self with other's values, detached."""
     if has_torch_function_variadic(self, other):
-        return handle_torch_function(module_load, (self, other), {"assign": assign})
+        return handle_torch_function(module_load, (self, other), self, other, assign=assign)
     return other.detach() if assign else self.copy_(other).detach()
 
 
