@@ -24,7 +24,7 @@ PENDING = {
     },
     'optim': {
         22: (
-            'Muon SparseAdam swap_in_optimizer_params_and_state '),
+            'swap_in_optimizer_params_and_state '),
     },
     'utils.data': {
         22: (

@@ -1,0 +1,107 @@
+"""torch.optim.Muon and SparseAdam against PyTorch: several steps (parameters and state), the state_dict round
+trip, and PyTorch's errors. Muon's Newton-Schulz runs in PyTorch's bfloat16 (emulated, see optim/muon.py)."""
+import pytest
+import torch
+
+import webtorch as wt
+
+
+def _wt(t, device, requires_grad=False):
+    return wt.tensor(t.tolist(), device=device, requires_grad=requires_grad)
+
+
+def _close(a, b, atol=1e-6):
+    assert torch.allclose(torch.tensor(a.tolist()), b, atol=atol, rtol=1e-5), (a, b)
+
+
+def _muon_steps(T, device, kw, shapes, grads):
+    start = [g * 0.5 for g in grads[0]]
+    params = [_wt(s, device, True) if T is wt else s.clone().requires_grad_() for s in start]
+    opt = T.optim.Muon(params, **kw)
+    for step in grads:
+        for p, g in zip(params, step):
+            p.grad = _wt(g, device) if T is wt else g.clone()
+        opt.step()
+    return params, opt
+
+
+@pytest.mark.parametrize("kw", [{}, dict(lr=0.02, nesterov=False, adjust_lr_fn="match_rms_adamw", weight_decay=0.01)])
+def test_muon_steps(device, kw):
+    if kw and device != "cpu":
+        pytest.skip("the options are device-independent: the cpu covers them")
+    torch.manual_seed(0)
+    shapes = [(8, 5), (4, 6)] if device == "cpu" else [(4, 6)]
+    grads = [[torch.randn(s) for s in shapes] for _ in range(2)]
+    ref, ropt = _muon_steps(torch, None, kw, shapes, grads)
+    got, wopt = _muon_steps(wt, device, kw, shapes, grads)
+    for a, b in zip(got, ref):
+        _close(a, b.detach(), 1e-5)
+    for i, p in enumerate(got):
+        _close(wopt.state[p]["momentum_buffer"], ropt.state[ref[i]]["momentum_buffer"])
+    sd = wopt.state_dict()
+    assert sorted(sd["param_groups"][0]) == sorted(ropt.state_dict()["param_groups"][0])
+    fresh = wt.optim.Muon([wt.zeros(s, requires_grad=True, device=device) for s in shapes], **kw)
+    fresh.load_state_dict(sd)
+    assert fresh.state_dict()["param_groups"] == sd["param_groups"]
+
+
+def test_muon_errors():
+    for T in (torch, wt):
+        for make, msg in ((lambda: T.optim.Muon([T.zeros(3, requires_grad=True)]), "only supports 2D parameters"),
+                          (lambda: T.optim.Muon([T.zeros(2, 2)], lr=-1.0), "Learning rate should be >= 0"),
+                          (lambda: T.optim.Muon([T.zeros(2, 2)], adjust_lr_fn="x"), "function x is not supported")):
+            with pytest.raises(ValueError, match=msg):
+                make()
+        p = T.zeros(2, 2, requires_grad=True)
+        opt = T.optim.Muon([p], ns_steps=100)
+        p.grad = T.ones(2, 2)
+        with pytest.raises(ValueError, match="Number of steps must be less than 100"):
+            opt.step()
+
+
+def _sparse_grad(T, device, idx, vals, shape):
+    if T is wt:
+        return wt.sparse_coo_tensor(_wt(idx, device).long(), _wt(vals, device), shape)
+    return torch.sparse_coo_tensor(idx, vals, shape)
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_sparse_adam_steps(device, maximize):
+    torch.manual_seed(1)
+    w0 = torch.randn(6, 3)
+    steps = [(torch.tensor([[0, 2, 2, 5]]), torch.randn(4, 3)), (torch.tensor([[1, 2]]), torch.randn(2, 3)),
+             (torch.tensor([[0, 4]]), torch.randn(2, 3))]
+    out = []
+    for T in (torch, wt):
+        p = _wt(w0, device, True) if T is wt else w0.clone().requires_grad_()
+        opt = T.optim.SparseAdam([p], lr=0.01, maximize=maximize)
+        for idx, vals in steps:
+            p.grad = _sparse_grad(T, device, idx, vals, (6, 3))
+            opt.step()
+        out.append((p, opt))
+    (rp, ropt), (wp, wopt) = out
+    _close(wp, rp.detach())
+    rs, ws = ropt.state_dict()["state"][0], wopt.state_dict()["state"][0]
+    assert ws["step"] == rs["step"] == 3 and type(ws["step"]) is int
+    _close(ws["exp_avg"], rs["exp_avg"])
+    _close(ws["exp_avg_sq"], rs["exp_avg_sq"])
+    fresh = wt.optim.SparseAdam([_wt(w0, device, True)], lr=0.01)
+    fresh.load_state_dict(wopt.state_dict())
+    assert fresh.state_dict()["state"][0]["step"] == 3
+
+
+def test_sparse_adam_errors():
+    for T in (torch, wt):
+        for make, msg in ((lambda: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], lr=0.0), "Invalid learning"),
+                          (lambda: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], eps=0.0), "Invalid epsilon"),
+                          (lambda: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], betas=(1.0, 0.9)),
+                           "Invalid beta parameter at index 0"),
+                          (lambda: T.optim.SparseAdam([T.zeros(2, dtype=T.complex64, requires_grad=True)]),
+                           r"Complex params at indices \[\[0, 0\]\]")):
+            with pytest.raises(ValueError, match=msg):
+                make()
+        p = T.zeros(2, requires_grad=True)
+        opt = T.optim.SparseAdam([p])
+        p.grad = T.ones(2)
+        with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients, please consider Adam"):
+            opt.step()
