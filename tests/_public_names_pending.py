@@ -26,19 +26,10 @@ PENDING = {
         22: (
             'swap_in_optimizer_params_and_state '),
     },
-    'utils.data': {
-        22: (
-            'DFIterDataPipe DataChunk IterDataPipe MapDataPipe argument_validation functional_datapipe '
-            'guaranteed_datapipes_determinism non_deterministic runtime_validation runtime_validation_disabled '),
-    },
     'utils.checkpoint': {
         22: (
             'CheckpointPolicy GraphExecGroup SAC_IGNORED_OPS SelectiveCheckpointContext '
             'create_selective_checkpoint_contexts set_checkpoint_debug_enabled set_checkpoint_early_stop '),
-    },
-    'autograd': {
-        22: (
-            'NestedIOFunction '),
     },
     'backends': {
         22: (

@@ -228,3 +228,17 @@ def test_script_module_dicts():
     assert wt.ModuleDict(seq).getattr("0") is lin and wt.ModuleDict(seq).contains("0")
     with pytest.raises(TypeError, match="incompatible constructor arguments"):
         wt.ModuleDict(3)
+
+
+def test_nested_io_function_as_pytorch():
+    for T in (torch, wt):
+        class F(T.autograd.NestedIOFunction):
+            def forward_extended(self, a):
+                return a
+
+        assert issubclass(F, T.autograd.Function)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f = F()
+        with pytest.raises(AttributeError, match="_do_forward"):
+            f(T.ones(1))
