@@ -26,11 +26,6 @@ PENDING = {
         22: (
             'swap_in_optimizer_params_and_state '),
     },
-    'utils.checkpoint': {
-        22: (
-            'CheckpointPolicy GraphExecGroup SAC_IGNORED_OPS SelectiveCheckpointContext '
-            'create_selective_checkpoint_contexts set_checkpoint_debug_enabled set_checkpoint_early_stop '),
-    },
     'backends': {
         22: (
             'fp32_precision '),
