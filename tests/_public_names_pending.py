@@ -6,10 +6,8 @@ PENDING = {
         22: (
             'BoolStorage ByteStorage CharStorage DeserializationStorageContext DoubleStorage FloatStorage '
             'IntStorage LongStorage PyTorchFileReader PyTorchFileWriter SerializationStorageContext ShortStorage '
-            'TypedStorage batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
-            'batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats '
-            'ccol_indices_copy col_indices_copy crow_indices_copy dsmm from_file hash_tensor hsmm hspmm '
-            'indices_copy is_storage resize_as_sparse_ row_indices_copy saddmm set_default_tensor_type smm '
+            'TypedStorage ccol_indices_copy col_indices_copy crow_indices_copy dsmm from_file hash_tensor hsmm '
+            'hspmm indices_copy is_storage resize_as_sparse_ row_indices_copy saddmm set_default_tensor_type smm '
             'sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor '
             'sspaddmm values_copy '),
         24: (

@@ -132,9 +132,9 @@ def test_grad_dtype():
         y.grad_dtype = None
         assert y.grad_dtype is None
         z = y * 2
-        for call, msg in ((lambda: z.grad_dtype, "accessed on leaf"), (lambda: setattr(z, "grad_dtype", None),
+        for call, msg in ((lambda z=z: z.grad_dtype, "accessed on leaf"), (lambda z=z: setattr(z, "grad_dtype", None),
                                                                         "set on leaf"),
-                          (lambda: setattr(y, "grad_dtype", 3), "must be a torch.dtype or None, but got int")):
+                          (lambda y=y: setattr(y, "grad_dtype", 3), "must be a torch.dtype or None, but got int")):
             with pytest.raises(RuntimeError, match=msg):
                 call()
 
@@ -163,3 +163,55 @@ def test_tensor_attributes():
     assert _attrs(wt) == _attrs(torch)
     with pytest.raises(TypeError, match="complex32"):
         wt.ones(2).chalf()
+
+
+_SYNC_BN = ["batch_norm_stats(x, 1e-5)", "batch_norm_elemt(x, None, None, m, m, 1e-5)",
+            "batch_norm_gather_stats(x, m[None], m[None], None, None, 0.1, 1e-5, 4)",
+            "batch_norm_gather_stats_with_counts(x, m[None], m[None], None, None, 0.1, 1e-5, m[:1])",
+            "batch_norm_backward_reduce(x, x, m, m, None, True, True, True)",
+            "batch_norm_backward_elemt(x, x, m, m, None, m, m, m[:1].int())"]
+
+
+@pytest.mark.parametrize("call", _SYNC_BN)
+def test_sync_batch_norm_primitives_cpu_raise(call):
+    """PyTorch has them on CUDA only: on the cpu both raise NotImplementedError."""
+    for T in (torch, wt):
+        with pytest.raises(NotImplementedError, match="Could not run 'aten::batch_norm_"):
+            eval("T." + call, {"T": T, "x": T.randn(4, 3, 5), "m": T.ones(3)})
+
+
+def test_batch_norm_update_stats(device):
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, 5)
+    outs = []
+    for T in (torch, wt):
+        xx = x if T is torch else _wt(x, device)
+        rm, rv = T.zeros(3, device=device) if T is wt else T.zeros(3), T.ones(3, device=device) if T is wt else \
+            T.ones(3)
+        outs.append(list(T.batch_norm_update_stats(xx, rm, rv, 0.1)) + [rm, rv])
+    for a, b in zip(outs[1], outs[0]):
+        _close(a, b)
+
+
+def test_sync_batch_norm_pipeline_is_batch_norm(webgpu):
+    """One process's SyncBatchNorm forward and backward through the primitives equal PyTorch's batch_norm and its
+    gradients (training mode), and the gathered statistics of two halves equal the whole's."""
+    torch.manual_seed(0)
+    x, w, b, g = torch.randn(6, 3, 4), torch.randn(3), torch.randn(3), torch.randn(6, 3, 4)
+    xr, wr = x.clone().requires_grad_(), w.clone().requires_grad_()
+    rm, rv = torch.zeros(3), torch.ones(3)
+    y = torch.nn.functional.batch_norm(xr, rm, rv, wr, b, True, 0.1, 1e-5)
+    y.backward(g)
+    X, W, B, G = (_wt(t, "webgpu") for t in (x, w, b, g))
+    halves = [wt.batch_norm_stats(X[:3], 1e-5), wt.batch_norm_stats(X[3:], 1e-5)]
+    means, invstds = wt.stack([h[0] for h in halves]), wt.stack([h[1] for h in halves])
+    RM, RV = wt.zeros(3, device="webgpu"), wt.ones(3, device="webgpu")
+    mean, invstd = wt.batch_norm_gather_stats(X, means, invstds, RM, RV, 0.1, 1e-5, 12)
+    _close(wt.batch_norm_elemt(X, W, B, mean, invstd, 1e-5), y.detach(), 1e-4)
+    _close(RM, rm)
+    _close(RV, rv)
+    sum_dy, sum_dy_xmu, grad_w, grad_b = wt.batch_norm_backward_reduce(G, X, mean, invstd, W, True, True, True)
+    _close(grad_w, wr.grad, 1e-4)
+    count = wt.tensor([12, 12], dtype=wt.int32, device="webgpu")
+    _close(wt.batch_norm_backward_elemt(G, X, mean, invstd, W, sum_dy, sum_dy_xmu, count), xr.grad, 1e-4)
+    assert wt.batch_norm_backward_reduce(G, X, mean, invstd, None, False, True, False) == (None, None, None, None)

@@ -47,9 +47,9 @@ def test_muon_steps(device, kw):
 
 def test_muon_errors():
     for T in (torch, wt):
-        for make, msg in ((lambda: T.optim.Muon([T.zeros(3, requires_grad=True)]), "only supports 2D parameters"),
-                          (lambda: T.optim.Muon([T.zeros(2, 2)], lr=-1.0), "Learning rate should be >= 0"),
-                          (lambda: T.optim.Muon([T.zeros(2, 2)], adjust_lr_fn="x"), "function x is not supported")):
+        for make, msg in ((lambda T=T: T.optim.Muon([T.zeros(3, requires_grad=True)]), "only supports 2D parameters"),
+                          (lambda T=T: T.optim.Muon([T.zeros(2, 2)], lr=-1.0), "Learning rate should be >= 0"),
+                          (lambda T=T: T.optim.Muon([T.zeros(2, 2)], adjust_lr_fn="x"), "function x is not supported")):
             with pytest.raises(ValueError, match=msg):
                 make()
         p = T.zeros(2, 2, requires_grad=True)
@@ -92,11 +92,11 @@ def test_sparse_adam_steps(device, maximize):
 
 def test_sparse_adam_errors():
     for T in (torch, wt):
-        for make, msg in ((lambda: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], lr=0.0), "Invalid learning"),
-                          (lambda: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], eps=0.0), "Invalid epsilon"),
-                          (lambda: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], betas=(1.0, 0.9)),
+        for make, msg in ((lambda T=T: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], lr=0.0), "Invalid learn"),
+                          (lambda T=T: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], eps=0.0), "Invalid eps"),
+                          (lambda T=T: T.optim.SparseAdam([T.zeros(2, requires_grad=True)], betas=(1.0, 0.9)),
                            "Invalid beta parameter at index 0"),
-                          (lambda: T.optim.SparseAdam([T.zeros(2, dtype=T.complex64, requires_grad=True)]),
+                          (lambda T=T: T.optim.SparseAdam([T.zeros(2, dtype=T.complex64, requires_grad=True)]),
                            r"Complex params at indices \[\[0, 0\]\]")):
             with pytest.raises(ValueError, match=msg):
                 make()

@@ -7,7 +7,7 @@ from .autograd import grad_mode
 from .nn import functional as F
 from .nn._functional.sparse import _embedding_renorm
 from .nn.modules.rnn import _cell_function, _sequence_function
-from .ops._common import formula_node
+from .ops._common import formula_node, name_of
 from .ops._creation import arange
 
 _REDUCTION = ("none", "mean", "sum")  # ATen's int reduction: at::Reduction::None, Mean, Sum
@@ -258,3 +258,97 @@ def native_dropout(input, p, train):
         mask = input.new_empty(input.shape).bernoulli_(1 - p).to(_dtype.bool_)
         scale = 0.0 if p == 1 else 1 / (1 - p)
     return _NativeDropout.apply(input, mask, scale), mask
+
+
+# ---- SyncBatchNorm's primitives: per-channel statistics over every dim but 1 -----------------------------------
+def _cuda_only(name, input):
+    """PyTorch has these on CUDA only; webtorch computes them on its GPU device and raises as PyTorch on the cpu."""
+    if input.device.type != "webgpu":
+        raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the "
+                                  f"'{input.device.type.upper()}' backend. 'aten::{name}' is only available for the "
+                                  "GPU (CUDA; webgpu in webtorch).")
+
+
+def _channel(t, input):
+    return t.reshape((1, -1) + (1,) * (input.dim() - 2))
+
+
+def _reduce_dims(input):
+    return [0] + list(range(2, input.dim()))
+
+
+def batch_norm_stats(input, eps):
+    """(mean, invstd) per channel: invstd = 1 / sqrt(biased variance + eps)."""
+    _cuda_only("batch_norm_stats", input)
+    dims = _reduce_dims(input)
+    mean = input.mean(dims)
+    return mean, (input - _channel(mean, input)).pow(2).mean(dims).add(eps).rsqrt()
+
+
+def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
+    _cuda_only("batch_norm_elemt", input)
+    out = (input - _channel(mean, input)) * _channel(invstd, input)
+    if weight is not None:
+        out = out * _channel(weight, input)
+    return out + _channel(bias, input) if bias is not None else out
+
+
+def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts):
+    """The global (mean, invstd) of per-process (mean, invstd, count) rows, as PyTorch's parallel reduction; the
+    running statistics (given) move toward the global mean and unbiased variance by momentum, in place."""
+    _cuda_only("batch_norm_gather_stats_with_counts", input)
+    counts = counts.to(mean.dtype).unsqueeze(1)
+    n = counts.sum()
+    avg = (counts * mean).sum(0) / n
+    var_n = (counts * (invstd.pow(-2) - eps + (mean - avg).pow(2))).sum(0)
+    with grad_mode.no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(avg * momentum)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(var_n / (n - 1) * momentum)
+    return avg, (var_n / n + eps).rsqrt()
+
+
+def batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count):
+    counts = mean.new_full((mean.shape[0],), float(count))
+    return batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts)
+
+
+def batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g):
+    """(sum_dy, sum_dy_xmu, grad_weight, grad_bias) per channel; None where its flag is off (grad_weight: or no
+    weight)."""
+    _cuda_only("batch_norm_backward_reduce", input)
+    dims = _reduce_dims(input)
+    sum_dy = grad_out.sum(dims)
+    sum_dy_xmu = (grad_out * (input - _channel(mean, input))).sum(dims)
+    return (sum_dy if input_g else None, sum_dy_xmu if input_g else None,
+            sum_dy_xmu * invstd if weight_g and weight is not None else None, sum_dy if bias_g else None)
+
+
+def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count):
+    """The input's gradient from the reduced sums, count the per-process element counts."""
+    _cuda_only("batch_norm_backward_elemt", input)
+    n = count.sum().to(sum_dy.dtype)
+    inv = _channel(invstd, input)
+    scale = inv * _channel(weight, input) if weight is not None else inv
+    xmu = input - _channel(mean, input)
+    return (grad_out - _channel(sum_dy / n, input) - xmu * inv.pow(2) * _channel(sum_dy_xmu / n, input)) * scale
+
+
+def batch_norm_update_stats(input, running_mean, running_var, momentum):
+    """(mean, biased variance) per channel, the running statistics (given) updated in place by momentum with the
+    unbiased variance; on every device (PyTorch has it on the cpu too)."""
+    for t in (running_mean, running_var):
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{name_of(input.dtype)}")
+    dims = _reduce_dims(input)
+    mean = input.mean(dims)
+    var = input.var(dims, unbiased=False)
+    n = input.numel() // input.shape[1]
+    with grad_mode.no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(mean * momentum)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(var * (n / (n - 1)) * momentum)
+    return mean, var
