@@ -105,3 +105,36 @@ def test_sparse_adam_errors():
         p.grad = T.ones(2)
         with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients, please consider Adam"):
             opt.step()
+
+
+@pytest.mark.parametrize("kw", [dict(padding_idx=1), {}])
+def test_sparse_embedding_with_sparse_adam(device, kw):
+    """nn.Embedding(sparse=True) gives a sparse gradient as PyTorch's (its rows uncoalesced, padding_idx's left
+    out), and SparseAdam trains it to PyTorch's weights."""
+    torch.manual_seed(2)
+    w0, batches = torch.randn(6, 3), [torch.tensor([[0, 2], [2, 1]]), torch.tensor([[5, 1], [1, 4]])]
+    out = []
+    for T in (torch, wt):
+        emb = T.nn.Embedding(6, 3, sparse=True, **kw)
+        if T is wt:
+            emb = emb.to(device)
+        with (torch.no_grad() if T is torch else wt.no_grad()):
+            emb.weight.copy_(w0 if T is torch else _wt(w0, device))
+        opt = T.optim.SparseAdam(emb.parameters(), lr=0.1)
+        for b in batches:
+            opt.zero_grad()
+            emb(b if T is torch else _wt(b, device)).pow(2).sum().backward()
+            grads = emb.weight.grad
+            opt.step()
+        out.append((emb.weight, grads))
+    (rw, rg), (ww, wg) = out
+    assert wg.is_sparse and wg._indices().tolist() == rg._indices().tolist()
+    _close(wg._values(), rg._values())
+    _close(ww, rw.detach(), 1e-5)
+
+
+def test_sparse_embedding_scale_grad_by_freq_raises():
+    for T in (torch, wt):
+        e = T.nn.Embedding(5, 3, sparse=True, scale_grad_by_freq=True)
+        with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse gradients"):
+            e(T.tensor([[0, 2], [2, 1]])).sum().backward()
