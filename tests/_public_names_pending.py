@@ -20,10 +20,6 @@ PENDING = {
             'share_memory_ smm sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ sspaddmm storage '
             'storage_type to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc values '),
     },
-    'optim': {
-        22: (
-            'swap_in_optimizer_params_and_state '),
-    },
     'backends': {
         22: (
             'fp32_precision '),

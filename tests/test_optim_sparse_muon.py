@@ -138,3 +138,38 @@ def test_sparse_embedding_scale_grad_by_freq_raises():
         e = T.nn.Embedding(5, 3, sparse=True, scale_grad_by_freq=True)
         with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse gradients"):
             e(T.tensor([[0, 2], [2, 1]])).sum().backward()
+
+
+def _swap(T, make, device):
+    """Steps a second model's parameters, with a state dict's state, through a live optimizer."""
+    torch.manual_seed(3)
+    w0, w1, g = torch.randn(3, 2), torch.randn(3, 2), torch.randn(3, 2)
+
+    def param(t):
+        return _wt(t, device, True) if T is wt else t.clone().requires_grad_()
+    live = param(w0)
+    opt = make(T, [live])
+    live.grad = _wt(g, device) if T is wt else g.clone()
+    opt.step()
+    other = param(w1)
+    saved = opt.state_dict()
+    with T.optim.swap_in_optimizer_params_and_state(opt, {"w": other}, saved):
+        other.grad = _wt(g * 2, device) if T is wt else g * 2
+        opt.step()
+        inside = [opt.param_groups[0]["params"][0] is other]
+    return [other.tolist(), live.tolist(), inside, opt.param_groups[0]["params"][0] is live]
+
+
+@pytest.mark.parametrize("make", [lambda T, p: T.optim.SGD(p, lr=0.1, momentum=0.9),
+                                  lambda T, p: T.optim.Adam(p, lr=0.1)])
+def test_swap_in_optimizer_params_and_state(device, make):
+    got, ref = _swap(wt, make, device), _swap(torch, make, None)
+    _close(wt.tensor(got[0]), torch.tensor(ref[0]))
+    _close(wt.tensor(got[1]), torch.tensor(ref[1]))  # the live parameter, stepped once before the block only
+    assert got[2:] == ref[2:] == [[True], True]
+    for T in (torch, wt):
+        p = T.zeros(2, requires_grad=True)
+        opt = T.optim.SGD([p], lr=0.1, momentum=0.9)
+        with pytest.raises(RuntimeError, match="requires initialized optimizer state"):
+            with T.optim.swap_in_optimizer_params_and_state(opt, {"p": p}, opt.state_dict()):
+                pass
