@@ -4,52 +4,13 @@
 PENDING = {
     '': {
         22: (
-            'AcceleratorError BufferDict Capsule DisableTorchFunction DisableTorchFunctionSubclass Event '
-            'FatalError Future GradScaler ModuleDict OutOfMemoryError ParameterDict Stream SymBool SymFloat '
-            'SymInt as_strided_ autocast_decrement_nesting autocast_increment_nesting batch_norm_backward_elemt '
-            'batch_norm_backward_reduce batch_norm_elemt batch_norm_gather_stats '
-            'batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats clear_autocast_cache '
-            'cond ctc_loss default_generator embedding_bag embedding_renorm_ fork get_autocast_cpu_dtype '
-            'get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype get_device_module hash_tensor '
-            'is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled is_autocast_cpu_enabled '
-            'is_autocast_ipu_enabled is_autocast_xla_enabled memory_format native_norm norm_except_dim '
-            'set_anomaly_enabled set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled '
-            'set_autocast_dtype set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype '
-            'set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled slice_inverse '
-            'sym_constrain_range sym_constrain_range_for_size sym_fresh_size thread_safe_generator wait '),
+            'hash_tensor '),
         24: (
-            'conj_physical_ frobenius_norm lobpcg nuclear_norm view_as_complex_copy view_as_real_copy '),
+            'lobpcg '),
     },
     'Tensor': {
         22: (
-            'grad_dtype hash_tensor index ipu module_load mtia name record_stream reinforce slice_inverse '
-            'to_padded_tensor volatile xpu '),
-        24: (
-            'chalf conj_physical_ '),
-    },
-    'nn.functional': {
-        22: (
-            'ScalingType SwizzleType assert_int_or_pair boolean_dispatch grouped_mm handle_torch_function '
-            'has_torch_function has_torch_function_unary has_torch_function_variadic reproducibility_notes '
-            'scaled_grouped_mm scaled_mm sparse_support_notes tf32_notes '),
-    },
-    'optim': {
-        22: (
-            'Muon SparseAdam swap_in_optimizer_params_and_state '),
-    },
-    'utils.data': {
-        22: (
-            'DFIterDataPipe DataChunk IterDataPipe MapDataPipe argument_validation functional_datapipe '
-            'guaranteed_datapipes_determinism non_deterministic runtime_validation runtime_validation_disabled '),
-    },
-    'utils.checkpoint': {
-        22: (
-            'CheckpointPolicy GraphExecGroup SAC_IGNORED_OPS SelectiveCheckpointContext '
-            'create_selective_checkpoint_contexts set_checkpoint_debug_enabled set_checkpoint_early_stop '),
-    },
-    'autograd': {
-        22: (
-            'NestedIOFunction '),
+            'hash_tensor '),
     },
     'backends': {
         22: (
@@ -62,10 +23,6 @@ PENDING = {
     'backends.mkldnn': {
         22: (
             'conv fp32_precision matmul rnn '),
-    },
-    'random': {
-        22: (
-            'thread_safe_generator '),
     },
     'compiler': {
         22: (
@@ -87,8 +44,7 @@ PENDING = {
     },
     'jit': {
         22: (
-            'Attribute CompilationUnit Error Future ScriptFunction enable_onednn_fusion export_opnames fork '
-            'interface isinstance onednn_fusion_enabled script_if_tracing set_fusion_strategy strict_fusion '
-            'trace_module wait '),
+            'Attribute CompilationUnit Error ScriptFunction enable_onednn_fusion export_opnames interface '
+            'isinstance onednn_fusion_enabled script_if_tracing set_fusion_strategy strict_fusion trace_module '),
     },
 }

@@ -18,7 +18,9 @@ def _subclasses(cls):
 
 
 # nodes whose backward reuses the forward's intermediate recursion (a row sees only inputs and results)
-OWN_BACKWARD = {"CtcLossBackward0": "PyTorch's ctc_loss_backward runs the beta recursion against the forward's alphas"}
+OWN_BACKWARD = {"CtcLossBackward0": "PyTorch's ctc_loss_backward runs the beta recursion against the forward's alphas",
+                "EmbeddingBackward0": "embedding(sparse=True): its gradient is a sparse COO tensor, built by "
+                                      "webtorch.sparse (above the derivative table); the dense form decomposes"}
 
 
 def test_every_builtin_node_is_a_formula_row_or_a_decomposition():

@@ -14,6 +14,7 @@ from ._dtype import (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnu
                      float4_e2m1fn_x2, uint16, uint32, uint64, bit)
 globals().update({d.name: d for d in _dtype.SUB_BYTE + _dtype.OPAQUE})  # torch.int4, torch.uint4, torch.qint8, ...
 from ._device import device, set_default_device, get_default_device
+from ._device import device as _device_cls
 from . import _late
 from ._tensor import Tensor, Size
 from ._legacy import TYPES as _LEGACY_TYPES
@@ -50,6 +51,17 @@ from ._settings import (get_num_threads, set_num_threads, get_num_interop_thread
                         get_deterministic_debug_mode, set_warn_always, is_warn_always_enabled, set_flush_denormal,
                         is_vulkan_available, has_lapack, has_spectral, has_mkl, has_openmp)
 from ._symbolic import sym_int, sym_float, sym_max, sym_min, sym_not, sym_ite, sym_sqrt, sym_sum
+from ._symbolic import (SymInt, SymFloat, SymBool, sym_constrain_range, sym_constrain_range_for_size,
+                        sym_fresh_size)
+from ._memory_format import memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d
+from ._errors import AcceleratorError, OutOfMemoryError, FatalError
+from ._streams import Stream, Event
+from ._higher_order_ops import cond
+from ._script_types import ModuleDict, ParameterDict, BufferDict, Capsule
+from .futures import Future, fork, wait
+from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass
+from .random import default_generator, thread_safe_generator
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled
 
 ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
@@ -74,7 +86,6 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 chalf = complex32
-contiguous_format = preserve_format = channels_last = None
 range = _creation.range_  # noqa: A001
 abs = ops.pointwise.abs  # noqa: A001
 max = ops.reduction.max  # noqa: A001
@@ -177,6 +188,28 @@ class iinfo:
         self.dtype = type.name
 
 
+def get_device_module(device=None):  # noqa: F811 (PyTorch's parameter name)
+    """The module of a device type (torch.cpu, torch.webgpu, torch.cuda); without device, the accelerator's
+    (webgpu where an adapter exists) or the cpu's."""
+    if isinstance(device, (str, _device_cls)):
+        kind = _device_cls(device).type
+    elif device is None:
+        kind = "webgpu" if webgpu.is_available() else "cpu"
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = _lazy(kind) if kind in ("cpu", "cuda") else globals().get(kind)
+    if module is None:
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'.")
+    return module
+
+
+_AUTOCAST = ("autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
+             "autocast_increment_nesting", "autocast_decrement_nesting", "clear_autocast_cache",
+             "is_autocast_cache_enabled", "set_autocast_cache_enabled") + tuple(
+    f"{verb}_autocast_{d}_{what}" for d in ("cpu", "gpu", "ipu", "xla") for verb, what in
+    (("get", "dtype"), ("set", "dtype"), ("is", "enabled"), ("set", "enabled")) if d != "gpu" or what == "dtype")
+
+
 def _lazy(name):
     return _importlib.import_module("." + name, __name__)
 
@@ -184,7 +217,7 @@ def _lazy(name):
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
-                "_functorch", "_logging", "distributions", "types", "func", "library"):
+                "_functorch", "_logging", "distributions", "types", "func", "library", "cpu", "futures"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod
@@ -198,8 +231,10 @@ def __getattr__(name):
     if name == "compile":
         fn = globals()["compile"] = _lazy("_compile").compile
         return fn
-    if name in ("autocast", "is_autocast_enabled", "get_autocast_dtype"):
-        return getattr(_lazy("amp"), name)
+    if name in _AUTOCAST:
+        return getattr(_lazy("amp.autocast_mode"), name)
+    if name == "GradScaler":
+        return _lazy("amp").GradScaler
     if name in ops.registry.FUNCTIONS:  # an op declared after import (`backends.elementwise.define`)
         return ops.registry.FUNCTIONS[name]
     if not name.startswith("__") and name != "F":  # torch.conv2d, torch.dropout, ...: nn.functional's ops

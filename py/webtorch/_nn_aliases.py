@@ -3,9 +3,12 @@ callables where PyTorch's are the same (torch.conv2d is F.conv2d), else ATen's s
 nn.functional (torch.dropout(input, p, train), torch.embedding(weight, indices, ...), losses
 taking reduction as ATen's int). Imported on first use (webtorch.__getattr__): nn imports webtorch."""
 from . import _dtype
+from .autograd import grad_mode
 from .nn import functional as F
+from .nn._functional.sparse import _embedding_renorm
 from .nn.modules.rnn import _cell_function, _sequence_function
-from .ops._common import formula_node
+from .ops._common import formula_node, name_of
+from .ops._creation import arange
 
 _REDUCTION = ("none", "mean", "sum")  # ATen's int reduction: at::Reduction::None, Mean, Sum
 
@@ -58,6 +61,50 @@ def feature_dropout_(input, p, train):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return F.embedding(indices, weight, padding_idx if padding_idx >= 0 else None,
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """The rows of input that indices name rescaled in place to norm at most max_norm (nn.Embedding's max_norm)."""
+    _embedding_renorm(input, indices, max_norm, norm_type)
+    return input
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """ATen's embedding_bag: (output, offset2bag, bag_size, max_indices) as PyTorch's cpu kernel returns them
+    (offset2bag is left empty on its fast sum path; max_indices is bag_size but in max mode)."""
+    if offsets is None:
+        raise TypeError("embedding_bag(): argument 'offsets' (position 3) must be Tensor, not NoneType")
+    pad = padding_idx if padding_idx is not None and padding_idx >= 0 else None
+    out = F.embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq,
+                          mode=("sum", "mean", "max")[mode], sparse=sparse, per_sample_weights=per_sample_weights,
+                          include_last_offset=include_last_offset, padding_idx=pad)
+    with grad_mode.no_grad():
+        n, bags = indices.shape[0], offsets.shape[0] - int(include_last_offset)
+        starts = offsets[1:bags].long().clamp(max=n)
+        bag_of = indices.new_zeros(n + 1, dtype=_dtype.int64).index_add(0, starts, starts.new_ones(starts.shape))
+        bag_of = bag_of.cumsum(0)[:n]
+        valid = indices != pad if pad is not None else indices.new_ones(indices.shape, dtype=_dtype.bool_)
+        counts = bag_of.new_zeros(bags).index_add(0, bag_of, valid.long())
+        fast = mode == 0 and pad is None and weight.dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16)
+        offset2bag = bag_of.new_empty(0) if fast else bag_of
+        bag_size = counts.new_zeros(bags) if mode == 0 else counts
+        if mode != 2:
+            return out, offset2bag, bag_size, bag_size.clone()
+        member = (bag_of.unsqueeze(0) == arange(bags, device=indices.device).unsqueeze(1)) & valid.unsqueeze(0)
+        rows = weight.detach().index_select(0, indices).unsqueeze(0)
+        first = rows.masked_fill(~member.unsqueeze(-1), float("-inf")).max(1).indices
+        max_indices = indices.long()[first].masked_fill(~member.any(1).unsqueeze(-1), 0)
+    return out, offset2bag, bag_size, max_indices
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
+    """ATen's ctc_loss: reduction is its int (0 none, 1 mean, 2 sum); left out, the per-sample losses come back,
+    as from PyTorch's binding (whose declared default, mean, is not what it applies)."""
+    if not isinstance(reduction, int):
+        raise TypeError("ctc_loss() received an invalid combination of arguments: reduction must be an int "
+                        f"(0 none, 1 mean, 2 sum), got {type(reduction).__name__}")
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _REDUCTION[reduction], zero_infinity)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
@@ -211,3 +258,97 @@ def native_dropout(input, p, train):
         mask = input.new_empty(input.shape).bernoulli_(1 - p).to(_dtype.bool_)
         scale = 0.0 if p == 1 else 1 / (1 - p)
     return _NativeDropout.apply(input, mask, scale), mask
+
+
+# ---- SyncBatchNorm's primitives: per-channel statistics over every dim but 1 -----------------------------------
+def _cuda_only(name, input):
+    """PyTorch has these on CUDA only; webtorch computes them on its GPU device and raises as PyTorch on the cpu."""
+    if input.device.type != "webgpu":
+        raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the "
+                                  f"'{input.device.type.upper()}' backend. 'aten::{name}' is only available for the "
+                                  "GPU (CUDA; webgpu in webtorch).")
+
+
+def _channel(t, input):
+    return t.reshape((1, -1) + (1,) * (input.dim() - 2))
+
+
+def _reduce_dims(input):
+    return [0] + list(range(2, input.dim()))
+
+
+def batch_norm_stats(input, eps):
+    """(mean, invstd) per channel: invstd = 1 / sqrt(biased variance + eps)."""
+    _cuda_only("batch_norm_stats", input)
+    dims = _reduce_dims(input)
+    mean = input.mean(dims)
+    return mean, (input - _channel(mean, input)).pow(2).mean(dims).add(eps).rsqrt()
+
+
+def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
+    _cuda_only("batch_norm_elemt", input)
+    out = (input - _channel(mean, input)) * _channel(invstd, input)
+    if weight is not None:
+        out = out * _channel(weight, input)
+    return out + _channel(bias, input) if bias is not None else out
+
+
+def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts):
+    """The global (mean, invstd) of per-process (mean, invstd, count) rows, as PyTorch's parallel reduction; the
+    running statistics (given) move toward the global mean and unbiased variance by momentum, in place."""
+    _cuda_only("batch_norm_gather_stats_with_counts", input)
+    counts = counts.to(mean.dtype).unsqueeze(1)
+    n = counts.sum()
+    avg = (counts * mean).sum(0) / n
+    var_n = (counts * (invstd.pow(-2) - eps + (mean - avg).pow(2))).sum(0)
+    with grad_mode.no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(avg * momentum)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(var_n / (n - 1) * momentum)
+    return avg, (var_n / n + eps).rsqrt()
+
+
+def batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count):
+    counts = mean.new_full((mean.shape[0],), float(count))
+    return batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts)
+
+
+def batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g):
+    """(sum_dy, sum_dy_xmu, grad_weight, grad_bias) per channel; None where its flag is off (grad_weight: or no
+    weight)."""
+    _cuda_only("batch_norm_backward_reduce", input)
+    dims = _reduce_dims(input)
+    sum_dy = grad_out.sum(dims)
+    sum_dy_xmu = (grad_out * (input - _channel(mean, input))).sum(dims)
+    return (sum_dy if input_g else None, sum_dy_xmu if input_g else None,
+            sum_dy_xmu * invstd if weight_g and weight is not None else None, sum_dy if bias_g else None)
+
+
+def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count):
+    """The input's gradient from the reduced sums, count the per-process element counts."""
+    _cuda_only("batch_norm_backward_elemt", input)
+    n = count.sum().to(sum_dy.dtype)
+    inv = _channel(invstd, input)
+    scale = inv * _channel(weight, input) if weight is not None else inv
+    xmu = input - _channel(mean, input)
+    return (grad_out - _channel(sum_dy / n, input) - xmu * inv.pow(2) * _channel(sum_dy_xmu / n, input)) * scale
+
+
+def batch_norm_update_stats(input, running_mean, running_var, momentum):
+    """(mean, biased variance) per channel, the running statistics (given) updated in place by momentum with the
+    unbiased variance; on every device (PyTorch has it on the cpu too)."""
+    for t in (running_mean, running_var):
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{name_of(input.dtype)}")
+    dims = _reduce_dims(input)
+    mean = input.mean(dims)
+    var = input.var(dims, unbiased=False)
+    n = input.numel() // input.shape[1]
+    with grad_mode.no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(mean * momentum)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(var * (n / (n - 1)) * momentum)
+    return mean, var

@@ -331,11 +331,42 @@ class Tensor:
                                 f"{type(value).__name__}")
             if value.device != self.device:
                 raise RuntimeError("assigned grad has data located on a different device")
-            if value.dtype != self.dtype:
+            want = getattr(self, "_grad_dtype", self.dtype)
+            if want is not None and value.dtype != want:
                 raise RuntimeError("assigned grad has data of a different type")
             if tuple(value.shape) != tuple(self.shape):
                 raise RuntimeError("assigned grad has data of a different size")
         self._grad = value
+
+    @property
+    def grad_dtype(self):
+        """The dtype the engine casts a leaf's incoming gradients to (None: any; default: the leaf's dtype)."""
+        if not self.is_leaf:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return getattr(self, "_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value):
+        if not self.is_leaf:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
+        self._grad_dtype = value
+
+    @property
+    def name(self):
+        """A named tensor's name (PyTorch's prototype): webtorch has no named tensors, so always None."""
+        return None
+
+    @property
+    def volatile(self):
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value):
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
 
     @property
     def data(self):

@@ -10,13 +10,15 @@ checks the whole file before a module is built (a bad one raises serialization.C
 """
 import warnings
 
-from . import fx
+from . import futures, fx
 from ._graph_file import TracedModule, load, save  # noqa: F401 (torch.jit's names)
 from ._tensor import Tensor
 from .export import Dim, _export
+from .futures import Future
 
 __all__ = ["trace", "script", "ignore", "unused", "export", "is_scripting", "is_tracing", "annotate", "save",
-           "load", "freeze", "optimize_for_inference", "ScriptModule", "TracedModule", "Final", "TracerWarning"]
+           "load", "freeze", "optimize_for_inference", "ScriptModule", "TracedModule", "Final", "TracerWarning",
+           "Future", "fork", "wait"]
 
 ScriptModule = TracedModule
 Final = object  # typing.Final's stand-in: `x: torch.jit.Final[int]` annotations stay legal
@@ -46,6 +48,19 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     if ep is None:
         ep = _export(func, args, kwargs, None, on_value_read=_warn_value_read)
     return TracedModule(ep.graph, ep._tensors, ep._inputs, dims=ep._dims)
+
+
+def fork(func, *args, **kwargs):
+    """torch.jit.fork: torch.fork (run now, a completed Future), with TorchScript's deprecation warning."""
+    warnings.warn("`torch.jit.fork` is deprecated. Please use `torch.compile` instead.", DeprecationWarning,
+                  stacklevel=2)
+    return futures.fork(func, *args, **kwargs)
+
+
+def wait(future):
+    warnings.warn("`torch.jit.wait` is deprecated. Please use `torch.compile` instead.", DeprecationWarning,
+                  stacklevel=2)
+    return futures.wait(future)
 
 
 class TracerWarning(Warning):

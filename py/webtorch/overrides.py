@@ -37,6 +37,32 @@ def has_torch_function(relevant_args):
     return bool(_modes) or bool(_overloaded(relevant_args, None))
 
 
+def has_torch_function_unary(obj):
+    return bool(_modes) or bool(_overloaded((obj,), None))
+
+
+def has_torch_function_variadic(*args):
+    return bool(_modes) or bool(_overloaded(args, None))
+
+
+class DisableTorchFunctionSubclass(_DisableTorchFunction):
+    """torch._C.DisableTorchFunctionSubclass: inside the block, Tensor subclasses' __torch_function__ is not
+    called (ops run as on plain tensors)."""
+
+
+class DisableTorchFunction(_DisableTorchFunction):
+    """torch._C.DisableTorchFunction: as DisableTorchFunctionSubclass, and the torch function modes set aside."""
+
+    def __enter__(self):
+        super().__enter__()
+        self._saved = _modes[:]
+        _modes.clear()
+
+    def __exit__(self, *exc):
+        _modes[:] = self._saved
+        super().__exit__(*exc)
+
+
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """PyTorch's: public_api(*args, **kwargs) through the innermost mode, else the __torch_function__ of the types in
     relevant_args that override it (subclasses first); guard it with has_torch_function(relevant_args)."""

@@ -79,3 +79,9 @@ class fork_rng:
 
     def __exit__(self, *a):
         default_generator._seed, default_generator._offset = self._state
+
+
+def thread_safe_generator():
+    """The generator of the current DataLoader thread worker, None elsewhere (the global generator is then used).
+    webtorch's DataLoader loads in the calling thread, so this is always None."""
+    return None

@@ -21,6 +21,9 @@ STATE = {}          # device type -> the low-precision dtype in force (absent: a
 _warned = set()
 
 _DEFAULT = {"webgpu": _dtype.float16, "cuda": _dtype.float16, "cpu": _dtype.bfloat16}
+_CONFIG = {"ipu": _dtype.float16, "xla": _dtype.bfloat16}  # set_autocast_dtype's dtypes (else _DEFAULT's)
+_nesting = [0]      # autocast_increment_nesting / autocast_decrement_nesting
+_cache = [True]     # is_autocast_cache_enabled: a flag only (webtorch keeps no cache of cast weights)
 
 
 def _device_type(device_type):
@@ -76,22 +79,26 @@ class autocast:
         if dtype is not None and not dtype.is_floating_point:
             raise RuntimeError(f"autocast only supports floating dtypes, got {dtype}")
         self.device = device_type
-        self.requested_dtype = dtype if dtype is not None else _DEFAULT[device_type]
+        self.requested_dtype = dtype if dtype is not None else _configured(device_type)
         self._enabled = bool(enabled)
-        self.fast_dtype = _resolve(device_type, dtype) if enabled else self.requested_dtype
+        self.fast_dtype = _resolve(device_type, self.requested_dtype) if enabled else self.requested_dtype
         self._cache_enabled = cache_enabled
         self._prev = []
 
     def __enter__(self):
-        self._prev.append(STATE.get(self.device, None))
+        self._prev.append((STATE.get(self.device, None), _cache[0]))
         if self._enabled:
             STATE[self.device] = self.fast_dtype
         else:
             STATE.pop(self.device, None)
+        _nesting[0] += 1
+        if self._cache_enabled is not None:
+            _cache[0] = bool(self._cache_enabled)
         return self
 
     def __exit__(self, *exc):
-        prev = self._prev.pop()
+        prev, _cache[0] = self._prev.pop()
+        _nesting[0] -= 1
         if prev is None:
             STATE.pop(self.device, None)
         else:
@@ -107,16 +114,117 @@ class autocast:
 
 
 def is_autocast_enabled(device_type=None):
-    return _device_type(device_type or "webgpu") in STATE
+    device_type = _device_type(device_type or "webgpu")
+    _configured(device_type)  # PyTorch's RuntimeError for an unknown device type
+    return device_type in STATE
+
+
+def _configured(device_type):
+    dt = _CONFIG.get(device_type, _DEFAULT.get(device_type))
+    if dt is None:
+        raise RuntimeError(f"Expected one of {', '.join(list(_DEFAULT) + list(_CONFIG))} device type at start of "
+                           f"device string: {device_type}")
+    return dt
+
+
+def _fast(device_type):
+    """The dtype autocast computes in on device_type: the configured one, where this device can."""
+    want = _configured(device_type)
+    return _resolve(device_type, want) if device_type in ("cpu", "webgpu") else want
 
 
 def get_autocast_dtype(device_type):
     """The dtype the matmul family runs in under autocast on device_type (when enabled)."""
     device_type = _device_type(device_type)
     dt = STATE.get(device_type)
-    if dt is None and device_type == "cuda":  # PyTorch's default, CUDA or not
-        return _DEFAULT["cuda"]
-    return dt if dt is not None else _resolve(device_type, None)
+    return dt if dt is not None else _fast(device_type)
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """torch.set_autocast_enabled(device_type, enabled); the one-argument form is the default device's."""
+    if enabled is None:
+        device_type, enabled = None, device_type
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_autocast_enabled(): argument 'enabled' (position {1 if device_type is None else 2}) "
+                        f"must be bool, not {type(enabled).__name__}")
+    device_type = _device_type(device_type or "webgpu")
+    if enabled:
+        STATE[device_type] = _fast(device_type)
+    else:
+        STATE.pop(device_type, None)
+
+
+def set_autocast_dtype(device_type, dtype):
+    if not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
+                        f"{type(dtype).__name__}")
+    device_type = _device_type(device_type)
+    _CONFIG[device_type] = dtype
+    if device_type in STATE:
+        STATE[device_type] = _fast(device_type)
+
+
+def autocast_increment_nesting():
+    _nesting[0] += 1
+    return _nesting[0]
+
+
+def autocast_decrement_nesting():
+    _nesting[0] -= 1
+    return _nesting[0]
+
+
+def clear_autocast_cache():
+    """Nothing to clear: webtorch casts weights per call and keeps no cache of them."""
+
+
+def is_autocast_cache_enabled():
+    return _cache[0]
+
+
+def set_autocast_cache_enabled(enabled):
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    _cache[0] = enabled
+
+
+def _deprecated(old, new):
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+
+
+def _per_device(device_type, short):
+    """PyTorch's deprecated per-device forms (get_autocast_cpu_dtype, is_autocast_xla_enabled, ...)."""
+    def get_dtype():
+        _deprecated(f"get_autocast_{short}_dtype()", f"get_autocast_dtype('{device_type}')")
+        return get_autocast_dtype(device_type)
+
+    def set_dtype(dtype):
+        if not isinstance(dtype, _dtype.dtype):
+            raise TypeError(f"dtype must be a torch.dtype (got {type(dtype).__name__})")
+        _deprecated(f"set_autocast_{short}_dtype(dtype)", f"set_autocast_dtype('{device_type}', dtype)")
+        set_autocast_dtype(device_type, dtype)
+
+    def is_enabled():
+        _deprecated(f"is_autocast_{short}_enabled()", f"is_autocast_enabled('{device_type}')")
+        return is_autocast_enabled(device_type)
+
+    def set_enabled(enabled):
+        _deprecated(f"set_autocast_{short}_enabled(enabled)", f"set_autocast_enabled('{device_type}', enabled)")
+        set_autocast_enabled(device_type, enabled)
+    fns = get_dtype, set_dtype, is_enabled, set_enabled
+    for f, name in zip(fns, ("get_autocast_{}_dtype", "set_autocast_{}_dtype", "is_autocast_{}_enabled",
+                             "set_autocast_{}_enabled")):
+        f.__name__ = f.__qualname__ = name.format(short)
+    return fns
+
+
+get_autocast_cpu_dtype, set_autocast_cpu_dtype, is_autocast_cpu_enabled, set_autocast_cpu_enabled = \
+    _per_device("cpu", "cpu")
+get_autocast_gpu_dtype, set_autocast_gpu_dtype = _per_device("cuda", "gpu")[:2]
+get_autocast_ipu_dtype, set_autocast_ipu_dtype, is_autocast_ipu_enabled, set_autocast_ipu_enabled = \
+    _per_device("ipu", "ipu")
+get_autocast_xla_dtype, set_autocast_xla_dtype, is_autocast_xla_enabled, set_autocast_xla_enabled = \
+    _per_device("xla", "xla")
 
 
 def is_autocast_available(device_type):

@@ -6,7 +6,7 @@ from . import (
 )
 from ._api import backward, grad
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
-from .function import Function, FunctionCtx, once_differentiable
+from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,

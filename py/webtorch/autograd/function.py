@@ -127,3 +127,20 @@ class Function(metaclass=_FunctionMeta):
 class once_differentiable:
     def __new__(cls, fn):
         return fn
+
+
+class NestedIOFunction(Function):
+    """Kept only as PyTorch keeps it, for backward compatibility: a legacy Function whose subclasses define
+    forward_extended / backward_extended on nested inputs. PyTorch 2.13's own no longer runs (calling an
+    instance reaches the removed Function._do_forward), and neither does webtorch's; use Function."""
+
+    def __call__(self, *input):
+        raise AttributeError("'super' object has no attribute '_do_forward'")
+
+    def forward_extended(self, *input):
+        """User defined forward."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output):
+        """User defined backward."""
+        raise NotImplementedError

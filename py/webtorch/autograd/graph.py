@@ -226,7 +226,12 @@ class AccumulateGrad(Node):
             return
         if tuple(grad.shape) != tuple(leaf.shape):
             grad = grad.sum_to_size(leaf.shape)
-        if leaf.grad is None:
+        want = getattr(leaf, "_grad_dtype", None)  # Tensor.grad_dtype, where set to another dtype
+        if want is not None and grad.dtype is not want:
+            grad = grad.to(want)
+        if grad.is_sparse:  # (Embedding(sparse=True)'s): kept sparse, summed with what is there, as PyTorch's
+            leaf.grad = grad.detach() if leaf.grad is None else leaf.grad.detach() + grad.detach()
+        elif leaf.grad is None:
             # steal a gradient nobody else holds (as PyTorch does): saves a copy per parameter
             stolen = None if create_graph else _steal(grad, leaf)
             # create_graph: PyTorch's clone_obey_contract, a copy of its own (CopyBackwards), never a view

@@ -51,7 +51,13 @@ from ..ops.activation import (
     threshold_,
 )
 from ..ops.registry import FUNCTIONS as _FUNCTIONS
-from ..overrides import torch_function  # noqa: F401
+from ..overrides import (  # noqa: F401
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+    torch_function,
+)
 from . import grad  # noqa: F401  (torch.nn.functional.grad is torch.nn.grad)
 
 # private helpers nn/modules reach through F (_ntuple, _single, _canonical_mask, _none_or_dtype, _output_padding,
@@ -84,6 +90,7 @@ from ._functional.fractional_pooling import (
     fractional_max_pool3d,
     fractional_max_pool3d_with_indices,
 )
+from ._functional.grouped import ScalingType, SwizzleType, grouped_mm, scaled_grouped_mm, scaled_mm  # noqa: F401
 from ._functional.linear import bilinear, linear
 from ._functional.loss import (
     _legacy_reduction,  # noqa: F401
@@ -120,6 +127,13 @@ from ._functional.normalization import (
     local_response_norm,
     normalize,
     rms_norm,
+)
+from ._functional.notes import (  # noqa: F401
+    assert_int_or_pair,
+    boolean_dispatch,
+    reproducibility_notes,
+    sparse_support_notes,
+    tf32_notes,
 )
 from ._functional.padding import pad
 from ._functional.pooling import (

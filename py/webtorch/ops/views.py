@@ -534,8 +534,9 @@ def _inplace_view(fn, name):
 
 
 for _f, _names in ((lambda input: _t(input, "t_"), ("t_",)), (transpose, ("transpose_", "swapaxes_", "swapdims_")),
-                   (squeeze, ("squeeze_",)), (unsqueeze, ("unsqueeze_",)), (as_strided, ("as_strided_",))):
+                   (squeeze, ("squeeze_",)), (unsqueeze, ("unsqueeze_",))):
     register_method(_inplace_view(_f, _names[0]), *_names)
+register(_inplace_view(as_strided, "as_strided_"), "as_strided_")  # torch.as_strided_ too
 
 
 @register

@@ -1,5 +1,6 @@
 """webtorch.optim: optimizers and learning-rate schedulers, as torch.optim."""
 from . import lr_scheduler, swa_utils
+from ._stateless import swap_in_optimizer_params_and_state
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -7,11 +8,14 @@ from .adam import Adam, AdamW
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "Rprop", "LBFGS", "Adafactor", "lr_scheduler", "swa_utils"]
+           "ASGD", "Rprop", "LBFGS", "Adafactor", "lr_scheduler", "swa_utils",
+           "Muon", "SparseAdam", "swap_in_optimizer_params_and_state"]

@@ -10,14 +10,16 @@ Two variants, as in PyTorch:
   reruns the block once and hands out the recomputed tensors. Works with autograd.grad.
 """
 import contextlib
+import enum
 import itertools
 import warnings
 
-from .. import random as _random
+from .. import overrides, random as _random
 from .._tensor import Tensor
-from ..autograd import backward as autograd_backward, grad_mode
+from ..autograd import backward as autograd_backward, grad_mode, graph as _graph
 from ..autograd.function import Function
 from ..autograd.graph import _engine, saved_tensors_hooks
+from ..ops.registry import FUNCTIONS, METHODS
 
 
 def _is_tensor(x):
@@ -121,7 +123,8 @@ class CheckpointFunction(Function):
         return (None, None) + tuple(a.grad if _is_tensor(a) else None for a in args)
 
 
-def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
+def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs, context_fn):
+    forward_context, recompute_context = context_fn()
     rng = _rng_state() if preserve_rng_state else None
     inputs = [a.detach() if _is_tensor(a) else a for a in args]  # values only: no reference to the graph
     needs = [a.requires_grad if _is_tensor(a) else False for a in args]
@@ -140,7 +143,7 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
                 _set_rng_state(rng)
             try:
                 with saved_tensors_hooks(lambda t: store.append(t.detach()) or len(store) - 1, lambda i: store[i]):
-                    with grad_mode.enable_grad():
+                    with grad_mode.enable_grad(), recompute_context:
                         function(*rerun_args, **kwargs)
             finally:
                 _set_rng_state(rng_now)
@@ -152,7 +155,7 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
                                "its forward.")
         return store[k]
 
-    with saved_tensors_hooks(pack, unpack):
+    with saved_tensors_hooks(pack, unpack), forward_context:
         return function(*args, **kwargs)
 
 
@@ -177,7 +180,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         return CheckpointFunction.apply(function, preserve, *args)
     if not grad_mode.is_grad_enabled():
         return function(*args, **kwargs)
-    return _checkpoint_without_reentrant(function, preserve, args, kwargs)
+    return _checkpoint_without_reentrant(function, preserve, args, kwargs, context_fn or noop_context_fn)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
@@ -202,3 +205,163 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
     return run(end + 1, n - 1)(input)
+
+
+# ---- selective activation checkpointing (SAC) -----------------------------------------------------------
+class CheckpointPolicy(enum.Enum):
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+_SAVED = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE, CheckpointPolicy.MUST_CPU_OFFLOAD,
+          CheckpointPolicy.PREFER_CPU_OFFLOAD)
+
+# ops whose result is metadata or an alias, never worth saving: PyTorch's set, as the webtorch ops that reach the
+# op hook (Tensor.size, .dim, .stride, ... are plain methods there)
+SAC_IGNORED_OPS = {ops[n] for ops in (FUNCTIONS, METHODS) for n in ("detach", "dim", "numel", "size", "stride",
+                                                                     "storage_offset", "is_contiguous") if n in ops}
+
+
+class SelectiveCheckpointContext:
+    """What the policy function is told of a call: always is_recompute=False, as in PyTorch (the policy is asked
+    in forward only; recomputation takes the decisions by position)."""
+
+    def __init__(self, *, is_recompute, op_output=None):
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+class _OpHook:
+    """While active, every top-level webtorch op call goes through `_call` (overrides' op hook)."""
+
+    def __init__(self, storage):
+        self.storage, self.count, self.depth = storage, 0, 0
+
+    def __enter__(self):
+        self.prev, overrides._tracing[0] = overrides._tracing[0], self
+        self.count = 0
+        return self
+
+    def __exit__(self, *exc):
+        overrides._tracing[0] = self.prev
+        return False
+
+    def call(self, public, fn, args, kwargs):
+        if self.depth:  # inside an op already decided on
+            return fn(*args, **kwargs)
+        self.depth += 1
+        try:
+            index, self.count = self.count, self.count + 1
+            return self._call(index, public, fn, args, kwargs)
+        finally:
+            self.depth -= 1
+
+
+class _CachingForward(_OpHook):
+    """Forward: an op the policy saves runs outside checkpoint's saved-tensor hooks (its activations are kept,
+    as in an unchekpointed graph) and its output is kept for the recomputation."""
+
+    def __init__(self, policy_fn, storage):
+        super().__init__(storage)
+        self.policy_fn = policy_fn
+
+    def _call(self, index, public, fn, args, kwargs):
+        if public in SAC_IGNORED_OPS:
+            return fn(*args, **kwargs)
+        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False), public, *args, **kwargs)
+        if isinstance(policy, bool):
+            policy = CheckpointPolicy.PREFER_SAVE if policy else CheckpointPolicy.PREFER_RECOMPUTE
+        if not isinstance(policy, CheckpointPolicy):
+            raise RuntimeError(f"policy_fn must return a CheckpointPolicy, got {policy!r}")
+        if policy not in _SAVED:
+            return fn(*args, **kwargs)
+        hooks, _graph._saved_hooks[:] = list(_graph._saved_hooks), []
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            _graph._saved_hooks[:] = hooks
+        self.storage[index] = out
+        return out
+
+
+class _CachedRecompute(_OpHook):
+    """Recomputation: a saved op is not run again; its forward output stands in (detached, requiring grad as it
+    did, so that the ops after it save the same tensors in the same order)."""
+
+    def __init__(self, storage, allow_cache_entry_mutation):
+        super().__init__(storage)
+        self.allow_mutation = allow_cache_entry_mutation
+
+    def _call(self, index, public, fn, args, kwargs):
+        if index not in self.storage:
+            return fn(*args, **kwargs)
+        out = self.storage[index]
+        return out.detach().requires_grad_(out.requires_grad) if isinstance(out, Tensor) else out
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """(forward context, recompute context) for checkpoint(..., use_reentrant=False, context_fn=...): policy_fn(ctx,
+    op, *args, **kwargs) returns each op's CheckpointPolicy; a list of ops saves those (MUST_SAVE) and recomputes
+    the others (PREFER_RECOMPUTE). op is the webtorch op called (torch.matmul, F.dropout: matched by name), where
+    PyTorch passes ATen's overload (torch.ops.aten.mm.default)."""
+    if isinstance(policy_fn_or_list, list):
+        for op in policy_fn_or_list:
+            if not callable(op):
+                raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} of type {type(op)}. ")
+        ops = {op.__name__ for op in policy_fn_or_list}
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.MUST_SAVE if op.__name__ in ops else CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    storage = {}
+    return _CachingForward(policy_fn, storage), _CachedRecompute(storage, allow_cache_entry_mutation)
+
+
+_settings = {"debug": None, "early_stop": None}
+
+
+@contextlib.contextmanager
+def _setting(key, value):
+    prev, _settings[key] = _settings[key], value
+    try:
+        yield
+    finally:
+        _settings[key] = prev
+
+
+def set_checkpoint_debug_enabled(enabled):
+    """Overrides checkpoint's `debug` inside the block (None: each call's own); webtorch records no debug trace."""
+    return _setting("debug", enabled)
+
+
+def set_checkpoint_early_stop(enable):
+    """Overrides checkpoint's `early_stop` inside the block: webtorch's recomputation always runs the whole
+    function once, so this changes only the flag."""
+    return _setting("early_stop", enable)
+
+
+class GraphExecGroup:
+    """Backward calls inside one group recompute each checkpointed region at most once (webtorch's checkpoint
+    recomputes a region once in any case). Groups do not nest."""
+    _current = [None]
+
+    def __enter__(self):
+        if GraphExecGroup._current[0] is not None:
+            raise RuntimeError(f"GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{GraphExecGroup._current[0]}")
+        GraphExecGroup._current[0] = self
+        return self
+
+    def __exit__(self, *args):
+        GraphExecGroup._current[0] = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return cls._current[0]

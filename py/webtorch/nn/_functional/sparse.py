@@ -3,8 +3,10 @@ import warnings
 
 from ... import _dtype
 from ...autograd import grad_mode
+from ...autograd.function import Function
 from ...ops import indexing as _ix, pointwise as _pw, reduction as _red, shape as _sh
 from ...ops._common import composite_node, dispatching
+from ...sparse import sparse_coo_tensor
 from ._util import _idx, _iota
 
 int64 = _dtype.int64
@@ -30,6 +32,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx = weight.size(0) + padding_idx
     if max_norm is not None:
         _embedding_renorm(weight, input.reshape(-1), max_norm, norm_type)
+    if sparse and weight.requires_grad and grad_mode.is_grad_enabled():
+        return _SparseEmbedding.apply(weight, input, padding_idx, scale_grad_by_freq)
     return _Embedding.call(weight, input, padding_idx)
 
 
@@ -42,6 +46,29 @@ def _embedding_impl(weight, input, padding_idx):
 
 
 _Embedding = _node("EmbeddingBackward0", _embedding_impl)
+
+
+class _SparseEmbedding(Function):
+    """embedding(sparse=True): the weight's gradient is a sparse COO tensor of the looked-up rows (uncoalesced,
+    padding_idx's left out), as PyTorch's, which raises in backward under scale_grad_by_freq."""
+    _node_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, input, padding_idx, scale_grad_by_freq):
+        ctx.save_for_backward(input)
+        ctx.num_weights, ctx.padding_idx, ctx.scale = weight.shape[0], padding_idx, scale_grad_by_freq
+        return _embedding_impl(weight, input, None)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        idx, rows = input.reshape(-1), grad.reshape(-1, grad.shape[-1])
+        if ctx.scale:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+        if ctx.padding_idx is not None:
+            keep = idx != ctx.padding_idx
+            idx, rows = idx[keep], rows[keep]
+        return sparse_coo_tensor(idx.unsqueeze(0), rows, (ctx.num_weights, grad.shape[-1])), None, None, None
 
 
 def _embedding_renorm(weight, idx, max_norm, norm_type):

@@ -1,6 +1,19 @@
 """webtorch.utils.data: datasets, samplers and the DataLoader, as torch.utils.data."""
+from . import datapipes  # noqa: F401 (torch.utils.data.datapipes)
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
+from .datapipes import (
+    DataChunk,
+    DFIterDataPipe,
+    IterDataPipe,
+    MapDataPipe,
+    argument_validation,
+    functional_datapipe,
+    guaranteed_datapipes_determinism,
+    non_deterministic,
+    runtime_validation,
+    runtime_validation_disabled,
+)
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -24,4 +37,6 @@ from .sampler import (
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
            "Subset", "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "BatchSampler", "DataLoader", "get_worker_info", "default_collate", "default_convert",
-           "WeightedRandomSampler", "DistributedSampler"]
+           "WeightedRandomSampler", "DistributedSampler", "DataChunk", "DFIterDataPipe", "IterDataPipe", "MapDataPipe",
+           "argument_validation", "functional_datapipe", "guaranteed_datapipes_determinism", "non_deterministic",
+           "runtime_validation", "runtime_validation_disabled"]
