@@ -314,3 +314,20 @@ def test_webgpu_lu_cholesky_past_lavapipes_loop_limit(webgpu):
     assert piv.tolist() == tpiv.tolist()
     _compare(LU, tLU, 1e-4, 1e-4)
     _compare(wt.linalg.cholesky(to_wt(spd, "webgpu")), torch.linalg.cholesky(torch.tensor(spd)), 1e-4, 1e-5)
+
+
+def test_det_gradient_at_singular_matrices(device):
+    """linalg.det's gradient as PyTorch's linalg_det_backward: zero where A's LU has a zero pivot (LAPACK leaves
+    that zero right-hand side unsolved), and under create_graph the cofactors through the SVD (the adjugate of a
+    singular A), with second derivatives; LinalgDetBackward0."""
+    a = np.array([[[1., 2], [2, 4]], [[1, 0], [0, 2]]], dtype=np.float32)
+    b = np.array([[1., 2, 3], [2, 4, 6], [1, 0, 1]], dtype=np.float32)
+    for x in (a, b):
+        t, w = torch.tensor(x, requires_grad=True), to_wt(x, device).requires_grad_()
+        d = wt.linalg.det(w)
+        assert d.grad_fn.name() == "LinalgDetBackward0"
+        _compare(wt.autograd.grad(d.sum(), w)[0], torch.autograd.grad(torch.linalg.det(t).sum(), t)[0])
+        g = wt.autograd.grad(wt.linalg.det(w).sum(), w, create_graph=True)[0]
+        tg = torch.autograd.grad(torch.linalg.det(t).sum(), t, create_graph=True)[0]
+        _compare(g, tg, 1e-5, 1e-5)
+        _compare(wt.autograd.grad(g.square().sum(), w)[0], torch.autograd.grad(tg.square().sum(), t)[0], 1e-4, 1e-4)
