@@ -176,7 +176,8 @@ fn suspend(lix: u32, h: u32, r: u32) {
 }
 
 // this dispatch's rounds over the matrix whose working copies start at `base` (header at h); the kernel
-// defines gram (a pair's (app, aqq, apq)) and apply (a round's rotations, from rc and rs)
+// defines factor (its entry: matrix b's start, rounds and finish), gram (a pair's (app, aqq, apq)) and apply
+// (a round's rotations, from rc and rs)
 fn sweeps(lix: u32, base: u32, h: u32, first: bool, n: u32, tol: f32) {
   let n2 = n + (n & 1u);
   let pairs = n2 / 2u;
@@ -198,11 +199,18 @@ fn sweeps(lix: u32, base: u32, h: u32, first: bool, n: u32, tol: f32) {
     }
     workgroupBarrier();
     apply(lix, base, r, n2);
+    storageBarrier();
+    workgroupBarrier();
     let stop = sweep_end(lix, r, n2);
     r = (r + 1u) % (n2 - 1u);
     if (stop == 1u) { break; }
   }
   suspend(lix, h, r);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lix: u32) {
+  factor(wid.x, lix, param_u32(4) == 1u, param_f32(2));
 }
 
 // every thread's share of the n values' ranks: descending (or ascending) order, ties by index
@@ -269,22 +277,17 @@ fn apply(lix: u32, A: u32, r: u32, n2: u32) {
       in0[A + pq.y * n + pq.x] = 0.0;
     }
   }
-  storageBarrier();
-  workgroupBarrier();
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lix: u32) {
+fn factor(b: u32, lix: u32, first: bool, tol: f32) {
   let n = param_u32(0);
-  let tol = param_f32(2);
-  let A = wid.x * (3u * n * n + n + 3u);
+  let A = b * (3u * n * n + n + 3u);
   let V = A + n * n;
   let H = V + n * n;
   let W = H + 3u;
   let Z = W + n;
-  let first = param_u32(4) == 1u;
   if (first) {
-    let src = wid.x * n * n;
+    let src = b * n * n;
     for (var e = lix; e < n * n; e += 64u) {
       let lo = min(e / n, e % n);
       let hi = max(e / n, e % n);
@@ -340,24 +343,19 @@ fn apply(lix: u32, U: u32, r: u32, n2: u32) {
       in0[base + pq.y * len] = rs[k] * x + rc[k] * y;
     }
   }
-  storageBarrier();
-  workgroupBarrier();
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lix: u32) {
+fn factor(b: u32, lix: u32, first: bool, tol: f32) {
   let m = param_u32(0);
   let n = param_u32(1);
-  let tol = param_f32(2);
-  let U = wid.x * (2u * m * n + 2u * n * n + n + 4u);
+  let U = b * (2u * m * n + 2u * n * n + n + 4u);
   let V = U + m * n;
   let H = V + n * n;
   let UO = H + 4u;
   let S = UO + m * n;
   let VO = S + n;
-  let first = param_u32(4) == 1u;
   if (first) {
-    let src = wid.x * m * n;
+    let src = b * m * n;
     var mx = 0.0;
     for (var e = lix; e < m * n; e += 64u) { mx = max(mx, abs(in1[src + e])); }
     let big = wg_reduce(lix, mx, true);
