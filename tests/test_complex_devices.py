@@ -121,6 +121,9 @@ def test_reductions_matmul_cumsum_indexing(device):
     _close(ga[0].mT @ ga[1], a[0].mT @ a[1], rtol=1e-5, atol=1e-5)
     _close(ga.cumsum(-1), a.cumsum(-1), rtol=1e-5, atol=1e-5)
     _close(ga.cumprod(-1), a.cumprod(-1), rtol=1e-5, atol=1e-5)
+    n = torch.tensor([[complex(math.nan, 0), 0j], [0j, 0j], [0j, 1j]])
+    for f in (lambda t: t.any(), lambda t: t.all(1), lambda t: t.any(0), lambda t: t != 0):   # NaN is true
+        _close(f(_on(n, device)), f(n))
     _close(ga.mT.cumprod(1), a.mT.cumprod(1), rtol=1e-5, atol=1e-5)
     _close(wt.linalg.vector_norm(ga, 3, dim=1), torch.linalg.vector_norm(a, 3, dim=1), rtol=1e-5, atol=1e-5)
     _close(ga.prod(1), a.prod(1), rtol=1e-5, atol=1e-5)

@@ -1,9 +1,9 @@
 """Complex views over real kernels, for a backend whose complex buffer is its real parts interleaved (real,
 imaginary): the WebGPU backend (complex64 as f32 pairs) and the pure-Python cpu backend (Python floats in an
 array). `parts` views a complex Strided as real ones of the same memory, and `ComplexParts` gives each primitive
-that can run on them (sum, cumsum, matmul, take, put) a complex form over the backend's real primitives, and prod
-and cumprod ones over its complex products; the others raise naming the op. The element-wise kernels and the FFT, which
-compute complex values, are each backend's own.
+that can run on them (sum, any, all, cumsum, matmul, take, put) a complex form over the backend's real primitives,
+and prod and cumprod ones over its complex products; the others raise naming the op. The element-wise kernels and
+the FFT, which compute complex values, are each backend's own.
 """
 from .._geometry import contiguous_strides, numel
 from .base import Strided
@@ -64,6 +64,10 @@ class ComplexParts:
             return self.real.reduce(op, out, inp)
         if op == "prod":
             return self._prod(out, inp)
+        if op in ("any", "all"):   # of the elements' truth: a part nonzero (or NaN)
+            nz = self._temp(inp.shape, "bool")
+            self.cewise("ne", nz, [inp, 0], inp.dtype)
+            return self.real.reduce(op, out, nz)
         if op != "sum":
             raise unsupported(op, self.name)
         ro = len(out.shape)  # the parts' dim of 2 goes between the kept and the reduced dims

@@ -832,7 +832,7 @@ _COMPLEX_WGSL = {"copy": "{0}", "add": "({0} + {1})", "sub": "({0} - {1})", "neg
                  "sigmoid": "cdiv(vec2<f32>(1.0, 0.0), vec2<f32>(1.0, 0.0) + cexp(-{0}))", "sin": "csin({0})",
                  "cos": "ccos({0})", "tan": "ctan({0})", "sinh": "csinh({0})", "cosh": "ccosh({0})",
                  "tanh": "ctanh({0})", "where": "select({2}, {1}, {0} != 0u)", "eq": "all({0} == {1})",
-                 "ne": "any({0} != {1})", "isnan": "(wisnan({0}.x) || wisnan({0}.y))",
+                 "ne": "(!all({0} == {1}))", "isnan": "(wisnan({0}.x) || wisnan({0}.y))",
                  "isinf": "(wisinf({0}.x) || wisinf({0}.y))", "isfinite": "(wisfinite({0}.x) && wisfinite({0}.y))",
                  "logical_and": "(cnz({0}) && cnz({1}))", "logical_or": "(cnz({0}) || cnz({1}))",
                  "logical_xor": "(cnz({0}) != cnz({1}))",
