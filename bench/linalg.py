@@ -1,11 +1,12 @@
-"""Linear algebra side by side: a batched 64x64 solve (64 systems, 8 right-hand sides) and a 512x512
-SVD, float32, on webtorch's webgpu device, its cpu device and PyTorch CPU, in one run; ms per call
-(best of the rounds, the sides alternating), and ratios.
+"""Linear algebra side by side: a batched 64x64 solve (64 systems, 8 right-hand sides), batches of small
+QR, eigh and SVD (WGSL kernels on webgpu, one workgroup per matrix) and a 512x512 SVD, float32, on webtorch's
+webgpu device, its cpu device and PyTorch CPU, in one run; ms per call (best of the rounds, the sides
+alternating), and ratios.
 
     python bench/linalg.py [--rounds N]
 
-On webgpu the factorizations are host round trips today (README, "Linear algebra"): the figures
-say what that costs against the cpu device.
+On CPU adapters (lavapipe) matrices larger than 64 on a side are factored on the host (README, "Linear
+algebra"), so there the 512x512 SVD says what a host round trip costs.
 """
 import argparse
 import os
@@ -28,7 +29,11 @@ def _cases():
     a = (rng.standard_normal((64, 64, 64)) + 8 * np.eye(64)).astype(np.float32)
     b = rng.standard_normal((64, 64, 8)).astype(np.float32)
     m = rng.standard_normal((512, 512)).astype(np.float32)
+    s = rng.standard_normal((256, 16, 16)).astype(np.float32)
     return {"solve 64x(64x64)": (lambda L, a, b: L.linalg.solve(a, b), (a, b)),
+            "qr 256x(16x16)": (lambda L, s: L.linalg.qr(s), (s,)),
+            "eigh 256x(16x16)": (lambda L, s: L.linalg.eigh(s + s.mT), (s,)),
+            "svd 256x(16x16)": (lambda L, s: L.linalg.svd(s, full_matrices=False), (s,)),
             "svd 512x512": (lambda L, m: L.linalg.svd(m, full_matrices=False), (m,))}
 
 

@@ -54,3 +54,28 @@ fn ctanh(z: vec2<f32>) -> vec2<f32> {   // (sinh 2x + i sin 2y) / (cosh 2x + cos
 }
 fn ctan(z: vec2<f32>) -> vec2<f32> { let t = ctanh(vec2<f32>(-z.y, z.x)); return vec2<f32>(t.y, -t.x); }   // -i tanh(iz)
 fn cnz(z: vec2<f32>) -> bool { return !(z.x == 0.0) || !(z.y == 0.0); }   // true for NaN
+fn cexpm1(z: vec2<f32>) -> vec2<f32> {   // exp(z) - 1, the real part expm1(x) cos y - 2 sin^2(y/2): no cancellation at 0
+  let s = wsin(0.5 * z.y);
+  return vec2<f32>(wexpm1(z.x) * wcos(z.y) - 2.0 * s * s, wexp(z.x) * wsin(z.y));
+}
+fn clog1p(z: vec2<f32>) -> vec2<f32> {   // log(1 + z), the real part log1p(2x + x^2 + y^2) / 2 for |z| < 1/2
+  if (max(abs(z.x), abs(z.y)) < 0.5) {
+    return vec2<f32>(0.5 * wlog1p(z.x * (2.0 + z.x) + z.y * z.y), watan2(z.y, 1.0 + z.x));
+  }
+  return clog(vec2<f32>(1.0 + z.x, z.y));
+}
+fn casinh(z: vec2<f32>) -> vec2<f32> {   // odd; log(w + sqrt(w^2 + 1)) for Re w >= 0, log(2w) past |w| = 1e18
+  let neg = wsignbit(z.x);
+  let w = select(z, -z, neg);
+  var r = clog(w) + vec2<f32>(0.6931471805599453, 0.0);
+  if (max(abs(w.x), abs(w.y)) <= 1e18) { r = clog(w + csqrt(cmul(w, w) + vec2<f32>(1.0, 0.0))); }
+  return select(r, -r, neg);
+}
+fn casin(z: vec2<f32>) -> vec2<f32> { let r = casinh(vec2<f32>(-z.y, z.x)); return vec2<f32>(r.y, -r.x); }   // -i asinh(iz)
+fn cacosh(z: vec2<f32>) -> vec2<f32> {   // Kahan's log(z + sqrt(z + 1) sqrt(z - 1)), log(2z) past |z| = 1e18
+  if (max(abs(z.x), abs(z.y)) > 1e18) { return clog(z) + vec2<f32>(0.6931471805599453, 0.0); }
+  return clog(z + cmul(csqrt(z + vec2<f32>(1.0, 0.0)), csqrt(z - vec2<f32>(1.0, 0.0))));
+}
+fn cacos(z: vec2<f32>) -> vec2<f32> { return vec2<f32>(1.5707963267948966, 0.0) - casin(z); }
+fn catanh(z: vec2<f32>) -> vec2<f32> { return 0.5 * (clog1p(z) - clog1p(-z)); }
+fn catan(z: vec2<f32>) -> vec2<f32> { let r = catanh(vec2<f32>(-z.y, z.x)); return vec2<f32>(r.y, -r.x); }   // -i atanh(iz)

@@ -1,7 +1,7 @@
 """complex64 on every device against PyTorch (the `device` fixture: numpy cpu, pure-Python cpu, webgpu): storage
-(to/from cpu, printing, views sharing memory), element-wise math, sum/mean/cumsum/matmul/indexing, errors naming the
-op, and torch.fft with each norm, forward and gradient; on webgpu the FFT's WGSL kernels each (rows in one dispatch
-per thread or per workgroup, four-step, one pass per dispatch, Bluestein).
+(to/from cpu, printing, views sharing memory), element-wise math, sum/mean/cumsum/cumprod/matmul/indexing, errors
+naming the op, and torch.fft with each norm, forward and gradient; on webgpu the FFT's WGSL kernels each (rows in one
+dispatch per thread or per workgroup, four-step, one pass per dispatch, Bluestein).
 
 Tolerances (float32): element-wise 2e-6 relative to |z| plus 1e-6 (a few ulps of each part: WGSL's f32 sin/cos/exp
 keep ~1e-7 relative); FFT: max |error| <= log2(n) * eps * max |X| (eps = 2^-23 = 1.19e-7: a radix-2 transform's
@@ -65,7 +65,8 @@ def test_storage_printing_and_views(device):
 
 
 UNARY = ["neg", "conj", "abs", "angle", "exp", "log", "log2", "sqrt", "rsqrt", "sigmoid", "sin", "cos", "tan",
-         "sinh", "cosh", "tanh", "isnan", "isfinite"]
+         "sinh", "cosh", "tanh", "isnan", "isfinite", "expm1", "log1p", "asin", "acos", "atan", "asinh", "acosh",
+         "atanh"]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -119,6 +120,12 @@ def test_reductions_matmul_cumsum_indexing(device):
     _close(ga @ gb, a @ b, rtol=1e-5, atol=1e-5)
     _close(ga[0].mT @ ga[1], a[0].mT @ a[1], rtol=1e-5, atol=1e-5)
     _close(ga.cumsum(-1), a.cumsum(-1), rtol=1e-5, atol=1e-5)
+    _close(ga.cumprod(-1), a.cumprod(-1), rtol=1e-5, atol=1e-5)
+    n = torch.tensor([[complex(math.nan, 0), 0j], [0j, 0j], [0j, 1j]])
+    for f in (lambda t: t.any(), lambda t: t.all(1), lambda t: t.any(0), lambda t: t != 0):   # NaN is true
+        _close(f(_on(n, device)), f(n))
+    _close(ga.mT.cumprod(1), a.mT.cumprod(1), rtol=1e-5, atol=1e-5)
+    _close(wt.linalg.vector_norm(ga, 3, dim=1), torch.linalg.vector_norm(a, 3, dim=1), rtol=1e-5, atol=1e-5)
     _close(ga.prod(1), a.prod(1), rtol=1e-5, atol=1e-5)
     _close(ga.mT.prod(), a.mT.prod(), rtol=1e-5, atol=1e-5)
     idx = torch.tensor([2, 0, 2])
@@ -135,8 +142,7 @@ def test_reductions_matmul_cumsum_indexing(device):
     (lambda g: wt.zeros(2, dtype=wt.complex128, device="webgpu"), TypeError, "complex128"),
     (lambda g: g.sort(), RuntimeError, "Sort does not support complex"),
     (lambda g: g.max(), NotImplementedError, "not implemented for complex"),
-    (lambda g: g.cumprod(0), TypeError, "cumprod is not supported for complex"),
-    (lambda g: g.asin(), TypeError, "asin is not supported for complex"),
+    (lambda g: g.erf(), TypeError, "erf is not supported for complex"),
 ])
 def test_errors_name_the_op(call, exc, match, webgpu):
     with pytest.raises(exc, match=match):
@@ -147,20 +153,21 @@ def test_errors_name_the_op(call, exc, match, webgpu):
 def test_errors_pure_python(device):
     if device == "webgpu" or wt.zeros(1)._backend.numpy_buffers:
         return
-    with pytest.raises(TypeError, match="cpu \\(pure Python\\): asin is not supported for complex"):
-        _on(_z((3,)), device).asin()
+    with pytest.raises(TypeError, match="cpu \\(pure Python\\): erf is not supported for complex"):
+        _on(_z((3,)), device).erf()
     with pytest.raises(RuntimeError, match="Sort does not support complex"):
         _on(_z((3,)), device).sort()
 
 
-@pytest.mark.parametrize("name", ["mul", "div", "abs", "exp", "sqrt", "matmul"])
+@pytest.mark.parametrize("name", ["mul", "div", "abs", "exp", "sqrt", "matmul", "asin", "acosh", "atan", "log1p"])
 def test_gradients(name, device):
     a, b = _z((3, 3), 5), _z((3, 3), 6)
     ga, gb = _on(a, device).requires_grad_(), _on(b, device).requires_grad_()
     a.requires_grad_()
     b.requires_grad_()
     fn = {"mul": lambda x, y: x * y, "div": lambda x, y: x / y, "abs": lambda x, y: x.abs() * y.real,
-          "exp": lambda x, y: x.exp() * y, "sqrt": lambda x, y: x.sqrt() + y, "matmul": lambda x, y: x @ y}[name]
+          "exp": lambda x, y: x.exp() * y, "sqrt": lambda x, y: x.sqrt() + y, "matmul": lambda x, y: x @ y,
+          **{f: lambda x, y, f=f: getattr(x, f)() * y for f in ("asin", "acosh", "atan", "log1p")}}[name]
     got, want = fn(ga, gb), fn(a, b)
     (got.abs() ** 2).sum().backward()
     (want.abs() ** 2).sum().backward()

@@ -260,3 +260,74 @@ def test_eig_errors_and_out(device):
     r = wt.linalg.eig(a.detach(), out=(L, V))
     assert r.eigenvalues is L and r.eigenvectors is V and tuple(V.shape) == (4, 4)
     np.testing.assert_allclose(wt.linalg.eigvals(a.detach()).cpu().numpy(), L.cpu().numpy())
+
+
+@pytest.mark.parametrize("budget", [None, 600])
+def test_webgpu_qr_eigh_svd_are_kernels(webgpu, monkeypatch, budget):
+    """QR, eigh and SVD of float32 webgpu matrices run as WGSL kernels (the host's are removed here), in several
+    dispatches where a dispatch's loop budget is small (600), against PyTorch in float32: QR as LAPACK's
+    Householder (R's signs too) and eigenvalues, singular values, reconstructions, orthogonality to 1e-5."""
+    from webtorch.backends import linalg_host
+    from webtorch.webgpu import linalg_orth
+    for name in ("qr", "geqrf", "eigh", "svd"):
+        monkeypatch.delitem(linalg_host.NP, name)
+    if budget:
+        monkeypatch.setattr(linalg_orth, "BUDGET", budget)
+    rng = np.random.default_rng(3)
+    for shape in [(1, 1), (2, 7, 5), (5, 7), (9, 9), (3, 2, 2)]:
+        a = rng.standard_normal(shape).astype(np.float32)
+        w, t = to_wt(a, "webgpu"), torch.tensor(a)
+        for mode in ("reduced", "complete", "r"):
+            (Q, R), (tQ, tR) = wt.linalg.qr(w, mode), torch.linalg.qr(t, mode)
+            _compare(R, tR, 1e-5, 1e-5)
+            assert Q.shape == tQ.shape
+            if mode != "r":
+                _compare(Q, tQ, 1e-5, 1e-5)
+        for x, y in zip(wt.geqrf(w), torch.geqrf(t)):
+            _compare(x, y, 1e-5, 1e-5)
+        k = min(shape[-2:])
+        for full in (True, False):
+            U, S, Vh = (x.cpu().numpy() for x in wt.linalg.svd(w, full_matrices=full))
+            _compare(wt.tensor(S), torch.linalg.svdvals(t), 1e-5, 1e-5)
+            np.testing.assert_allclose((U[..., :k] * S[..., None, :]) @ Vh[..., :k, :], a, atol=1e-5)
+            for M in (U.swapaxes(-1, -2) @ U, Vh @ Vh.swapaxes(-1, -2)):
+                np.testing.assert_allclose(M, np.broadcast_to(np.eye(M.shape[-1]), M.shape), atol=1e-5)
+        if shape[-1] == shape[-2]:
+            s = a + a.swapaxes(-1, -2)
+            L, V = (x.cpu().numpy() for x in wt.linalg.eigh(to_wt(s, "webgpu")))
+            _compare(wt.tensor(L), torch.linalg.eigvalsh(torch.tensor(s)), 1e-5, 1e-5)
+            np.testing.assert_allclose((V * L[..., None, :]) @ V.swapaxes(-1, -2), s, atol=1e-5)
+            np.testing.assert_allclose(V.swapaxes(-1, -2) @ V, np.broadcast_to(np.eye(shape[-1]), shape), atol=1e-5)
+    U = wt.linalg.svd(wt.zeros(3, 2, device="webgpu")).U.cpu().numpy()   # a null space: completed
+    np.testing.assert_allclose(U.T @ U, np.eye(3), atol=1e-6)
+
+
+def test_webgpu_lu_cholesky_past_lavapipes_loop_limit(webgpu):
+    """n = 200 passes lavapipe's 65,535 loop iterations per invocation in the one-dispatch LU and Cholesky
+    kernels: there the host factors (elsewhere the kernels), and the numbers are PyTorch's either way."""
+    n = 200
+    a = RNG.standard_normal((n, n)).astype(np.float32)
+    spd = a @ a.T / n + np.eye(n, dtype=np.float32)
+    a += 15 * np.eye(n, dtype=np.float32)
+    LU, piv = wt.linalg.lu_factor(to_wt(a, "webgpu"))
+    tLU, tpiv = torch.linalg.lu_factor(torch.tensor(a))
+    assert piv.tolist() == tpiv.tolist()
+    _compare(LU, tLU, 1e-4, 1e-4)
+    _compare(wt.linalg.cholesky(to_wt(spd, "webgpu")), torch.linalg.cholesky(torch.tensor(spd)), 1e-4, 1e-5)
+
+
+def test_det_gradient_at_singular_matrices(device):
+    """linalg.det's gradient as PyTorch's linalg_det_backward: zero where A's LU has a zero pivot (LAPACK leaves
+    that zero right-hand side unsolved), and under create_graph the cofactors through the SVD (the adjugate of a
+    singular A), with second derivatives; LinalgDetBackward0."""
+    a = np.array([[[1., 2], [2, 4]], [[1, 0], [0, 2]]], dtype=np.float32)
+    b = np.array([[1., 2, 3], [2, 4, 6], [1, 0, 1]], dtype=np.float32)
+    for x in (a, b):
+        t, w = torch.tensor(x, requires_grad=True), to_wt(x, device).requires_grad_()
+        d = wt.linalg.det(w)
+        assert d.grad_fn.name() == "LinalgDetBackward0"
+        _compare(wt.autograd.grad(d.sum(), w)[0], torch.autograd.grad(torch.linalg.det(t).sum(), t)[0])
+        g = wt.autograd.grad(wt.linalg.det(w).sum(), w, create_graph=True)[0]
+        tg = torch.autograd.grad(torch.linalg.det(t).sum(), t, create_graph=True)[0]
+        _compare(g, tg, 1e-5, 1e-5)
+        _compare(wt.autograd.grad(g.square().sum(), w)[0], torch.autograd.grad(tg.square().sum(), t)[0], 1e-4, 1e-4)

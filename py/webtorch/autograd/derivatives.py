@@ -517,26 +517,27 @@ DERIVATIVES = {
     "SignBackward0": _zeros,
     "ExpBackward0": lambda g, y: g * _c(y),
     "Exp2Backward0": lambda g, y: g * y * LN2,
-    "Expm1Backward0": lambda g, y: g * (y + 1),
+    "Expm1Backward0": lambda g, y: g * _c(y + 1),
     "LogBackward0": lambda g, x: g / _c(x),
     "Log2Backward0": lambda g, x: g / (x * LN2),
     "Log10Backward0": lambda g, x: g / (x * LN10),
-    "Log1PBackward0": lambda g, x: g / (x + 1),
+    "Log1PBackward0": lambda g, x: g / _c(x + 1),
     "SqrtBackward0": lambda g, y: g / _c(2 * y),
     "RsqrtBackward0": lambda g, y: g * y.pow(3) * -0.5,
     "ReciprocalBackward0": lambda g, y: -g * _c(y * y),
     "SinBackward0": lambda g, x: g * _c(x.cos()),
     "CosBackward0": lambda g, x: -g * _c(x.sin()),
     "TanBackward0": lambda g, y: g * _c(y * y + 1),
-    "AsinBackward0": lambda g, x: g / (1 - x * x).sqrt(),
-    "AcosBackward0": lambda g, x: -g / (1 - x * x).sqrt(),
-    "AtanBackward0": lambda g, x: g / (x * x + 1),
+    "AsinBackward0": lambda g, x: g / _c((1 - x * x).sqrt()),
+    "AcosBackward0": lambda g, x: -g / _c((1 - x * x).sqrt()),
+    "AtanBackward0": lambda g, x: g / _c(x * x + 1),
     "SinhBackward0": lambda g, x: g * _c(x.cosh()),
     "CoshBackward0": lambda g, x: g * _c(x.sinh()),
     "TanhBackward0": lambda g, y: g * _c(1 - y * y),
-    "AsinhBackward0": lambda g, x: g / (x * x + 1).sqrt(),
-    "AcoshBackward0": lambda g, x: g / (x * x - 1).sqrt(),
-    "AtanhBackward0": lambda g, x: g / (1 - x * x),
+    "AsinhBackward0": lambda g, x: g / _c((x * x + 1).sqrt()),
+    # complex: sqrt(x + 1) sqrt(x - 1), not sqrt(x^2 - 1) (another branch), as PyTorch
+    "AcoshBackward0": lambda g, x: g / _c((x + 1).sqrt() * (x - 1).sqrt() if x.is_complex() else (x * x - 1).sqrt()),
+    "AtanhBackward0": lambda g, x: g / _c(1 - x * x),
     "SigmoidBackward0": lambda g, y: g * _c(1 - y) * _c(y),  # PyTorch's order, each product rounded in float16
     "LogitBackward0": _logit,
     "SincBackward0": _sinc,
@@ -763,7 +764,8 @@ COMPLEX_ROWS = frozenset(
     "IndexBackward0 GatherBackward0 FlipBackward0 RollBackward0 TakeBackward0 IndexSelectBackward0 "
     "SumBackward0 SumBackward1 MeanBackward0 MeanBackward1 CumsumBackward0 ToCopyBackward0 WhereBackward0 "
     "LogBackward0 SqrtBackward0 ReciprocalBackward0 SinBackward0 CosBackward0 TanBackward0 SinhBackward0 "
-    "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0 LinalgEigBackward0".split())
+    "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0 LinalgEigBackward0 Expm1Backward0 "
+    "Log1PBackward0 AsinBackward0 AcosBackward0 AtanBackward0 AsinhBackward0 AcoshBackward0 AtanhBackward0".split())
 
 # the rows PyTorch computes with a backward kernel of their own, which takes float16 / bfloat16 in float32
 # and rounds once (opmath): formula_node evaluates these rows in float32 for such dtypes

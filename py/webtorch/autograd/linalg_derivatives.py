@@ -2,6 +2,7 @@
 derivatives.yaml and FunctionsManual.cpp write them (real dtypes; eig's complex too). Part of
 `DERIVATIVES`; like it, written with Tensor methods only (`Tensor._solve_triangular`,
 `Tensor._lu_permutation` and `Tensor._solve_host` are bound for it)."""
+from .grad_mode import is_grad_enabled
 
 
 def _tri(A, B, upper, left=True, unit=False):
@@ -40,6 +41,31 @@ def _lu(grads, LU, pivots):
         M = (L1.mT @ gL1).tril(-1) + (gU @ U.mT - L2.mT @ gL2).triu()
         gA = _tri(U.mT, g._cat([_tri(L1.mT, M, True, True, True), gL2], -2), False, False)
     return LU._lu_permutation(pivots, m, LU.dtype) @ gA
+
+
+def _prod_others(S):
+    """prod_safe_zeros_backward: the product of the other entries of each row's last dim (no division)."""
+    one = S[..., :1] * 0 + 1
+    left = S._cat([one, S[..., :-1]], -1).cumprod(-1)
+    return left * S._cat([one, S[..., 1:].flip(-1)], -1).cumprod(-1).flip(-1)
+
+
+def _det(grads, A, det, LU, pivots):
+    """PyTorch's linalg_det_backward: g det A^{-T}, solved against A = P L U with g det I on the right, zero
+    for a matrix whose LU has a zero pivot (det exactly 0: LAPACK's triangular solve leaves that zero
+    right-hand side as it is). Under create_graph, differentiable in A: the inverse, and where det is 0 the
+    SVD's det U det V prod-of-the-others(S) (the cofactors, also of a singular A)."""
+    g, n = grads[0], LU.shape[-1]
+    d = (g * det).unsqueeze(-1).unsqueeze(-1)
+    singular = (det == 0).unsqueeze(-1).unsqueeze(-1)
+    if not is_grad_enabled():
+        X = _tri(LU.mT, d * _eye(LU, n), False)   # U^T Y = d I
+        X = LU._lu_permutation(pivots, n, LU.dtype) @ _tri(LU.mT, X, True, True, True)   # L^T Z = Y, then P Z
+        return X.where(~singular, 0.0)
+    X = d * A.where(~singular, _eye(A, n)).inverse().mT
+    U, S, V = A.svd()
+    D = (U.det() * V.det() * g).unsqueeze(-1) * _prod_others(S)
+    return X.where(~singular, (U * D.unsqueeze(-2)) @ V.mT)
 
 
 def _cholesky(grads, L, upper):
@@ -162,6 +188,7 @@ LINALG_DERIVATIVES = {
     "LinalgPinvBackward0": _pinv,
     "CholeskyInverseBackward0": _cholesky_inverse,
     "LinalgLuFactorExBackward0": _lu,
+    "LinalgDetBackward0": _det,
     "LinalgCholeskyExBackward0": _cholesky,
     "LinalgSolveTriangularBackward0": {
         "A": _trisolve_A,

@@ -272,7 +272,48 @@ def _np_scalar2(f):
     return g
 
 
-np_zeta, np_igamma, np_igammac = _np_scalar2(zeta), _np_scalar2(igamma), _np_scalar2(igammac)
+def _np_zeta_series(x, q):
+    """zeta's series (`zeta`'s steps, the same float64 operations per element) vectorized over x > 1, q > 0."""
+    s, a, b, i = np.power(q, -x), q.copy(), np.zeros_like(q), np.zeros(q.shape, np.int64)
+    out, left = np.full_like(q, np.nan), np.ones(q.shape, bool)
+    while True:   # the direct sum while i < 9 or a <= 9, each element leaving at its own step
+        go = left & ((i < 9) | (a <= 9.0))
+        if not go.any():
+            break
+        i[go] += 1
+        a[go] += 1.0
+        b[go] = np.power(a[go], -x[go])
+        s[go] += b[go]
+        stop = go & (-_MACHEP * s < b) & (b < _MACHEP * s)
+        out[stop], left[stop] = s[stop], False
+    w = a
+    s = np.where(left, s + b * w / (x - 1.0) - 0.5 * b, s)
+    a, k = np.ones_like(q), 0.0
+    for c in _ZETA_A:   # Euler-Maclaurin's terms
+        a, b = a * (x + k), b / w
+        t = a * b / c
+        s = np.where(left, s + t, s)
+        stop = left & (s != 0) & (np.abs(t / s) < _MACHEP)
+        out[stop], left[stop] = s[stop], False
+        k += 1.0
+        a, b, k = a * (x + k), b / w, k + 1.0
+    return np.where(left, s, out)
+
+
+def np_zeta(x, q):
+    """zeta over arrays: the series vectorized where x > 1 and q > 0 (finite), the scalar elsewhere."""
+    x64, q64 = np.broadcast_arrays(x.astype(np.float64), q.astype(np.float64))
+    r = np.empty(x64.shape, np.float64)
+    regular = (x64 > 1) & (q64 > 0) & np.isfinite(x64) & np.isfinite(q64)
+    if not regular.all():
+        r[~regular] = np.frompyfunc(zeta, 2, 1)(x64[~regular], q64[~regular])
+    if regular.any():
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            r[regular] = _np_zeta_series(x64[regular], q64[regular])
+    return r.astype(np.result_type(x, q))
+
+
+np_igamma, np_igammac = _np_scalar2(igamma), _np_scalar2(igammac)
 
 
 def np_digamma(x):

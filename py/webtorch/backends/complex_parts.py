@@ -1,9 +1,9 @@
 """Complex views over real kernels, for a backend whose complex buffer is its real parts interleaved (real,
 imaginary): the WebGPU backend (complex64 as f32 pairs) and the pure-Python cpu backend (Python floats in an
 array). `parts` views a complex Strided as real ones of the same memory, and `ComplexParts` gives each primitive
-that can run on them (sum, cumsum, matmul, take, put) a complex form over the backend's real primitives, and prod
-one over its complex products; the others raise naming the op. The element-wise kernels and the FFT, which
-compute complex values, are each backend's own.
+that can run on them (sum, any, all, cumsum, matmul, take, put) a complex form over the backend's real primitives,
+and prod and cumprod ones over its complex products; the others raise naming the op. The element-wise kernels and
+the FFT, which compute complex values, are each backend's own.
 """
 from .._geometry import contiguous_strides, numel
 from .base import Strided
@@ -30,7 +30,13 @@ def unsupported(op, backend, exc=TypeError):
     if op in _ORDERED:  # as PyTorch: complex numbers have no order
         return NotImplementedError(f"\"{op}\" not implemented for complex tensors")
     return exc(f"{backend}: {op} is not supported for complex tensors (complex tensors there compute element-wise "
-               "math, sum/mean, cumsum, matmul, indexing and torch.fft); compute it on the numpy cpu device")
+               "math, sum/mean/prod, cumsum/cumprod, matmul, indexing and torch.fft); compute it on the numpy cpu "
+               "device")
+
+
+def _last(v, a, b):
+    """Elements a..b-1 along a view's last dim."""
+    return Strided(v.buf, (*v.shape[:-1], b - a), v.strides, v.offset + a * v.strides[-1], v.dtype)
 
 
 def _rows(v):
@@ -58,6 +64,10 @@ class ComplexParts:
             return self.real.reduce(op, out, inp)
         if op == "prod":
             return self._prod(out, inp)
+        if op in ("any", "all"):   # of the elements' truth: a part nonzero (or NaN)
+            nz = self._temp(inp.shape, "bool")
+            self.cewise("ne", nz, [inp, 0], inp.dtype)
+            return self.real.reduce(op, out, nz)
         if op != "sum":
             raise unsupported(op, self.name)
         ro = len(out.shape)  # the parts' dim of 2 goes between the kept and the reduced dims
@@ -86,9 +96,26 @@ class ComplexParts:
     def scan(self, op, out, inp, out_idx=None):
         if inp.dtype not in COMPLEX:
             return self.real.scan(op, out, inp, out_idx)
+        if op == "cumprod":
+            return self._cumprod(out, inp)
         if op != "cumsum":
             raise unsupported(op, self.name)
         self.real.scan("cumsum", _rows(out), _rows(inp))
+
+    def _cumprod(self, out, inp):
+        """Products along the last dim by doubling (Hillis-Steele): x[i] * x[i - d] for d = 1, 2, 4, ..., between
+        two buffers, log2(n) complex products."""
+        n = inp.shape[-1] if inp.shape else 1
+        self.cewise("copy", out, [inp], out.dtype)
+        if n < 2:
+            return
+        src, dst, d = out, self._temp(out.shape, out.dtype), 1
+        while d < n:
+            self.cewise("copy", _last(dst, 0, d), [_last(src, 0, d)], out.dtype)
+            self.cewise("mul", _last(dst, d, n), [_last(src, d, n), _last(src, 0, n - d)], out.dtype)
+            src, dst, d = dst, src, 2 * d
+        if src is not out:
+            self.cewise("copy", out, [src], out.dtype)
 
     def matmul(self, out, a, b):
         if out.dtype not in COMPLEX:

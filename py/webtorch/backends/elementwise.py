@@ -841,10 +841,11 @@ _COMPLEX_WGSL = {"copy": "{0}", "add": "({0} + {1})", "sub": "({0} - {1})", "neg
                  "sigmoid": "cdiv(vec2<f32>(1.0, 0.0), vec2<f32>(1.0, 0.0) + cexp(-{0}))", "sin": "csin({0})",
                  "cos": "ccos({0})", "tan": "ctan({0})", "sinh": "csinh({0})", "cosh": "ccosh({0})",
                  "tanh": "ctanh({0})", "where": "select({2}, {1}, {0} != 0u)", "eq": "all({0} == {1})",
-                 "ne": "any({0} != {1})", "isnan": "(wisnan({0}.x) || wisnan({0}.y))",
+                 "ne": "(!all({0} == {1}))", "isnan": "(wisnan({0}.x) || wisnan({0}.y))",
                  "isinf": "(wisinf({0}.x) || wisinf({0}.y))", "isfinite": "(wisfinite({0}.x) && wisfinite({0}.y))",
                  "logical_and": "(cnz({0}) && cnz({1}))", "logical_or": "(cnz({0}) || cnz({1}))",
-                 "logical_xor": "(cnz({0}) != cnz({1}))"}
+                 "logical_xor": "(cnz({0}) != cnz({1}))",
+                 **{n: f"c{n}({{0}})" for n in ("expm1", "log1p", "asin", "acos", "atan", "asinh", "acosh", "atanh")}}
 for _name, _f_wgsl in _COMPLEX_WGSL.items():
     _r = RECORDS[_name]
     RECORDS[_name] = _r._replace(wgsl={**_r.wgsl, "c": _f_wgsl})
@@ -881,6 +882,26 @@ def _cx_log(z):
     return complex(-_INF, math.atan2(z.imag, z.real)) if z == 0 else cmath.log(z)
 
 
+def _cx_expm1(z):  # the real part expm1(x) cos y - 2 sin^2(y/2): no cancellation at 0
+    return complex(math.expm1(z.real) * math.cos(z.imag) - 2 * math.sin(z.imag / 2) ** 2, math.exp(z.real) *
+                   math.sin(z.imag))
+
+
+def _cx_log1p(z):  # the real part log1p(2x + x^2 + y^2) / 2 for |z| < 1/2
+    if max(abs(z.real), abs(z.imag)) < 0.5:
+        return complex(0.5 * math.log1p(z.real * (2 + z.real) + z.imag * z.imag), math.atan2(z.imag, 1 + z.real))
+    return _cx_log(complex(1 + z.real, z.imag))   # (1 + z would add +0 to a -0 imaginary part)
+
+
+def _cx_atanh(z):  # (log(1 + z) - log(1 - z)) / 2: infinite at +-1 (where cmath raises)
+    return 0.5 * (_cx_log1p(z) - _cx_log1p(-z))
+
+
+def _cx_atan(z):  # -i atanh(iz), by the parts (Python's 1j * z loses a zero's sign)
+    r = _cx_atanh(complex(-z.imag, z.real))
+    return complex(r.imag, -r.real)
+
+
 _LOG2E, _LOG10E = 1 / math.log(2), 1 / math.log(10)
 _COMPLEX_PY = {"copy": same, "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _cx_div,
                "neg": operator.neg, "abs": abs, "exp": _cx_exp, "log": _cx_log, "log2": lambda z: _cx_log(z) * _LOG2E,
@@ -888,6 +909,9 @@ _COMPLEX_PY = {"copy": same, "add": operator.add, "sub": operator.sub, "mul": op
                "pow": lambda a, b: _cx_exp(b * _cx_log(a)),
                "sigmoid": lambda z: _cx_div(1, 1 + _cx_exp(-z)),
                **{n: _cx_guard(getattr(cmath, n), _cx_inf) for n in ("sin", "cos", "tan", "sinh", "cosh", "tanh")},
+               "expm1": _cx_guard(_cx_expm1, _cx_inf), "log1p": _cx_log1p,
+               **{n: getattr(cmath, n) for n in ("asin", "acos", "asinh", "acosh")}, "atanh": _cx_atanh,
+               "atan": _cx_atan,
                "where": lambda c, a, b: a if c else b, "eq": operator.eq, "ne": operator.ne, "isnan": cmath.isnan,
                "isinf": cmath.isinf, "isfinite": cmath.isfinite, "logical_and": lambda a, b: bool(a) and bool(b),
                "logical_or": lambda a, b: bool(a) or bool(b), "logical_xor": lambda a, b: bool(a) != bool(b)}

@@ -142,10 +142,10 @@ def _eigh1(a, upper):
     return [A[i][i] for i in order], [[r[i] for i in order] for r in V]
 
 
-def _complete(cols, m):
-    """Orthonormal columns extended to `m` by Gram-Schmidt against the unit vectors."""
+def _complete(cols, m, k):
+    """Orthonormal columns of length m extended to k of them by Gram-Schmidt against the unit vectors."""
     for e in range(m):
-        if len(cols) == m:
+        if len(cols) == k:
             break
         v = [float(i == e) for i in range(m)]
         for _ in range(2):
@@ -185,11 +185,11 @@ def _svd1(a, full):
             break
     sv = [math.sqrt(sum(x * x for x in c)) for c in U]
     order = sorted(range(n), key=lambda j: -sv[j])
-    ucols = []
+    ucols, tiny = [], 1e-13 * max(sv, default=0.0)   # below it a column is rounding noise, not orthogonal
     for j in order:
-        if sv[j] > 1e-300 and len(ucols) == order.index(j):
+        if sv[j] > max(tiny, 1e-300) and len(ucols) == order.index(j):
             ucols.append([x / sv[j] for x in U[j]])
-    ucols = _complete(ucols, m if full else n)
+    ucols = _complete(ucols, m, m if full else n)
     return [list(r) for r in zip(*ucols)], [sv[j] for j in order], [V[j] for j in order]
 
 

@@ -1,6 +1,7 @@
 """torch.linalg's differentiable primitives: LU, Cholesky, triangular solve, QR, eigh, eig and SVD. Each
-runs a host kernel (`backends/linalg_host.py`: numpy's LAPACK, or pure Python where numpy is absent)
-on the tensor's matrices, batched over the leading dims, and has its derivative row in
+runs a device's kernel (`webgpu/linalg.py`, `webgpu/linalg_orth.py`) or a host kernel
+(`backends/linalg_host.py`: numpy's LAPACK, or pure Python where numpy is absent) on the tensor's
+matrices, batched over the leading dims, and has its derivative row in
 `autograd/linalg_derivatives.py`. Every other linalg op is composed of these (`ops/_linalg_ops.py`)."""
 from .. import _dtype
 from .._geometry import numel as _numel
@@ -212,7 +213,8 @@ def solve_triangular(A, B, upper, left=True, unitriangular=False):
 # ---- QR, eigh, SVD ------------------------------------------------------------------------------
 
 def _qr_kernel(A, mode):
-    return host("qr", [A], mode)
+    Q, R = host("qr", [A], mode)
+    return (A.new_zeros((0,)) if mode == "r" else Q), R   # mode 'r': PyTorch's empty Q
 
 
 Qr = formula_node("LinalgQrBackward0", _qr_kernel, ("A", "mode"), outputs=("Q", "R"))

@@ -158,11 +158,18 @@ def _lu_sign(piv, like):
     return 1.0 - 2.0 * (swaps % 2).to(like.dtype)
 
 
+def _det_kernel(A):
+    LU, piv, _ = F.lu_factor_ex(A)
+    return LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A), LU, piv
+
+
+Det = formula_node("LinalgDetBackward0", _det_kernel, ("A",), outputs=("det", "LU", "pivots"))
+
+
 @torch_function
 def det(A, *, out=None):
     F.check_square("linalg.det", A)
-    LU, piv, _ = F.lu_factor_ex(A)
-    return write_out(LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A), out)
+    return write_out((Det.apply(A) if recording(A) else _det_kernel(A))[0], out)
 
 
 @torch_function

@@ -96,6 +96,8 @@ Nansum = formula_node("NansumBackward0", _nansum_kernel, ("x", "dims", "keepdim"
 
 @register
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    if input.is_complex():
+        raise RuntimeError(f"nansum on {input.device.type.upper()} does not support complex inputs")
     if not input.is_floating_point():
         return sum(input, dim, keepdim, dtype=dtype)
     x = input if dtype is None or dtype is input.dtype else input.to(dtype)
@@ -465,6 +467,8 @@ _VectorNorm = formula_node("LinalgVectorNormBackward0", _vector_norm_impl, ("x",
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
+    if input.is_complex():  # the norm of |x|, real (its gradient through abs: PyTorch's, with x.sgn())
+        return norm(input.abs(), p, dim, keepdim)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{name_of(input.dtype)}")

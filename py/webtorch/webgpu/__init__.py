@@ -12,7 +12,7 @@
 from .._tensor import Storage, Tensor
 from ..backends import webgpu as _wg
 from ..backends.webgpu import capture as _capture
-from . import fused, linalg  # noqa: F401  (linalg registers its WGSL kernels with the linalg ops)
+from . import fused, linalg, linalg_orth  # noqa: F401  (they register their WGSL kernels with the linalg ops)
 from .custom import CustomOp, custom_op  # noqa: F401
 
 _wg.extend(fused.install)       # softmax and optimizer-step hooks on the backend

@@ -3,12 +3,33 @@ pivoting and Cholesky (64 threads over its rows) and triangular solve (a thread 
 `ops/_linalg_factor.py`'s host bridge takes a kernel from `DEVICE_KERNELS` for a webgpu tensor when
 there is one (float32, square matrices up to MAX_N, at most 65,535 of them), so det, slogdet,
 lu_factor, lu_solve, solve, inv, solve_triangular, cholesky and cholesky_solve run on the GPU;
-otherwise the host computes."""
+otherwise the host computes. On CPU adapters a kernel's loops must stay within BUDGET iterations per
+thread: lavapipe (llvmpipe) ends a shader's loops after 65,535 iterations per invocation, counted over all
+its loops (each entered loop costs 2 more), which silently cut LU from n = 200 and Cholesky from n = 220."""
 from .. import _dtype
 from ..ops import _linalg_factor
 from .custom import custom_op
 
 MAX_N = 256
+BUDGET = 50000     # loop iterations per thread and dispatch on CPU adapters
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+# each kernel's loop iterations for its busiest thread (thread 0), as its loops run
+def _lu_cost(n, k):
+    return _cdiv(n * n, 64) + 2 + sum(_cdiv(n - j, 64) + 72 + _cdiv(n, 64) + _cdiv(n - j - 1, 64) * (n - j + 1)
+                                      for j in range(n))
+
+
+def _cholesky_cost(n, k):
+    return _cdiv(n * n, 64) + 2 + sum(j + 5 + _cdiv(n - j - 1, 64) * (j + 2) for j in range(n))
+
+
+def _trisolve_cost(n, k):
+    return _cdiv(k, 64) * (n * (n - 1) // 2 + 3 * n)
 
 # out per matrix: n*n packed LU, n pivots (1-based, as f32), info; LAPACK getrf's choices (first
 # largest |pivot|, a zero pivot sets info and skips the scaling)
@@ -80,9 +101,9 @@ def _matrix_op(name, source, tail):
                      grid=lambda a: (a.shape[0], 1, 1))
 
 
-def _packed(op, A):
+def _packed(op, A, cost):
     """(op's output on A's matrices [B, n*n + tail], n, batch), or None: not the kernels' input."""
-    n, B = A.shape[-1], _batch(A)
+    n, B = A.shape[-1], _batch(A, cost)
     if B is None:
         return None
     return op(A.reshape(B, n, n).contiguous(), params=(n,)), n, tuple(A.shape[:-2])
@@ -93,7 +114,7 @@ _lu_op = _matrix_op("LinalgLuFactorKernel", _LU, lambda n: n + 1)
 
 def lu(A):
     """(LU, pivots, info) of a batch of float32 square matrices on the GPU, or None: not this kernel's."""
-    got = _packed(_lu_op, A)
+    got = _packed(_lu_op, A, _lu_cost)
     if got is None:
         return None
     r, n, batch = got
@@ -129,16 +150,17 @@ _trisolve_op = custom_op("LinalgSolveTriangularKernel", _TRISOLVE, workgroup_siz
                          output_shape=lambda a, b: tuple(b.shape), grid=lambda a, b: (a.shape[0], 1, 1))
 
 
-def _batch(A):
+def _batch(A, cost, k=0):
     n = A.shape[-1]
     B = A.numel() // (n * n) if n else 0
-    ok = A.dtype is _dtype.float32 and A.shape[-2] == n and 0 < n <= MAX_N and 0 < B <= 65535
+    ok = A.dtype is _dtype.float32 and A.shape[-2] == n and 0 < n <= MAX_N and 0 < B <= 65535 and \
+        (not A._backend.is_cpu_adapter or cost(n, k) <= BUDGET)
     return B if ok else None
 
 
 def trisolve(A, Bm, upper, unit):
     """(X,) with A X = Bm for float32 batches on the GPU (one batch: `host`'s inputs), or None."""
-    B = _batch(A)
+    B = _batch(A, _trisolve_cost, Bm.shape[-1])
     if B is None or Bm.dtype is not _dtype.float32 or Bm.shape[-1] == 0:
         return None
     n, k = A.shape[-1], Bm.shape[-1]
@@ -190,7 +212,7 @@ _cholesky_op = _matrix_op("LinalgCholeskyKernel", _CHOLESKY, lambda n: 1)
 
 def cholesky(A):
     """(L, info) of a batch of float32 matrices on the GPU, or None: not this kernel's."""
-    got = _packed(_cholesky_op, A)
+    got = _packed(_cholesky_op, A, _cholesky_cost)
     if got is None:
         return None
     r, n, batch = got

@@ -5,9 +5,9 @@ as a vec2<f32>. complex128 raises (WGSL has no f64).
 * ewise: the records' "c" WGSL forms (backends/elementwise.py; shaders/complex.wgsl's functions), one kernel over
   strided views as the real ones; a real input is promoted (imaginary part 0), a real output takes the real part;
 * reduce (sum), scan (cumsum), matmul, take and put: the float32 kernels over the parts (backends/complex_parts.py),
-  matmul as four real products; prod as pairwise complex products;
+  matmul as four real products; prod as pairwise complex products, cumprod by doubling;
 * fft: fft.py's kernels.
-Other ops on complex views raise (sort, max, cumprod, ...), naming the op.
+Other ops on complex views raise (sort, max, ...: ordering ops, which PyTorch refuses too), naming the op.
 """
 from ..._geometry import contiguous_strides, numel
 from ..base import Strided
