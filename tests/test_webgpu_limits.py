@@ -211,3 +211,20 @@ def test_training_loop_holds_flat_memory():
                              c["pooled_buffers"]))
     assert len(set(seen)) == 1, f"GPU memory grows after warm-up: {seen}"
     assert math.isfinite(loss.item()) and loss.item() < 1.3
+
+
+def test_long_loops_on_cpu_adapters_are_sliced():
+    """llvmpipe (lavapipe here) ends any shader loop after 65,535 iterations, silently: a product's K past
+    262,140 stopped there, a cumsum of 2**22 elements ended in 0. Products and scans run in slices on CPU
+    adapters; cummax over such a row raises."""
+    d = "webgpu"
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(2, 300001, generator=g), torch.randn(300001, 3, generator=g)
+    got = (wt.tensor(a.numpy(), device=d) @ wt.tensor(b.numpy(), device=d)).cpu().numpy()
+    np.testing.assert_allclose(got, (a.double() @ b.double()).numpy(), rtol=0, atol=2e-2)
+    assert (wt.ones(300000, device=d) @ wt.ones(300000, device=d)).item() == 300000
+    assert wt.ones(2**22, device=d).cumsum(0)[-1].item() == 2**22
+    assert wt.ones(2, 2**19 + 7, dtype=wt.int32, device=d).cumsum(1)[:, -1].tolist() == [2**19 + 7] * 2
+    if webgpu.get_backend().is_cpu_adapter:
+        with pytest.raises(RuntimeError, match="compute it on the cpu device"):
+            wt.ones(2**19 + 1, device=d).cummax(0)

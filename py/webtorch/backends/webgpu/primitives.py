@@ -34,6 +34,14 @@ from .codegen import (
     store,
 )
 
+# llvmpipe (lavapipe, CPU adapters) ends a shader's loops after 65,535 iterations, silently: a product's K
+# runs in slices of this length there (the tiled kernel stopped short from K ~ 32,768, the register-block
+# kernel from 262,140)
+K_CHUNK = 1 << 14
+# and a scan's row in slices of this length (a 256-thread workgroup loops over its chunks and their steps)
+SCAN_CHUNK = 1 << 19
+_SCAN_CARRY = {"cumsum": "add", "cumprod": "mul"}
+
 
 def _next_pow2(n):
     p = 1
@@ -277,6 +285,8 @@ class Primitives:
         n = numel(out.shape)
         if n == 0:
             return
+        if self.k.is_cpu_adapter and out.shape and out.shape[-1] > SCAN_CHUNK:
+            return self._scan_chunked(op, out, inp)
         if len(out.shape) == 0:
             out, inp = (Strided(v.buf, (1,), (1,), v.offset, v.dtype) for v in (out, inp))
             if out_idx is not None:
@@ -291,6 +301,23 @@ class Primitives:
             pipe = self.k._memo[key] = self.k.pipeline(self._scan_src(op, inp.dtype, out.dtype, accdt, R, wg,
                                                                   code, out_idx is not None))
         self.k.run(pipe, [v.buf for v in views], [n_rows, L] + words, n_rows)
+
+    def _scan_chunked(self, op, out, inp):
+        """A scan of rows longer than SCAN_CHUNK on llvmpipe (which ends a shader loop after 65,535 iterations,
+        silently): scans of SCAN_CHUNK-long slices, each then combined with the running value before it."""
+        if op not in _SCAN_CARRY:
+            raise RuntimeError(f"{op} over rows longer than {SCAN_CHUNK} elements is not supported on a CPU WebGPU "
+                               f"adapter (its shaders stop loops early); compute it on the cpu device")
+        L = out.shape[-1]
+        for k0 in range(0, L, SCAN_CHUNK):
+            kc = min(SCAN_CHUNK, L - k0)
+            o, i = (Strided(v.buf, v.shape[:-1] + (kc,), v.strides, v.offset + k0 * v.strides[-1], v.dtype)
+                    for v in (out, inp))
+            self.scan(op, o, i)
+            if k0:
+                carry = Strided(out.buf, o.shape, out.strides[:-1] + (0,), out.offset + (k0 - 1) * out.strides[-1],
+                                out.dtype)
+                self.ewise(_SCAN_CARRY[op], o, [carry, o], out.dtype)
 
     def _scan_src(self, op, idt, odt, accdt, R, wg, code, has_idx):
         act = CT[accdt]
@@ -532,6 +559,8 @@ class Primitives:
         K = a.shape[2]
         if B * M * N == 0:
             return
+        if K > K_CHUNK and self.k.is_cpu_adapter:
+            return self._matmul_chunked(out, a, b, K)
 
         def fix(v):   # zero the strides of size-1 dims (irrelevant, and helps alignment)
             return Strided(v.buf, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, v.strides)),
@@ -595,6 +624,21 @@ class Primitives:
             if s1 == 1 and s2 % 4 == 0:
                 return "t"
         return None
+
+    def _matmul_chunked(self, out, a, b, K):
+        """out = a @ b as products over K_CHUNK-long slices of K added into out: llvmpipe (lavapipe) ends a
+        shader loop after 65,535 iterations, so one dispatch over a longer K would stop short (silently)."""
+        B, M, N = out.shape
+        part = Strided(self.k.empty(B * M * N, out.dtype), out.shape, contiguous_strides(out.shape), 0, out.dtype)
+        for k0 in range(0, K, K_CHUNK):
+            kc = min(K_CHUNK, K - k0)
+            ak = Strided(a.buf, (B, M, kc), a.strides, a.offset + k0 * a.strides[2], a.dtype)
+            bk = Strided(b.buf, (B, kc, N), b.strides, b.offset + k0 * b.strides[1], b.dtype)
+            if k0 == 0:
+                self.matmul(out, ak, bk)
+            else:
+                self.matmul(part, ak, bk)
+                self.ewise("add", out, [out, part], out.dtype)
 
     def _contig(self, v):
         t = self.k.empty(numel(v.shape), v.dtype)
