@@ -12,11 +12,10 @@ None and takes the general path, which owns every check and error message.
 
 `WEBTORCH_HOTPATH=0` (or `set_enabled(False)`) turns it off: tests/test_hotpath.py compares the two.
 """
-import math
 import os
 
 from .. import _late, overrides
-from .._geometry import contiguous_strides
+from .._geometry import contiguous_strides, numel
 from .._tensor import Storage, Tensor
 from ..autograd import grad_mode
 from ..backends.base import Strided
@@ -25,7 +24,7 @@ _on = [os.environ.get("WEBTORCH_HOTPATH", "1") != "0"]
 _grad = grad_mode._state
 _tracing = overrides._tracing
 _SCALAR_MAX = 1 << 53  # a Python int past this takes the general path (its range checks)
-_STRIDES = {}  # shape -> its contiguous strides
+_SHAPES = {}  # a tensor's shape -> _geometry(shape)
 _strided = tuple.__new__  # Strided(*fields) without the namedtuple's Python-level __new__
 
 
@@ -34,30 +33,29 @@ def set_enabled(on):
     _on[0] = bool(on)
 
 
-def _view(t, shape):
-    """t's Strided over its own shape, as `_prims.bview` gives it (a size-1 dim's stride 0)."""
-    st = t._storage
+def _geometry(size):
+    """(size as a plain tuple, its contiguous strides, its numel, whether a dim is 1): what an op of this shape
+    needs of it, remembered (for up to 1024 shapes at a time)."""
+    if len(_SHAPES) >= 1024:
+        _SHAPES.clear()
+    shape = tuple(size)
+    g = _SHAPES[shape] = (shape, contiguous_strides(shape), numel(shape), 1 in shape)
+    return g
+
+
+def _view(t, st, g):
+    """t's Strided over its own shape (geometry g; st its storage), as `_prims.bview` gives it (a size-1 dim's
+    stride 0)."""
     stride = t._stride
-    if 1 in shape:
-        stride = tuple([0 if n == 1 else s for n, s in zip(shape, stride)])
-    return _strided(Strided, (st.buf, shape, stride, t._offset, st.dtype.name))
+    if g[3]:
+        stride = tuple([0 if n == 1 else s for n, s in zip(g[0], stride)])
+    return _strided(Strided, (st.buf, g[0], stride, t._offset, st.dtype.name))
 
 
-def _strides(shape):
-    """contiguous_strides(shape), remembered (for up to 1024 shapes at a time)."""
-    if len(_STRIDES) >= 1024:
-        _STRIDES.clear()
-    st = _STRIDES[shape] = contiguous_strides(shape)
-    return st
-
-
-def _compute(op, st, inputs, t):
-    """A new contiguous tensor of t's shape (inputs[0]'s), st's device and dtype: the backend's ewise(op, inputs)."""
+def _compute(op, st, inputs, t, g):
+    """A new contiguous tensor of t's shape (geometry g), st's device and dtype: the backend's ewise(op, inputs)."""
     be, dt = st.backend, st.dtype
-    shape = inputs[0].shape
-    buf = be.ewise_new(op, shape, inputs, dt.name)
-    return Tensor._make(Storage(buf, dt, st.device, math.prod(shape), be), t._shape,
-                        _STRIDES.get(shape) or _strides(shape), 0)
+    return Tensor._make(Storage(be.ewise_new(op, g[0], inputs, dt.name), dt, st.device, g[2], be), t._shape, g[1], 0)
 
 
 def _taken(a, op, primitive):
@@ -84,7 +82,7 @@ def binary(op, primitive, record=None, scalars=True):
         if sa is None:
             return None
         grad = record is not None and _grad["enabled"]
-        shape = tuple(a._shape)
+        g = _SHAPES.get(a._shape) or _geometry(a._shape)
         tb = type(b)
         if tb is Tensor:
             sb = b._storage
@@ -92,11 +90,11 @@ def binary(op, primitive, record=None, scalars=True):
                 return None
             if grad and (a._requires_grad or b._requires_grad or a._base is not None or b._base is not None):
                 return record(a, b, sa.dtype) if a._base is None and b._base is None else None
-            return _compute(op, sa, [_view(a, shape), _view(b, shape)], a)
+            return _compute(op, sa, [_view(a, sa, g), _view(b, sb, g)], a, g)
         if scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and sa.dtype.itemsize > 2:
             if grad and (a._requires_grad or a._base is not None):  # (float16/bfloat16 round the number first)
                 return record(a, b, sa.dtype) if a._base is None else None
-            return _compute(op, sa, [_view(a, shape), b], a)
+            return _compute(op, sa, [_view(a, sa, g), b], a, g)
         return None
     return fast
 
@@ -114,6 +112,6 @@ def unary(op, primitive, record=None, half=True):
             return None
         if record is not None and _grad["enabled"] and (a._requires_grad or a._base is not None):
             return record(a, st.dtype) if a._base is None else None
-        shape = tuple(a._shape)
-        return _compute(op, st, [_view(a, shape)], a)
+        g = _SHAPES.get(a._shape) or _geometry(a._shape)
+        return _compute(op, st, [_view(a, st, g)], a, g)
     return fast

@@ -40,6 +40,7 @@ once as before.
 """
 import os
 import weakref
+from collections import namedtuple
 
 from ..._geometry import contiguous_strides, is_contiguous, numel
 from ..base import Strided
@@ -103,12 +104,10 @@ class Barrier:
         "dispatch", "copy_buffer", "write_buffer", "read_buffer", "flush", "synchronize"))
 
 
-class Pending:
-    __slots__ = ("op", "cdtype", "odt", "args", "ref", "idx")
-
-    def __init__(self, op, cdtype, odt, args, buf, idx):
-        self.op, self.cdtype, self.odt, self.args, self.idx = op, cdtype, odt, args, idx
-        self.ref = weakref.ref(buf)
+# a node of the pending group: op(args) in cdtype, its output of dtype odt into the buffer `ref()` (a weakref: a
+# dead output is not stored), `idx` its place in the group
+Pending = namedtuple("Pending", "op cdtype odt args ref idx")
+_pending = tuple.__new__  # Pending(*fields) without the namedtuple's Python-level __new__
 
 
 def _live_outputs_of(nodes):
@@ -177,8 +176,9 @@ class Fusion:
     def _reset(self):
         self.shape = None
         self.n = 0
+        self.strides = None       # contiguous_strides(shape)
         self.nodes = []
-        self.leaves = {}          # (id(buf), offset, strides, dtype) -> leaf index
+        self.leaves = {}          # a leaf's view (Strided, the group's shape) -> its index
         self.leafviews = []       # strong references: a leaf buffer cannot die and be reused
         self.leafbufs = {}        # id(buf) -> buf (and the root matmul's operands)
         self.root = None          # the group's matmul: root(Epilogue or None) dispatches it
@@ -192,33 +192,37 @@ class Fusion:
 
     # ---- recording --------------------------------------------------------------------
     def _args(self, op, inputs, cdtype):
-        """-> (args, new leaf views, new leaf buffers) or None when a pending input is read
-        through a view that cannot be inlined, or a leaf is the group's matmul operand or no
-        GPU buffer of its dtype."""
-        args, newv, newb = [], {}, {}
-        self._newviews = []
-        shape = self.shape
+        """-> (args, new leaf views {view: index}, new leaf buffers {id: buf}; None, None when no input is a new
+        leaf) or None when a pending input is read through a view that cannot be inlined, or a leaf is the
+        group's matmul operand or no GPU buffer of its dtype."""
+        args = []
+        newv = newb = None
+        shape, cst, leaves = self.shape, self.strides, self.leaves
         for k, x in enumerate(inputs):
             if not isinstance(x, Strided):
                 args.append(("s", scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype)))
                 continue
-            b = x.buf
+            b, xshape, strides, offset, dt = x
             nd = getattr(b, "pend", None)
             if nd is not None:
-                if x.offset != 0 or tuple(x.shape) != shape or x.dtype != nd.odt or \
-                        not is_contiguous(shape, x.strides):
+                if offset != 0 or tuple(xshape) != shape or dt != nd.odt or \
+                        strides != cst and not is_contiguous(shape, strides):
                     return None
                 args.append(("n", nd.idx))
                 continue
-            key = (id(b), x.offset, tuple(x.strides), x.dtype)
-            li = self.leaves.get(key)
+            try:
+                li = leaves.get(x)
+            except TypeError:                   # a view with a list among its fields
+                x = Strided(b, tuple(xshape), tuple(strides), offset, dt)
+                li = leaves.get(x)
             if li is None:
-                if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
+                if dt != getattr(b, "dtype", None) or id(b) in self.rootbufs:
                     return None
-                li = newv.get(key)
+                if newv is None:
+                    newv, newb = {}, {}
+                li = newv.get(x)
                 if li is None:
-                    li = newv[key] = len(self.leafviews) + len(newv)
-                    self._newviews.append(x)
+                    li = newv[x] = len(self.leafviews) + len(newv)
                     if id(b) not in self.leafbufs:
                         newb[id(b)] = b
             args.append(("l", li))
@@ -254,41 +258,49 @@ class Fusion:
         if not self.enabled or self.busy:
             return False
         odt = ob.dtype
-        flag = self.checked.get((op, cdtype))
+        flag = self.checked.get((op, cdtype, odt))
         if flag is None:                        # unsupported op/dtype: raise now, not later
-            flag = self.checked[op, cdtype] = "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
-        flag = flag or "int64" in (cdtype, odt)
-        if self.nodes and shape != self.shape:
-            if self.root is not None and len(self.nodes) == 1 and n == self.n:
-                self.shape = shape         # a lone product's elements, read in row-major order
+            flag = self.checked[op, cdtype, odt] = "int64" in (cdtype, odt) or \
+                "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
+        nodes = self.nodes
+        if nodes and shape != self.shape:
+            if self.root is not None and len(nodes) == 1 and n == self.n:
+                self.shape, self.strides = shape, contiguous_strides(shape)  # a lone product's elements, row-major
             else:
                 self.flush()
-        if not self.nodes:
-            self.shape, self.n = shape, n
+                nodes = self.nodes
+        if not nodes:
+            self._start(shape, n)
         r = self._args(op, inputs, cdtype)
-        if r is not None and len(self.nodes) < self.max_nodes:
-            nb = len(self.leafbufs) + len(r[2]) + (self.flag or flag) + 1
-            if nb + len(self.nodes) > self.max_bind and nb + self.live_bound > self.max_bind and \
+        if r is not None and len(nodes) < self.max_nodes:
+            nb = len(self.leafbufs) + (len(r[2]) if r[2] else 0) + (self.flag or flag) + 1
+            if nb + len(nodes) > self.max_bind and nb + self.live_bound > self.max_bind and \
                     nb + self._live_outputs() > self.max_bind:
                 r = None
-        if r is None or len(self.nodes) >= self.max_nodes:
+        if r is None or len(nodes) >= self.max_nodes:
             self.flush()
-            self.shape, self.n = shape, n
+            nodes = self.nodes
+            self._start(shape, n)
             r = self._args(op, inputs, cdtype)
             if r is None:                       # an input that is no GPU buffer of its dtype
                 return False
         args, newv, newb = r
         if newv:
             self.leaves.update(newv)
-            self.leafviews.extend(self._newviews)
+            self.leafviews.extend(newv)
             self.leafbufs.update(newb)
-        nd = Pending(op, cdtype, odt, tuple(args), ob, len(self.nodes))
-        self.nodes.append(nd)
-        self.flag = self.flag or flag
+        nd = _pending(Pending, (op, cdtype, odt, tuple(args), weakref.ref(ob), len(nodes)))
+        nodes.append(nd)
+        if flag:
+            self.flag = True
         ob.pend = nd
         self.live_bound += 1
         self.fused_ops += 1
         return True
+
+    def _start(self, shape, n):
+        """A new group over `shape` (n elements)."""
+        self.shape, self.n, self.strides = shape, n, contiguous_strides(shape)
 
     def defer_matmul(self, out, operands, launch):
         """Record a float32 matmul into `out` as the root of a new group; `launch(buf, None)`
@@ -303,10 +315,11 @@ class Fusion:
                 ob.dtype != "float32" or not is_contiguous(shape, out.strides):
             return False
         self.flush()                        # the operands may be pending outputs
-        self.shape, self.n, self.root = shape, n, launch
+        self._start(shape, n)
+        self.root = launch
         self.rootbufs = {id(v.buf) for v in operands}
         self.leafbufs.update((id(v.buf), v.buf) for v in operands)   # in-place writes flush first
-        nd = Pending("matmul", "float32", "float32", (), ob, 0)
+        nd = Pending("matmul", "float32", "float32", (), weakref.ref(ob), 0)
         self.nodes.append(nd)
         ob.pend = nd
         self.live_bound = 1

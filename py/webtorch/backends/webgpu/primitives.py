@@ -4,6 +4,8 @@
 through the plumbing it is given (`Kernels`, kernels.py): `kernel`/`_memo`, `pipeline`, `run`,
 `_bind`, `empty`, `enable`, `prelude`, `fusion`, `commands`, `ew_k`, `max_wg`, `is_lavapipe`.
 """
+from math import prod
+
 from ..._geometry import contiguous_strides, numel
 from ..base import EWISE_OPS, Strided, fast_paths_of
 from ..complex_parts import COMPLEX
@@ -72,13 +74,14 @@ class Primitives:
     # one host call instead of the decomposition's 2 to 8 (sigmoid's four, rsqrt's two); isnan, isinf,
     # isfinite look at the bits, where a shader compiler may assume finite floats and fold `x != x`
     fast_paths = fast_paths_of("wgsl")
+    ewise_ops = fast_paths.union(EWISE_OPS)  # the ops `ewise` computes
 
     def __init__(self, k):
         self.k = k
 
     # ---- element-wise -----------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
-        if op not in EWISE_OPS and op not in self.fast_paths:
+        if op not in self.ewise_ops:
             raise ValueError(f"unknown element-wise op {op!r}")
         if cdtype in COMPLEX or op == "copy" and getattr(inputs[0], "dtype", None) in COMPLEX:
             return self.k.cx.ewise(op, out, inputs, cdtype)
@@ -110,9 +113,9 @@ class Primitives:
 
     def ewise_new(self, op, shape, inputs, cdtype):
         """Backend.ewise_new: the new buffer joins the pending fused group at once (`Fusion.record`)."""
-        n = numel(shape)
+        n = prod(shape)
         buf = self.k.empty(n, cdtype)
-        if n and (op not in EWISE_OPS and op not in self.fast_paths or  # (ewise raises)
+        if n and (op not in self.ewise_ops or  # (ewise raises)
                   not self.k.fusion.record(op, buf, shape, n, inputs, cdtype)):
             self.ewise(op, Strided(buf, shape, contiguous_strides(shape), 0, cdtype), inputs, cdtype)
         return buf
