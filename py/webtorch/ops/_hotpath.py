@@ -43,19 +43,26 @@ def _geometry(size):
     return g
 
 
-def _view(t, st, g):
-    """t's Strided over its own shape (geometry g; st its storage), as `_prims.bview` gives it (a size-1 dim's
-    stride 0)."""
-    stride = t._stride
-    if g[3]:
-        stride = tuple([0 if n == 1 else s for n, s in zip(g[0], stride)])
-    return _strided(Strided, (st.buf, g[0], stride, t._offset, st.dtype.name))
+def _zeroed(g, stride):
+    """stride with a size-1 dim's stride 0 (geometry g), as `_prims.bview` gives a view."""
+    return tuple([0 if n == 1 else s for n, s in zip(g[0], stride)])
 
 
-def _compute(op, st, inputs, t, g):
-    """A new contiguous tensor of t's shape (geometry g), st's device and dtype: the backend's ewise(op, inputs)."""
-    be, dt = st.backend, st.dtype
-    return Tensor._make(Storage(be.ewise_new(op, g[0], inputs, dt.name), dt, st.device, g[2], be), t._shape, g[1], 0)
+def _compute(op, st, a, b=None):
+    """A new contiguous tensor of a's shape, device and dtype (st its storage): the backend's ewise(op, inputs)
+    of a and b (None for a unary op, a Python number, or a Tensor of a's shape and dtype), each tensor read
+    through its own Strided as `_prims.bview` gives it."""
+    g = _SHAPES.get(a._shape) or _geometry(a._shape)
+    shape, name = g[0], st.dtype.name
+    inputs = [_strided(Strided, (st.buf, shape, _zeroed(g, a._stride) if g[3] else a._stride, a._offset, name))]
+    if type(b) is Tensor:
+        inputs.append(_strided(Strided, (b._storage.buf, shape, _zeroed(g, b._stride) if g[3] else b._stride,
+                                         b._offset, name)))
+    elif b is not None:
+        inputs.append(b)
+    be = st.backend
+    return Tensor._make(Storage(be.ewise_new(op, shape, inputs, name), st.dtype, st.device, g[2], be), a._shape,
+                        g[1], 0)
 
 
 def _taken(a, op, primitive):
@@ -82,7 +89,6 @@ def binary(op, primitive, record=None, scalars=True):
         if sa is None:
             return None
         grad = record is not None and _grad["enabled"]
-        g = _SHAPES.get(a._shape) or _geometry(a._shape)
         tb = type(b)
         if tb is Tensor:
             sb = b._storage
@@ -90,12 +96,12 @@ def binary(op, primitive, record=None, scalars=True):
                 return None
             if grad and (a._requires_grad or b._requires_grad or a._base is not None or b._base is not None):
                 return record(a, b, sa.dtype) if a._base is None and b._base is None else None
-            return _compute(op, sa, [_view(a, sa, g), _view(b, sb, g)], a, g)
-        if scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and sa.dtype.itemsize > 2:
+        elif scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and sa.dtype.itemsize > 2:
             if grad and (a._requires_grad or a._base is not None):  # (float16/bfloat16 round the number first)
                 return record(a, b, sa.dtype) if a._base is None else None
-            return _compute(op, sa, [_view(a, sa, g), b], a, g)
-        return None
+        else:
+            return None
+        return _compute(op, sa, a, b)
     return fast
 
 
@@ -112,6 +118,5 @@ def unary(op, primitive, record=None, half=True):
             return None
         if record is not None and _grad["enabled"] and (a._requires_grad or a._base is not None):
             return record(a, st.dtype) if a._base is None else None
-        g = _SHAPES.get(a._shape) or _geometry(a._shape)
-        return _compute(op, st, [_view(a, st, g)], a, g)
+        return _compute(op, st, a)
     return fast

@@ -107,8 +107,4 @@ class Kernels:
     def empty(self, numel, dtype):
         if dtype not in self.dtypes:
             self._check_dtype(dtype)
-        nbytes = numel * ITEM[dtype]
-        if nbytes > self.max_bytes:
-            self.alloc.alloc(nbytes)     # raises the out-of-memory error
-        h, size = self.alloc.alloc((nbytes + 3) & ~3 or 4)
-        return GPUBuffer(self.alloc, h, size, numel, dtype)
+        return self.alloc.alloc(numel * ITEM[dtype], numel, dtype)   # (raises the out-of-memory error)

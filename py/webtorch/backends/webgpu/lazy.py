@@ -169,8 +169,6 @@ class Fusion:
         self.max_nodes = MAX_NODES
         self.busy = False
         self.checked = {}        # (op, cdtype) -> whether its code flags int64 overflow (i64_)
-        self.kernels = 0          # fused dispatches made
-        self.fused_ops = 0        # ewise ops deferred
         self._reset()
 
     def _reset(self):
@@ -178,13 +176,14 @@ class Fusion:
         self.n = 0
         self.strides = None       # contiguous_strides(shape)
         self.nodes = []
-        self.leaves = {}          # a leaf's view (Strided, the group's shape) -> its index
+        self.leaves = {}          # a leaf's view (Strided, the group's shape) -> its arg ("l", index)
         self.leafviews = []       # strong references: a leaf buffer cannot die and be reused
         self.leafbufs = {}        # id(buf) -> buf (and the root matmul's operands)
         self.root = None          # the group's matmul: root(Epilogue or None) dispatches it
         self.rootbufs = ()        # ids of its operands' buffers
         self.flag = False         # a node binds the int64/division flag (one more binding)
         self.live_bound = 0       # at least the count of live outputs (`_live_outputs`)
+        self.new = None           # (new leaf views, new leaf buffers) of the node `_args` read last, or None
 
     def set_enabled(self, on):
         self.flush()
@@ -192,41 +191,49 @@ class Fusion:
 
     # ---- recording --------------------------------------------------------------------
     def _args(self, op, inputs, cdtype):
-        """-> (args, new leaf views {view: index}, new leaf buffers {id: buf}; None, None when no input is a new
-        leaf) or None when a pending input is read through a view that cannot be inlined, or a leaf is the
+        """-> the node's args, its new leaf views {view: its arg} and new leaf buffers {id: buf} in `self.new` (None:
+        no new leaf); None when a pending input is read through a view that cannot be inlined, or a leaf is the
         group's matmul operand or no GPU buffer of its dtype."""
         args = []
-        newv = newb = None
+        newv = newb = self.new = None
         shape, cst, leaves = self.shape, self.strides, self.leaves
         for k, x in enumerate(inputs):
             if not isinstance(x, Strided):
                 args.append(("s", scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype)))
                 continue
-            b, xshape, strides, offset, dt = x
+            b = x[0]                            # (x.buf)
             nd = getattr(b, "pend", None)
             if nd is not None:
-                if offset != 0 or tuple(xshape) != shape or dt != nd.odt or \
-                        strides != cst and not is_contiguous(shape, strides):
+                if x.offset != 0 or tuple(x.shape) != shape or x.dtype != nd.odt or \
+                        x.strides != cst and not is_contiguous(shape, x.strides):
                     return None
                 args.append(("n", nd.idx))
                 continue
             try:
-                li = leaves.get(x)
+                a = leaves.get(x)
             except TypeError:                   # a view with a list among its fields
-                x = Strided(b, tuple(xshape), tuple(strides), offset, dt)
-                li = leaves.get(x)
-            if li is None:
-                if dt != getattr(b, "dtype", None) or id(b) in self.rootbufs:
+                x = Strided(b, tuple(x.shape), tuple(x.strides), x.offset, x.dtype)
+                a = leaves.get(x)
+            if a is None:
+                if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
                     return None
                 if newv is None:
                     newv, newb = {}, {}
-                li = newv.get(x)
-                if li is None:
-                    li = newv[x] = len(self.leafviews) + len(newv)
+                    self.new = newv, newb
+                a = newv.get(x)
+                if a is None:
+                    a = newv[x] = ("l", len(self.leafviews) + len(newv))
                     if id(b) not in self.leafbufs:
                         newb[id(b)] = b
-            args.append(("l", li))
-        return args, newv, newb
+            args.append(a)
+        return args
+
+    def _crowded(self, flag):
+        """Whether the storage bindings the group needs with one more node (distinct leaf buffers and the node's new
+        ones, `self.new`, + live outputs, + 1 for the int64/division flag where a node sets it (`flag` this one)),
+        would pass maxStorageBuffersPerShaderStage - 1 (P takes one)."""
+        nb = len(self.leafbufs) + (len(self.new[1]) if self.new else 0) + (self.flag or flag) + 1 - self.max_bind
+        return nb + self.live_bound > 0 and nb + self._live_outputs() > 0
 
     def _live_outputs(self):
         """the count of pending outputs still alive (kept as `live_bound`, which each new node raises by one:
@@ -271,31 +278,26 @@ class Fusion:
                 nodes = self.nodes
         if not nodes:
             self._start(shape, n)
-        r = self._args(op, inputs, cdtype)
-        if r is not None and len(nodes) < self.max_nodes:
-            nb = len(self.leafbufs) + (len(r[2]) if r[2] else 0) + (self.flag or flag) + 1
-            if nb + len(nodes) > self.max_bind and nb + self.live_bound > self.max_bind and \
-                    nb + self._live_outputs() > self.max_bind:
-                r = None
-        if r is None or len(nodes) >= self.max_nodes:
+        args = self._args(op, inputs, cdtype)
+        if args is None or len(nodes) >= self.max_nodes or \
+                len(self.leafbufs) + len(inputs) + 2 + self.live_bound > self.max_bind and self._crowded(flag):
             self.flush()
             nodes = self.nodes
             self._start(shape, n)
-            r = self._args(op, inputs, cdtype)
-            if r is None:                       # an input that is no GPU buffer of its dtype
+            args = self._args(op, inputs, cdtype)
+            if args is None:                    # an input that is no GPU buffer of its dtype
                 return False
-        args, newv, newb = r
-        if newv:
+        if self.new is not None:
+            newv, newb = self.new
             self.leaves.update(newv)
             self.leafviews.extend(newv)
             self.leafbufs.update(newb)
-        nd = _pending(Pending, (op, cdtype, odt, tuple(args), weakref.ref(ob), len(nodes)))
+        nd = _pending(Pending, (op, cdtype, odt, args, weakref.ref(ob), len(nodes)))
         nodes.append(nd)
         if flag:
             self.flag = True
         ob.pend = nd
         self.live_bound += 1
-        self.fused_ops += 1
         return True
 
     def _start(self, shape, n):
@@ -366,7 +368,6 @@ class Fusion:
             else:
                 pipe = be.kernel(key, lambda: self._source(descs, out_nodes, out_dts, used_leaves, lbind, R, contig))
                 be.run(pipe, bufs, words, ewise_groups(n, be.ew_k))
-            self.kernels += 1
         finally:
             self.busy = False
         del leafviews, outs, bufs                 # (held until the dispatch is recorded)
