@@ -195,38 +195,44 @@ class Fusion:
         no new leaf); None when a pending input is read through a view that cannot be inlined, or a leaf is the
         group's matmul operand or no GPU buffer of its dtype."""
         args = []
-        newv = newb = self.new = None
-        shape, cst, leaves = self.shape, self.strides, self.leaves
+        self.new = None
+        leaves = self.leaves
         for k, x in enumerate(inputs):
-            if not isinstance(x, Strided):
-                args.append(("s", scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype)))
-                continue
-            b = x[0]                            # (x.buf)
-            nd = getattr(b, "pend", None)
-            if nd is not None:
-                if x.offset != 0 or tuple(x.shape) != shape or x.dtype != nd.odt or \
-                        x.strides != cst and not is_contiguous(shape, x.strides):
-                    return None
-                args.append(("n", nd.idx))
-                continue
-            try:
+            try:             # a leaf of the group already (no node writes its buffer: that flushes the group first)
                 a = leaves.get(x)
             except TypeError:                   # a view with a list among its fields
-                x = Strided(b, tuple(x.shape), tuple(x.strides), x.offset, x.dtype)
+                x = Strided(x.buf, tuple(x.shape), tuple(x.strides), x.offset, x.dtype)
                 a = leaves.get(x)
             if a is None:
-                if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
-                    return None
-                if newv is None:
-                    newv, newb = {}, {}
-                    self.new = newv, newb
-                a = newv.get(x)
-                if a is None:
-                    a = newv[x] = ("l", len(self.leafviews) + len(newv))
-                    if id(b) not in self.leafbufs:
-                        newb[id(b)] = b
+                if not isinstance(x, Strided):
+                    a = ("s", scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype))
+                else:
+                    nd = getattr(x.buf, "pend", None)
+                    if nd is None:
+                        a = self._new_leaf(x)
+                    elif x.offset == 0 and tuple(x.shape) == self.shape and x.dtype == nd.odt and \
+                            (x.strides == self.strides or is_contiguous(self.shape, x.strides)):
+                        a = ("n", nd.idx)
+                    if a is None:
+                        return None
             args.append(a)
         return args
+
+    def _new_leaf(self, x):
+        """The arg of view x as a new leaf of the group (kept in `self.new` until the node joins), or None when x is
+        the group's matmul operand or no GPU buffer of its dtype."""
+        b = x.buf
+        if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
+            return None
+        if self.new is None:
+            self.new = {}, {}
+        newv, newb = self.new
+        a = newv.get(x)
+        if a is None:
+            a = newv[x] = ("l", len(self.leafviews) + len(newv))
+            if id(b) not in self.leafbufs:
+                newb[id(b)] = b
+        return a
 
     def _crowded(self, flag):
         """Whether the storage bindings the group needs with one more node (distinct leaf buffers and the node's new
