@@ -110,6 +110,19 @@ Pending = namedtuple("Pending", "op cdtype odt args ref idx")
 _pending = tuple.__new__  # Pending(*fields) without the namedtuple's Python-level __new__
 
 
+def _hashable(x):
+    """View x with its list fields as tuples (a dict key), or None where it holds something unhashable (no GPU
+    buffer) or is no view."""
+    if isinstance(x, Strided):
+        x = Strided(x.buf, tuple(x.shape), tuple(x.strides), x.offset, x.dtype)
+        try:
+            hash(x)
+            return x
+        except TypeError:
+            pass
+    return None
+
+
 def _live_outputs_of(nodes):
     """(node index, buffer) of the pending nodes whose output buffer is still alive, no longer pending"""
     outs = []
@@ -201,7 +214,9 @@ class Fusion:
             try:             # a leaf of the group already (no node writes its buffer: that flushes the group first)
                 a = leaves.get(x)
             except TypeError:                   # a view with a list among its fields
-                x = Strided(x.buf, tuple(x.shape), tuple(x.strides), x.offset, x.dtype)
+                x = _hashable(x)
+                if x is None:
+                    return None
                 a = leaves.get(x)
             if a is None:
                 if not isinstance(x, Strided):
