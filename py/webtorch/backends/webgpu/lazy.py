@@ -181,7 +181,7 @@ class Fusion:
         self.max_bind = max(4, int(lim.get("max-storage-buffers-per-shader-stage", 8))) - 1
         self.max_nodes = MAX_NODES
         self.busy = False
-        self.checked = {}        # (op, cdtype) -> whether its code flags int64 overflow (i64_)
+        self.checked = {}        # (op, cdtype, odt) -> whether its node binds the int64/division flag (i64_ or int64)
         self._reset()
 
     def _reset(self):
