@@ -74,14 +74,13 @@ class Primitives:
     # one host call instead of the decomposition's 2 to 8 (sigmoid's four, rsqrt's two); isnan, isinf,
     # isfinite look at the bits, where a shader compiler may assume finite floats and fold `x != x`
     fast_paths = fast_paths_of("wgsl")
-    ewise_ops = fast_paths.union(EWISE_OPS)  # the ops `ewise` computes
 
     def __init__(self, k):
         self.k = k
 
     # ---- element-wise -----------------------------------------------------------------
     def ewise(self, op, out, inputs, cdtype):
-        if op not in self.ewise_ops:
+        if op not in EWISE_OPS and op not in self.fast_paths:
             raise ValueError(f"unknown element-wise op {op!r}")
         if cdtype in COMPLEX or op == "copy" and getattr(inputs[0], "dtype", None) in COMPLEX:
             return self.k.cx.ewise(op, out, inputs, cdtype)
@@ -115,7 +114,7 @@ class Primitives:
         """Backend.ewise_new: the new buffer joins the pending fused group at once (`Fusion.record`)."""
         n = prod(shape)
         buf = self.k.empty(n, cdtype)
-        if n and (op not in self.ewise_ops or  # (ewise raises)
+        if n and (op not in EWISE_OPS and op not in self.fast_paths or  # (ewise raises)
                   not self.k.fusion.record(op, buf, shape, n, inputs, cdtype)):
             self.ewise(op, Strided(buf, shape, contiguous_strides(shape), 0, cdtype), inputs, cdtype)
         return buf
