@@ -8,12 +8,16 @@ the figures are webtorch's own Python per op (dispatch, promotion, autograd, all
 --calls adds the Python function calls per op (cProfile's count, the figure Pyodide's profile gives).
 WEBTORCH_PY=dir runs another checkout's library (before/after comparisons).
 --against DIR prints another checkout's library (DIR: its py/) and this one side by side, cpu and
-webgpu, from N rounds (default 3) of subprocesses alternating the two; each figure the best of its rounds.
+webgpu, from N rounds (default 3) of subprocesses alternating the two; each figure the median of its rounds
+(a round's figure: the best of 7 repeats in its process, in the process's CPU time, which other jobs on a
+shared machine disturb less than the wall clock).
 """
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
 import timeit
 
 sys.path.insert(0, os.environ.get("WEBTORCH_PY") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
@@ -30,6 +34,7 @@ def cases(dev):
     return {
         "x + y": lambda: x + y,
         "x * 2": lambda: x * 2,
+        "x * 0.5 + y": lambda: x * 0.5 + y,
         "x / y": lambda: x / y,
         "x.exp()": lambda: x.exp(),
         "x.sigmoid()": lambda: x.sigmoid(),
@@ -47,8 +52,8 @@ def cases(dev):
 
 
 def against(other, rounds):
-    """{(side, device): {op: best us}} alternating this checkout and `other` in subprocesses."""
-    best = {}
+    """{(side, device): {op: median us}} alternating this checkout and `other` in subprocesses."""
+    runs = {}
     for _ in range(rounds):
         for side, py in (("before", other), ("after", "")):
             for dev in ("cpu", "webgpu"):
@@ -56,13 +61,13 @@ def against(other, rounds):
                 out = subprocess.run([sys.executable, __file__, dev, "--json"], env=env, capture_output=True,
                                      text=True, check=True).stdout
                 for op, t in json.loads(out.splitlines()[-1]).items():
-                    b = best.setdefault((side, dev), {})
-                    b[op] = min(t, b.get(op, t))
-    ops = list(best["after", "cpu"])
+                    runs.setdefault((side, dev), {}).setdefault(op, []).append(t)
+    med = {k: {op: statistics.median(ts) for op, ts in v.items()} for k, v in runs.items()}
+    ops = list(med["after", "cpu"])
     print("| us per op | cpu before | cpu after | webgpu before | webgpu after |")
     print("|---|---:|---:|---:|---:|")
     for op in ops:
-        print(f"| `{op}` | " + " | ".join(f"{best[side, dev][op]:.2f}" for dev in ("cpu", "webgpu")
+        print(f"| `{op}` | " + " | ".join(f"{med[side, dev][op]:.2f}" for dev in ("cpu", "webgpu")
                                          for side in ("before", "after")) + " |")
 
 
@@ -90,7 +95,8 @@ def main():
     times = {}
     for name, f in cs.items():
         n = 3000
-        t = times[name] = min(timeit.repeat(f, number=n, repeat=7)) / n * 1e6
+        timer = time.process_time if "--json" in sys.argv else time.perf_counter
+        t = times[name] = min(timeit.repeat(f, number=n, repeat=7, timer=timer)) / n * 1e6
         if "--json" in sys.argv:
             continue
         calls = ""

@@ -178,8 +178,10 @@ def test_inplace_on_pending_and_on_leaves():
     x = G(a)
     z = x + 1                           # pending node reads x ...
     x.mul_(10)                          # ... then x changes in place: z keeps the old value
+    w = x + 2                           # and a read after the write sees the new one (x, a leaf again)
     same(N(z), a + 1)
     same(N(x), a * 10)
+    same(N(w), a * 10 + 2)
     x = G(a)
     z = x + 1
     x.copy_(G(np.zeros_like(a)))        # full overwrite of a buffer a pending node reads

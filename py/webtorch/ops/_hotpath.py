@@ -12,11 +12,10 @@ None and takes the general path, which owns every check and error message.
 
 `WEBTORCH_HOTPATH=0` (or `set_enabled(False)`) turns it off: tests/test_hotpath.py compares the two.
 """
-import math
 import os
 
 from .. import _late, overrides
-from .._geometry import contiguous_strides
+from .._geometry import contiguous_strides, numel
 from .._tensor import Storage, Tensor
 from ..autograd import grad_mode
 from ..backends.base import Strided
@@ -25,7 +24,7 @@ _on = [os.environ.get("WEBTORCH_HOTPATH", "1") != "0"]
 _grad = grad_mode._state
 _tracing = overrides._tracing
 _SCALAR_MAX = 1 << 53  # a Python int past this takes the general path (its range checks)
-_STRIDES = {}  # shape -> its contiguous strides
+_SHAPES = {}  # a tensor's shape -> _geometry(shape)
 _strided = tuple.__new__  # Strided(*fields) without the namedtuple's Python-level __new__
 
 
@@ -34,30 +33,36 @@ def set_enabled(on):
     _on[0] = bool(on)
 
 
-def _view(t, shape):
-    """t's Strided over its own shape, as `_prims.bview` gives it (a size-1 dim's stride 0)."""
-    st = t._storage
-    stride = t._stride
-    if 1 in shape:
-        stride = tuple([0 if n == 1 else s for n, s in zip(shape, stride)])
-    return _strided(Strided, (st.buf, shape, stride, t._offset, st.dtype.name))
+def _geometry(size):
+    """(size as a plain tuple, its contiguous strides, its numel, whether a dim is 1): what an op of this shape
+    needs of it, remembered (for up to 1024 shapes at a time)."""
+    if len(_SHAPES) >= 1024:
+        _SHAPES.clear()
+    shape = tuple(size)
+    g = _SHAPES[shape] = (shape, contiguous_strides(shape), numel(shape), 1 in shape)
+    return g
 
 
-def _strides(shape):
-    """contiguous_strides(shape), remembered (for up to 1024 shapes at a time)."""
-    if len(_STRIDES) >= 1024:
-        _STRIDES.clear()
-    st = _STRIDES[shape] = contiguous_strides(shape)
-    return st
+def _zeroed(g, stride):
+    """stride with a size-1 dim's stride 0 (geometry g), as `_prims.bview` gives a view."""
+    return tuple([0 if n == 1 else s for n, s in zip(g[0], stride)])
 
 
-def _compute(op, st, inputs, t):
-    """A new contiguous tensor of t's shape (inputs[0]'s), st's device and dtype: the backend's ewise(op, inputs)."""
-    be, dt = st.backend, st.dtype
-    shape = inputs[0].shape
-    buf = be.ewise_new(op, shape, inputs, dt.name)
-    return Tensor._make(Storage(buf, dt, st.device, math.prod(shape), be), t._shape,
-                        _STRIDES.get(shape) or _strides(shape), 0)
+def _compute(op, st, a, b=None):
+    """A new contiguous tensor of a's shape, device and dtype (st its storage): the backend's ewise(op, inputs)
+    of a and b (None for a unary op, a Python number, or a Tensor of a's shape and dtype), each tensor read
+    through its own Strided as `_prims.bview` gives it."""
+    g = _SHAPES.get(a._shape) or _geometry(a._shape)
+    shape, name = g[0], st.dtype.name
+    inputs = [_strided(Strided, (st.buf, shape, _zeroed(g, a._stride) if g[3] else a._stride, a._offset, name))]
+    if type(b) is Tensor:
+        inputs.append(_strided(Strided, (b._storage.buf, shape, _zeroed(g, b._stride) if g[3] else b._stride,
+                                         b._offset, name)))
+    elif b is not None:
+        inputs.append(b)
+    be = st.backend
+    return Tensor._make(Storage(be.ewise_new(op, shape, inputs, name), st.dtype, st.device, g[2], be), a._shape,
+                        g[1], 0)
 
 
 def _taken(a, op, primitive):
@@ -84,7 +89,6 @@ def binary(op, primitive, record=None, scalars=True):
         if sa is None:
             return None
         grad = record is not None and _grad["enabled"]
-        shape = tuple(a._shape)
         tb = type(b)
         if tb is Tensor:
             sb = b._storage
@@ -92,12 +96,12 @@ def binary(op, primitive, record=None, scalars=True):
                 return None
             if grad and (a._requires_grad or b._requires_grad or a._base is not None or b._base is not None):
                 return record(a, b, sa.dtype) if a._base is None and b._base is None else None
-            return _compute(op, sa, [_view(a, shape), _view(b, shape)], a)
-        if scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and sa.dtype.itemsize > 2:
+        elif scalars and (tb is float or tb is int and -_SCALAR_MAX <= b <= _SCALAR_MAX) and sa.dtype.itemsize > 2:
             if grad and (a._requires_grad or a._base is not None):  # (float16/bfloat16 round the number first)
                 return record(a, b, sa.dtype) if a._base is None else None
-            return _compute(op, sa, [_view(a, shape), b], a)
-        return None
+        else:
+            return None
+        return _compute(op, sa, a, b)
     return fast
 
 
@@ -114,6 +118,5 @@ def unary(op, primitive, record=None, half=True):
             return None
         if record is not None and _grad["enabled"] and (a._requires_grad or a._base is not None):
             return record(a, st.dtype) if a._base is None else None
-        shape = tuple(a._shape)
-        return _compute(op, st, [_view(a, shape)], a)
+        return _compute(op, st, a)
     return fast

@@ -42,7 +42,6 @@ class CachingAllocator:
         self.driver = driver
         self.max_bytes = max_bytes
         self.pool = {}                   # size class -> [handles]
-        self.cached_bytes = 0
         self.allocated_bytes = 0         # bytes handed out and alive
         self.reserved_bytes = 0          # bytes of all GPU buffers created and not destroyed
         self.peak_allocated = self.peak_reserved = 0   # their highest values (torch.cuda's peaks)
@@ -75,10 +74,12 @@ class CachingAllocator:
             if e[2] is not None:         # its tensor died while pinned: pool it now
                 self.release(h, e[2])
 
-    def alloc(self, nbytes):
+    def alloc(self, nbytes, numel, dtype):
+        """A GPUBuffer of `numel` elements of `dtype` (`nbytes` bytes): a pooled GPU buffer of its size class, or
+        a new one."""
         size = self._classes.get(nbytes)
         if size is None:
-            if nbytes > self.max_bytes:
+            if (nbytes + 3) & ~3 > self.max_bytes:
                 raise RuntimeError(
                     f"WebGPU out of memory: tried to allocate {nbytes} bytes, over the adapter's "
                     f"largest buffer ({self.max_bytes} bytes: maxBufferSize/maxStorageBufferBindingSize)")
@@ -86,15 +87,19 @@ class CachingAllocator:
         lst = self.pool.get(size)
         if lst:
             self.reuses += 1
-            self.cached_bytes -= size
             self.allocated_bytes += size
             if self.allocated_bytes > self.peak_allocated:
                 self.peak_allocated = self.allocated_bytes
             h = lst.pop()
-            self.live[id(h)] = h
-            if self.fresh is not None:
-                self.fresh[id(h)] = size
-            return h, size
+        else:
+            h = self._create(size)
+        self.live[id(h)] = h
+        if self.fresh is not None:
+            self.fresh[id(h)] = size
+        return GPUBuffer(self, h, size, numel, dtype)
+
+    def _create(self, size):
+        """A new GPU buffer of `size` bytes (the pool emptied first if the driver finds no room)."""
         try:
             h = self.driver.create_buffer(size)
         except RuntimeError as e:
@@ -110,10 +115,7 @@ class CachingAllocator:
         self.allocated_bytes += size
         self.peak_allocated = max(self.peak_allocated, self.allocated_bytes)
         self.peak_reserved = max(self.peak_reserved, self.reserved_bytes)
-        self.live[id(h)] = h
-        if self.fresh is not None:
-            self.fresh[id(h)] = size
-        return h, size
+        return h
 
     def release(self, handle, size):
         e = self.pins.get(id(handle)) if self.pins else None
@@ -127,9 +129,13 @@ class CachingAllocator:
             self.pool[size] = [handle]
         else:
             lst.append(handle)
-        self.cached_bytes += size
-        if self.cached_bytes > self.cache_limit:
+        if self.reserved_bytes - self.allocated_bytes > self.cache_limit:
             self.empty_cache()
+
+    @property
+    def cached_bytes(self):
+        """The bytes of the pooled buffers (created, not destroyed, not handed out)."""
+        return self.reserved_bytes - self.allocated_bytes
 
     def reset_peak(self):
         self.peak_allocated, self.peak_reserved = self.allocated_bytes, self.reserved_bytes
@@ -140,5 +146,4 @@ class CachingAllocator:
                 self.driver.destroy_buffer(h)
                 self.reserved_bytes -= size
         self.pool = {}
-        self.cached_bytes = 0
 

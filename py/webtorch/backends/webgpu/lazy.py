@@ -40,6 +40,7 @@ once as before.
 """
 import os
 import weakref
+from collections import namedtuple
 
 from ..._geometry import contiguous_strides, is_contiguous, numel
 from ..base import Strided
@@ -103,12 +104,23 @@ class Barrier:
         "dispatch", "copy_buffer", "write_buffer", "read_buffer", "flush", "synchronize"))
 
 
-class Pending:
-    __slots__ = ("op", "cdtype", "odt", "args", "ref", "idx")
+# a node of the pending group: op(args) in cdtype, its output of dtype odt into the buffer `ref()` (a weakref: a
+# dead output is not stored), `idx` its place in the group
+Pending = namedtuple("Pending", "op cdtype odt args ref idx")
+_pending = tuple.__new__  # Pending(*fields) without the namedtuple's Python-level __new__
 
-    def __init__(self, op, cdtype, odt, args, buf, idx):
-        self.op, self.cdtype, self.odt, self.args, self.idx = op, cdtype, odt, args, idx
-        self.ref = weakref.ref(buf)
+
+def _hashable(x):
+    """View x with its list fields as tuples (a dict key), or None where it holds something unhashable (no GPU
+    buffer) or is no view."""
+    if isinstance(x, Strided):
+        x = Strided(x.buf, tuple(x.shape), tuple(x.strides), x.offset, x.dtype)
+        try:
+            hash(x)
+            return x
+        except TypeError:
+            pass
+    return None
 
 
 def _live_outputs_of(nodes):
@@ -169,22 +181,22 @@ class Fusion:
         self.max_bind = max(4, int(lim.get("max-storage-buffers-per-shader-stage", 8))) - 1
         self.max_nodes = MAX_NODES
         self.busy = False
-        self.checked = {}        # (op, cdtype) -> whether its code flags int64 overflow (i64_)
-        self.kernels = 0          # fused dispatches made
-        self.fused_ops = 0        # ewise ops deferred
+        self.checked = {}        # (op, cdtype, odt) -> whether its node binds the int64/division flag (i64_ or int64)
         self._reset()
 
     def _reset(self):
         self.shape = None
         self.n = 0
+        self.strides = None       # contiguous_strides(shape)
         self.nodes = []
-        self.leaves = {}          # (id(buf), offset, strides, dtype) -> leaf index
+        self.leaves = {}          # a leaf's view (Strided, the group's shape) -> its arg ("l", index)
         self.leafviews = []       # strong references: a leaf buffer cannot die and be reused
         self.leafbufs = {}        # id(buf) -> buf (and the root matmul's operands)
         self.root = None          # the group's matmul: root(Epilogue or None) dispatches it
         self.rootbufs = ()        # ids of its operands' buffers
         self.flag = False         # a node binds the int64/division flag (one more binding)
         self.live_bound = 0       # at least the count of live outputs (`_live_outputs`)
+        self.new = None           # (new leaf views, new leaf buffers) of the node `_args` read last, or None
 
     def set_enabled(self, on):
         self.flush()
@@ -192,37 +204,57 @@ class Fusion:
 
     # ---- recording --------------------------------------------------------------------
     def _args(self, op, inputs, cdtype):
-        """-> (args, new leaf views, new leaf buffers) or None when a pending input is read
-        through a view that cannot be inlined, or a leaf is the group's matmul operand or no
-        GPU buffer of its dtype."""
-        args, newv, newb = [], {}, {}
-        self._newviews = []
-        shape = self.shape
+        """-> the node's args, its new leaf views {view: its arg} and new leaf buffers {id: buf} in `self.new` (None:
+        no new leaf); None when a pending input is read through a view that cannot be inlined, or a leaf is the
+        group's matmul operand or no GPU buffer of its dtype."""
+        args = []
+        self.new = None
+        leaves = self.leaves
         for k, x in enumerate(inputs):
-            if not isinstance(x, Strided):
-                args.append(("s", scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype)))
-                continue
-            b = x.buf
-            nd = getattr(b, "pend", None)
-            if nd is not None:
-                if x.offset != 0 or tuple(x.shape) != shape or x.dtype != nd.odt or \
-                        not is_contiguous(shape, x.strides):
+            try:             # a leaf of the group already (no node writes its buffer: that flushes the group first)
+                a = leaves.get(x)
+            except TypeError:                   # a view with a list among its fields
+                x = _hashable(x)
+                if x is None:
                     return None
-                args.append(("n", nd.idx))
-                continue
-            key = (id(b), x.offset, tuple(x.strides), x.dtype)
-            li = self.leaves.get(key)
-            if li is None:
-                if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
-                    return None
-                li = newv.get(key)
-                if li is None:
-                    li = newv[key] = len(self.leafviews) + len(newv)
-                    self._newviews.append(x)
-                    if id(b) not in self.leafbufs:
-                        newb[id(b)] = b
-            args.append(("l", li))
-        return args, newv, newb
+                a = leaves.get(x)
+            if a is None:
+                if not isinstance(x, Strided):
+                    a = ("s", scalar_bits(x, "bool" if (op == "where" and k == 0) else cdtype))
+                else:
+                    nd = getattr(x.buf, "pend", None)
+                    if nd is None:
+                        a = self._new_leaf(x)
+                    elif x.offset == 0 and tuple(x.shape) == self.shape and x.dtype == nd.odt and \
+                            (x.strides == self.strides or is_contiguous(self.shape, x.strides)):
+                        a = ("n", nd.idx)
+                    if a is None:
+                        return None
+            args.append(a)
+        return args
+
+    def _new_leaf(self, x):
+        """The arg of view x as a new leaf of the group (kept in `self.new` until the node joins), or None when x is
+        the group's matmul operand or no GPU buffer of its dtype."""
+        b = x.buf
+        if x.dtype != getattr(b, "dtype", None) or id(b) in self.rootbufs:
+            return None
+        if self.new is None:
+            self.new = {}, {}
+        newv, newb = self.new
+        a = newv.get(x)
+        if a is None:
+            a = newv[x] = ("l", len(self.leafviews) + len(newv))
+            if id(b) not in self.leafbufs:
+                newb[id(b)] = b
+        return a
+
+    def _crowded(self, flag):
+        """Whether the storage bindings the group needs with one more node (distinct leaf buffers and the node's new
+        ones, `self.new`, + live outputs, + 1 for the int64/division flag where a node sets it (`flag` this one)),
+        would pass maxStorageBuffersPerShaderStage - 1 (P takes one)."""
+        nb = len(self.leafbufs) + (len(self.new[1]) if self.new else 0) + (self.flag or flag) + 1 - self.max_bind
+        return nb + self.live_bound > 0 and nb + self._live_outputs() > 0
 
     def _live_outputs(self):
         """the count of pending outputs still alive (kept as `live_bound`, which each new node raises by one:
@@ -254,41 +286,44 @@ class Fusion:
         if not self.enabled or self.busy:
             return False
         odt = ob.dtype
-        flag = self.checked.get((op, cdtype))
+        flag = self.checked.get((op, cdtype, odt))
         if flag is None:                        # unsupported op/dtype: raise now, not later
-            flag = self.checked[op, cdtype] = "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
-        flag = flag or "int64" in (cdtype, odt)
-        if self.nodes and shape != self.shape:
-            if self.root is not None and len(self.nodes) == 1 and n == self.n:
-                self.shape = shape         # a lone product's elements, read in row-major order
+            flag = self.checked[op, cdtype, odt] = "int64" in (cdtype, odt) or \
+                "i64_" in ewise_expr(op, cdtype, list(_DUMMY[:len(inputs)]))[0]
+        nodes = self.nodes
+        if nodes and shape != self.shape:
+            if self.root is not None and len(nodes) == 1 and n == self.n:
+                self.shape, self.strides = shape, contiguous_strides(shape)  # a lone product's elements, row-major
             else:
                 self.flush()
-        if not self.nodes:
-            self.shape, self.n = shape, n
-        r = self._args(op, inputs, cdtype)
-        if r is not None and len(self.nodes) < self.max_nodes:
-            nb = len(self.leafbufs) + len(r[2]) + (self.flag or flag) + 1
-            if nb + len(self.nodes) > self.max_bind and nb + self.live_bound > self.max_bind and \
-                    nb + self._live_outputs() > self.max_bind:
-                r = None
-        if r is None or len(self.nodes) >= self.max_nodes:
+                nodes = self.nodes
+        if not nodes:
+            self._start(shape, n)
+        args = self._args(op, inputs, cdtype)
+        if args is None or len(nodes) >= self.max_nodes or \
+                len(self.leafbufs) + len(inputs) + 2 + self.live_bound > self.max_bind and self._crowded(flag):
             self.flush()
-            self.shape, self.n = shape, n
-            r = self._args(op, inputs, cdtype)
-            if r is None:                       # an input that is no GPU buffer of its dtype
+            nodes = self.nodes
+            self._start(shape, n)
+            args = self._args(op, inputs, cdtype)
+            if args is None:                    # an input that is no GPU buffer of its dtype
                 return False
-        args, newv, newb = r
-        if newv:
+        if self.new is not None:
+            newv, newb = self.new
             self.leaves.update(newv)
-            self.leafviews.extend(self._newviews)
+            self.leafviews.extend(newv)
             self.leafbufs.update(newb)
-        nd = Pending(op, cdtype, odt, tuple(args), ob, len(self.nodes))
-        self.nodes.append(nd)
-        self.flag = self.flag or flag
+        nd = _pending(Pending, (op, cdtype, odt, args, weakref.ref(ob), len(nodes)))
+        nodes.append(nd)
+        if flag:
+            self.flag = True
         ob.pend = nd
         self.live_bound += 1
-        self.fused_ops += 1
         return True
+
+    def _start(self, shape, n):
+        """A new group over `shape` (n elements)."""
+        self.shape, self.n, self.strides = shape, n, contiguous_strides(shape)
 
     def defer_matmul(self, out, operands, launch):
         """Record a float32 matmul into `out` as the root of a new group; `launch(buf, None)`
@@ -303,10 +338,11 @@ class Fusion:
                 ob.dtype != "float32" or not is_contiguous(shape, out.strides):
             return False
         self.flush()                        # the operands may be pending outputs
-        self.shape, self.n, self.root = shape, n, launch
+        self._start(shape, n)
+        self.root = launch
         self.rootbufs = {id(v.buf) for v in operands}
         self.leafbufs.update((id(v.buf), v.buf) for v in operands)   # in-place writes flush first
-        nd = Pending("matmul", "float32", "float32", (), ob, 0)
+        nd = Pending("matmul", "float32", "float32", (), weakref.ref(ob), 0)
         self.nodes.append(nd)
         ob.pend = nd
         self.live_bound = 1
@@ -353,7 +389,6 @@ class Fusion:
             else:
                 pipe = be.kernel(key, lambda: self._source(descs, out_nodes, out_dts, used_leaves, lbind, R, contig))
                 be.run(pipe, bufs, words, ewise_groups(n, be.ew_k))
-            self.kernels += 1
         finally:
             self.busy = False
         del leafviews, outs, bufs                 # (held until the dispatch is recorded)

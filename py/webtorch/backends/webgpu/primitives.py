@@ -4,6 +4,8 @@
 through the plumbing it is given (`Kernels`, kernels.py): `kernel`/`_memo`, `pipeline`, `run`,
 `_bind`, `empty`, `enable`, `prelude`, `fusion`, `commands`, `ew_k`, `max_wg`, `is_lavapipe`.
 """
+from math import prod
+
 from ..._geometry import contiguous_strides, numel
 from ..base import EWISE_OPS, Strided, fast_paths_of
 from ..complex_parts import COMPLEX
@@ -119,7 +121,7 @@ class Primitives:
 
     def ewise_new(self, op, shape, inputs, cdtype):
         """Backend.ewise_new: the new buffer joins the pending fused group at once (`Fusion.record`)."""
-        n = numel(shape)
+        n = prod(shape)
         buf = self.k.empty(n, cdtype)
         if n and (op not in EWISE_OPS and op not in self.fast_paths or  # (ewise raises)
                   not self.k.fusion.record(op, buf, shape, n, inputs, cdtype)):
