@@ -4,16 +4,16 @@ import math
 import warnings
 from array import array
 
-from .. import _dtype
+from .. import _dtype, random as _random
 from .._device import CPU, as_device, backend_for, device as _devcls
-from .._geometry import contiguous_strides
+from .._geometry import contiguous_strides, numel as _numel
 from .._legacy import type_target
 from .._tensor import Storage, Tensor
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..autograd.graph import _type_str
 from ..overrides import torch_function
 from ..storage import UntypedStorage
-from . import _prims
+from . import _cpu_random, _prims
 from ._common import (
     INT_RANGE,
     check_leaf_inplace,
@@ -379,6 +379,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("rand", args, size), dtype, device)
     _check_float_random(dt, "check_uniform_bounds")
+    if dev.type == "cpu":
+        return _finish(_cpu_random.uniform(_gen(generator), _numel(shape), dt).reshape(shape), requires_grad)
     return _finish(_prims.random(shape, "uniform", dt, dev, generator), requires_grad)
 
 
@@ -386,7 +388,13 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("randn", args, size), dtype, device)
     _check_float_random(dt, "normal_kernel_cpu")
+    if dev.type == "cpu":
+        return _finish(_cpu_random.normal(_gen(generator), _numel(shape), dt).reshape(shape), requires_grad)
     return _finish(_prims.random(shape, "normal", dt, dev, generator), requires_grad)
+
+
+def _gen(generator):
+    return generator if generator is not None else _random.default_generator
 
 
 def _check_float_random(dt, kernel):
@@ -405,6 +413,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _resolve_dtype(dtype) or int64
     dev = as_device(device)
+    if dev.type == "cpu":
+        shape = _sizes(size)
+        return _cpu_random.random_from_to(_gen(generator), _numel(shape), dt, low, high).reshape(shape)
     # floor(low + u * (high - low)) with u uniform in [0, 1); float32 holds every integer of a
     # range up to 2**24 exactly, wider ranges use float64 where the device has it
     ft = _dtype.float64 if high - low > (1 << 24) and dev.type == "cpu" else _dtype.float32
@@ -418,6 +429,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     dt = _resolve_dtype(dtype) or int64
     if n < 0:
         raise RuntimeError(f"randperm is only implemented for positive n, got {n}")
+    if as_device(device).type == "cpu":
+        return _cpu_random.randperm(_gen(generator), n).to(dt)
     u = _prims.random((n,), "uniform", _dtype.float32, as_device(device), generator)
     return _prims.sort(u, 0, False, True)[1].to(dt)
 
@@ -477,8 +490,12 @@ def _fill(self, node, values):
 @torch_function  # a batched or dual input (torch.func) sees the call
 def bernoulli(input, p=None, *, generator=None, out=None):
     prob = input.detach() if p is None else p
-    u = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator)
-    values = (u < prob).to(input.dtype if out is None else out.dtype)
+    if input.device.type == "cpu":
+        values = (_cpu_random.bernoulli_tensor(_gen(generator), prob.contiguous()) if p is None else
+                  _cpu_random.bernoulli_scalar(_gen(generator), input.numel(), p).reshape(input.shape))
+    else:
+        values = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator) < prob
+    values = values.to(input.dtype if out is None else out.dtype)
     return write_out(result_of(input, "BernoulliBackward0" if p is None else "NotImplemented(bernoulli)", values), out)
 
 
@@ -488,6 +505,9 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     with _no_grad():
+        if self.device.type == "cpu":
+            u = _cpu_random.uniform(_gen(generator), self.numel(), self.dtype, a, b).reshape(self.shape)
+            return _fill(self, "UniformBackward0", u)
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         if (a, b) != (0.0, 1.0):
             u = _prims.ewise("add", [_prims.ewise("mul", [u, b - a], self.dtype, self.dtype), a], self.dtype,
@@ -499,6 +519,9 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     with _no_grad():
+        if self.device.type == "cpu":
+            z = _cpu_random.normal(_gen(generator), self.numel(), self.dtype, mean, std, self.is_contiguous())
+            return _fill(self, "NormalBackward0", z.reshape(self.shape))
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         if (mean, std) != (0.0, 1.0):
             z = _prims.ewise("add", [_prims.ewise("mul", [z, std], self.dtype, self.dtype), mean], self.dtype,
@@ -508,6 +531,12 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 def bernoulli_(self, p=0.5, *, generator=None):
     with _no_grad():
+        if self.device.type == "cpu":
+            gen = _gen(generator)
+            b = (_cpu_random.bernoulli_tensor(gen, p.to(self.device).expand(self.shape).contiguous())
+                 if isinstance(p, Tensor) else
+                 _cpu_random.bernoulli_scalar(gen, self.numel(), p).reshape(self.shape)).to(self.dtype)
+            return _fill(self, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2", b)
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
         b = _prims.ewise("lt", [u, p], _dtype.float32, bool_).to(self.dtype)
     return _fill(self, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2", b)
@@ -515,7 +544,10 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 def random_(self, from_=0, to=None, *, generator=None):
     with _no_grad():
-        r = randint(from_, to, self.shape, device=self.device, dtype=self.dtype, generator=generator)
+        if self.device.type == "cpu" and to is None and not from_:
+            r = _cpu_random.random_bits(_gen(generator), self.numel(), self.dtype).reshape(self.shape)
+        else:
+            r = randint(from_, to, self.shape, device=self.device, dtype=self.dtype, generator=generator)
     return _fill(self, "RandomBackward0" if to is not None else "RandomBackward1" if from_ else "RandomBackward2", r)
 
 
@@ -523,6 +555,9 @@ def exponential_(self, lambd=1.0, *, generator=None):
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     with _no_grad():
+        if self.device.type == "cpu":
+            e = _cpu_random.exponential(_gen(generator), self.numel(), lambd).reshape(self.shape).to(self.dtype)
+            return _fill(self, "ExponentialBackward0", e)
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         e = (-(1 - u).log()) / lambd
     return _fill(self, "ExponentialBackward0", e)
@@ -532,6 +567,9 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     with _no_grad():
+        if self.device.type == "cpu":
+            c = _cpu_random.cauchy(_gen(generator), self.numel(), median, sigma).reshape(self.shape).to(self.dtype)
+            return _fill(self, "CauchyBackward0", c)
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         c = median + sigma * ((u - 0.5) * math.pi).tan()
     return _fill(self, "CauchyBackward0", c)
@@ -541,6 +579,9 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     with _no_grad():
+        if self.device.type == "cpu":
+            v = _cpu_random.log_normal(_gen(generator), self.numel(), mean, std).reshape(self.shape).to(self.dtype)
+            return _fill(self, "LogNormalBackward0", v)
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         v = (z * std + mean).exp()
     return _fill(self, "LogNormalBackward0", v)
@@ -550,6 +591,9 @@ def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     with _no_grad():
+        if self.device.type == "cpu":
+            k = _cpu_random.geometric(_gen(generator), self.numel(), p).reshape(self.shape).to(self.dtype)
+            return _fill(self, "GeometricBackward0", k)
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
         k = ((1 - u).log() / math.log1p(-p)).ceil()
     return _fill(self, "GeometricBackward0", k.to(self.dtype))
