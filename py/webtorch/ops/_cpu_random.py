@@ -17,7 +17,8 @@ from . import _prims
 float32, float64, int64 = _dtype.float32, _dtype.float64, _dtype.int64
 CPU = as_device("cpu")
 _F32 = struct.Struct("<f")
-_DIGITS = {"float16": 11, "bfloat16": 8, "float64": 53}  # std::numeric_limits<T>::digits; others 24
+_ROUND = {"float32": "<f", "float16": "<e"}
+_DIGITS = {"float16": 11, "float32": 24, "float64": 53}  # std::numeric_limits<T>::digits
 
 
 def words(gen, n):
@@ -31,54 +32,87 @@ def words64(gen, n):
     return [(w[2 * i] << 32) | w[2 * i + 1] for i in range(n)]
 
 
-def _f32(x):
-    return _prims.ewise("copy", [x], float32, float32) if x.dtype is not float32 else x
-
-
 def _fma(a, b, c, dt):
-    """a * b + c rounded once (in float64, exact for float32 operands but for ties of ties)."""
-    a64, b64, c64 = (t.to(float64) if hasattr(t, "to") else t for t in (a, b, c))
-    return (a64 * b64 + c64).to(dt)
+    """std::fma(a, b, c) in dt. float64: rounded once, by Dekker's exact product and Boldo-Melquiond's
+    sum rounded to odd. float32: the product of float32 values is exact in float64 and the sum is
+    rounded to float64 then to float32, which differs from one rounding only where that float64 sum
+    lands exactly on a float32 midpoint (about 2**-29 of the inexact sums; none in the tests' 10**7)."""
+    a = a.to(float64)
+    if dt is float32:
+        return (a * b + c).to(float32)
+    uh, ul = _two_product(a, b)
+    th, tl = _two_sum(c, uh)
+    return th + _round_odd_sum(tl, ul)
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_product(a, b):
+    p = a * b
+    a1, a2 = _split(a)
+    b1, b2 = _split(b)
+    return p, ((a1 * b1 - p) + a1 * b2 + a2 * b1) + a2 * b2
+
+
+def _split(a):
+    t = 134217729.0 * a  # 2**27 + 1
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+def _round_odd_sum(a, b):
+    """a + b rounded to odd: an inexact sum takes the neighbour whose last mantissa bit is 1."""
+    s, err = _two_sum(a, b)
+    even = (s.frexp()[0] * 2.0 ** 53) % 2 == 0
+    return s.nextafter(err * math.inf).where((err != 0) & even, s)
 
 
 # ---- uniform ----------------------------------------------------------------------------------
 def unit(gen, n, dtype):
-    """uniform_real_distribution<T>(0, 1): T's mantissa bits of one word (random64 for double)."""
+    """uniform_real_distribution<T>(0, 1) for T float32 or float64: T's mantissa bits of one word
+    (of random64 for double)."""
     if dtype is float64:
         w = words(gen, 2 * n).reshape(n, 2)
         bits = ((w[:, 0] & 0x1FFFFF) << 32) | w[:, 1]
         return bits.to(float64) * 2.0 ** -53
-    d = _DIGITS.get(dtype.name, 24)
-    return (words(gen, n) & ((1 << d) - 1)).to(float32) * 2.0 ** -d
+    return (words(gen, n) & 0xFFFFFF).to(float32) * 2.0 ** -24
 
 
 def uniform(gen, n, dtype, low=0.0, high=1.0):
-    """uniform_(low, high): x * (to - from) + from in T's opmath (float for float16/bfloat16),
-    a value rounded up to `to` by the cast becomes `from` (PyTorch's clamp)."""
+    """uniform_(low, high): x * (to - from) + from (one FMA) in T's opmath (float for float16),
+    then a value the cast to T rounds up to `to` becomes `from` (PyTorch's clamp)."""
     opmath = float64 if dtype is float64 else float32
-    u = unit(gen, n, dtype)
-    if (low, high) == (0.0, 1.0):
-        return u.to(dtype)
-    lo, hi = _scalar(low, opmath), _scalar(high, opmath)
-    v = _fma(u, _scalar(hi - lo, opmath), lo, opmath).to(dtype)
-    lo_t, hi_t = _scalar(low, dtype), _scalar(high, dtype)
-    return v.masked_fill(v == hi_t, lo_t) if hi_t != lo_t else v
+    v = unit(gen, n, opmath)
+    if (low, high) != (0.0, 1.0):
+        lo, hi = _scalar(low, opmath), _scalar(high, opmath)
+        v = _fma(v, _scalar(hi - lo, opmath), lo, opmath)
+    if dtype is opmath:
+        return v
+    v = v.to(dtype)
+    return v.masked_fill(v == _scalar(high, dtype), _scalar(low, dtype))
 
 
 def _scalar(v, dtype):
-    """The Python float v as dtype would store it."""
-    return _prims.ewise("copy", [float(v)], dtype, dtype, shape=(), device=CPU).item()
+    """The Python float v as dtype stores it (float64 as is)."""
+    fmt = _ROUND.get(dtype.name)
+    return struct.unpack(fmt, struct.pack(fmt, v))[0] if fmt else float(v)
 
 
 # ---- normal -----------------------------------------------------------------------------------
 def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
     """normal_(mean, std): Box-Muller on blocks of 16 uniforms (the last block recomputed from 16
-    new ones) for a contiguous tensor of 16 or more; else normal_distribution<double> per element."""
+    new ones) for a contiguous tensor of 16 or more; else normal_distribution<double> per element.
+    float16 computes in float, drawing each block's uniforms as it goes (no tail of the first pass)."""
     if n < 16 or not contiguous:
         return normal_double(gen, n, mean, std).to(dtype)
     opmath = float64 if dtype is float64 else float32
-    u = unit(gen, n, opmath)
-    out = _box_muller16(u[:n // 16 * 16].reshape(-1, 16), opmath, mean, std).reshape(-1)
+    full = n // 16 * 16
+    u = unit(gen, n if dtype is opmath else full, opmath)  # float16 fills block by block: no tail words
+    out = _box_muller16(u[:full].reshape(-1, 16), opmath, mean, std).reshape(-1)
     if n % 16:
         last = _box_muller16(unit(gen, 16, opmath).reshape(1, 16), opmath, mean, std).reshape(-1)
         out = _late.shape.cat([out[:n - 16], last])
@@ -95,34 +129,10 @@ def _box_muller16(u, opmath, mean, std):
         radius = (u1.log() * -2.0).sqrt()
         theta = u2 * (2.0 * math.pi)
         n1, n2 = radius * theta.cos(), radius * theta.sin()
-    pair = _cat1(n1, n2)
+    pair = _late.shape.cat([n1, n2], 1)
     if (mean, std) == (0.0, 1.0):
         return pair
-    return _fma(pair, _scalar(std, opmath), _scalar(mean, opmath), opmath) if opmath is float32 else \
-        _exact_fma(pair, std, mean)
-
-
-def _cat1(a, b):
-    return _late.shape.cat([a, b], 1)
-
-
-def _exact_fma(x, b, c):
-    """fma(x, b, c) in double, correctly rounded (std::fma): Dekker's exact product, then fsum."""
-    return _prims.from_flat([math.fsum(_two_product(v, b) + (c,)) for v in x.reshape(-1).tolist()],
-                            tuple(x.shape), float64, CPU)
-
-
-def _two_product(a, b):
-    p = a * b
-    a1, a2 = _split(a)
-    b1, b2 = _split(b)
-    return p, ((a1 * b1 - p) + a1 * b2 + a2 * b1) + a2 * b2
-
-
-def _split(a):
-    t = 134217729.0 * a  # 2**27 + 1
-    hi = t - (t - a)
-    return hi, a - hi
+    return _fma(pair, _scalar(std, opmath), _scalar(mean, opmath), opmath)
 
 
 def normal_double(gen, n, mean=0.0, std=1.0):
@@ -142,16 +152,19 @@ def normal_double(gen, n, mean=0.0, std=1.0):
         if (n - len(head)) % 2:
             mt.next_double_normal = pairs.pop()
         vals = head + pairs
-    return _prims.from_flat([v * std + mean for v in vals], (n,), float64, CPU)
+    out = _prims.from_flat(vals, (n,), float64, CPU)
+    return out if (mean, std) == (0.0, 1.0) else _fma(out, float(std), float(mean), float64)
 
 
 # ---- AVX2 float32 log and sincos (avx_mathfun.h), FMAs where GCC contracts them --------------
-_LOG_P = (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
-          -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1)
-
-
 def _c(v):
     return _scalar(v, float32)
+
+
+_LOG_P = tuple(_c(v) for v in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
+                               1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
+                               3.3333331174E-1))
+_DP = tuple(_c(v) for v in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8))
 
 
 def _log256(x):
@@ -162,9 +175,9 @@ def _log256(x):
     e = e - small.to(float32)
     x = (m - 1.0) + m * small.to(float32)
     z = x * x
-    y = x.new_full(x.shape, _c(_LOG_P[0]))
+    y = x.new_full(x.shape, _LOG_P[0])
     for p in _LOG_P[1:]:
-        y = _fma(y, x, _c(p), float32)
+        y = _fma(y, x, p, float32)
     y = y * x
     y = _fma(y, z, e * _c(-2.12194440e-4), float32)
     y = _fma(z, _c(-0.5), y, float32)
@@ -179,8 +192,8 @@ def _sincos256(x):
     sin_neg = (j & 4) != 0
     cos_neg = ((j - 2) & 4) == 0
     poly = (j & 2) == 0
-    for dp in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
-        x = _fma(y, _c(dp), x, float32)
+    for dp in _DP:
+        x = _fma(y, dp, x, float32)
     z = x * x
     yc = _fma(_fma(z.new_full(z.shape, _c(2.443315711809948E-005)), z, _c(-1.388731625493765E-003), float32),
               z, _c(4.166664568298827E-002), float32) * z
@@ -217,7 +230,7 @@ def random_bits(gen, n, dtype):
     if dtype is int64:
         return _prims.from_flat([v % (1 << 63) for v in words64(gen, n)], (n,), int64, CPU)
     if dtype.is_floating_point:
-        return (words(gen, n) % ((1 << _DIGITS.get(dtype.name, 24)) + 1)).to(dtype)
+        return (words(gen, n) % ((1 << _DIGITS[dtype.name]) + 1)).to(dtype)
     bits = {"uint8": 8, "int8": 7, "int16": 15, "int32": 31}[dtype.name]
     return (words(gen, n) % (1 << bits)).to(dtype)
 
@@ -253,7 +266,7 @@ def geometric(gen, n, p):
 
 
 def cauchy(gen, n, median, sigma):
-    return ((unit(gen, n, float64) - 0.5) * math.pi).tan() * sigma + median
+    return _fma(((unit(gen, n, float64) - 0.5) * math.pi).tan(), float(sigma), float(median), float64)
 
 
 def log_normal(gen, n, mean, std):

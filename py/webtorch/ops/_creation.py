@@ -409,8 +409,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing 1 required positional argument: 'size'")
-    if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    _check_random_range(low, high)
     dt = _resolve_dtype(dtype) or int64
     dev = as_device(device)
     if dev.type == "cpu":
@@ -423,6 +422,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     v = _prims.ewise("add", [_prims.ewise("mul", [u, high - low], ft, ft), low], ft, ft)
     v = _prims.ewise("minimum", [_prims.ewise("floor", [v], ft, ft), high - 1], ft, ft)
     return _prims.ewise("copy", [v], dt, dt)
+
+
+def _check_random_range(low, high):
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -501,13 +505,23 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 # in-place random fills (Tensor methods)
+def _cpu_fill(self, node, generator, draw):
+    """A random fill on the cpu device: `draw(generator, n, order)` (n values of PyTorch's CPU
+    kernel, `order` the permutation of self's dims PyTorch's TensorIterator visits: memory order)
+    laid out in that order and cast to self's dtype."""
+    stride = self.stride()
+    order = sorted(range(self.dim()), key=lambda d: -stride[d])
+    values = draw(_gen(generator), self.numel(), order).reshape([self.shape[d] for d in order])
+    return _fill(self, node, values.permute(_prims._inverse_perm(order)).to(self.dtype))
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     with _no_grad():
         if self.device.type == "cpu":
-            u = _cpu_random.uniform(_gen(generator), self.numel(), self.dtype, a, b).reshape(self.shape)
-            return _fill(self, "UniformBackward0", u)
+            return _cpu_fill(self, "UniformBackward0", generator,
+                             lambda g, n, _: _cpu_random.uniform(g, n, self.dtype, a, b))
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         if (a, b) != (0.0, 1.0):
             u = _prims.ewise("add", [_prims.ewise("mul", [u, b - a], self.dtype, self.dtype), a], self.dtype,
@@ -520,8 +534,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     with _no_grad():
         if self.device.type == "cpu":
-            z = _cpu_random.normal(_gen(generator), self.numel(), self.dtype, mean, std, self.is_contiguous())
-            return _fill(self, "NormalBackward0", z.reshape(self.shape))
+            return _cpu_fill(self, "NormalBackward0", generator, lambda g, n, _: _cpu_random.normal(
+                g, n, self.dtype, mean, std, self.is_contiguous()))
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         if (mean, std) != (0.0, 1.0):
             z = _prims.ewise("add", [_prims.ewise("mul", [z, std], self.dtype, self.dtype), mean], self.dtype,
@@ -532,11 +546,12 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 def bernoulli_(self, p=0.5, *, generator=None):
     with _no_grad():
         if self.device.type == "cpu":
-            gen = _gen(generator)
-            b = (_cpu_random.bernoulli_tensor(gen, p.to(self.device).expand(self.shape).contiguous())
-                 if isinstance(p, Tensor) else
-                 _cpu_random.bernoulli_scalar(gen, self.numel(), p).reshape(self.shape)).to(self.dtype)
-            return _fill(self, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2", b)
+            if isinstance(p, Tensor):
+                p_ = p.to(self.device).expand(self.shape)
+                return _cpu_fill(self, "BernoulliBackward1", generator,
+                                 lambda g, n, order: _cpu_random.bernoulli_tensor(g, p_.permute(order).contiguous()))
+            return _cpu_fill(self, "BernoulliBackward2", generator,
+                             lambda g, n, _: _cpu_random.bernoulli_scalar(g, n, p))
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
         b = _prims.ewise("lt", [u, p], _dtype.float32, bool_).to(self.dtype)
     return _fill(self, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2", b)
@@ -544,11 +559,16 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 def random_(self, from_=0, to=None, *, generator=None):
     with _no_grad():
-        if self.device.type == "cpu" and to is None and not from_:
-            r = _cpu_random.random_bits(_gen(generator), self.numel(), self.dtype).reshape(self.shape)
-        else:
-            r = randint(from_, to, self.shape, device=self.device, dtype=self.dtype, generator=generator)
-    return _fill(self, "RandomBackward0" if to is not None else "RandomBackward1" if from_ else "RandomBackward2", r)
+        node = "RandomBackward0" if to is not None else "RandomBackward1" if from_ else "RandomBackward2"
+        if self.device.type == "cpu":
+            if to is None and not from_:
+                return _cpu_fill(self, node, generator, lambda g, n, _: _cpu_random.random_bits(g, n, self.dtype))
+            low, high = (0, from_) if to is None else (from_, to)
+            _check_random_range(low, high)
+            return _cpu_fill(self, node, generator,
+                             lambda g, n, _: _cpu_random.random_from_to(g, n, self.dtype, low, high))
+        r = randint(from_, to, self.shape, device=self.device, dtype=self.dtype, generator=generator)
+    return _fill(self, node, r)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -556,8 +576,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     with _no_grad():
         if self.device.type == "cpu":
-            e = _cpu_random.exponential(_gen(generator), self.numel(), lambd).reshape(self.shape).to(self.dtype)
-            return _fill(self, "ExponentialBackward0", e)
+            return _cpu_fill(self, "ExponentialBackward0", generator,
+                             lambda g, n, _: _cpu_random.exponential(g, n, lambd))
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         e = (-(1 - u).log()) / lambd
     return _fill(self, "ExponentialBackward0", e)
@@ -568,8 +588,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     with _no_grad():
         if self.device.type == "cpu":
-            c = _cpu_random.cauchy(_gen(generator), self.numel(), median, sigma).reshape(self.shape).to(self.dtype)
-            return _fill(self, "CauchyBackward0", c)
+            return _cpu_fill(self, "CauchyBackward0", generator,
+                             lambda g, n, _: _cpu_random.cauchy(g, n, median, sigma))
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         c = median + sigma * ((u - 0.5) * math.pi).tan()
     return _fill(self, "CauchyBackward0", c)
@@ -580,8 +600,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     with _no_grad():
         if self.device.type == "cpu":
-            v = _cpu_random.log_normal(_gen(generator), self.numel(), mean, std).reshape(self.shape).to(self.dtype)
-            return _fill(self, "LogNormalBackward0", v)
+            return _cpu_fill(self, "LogNormalBackward0", generator,
+                             lambda g, n, _: _cpu_random.log_normal(g, n, mean, std))
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         v = (z * std + mean).exp()
     return _fill(self, "LogNormalBackward0", v)
@@ -592,8 +612,7 @@ def geometric_(self, p, *, generator=None):
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     with _no_grad():
         if self.device.type == "cpu":
-            k = _cpu_random.geometric(_gen(generator), self.numel(), p).reshape(self.shape).to(self.dtype)
-            return _fill(self, "GeometricBackward0", k)
+            return _cpu_fill(self, "GeometricBackward0", generator, lambda g, n, _: _cpu_random.geometric(g, n, p))
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
         k = ((1 - u).log() / math.log1p(-p)).ceil()
     return _fill(self, "GeometricBackward0", k.to(self.dtype))
