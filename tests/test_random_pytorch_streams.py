@@ -63,7 +63,8 @@ def test_integers_and_permutations(device):
     both(lambda m: [m.randint(0, 10, (50,)), m.randint(-5, 2**40, (7,)), m.randint(3, 1000, (4, 5), dtype=m.int32),
                     m.randint(6, (3,), dtype=m.uint8), m.empty((), dtype=m.int64).random_(),
                     m.empty(5, dtype=m.int32).random_(), m.empty(4).random_(), m.empty(4, dtype=m.float64).random_(),
-                    m.empty(6).random_(10), m.empty(6, dtype=m.int64).random_(-3, 4), m.empty(3, dtype=m.bool).random_(),
+                    m.empty(6).random_(10), m.empty(6, dtype=m.int64).random_(-3, 4),
+                    m.empty(3, dtype=m.bool).random_(),
                     m.randperm(0), m.randperm(1), m.randperm(10), m.randperm(500), m.randperm(9, dtype=m.int32)])
 
 
@@ -98,7 +99,8 @@ def test_dropout_and_initializers(device):
         f = m.nn.functional
         lin = m.nn.Linear(20, 7)
         w = m.empty(30, 20)
-        return [lin.weight.detach(), lin.bias.detach(), f.dropout(m.ones(40), 0.3), f.dropout(m.ones(8, dtype=m.float64)),
+        return [lin.weight.detach(), lin.bias.detach(), f.dropout(m.ones(40), 0.3),
+                f.dropout(m.ones(8, dtype=m.float64)),
                 f.dropout2d(m.ones(2, 3, 4, 4), 0.5), f.alpha_dropout(m.ones(20), 0.2, training=True),
                 m.nn.init.xavier_uniform_(w).clone(), m.nn.init.xavier_normal_(w).clone(),
                 m.nn.init.kaiming_normal_(w).clone(), m.nn.init.trunc_normal_(w, std=0.02).clone(),
@@ -107,12 +109,9 @@ def test_dropout_and_initializers(device):
 
 
 def test_data_loader_shuffles_as_pytorch(device):
-    from torch.utils.data import DataLoader as TDL, RandomSampler as TRS, TensorDataset as TTD, random_split as tsplit
-
-    from webtorch.utils.data import DataLoader as WDL, RandomSampler as WRS, TensorDataset as WTD, random_split as wsplit
-
     def draw(m):
-        DL, TD, RS, split = (WDL, WTD, WRS, wsplit) if m is wt else (TDL, TTD, TRS, tsplit)
+        data = m.utils.data
+        DL, TD, RS, split = data.DataLoader, data.TensorDataset, data.RandomSampler, data.random_split
         ds = TD(m.arange(20))
         dl = DL(ds, batch_size=6, shuffle=True)
         order = [b[0].tolist() for b in dl] + [b[0].tolist() for b in dl]
