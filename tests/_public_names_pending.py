@@ -72,10 +72,6 @@ PENDING = {
         22: (
             'conv fp32_precision matmul rnn '),
     },
-    'random': {
-        22: (
-            'thread_safe_generator '),
-    },
     'compiler': {
         22: (
             'compile get_default_backend is_exporting keep_portable_guards_unsafe keep_tensor_guards_unsafe '

@@ -144,3 +144,19 @@ def test_seeded_training_step_prints_pytorchs_numbers(device):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
     assert repr(w_step[0]) == repr(t_step[0])
     same(w_after, t_after)  # the stream is where PyTorch's is: dropout drew as many words
+
+
+def test_generator_methods_as_pytorchs(device):
+    for m in (wt, torch):
+        g = m.Generator().manual_seed(4)
+        m.rand(3, generator=g)
+        c = g.clone_state()
+        assert c is not g and c.get_state().tolist() == g.get_state().tolist()
+        for call in (g.get_offset, lambda: g.set_offset(1)):
+            with pytest.raises(RuntimeError, match="CPU Generator does not use offset"):
+                call()
+        with pytest.raises(NotImplementedError, match="graphsafe_get_state is not supported"):
+            g.graphsafe_get_state()
+        assert m.random.thread_safe_generator() is None
+    same(wt.rand(4, generator=wt.Generator().manual_seed(4).clone_state()),
+         torch.rand(4, generator=torch.Generator().manual_seed(4).clone_state()))

@@ -54,6 +54,34 @@ class Generator:
         self._offset = c | (d << 32)
         return self
 
+    def clone_state(self):
+        """A new generator of the same device in this one's state."""
+        g = Generator(self.device)
+        g._restore(self._save())
+        return g
+
+    def get_offset(self):
+        if self.device.type == "cpu":
+            raise RuntimeError("CPU Generator does not use offset")
+        return self._offset
+
+    def set_offset(self, offset):
+        if self.device.type == "cpu":
+            raise RuntimeError("CPU Generator does not use offset")
+        self._offset = int(offset)
+        return self
+
+    def graphsafe_get_state(self):
+        if self.device.type == "cpu":
+            raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+        return self.clone_state()
+
+    def graphsafe_set_state(self, state):
+        if self.device.type == "cpu":
+            raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+        self._restore(state._save())
+        return self
+
     def _save(self):
         """Both streams' positions (fork_rng, checkpoint's recomputation)."""
         return self._seed, self._offset, self._mt.get_state()
@@ -92,6 +120,12 @@ def get_rng_state():
 
 def set_rng_state(state):
     default_generator.set_state(state)
+
+
+def thread_safe_generator():
+    """The DataLoader thread worker's generator; None here (webtorch's DataLoader has no workers: the
+    default generator is used, as PyTorch's main process does)."""
+    return None
 
 
 class fork_rng:
