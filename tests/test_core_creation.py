@@ -250,6 +250,15 @@ def test_same_seed_same_numbers_on_every_device(device):
         ref = [torch.rand(7, 5), torch.randn(9), torch.randint(0, 100, (11,)), torch.randperm(13)]
         for x, r in zip(a, ref):
             np.testing.assert_array_equal(x, r.numpy())
+    else:  # the WGSL Philox kernel draws the words of the cpu backends' Philox primitive (webtorch/_philox.py)
+        from webtorch.ops import _prims
+        g = wt.Generator(device).manual_seed(99)
+        u, z = wt.rand(7, 5, device=device, generator=g), wt.randn(9, device=device, generator=g)
+        g.manual_seed(99)
+        cpu = wt.device("cpu")
+        ref = [_prims.random(shape, kind, wt.float32, cpu, g) for shape, kind in (((7, 5), "uniform"), ((9,), "normal"))]
+        np.testing.assert_allclose(u.cpu().numpy(), ref[0].numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(z.cpu().numpy(), ref[1].numpy(), rtol=2e-5, atol=2e-6)
     wt.manual_seed(1234)
     for x, r in zip(draw(device), a):
         np.testing.assert_array_equal(x, r)
