@@ -104,8 +104,25 @@ def test_dropout_and_initializers(device):
                 f.dropout2d(m.ones(2, 3, 4, 4), 0.5), f.alpha_dropout(m.ones(20), 0.2, training=True),
                 m.nn.init.xavier_uniform_(w).clone(), m.nn.init.xavier_normal_(w).clone(),
                 m.nn.init.kaiming_normal_(w).clone(), m.nn.init.trunc_normal_(w, std=0.02).clone(),
-                m.nn.init.trunc_normal_(w, a=1.0, b=3.0).clone(), m.nn.Embedding(10, 4).weight.detach()]
+                m.nn.init.trunc_normal_(w, a=1.0, b=3.0).clone(), m.nn.Embedding(10, 4).weight.detach(),
+                f.feature_alpha_dropout(m.ones(2, 3, 4), 0.5, training=True), f.rrelu(m.randn(30), training=True)]
     both(draw)
+    # gumbel_softmax draws PyTorch's exponential_ noise; its float32 log and softmax agree within an ulp or two
+    wt.manual_seed(0)
+    torch.manual_seed(0)
+    np.testing.assert_allclose(wt.nn.functional.gumbel_softmax(wt.arange(10.0).reshape(2, 5), tau=0.5).numpy(),
+                               torch.nn.functional.gumbel_softmax(torch.arange(10.0).reshape(2, 5), tau=0.5).numpy(),
+                               rtol=1e-6, atol=1e-7)
+
+
+def test_normal_of_tensors(device):
+    both(lambda m: [m.normal(0.3, 1.7, (40,)), m.normal(m.arange(20.0), 2.5), m.normal(0.5, m.arange(1, 21.0)),
+                    m.normal(m.zeros(4, 1) + 0.1, m.ones(5) * 3), m.normal(m.zeros(3, dtype=m.float64), 0.7)])
+    for m in (wt, torch):  # PyTorch's nodes: the draw does not depend on mean and std
+        mean, std = m.zeros(3, requires_grad=True), m.ones(3, requires_grad=True)
+        y = m.normal(mean, std)
+        y.sum().backward()
+        assert type(y.grad_fn).__name__ == "NormalBackward3" and mean.grad.tolist() == std.grad.tolist() == [0.0] * 3
 
 
 def test_data_loader_shuffles_as_pytorch(device):

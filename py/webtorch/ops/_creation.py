@@ -459,10 +459,26 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None):
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        node = _NORMAL[(isinstance(mean, Tensor), isinstance(std, Tensor))]
+        return node.apply(mean, std, generator) if recording(mean, std) else _normal_values(mean, std, generator)
+    return empty(size, dtype=dtype, device=device).normal_(mean, std, generator=generator)
+
+
+def _normal_values(mean, std, generator):
+    """PyTorch's composition: normal_(0, std) + mean for a tensor mean and a float std, normal_(0, 1) * std + mean
+    for a tensor std (on the broadcast shape of both tensors)."""
+    with _no_grad():
+        if not isinstance(std, Tensor):
+            return empty_like(mean).normal_(0.0, std, generator=generator).add_(mean)
         ref = mean if isinstance(mean, Tensor) else std
-        z = randn(ref.shape, dtype=ref.dtype, device=ref.device, generator=generator)
-        return z * std + mean
-    return randn(size, generator=generator, dtype=dtype, device=device) * std + mean
+        shape = _prims.broadcast_shapes(mean.shape, std.shape) if isinstance(mean, Tensor) else std.shape
+        return empty(shape, dtype=ref.dtype, device=ref.device).normal_(generator=generator).mul_(std).add_(mean)
+
+
+# PyTorch's nodes of normal(Tensor, float), normal(float, Tensor), normal(Tensor, Tensor): zero gradients
+_NORMAL = {(True, False): formula_node("NormalBackward1", _normal_values, ("mean", "std", "generator")),
+           (False, True): formula_node("NormalBackward2", _normal_values, ("mean", "std", "generator")),
+           (True, True): formula_node("NormalBackward3", _normal_values, ("mean", "std", "generator"))}
 
 
 def _given(x, values):  # the kernel of a node over values computed without x's history

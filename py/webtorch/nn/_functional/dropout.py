@@ -58,20 +58,27 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 3)
 
 
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
+def _alpha_dropout(input, p, training, inplace, shape):
     _check_p(p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return input.mul_(0.0) if inplace else input * 0.0
     alpha = 1.7580993408473766
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    noise = _noise(input, input.shape, p)
+    noise = _noise(input, shape, p)
     b = noise.add(-1).mul_(alpha * a).add_(alpha * a * p)
-    return input * noise.mul_(a) + b
+    return _apply_mask(input, noise.mul_(a), inplace).add_(b) if inplace else input * noise.mul_(a) + b
 
 
-feature_alpha_dropout = alpha_dropout
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, input.shape)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _alpha_dropout(input, p, training, inplace, tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
 
 
 dispatching(globals(), __all__)
