@@ -7,7 +7,7 @@ import math
 
 from .. import _dtype
 from ..autograd import grad_mode
-from . import pointwise as _pw
+from . import _cpu_random, pointwise as _pw
 from ._common import (
     check_leaf_inplace as _check_leaf_inplace,
     dispatching,
@@ -16,7 +16,6 @@ from ._common import (
     recording as _recording,
     scalar_to as _scalar_to,
 )
-from . import _cpu_random
 from ._creation import _gen, ones_like as _ones_like, rand as _rand
 from .registry import register
 
