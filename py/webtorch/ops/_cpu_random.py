@@ -10,7 +10,7 @@ Float32 normal_ of 16 or more elements is PyTorch's AVX2 kernel (x86-64): Box-Mu
 import math
 import struct
 
-from .. import _dtype, _late
+from .. import _dtype, _late, random as _random
 from .._device import as_device
 from . import _prims
 
@@ -19,6 +19,11 @@ CPU = as_device("cpu")
 _F32 = struct.Struct("<f")
 _ROUND = {"float32": "<f", "float16": "<e"}
 _DIGITS = {"float16": 11, "float32": 24, "float64": 53}  # std::numeric_limits<T>::digits
+
+
+def generator(gen):
+    """The generator a draw uses: `gen`, or the default one."""
+    return gen if gen is not None else _random.default_generator
 
 
 def words(gen, n):
@@ -88,15 +93,15 @@ def uniform(gen, n, dtype, low=0.0, high=1.0):
     opmath = float64 if dtype is float64 else float32
     v = unit(gen, n, opmath)
     if (low, high) != (0.0, 1.0):
-        lo, hi = _scalar(low, opmath), _scalar(high, opmath)
-        v = _fma(v, _scalar(hi - lo, opmath), lo, opmath)
+        lo, hi = stored(low, opmath), stored(high, opmath)
+        v = _fma(v, stored(hi - lo, opmath), lo, opmath)
     if dtype is opmath:
         return v
     v = v.to(dtype)
-    return v.masked_fill(v == _scalar(high, dtype), _scalar(low, dtype))
+    return v.masked_fill(v == stored(high, dtype), stored(low, dtype))
 
 
-def _scalar(v, dtype):
+def stored(v, dtype):
     """The Python float v as dtype stores it (float64 as is)."""
     fmt = _ROUND.get(dtype.name)
     return struct.unpack(fmt, struct.pack(fmt, v))[0] if fmt else float(v)
@@ -123,7 +128,7 @@ def _box_muller16(u, opmath, mean, std):
     u1, u2 = 1 - u[:, :8], u[:, 8:]
     if opmath is float32:
         radius = (_log256(u1) * -2.0).sqrt()
-        s, c = _sincos256(u2 * _scalar(2 * math.pi, float32))
+        s, c = _sincos256(u2 * stored(2 * math.pi, float32))
         n1, n2 = radius * c, radius * s
     else:
         radius = (u1.log() * -2.0).sqrt()
@@ -132,7 +137,7 @@ def _box_muller16(u, opmath, mean, std):
     pair = _late.shape.cat([n1, n2], 1)
     if (mean, std) == (0.0, 1.0):
         return pair
-    return _fma(pair, _scalar(std, opmath), _scalar(mean, opmath), opmath)
+    return _fma(pair, stored(std, opmath), stored(mean, opmath), opmath)
 
 
 def normal_double(gen, n, mean=0.0, std=1.0):
@@ -158,7 +163,7 @@ def normal_double(gen, n, mean=0.0, std=1.0):
 
 # ---- AVX2 float32 log and sincos (avx_mathfun.h), FMAs where GCC contracts them --------------
 def _c(v):
-    return _scalar(v, float32)
+    return stored(v, float32)
 
 
 _LOG_P = tuple(_c(v) for v in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,

@@ -4,7 +4,7 @@ import math
 import warnings
 from array import array
 
-from .. import _dtype, random as _random
+from .. import _dtype
 from .._device import CPU, as_device, backend_for, device as _devcls
 from .._geometry import contiguous_strides, numel as _numel
 from .._legacy import type_target
@@ -393,8 +393,8 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
     return _finish(_prims.random(shape, "normal", dt, dev, generator), requires_grad)
 
 
-def _gen(generator):
-    return generator if generator is not None else _random.default_generator
+
+_gen = _cpu_random.generator
 
 
 def _check_float_random(dt, kernel):

@@ -940,6 +940,6 @@ def _multinomial_cpu(input, num_samples, replacement, generator):
     if not replacement or num_samples == 1:
         q = input / _creation.empty_like(input).exponential_(1, generator=generator)
         return q.argmax(-1, keepdim=True) if num_samples == 1 else q.topk(num_samples).indices
-    gen = generator if generator is not None else _creation._gen(None)
-    r = _cpu_random.multinomial_with_replacement(gen, input.reshape(-1, input.shape[-1]), num_samples)
+    r = _cpu_random.multinomial_with_replacement(_cpu_random.generator(generator), input.reshape(-1, input.shape[-1]),
+                                                 num_samples)
     return r if input.dim() == 2 else r.squeeze(0)
