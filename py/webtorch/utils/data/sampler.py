@@ -25,7 +25,7 @@ class SequentialSampler(Sampler):
 
 def _fresh_generator():
     """A generator seeded from the default one as PyTorch's (so a seed gives PyTorch's order)."""
-    seed = int(_creation.empty((), dtype=_dtype.int64).random_().item())
+    seed = int(_creation.empty((), dtype=_dtype.int64, device="cpu").random_().item())
     return _random.Generator().manual_seed(seed)
 
 
