@@ -12,6 +12,8 @@ import struct
 
 from .. import _dtype, _late, random as _random
 from .._device import as_device
+from .._geometry import contiguous_strides
+from .._tensor import Tensor
 from . import _prims
 
 float32, float64, int64 = _dtype.float32, _dtype.float64, _dtype.int64
@@ -24,6 +26,12 @@ _DIGITS = {"float16": 11, "float32": 24, "float64": 53}  # std::numeric_limits<T
 def generator(gen):
     """The generator a draw uses: `gen`, or the default one."""
     return gen if gen is not None else _random.default_generator
+
+
+def shaped(t, shape):
+    """t's values as a new tensor of `shape` (a factory's result: not a view of t)."""
+    t = _prims.contiguous(t)
+    return Tensor._make(t._storage, tuple(shape), contiguous_strides(shape), t._offset)
 
 
 def words(gen, n):

@@ -380,7 +380,8 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
     shape, dt, dev = _creation_args(_size_arg("rand", args, size), dtype, device)
     _check_float_random(dt, "check_uniform_bounds")
     if dev.type == "cpu":
-        return _finish(_cpu_random.uniform(_gen(generator), _numel(shape), dt).reshape(shape), requires_grad)
+        return _finish(_cpu_random.shaped(_cpu_random.uniform(_gen(generator), _numel(shape), dt), shape),
+                       requires_grad)
     return _finish(_prims.random(shape, "uniform", dt, dev, generator), requires_grad)
 
 
@@ -389,7 +390,8 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
     shape, dt, dev = _creation_args(_size_arg("randn", args, size), dtype, device)
     _check_float_random(dt, "normal_kernel_cpu")
     if dev.type == "cpu":
-        return _finish(_cpu_random.normal(_gen(generator), _numel(shape), dt).reshape(shape), requires_grad)
+        return _finish(_cpu_random.shaped(_cpu_random.normal(_gen(generator), _numel(shape), dt), shape),
+                       requires_grad)
     return _finish(_prims.random(shape, "normal", dt, dev, generator), requires_grad)
 
 
@@ -414,7 +416,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     dev = as_device(device)
     if dev.type == "cpu":
         shape = _sizes(size)
-        return _cpu_random.random_from_to(_gen(generator), _numel(shape), dt, low, high).reshape(shape)
+        return _cpu_random.shaped(_cpu_random.random_from_to(_gen(generator), _numel(shape), dt, low, high), shape)
     # floor(low + u * (high - low)) with u uniform in [0, 1); float32 holds every integer of a
     # range up to 2**24 exactly, wider ranges use float64 where the device has it
     ft = _dtype.float64 if high - low > (1 << 24) and dev.type == "cpu" else _dtype.float32
@@ -512,7 +514,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     prob = input.detach() if p is None else p
     if input.device.type == "cpu":
         values = (_cpu_random.bernoulli_tensor(_gen(generator), prob.contiguous()) if p is None else
-                  _cpu_random.bernoulli_scalar(_gen(generator), input.numel(), p).reshape(input.shape))
+                  _cpu_random.shaped(_cpu_random.bernoulli_scalar(_gen(generator), input.numel(), p), input.shape))
     else:
         values = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator) < prob
     values = values.to(input.dtype if out is None else out.dtype)
@@ -527,17 +529,19 @@ def _cpu_fill(self, node, generator, draw):
     laid out in that order and cast to self's dtype."""
     stride = self.stride()
     order = sorted(range(self.dim()), key=lambda d: -stride[d])
-    values = draw(_gen(generator), self.numel(), order).reshape([self.shape[d] for d in order])
-    return _fill(self, node, values.permute(_prims._inverse_perm(order)).to(self.dtype))
+    with _no_grad():
+        values = draw(_gen(generator), self.numel(), order).reshape([self.shape[d] for d in order])
+        values = values.permute(_prims._inverse_perm(order)).to(self.dtype)
+    return _fill(self, node, values)
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "UniformBackward0", generator,
+                         lambda g, n, _: _cpu_random.uniform(g, n, self.dtype, a, b))
     with _no_grad():
-        if self.device.type == "cpu":
-            return _cpu_fill(self, "UniformBackward0", generator,
-                             lambda g, n, _: _cpu_random.uniform(g, n, self.dtype, a, b))
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         if (a, b) != (0.0, 1.0):
             u = _prims.ewise("add", [_prims.ewise("mul", [u, b - a], self.dtype, self.dtype), a], self.dtype,
@@ -548,10 +552,10 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "NormalBackward0", generator, lambda g, n, _: _cpu_random.normal(
+            g, n, self.dtype, mean, std, self.is_contiguous()))
     with _no_grad():
-        if self.device.type == "cpu":
-            return _cpu_fill(self, "NormalBackward0", generator, lambda g, n, _: _cpu_random.normal(
-                g, n, self.dtype, mean, std, self.is_contiguous()))
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         if (mean, std) != (0.0, 1.0):
             z = _prims.ewise("add", [_prims.ewise("mul", [z, std], self.dtype, self.dtype), mean], self.dtype,
@@ -560,29 +564,29 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
+    if self.device.type == "cpu":
+        if isinstance(p, Tensor):
+            p_ = p.to(self.device).expand(self.shape)
+            return _cpu_fill(self, "BernoulliBackward1", generator,
+                             lambda g, n, order: _cpu_random.bernoulli_tensor(g, p_.permute(order).contiguous()))
+        return _cpu_fill(self, "BernoulliBackward2", generator,
+                         lambda g, n, _: _cpu_random.bernoulli_scalar(g, n, p))
     with _no_grad():
-        if self.device.type == "cpu":
-            if isinstance(p, Tensor):
-                p_ = p.to(self.device).expand(self.shape)
-                return _cpu_fill(self, "BernoulliBackward1", generator,
-                                 lambda g, n, order: _cpu_random.bernoulli_tensor(g, p_.permute(order).contiguous()))
-            return _cpu_fill(self, "BernoulliBackward2", generator,
-                             lambda g, n, _: _cpu_random.bernoulli_scalar(g, n, p))
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
         b = _prims.ewise("lt", [u, p], _dtype.float32, bool_).to(self.dtype)
     return _fill(self, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2", b)
 
 
 def random_(self, from_=0, to=None, *, generator=None):
+    node = "RandomBackward0" if to is not None else "RandomBackward1" if from_ else "RandomBackward2"
+    if self.device.type == "cpu":
+        if to is None and not from_:
+            return _cpu_fill(self, node, generator, lambda g, n, _: _cpu_random.random_bits(g, n, self.dtype))
+        low, high = (0, from_) if to is None else (from_, to)
+        _check_random_range(low, high)
+        return _cpu_fill(self, node, generator,
+                         lambda g, n, _: _cpu_random.random_from_to(g, n, self.dtype, low, high))
     with _no_grad():
-        node = "RandomBackward0" if to is not None else "RandomBackward1" if from_ else "RandomBackward2"
-        if self.device.type == "cpu":
-            if to is None and not from_:
-                return _cpu_fill(self, node, generator, lambda g, n, _: _cpu_random.random_bits(g, n, self.dtype))
-            low, high = (0, from_) if to is None else (from_, to)
-            _check_random_range(low, high)
-            return _cpu_fill(self, node, generator,
-                             lambda g, n, _: _cpu_random.random_from_to(g, n, self.dtype, low, high))
         r = randint(from_, to, self.shape, device=self.device, dtype=self.dtype, generator=generator)
     return _fill(self, node, r)
 
@@ -590,10 +594,10 @@ def random_(self, from_=0, to=None, *, generator=None):
 def exponential_(self, lambd=1.0, *, generator=None):
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "ExponentialBackward0", generator,
+                         lambda g, n, _: _cpu_random.exponential(g, n, lambd))
     with _no_grad():
-        if self.device.type == "cpu":
-            return _cpu_fill(self, "ExponentialBackward0", generator,
-                             lambda g, n, _: _cpu_random.exponential(g, n, lambd))
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         e = (-(1 - u).log()) / lambd
     return _fill(self, "ExponentialBackward0", e)
@@ -602,10 +606,10 @@ def exponential_(self, lambd=1.0, *, generator=None):
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "CauchyBackward0", generator,
+                         lambda g, n, _: _cpu_random.cauchy(g, n, median, sigma))
     with _no_grad():
-        if self.device.type == "cpu":
-            return _cpu_fill(self, "CauchyBackward0", generator,
-                             lambda g, n, _: _cpu_random.cauchy(g, n, median, sigma))
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         c = median + sigma * ((u - 0.5) * math.pi).tan()
     return _fill(self, "CauchyBackward0", c)
@@ -614,10 +618,10 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "LogNormalBackward0", generator,
+                         lambda g, n, _: _cpu_random.log_normal(g, n, mean, std))
     with _no_grad():
-        if self.device.type == "cpu":
-            return _cpu_fill(self, "LogNormalBackward0", generator,
-                             lambda g, n, _: _cpu_random.log_normal(g, n, mean, std))
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         v = (z * std + mean).exp()
     return _fill(self, "LogNormalBackward0", v)
@@ -626,9 +630,9 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "GeometricBackward0", generator, lambda g, n, _: _cpu_random.geometric(g, n, p))
     with _no_grad():
-        if self.device.type == "cpu":
-            return _cpu_fill(self, "GeometricBackward0", generator, lambda g, n, _: _cpu_random.geometric(g, n, p))
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
         k = ((1 - u).log() / math.log1p(-p)).ceil()
     return _fill(self, "GeometricBackward0", k.to(self.dtype))
