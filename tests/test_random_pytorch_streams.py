@@ -59,6 +59,11 @@ def test_uniform_and_normal(device, n):
                     m.empty(n).normal_(0.5, 0.02), m.empty(n, dtype=m.float64).normal_(-1.5, 3.0)])
 
 
+def test_complex_draws_are_pairs_of_reals(device):
+    both(lambda m: [m.randn(20, dtype=m.complex64), m.rand(5, dtype=m.complex128), m.randn(3, 2, dtype=m.cdouble),
+                    m.empty(17, dtype=m.complex64).normal_(0, 2.0), m.randn_like(m.ones(4, dtype=m.complex64))])
+
+
 def test_integers_and_permutations(device):
     both(lambda m: [m.randint(0, 10, (50,)), m.randint(-5, 2**40, (7,)), m.randint(3, 1000, (4, 5), dtype=m.int32),
                     m.randint(6, (3,), dtype=m.uint8), m.empty((), dtype=m.int64).random_(),

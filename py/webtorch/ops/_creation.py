@@ -378,6 +378,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 @_factory
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("rand", args, size), dtype, device)
+    if dt.is_complex and dev.type == "cpu":  # PyTorch's uniform_ of view_as_real
+        return _finish(empty(shape, dtype=dt).uniform_(generator=generator), requires_grad)
     _check_float_random(dt, "check_uniform_bounds")
     if dev.type == "cpu":
         return _finish(_cpu_random.shaped(_cpu_random.uniform(_gen(generator), _numel(shape), dt), shape),
@@ -388,6 +390,8 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
 @_factory
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("randn", args, size), dtype, device)
+    if dt.is_complex and dev.type == "cpu":  # PyTorch's normal_ of view_as_real, each part of variance 1/2
+        return _finish(empty(shape, dtype=dt).normal_(generator=generator), requires_grad)
     _check_float_random(dt, "normal_kernel_cpu")
     if dev.type == "cpu":
         return _finish(_cpu_random.shaped(_cpu_random.normal(_gen(generator), _numel(shape), dt), shape),
@@ -538,6 +542,9 @@ def _cpu_fill(self, node, generator, draw):
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    if self.dtype.is_complex and self.device.type == "cpu":
+        Tensor._view_as_real(self).uniform_(a, b, generator=generator)
+        return self
     if self.device.type == "cpu":
         return _cpu_fill(self, "UniformBackward0", generator,
                          lambda g, n, _: _cpu_random.uniform(g, n, self.dtype, a, b))
@@ -552,6 +559,9 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if self.dtype.is_complex and self.device.type == "cpu":
+        Tensor._view_as_real(self).normal_(mean, std / math.sqrt(2), generator=generator)
+        return self
     if self.device.type == "cpu":
         return _cpu_fill(self, "NormalBackward0", generator, lambda g, n, _: _cpu_random.normal(
             g, n, self.dtype, mean, std, self.is_contiguous()))
