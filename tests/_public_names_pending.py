@@ -11,18 +11,17 @@ PENDING = {
             'SymBool SymFloat SymInt TypedStorage as_strided_ autocast_decrement_nesting '
             'autocast_increment_nesting batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt '
             'batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats '
-            'ccol_indices_copy clear_autocast_cache col_indices_copy cond crow_indices_copy ctc_loss '
-            'default_generator dsmm embedding_bag embedding_renorm_ fork from_file get_autocast_cpu_dtype '
-            'get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype get_device_module hash_tensor '
-            'hsmm hspmm indices_copy is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled '
-            'is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled is_storage memory_format '
-            'native_norm norm_except_dim resize_as_sparse_ row_indices_copy saddmm set_anomaly_enabled '
-            'set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype '
-            'set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled '
-            'set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type slice_inverse smm '
-            'sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor '
-            'sspaddmm sym_constrain_range sym_constrain_range_for_size sym_fresh_size thread_safe_generator '
-            'values_copy wait '),
+            'ccol_indices_copy clear_autocast_cache col_indices_copy cond crow_indices_copy ctc_loss dsmm '
+            'embedding_bag embedding_renorm_ fork from_file get_autocast_cpu_dtype get_autocast_gpu_dtype '
+            'get_autocast_ipu_dtype get_autocast_xla_dtype get_device_module hash_tensor hsmm hspmm indices_copy '
+            'is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled is_autocast_cpu_enabled '
+            'is_autocast_ipu_enabled is_autocast_xla_enabled is_storage memory_format native_norm norm_except_dim '
+            'resize_as_sparse_ row_indices_copy saddmm set_anomaly_enabled set_autocast_cache_enabled '
+            'set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled '
+            'set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled set_autocast_xla_dtype '
+            'set_autocast_xla_enabled set_default_tensor_type slice_inverse smm sparse_bsc_tensor '
+            'sparse_bsr_tensor sparse_compressed_tensor sparse_csc_tensor sparse_csr_tensor sspaddmm '
+            'sym_constrain_range sym_constrain_range_for_size sym_fresh_size values_copy wait '),
         24: (
             'conj_physical_ frobenius_norm lobpcg nuclear_norm view_as_complex_copy view_as_real_copy '),
     },
