@@ -7,6 +7,7 @@ transformations are webtorch ops, so both cpu backends (numpy, pure Python) comp
 Float32 normal_ of 16 or more elements is PyTorch's AVX2 kernel (x86-64): Box-Muller on blocks of
 16 with avx_mathfun.h's log/sincos polynomials, with the multiply-adds GCC fuses into FMAs.
 """
+import bisect
 import math
 import struct
 
@@ -18,7 +19,6 @@ from . import _prims
 
 float32, float64, int64 = _dtype.float32, _dtype.float64, _dtype.int64
 CPU = as_device("cpu")
-_F32 = struct.Struct("<f")
 _ROUND = {"float32": "<f", "float16": "<e"}
 _DIGITS = {"float16": 11, "float32": 24, "float64": 53}  # std::numeric_limits<T>::digits
 
@@ -49,7 +49,7 @@ def _fma(a, b, c, dt):
     """std::fma(a, b, c) in dt. float64: rounded once, by Dekker's exact product and Boldo-Melquiond's
     sum rounded to odd. float32: the product of float32 values is exact in float64 and the sum is
     rounded to float64 then to float32, which differs from one rounding only where that float64 sum
-    lands exactly on a float32 midpoint (about 2**-29 of the inexact sums; none in the tests' 10**7)."""
+    lands exactly on a float32 midpoint (about 2**-29 of the inexact sums; none in 4*10**6 draws compared)."""
     a = a.to(float64)
     if dt is float32:
         return (a * b + c).to(float32)
@@ -296,26 +296,16 @@ def multinomial_with_replacement(gen, probs, num_samples):
         cum = _cumsum(row, cdt)
         u = unit(gen, num_samples, float64).tolist()
         cum[-1] = 1.0
-        out.append([_bisect(cum, x) for x in u])
+        out.append([bisect.bisect_left(cum, x) for x in u])  # PyTorch's binary search: the first cum >= x
     return _prims.from_flat([i for r in out for i in r], (len(rows), num_samples), int64, CPU)
 
 
 def _cumsum(row, dt):
     """Sequential sums and the division by the total, each rounded to dt (float32: via struct)."""
-    rnd = (lambda v: v) if dt is float64 else (lambda v: _F32.unpack(_F32.pack(v))[0])
+    rnd = (lambda v: v) if dt is float64 else (lambda v: stored(v, float32))
     cum, acc = [], 0.0
     for v in row:
         acc = rnd(acc + v)
         cum.append(acc)
     return [rnd(v / acc) for v in cum]
 
-
-def _bisect(cum, x):
-    lo, hi = 0, len(cum)
-    while hi > lo:
-        mid = (lo + hi) // 2
-        if cum[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
