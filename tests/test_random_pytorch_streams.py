@@ -183,3 +183,11 @@ def test_generator_methods_as_pytorchs(device):
         assert m.random.thread_safe_generator() is None
     same(wt.rand(4, generator=wt.Generator().manual_seed(4).clone_state()),
          torch.rand(4, generator=torch.Generator().manual_seed(4).clone_state()))
+
+
+def test_module_initialization_is_pytorchs(device):
+    def params(m):
+        mods = [m.nn.Conv2d(3, 8, 3), m.nn.LSTM(10, 20, 2), m.nn.GRU(5, 7, bidirectional=True),
+                m.nn.TransformerEncoderLayer(16, 4, 32), m.nn.Bilinear(3, 4, 5), m.nn.Embedding(50, 8, padding_idx=0)]
+        return [p.detach() for mod in mods for p in mod.parameters()]
+    both(params, seeds=(0,))
