@@ -50,9 +50,9 @@ def _fma(a, b, c, dt):
     sum rounded to odd. float32: the product of float32 values is exact in float64 and the sum is
     rounded to float64 then to float32, which differs from one rounding only where that float64 sum
     lands exactly on a float32 midpoint (about 2**-29 of the inexact sums; none in 4*10**6 draws compared)."""
+    if dt is float32:  # computed in float64 (primitives: two ops, no dispatch), rounded to float32 once stored
+        return _prims.ewise("add", [_prims.ewise("mul", [a, b], float64, float64), c], float64, float32)
     a = a.to(float64)
-    if dt is float32:
-        return (a * b + c).to(float32)
     uh, ul = _two_product(a, b)
     th, tl = _two_sum(c, uh)
     return th + _round_odd_sum(tl, ul)
