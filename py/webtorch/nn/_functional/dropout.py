@@ -58,27 +58,32 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 3)
 
 
-def _alpha_dropout(input, p, training, inplace, shape):
+def _alpha_dropout(input, p, training, inplace, noise_shape):
     _check_p(p)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
     alpha = 1.7580993408473766
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    noise = _noise(input, shape, p)
+    noise = _noise(input, noise_shape(), p)
     b = noise.add(-1).mul_(alpha * a).add_(alpha * a * p)
     return _apply_mask(input, noise.mul_(a), inplace).add_(b) if inplace else input * noise.mul_(a) + b
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    return _alpha_dropout(input, p, training, inplace, input.shape)
+    return _alpha_dropout(input, p, training, inplace, lambda: input.shape)
+
+
+def _feature_noise_shape(input):
+    """PyTorch's make_feature_noise: one draw per (sample, channel)."""
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    if input.dim() < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    return _alpha_dropout(input, p, training, inplace, tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
+    return _alpha_dropout(input, p, training, inplace, lambda: _feature_noise_shape(input))
 
 
 dispatching(globals(), __all__)
