@@ -238,28 +238,37 @@ def test_randint_randperm(device):
 
 
 def test_same_seed_same_numbers_on_every_device(device):
-    """Counter-based Philox: a seed gives the same numbers on cpu (numpy), cpu-pure and webgpu."""
+    """A seed repeats its numbers on every device; the cpu device (numpy and pure Python) draws
+    PyTorch's CPU numbers (mt19937), webgpu its own counter-based Philox stream."""
+    def draw(dev):
+        return [wt.rand(7, 5, device=dev).cpu().numpy(), wt.randn(9, device=dev).cpu().numpy(),
+                wt.randint(0, 100, (11,), device=dev).cpu().numpy(), wt.randperm(13, device=dev).cpu().numpy()]
     wt.manual_seed(1234)
-    a = wt.rand(7, 5, device=device).cpu().numpy()
-    b = wt.randn(9, device=device).cpu().numpy()
-    c = wt.randint(0, 100, (11,), device=device).cpu().numpy()
-    d = wt.randperm(13, device=device).cpu().numpy()
+    a = draw(device)
+    if device == "cpu":
+        torch.manual_seed(1234)
+        ref = [torch.rand(7, 5), torch.randn(9), torch.randint(0, 100, (11,)), torch.randperm(13)]
+        for x, r in zip(a, ref):
+            np.testing.assert_array_equal(x, r.numpy())
+    else:  # the WGSL Philox kernel draws the words of the cpu backends' Philox primitive (webtorch/_philox.py)
+        from webtorch.ops import _prims
+        g = wt.Generator(device).manual_seed(99)
+        u, z = wt.rand(7, 5, device=device, generator=g), wt.randn(9, device=device, generator=g)
+        g.manual_seed(99)
+        cpu = wt.device("cpu")
+        ref = [_prims.random(shape, kind, wt.float32, cpu, g) for shape, kind in (((7, 5), "uniform"), ((9,), "normal"))]
+        np.testing.assert_allclose(u.cpu().numpy(), ref[0].numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(z.cpu().numpy(), ref[1].numpy(), rtol=2e-5, atol=2e-6)
     wt.manual_seed(1234)
-    ref = [wt.rand(7, 5).numpy(), wt.randn(9).numpy(), wt.randint(0, 100, (11,)).numpy(), wt.randperm(13).numpy()]
-    np.testing.assert_allclose(a, ref[0], rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(b, ref[1], rtol=2e-5, atol=2e-6)
-    np.testing.assert_array_equal(c, ref[2])
-    np.testing.assert_array_equal(d, ref[3])
-    # the same seed again on this device repeats; another seed differs
-    wt.manual_seed(1234)
-    np.testing.assert_array_equal(wt.rand(7, 5, device=device).cpu().numpy(), a)
+    for x, r in zip(draw(device), a):
+        np.testing.assert_array_equal(x, r)
     wt.manual_seed(4321)
-    assert not np.array_equal(wt.rand(7, 5, device=device).cpu().numpy(), a)
+    assert not np.array_equal(wt.rand(7, 5, device=device).cpu().numpy(), a[0])
 
 
 def test_generator_objects(device):
-    g1 = wt.Generator().manual_seed(7)
-    g2 = wt.Generator()
+    g1 = wt.Generator(device).manual_seed(7)
+    g2 = wt.Generator(device)
     g2.manual_seed(7)
     x = wt.rand(6, generator=g1, device=device)
     y = wt.rand(6, generator=g2, device=device)
@@ -270,8 +279,10 @@ def test_generator_objects(device):
     u = wt.randn(4, generator=g1, device=device).tolist()
     g1.set_state(st)
     assert wt.randn(4, generator=g1, device=device).tolist() == u
-    # the global generator
+    # the global generator: get_rng_state is the CPU stream's (as torch.get_rng_state)
     wt.manual_seed(3)
+    if device == "webgpu":
+        return
     s = wt.get_rng_state()
     v = wt.rand(3, device=device).tolist()
     wt.set_rng_state(s)

@@ -1,7 +1,8 @@
 """Unmodified PyTorch programs (tests/programs/) run under `python -m webtorch` print PyTorch's
 numbers: each runs once with real python + torch and with webtorch on `--device cpu` and
 `--device webgpu`; the text must match exactly apart from numbers, which must match within
-tolerance. The programs use no random values (webtorch's RNG differs from PyTorch's).
+tolerance. The programs use no random values (the cpu device draws PyTorch's numbers, webgpu's Philox
+stream does not).
 
 To add a program (an LSTM, a Transformer, a new optimizer...), drop it in tests/programs/ and add
 a `Program` to PROGRAMS. Also here: what `python -m webtorch` promises a script (argv, __main__,

@@ -8,8 +8,9 @@ webtorch on cpu and once on webgpu. Logits, losses and greedy token ids must be 
 op with a registered backward) run a forward with labels, its backward and a greedy
 generate on cpu, and all but the two MoE models on webgpu too (5 s of lavapipe in the one process).
 
-Sampled ids are not compared with PyTorch's: webtorch's generator is not PyTorch's mt19937 (the same seed gives
-other numbers), so a sampled run is checked against itself (re-seeding draws the same ids, on every device).
+Sampled ids on cpu are PyTorch's: the cpu device draws PyTorch's CPU stream (mt19937) and multinomial's
+exponential_ trick. On webgpu (a Philox stream, as PyTorch's CUDA) a sampled run is checked against itself
+(re-seeding draws the same ids).
 USE_HUB_KERNELS=NO (transformers' switch) in every run: the `kernels` package that transformers installs validates
 device types and knows no "webgpu"."""
 import json
@@ -73,6 +74,8 @@ def test_transformers_print_pytorchs_numbers(pytorch, dev, request):
             np.testing.assert_allclose(g["grad_abs_sum"], w["grad_abs_sum"], rtol=1e-5)
             continue
         assert g["samples"][0] == g["samples"][1] and len(g["samples"][0][0]) == len(w["samples"][0][0]), name
+        if dev == "cpu":
+            assert g["samples"] == w["samples"], name
         _close(g["train"], w["train"])
         _close(g["trained_logits"], w["trained_logits"])
         assert g["roundtrip"] == 0.0, name

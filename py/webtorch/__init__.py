@@ -32,7 +32,8 @@ from .ops import *  # noqa: F401,F403
 from .ops.reduction import multinomial, return_types
 linalg = _importlib.import_module(".linalg", __name__)  # torch.linalg, not ops/linalg.py
 fft = _importlib.import_module(".fft", __name__)  # torch.fft
-from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
+from .random import (Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state, default_generator,
+                     thread_safe_generator)
 from . import random
 from ._tensor_str import set_printoptions
 from . import overrides
@@ -60,7 +61,6 @@ from ._higher_order_ops import cond
 from ._script_types import ModuleDict, ParameterDict, BufferDict, Capsule
 from .futures import Future, fork, wait
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass
-from .random import default_generator, thread_safe_generator
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled
 
 ops.bind_methods(Tensor, _creation)

@@ -621,6 +621,9 @@ DERIVATIVES = {
     "StandardGammaBackward0": lambda g, x, y: g * x._standard_gamma_grad(y),
     "NotImplemented(_sample_dirichlet)": _not_implemented("_sample_dirichlet"),
     "BinomialBackward0": {"count": _zeros, "prob": _zeros},
+    "NormalBackward1": {"mean": _zeros},
+    "NormalBackward2": {"std": _zeros},
+    "NormalBackward3": {"mean": _zeros, "std": _zeros},
     # PyTorch's order: g * (exponent * x ** (exponent - 1)) (g * exponent first may overflow, 3e38 * 2 may not)
     "PowBackward0": lambda g, x, exponent: _zeros(g) if exponent == 0 else g * _c(exponent * x.pow(exponent - 1)),
     "PowBackward1": {"a": lambda g, a, b: where(b == 0, 0.0, g * (b * a.pow(b - 1))),

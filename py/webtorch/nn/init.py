@@ -3,7 +3,8 @@ import math
 import warnings
 
 from ..autograd import grad_mode
-from ..ops._creation import empty, eye, randperm, tensor as make
+from ..ops._creation import empty, empty_like, eye, randperm, tensor as make
+from ..ops.pointwise import where
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -64,7 +65,9 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Normal(mean, std) truncated to [a, b], by the inverse-CDF method (as PyTorch does)."""
+    """Normal(mean, std) truncated to [a, b], by rejection as PyTorch 2.13: redraw the normal
+    samples outside [a, b] while the interval holds over 0.3 of the mass; else uniform
+    candidates on [a, b] accepted with probability pdf / pdf(mode)."""
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
@@ -72,11 +75,28 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
     with grad_mode.no_grad():
-        lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.copy_(tensor.erfinv() * (std * math.sqrt(2.0)) + mean)
-        tensor.clamp_(min=a, max=b)
-        return tensor
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            lo, hi = make(a, dtype=tensor.dtype).item(), make(b, dtype=tensor.dtype).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            mask = (result < lo) | (result > hi)
+            while mask.any():
+                result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+                mask = (result < lo) | (result > hi)
+            return tensor if result is tensor else tensor.copy_(result)
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_pdf(c):
+            return c.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        accept = empty_like(tensor)
+        result = tensor.uniform_(a, b, generator=generator)
+        pending = accept.uniform_(generator=generator).log_().gt(log_pdf(tensor.clone()))
+        while pending.any():
+            candidates = empty_like(tensor).uniform_(a, b, generator=generator)
+            result = where(pending, candidates, result)
+            pending = where(pending, accept.uniform_(generator=generator).log_().gt(log_pdf(candidates)), pending)
+        return tensor if result is tensor else tensor.copy_(result)
 
 
 def constant_(tensor, val):

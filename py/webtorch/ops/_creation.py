@@ -6,14 +6,14 @@ from array import array
 
 from .. import _dtype
 from .._device import CPU, as_device, backend_for, device as _devcls
-from .._geometry import contiguous_strides
+from .._geometry import contiguous_strides, numel as _numel
 from .._legacy import type_target
 from .._tensor import Storage, Tensor
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..autograd.graph import _type_str
 from ..overrides import mode_aware, torch_function
 from ..storage import UntypedStorage
-from . import _prims
+from . import _cpu_random, _prims
 from ._common import (
     INT_RANGE,
     check_leaf_inplace,
@@ -385,15 +385,29 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 @_factory
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("rand", args, size), dtype, device)
+    if dt.is_complex and dev.type == "cpu":  # PyTorch's uniform_ of view_as_real
+        return _finish(empty(shape, dtype=dt).uniform_(generator=generator), requires_grad)
     _check_float_random(dt, "check_uniform_bounds")
+    if dev.type == "cpu":
+        return _finish(_cpu_random.shaped(_cpu_random.uniform(_gen(generator), _numel(shape), dt), shape),
+                       requires_grad)
     return _finish(_prims.random(shape, "uniform", dt, dev, generator), requires_grad)
 
 
 @_factory
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
     shape, dt, dev = _creation_args(_size_arg("randn", args, size), dtype, device)
+    if dt.is_complex and dev.type == "cpu":  # PyTorch's normal_ of view_as_real, each part of variance 1/2
+        return _finish(empty(shape, dtype=dt).normal_(generator=generator), requires_grad)
     _check_float_random(dt, "normal_kernel_cpu")
+    if dev.type == "cpu":
+        return _finish(_cpu_random.shaped(_cpu_random.normal(_gen(generator), _numel(shape), dt), shape),
+                       requires_grad)
     return _finish(_prims.random(shape, "normal", dt, dev, generator), requires_grad)
+
+
+
+_gen = _cpu_random.generator
 
 
 def _check_float_random(dt, kernel):
@@ -409,10 +423,12 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing 1 required positional argument: 'size'")
-    if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    _check_random_range(low, high)
     dt = _resolve_dtype(dtype) or int64
     dev = as_device(device)
+    if dev.type == "cpu":
+        shape = _sizes(size)
+        return _cpu_random.shaped(_cpu_random.random_from_to(_gen(generator), _numel(shape), dt, low, high), shape)
     # floor(low + u * (high - low)) with u uniform in [0, 1); float32 holds every integer of a
     # range up to 2**24 exactly, wider ranges use float64 where the device has it
     ft = _dtype.float64 if high - low > (1 << 24) and dev.type == "cpu" else _dtype.float32
@@ -422,11 +438,18 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _prims.ewise("copy", [v], dt, dt)
 
 
+def _check_random_range(low, high):
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+
+
 @mode_aware
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dt = _resolve_dtype(dtype) or int64
     if n < 0:
         raise RuntimeError(f"randperm is only implemented for positive n, got {n}")
+    if as_device(device).type == "cpu":
+        return _cpu_random.randperm(_gen(generator), n).to(dt)
     u = _prims.random((n,), "uniform", _dtype.float32, as_device(device), generator)
     return _prims.sort(u, 0, False, True)[1].to(dt)
 
@@ -452,10 +475,26 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None):
 @mode_aware
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        node = _NORMAL[(isinstance(mean, Tensor), isinstance(std, Tensor))]
+        return node.apply(mean, std, generator) if recording(mean, std) else _normal_values(mean, std, generator)
+    return empty(size, dtype=dtype, device=device).normal_(mean, std, generator=generator)
+
+
+def _normal_values(mean, std, generator):
+    """PyTorch's composition: normal_(0, std) + mean for a tensor mean and a float std, normal_(0, 1) * std + mean
+    for a tensor std (on the broadcast shape of both tensors)."""
+    with _no_grad():
+        if not isinstance(std, Tensor):
+            return empty_like(mean).normal_(0.0, std, generator=generator).add_(mean)
         ref = mean if isinstance(mean, Tensor) else std
-        z = randn(ref.shape, dtype=ref.dtype, device=ref.device, generator=generator)
-        return z * std + mean
-    return randn(size, generator=generator, dtype=dtype, device=device) * std + mean
+        shape = _prims.broadcast_shapes(mean.shape, std.shape) if isinstance(mean, Tensor) else std.shape
+        return empty(shape, dtype=ref.dtype, device=ref.device).normal_(generator=generator).mul_(std).add_(mean)
+
+
+# PyTorch's nodes of normal(Tensor, float), normal(float, Tensor), normal(Tensor, Tensor): zero gradients
+_NORMAL = {(True, False): formula_node("NormalBackward1", _normal_values, ("mean", "std", "generator")),
+           (False, True): formula_node("NormalBackward2", _normal_values, ("mean", "std", "generator")),
+           (True, True): formula_node("NormalBackward3", _normal_values, ("mean", "std", "generator"))}
 
 
 def _given(x, values):  # the kernel of a node over values computed without x's history
@@ -487,16 +526,38 @@ def _fill(self, node, values):
 @torch_function  # a batched or dual input (torch.func) sees the call
 def bernoulli(input, p=None, *, generator=None, out=None):
     prob = input.detach() if p is None else p
-    u = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator)
-    values = (u < prob).to(input.dtype if out is None else out.dtype)
+    if input.device.type == "cpu":
+        values = (_cpu_random.bernoulli_tensor(_gen(generator), prob.contiguous()) if p is None else
+                  _cpu_random.shaped(_cpu_random.bernoulli_scalar(_gen(generator), input.numel(), p), input.shape))
+    else:
+        values = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator) < prob
+    values = values.to(input.dtype if out is None else out.dtype)
     return write_out(result_of(input, "BernoulliBackward0" if p is None else "NotImplemented(bernoulli)", values), out)
 
 
 
 # in-place random fills (Tensor methods)
+def _cpu_fill(self, node, generator, draw):
+    """A random fill on the cpu device: `draw(generator, n, order)` (n values of PyTorch's CPU
+    kernel, `order` the permutation of self's dims PyTorch's TensorIterator visits: memory order)
+    laid out in that order and cast to self's dtype."""
+    stride = self.stride()
+    order = sorted(range(self.dim()), key=lambda d: -stride[d])
+    with _no_grad():
+        values = draw(_gen(generator), self.numel(), order).reshape([self.shape[d] for d in order])
+        values = values.permute(_prims._inverse_perm(order)).to(self.dtype)
+    return _fill(self, node, values)
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    if self.dtype.is_complex and self.device.type == "cpu":
+        Tensor._view_as_real(self).uniform_(a, b, generator=generator)
+        return self
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "UniformBackward0", generator,
+                         lambda g, n, _: _cpu_random.uniform(g, n, self.dtype, a, b))
     with _no_grad():
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         if (a, b) != (0.0, 1.0):
@@ -508,6 +569,12 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if self.dtype.is_complex and self.device.type == "cpu":
+        Tensor._view_as_real(self).normal_(mean, std / math.sqrt(2), generator=generator)
+        return self
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "NormalBackward0", generator, lambda g, n, _: _cpu_random.normal(
+            g, n, self.dtype, mean, std, self.is_contiguous()))
     with _no_grad():
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         if (mean, std) != (0.0, 1.0):
@@ -517,6 +584,13 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
+    if self.device.type == "cpu":
+        if isinstance(p, Tensor):
+            p_ = p.to(self.device).expand(self.shape)
+            return _cpu_fill(self, "BernoulliBackward1", generator,
+                             lambda g, n, order: _cpu_random.bernoulli_tensor(g, p_.permute(order).contiguous()))
+        return _cpu_fill(self, "BernoulliBackward2", generator,
+                         lambda g, n, _: _cpu_random.bernoulli_scalar(g, n, p))
     with _no_grad():
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
         b = _prims.ewise("lt", [u, p], _dtype.float32, bool_).to(self.dtype)
@@ -524,14 +598,25 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 
 def random_(self, from_=0, to=None, *, generator=None):
+    node = "RandomBackward0" if to is not None else "RandomBackward1" if from_ else "RandomBackward2"
+    if self.device.type == "cpu":
+        if to is None and not from_:
+            return _cpu_fill(self, node, generator, lambda g, n, _: _cpu_random.random_bits(g, n, self.dtype))
+        low, high = (0, from_) if to is None else (from_, to)
+        _check_random_range(low, high)
+        return _cpu_fill(self, node, generator,
+                         lambda g, n, _: _cpu_random.random_from_to(g, n, self.dtype, low, high))
     with _no_grad():
         r = randint(from_, to, self.shape, device=self.device, dtype=self.dtype, generator=generator)
-    return _fill(self, "RandomBackward0" if to is not None else "RandomBackward1" if from_ else "RandomBackward2", r)
+    return _fill(self, node, r)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "ExponentialBackward0", generator,
+                         lambda g, n, _: _cpu_random.exponential(g, n, lambd))
     with _no_grad():
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         e = (-(1 - u).log()) / lambd
@@ -541,6 +626,9 @@ def exponential_(self, lambd=1.0, *, generator=None):
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "CauchyBackward0", generator,
+                         lambda g, n, _: _cpu_random.cauchy(g, n, median, sigma))
     with _no_grad():
         u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
         c = median + sigma * ((u - 0.5) * math.pi).tan()
@@ -550,6 +638,9 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "LogNormalBackward0", generator,
+                         lambda g, n, _: _cpu_random.log_normal(g, n, mean, std))
     with _no_grad():
         z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
         v = (z * std + mean).exp()
@@ -559,6 +650,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    if self.device.type == "cpu":
+        return _cpu_fill(self, "GeometricBackward0", generator, lambda g, n, _: _cpu_random.geometric(g, n, p))
     with _no_grad():
         u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
         k = ((1 - u).log() / math.log1p(-p)).ceil()

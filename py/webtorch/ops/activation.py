@@ -7,7 +7,7 @@ import math
 
 from .. import _dtype
 from ..autograd import grad_mode
-from . import pointwise as _pw
+from . import _cpu_random, pointwise as _pw
 from ._common import (
     check_leaf_inplace as _check_leaf_inplace,
     dispatching,
@@ -16,7 +16,7 @@ from ._common import (
     recording as _recording,
     scalar_to as _scalar_to,
 )
-from ._creation import rand as _rand
+from ._creation import ones_like as _ones_like, rand as _rand
 from .registry import register
 
 
@@ -268,6 +268,15 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 def _rrelu(input, lower, upper, training, inplace, generator=None):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if training and input.device.type == "cpu":
+        # PyTorch's CPU kernel: a uniform_real_distribution<double>(lower, upper) draw for each element <= 0
+        neg = input.detach() <= 0
+        opmath = _dtype.float64 if input.dtype is _dtype.float64 else _dtype.float32
+        lo, hi = (_cpu_random.stored(v, opmath) for v in (lower, upper))
+        gen = _cpu_random.generator(generator)
+        a = _ones_like(input)
+        a[neg] = _cpu_random.uniform(gen, int(neg.sum()), _dtype.float64, lo, hi).to(input.dtype)
+        return _act(input, inplace, lambda x: _pw.where(neg, x * a, x))
     if training:
         a = _rand(input.shape, generator=generator, dtype=input.dtype, device=input.device) * (upper - lower) + lower
         return _act(input, inplace, lambda x: _pw.where(x >= 0, x, x * a))

@@ -8,7 +8,7 @@ from .._geometry import numel as _numel
 from .._tensor import Tensor
 from ..amp import autocast_mode as _autocast
 from ..overrides import torch_function
-from . import _creation, _prims, shape as _shape
+from . import _cpu_random, _creation, _prims, shape as _shape
 from ._common import (
     OUT_DTYPE,
     check_tensor,
@@ -924,6 +924,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if empty:
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if input.device.type == "cpu":
+        return write_out(_multinomial_cpu(input.detach(), num_samples, replacement, generator), out)
     probs = input if input.dim() == 2 else input.unsqueeze(0)
     rows = probs.shape[0]
     picks = []
@@ -937,3 +939,15 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             p = p.scatter(1, idx.unsqueeze(1), 0.0)
     r = _shape.stack(picks, 1)
     return write_out(r if input.dim() == 2 else r.squeeze(0), out)
+
+
+def _multinomial_cpu(input, num_samples, replacement, generator):
+    """PyTorch's CPU multinomial: without replacement (or one sample) the top num_samples of
+    input / q with q ~ Exponential(1) (exponential_ on the generator); with replacement a binary
+    search of the cumulative distribution per double uniform."""
+    if not replacement or num_samples == 1:
+        q = input / _creation.empty_like(input).exponential_(1, generator=generator)
+        return q.argmax(-1, keepdim=True) if num_samples == 1 else q.topk(num_samples).indices
+    r = _cpu_random.multinomial_with_replacement(_cpu_random.generator(generator), input.reshape(-1, input.shape[-1]),
+                                                 num_samples)
+    return r if input.dim() == 2 else r.squeeze(0)

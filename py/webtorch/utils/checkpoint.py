@@ -27,11 +27,11 @@ def _is_tensor(x):
 
 
 def _rng_state():
-    return _random.default_generator._seed, _random.default_generator._offset
+    return _random.default_generator._save()
 
 
 def _set_rng_state(state):
-    _random.default_generator._seed, _random.default_generator._offset = state
+    _random.default_generator._restore(state)
 
 
 class CheckpointError(RuntimeError):

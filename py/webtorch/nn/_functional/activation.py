@@ -4,7 +4,7 @@ import warnings
 from ... import _dtype
 from ...ops import reduction as _red
 from ...ops._common import dispatching
-from ...ops._creation import rand as _rand, zeros as _zeros
+from ...ops._creation import empty_like as _empty_like, zeros as _zeros
 
 bool_ = _dtype.bool_
 
@@ -36,8 +36,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
-    u = _rand(logits.shape, dtype=logits.dtype, device=logits.device)
-    gumbels = -(-(u.clamp_min(1e-20)).log()).log()
+    gumbels = -_empty_like(logits).exponential_().log()  # PyTorch's draw: Gumbel(0, 1)
     y_soft = _red.softmax((logits + gumbels) / tau, dim)
     if hard:
         index = y_soft.argmax(dim, keepdim=True)

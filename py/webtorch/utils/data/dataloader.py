@@ -90,6 +90,8 @@ class DataLoader:
         return len(self._index_sampler)
 
     def __iter__(self):
+        # PyTorch's iterator draws its workers' base seed first (a cpu draw, whatever the default device)
+        _creation.empty((), dtype=_dtype.int64, device="cpu").random_(generator=self.generator)
         if self._iterable:
             return self._iter_iterable()
         return self._iter_map()

@@ -24,8 +24,8 @@ class SequentialSampler(Sampler):
 
 
 def _fresh_generator():
-    """A generator seeded from the default one (so webtorch.manual_seed fixes the order)."""
-    seed = int(_creation.randint(0, (1 << 31) - 1, (1,)).item())
+    """A generator seeded from the default one as PyTorch's (so a seed gives PyTorch's order)."""
+    seed = int(_creation.empty((), dtype=_dtype.int64, device="cpu").random_().item())
     return _random.Generator().manual_seed(seed)
 
 
