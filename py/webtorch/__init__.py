@@ -54,7 +54,7 @@ from ._settings import (get_num_threads, set_num_threads, get_num_interop_thread
 from ._symbolic import sym_int, sym_float, sym_max, sym_min, sym_not, sym_ite, sym_sqrt, sym_sum
 from ._symbolic import (SymInt, SymFloat, SymBool, sym_constrain_range, sym_constrain_range_for_size,
                         sym_fresh_size)
-from ._memory_format import memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d
+from ._layout import memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d
 from ._errors import AcceleratorError, OutOfMemoryError, FatalError
 from ._streams import Stream, Event
 from ._higher_order_ops import cond

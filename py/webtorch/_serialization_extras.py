@@ -1,10 +1,8 @@
 """The rest of torch.serialization's public names: load/save options (endianness, crc32, mmap),
 storage locations (location_tag, default_restore_location, register_package, validate_*_device),
 and checkpoint inspection. Re-exported by serialization.py."""
-import contextlib
 import enum
 import pickletools
-import shutil
 import tempfile
 import warnings
 
@@ -163,13 +161,9 @@ def validate_hpu_device(location):
                        "map_location=torch.device('cpu') to map your storages to the CPU.")
 
 
-@contextlib.contextmanager
 def mkdtemp():
-    path = tempfile.mkdtemp()
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path)
+    """A with block's temporary directory (its path), removed after the block."""
+    return tempfile.TemporaryDirectory()
 
 
 def _globals_in_pickle(pkl):

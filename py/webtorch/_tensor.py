@@ -134,13 +134,8 @@ class Tensor:
     def _strided(self):
         return Strided(self._storage.buf, self._shape, self._stride, self._offset, self._storage.dtype.name)
 
-    @property
-    def _backend(self):
-        return self._storage.backend
-
-    @property
-    def _version(self):
-        return self._storage.version
+    _backend = property(lambda self: self._storage.backend)
+    _version = property(lambda self: self._storage.version)
 
     def _bump(self):
         self._storage.version += 1
@@ -155,13 +150,8 @@ class Tensor:
             return self._shape
         return self._shape[_wrap_dim(dim, len(self._shape))]
 
-    @property
-    def dtype(self):
-        return self._storage.dtype
-
-    @property
-    def device(self):
-        return self._storage.device
+    dtype = property(lambda self: self._storage.dtype)
+    device = property(lambda self: self._storage.device)
 
     @property
     def is_cuda(self):
@@ -174,17 +164,8 @@ class Tensor:
 
     is_mps = is_xpu  # webtorch's GPU is "webgpu": never these devices
 
-    @property
-    def is_meta(self):
-        return self._storage.device.type == "meta"
-
-    @property
-    def is_webgpu(self):
-        return self._storage.device.type == "webgpu"
-
-    @property
-    def is_cpu(self):
-        return self._storage.device.type == "cpu"
+    is_meta, is_webgpu, is_cpu = (property(lambda self, t=t: self._storage.device.type == t)
+                                  for t in ("meta", "webgpu", "cpu"))
 
     @property
     def layout(self):
@@ -222,13 +203,8 @@ class Tensor:
     def element_size(self):
         return self.dtype.itemsize
 
-    @property
-    def itemsize(self):
-        return self.dtype.itemsize
-
-    @property
-    def nbytes(self):
-        return self.numel() * self.dtype.itemsize
+    itemsize = property(element_size)
+    nbytes = property(lambda self: self.numel() * self.dtype.itemsize)
 
     def is_contiguous(self, memory_format=None):
         return is_contiguous(self._shape, self._stride)

@@ -382,29 +382,27 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 
 # ---- random ---------------------------------------------------------------------------------
+def _standard(name, args, size, generator, dtype, device, requires_grad, kind, check):
+    """rand / randn: draws of `kind` ("uniform" / "normal"), PyTorch's stream on the cpu."""
+    shape, dt, dev = _creation_args(_size_arg(name, args, size), dtype, device)
+    if dt.is_complex and dev.type == "cpu":  # PyTorch's uniform_ / normal_ of view_as_real (normal: variance 1/2)
+        t = empty(shape, dtype=dt)
+        return _finish((t.uniform_ if kind == "uniform" else t.normal_)(generator=generator), requires_grad)
+    _check_float_random(dt, check)
+    if dev.type == "cpu":
+        draw = _cpu_random.uniform if kind == "uniform" else _cpu_random.normal
+        return _finish(_cpu_random.shaped(draw(_gen(generator), _numel(shape), dt), shape), requires_grad)
+    return _finish(_prims.random(shape, kind, dt, dev, generator), requires_grad)
+
+
 @_factory
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
-    shape, dt, dev = _creation_args(_size_arg("rand", args, size), dtype, device)
-    if dt.is_complex and dev.type == "cpu":  # PyTorch's uniform_ of view_as_real
-        return _finish(empty(shape, dtype=dt).uniform_(generator=generator), requires_grad)
-    _check_float_random(dt, "check_uniform_bounds")
-    if dev.type == "cpu":
-        return _finish(_cpu_random.shaped(_cpu_random.uniform(_gen(generator), _numel(shape), dt), shape),
-                       requires_grad)
-    return _finish(_prims.random(shape, "uniform", dt, dev, generator), requires_grad)
+    return _standard("rand", args, size, generator, dtype, device, requires_grad, "uniform", "check_uniform_bounds")
 
 
 @_factory
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, layout=None):
-    shape, dt, dev = _creation_args(_size_arg("randn", args, size), dtype, device)
-    if dt.is_complex and dev.type == "cpu":  # PyTorch's normal_ of view_as_real, each part of variance 1/2
-        return _finish(empty(shape, dtype=dt).normal_(generator=generator), requires_grad)
-    _check_float_random(dt, "normal_kernel_cpu")
-    if dev.type == "cpu":
-        return _finish(_cpu_random.shaped(_cpu_random.normal(_gen(generator), _numel(shape), dt), shape),
-                       requires_grad)
-    return _finish(_prims.random(shape, "normal", dt, dev, generator), requires_grad)
-
+    return _standard("randn", args, size, generator, dtype, device, requires_grad, "normal", "normal_kernel_cpu")
 
 
 _gen = _cpu_random.generator
@@ -611,51 +609,42 @@ def random_(self, from_=0, to=None, *, generator=None):
     return _fill(self, node, r)
 
 
+def _drawn(self, node, generator, cpu_draw, kind, dtype, transform):
+    """self filled in place (no history but `node`): on the cpu PyTorch's stream `cpu_draw(generator, n, order)`,
+    elsewhere transform(standard draws of `kind` in dtype) from the device's Philox stream."""
+    if self.device.type == "cpu":
+        return _cpu_fill(self, node, generator, cpu_draw)
+    with _no_grad():
+        v = transform(_prims.random(self.shape, kind, dtype, self.device, generator))
+    return _fill(self, node, v.to(self.dtype))
+
+
 def exponential_(self, lambd=1.0, *, generator=None):
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    if self.device.type == "cpu":
-        return _cpu_fill(self, "ExponentialBackward0", generator,
-                         lambda g, n, _: _cpu_random.exponential(g, n, lambd))
-    with _no_grad():
-        u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
-        e = (-(1 - u).log()) / lambd
-    return _fill(self, "ExponentialBackward0", e)
+    return _drawn(self, "ExponentialBackward0", generator, lambda g, n, _: _cpu_random.exponential(g, n, lambd),
+                  "uniform", self.dtype, lambda u: (-(1 - u).log()) / lambd)
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
-    if self.device.type == "cpu":
-        return _cpu_fill(self, "CauchyBackward0", generator,
-                         lambda g, n, _: _cpu_random.cauchy(g, n, median, sigma))
-    with _no_grad():
-        u = _prims.random(self.shape, "uniform", self.dtype, self.device, generator)
-        c = median + sigma * ((u - 0.5) * math.pi).tan()
-    return _fill(self, "CauchyBackward0", c)
+    return _drawn(self, "CauchyBackward0", generator, lambda g, n, _: _cpu_random.cauchy(g, n, median, sigma),
+                  "uniform", self.dtype, lambda u: median + sigma * ((u - 0.5) * math.pi).tan())
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    if self.device.type == "cpu":
-        return _cpu_fill(self, "LogNormalBackward0", generator,
-                         lambda g, n, _: _cpu_random.log_normal(g, n, mean, std))
-    with _no_grad():
-        z = _prims.random(self.shape, "normal", self.dtype, self.device, generator)
-        v = (z * std + mean).exp()
-    return _fill(self, "LogNormalBackward0", v)
+    return _drawn(self, "LogNormalBackward0", generator, lambda g, n, _: _cpu_random.log_normal(g, n, mean, std),
+                  "normal", self.dtype, lambda z: (z * std + mean).exp())
 
 
 def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    if self.device.type == "cpu":
-        return _cpu_fill(self, "GeometricBackward0", generator, lambda g, n, _: _cpu_random.geometric(g, n, p))
-    with _no_grad():
-        u = _prims.random(self.shape, "uniform", _dtype.float32, self.device, generator)
-        k = ((1 - u).log() / math.log1p(-p)).ceil()
-    return _fill(self, "GeometricBackward0", k.to(self.dtype))
+    return _drawn(self, "GeometricBackward0", generator, lambda g, n, _: _cpu_random.geometric(g, n, p),
+                  "uniform", _dtype.float32, lambda u: ((1 - u).log() / math.log1p(-p)).ceil())
 
 
 # ---- dtype / device conversion --------------------------------------------------------------------
