@@ -257,57 +257,50 @@ class LOBPCG:
 
     def _update_basic(self):
         ns, nc = self.ivars["converged_end"], self.ivars["converged_count"]
-        n, largest = self.iparams["n"], self.bparams["largest"]
+        n = self.iparams["n"]
         if self.ivars["istep"] == 0:
-            Ri = self._get_rayleigh_ritz_transform(self.X)
-            E, Z = _symeig(_qform(_qform(self.A, self.X), Ri), largest)
+            Ri, E, Z = self._rayleigh_ritz(self.X, True)
             self.X[:] = self.X @ (Ri @ Z)
             self.E[:] = E
-            np = 0
-            self.update_residual()
-            nc = self.update_converged_count()
-            self.S[..., :n] = self.X
-            W = _matmul(self.iK, self.R)
+            P = self.X[:, :0]
         else:
             S_ = self.S[:, nc:ns]
-            Ri = self._get_rayleigh_ritz_transform(S_)
-            E_, Z = _symeig(_qform(_qform(self.A, S_), Ri), largest)
+            Ri, E_, Z = self._rayleigh_ritz(S_, True)
             self.X[:, nc:] = S_ @ (Ri @ Z[:, :n - nc])
             self.E[nc:] = E_[:n - nc]
             P = S_ @ (Ri @ Z[:, n:2 * n - nc])
-            np = P.shape[-1]
-            self.update_residual()
-            nc = self.update_converged_count()
-            self.S[..., :n] = self.X
-            self.S[:, n:n + np] = P
-            W = _matmul(self.iK, self.R[:, nc:])
-        self.ivars["converged_end"] = ns = n + np + W.shape[-1]
-        self.S[:, n + np:ns] = W
+        self._extend_basis(n, P, lambda R: _matmul(self.iK, R))
 
     def _update_ortho(self):
         ns, nc = self.ivars["converged_end"], self.ivars["converged_count"]
-        n, largest = self.iparams["n"], self.bparams["largest"]
+        n = self.iparams["n"]
         if self.ivars["istep"] == 0:
-            Ri = self._get_rayleigh_ritz_transform(self.X)
-            _E, Z = _symeig(_qform(_qform(self.A, self.X), Ri), largest)
+            Ri, _E, Z = self._rayleigh_ritz(self.X, True)
             self.X = self.X @ (Ri @ Z)
-            self.update_residual()
-            np = 0
-            nc = self.update_converged_count()
-            self.S[:, :n] = self.X
-            W = self._get_ortho(self.R, self.X)
+            P = self.X[:, :0]
         else:
             S_ = self.S[:, nc:ns]
-            E_, Z = _symeig(_qform(self.A, S_), largest)  # Rayleigh-Ritz
+            _Ri, E_, Z = self._rayleigh_ritz(S_, False)
             self.X[:, nc:] = S_ @ Z[:, :n - nc]
             self.E[nc:] = E_[:n - nc]
             P = S_ @ (Z[:, n - nc:] @ _la.qr(Z[:n - nc, n - nc:].mT).Q)
-            np = P.shape[-1]
-            self.update_residual()
-            nc = self.update_converged_count()
-            self.S[:, :n] = self.X
-            self.S[:, n:n + np] = P
-            W = self._get_ortho(self.R[:, nc:], self.S[:, :n + np])
+        self._extend_basis(n, P, lambda R: self._get_ortho(R, self.S[:, :n + P.shape[-1]]))
+
+    def _rayleigh_ritz(self, S, transform):
+        """(Ri, E, Z): the Ritz pairs of A on span(S), through Ri (None without `transform`: S is B-orthonormal)."""
+        Ri = self._get_rayleigh_ritz_transform(S) if transform else None
+        M = _qform(_qform(self.A, S), Ri) if transform else _qform(self.A, S)
+        return (Ri,) + _symeig(M, self.bparams["largest"])
+
+    def _extend_basis(self, n, P, directions):
+        """Residual and convergence count for the new X, then the search basis S = [X, P, W], W = directions(R) of
+        the unconverged residuals."""
+        self.update_residual()
+        nc = self.update_converged_count()
+        np = P.shape[-1]
+        self.S[:, :n] = self.X
+        self.S[:, n:n + np] = P
+        W = directions(self.R if self.ivars["istep"] == 0 else self.R[:, nc:])
         ns = self.ivars["converged_end"] = n + np + W.shape[-1]
         self.S[:, n + np:ns] = W
 
