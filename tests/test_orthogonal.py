@@ -84,6 +84,7 @@ def _message(fn):
     lambda lib: setattr(lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3), use_trivialization=False),
                         "weight", lib.eye(3)),
     lambda lib: setattr(lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3)), "weight", lib.eye(2)),
+    lambda lib: lib.nn.utils.parametrizations.orthogonal(_holder(lib, [[1j, 0], [0, 1j]]), "weight", "householder"),
 ])
 def test_orthogonal_errors_match_pytorch(call):
     t_type, t_msg = _message(lambda: call(torch))

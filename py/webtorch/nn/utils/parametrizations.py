@@ -118,7 +118,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 def _is_orthogonal(Q):
     n, k = Q.size(-2), Q.size(-1)
     Id = _creation.eye(k, dtype=Q.dtype, device=Q.device)
-    return allclose(Q.mH @ Q, Id, atol=10.0 * n * _la._EPS[Q.dtype.name])
+    return allclose(Q.mH @ Q, Id, atol=10.0 * n * _la._EPS[Q.dtype.to_real().name])
 
 
 def _make_orthogonal(A):
