@@ -1,6 +1,6 @@
 """torch.lobpcg against PyTorch: eigenvalues to a tolerance and eigenvectors up to sign on every device (the
 "ortho" and "basic" methods, largest and smallest, a wider search block, a batch, a preconditioner, B), the tracker's
-view of the iteration, the custom backward for a symmetric A (float64 on cpu), and the errors."""
+view of the iteration, the custom backward for a symmetric A (float64 on cpu, float32 on webgpu), and the errors."""
 import numpy as np
 import pytest
 import torch
@@ -68,6 +68,18 @@ def test_lobpcg_backward_matches_pytorch(kw):
         (E.sum() + (X ** 2 * lib.tensor(weights.tolist(), dtype=lib.float64)).sum()).backward()
         grads.append(np.array(a.grad.tolist()))
     np.testing.assert_allclose(grads[1], grads[0], atol=1e-6)
+
+
+def test_lobpcg_backward_on_webgpu(webgpu):
+    """float32 (webgpu has no float64), from the same start X."""
+    weights = np.arange(M, dtype=np.float32)[:, None]
+    grads = []
+    for lib, dev in ((torch, "cpu"), (wt, webgpu)):
+        a = lib.tensor(A, device=dev, requires_grad=True)
+        E, X = lib.lobpcg(a, k=2, X=lib.tensor(X0[:, :2], device=dev))
+        (E.sum() + (X ** 2 * lib.tensor(weights, device=dev)).sum()).backward()
+        grads.append(np.array(a.grad.tolist()))
+    np.testing.assert_allclose(grads[1], grads[0], atol=1e-3)
 
 
 def _error(lib, call):
