@@ -5,8 +5,6 @@ PENDING = {
     '': {
         22: (
             'hash_tensor '),
-        24: (
-            'lobpcg '),
     },
     'Tensor': {
         22: (

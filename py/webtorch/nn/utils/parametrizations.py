@@ -1,7 +1,11 @@
-"""torch.nn.utils.parametrizations: weight_norm and spectral_norm as parametrizations (PyTorch's
+"""torch.nn.utils.parametrizations: orthogonal, weight_norm and spectral_norm as parametrizations (PyTorch's
 modern forms; nn/utils/weight_norm.py and spectral_norm.py hold the old hook forms)."""
+from enum import Enum, auto
+
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...ops import _creation, _linalg_ops as _la, shape as _shape
+from ...ops.pointwise import allclose
 from .. import functional as F
 from ..modules import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Module
 from . import parametrize
@@ -111,6 +115,113 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     return module
 
 
+def _is_orthogonal(Q):
+    n, k = Q.size(-2), Q.size(-1)
+    Id = _creation.eye(k, dtype=Q.dtype, device=Q.device)
+    return allclose(Q.mH @ Q, Id, atol=10.0 * n * _la._EPS[Q.dtype.to_real().name])
+
+
+def _make_orthogonal(A):
+    """The Q of A = QR (A tall) with diag(R) non-negative."""
+    X, tau = _la.geqrf(A)
+    Q = _la.householder_product(X, tau)
+    return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+class _Orthogonal(Module):
+    """PyTorch's: Q = map(X) (matrix_exp or Cayley of the skew part of X's lower triangle, or a product of
+    Householder reflectors), times `base` under the dynamic trivialization."""
+
+    def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
+        super().__init__()
+        if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
+            raise ValueError("The householder parametrization does not support complex tensors.")
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def _skew_map(self, X, n, k):
+        X = X.tril()
+        if n != k:
+            X = _shape.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+        A = X - X.mH
+        if self.orthogonal_map == _OrthMaps.matrix_exp:
+            Q = _la.matrix_exp(A)
+        else:
+            Id = _creation.eye(n, dtype=A.dtype, device=A.device)
+            Q = _la.solve(Id + A * -0.5, Id + A * 0.5)
+        return Q[..., :k] if n != k else Q
+
+    def forward(self, X):
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map == _OrthMaps.householder:
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = _la.householder_product(A, tau)
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        else:
+            Q = self._skew_map(X, n, k)
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    @grad_mode.no_grad()
+    def right_inverse(self, Q):
+        if Q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {Q.shape}.")
+        Q_init = Q
+        n, k = Q.size(-2), Q.size(-1)
+        transpose = n < k
+        if transpose:
+            Q = Q.mT
+            n, k = k, n
+        if not hasattr(self, "base"):
+            if self.orthogonal_map != _OrthMaps.householder:
+                raise NotImplementedError("It is not possible to assign to the matrix exponential "
+                                          "or the Cayley parametrizations when use_trivialization=False.")
+            A, tau = _la.geqrf(Q)
+            A.diagonal(dim1=-2, dim2=-1).sign_()
+            A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+            return A.mT if transpose else A
+        if n != k:
+            N = _creation.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype, device=Q.device)
+            Q = _make_orthogonal(_shape.cat([Q, N], dim=-1))
+        else:
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        self.base = Q
+        neg_Id = _creation.zeros_like(Q_init)
+        neg_Id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+        return neg_Id
+
+
 def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
-    raise NotImplementedError("webtorch: torch.nn.utils.parametrizations.orthogonal needs torch.linalg.matrix_exp, "
-                              "householder_product and solve, which webtorch does not have yet")
+    """Q orthogonal (orthonormal columns, or rows for a wide matrix; a batch of matrices past 2 dims):
+    "matrix_exp"/"cayley" of a skew-symmetric matrix or "householder" reflectors, with PyTorch's defaults
+    ("matrix_exp" for a square or complex weight, "householder" otherwise)."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        square = weight.size(-2) == weight.size(-1)
+        orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
