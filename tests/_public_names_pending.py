@@ -3,26 +3,8 @@
 
 PENDING = {
     '': {
-        22: (
-            'hash_tensor '),
         24: (
             'lobpcg '),
-    },
-    'Tensor': {
-        22: (
-            'hash_tensor '),
-    },
-    'backends': {
-        22: (
-            'fp32_precision '),
-    },
-    'backends.cudnn': {
-        22: (
-            'benchmark_limit conv depthwise_kernel fp32_precision '),
-    },
-    'backends.mkldnn': {
-        22: (
-            'conv fp32_precision matmul rnn '),
     },
     'compiler': {
         22: (
@@ -41,10 +23,5 @@ PENDING = {
     'onnx': {
         22: (
             'ExportableModule InputObserver ONNXProgram errors ops '),
-    },
-    'jit': {
-        22: (
-            'Attribute CompilationUnit Error ScriptFunction enable_onednn_fusion export_opnames interface '
-            'isinstance onednn_fusion_enabled script_if_tracing set_fusion_strategy strict_fusion trace_module '),
     },
 }
