@@ -6,14 +6,6 @@ PENDING = {
         24: (
             'lobpcg '),
     },
-    'compiler': {
-        22: (
-            'compile get_default_backend is_exporting keep_portable_guards_unsafe keep_tensor_guards_unsafe '
-            'load_cache_artifacts load_compiled_function nested_compile_region save_cache_artifacts '
-            'set_default_backend set_enable_guard_collectives skip_all_guards_unsafe '
-            'skip_guard_on_all_nn_modules_unsafe skip_guard_on_globals_unsafe '
-            'skip_guard_on_inbuilt_nn_modules_unsafe wrap_numpy '),
-    },
     'export': {
         22: (
             'AdditionalInputs Constraint CustomDecompTable ExportBackwardSignature FlatArgsAdapter '

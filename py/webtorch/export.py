@@ -138,7 +138,14 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     """torch.export.export: trace `mod(*args, **kwargs)` into an ExportedProgram."""
     if not isinstance(args, tuple):
         raise ValueError(f"Expecting `args` to be a tuple of example positional inputs, got {type(args)}")
-    return _export(mod, args, kwargs or {}, dynamic_shapes)
+    _exporting[0] = True
+    try:
+        return _export(mod, args, kwargs or {}, dynamic_shapes)
+    finally:
+        _exporting[0] = False
+
+
+_exporting = [False]  # torch.compiler.is_exporting(): export() is tracing
 
 
 def _export(mod, args, kwargs, dynamic_shapes, leaf=lambda fn: True, on_value_read=None):
