@@ -8,9 +8,8 @@ PENDING = {
     },
     'export': {
         22: (
-            'AdditionalInputs Constraint CustomDecompTable ExportBackwardSignature FlatArgsAdapter '
-            'ModuleCallEntry ModuleCallSignature ShapesCollection UnflattenedModule default_decompositions dims '
-            'draft_export register_dataclass unflatten '),
+            'AdditionalInputs Constraint CustomDecompTable FlatArgsAdapter ShapesCollection UnflattenedModule '
+            'default_decompositions draft_export register_dataclass unflatten '),
     },
     'onnx': {
         22: (

@@ -79,3 +79,17 @@ def test_guard_filters(name):
     if name == "keep_tensor_guards_unsafe":
         assert (wt.compiler.keep_tensor_guards_unsafe(entries(wt.nn.Parameter(wt.ones(1))), keep_parameters=True)
                 == torch.compiler.keep_tensor_guards_unsafe(entries(torch.nn.Parameter(torch.ones(1))), True))
+
+
+def test_export_small_names():
+    a, b = wt.export.dims("a", "b", min=2)
+    ta, tb = torch.export.dims("a", "b", min=2)
+    assert (a.__name__, b.__name__, a.min, b.min) == (ta.__name__, tb.__name__, ta.min, tb.min)
+    assert b.max == wt.export.Dim("b").max  # webtorch's Dim: max None where PyTorch's is int_oo
+    sig = wt.export.ExportBackwardSignature({"g": "w"}, {}, "loss")
+    tsig = torch.export.ExportBackwardSignature({"g": "w"}, {}, "loss")
+    assert (sig.gradients_to_parameters, sig.loss_output) == (tsig.gradients_to_parameters, tsig.loss_output)
+    entry, tentry = wt.export.ModuleCallEntry("layer"), torch.export.ModuleCallEntry("layer")
+    assert (entry.fqn, entry.signature) == (tentry.fqn, tentry.signature)
+    call = wt.export.ModuleCallSignature([], [], None, None)
+    assert call.forward_arg_names is torch.export.ModuleCallSignature([], [], None, None).forward_arg_names
