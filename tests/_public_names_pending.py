@@ -2,47 +2,13 @@
 `PYTHONPATH=py python tests/test_public_names.py > tests/_public_names_pending.py`)."""
 
 PENDING = {
-    '': {
-        22: (
-            'hash_tensor '),
-    },
-    'Tensor': {
-        22: (
-            'hash_tensor '),
-    },
-    'backends': {
-        22: (
-            'fp32_precision '),
-    },
-    'backends.cudnn': {
-        22: (
-            'benchmark_limit conv depthwise_kernel fp32_precision '),
-    },
-    'backends.mkldnn': {
-        22: (
-            'conv fp32_precision matmul rnn '),
-    },
-    'compiler': {
-        22: (
-            'compile get_default_backend is_exporting keep_portable_guards_unsafe keep_tensor_guards_unsafe '
-            'load_cache_artifacts load_compiled_function nested_compile_region save_cache_artifacts '
-            'set_default_backend set_enable_guard_collectives skip_all_guards_unsafe '
-            'skip_guard_on_all_nn_modules_unsafe skip_guard_on_globals_unsafe '
-            'skip_guard_on_inbuilt_nn_modules_unsafe wrap_numpy '),
-    },
     'export': {
         22: (
-            'AdditionalInputs Constraint CustomDecompTable ExportBackwardSignature FlatArgsAdapter '
-            'ModuleCallEntry ModuleCallSignature ShapesCollection UnflattenedModule default_decompositions dims '
-            'draft_export register_dataclass unflatten '),
+            'AdditionalInputs Constraint CustomDecompTable FlatArgsAdapter ShapesCollection UnflattenedModule '
+            'default_decompositions draft_export register_dataclass unflatten '),
     },
     'onnx': {
         22: (
             'ExportableModule InputObserver ONNXProgram errors ops '),
-    },
-    'jit': {
-        22: (
-            'Attribute CompilationUnit Error ScriptFunction enable_onednn_fusion export_opnames interface '
-            'isinstance onednn_fusion_enabled script_if_tracing set_fusion_strategy strict_fusion trace_module '),
     },
 }

@@ -7,6 +7,7 @@ graphs must match op for op; an integer that changes between them (a view's size
 a `Sym`, the polynomial linear in each dim through those values (`batch`, `batch*seq`, `2*seq + 1`),
 and the last trace checks it, so a size the graph cannot express raises instead of baking in a number.
 """
+import dataclasses
 import inspect
 import itertools
 
@@ -14,7 +15,8 @@ from . import _graph_file, fx
 from ._tensor import Tensor
 from .ops._creation import arange
 
-__all__ = ["export", "ExportedProgram", "ExportGraphSignature", "Dim", "save", "load"]
+__all__ = ["export", "ExportedProgram", "ExportGraphSignature", "Dim", "save", "load", "dims",
+           "ExportBackwardSignature", "ModuleCallEntry", "ModuleCallSignature"]
 
 
 class Dim:
@@ -138,7 +140,14 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     """torch.export.export: trace `mod(*args, **kwargs)` into an ExportedProgram."""
     if not isinstance(args, tuple):
         raise ValueError(f"Expecting `args` to be a tuple of example positional inputs, got {type(args)}")
-    return _export(mod, args, kwargs or {}, dynamic_shapes)
+    _exporting[0] = True
+    try:
+        return _export(mod, args, kwargs or {}, dynamic_shapes)
+    finally:
+        _exporting[0] = False
+
+
+_exporting = [False]  # torch.compiler.is_exporting(): export() is tracing
 
 
 def _export(mod, args, kwargs, dynamic_shapes, leaf=lambda fn: True, on_value_read=None):
@@ -324,3 +333,30 @@ def load(f, **kwargs):
     gm = _graph_file.load(f)
     tensors = {t: fx._get_path(gm, t) for kind, t in gm._inputs.values() if kind != "input"}
     return ExportedProgram(gm.graph, gm._inputs, tensors, gm._dims, None)
+
+
+def dims(*names, min=None, max=None):
+    """torch.export.dims("a", "b"): one Dim per name, all with the same range."""
+    return tuple(Dim(name, min=min, max=max) for name in names)
+
+
+@dataclasses.dataclass
+class ExportBackwardSignature:
+    gradients_to_parameters: dict
+    gradients_to_user_inputs: dict
+    loss_output: str
+
+
+@dataclasses.dataclass
+class ModuleCallSignature:
+    inputs: list
+    outputs: list
+    in_spec: object
+    out_spec: object
+    forward_arg_names: list = None
+
+
+@dataclasses.dataclass
+class ModuleCallEntry:
+    fqn: str
+    signature: ModuleCallSignature = None

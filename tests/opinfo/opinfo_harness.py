@@ -41,8 +41,6 @@ EXCLUDE = {
                 "(no CUDA device, no C++ compiler in webtorch)"
        for n in ("jiterator_unary", "jiterator_binary", "jiterator_4inputs_with_extra_args",
                  "jiterator_binary_return_by_ref", "jiterator_2inputs_2outputs")},
-    ("hash_tensor", ""): "its result is torch.uint64, a dtype webtorch does not have yet (uint16/32/64 are pending "
-                         "public names, issue #22)",
 }
 # random ops: webtorch's generator is not PyTorch's, so only shape and dtype are compared
 RANDOM = {"bernoulli", "multinomial", "normal", "uniform", "exponential", "cauchy", "geometric", "log_normal",
@@ -206,6 +204,7 @@ def error_samples(k):
 _DT = {getattr(torch, n): getattr(wt, n) for n in ("float32", "float64", "float16", "bfloat16", "int64", "int32",
                                                      "int16", "int8", "uint8", "bool", "complex64", "complex128")}
 _DT_BACK = {v.name: k for k, v in _DT.items()}
+_DT_BACK["uint64"] = torch.uint64  # results only (hash_tensor): no sample input is uint64
 
 
 # dtypes a webgpu tensor can have here (float64/int16/int8/bfloat16 raise TypeError by design; float16

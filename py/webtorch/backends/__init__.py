@@ -21,6 +21,8 @@ from . import (  # noqa: F401
     quantized,
 )
 
+fp32_precision = "none"  # PyTorch's generic float32 precision ("none", "ieee", "tf32", "bf16"): stored, no effect
+
 
 def __getattr__(name):
     if name == "cpu":  # torch.backends.cpu (get_cpu_capability): the cpu kernels, imported on first use

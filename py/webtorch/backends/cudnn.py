@@ -1,4 +1,6 @@
 """torch.backends.cudnn: settable flags with no effect (webtorch has no cuDNN)."""
+from ._fp32 import _FP32Precision
+
 enabled = True
 benchmark = False
 deterministic = False
@@ -11,3 +13,8 @@ def is_available():
 
 def version():
     return None
+benchmark_limit = None  # PyTorch sets it only where cuDNN is available
+depthwise_kernel = "auto"
+fp32_precision = "none"
+conv = _FP32Precision("cuda", "conv", "tf32")
+rnn = _FP32Precision("cuda", "rnn", "tf32")

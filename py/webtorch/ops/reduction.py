@@ -1,6 +1,7 @@
 """Reductions, scans, sorting and the softmax family."""
 import builtins
 import math
+import struct
 from collections import namedtuple
 
 from .. import _dtype
@@ -951,3 +952,47 @@ def _multinomial_cpu(input, num_samples, replacement, generator):
     r = _cpu_random.multinomial_with_replacement(_cpu_random.generator(generator), input.reshape(-1, input.shape[-1]),
                                                  num_samples)
     return r if input.dim() == 2 else r.squeeze(0)
+
+
+# ---- hash_tensor ------------------------------------------------------------------------------------------------
+_FORMAT64 = {"float64": "d", "int64": "q", "uint64": "Q"}
+
+
+def _bitcast64(x, dtype):
+    """x's 64-bit elements read as `dtype` (view(dtype) where cpu memory is numpy's; pure Python repacks them)."""
+    if x._storage.backend.numpy_buffers:
+        return x.view(dtype)
+    src, dst = _FORMAT64[x.dtype.name], _FORMAT64[dtype.name]
+    values = [struct.unpack(dst, struct.pack(src, v))[0] for v in x.reshape(-1).tolist()]
+    return _creation.tensor(values, dtype=dtype, device=x.device).reshape(x.shape)
+
+@register
+@torch_function
+def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
+    """PyTorch's mode 0: the xor of the elements upcast to 64 bits (float64 / int64) and read as uint64. A uint64
+    result is stored on cpu only: on webgpu it raises, as a uint64 tensor there does."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if input.dtype.is_complex or input.dtype._rank < 0:
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for '{name_of(input.dtype)}'")
+    if input.device.type == "webgpu":
+        raise TypeError("uint64 is not supported on webgpu; compute hash_tensor on cpu")
+    if input.numel() == 0 and dim is None:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+    dims = norm_dims(dim, input.dim())
+    for d in dims:
+        if input.shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    keep = [d for d in range(input.dim()) if d not in dims]
+    bits = _bitcast64(input.detach().double(), int64) if input.dtype.is_floating_point else input.detach().to(int64)
+    n = _numel([input.shape[d] for d in dims])
+    bits = bits.permute(keep + list(dims)).reshape([input.shape[d] for d in keep] + [n])
+    while n > 1:  # xor the halves until one column is left (an odd column first folds into column 0)
+        if n % 2:
+            bits = _shape.cat([bits[..., :1] ^ bits[..., -1:], bits[..., 1:-1]], -1)
+            n -= 1
+        bits, n = bits[..., :n // 2] ^ bits[..., n // 2:], n // 2
+    out = bits.reshape([1 if d in dims else input.shape[d] for d in range(input.dim())] if keepdim
+                       else [input.shape[d] for d in keep])
+    return _bitcast64(out, _dtype.uint64)
