@@ -103,6 +103,11 @@ def _by_name(name):
     return BY_NAME[name]
 
 
+def opmath(d):
+    """The dtype PyTorch's CPU kernels compute d in: float32 for float16 / bfloat16 (rounded once into d), else d."""
+    return float32 if d.kind == "f" and d.itemsize == 2 else d
+
+
 def get_default_dtype():
     return _default[0]
 

@@ -194,7 +194,7 @@ def _logical(op):
 def _hypot(a, b, cdt):
     # as std::hypot: m sqrt(1 + (s / m)^2), m the larger magnitude, so no square overflows (3e38) or
     # underflows (1e-4 in float16); float16/bfloat16 computed in float32, as PyTorch's
-    dt = _dtype.float32 if cdt.itemsize == 2 else cdt
+    dt = _dtype.opmath(cdt)
     a, b = a.to(dt).abs(), b.to(dt).abs()
     m = maximum(a, b)
     q = minimum(a, b) / where(m == 0, 1.0, m)
@@ -635,7 +635,7 @@ def _lerp_impl(input, end, weight):
     # opmath dtype (float32 for float16), a number weight rounded to it first, one rounding:
     # fma(w, end - input, input) or fma(w - 1, end - input, end)
     dt = input.dtype
-    ct = _dtype.float32 if dt.itemsize == 2 else dt
+    ct = _dtype.opmath(dt)
     if not isinstance(weight, Tensor):
         weight = _rounded(scalar_to(weight, ct), ct)
     input, end = input.to(ct), end.to(ct)
@@ -681,7 +681,7 @@ def _addc(input, tensor1, tensor2, value, op):
     if not dt.is_floating_point:
         value = scalar_to(value, dt)
     # the operands in the compute dtype first (an int32 tensor1 times value would wrap)
-    ct = _dtype.float32 if dt.is_floating_point and dt.itemsize == 2 else dt
+    ct = _dtype.opmath(dt)
     input, tensor1, tensor2 = (t.to(ct) for t in (input, tensor1, tensor2))
     # value * tensor1 rounded, then addcmul's fused multiply-add (one rounding), addcdiv's quotient and sum
     fused = op is mul and ct.is_floating_point

@@ -430,7 +430,7 @@ def _norm2(x, dims, keepdim, single):
     if single:
         r = _prims.ewise("abs", [x], x.dtype, x.dtype)
         return r if keepdim or not dims else r.squeeze(dims)
-    ct = _dtype.float32 if x.dtype.itemsize == 2 else x.dtype
+    ct = _dtype.opmath(x.dtype)
     sq = _prims.ewise("mul", [x, x], ct, ct)
     return _prims.ewise("sqrt", [_prims.reduce("sum", sq, dims, keepdim, ct)], ct, x.dtype)
 
@@ -590,7 +590,7 @@ def _softmax_kernel(x, d, log):
         if handled:
             return out
     odt = x.dtype
-    dt = _dtype.float32 if odt.itemsize == 2 else odt  # float16: computed in float32, rounded once (opmath)
+    dt = _dtype.opmath(odt)  # float16: computed in float32, rounded once
     m = _prims.reduce("max", x, (d,), True, dt) if x.dim() else x
     z = _prims.ewise("sub", [x, m], dt, dt)         # a row holding inf: NaN, as in PyTorch
     e = _prims.ewise("exp", [z], dt, dt)

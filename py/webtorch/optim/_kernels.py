@@ -64,15 +64,10 @@ def add(x, y, alpha=1.0):
     return _prims.ewise("add", [x, prod], ct, x.dtype)
 
 
-def _opmath(x):
-    """The dtype PyTorch's kernels compute x's update in: float32 for float16 / bfloat16, else x's own."""
-    return _dtype.float32 if x.dtype.is_floating_point and x.dtype.itemsize == 2 else x.dtype
-
-
 def lerp_(x, end, w):
     """x += w * (end - x), PyTorch's lerp for w < 0.5; x = end - (end - x) * (1 - w) otherwise (3), in the
     opmath dtype with w unrounded."""
-    ct = _opmath(x)
+    ct = _dtype.opmath(x.dtype)
     d = _prims.ewise("sub", [end, x], ct, ct)
     if w < 0.5:
         return _prims.ewise_into("add", x, [x, _prims.ewise("mul", [d, w], ct, ct)], ct)
@@ -81,14 +76,14 @@ def lerp_(x, end, w):
 
 def addcmul_(x, a, b, value=1.0):
     """x += value * a * b, in the opmath dtype (2-3 dispatches)."""
-    ct = _opmath(x)
+    ct = _dtype.opmath(x.dtype)
     prod = a if value == 1 else _prims.ewise("mul", [a, value], ct, ct)
     return _prims.ewise_into("add", x, [x, _prims.ewise("mul", [prod, b], ct, ct)], ct)
 
 
 def addcdiv_(x, a, b, value=1.0):
     """x += value * a / b, in PyTorch's order and opmath dtype (2-3 dispatches)."""
-    ct = _opmath(x)
+    ct = _dtype.opmath(x.dtype)
     prod = a if value == 1 else _prims.ewise("mul", [a, value], ct, ct)
     return _prims.ewise_into("add", x, [x, _prims.ewise("div", [prod, b], ct, ct)], ct)
 
