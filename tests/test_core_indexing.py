@@ -204,6 +204,14 @@ def test_index_select(device):
                 phrase="Index is supposed to be a vector")
 
 
+def test_gather_from_broadcast_scalar(device):
+    """A 0-d tensor expanded (all strides 0) and then gathered: the offsets are a constant fill,
+    made on the tensor's device (webgpu once got a host array here)."""
+    m = arr((4, 5), "bool")
+    cmp(device, lambda T, x, m: T.masked_select(x, m), np.array(2.5, dtype=np.float32), m)
+    cmp(device, lambda T, x: x.expand(3, 2)[T.tensor([0, 2], device=x.device)], np.array(1.5, dtype=np.float32))
+
+
 def test_masked_fill(device):
     m = arr((3, 4), "bool")
     cmp(device, lambda T, x, m: x.masked_fill(m, -1.0), G, m)

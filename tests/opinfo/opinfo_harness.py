@@ -68,9 +68,6 @@ MESSAGE_DIFFERS = {
 XFAIL = {
     **{("logcumsumexp", "", "grad", i, "*"): "the gradient of the composite log(cumsum(exp(x - max))) loses float32 "
        "precision when a slice spans a wide range (2% off)" for i in (0, 1)},
-    ("masked_select", "", "forward", 6, "webgpu"): "a 0-d tensor from numpy expanded and gathered on webgpu: the "
-                                                   "backend binds a numpy array (WebGPU error)",
-    ("masked_select", "", "grad", 6, "webgpu"): "same as the forward",
     **{("as_strided_scatter", "", "grad", i, "*"): "PyTorch's as_strided_scatter_backward gives self the gradient "
        "of the scattered positions, shifted (arange(6) with src at offset 1, stride 2: self.grad [0,2,0,4,0,0]); "
        "webtorch gives the gradient of the math, self's unscattered positions" for i in range(7)},

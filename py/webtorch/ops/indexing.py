@@ -358,7 +358,7 @@ def _sum_coords(coords_src, strides, base, out_shape, device):
         term = c if st == 1 else _prims.ewise("mul", [c, st], int64, int64)
         acc = term if acc is None else _prims.ewise("add", [acc, term], int64, int64)
     if acc is None:
-        return _prims.ewise("copy", [base], int64, int64, shape=out_shape)
+        return _prims.ewise("copy", [base], int64, int64, shape=out_shape, device=device)
     if base:
         acc = _prims.ewise("add", [acc, base], int64, int64)
     if tuple(acc.shape) != tuple(out_shape):
