@@ -163,3 +163,17 @@ def test_python_callbacks(device):
     cmp(device, lambda L, x, y: (x.clone().apply_(lambda v: v * 2 + 1), x.clone().map_(y, max),
                                  x.clone().map2_(x, y[0], lambda a, b, c: a * b - c)), x, arr((2, 3)))
     raises_like(device, lambda L, x: x.requires_grad_().apply_(abs), x, phrase="Can't call apply_()")
+
+
+def test_integer_histc_on_webgpu_follows_cuda(device):
+    """PyTorch's CPU histc refuses integers, its CUDA kernel counts them (bin (x - min) * bins / (max - min)
+    in integer arithmetic), and MoE code written for CUDA counts expert ids with it: webgpu follows CUDA,
+    the cpu device PyTorch's CPU. On integers that bin is exact, so it equals PyTorch's float histc."""
+    x = np.array([0, 1, 1, 3, 2, 7, -1, 5, 5, 6], dtype=np.int32)
+    if device != "webgpu":
+        return raises_like(device, lambda T, x: T.histc(x, bins=4), x)
+    for bins, lo, hi in ((4, 0, 3), (3, 0, 7), (5, 0, 0), (8, 0, 7)):
+        want = torch.histc(torch.tensor(x).float(), bins=bins, min=lo, max=hi)
+        for dt in ("int32", "int64"):
+            got = wt.histc(to_wt(x, device).to(getattr(wt, dt)), bins=bins, min=lo, max=hi)
+            check_same(got, want.to(getattr(torch, dt)), device=device)

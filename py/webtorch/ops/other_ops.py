@@ -109,9 +109,20 @@ def _range_of(input, lo, hi, op, widen):
     return lo, hi
 
 
+def _histc_int(x, lo, hi, bins):
+    """CUDA's integer histc (what webgpu follows, as code written for CUDA counts expert ids with it):
+    bin (x - lo) * bins / (hi - lo) in integer arithmetic, the last edge in the last bin."""
+    lo, hi = int(lo), int(hi)
+    inside = (x >= lo) & (x <= hi)
+    pos = (((x.to(int64) - lo) * bins) // (hi - lo)).clamp(0, bins - 1)
+    counts = _creation.zeros(bins, dtype=x.dtype, device=x.device)
+    return counts.index_put_((pos,), inside.to(x.dtype), accumulate=True)
+
+
 @register
 def histc(input, bins=100, min=0, max=0):
-    if not input.dtype.is_floating_point:
+    integral = not input.dtype.is_floating_point
+    if integral and (input.device.type != "webgpu" or input.dtype is _dtype.bool_):
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{name_of(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dim 0")
@@ -119,6 +130,8 @@ def histc(input, bins=100, min=0, max=0):
         raise RuntimeError("torch.histc(): max must be larger than min")
     lo, hi = _range_of(input, float(min), float(max), "torch.histc()", 1)
     x = input.detach().reshape(-1)
+    if integral:
+        return _histc_int(x, lo, hi, bins)
     edges = _creation.linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
     inside = (x >= lo) & (x <= hi)
     counts = _creation.zeros(bins, dtype=input.dtype, device=input.device)
