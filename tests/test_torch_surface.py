@@ -178,3 +178,13 @@ def test_integer_histc_on_webgpu_follows_cuda(device):
         for dt in ("int32", "int64"):
             got = wt.histc(to_wt(x, device).to(getattr(wt, dt)), bins=bins, min=lo, max=hi)
             check_same(got, want.to(getattr(torch, dt)), device=device)
+
+
+def test_sgn_node_and_complex_in_place(device):
+    """A real sgn records PyTorch's SgnBackward0 (not sign's node), and sgn_ of a complex tensor is z/|z|
+    in place (it once ran sign, which refuses complex)."""
+    x = np.array([1.5, -2.0, 0.0], dtype=np.float32)
+    for lib, t in ((torch, torch.tensor(x, requires_grad=True)), (wt, to_wt(x, device).requires_grad_())):
+        assert type(lib.sgn(t * 2).grad_fn).__name__ == "SgnBackward0"
+    cmp(device, lambda T, x: (x * 2).sgn_(), x)
+    cmp(device, lambda T, z: z.clone().sgn_(), np.array([1 + 1j, -2, 0], dtype=np.complex64))

@@ -515,6 +515,7 @@ DERIVATIVES = {
     "NanToNumBackward0": {"input": lambda g, input: g * input.isfinite()},
     "AbsBackward0": lambda g, x: g * (x.sgn() if x.is_complex() else x.sign()),
     "SignBackward0": _zeros,
+    "SgnBackward0": _zeros,  # a real sgn's (a complex one is a composite)
     "ExpBackward0": lambda g, y: g * _c(y),
     "Exp2Backward0": lambda g, y: g * y * LN2,
     "Expm1Backward0": lambda g, y: g * _c(y + 1),

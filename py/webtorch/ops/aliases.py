@@ -21,11 +21,12 @@ for _n in ("addbmm", "addmm", "addmv", "baddbmm", "cumsum", "cumprod", "index_co
 register(METHODS["addmv_"], "addmv_")  # torch.addmv_ is a function too
 for _n in ("square", "deg2rad", "rad2deg", "nan_to_num"):
     register(_inplace(FUNCTIONS[_n]), _n + "_")
+register_method(_inplace(FUNCTIONS["sgn"]), "sgn_")
 for _alias, _n in (("arccos_", "acos_"), ("arcsin_", "asin_"), ("arctan_", "atan_"), ("arccosh_", "acosh_"),
                    ("arcsinh_", "asinh_"), ("arctanh_", "atanh_"), ("negative_", "neg_"), ("fix_", "trunc_")):
     register(METHODS[_n], _alias)
 for _alias, _n in (("arctan2_", "atan2_"), ("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
-                   ("less_equal_", "le_"), ("not_equal_", "ne_"), ("absolute_", "abs_"), ("sgn_", "sign_")):
+                   ("less_equal_", "le_"), ("not_equal_", "ne_"), ("absolute_", "abs_")):
     register_method(METHODS[_n], _alias)
 register(METHODS["xlogy_"], "xlogy_", method=False)
 register(lambda input: input.detach(), "detach", method=False)

@@ -724,13 +724,15 @@ def _sgn(x):  # a complex x / |x|, 0 at 0
 
 
 _Sgn = composite_node("SgnBackward0", _sgn)
+# a real sgn is sign, yet PyTorch's node is SgnBackward0 (its gradient an efficient zero tensor)
+_RealSgn = formula_node("SgnBackward0", lambda x: sign(x), ("x",))
 
 
 @register
 def sgn(input):
     if input.dtype.is_complex:
         return _Sgn.apply(input) if recording(input) else _sgn(input)
-    return sign(input)
+    return _RealSgn.apply(input) if recording(input) else sign(input)
 
 
 def _inplace(fn):
