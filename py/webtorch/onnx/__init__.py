@@ -9,11 +9,11 @@ state_dict keys; dynamic_axes become symbolic dims (see webtorch.export).
 """
 import inspect
 
-from . import fx
-from ._onnx_ops import _convert, _exportable
-from ._onnx_proto import OnnxExporterError, _Builder, _f_bytes, _f_int, _value_info
-from .export import Dim, _export
-from .version import webtorch as _webtorch_version
+from .. import fx
+from .._onnx_ops import _convert, _exportable
+from .._onnx_proto import OnnxExporterError, _Builder, _f_bytes, _f_int, _value_info
+from ..export import Dim, _export
+from ..version import webtorch as _webtorch_version
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "TrainingMode"]
 
