@@ -6,7 +6,6 @@ import dataclasses
 
 import pytest
 import torch
-
 from _nn_util import assert_close, randomize, rng_for, sync, wt
 
 

@@ -105,6 +105,10 @@ class ExportedProgram:
             raise NotImplementedError(f"run_decompositions: a decomposition other than the op's own ({custom[0]}) "
                                       "is not supported here: webtorch decomposes an op into the ops it is written in")
         keep = set(table)
+        return self._retrace(lambda fn: fn not in keep)
+
+    def _retrace(self, leaf):
+        """The program traced again through its own graph, recording at the level `leaf` chooses."""
         flat = fx.LiftedGraphModule(self.graph, self._tensors, self._inputs, dims=self._dims)
         user = [n for n in self.graph.nodes if n.op == "placeholder" and self._inputs[n.name][0] == "input"]
         call = _Call(flat, [n.name for n in user], lambda *ts: flat(*ts), skip_buffers=self.graph.constants)
@@ -112,10 +116,10 @@ class ExportedProgram:
         dyn = {(i, d): next(iter(s.coefs))[0] for i, n in enumerate(user) for d, s in enumerate(n.meta["val"].shape)
                if isinstance(s, fx.Sym) and s.const == 0 and list(s.coefs.values()) == [1] and
                len(next(iter(s.coefs))) == 1}
-        graph, inputs, state = fx.trace_module(call, tensors, {}, lambda fn: fn not in keep)
+        graph, inputs, state = fx.trace_module(call, tensors, {}, leaf)
         dims = {}
         if dyn:
-            graph, dims = _generalize(call, tensors, {}, dyn, graph, lambda fn: fn not in keep, None)
+            graph, dims = _generalize(call, tensors, {}, dyn, graph, leaf, None)
         return ExportedProgram(graph, inputs, state, dims, self.example_inputs, self._tree,
                                [e.fqn for e in self.module_call_graph[1:]])
 
