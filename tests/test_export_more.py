@@ -136,6 +136,8 @@ def test_unflatten_mirrors_the_hierarchy_and_runs(device):
     assert list(u.state_dict()) == list(tu.state_dict())
     with torch.no_grad(), wt.no_grad():
         assert_close(u(x, y), tu(tx, ty), device, "unflatten vs torch")
+        assert_close(u.sub(x), tu.sub(tx), device, "a submodule of the unflattened program vs torch's")
+        assert_close(u.sub.lin(y), tu.sub.lin(ty), device, "a nested submodule vs torch's")
         u.sub.lin.weight.mul_(0)
         tu.sub.lin.weight.mul_(0)
         (tx, ty), (x, y) = _inputs(3, device, "again")

@@ -16,9 +16,10 @@ from .._tensor import Tensor
 from ..ops._creation import arange, zeros
 from ..utils import _pytree as pytree
 from ._draft_export import DraftExportReport, FailureReport, FailureType, _Collector
+from ._module_calls import ModuleCalls
 from ._tree_io import TreeModule, _Call, _has_dataclass, flat_call, register_dataclass
 from .decomp_utils import CustomDecompTable
-from .dynamic_shapes import AdditionalInputs, Constraint, Dim, ShapesCollection, _combine_args, dims
+from .dynamic_shapes import AdditionalInputs, Constraint, Dim, ShapesCollection, _combine_args, _dim_name, dims
 from .unflatten import FlatArgsAdapter, UnflattenedModule, unflatten
 
 __all__ = ["export", "ExportedProgram", "ExportGraphSignature", "Dim", "save", "load", "dims",
@@ -76,7 +77,7 @@ class ExportGraphSignature:
 
 
 class ExportedProgram:
-    def __init__(self, graph, inputs, tensors, dims, example_inputs, tree=None, module_paths=()):
+    def __init__(self, graph, inputs, tensors, dims, example_inputs, tree=None):
         self.graph_module = fx.LiftedGraphModule(graph, tensors, inputs, dims=dims)
         self.graph = graph
         out = graph.nodes[-1].args[0]
@@ -88,7 +89,8 @@ class ExportedProgram:
         self.range_constraints = {s: (2, None) for s in dims}
         self._inputs, self._tensors, self._dims = inputs, tensors, dims
         self._tree = tree  # (forward's signature, output TreeSpec) when inputs or outputs hold dataclasses
-        self.module_call_graph = [ModuleCallEntry(fqn) for fqn in ("", *module_paths)]
+        self.module_call_graph = [ModuleCallEntry("")]
+        self._module_paths, self._module_calls = [], {}  # the exported module's submodules; their calls' nodes
 
     def module(self):
         """A module that runs the graph (GraphModule); it checks its inputs' shapes as the export saw them."""
@@ -113,15 +115,15 @@ class ExportedProgram:
         user = [n for n in self.graph.nodes if n.op == "placeholder" and self._inputs[n.name][0] == "input"]
         call = _Call(flat, [n.name for n in user], lambda *ts: flat(*ts), skip_buffers=self.graph.constants)
         tensors = self._example_tensors(user)
-        dyn = {(i, d): next(iter(s.coefs))[0] for i, n in enumerate(user) for d, s in enumerate(n.meta["val"].shape)
-               if isinstance(s, fx.Sym) and s.const == 0 and list(s.coefs.values()) == [1] and
-               len(next(iter(s.coefs))) == 1}
+        dyn = {(i, d): _dim_name(s) for i, n in enumerate(user) for d, s in enumerate(n.meta["val"].shape)
+               if _dim_name(s)}
         graph, inputs, state = fx.trace_module(call, tensors, {}, leaf)
         dims = {}
         if dyn:
             graph, dims = _generalize(call, tensors, {}, dyn, graph, leaf, None)
-        return ExportedProgram(graph, inputs, state, dims, self.example_inputs, self._tree,
-                               [e.fqn for e in self.module_call_graph[1:]])
+        ep = ExportedProgram(graph, inputs, state, dims, self.example_inputs, self._tree)
+        ep._module_paths = self._module_paths
+        return ep
 
     def _example_tensors(self, user):
         if self.example_inputs is not None:
@@ -230,7 +232,8 @@ def _trace_program(mod, args, kwargs, dynamic_shapes, call, leaf, on_value_read)
         target, t_args, t_kwargs = call[0], call[1], {}
         flat = list(call[1])
     dyn = _dynamic_dims(mod, args, kwargs, dynamic_shapes, flat)
-    graph, inputs, tensors = fx.trace_module(target, t_args, t_kwargs, leaf, on_value_read)
+    with ModuleCalls(mod) as calls:
+        graph, inputs, tensors = fx.trace_module(target, t_args, t_kwargs, leaf, on_value_read)
     dims = {}
     if dyn:
         try:
@@ -240,11 +243,14 @@ def _trace_program(mod, args, kwargs, dynamic_shapes, call, leaf, on_value_read)
             merged = _merge_auto_dims(dyn, flat)
             if merged == dyn:
                 raise
-            graph = fx.trace_module(target, t_args, t_kwargs, leaf, on_value_read)[0]
+            with ModuleCalls(mod) as calls:
+                graph = fx.trace_module(target, t_args, t_kwargs, leaf, on_value_read)[0]
             graph, dims = _generalize(target, t_args, t_kwargs, merged, graph, leaf, on_value_read)
     tree = None if call is None else (call[2], call[3][0])
-    paths = [p for p, _ in mod.named_modules()][1:] if hasattr(mod, "named_modules") else ()
-    return ExportedProgram(graph, inputs, tensors, dims, (args, kwargs), tree, paths)
+    ep = ExportedProgram(graph, inputs, tensors, dims, (args, kwargs), tree)
+    ep._module_calls = calls.calls
+    ep._module_paths = [p for p, _ in mod.named_modules()][1:] if hasattr(mod, "named_modules") else []
+    return ep
 
 
 def _dynamic_dims(mod, args, kwargs, dynamic_shapes, flat):

@@ -45,6 +45,15 @@ class _Constraint:
 Constraint = _Constraint
 
 
+def _dim_name(size):
+    """The dim's name when a shape entry is exactly one dynamic dim (a Sym `batch`), else None."""
+    coefs = getattr(size, "coefs", None)
+    if coefs and size.const == 0 and len(coefs) == 1:
+        (names, c), = coefs.items()
+        return names[0] if c == 1 and len(names) == 1 else None
+    return None
+
+
 def _combine_args(m, args, kwargs=None):
     """forward's arguments by name, in signature order (PyTorch's _combine_args)."""
     fwd = getattr(m, "forward", m)

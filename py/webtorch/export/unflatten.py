@@ -1,15 +1,15 @@
 """torch.export.unflatten: an ExportedProgram as a module with the original module hierarchy (`unflat.fc1`,
-`unflat.encoder.layers[0]` are InterpreterModules holding the parameters and buffers the original submodules
-held, so state_dict keys and attribute paths match), whose call runs the exported graph.
-
-A submodule is not callable on its own here: the recorded graph does not mark where one submodule's ops
-end (PyTorch's nn_module_stack), so calling one raises instead of guessing."""
+`unflat.encoder.layers[0]` hold the parameters and buffers the original submodules held, so state_dict keys and
+attribute paths match), whose call runs the exported graph. A submodule the program called is an
+InterpreterModule running the part of the graph that call recorded (`unflat.encoder(x)` runs alone); one it
+did not call is a plain Module, as in PyTorch."""
 import abc
 
 from .. import fx
 from .._tensor import Tensor
 from ..nn import Module
 from ..utils import _pytree as pytree
+from .dynamic_shapes import _dim_name
 
 __all__ = ["FlatArgsAdapter", "InterpreterModule", "UnflattenedModule", "unflatten"]
 
@@ -26,12 +26,65 @@ class FlatArgsAdapter(abc.ABC):
         return []
 
 
+class _NotStandalone(Exception):
+    pass
+
+
+def _subgraph(ep, call):
+    """(graph, input names, {placeholder: state path}) running one recorded submodule call on its own; None when
+    the call used a value computed outside it (then it cannot run alone)."""
+    nodes, ins, outs = call
+    if any(n is None for n in ins):
+        return None
+    g = fx.Graph()
+    vmap = {n: g.placeholder(n.name, meta=dict(n.meta)) for n in dict.fromkeys(ins)}
+    state = {}
+
+    def arg(x):
+        if x not in vmap:
+            kind, target = ep._inputs.get(x.name, (None, None)) if x.op == "placeholder" else (None, None)
+            if kind in ("parameter", "buffer", "constant"):
+                vmap[x], state[x.name] = g.placeholder(x.name, meta=dict(x.meta)), target
+            elif x.op == "get_attr":
+                vmap[x] = g.node_copy(x)
+                g.constants[x.target] = ep.graph.constants[x.target]
+            else:
+                raise _NotStandalone
+        return vmap[x]
+    try:
+        for n in nodes:
+            if not n._erased:
+                vmap[n] = g.node_copy(n, arg)
+        g.output(fx.map_arg(outs, arg))
+    except _NotStandalone:
+        return None
+    return g, [n.name for n in dict.fromkeys(ins)], state
+
+
 class InterpreterModule(Module):
-    """A submodule of an unflattened program: holds the original submodule's parameters and buffers."""
+    """A submodule of an unflattened program: its parameters and buffers, and the graph of its recorded call."""
+
+    def __init__(self, root=None, sub=None):
+        super().__init__()
+        object.__setattr__(self, "_root", root)  # where the state paths start (not a submodule)
+        object.__setattr__(self, "_sub", sub)
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError("webtorch's unflatten does not run a submodule on its own (the exported graph does "
-                                  "not mark submodule boundaries); call the UnflattenedModule itself")
+        if self._sub is None:
+            raise NotImplementedError("this submodule's call used values computed outside it in the exported program "
+                                      "(or was not recorded): call the UnflattenedModule itself")
+        graph, names, state = self._sub
+        flat = fx.flatten_inputs(args, kwargs)
+        if len(flat) != len(names):
+            raise TypeError(f"forward() expected {len(names)} tensor inputs but got {len(flat)}")
+        inputs = dict(zip(names, flat))
+        inputs.update({name: fx._get_path(self._root, path) for name, path in state.items()})
+        dims = {}
+        for n in graph.nodes:
+            if n.op == "placeholder" and n.name in names:
+                dims.update({_dim_name(s): inputs[n.name].shape[d] for d, s in enumerate(n.meta["val"].shape)
+                             if _dim_name(s)})
+        return fx.GraphRunner(graph).run(inputs, dims)
 
 
 class UnflattenedModule(Module):
@@ -44,8 +97,9 @@ class UnflattenedModule(Module):
         self.range_constraints = ep.range_constraints
         self.flat_args_adapter = flat_args_adapter
         self.adapted = False
-        for fqn in sorted((e.fqn for e in ep.module_call_graph if e.fqn), key=lambda p: p.count(".")):
-            self._submodule(fqn)
+        for fqn in sorted(ep._module_paths, key=lambda p: p.count(".")):
+            call = ep._module_calls.get(fqn)
+            self._submodule(fqn, InterpreterModule(self, call and _subgraph(ep, call)) if call else Module())
         for kind, target in ep._inputs.values():
             if kind == "input":
                 continue
@@ -60,11 +114,11 @@ class UnflattenedModule(Module):
         self._ep = ep
         self._run = None  # (the tensors it was built on, the LiftedGraphModule running the graph)
 
-    def _submodule(self, fqn):
-        m = self
-        for name in fqn.split(".") if fqn else ():
+    def _submodule(self, fqn, new=None):
+        m, names = self, fqn.split(".") if fqn else []
+        for i, name in enumerate(names):
             if name not in m._modules:
-                m.add_module(name, InterpreterModule())
+                m.add_module(name, new if new is not None and i == len(names) - 1 else Module())
             m = m._modules[name]
         return m
 
