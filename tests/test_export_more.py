@@ -190,3 +190,20 @@ def test_draft_export_reports_instead_of_raising():
             ep.module()(-T.ones(3))  # the other branch: the program checks the value it read
     assert reports[0] == reports[1]
     assert wt.export.Constraint is not None
+
+
+def test_nested_inputs_with_shapes_collection():
+    got = []
+    for T in (torch, wt):
+        class M(T.nn.Module):
+            def forward(self, inp):
+                return inp["x"] + inp["others"][0].sum(1, keepdim=True)
+        x, y = T.randn(3, 4), T.randn(3, 5)
+        sc = T.export.ShapesCollection()
+        sc[x] = {0: T.export.Dim.DYNAMIC}
+        sc[y] = {0: T.export.Dim.DYNAMIC}
+        args = ({"x": x, "others": [y, 2]},)
+        ep = T.export.export(M(), args, dynamic_shapes=sc)
+        out = ep.module()({"x": T.arange(24.0).view(6, 4), "others": [T.arange(30.0).view(6, 5), 2]})
+        got.append((_spec(sc.dynamic_shapes(M(), args)), out.tolist()))
+    assert got[0] == got[1]
