@@ -131,6 +131,13 @@ def test_onnx_program_runs_saves_and_exports_as_pytorch(tmp_path):
     with pytest.warns(DeprecationWarning, match="legacy TorchScript-based ONNX export"):
         assert wt.onnx.export(wm, (wt.tensor(x),), str(tmp_path / "b.onnx"), dynamo=False) is None
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+    with torch.no_grad():
+        tm[0].weight.mul_(-1)
+    program.apply_weights({"0.weight": wt.tensor(tm[0].weight.detach().numpy())})
+    with pytest.warns(wt.onnx.errors.OnnxExporterWarning, match="not found in the model"):
+        program.apply_weights({"nope": wt.ones(1)})
+    with torch.no_grad():
+        assert_close(program(wt.tensor(x5))[0], tm(torch.tensor(x5)), "cpu", "apply_weights vs torch", 1e-5, 1e-6)
     ep = wt.export.export(wm, (wt.tensor(x),))
     assert_close(wt.onnx.export(ep)(wt.tensor(x))[0], wm(wt.tensor(x)), "cpu", "exported program to onnx")
 
@@ -206,3 +213,13 @@ def test_input_observer_infers_pytorchs_arguments_and_shapes():
     program = wt.onnx.export(m, obs.infer_arguments(), dynamic_shapes=obs.infer_dynamic_shapes())
     report = obs.check_discrepancies(program)
     assert [r["SUCCESS"] for r in report] == [True, True] and report[1]["index"] == 1
+
+
+def test_symbolic_op_in_a_webgpu_model(webgpu):
+    class M(wt.nn.Module):
+        def forward(self, x):
+            return wt.onnx.ops.symbolic("custom::Op", (x,), {"k": 1}, dtype=x.dtype, shape=x.shape) + x
+    x = wt.randn(2, 3, device="webgpu")
+    assert_close(M()(x), x, "webgpu", "symbolic's zeros on the inputs' device")
+    nodes = [(n.op_type, n.domain) for n in wt.onnx.export(M(), (x,)).model_proto.graph.node]
+    assert ("Op", "custom") in nodes

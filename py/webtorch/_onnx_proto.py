@@ -62,6 +62,20 @@ def _tensor_proto(name, dims, dtype, raw):
             + _f_bytes(9, raw))
 
 
+def tensor_bytes(name, t):
+    """A TensorProto holding tensor t."""
+    t = t.detach().cpu().contiguous()
+    dt = t.dtype.name
+    if dt == "bfloat16":
+        raise OnnxExporterError("torch.onnx.export: bfloat16 initializers are not supported; convert the model "
+                                "to float32 first")
+    if _np is None:  # Pyodide offline
+        raw = _raw(t.reshape(-1).tolist(), dt)
+    else:
+        raw = t.numpy().astype(_NP[dt]).tobytes()
+    return _tensor_proto(name, t.shape, dt, raw)
+
+
 def _attr(name, v):
     a = _f_bytes(1, name)
     if isinstance(v, bool) or isinstance(v, int):
@@ -110,17 +124,8 @@ class _Builder:
 
     def init(self, name, t):
         """An initializer holding tensor t."""
-        t = t.detach().cpu().contiguous()
-        dt = t.dtype.name
-        if dt == "bfloat16":
-            raise OnnxExporterError("torch.onnx.export: bfloat16 initializers are not supported; convert the model "
-                                    "to float32 first")
-        if _np is None:  # Pyodide offline
-            raw = _raw(t.reshape(-1).tolist(), dt)
-        else:
-            raw = t.numpy().astype(_NP[dt]).tobytes()
-        self.inits.append((name, _tensor_proto(name, t.shape, dt, raw)))
-        self.weights[name] = (dt, tuple(t.shape))
+        self.inits.append((name, tensor_bytes(name, t)))
+        self.weights[name] = (t.dtype.name, tuple(t.shape))
         return name
 
     def custom(self, domain, version, op_type, inputs, n_out, attrs, metadata_props):

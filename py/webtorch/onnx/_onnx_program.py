@@ -4,10 +4,12 @@ webtorch writes the ONNX model itself (a small protobuf encoder, no onnx package
 the serialized ModelProto's parts (PyTorch's holds an onnx_ir Model). Running it (`program(*inputs)`) needs
 onnxruntime and `model_proto` needs onnx, as in PyTorch; saving needs neither."""
 import textwrap
+import warnings
 
 from .. import fx
-from .._onnx_proto import _f_bytes, _value_info
+from .._onnx_proto import _f_bytes, _value_info, tensor_bytes
 from ..ops._creation import tensor as _tensor
+from .errors import OnnxExporterWarning
 
 
 class _Model:
@@ -64,6 +66,19 @@ class ONNXProgram:
         else:
             with open(destination, "wb") as fh:
                 fh.write(data)
+
+    def apply_weights(self, state_dict):
+        """Replace the initializers named in state_dict by its tensors (a warning for names the model lacks)."""
+        for name, t in state_dict.items():
+            if name not in self.model.weights:
+                warnings.warn(f"Weight '{name}' not found in the model. Skipped applying.", OnnxExporterWarning,
+                              stacklevel=2)
+                continue
+            if (t.dtype.name, tuple(t.shape)) != self.model.weights[name]:
+                raise ValueError(f"apply_weights: '{name}' is {t.dtype.name}{list(t.shape)}, the model's initializer "
+                                 f"is {self.model.weights[name][0]}{list(self.model.weights[name][1])}")
+            self.model.inits = [(n, tensor_bytes(n, t) if n == name else b) for n, b in self.model.inits]
+        self.release()
 
     def optimize(self):
         """Kept for PyTorch's API: webtorch's writer emits the graph as recorded (nothing to fold here)."""

@@ -36,10 +36,13 @@ def _onnx_dtype(dtype):
     return _TORCH_DTYPE_TO_ONNX_DTYPE[dtype]
 
 
-def _zeros(shape, onnx_dtype):
+def _zeros(shape, onnx_dtype, inputs):
+    """Zeros of the output's shape and dtype, on the inputs' device (PyTorch's eager ones are on the CPU, where
+    its export traces with fake tensors; webtorch traces eagerly, so a webgpu model's stay on webgpu)."""
     _check(onnx_dtype in ONNX_DTYPE_TO_TORCH_DTYPE, f"{onnx_dtype} is invalid as an ONNX data type. Valid values are "
            f"{list(ONNX_DTYPE_TO_TORCH_DTYPE)}")
-    return _creation.zeros(list(shape), dtype=ONNX_DTYPE_TO_TORCH_DTYPE[onnx_dtype])
+    device = next((t.device for t in inputs if t is not None), None)
+    return _creation.zeros(list(shape), dtype=ONNX_DTYPE_TO_TORCH_DTYPE[onnx_dtype], device=device)
 
 
 def _check_attrs(attrs):
@@ -60,7 +63,7 @@ def symbolic(domain_op, /, inputs, attrs=None, *, dtype, shape, version=None, me
     """An arbitrary ONNX operator `domain::OpType` with one output of `dtype` and `shape` (zeros when run)."""
     onnx_dtype = _onnx_dtype(dtype)
     _check_attrs(attrs)
-    return _zeros(shape, onnx_dtype)
+    return _zeros(shape, onnx_dtype, inputs)
 
 
 @torch_function
@@ -69,7 +72,7 @@ def symbolic_multi_out(domain_op, /, inputs, attrs=None, *, dtypes, shapes, vers
     _check(len(shapes) == len(dtypes), f"Number of shapes ({len(shapes)}) must match number of dtypes ({len(dtypes)})")
     onnx_dtypes = [_onnx_dtype(d) for d in dtypes]
     _check_attrs(attrs)
-    return [_zeros(s, d) for s, d in zip(shapes, onnx_dtypes)]
+    return [_zeros(s, d, inputs) for s, d in zip(shapes, onnx_dtypes)]
 
 
 symbolic._fx_target_name = "torch.onnx.ops.symbolic"
