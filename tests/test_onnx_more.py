@@ -206,9 +206,15 @@ def test_input_observer_infers_pytorchs_arguments_and_shapes():
             args, kwargs = obs2.infer_arguments(as_args_kwargs=True)
             named = (_spec(obs2.infer_dynamic_shapes()), [tuple(a.shape) for a in args],
                      {k: tuple(v.shape) for k, v in kwargs.items()}, obs.num_obs())
+            obs3 = T.onnx.InputObserver()
+            with obs3(m):  # y only in the later calls: the first call's arguments get an empty y
+                m(T.ones(2, 3), w=T.ones(4, 4))
+                m(T.ones(5, 3), w=T.ones(4, 4), y=T.ones(6))
+            optional = (_spec(obs3.infer_dynamic_shapes()),
+                        {k: tuple(v.shape) for k, v in obs3.infer_arguments(0).items()})
         with pytest.raises(RuntimeError, match="No inputs were captured"):
             T.onnx.InputObserver().infer_arguments()
-        got.append((positional, named))
+        got.append((positional, named, optional))
     assert got[0] == got[1]
     program = wt.onnx.export(m, obs.infer_arguments(), dynamic_shapes=obs.infer_dynamic_shapes())
     report = obs.check_discrepancies(program)

@@ -9,6 +9,7 @@ import time
 from .. import fx
 from .._tensor import Tensor
 from ..export.dynamic_shapes import Dim, _map_structure
+from ..ops._creation import zeros
 
 
 def _clone(v):
@@ -117,9 +118,12 @@ class InputObserver:
             if i is None:
                 i = max(range(self.num_obs()), key=lambda k: (_n_tensors(self.info["calls"][k][0]), -k))
             call, n_pos = self.info["calls"][i]
+        call = dict(call)
         for name in self._names():
-            if name not in call and name in self.value_if_missing:
+            if call.get(name) is None and name in self.value_if_missing:
                 call[name] = self.value_if_missing[name]
+            elif call.get(name) is None:
+                call.update(self._empty(name))
         if flat:
             return fx.flatten_inputs((), call)
         names = list(call)
@@ -127,6 +131,16 @@ class InputObserver:
         if as_args_kwargs:
             return args, kwargs
         return dict(call) if self._by_name() else args
+
+    def _empty(self, name):
+        """{name: an empty tensor} standing for a tensor argument other calls passed and this one did not (its
+        dims that change between calls of size 0), or {} when no call passed a tensor there."""
+        seen = [c[name] for c, _ in self.info["calls"] if isinstance(c.get(name), Tensor)]
+        if not seen:
+            return {}
+        dyn = _dims(*seen)
+        t = seen[0]
+        return {name: zeros([0 if d in dyn else n for d, n in enumerate(t.shape)], dtype=t.dtype, device=t.device)}
 
     def check_discrepancies(self, onnx_program, atol=1e-4, rtol=0.1, progress_bar=False, initializer=None,
                             skip_none=True):
