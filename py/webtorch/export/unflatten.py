@@ -84,7 +84,8 @@ class InterpreterModule(Module):
             if n.op == "placeholder" and n.name in names:
                 dims.update({_dim_name(s): inputs[n.name].shape[d] for d, s in enumerate(n.meta["val"].shape)
                              if _dim_name(s)})
-        return fx.GraphRunner(graph).run(inputs, dims)
+        consts = {k: getattr(self._root, k) for k in graph.constants}  # the root's buffers (moved by .to())
+        return fx.GraphRunner(graph, consts).run(inputs, dims)
 
 
 class UnflattenedModule(Module):
@@ -125,9 +126,12 @@ class UnflattenedModule(Module):
     def _runner(self):
         ep = self._ep
         tensors = {t: fx._get_path(self, t) for kind, t in ep._inputs.values() if kind != "input"}
-        if self._run is None or any(self._run[0][k] is not v for k, v in tensors.items()):
+        consts = {k: getattr(self, k) for k in ep.graph.constants}
+        if self._run is None or any(self._run[0].get(k) is not v for k, v in {**tensors, **consts}.items()):
             gm = fx.LiftedGraphModule(ep.graph, tensors, ep._inputs, dims=ep._dims)
-            object.__setattr__(self, "_run", (tensors, gm))  # not a submodule: it shares these tensors
+            for k, v in consts.items():
+                setattr(gm, k, v)
+            object.__setattr__(self, "_run", ({**tensors, **consts}, gm))  # not a submodule: shares these tensors
         return self._run[1]
 
     def forward(self, *args, **kwargs):
