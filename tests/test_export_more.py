@@ -143,6 +143,14 @@ def test_unflatten_mirrors_the_hierarchy_and_runs(device):
         (tx, ty), (x, y) = _inputs(3, device, "again")
         assert_close(u(x, y), tu(tx, ty), device, "unflatten after a weight edit")
         assert u(*_inputs(5, device)[1]).shape == (5, 2)
+        # a module swapped in takes the recorded call's place (top level and nested), as in PyTorch
+        t_fc, t_lin = torch.nn.Linear(4, 2), torch.nn.Linear(4, 4)
+        randomize(t_fc, rng_for("swap fc"))
+        randomize(t_lin, rng_for("swap lin"))
+        tu.fc, tu.sub.lin = t_fc, t_lin
+        u.fc, u.sub.lin = sync(t_fc, wt.nn.Linear(4, 2), device), sync(t_lin, wt.nn.Linear(4, 4), device)
+        assert_close(u(x, y), tu(tx, ty), device, "unflatten with swapped submodules vs torch")
+        assert_close(u.sub(x), tu.sub(tx), device, "a submodule with a swapped child vs torch")
 
     class Adapter(wt.export.FlatArgsAdapter):
         def adapt(self, target_spec, input_spec, input_args, metadata=None, obj=None):
@@ -150,7 +158,7 @@ def test_unflatten_mirrors_the_hierarchy_and_runs(device):
     with pytest.raises(TypeError, match="abstract"):
         wt.export.FlatArgsAdapter()
     ua = wt.export.unflatten(wt.export.export(wm, (x, y)), Adapter())
-    assert_close(ua(x, y, x), u(x, y), device, "adapted")
+    assert_close(ua(x, y, x), wm(x, y), device, "adapted")
 
 
 def test_run_decompositions_and_default_decompositions(device):

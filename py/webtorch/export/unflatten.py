@@ -1,12 +1,13 @@
 """torch.export.unflatten: an ExportedProgram as a module with the original module hierarchy (`unflat.fc1`,
 `unflat.encoder.layers[0]` hold the parameters and buffers the original submodules held, so state_dict keys and
-attribute paths match), whose call runs the exported graph. A submodule the program called is an
-InterpreterModule running the part of the graph that call recorded (`unflat.encoder(x)` runs alone); one it
-did not call is a plain Module, as in PyTorch."""
+attribute paths match). A submodule the program called is an InterpreterModule running the nodes that call
+recorded (`unflat.encoder(x)` runs alone), and each module calls its children in their place, so a module
+swapped in (`unflat.encoder = other`) takes effect, as in PyTorch; one it did not call is a plain Module."""
 import abc
 
 from .. import fx
 from .._tensor import Tensor
+from ..fx.node import mutates
 from ..nn import Module
 from ..utils import _pytree as pytree
 from .dynamic_shapes import _dim_name
@@ -26,66 +27,97 @@ class FlatArgsAdapter(abc.ABC):
         return []
 
 
-class _NotStandalone(Exception):
-    pass
+def _live(call):
+    return [n for n in call[0] if not n._erased]
 
 
-def _subgraph(ep, call):
-    """(graph, input names, {placeholder: state path}) running one recorded submodule call on its own; None when
-    the call used a value computed outside it (then it cannot run alone)."""
-    nodes, ins, outs = call
-    if any(n is None for n in ins):
-        return None
-    g = fx.Graph()
-    vmap = {n: g.placeholder(n.name, meta=dict(n.meta)) for n in dict.fromkeys(ins)}
-    state = {}
+def _replaceable(call):
+    """Whether a recorded call can be replaced by calling the module: its arguments are traced values and
+    nothing after it uses a value made inside it other than its outputs."""
+    live = _live(call)
+    if not live or any(i is None for i in call[1]):
+        return False
+    inside, outs = set(live), set(_nodes(call[2]))
+    return all(u in inside or n in outs for n in live for u in n.users)
 
-    def arg(x):
-        if x not in vmap:
-            kind, target = ep._inputs.get(x.name, (None, None)) if x.op == "placeholder" else (None, None)
-            if kind in ("parameter", "buffer", "constant"):
-                vmap[x], state[x.name] = g.placeholder(x.name, meta=dict(x.meta)), target
-            elif x.op == "get_attr":
-                vmap[x] = g.node_copy(x)
-                g.constants[x.target] = ep.graph.constants[x.target]
-            else:
-                raise _NotStandalone
-        return vmap[x]
-    try:
-        for n in nodes:
-            if not n._erased:
-                vmap[n] = g.node_copy(n, arg)
-        g.output(fx.map_arg(outs, arg))
-    except _NotStandalone:
-        return None
-    return g, [n.name for n in dict.fromkeys(ins)], state
+
+def _nodes(tree):
+    found = []
+    fx.map_aggregate(tree, lambda x: found.append(x) if isinstance(x, fx.Node) else None)
+    return found
+
+
+def _bind(tree, value, env):
+    """env[node] = the matching part of value, for each node in tree (a call's output structure)."""
+    if isinstance(tree, fx.Node):
+        env[tree.name] = value
+    elif isinstance(tree, (tuple, list)):
+        for t, v in zip(tree, value):
+            _bind(t, v, env)
+    elif isinstance(tree, dict):
+        for k, t in tree.items():
+            _bind(t, value[k], env)
+
+
+def _run(owner, prefix, nodes, env, dims):
+    """Run nodes (of the exported graph) in env, calling owner's child modules for the calls they recorded;
+    returns the output node's value (None for a submodule's range)."""
+    def load(x):
+        if isinstance(x, fx.Node):
+            if x.name not in env:
+                raise NotImplementedError(f"{prefix or 'the module'} uses {x.name}, a value computed outside its "
+                                          "call in the exported program: it cannot run on its own")
+            return env[x.name]
+        return x.eval(dims) if isinstance(x, fx.Sym) else x
+    starts, skip = {}, set()
+    for fqn, call in owner._calls.items():
+        parent, _, name = fqn.rpartition(".")
+        if parent == prefix and name in owner._modules and _replaceable(call):
+            starts[_live(call)[0]] = (name, call)
+    for n in nodes:
+        if n._erased or n in skip or n.op in ("placeholder", "get_attr"):
+            continue
+        if n in starts:
+            name, call = starts[n]
+            skip.update(_live(call))
+            args, kwargs = fx.map_aggregate(call[3], load)
+            _bind(call[2], getattr(owner, name)(*args, **kwargs), env)
+        elif n.op == "output":
+            return fx.map_aggregate(n.args[0], load)
+        else:
+            a, kw = fx.map_aggregate(n.args, load), fx.map_aggregate(n.kwargs, load)
+            r = n.target(*a, **kw)
+            env[n.name] = a[0] if r is None and mutates(n.target) else r
+    return None
 
 
 class InterpreterModule(Module):
-    """A submodule of an unflattened program: its parameters and buffers, and the graph of its recorded call."""
+    """A submodule of an unflattened program: its parameters and buffers, and the nodes of its recorded call."""
 
-    def __init__(self, root=None, sub=None):
+    def __init__(self, root=None, fqn="", call=None):
         super().__init__()
-        object.__setattr__(self, "_root", root)  # where the state paths start (not a submodule)
-        object.__setattr__(self, "_sub", sub)
+        for k, v in (("_root", root), ("_fqn", fqn), ("_call", call)):
+            object.__setattr__(self, k, v)  # the root is no submodule of its children
+
+    @property
+    def _calls(self):
+        return self._root._ep._module_calls
 
     def forward(self, *args, **kwargs):
-        if self._sub is None:
-            raise NotImplementedError("this submodule's call used values computed outside it in the exported program "
-                                      "(or was not recorded): call the UnflattenedModule itself")
-        graph, names, state = self._sub
+        if self._call is None or any(i is None for i in self._call[1]):
+            raise NotImplementedError("this submodule's call was not recorded with traced inputs: call the "
+                                      "UnflattenedModule itself")
+        _, ins, outs, _ = self._call
         flat = fx.flatten_inputs(args, kwargs)
-        if len(flat) != len(names):
-            raise TypeError(f"forward() expected {len(names)} tensor inputs but got {len(flat)}")
-        inputs = dict(zip(names, flat))
-        inputs.update({name: fx._get_path(self._root, path) for name, path in state.items()})
+        if len(flat) != len(ins):
+            raise TypeError(f"forward() expected {len(ins)} tensor inputs but got {len(flat)}")
+        env = self._root._state_env()
         dims = {}
-        for n in graph.nodes:
-            if n.op == "placeholder" and n.name in names:
-                dims.update({_dim_name(s): inputs[n.name].shape[d] for d, s in enumerate(n.meta["val"].shape)
-                             if _dim_name(s)})
-        consts = {k: getattr(self._root, k) for k in graph.constants}  # the root's buffers (moved by .to())
-        return fx.GraphRunner(graph, consts).run(inputs, dims)
+        for n, t in zip(ins, flat):
+            env[n.name] = t
+            dims.update({_dim_name(s): t.shape[d] for d, s in enumerate(n.meta["val"].shape) if _dim_name(s)})
+        _run(self, self._fqn, _live(self._call), env, dims)
+        return fx.map_aggregate(outs, lambda x: env[x.name] if isinstance(x, fx.Node) else x)
 
 
 class UnflattenedModule(Module):
@@ -100,7 +132,7 @@ class UnflattenedModule(Module):
         self.adapted = False
         for fqn in sorted(ep._module_paths, key=lambda p: p.count(".")):
             call = ep._module_calls.get(fqn)
-            self._submodule(fqn, InterpreterModule(self, call and _subgraph(ep, call)) if call else Module())
+            self._submodule(fqn, InterpreterModule(self, fqn, call) if call else Module())
         for kind, target in ep._inputs.values():
             if kind == "input":
                 continue
@@ -113,7 +145,11 @@ class UnflattenedModule(Module):
         for name, t in ep.graph.constants.items():
             self.register_buffer(name, t, persistent=False)
         self._ep = ep
-        self._run = None  # (the tensors it was built on, the LiftedGraphModule running the graph)
+        self._check = None  # a LiftedGraphModule checking the inputs' shapes as the export saw them
+
+    @property
+    def _calls(self):
+        return self._ep._module_calls
 
     def _submodule(self, fqn, new=None):
         m, names = self, fqn.split(".") if fqn else []
@@ -123,31 +159,37 @@ class UnflattenedModule(Module):
             m = m._modules[name]
         return m
 
-    def _runner(self):
-        ep = self._ep
-        tensors = {t: fx._get_path(self, t) for kind, t in ep._inputs.values() if kind != "input"}
-        consts = {k: getattr(self, k) for k in ep.graph.constants}
-        if self._run is None or any(self._run[0].get(k) is not v for k, v in {**tensors, **consts}.items()):
-            gm = fx.LiftedGraphModule(ep.graph, tensors, ep._inputs, dims=ep._dims)
-            for k, v in consts.items():
-                setattr(gm, k, v)
-            object.__setattr__(self, "_run", ({**tensors, **consts}, gm))  # not a submodule: shares these tensors
-        return self._run[1]
+    def _state_env(self):
+        """The graph's parameters, buffers and constants by node name, read from this module's hierarchy."""
+        env = {name: fx._get_path(self, target) for name, (kind, target) in self._ep._inputs.items()
+               if kind != "input"}
+        env.update({n.name: getattr(self, n.target) for n in self.graph.nodes if n.op == "get_attr"})
+        return env
 
     def forward(self, *args, **kwargs):
-        tree = self._ep._tree
-        if tree is None:
+        ep = self._ep
+        if ep._tree is None:
             flat = fx.flatten_inputs(args, kwargs)
         else:
-            leaves = pytree.tree_leaves(dict(tree[0].bind(*args, **kwargs).arguments))
+            leaves = pytree.tree_leaves(dict(ep._tree[0].bind(*args, **kwargs).arguments))
             flat = [t for t in leaves if isinstance(t, Tensor)]
-        runner = self._runner()
-        if len(flat) != runner._n_user and self.flat_args_adapter is not None:
+        if self._check is None:
+            object.__setattr__(self, "_check", fx.LiftedGraphModule(ep.graph, ep._tensors, ep._inputs, dims=ep._dims))
+        n_user = self._check._n_user
+        if len(flat) != n_user and self.flat_args_adapter is not None:
             _, input_spec = pytree.tree_flatten((args, kwargs))
             flat = self.flat_args_adapter.adapt(target_spec=None, input_spec=input_spec, input_args=flat)
             self.adapted = True
-        out = runner(*flat)
-        return out if tree is None or tree[1] is None else pytree.tree_unflatten(list(out), tree[1])
+        if len(flat) != n_user:
+            raise TypeError(f"forward() expected {n_user} tensor inputs but got {len(flat)}")
+        env = self._state_env()
+        dims = {s: flat[p].shape[d] for s, (p, d) in ep._dims.items()}
+        for n in self.graph.nodes:
+            if n.op == "placeholder" and ep._inputs[n.name][0] == "input":
+                env[n.name] = flat[ep._inputs[n.name][1]]
+                self._check._check_input(n, env[n.name], dims)
+        out = _run(self, "", self.graph.nodes, env, dims)
+        return out if ep._tree is None or ep._tree[1] is None else pytree.tree_unflatten(list(out), ep._tree[1])
 
 
 def unflatten(module, flat_args_adapter=None):
