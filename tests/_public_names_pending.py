@@ -2,13 +2,4 @@
 `PYTHONPATH=py python tests/test_public_names.py > tests/_public_names_pending.py`)."""
 
 PENDING = {
-    'export': {
-        22: (
-            'AdditionalInputs Constraint CustomDecompTable FlatArgsAdapter ShapesCollection UnflattenedModule '
-            'default_decompositions draft_export register_dataclass unflatten '),
-    },
-    'onnx': {
-        22: (
-            'ExportableModule InputObserver ONNXProgram errors ops '),
-    },
 }

@@ -113,8 +113,9 @@ def test_no_import_circle():
 
 # Imports inside a function body keep an optional dependency lazy; nothing else belongs there (an import cycle is
 # broken by moving code to the layer that owns it, by late binding or by passing the object as an argument).
-OPTIONAL_DEPENDENCIES = {"numpy", "wgpu", "torch", "js", "pyodide", "onnx", "sklearn", "webtorch_gpu_host",
-                         "webtorch.backends.cpu", "webtorch.serialization"}     # (these two import numpy when present)
+# (webtorch.backends.cpu and webtorch.serialization import numpy when present)
+OPTIONAL_DEPENDENCIES = {"numpy", "wgpu", "torch", "js", "pyodide", "onnx", "onnxruntime", "sklearn",
+                         "webtorch_gpu_host", "webtorch.backends.cpu", "webtorch.serialization"}
 
 
 def _optional(name):

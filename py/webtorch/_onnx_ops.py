@@ -506,7 +506,20 @@ def _softplus(b, node, vals):
     return b.op("Softplus", [vals[0]])
 
 
+def _symbolic(b, node, vals):
+    """torch.onnx.ops.symbolic / symbolic_multi_out: the ONNX operator they stand for, in its domain."""
+    domain, _, op_type = node.args[0].rpartition("::")
+    attrs = node.args[2] if len(node.args) > 2 else node.kwargs.get("attrs")
+    ins = ["" if x is None else b.values[x.name] for x in node.args[1]]
+    multi = "dtypes" in node.kwargs
+    outs = b.custom(domain, node.kwargs.get("version"), op_type, ins, len(node.kwargs["dtypes"]) if multi else 1,
+                    attrs or {}, node.kwargs.get("metadata_props") or {})
+    return outs if multi else outs[0]
+
+
 _OPS = {
+    # torch.onnx.ops
+    "symbolic": _symbolic, "symbolic_multi_out": _symbolic,
     # nn.functional
     "linear": _linear, "conv1d": _conv, "conv2d": _conv, "conv_transpose1d": _conv_transpose,
     "conv_transpose2d": _conv_transpose, "max_pool1d": _pool("max"), "max_pool2d": _pool("max"),

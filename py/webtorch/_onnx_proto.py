@@ -62,6 +62,20 @@ def _tensor_proto(name, dims, dtype, raw):
             + _f_bytes(9, raw))
 
 
+def tensor_bytes(name, t):
+    """A TensorProto holding tensor t."""
+    t = t.detach().cpu().contiguous()
+    dt = t.dtype.name
+    if dt == "bfloat16":
+        raise OnnxExporterError("torch.onnx.export: bfloat16 initializers are not supported; convert the model "
+                                "to float32 first")
+    if _np is None:  # Pyodide offline
+        raw = _raw(t.reshape(-1).tolist(), dt)
+    else:
+        raw = t.numpy().astype(_NP[dt]).tobytes()
+    return _tensor_proto(name, t.shape, dt, raw)
+
+
 def _attr(name, v):
     a = _f_bytes(1, name)
     if isinstance(v, bool) or isinstance(v, int):
@@ -72,8 +86,10 @@ def _attr(name, v):
         return a + _f_bytes(4, v) + _f_int(20, 3)
     if isinstance(v, bytes):  # a TensorProto
         return a + _f_bytes(5, v) + _f_int(20, 4)
-    if all(isinstance(x, float) for x in v) and v:
-        return a + b"".join(_f_float(7, x) for x in v) + _f_int(20, 6)
+    if all(isinstance(x, str) for x in v) and v:
+        return a + b"".join(_f_bytes(9, x) for x in v) + _f_int(20, 8)
+    if any(isinstance(x, float) for x in v):
+        return a + b"".join(_f_float(7, float(x)) for x in v) + _f_int(20, 6)
     return a + b"".join(_f_int(8, int(x)) for x in v) + _f_int(20, 7)
 
 
@@ -88,7 +104,9 @@ def _value_info(name, dtype, shape):
 class _Builder:
     def __init__(self, opset, dims):
         self.opset, self.dims = opset, dims  # dims: sym -> (input value name, dim)
-        self.nodes, self.inits, self.values = [], [], {}
+        self.nodes, self.inits, self.values = [], [], {}  # inits: (name, TensorProto bytes)
+        self.weights = {}  # initializer name -> (dtype, shape) for the model's parameters and buffers
+        self.domains = {}  # custom op domain -> opset version (torch.onnx.ops.symbolic)
         self._n = 0
         self._sym_cache = {}
 
@@ -106,17 +124,20 @@ class _Builder:
 
     def init(self, name, t):
         """An initializer holding tensor t."""
-        t = t.detach().cpu().contiguous()
-        dt = t.dtype.name
-        if dt == "bfloat16":
-            raise OnnxExporterError("torch.onnx.export: bfloat16 initializers are not supported; convert the model "
-                                    "to float32 first")
-        if _np is None:  # Pyodide offline
-            raw = _raw(t.reshape(-1).tolist(), dt)
-        else:
-            raw = t.numpy().astype(_NP[dt]).tobytes()
-        self.inits.append(_tensor_proto(name, t.shape, dt, raw))
+        self.inits.append((name, tensor_bytes(name, t)))
+        self.weights[name] = (t.dtype.name, tuple(t.shape))
         return name
+
+    def custom(self, domain, version, op_type, inputs, n_out, attrs, metadata_props):
+        """A node of op_type in a custom domain (ONNX's custom ops); its outputs' names."""
+        self.domains[domain] = version if version is not None else self.domains.get(domain, 1)
+        outs = [self.fresh(op_type) for _ in range(n_out)]
+        props = b"".join(_f_bytes(9, _f_bytes(1, k) + _f_bytes(2, v)) for k, v in metadata_props.items())
+        self.nodes.append(b"".join(_f_bytes(1, i) for i in inputs) + b"".join(_f_bytes(2, o) for o in outs)
+                          + _f_bytes(3, outs[0]) + _f_bytes(4, op_type)
+                          + b"".join(_f_bytes(5, _attr(k, v)) for k, v in attrs.items())
+                          + (_f_bytes(7, domain) if domain else b"") + props)
+        return outs
 
     def const(self, values, dtype, shape=None):
         """A constant (from a Python number or flat list) as an initializer."""
@@ -129,7 +150,7 @@ class _Builder:
         else:
             flat = [int(v) for v in flat]
         name = self.fresh("const")
-        self.inits.append(_tensor_proto(name, shape, dtype, _raw(flat, dtype)))
+        self.inits.append((name, _tensor_proto(name, shape, dtype, _raw(flat, dtype))))
         return name
 
     def sym(self, s):

@@ -1,21 +1,29 @@
-"""torch.onnx.export: a webtorch model as an ONNX file (opset 17+), written by a small protobuf encoder
-(neither onnx nor torch is needed).
+"""torch.onnx: `export` writes a webtorch model as an ONNX model (opset 17+) with a small protobuf encoder
+(neither onnx nor torch is needed) and returns an ONNXProgram, as PyTorch 2.13's default (dynamo=True) does.
 
 The model is traced by webtorch.fx with `leaf` = "has an ONNX mapping here" (`_onnx_ops._OPS`): nn.functional's
 linear, conv2d, batch_norm, layer_norm, scaled_dot_product_attention... are single nodes, and ops
 without a mapping decompose into the ops they are written in; an op that maps to nothing and does
 not decompose raises an error naming it. Parameters and buffers become initializers named by their
-state_dict keys; dynamic_axes become symbolic dims (see webtorch.export).
+state_dict keys; dynamic_axes become symbolic dims (see webtorch.export). torch.onnx.ops.symbolic calls
+become their custom-domain operators.
 """
+import abc
 import inspect
+import warnings
 
-from . import fx
-from ._onnx_ops import _convert, _exportable
-from ._onnx_proto import OnnxExporterError, _Builder, _f_bytes, _f_int, _value_info
-from .export import Dim, _export
-from .version import webtorch as _webtorch_version
+from .. import fx
+from .._onnx_ops import _convert, _exportable
+from .._onnx_proto import OnnxExporterError, _Builder, _f_bytes, _f_int, _value_info
+from ..export import Dim, ExportedProgram, _export
+from ..nn import Module
+from ..version import webtorch as _webtorch_version
+from . import errors, ops
+from ._input_observer import InputObserver
+from ._onnx_program import ONNXProgram, _Model
 
-__all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "TrainingMode"]
+__all__ = ["errors", "ops", "export", "is_in_onnx_export", "OnnxExporterError", "ONNXProgram", "ExportableModule",
+           "InputObserver"]
 
 _state = {"exporting": False}
 
@@ -28,43 +36,81 @@ def is_in_onnx_export():
     return _state["exporting"]
 
 
+class ExportableModule(Module, abc.ABC):
+    """A module that knows how to export itself: example_arguments() (and optionally dynamic_shapes(),
+    input_names(), output_names()); `to_onnx()` or torch.onnx.export(module) export it."""
+
+    @abc.abstractmethod
+    def example_arguments(self):
+        """(args tuple, kwargs dict or None) to trace forward with."""
+        raise NotImplementedError
+
+    def dynamic_shapes(self):
+        return None
+
+    def input_names(self):
+        return None
+
+    def output_names(self):
+        return None
+
+    def to_onnx(self, **kwargs):
+        """torch.onnx.export(self, **kwargs): an ONNXProgram."""
+        return export(self, **kwargs)
+
+
 # ---- export ------------------------------------------------------------------------------------------
 def export(model, args=(), f=None, kwargs=None, export_params=True, verbose=None, input_names=None,
            output_names=None, opset_version=None, dynamic_axes=None, keep_initializers_as_inputs=False,
            dynamic_shapes=None, training=TrainingMode.EVAL, do_constant_folding=True, dynamo=True,
            external_data=False, **unused):
-    """torch.onnx.export: write `model` traced on `args` as an ONNX model to f (a path or a binary
-    file); returns None. opset_version: 17 to 21 (default 18)."""
+    """torch.onnx.export: `model` (a module, an ExportedProgram or an ExportableModule) traced on `args` as
+    an ONNXProgram, also written to f (a path or a binary file) when given. opset_version: 17 to 21 (default
+    18). dynamo=False (PyTorch's TorchScript exporter) writes the same file and returns None."""
     opset = 18 if opset_version is None else int(opset_version)
     if not 17 <= opset <= 21:
         raise ValueError(f"torch.onnx.export: opset_version {opset} is not supported (webtorch writes 17 to 21)")
+    if not dynamo and dynamic_shapes:
+        raise ValueError("The exporter only supports dynamic shapes through parameter dynamic_axes when dynamo=False.")
+    if isinstance(model, ExportableModule):
+        if not args and kwargs is None:
+            args, kwargs = model.example_arguments()
+        dynamic_shapes = model.dynamic_shapes() if dynamic_shapes is None else dynamic_shapes
+        input_names, output_names = input_names or model.input_names(), output_names or model.output_names()
     if not isinstance(args, tuple):
         args = (args,)
     if args and isinstance(args[-1], dict) and kwargs is None:
         args, kwargs = args[:-1], args[-1]
-    kwargs = kwargs or {}
+    _state["exporting"] = True
+    try:
+        ep = _exported(model, args, kwargs or {}, input_names, dynamic_axes, dynamic_shapes, training)
+        program = ONNXProgram(_to_onnx(ep, opset, list(input_names or []), list(output_names or []),
+                                       dynamic_axes or {}), ep)
+    finally:
+        _state["exporting"] = False
+    if f is not None:
+        program.save(f, include_initializers=export_params, keep_initializers_as_inputs=keep_initializers_as_inputs)
+    if not dynamo:
+        warnings.warn("You are using the legacy TorchScript-based ONNX export. Starting in PyTorch 2.9, the new "
+                      "torch.export-based ONNX exporter has become the default.", DeprecationWarning, stacklevel=2)
+        return None
+    return program
+
+
+def _exported(model, args, kwargs, input_names, dynamic_axes, dynamic_shapes, training):
+    """The model traced with ONNX's leaves (an ExportedProgram traced again through its graph)."""
+    if isinstance(model, ExportedProgram):
+        return model._retrace(_exportable)
     was_training = getattr(model, "training", False)
     if hasattr(model, "train") and training != TrainingMode.PRESERVE:
         model.train(training == TrainingMode.TRAINING)
-    _state["exporting"] = True
     try:
         flat = fx.flatten_inputs(args, kwargs)
-        names_in = list(input_names or [])
-        shapes = dynamic_shapes or _axes_to_shapes(dynamic_axes, names_in, flat, model, args)
-        ep = _export(model, args, kwargs, shapes, leaf=_exportable)
-        data = _to_onnx(ep, opset, names_in, list(output_names or []), dynamic_axes or {})
+        shapes = dynamic_shapes or _axes_to_shapes(dynamic_axes, list(input_names or []), flat, model, args)
+        return _export(model, args, kwargs, shapes, leaf=_exportable)
     finally:
-        _state["exporting"] = False
         if hasattr(model, "train"):
             model.train(was_training)
-    if f is None:
-        return data
-    if hasattr(f, "write"):
-        f.write(data)
-    else:
-        with open(f, "wb") as fh:
-            fh.write(data)
-    return None
 
 
 def _axes_to_shapes(dynamic_axes, input_names, flat, model, args):
@@ -125,9 +171,7 @@ def _to_onnx(ep, opset, input_names, output_names, dynamic_axes):
         for d, label in (dynamic_axes.get(name) or {}).items() if isinstance(dynamic_axes.get(name), dict) else ():
             shape[d] = label
         graph_outputs.append(_value_info(name, m.dtype.name, shape))
-    g = (b"".join(_f_bytes(1, n) for n in b.nodes) + _f_bytes(2, "main_graph")
-         + b"".join(_f_bytes(5, t) for t in b.inits) + b"".join(_f_bytes(11, v) for v in graph_inputs)
-         + b"".join(_f_bytes(12, v) for v in graph_outputs))
-    opset_id = _f_bytes(1, "") + _f_int(2, opset)
-    return (_f_int(1, 8) + _f_bytes(2, "webtorch") + _f_bytes(3, _webtorch_version) + _f_bytes(7, g)
-            + _f_bytes(8, opset_id))
+    opset_ids = _f_bytes(8, _f_bytes(1, "") + _f_int(2, opset)) + b"".join(
+        _f_bytes(8, _f_bytes(1, d) + _f_int(2, v)) for d, v in b.domains.items())
+    head = _f_int(1, 8) + _f_bytes(2, "webtorch") + _f_bytes(3, _webtorch_version)
+    return _Model(head, b.nodes, b.inits, b.weights, graph_inputs, graph_outputs, opset_ids)

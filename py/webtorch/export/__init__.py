@@ -11,30 +11,21 @@ import dataclasses
 import inspect
 import itertools
 
-from . import _graph_file, fx
-from ._tensor import Tensor
-from .ops._creation import arange
+from .. import _graph_file, fx
+from .._tensor import Tensor
+from ..ops._creation import arange, zeros
+from ..utils import _pytree as pytree
+from ._draft_export import DraftExportReport, FailureReport, FailureType, _Collector
+from ._module_calls import ModuleCalls
+from ._tree_io import TreeModule, _Call, _has_dataclass, flat_call, register_dataclass
+from .decomp_utils import CustomDecompTable
+from .dynamic_shapes import AdditionalInputs, Constraint, Dim, ShapesCollection, _combine_args, _dim_name, dims
+from .unflatten import FlatArgsAdapter, UnflattenedModule, unflatten
 
 __all__ = ["export", "ExportedProgram", "ExportGraphSignature", "Dim", "save", "load", "dims",
-           "ExportBackwardSignature", "ModuleCallEntry", "ModuleCallSignature"]
-
-
-class Dim:
-    """A dynamic dimension (torch.export.Dim): Dim("batch"), Dim("batch", min=2, max=64)."""
-    AUTO = DYNAMIC = None  # set below
-    STATIC = None
-
-    def __init__(self, name, *, min=None, max=None):
-        self.__name__ = name
-        self.min, self.max = min, max
-
-    def __repr__(self):
-        return f"Dim({self.__name__!r})"
-
-
-Dim.AUTO = Dim("AUTO")
-Dim.DYNAMIC = Dim("DYNAMIC")
-Dim.STATIC = "STATIC"
+           "ExportBackwardSignature", "ModuleCallEntry", "ModuleCallSignature", "AdditionalInputs", "Constraint",
+           "CustomDecompTable", "default_decompositions", "draft_export", "FlatArgsAdapter", "register_dataclass",
+           "ShapesCollection", "unflatten", "UnflattenedModule"]
 
 
 class InputSpec:
@@ -86,7 +77,7 @@ class ExportGraphSignature:
 
 
 class ExportedProgram:
-    def __init__(self, graph, inputs, tensors, dims, example_inputs):
+    def __init__(self, graph, inputs, tensors, dims, example_inputs, tree=None):
         self.graph_module = fx.LiftedGraphModule(graph, tensors, inputs, dims=dims)
         self.graph = graph
         out = graph.nodes[-1].args[0]
@@ -97,13 +88,53 @@ class ExportedProgram:
         self.example_inputs = example_inputs
         self.range_constraints = {s: (2, None) for s in dims}
         self._inputs, self._tensors, self._dims = inputs, tensors, dims
+        self._tree = tree  # (forward's signature, output TreeSpec) when inputs or outputs hold dataclasses
+        self.module_call_graph = [ModuleCallEntry("")]
+        self._module_paths, self._module_calls = [], {}  # the exported module's submodules; their calls' nodes
 
     def module(self):
         """A module that runs the graph (GraphModule); it checks its inputs' shapes as the export saw them."""
+        if self._tree is not None:
+            return TreeModule(self.graph, self._tensors, self._inputs, self._dims, *self._tree)
         return fx.LiftedGraphModule(self.graph, self._tensors, self._inputs, dims=self._dims)
 
-    def run_decompositions(self, decomp_table=None):
-        return self
+    def run_decompositions(self, decomp_table=None, decompose_custom_triton_ops=False):
+        """The program traced again with the ops in decomp_table (default: default_decompositions(), every op)
+        decomposed into the ops they are written in; an op left out of the table stays one node."""
+        table = default_decompositions() if decomp_table is None else decomp_table
+        custom = [op for op, fn in table.items() if fn is not op]
+        if custom:
+            raise NotImplementedError(f"run_decompositions: a decomposition other than the op's own ({custom[0]}) "
+                                      "is not supported here: webtorch decomposes an op into the ops it is written in")
+        keep = set(table)
+        return self._retrace(lambda fn: fn not in keep)
+
+    def _retrace(self, leaf):
+        """The program traced again through its own graph, recording at the level `leaf` chooses."""
+        flat = fx.LiftedGraphModule(self.graph, self._tensors, self._inputs, dims=self._dims)
+        user = [n for n in self.graph.nodes if n.op == "placeholder" and self._inputs[n.name][0] == "input"]
+        call = _Call(flat, [n.name for n in user], lambda *ts: flat(*ts), skip_buffers=self.graph.constants)
+        tensors = self._example_tensors(user)
+        dyn = {(i, d): _dim_name(s) for i, n in enumerate(user) for d, s in enumerate(n.meta["val"].shape)
+               if _dim_name(s)}
+        graph, inputs, state = fx.trace_module(call, tensors, {}, leaf)
+        dims = {}
+        if dyn:
+            graph, dims = _generalize(call, tensors, {}, dyn, graph, leaf, None)
+        ep = ExportedProgram(graph, inputs, state, dims, self.example_inputs, self._tree)
+        ep._module_paths = self._module_paths
+        return ep
+
+    def _example_tensors(self, user):
+        if self.example_inputs is not None:
+            args, kwargs = self.example_inputs
+            if self._tree is None:
+                return tuple(fx.flatten_inputs(args, kwargs))
+            leaves = pytree.tree_leaves(dict(self._tree[0].bind(*args, **kwargs).arguments))
+            return tuple(t for t in leaves if isinstance(t, Tensor))
+        sizes = {s: 3 + i for i, s in enumerate(self._dims)}  # a loaded program: zeros of its input shapes
+        return tuple(zeros([d.eval(sizes) if isinstance(d, fx.Sym) else d for d in n.meta["val"].shape],
+                           dtype=n.meta["val"].dtype) for n in user)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Unable to call ExportedProgram directly. You should use `exported_program.module()` "
@@ -136,67 +167,156 @@ def _forward_code(graph):
     return (f"class GraphModule(torch.nn.Module):\n    def forward(self, {', '.join(ph)}):\n{body}")
 
 
-def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=()):
+def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=(),
+           prefer_deferred_runtime_asserts_over_guards=False):
     """torch.export.export: trace `mod(*args, **kwargs)` into an ExportedProgram."""
     if not isinstance(args, tuple):
         raise ValueError(f"Expecting `args` to be a tuple of example positional inputs, got {type(args)}")
     _exporting[0] = True
     try:
-        return _export(mod, args, kwargs or {}, dynamic_shapes)
+        ep = _export(mod, args, kwargs or {}, dynamic_shapes)
     finally:
         _exporting[0] = False
+    if isinstance(dynamic_shapes, AdditionalInputs):
+        dynamic_shapes.verify(ep)
+    return ep
+
+
+def draft_export(mod, args, kwargs=None, *, dynamic_shapes=None, preserve_module_call_signature=(), strict=False,
+                 prefer_deferred_runtime_asserts_over_guards=False):
+    """torch.export.draft_export: export that reports what export would refuse instead of raising (ep._report):
+    a traced value read as a Python number keeps this example's branch; dynamic dims the graph cannot express
+    are specialized to the example's sizes."""
+    if not isinstance(args, tuple):
+        raise ValueError(f"Expecting `args` to be a tuple of example positional inputs, got {type(args)}")
+    reads = _Collector()
+    failures = []
+    _exporting[0] = True
+    try:
+        try:
+            ep = _export(mod, args, kwargs or {}, dynamic_shapes, on_value_read=reads)
+        except RuntimeError as e:
+            if not dynamic_shapes or "graph cannot express" not in str(e):
+                raise
+            failures.append(FailureReport(FailureType.GUARD_ADDED, {"expr": str(e), "new_dynamic_shapes": None}))
+            reads = _Collector()
+            ep = _export(mod, args, kwargs or {}, None, on_value_read=reads)
+    finally:
+        _exporting[0] = False
+    ep._report = DraftExportReport(list(reads.failures.values()) + failures)
+    return ep
+
+
+def default_decompositions():
+    """torch.export.default_decompositions: the table run_decompositions() uses (every op decomposes)."""
+    return CustomDecompTable()
 
 
 _exporting = [False]  # torch.compiler.is_exporting(): export() is tracing
 
 
 def _export(mod, args, kwargs, dynamic_shapes, leaf=lambda fn: True, on_value_read=None):
-    dyn = _dynamic_dims(mod, args, kwargs, dynamic_shapes)
-    graph, inputs, tensors = fx.trace_module(mod, args, kwargs, leaf, on_value_read)
+    call = flat_call(mod, args, kwargs) if _has_dataclass((args, kwargs), "input") else None
+    ep = _trace_program(mod, args, kwargs, dynamic_shapes, call, leaf, on_value_read)
+    if call is None and _has_dataclass(ep.graph.nodes[-1].args[0], "output"):
+        ep = _trace_program(mod, args, kwargs, dynamic_shapes, flat_call(mod, args, kwargs), leaf, on_value_read)
+    return ep
+
+
+def _trace_program(mod, args, kwargs, dynamic_shapes, call, leaf, on_value_read):
+    """The ExportedProgram of mod(*args, **kwargs); call: flat_call's result when dataclasses are flattened."""
+    if call is None:
+        target, t_args, t_kwargs = mod, args, kwargs
+        flat = fx.flatten_inputs(args, kwargs)
+    else:
+        target, t_args, t_kwargs = call[0], call[1], {}
+        flat = list(call[1])
+    dyn = _dynamic_dims(mod, args, kwargs, dynamic_shapes, flat)
+    with ModuleCalls(mod) as calls:
+        graph, inputs, tensors = fx.trace_module(target, t_args, t_kwargs, leaf, on_value_read)
     dims = {}
     if dyn:
-        graph, dims = _generalize(mod, args, kwargs, dyn, graph, leaf, on_value_read)
-    return ExportedProgram(graph, inputs, tensors, dims, (args, kwargs))
+        try:
+            graph, dims = _generalize(target, t_args, t_kwargs, dyn, graph, leaf, on_value_read)
+        except RuntimeError:
+            # Dim.DYNAMIC / Dim.AUTO dims of one example size that the program needs equal (x + y) are one dim
+            merged = _merge_auto_dims(dyn, flat)
+            if merged == dyn:
+                raise
+            with ModuleCalls(mod) as calls:
+                graph = fx.trace_module(target, t_args, t_kwargs, leaf, on_value_read)[0]
+            graph, dims = _generalize(target, t_args, t_kwargs, merged, graph, leaf, on_value_read)
+    tree = None if call is None else (call[2], call[3][0])
+    ep = ExportedProgram(graph, inputs, tensors, dims, (args, kwargs), tree)
+    ep._module_calls = calls.calls
+    ep._module_paths = [p for p, _ in mod.named_modules()][1:] if hasattr(mod, "named_modules") else []
+    return ep
 
 
-def _dynamic_dims(mod, args, kwargs, dynamic_shapes):
-    """{(flat input index, dim): symbol name} from dynamic_shapes (a dict by argument name or a tuple)."""
+def _dynamic_dims(mod, args, kwargs, dynamic_shapes, flat):
+    """{(flat input index, dim): symbol name} from dynamic_shapes (a dict by argument name or a tuple, entries
+    mirroring the inputs' nesting; or a ShapesCollection / AdditionalInputs)."""
+    if isinstance(dynamic_shapes, (ShapesCollection, AdditionalInputs)):
+        dynamic_shapes = dynamic_shapes.dynamic_shapes(mod, args, kwargs)
     if not dynamic_shapes:
         return {}
     if isinstance(dynamic_shapes, dict):
-        names = list(inspect.signature(getattr(mod, "forward", mod)).parameters)
-        bound = dict(zip(names, args))
-        bound.update(kwargs)
+        bound = _combine_args(mod, args, kwargs)
         unknown = [k for k in dynamic_shapes if k not in bound]
         if unknown:
-            raise ValueError(f"dynamic_shapes names {unknown} that are not arguments of forward {names}")
+            raise ValueError(f"dynamic_shapes names {unknown} that are not arguments of forward {list(bound)}")
         pairs = [(bound[k], spec) for k, spec in dynamic_shapes.items()]
     else:
-        pairs = list(zip(args, dynamic_shapes))
-    flat = fx.flatten_inputs(args, kwargs)
-    out, auto = {}, 0
+        pairs = list(zip(list(args) + [kwargs[k] for k in kwargs], dynamic_shapes))
+    out, auto = {}, [0]
     for value, spec in pairs:
-        if spec is None:
-            continue
-        if not isinstance(value, Tensor):
-            raise ValueError("dynamic_shapes gives dims for an argument that is not a tensor")
-        idx = next(i for i, t in enumerate(flat) if t is value)
-        items = spec.items() if isinstance(spec, dict) else enumerate(spec)
-        for d, dim in items:
-            if dim is None or dim == Dim.STATIC:
-                continue
-            if isinstance(dim, Dim) and dim not in (Dim.AUTO, Dim.DYNAMIC):
-                name = dim.__name__
-            elif isinstance(dim, str):
-                name = dim
-            else:
-                name, auto = f"s{auto}", auto + 1
-            d = d + value.dim() if d < 0 else d
-            if value.shape[d] < 2:
-                raise ValueError(f"dynamic dim {name} (dim {d} of input {idx}) has example size {value.shape[d]}: "
-                                 "give an example of size 2 or more (sizes 0 and 1 are specialized)")
-            out[(idx, d)] = name
+        _spec_dims(value, spec, flat, out, auto)
     return out
+
+
+def _merge_auto_dims(dyn, flat):
+    """dyn with the automatic dims (s0, s1...) of equal example size merged into the first of them."""
+    first = {}
+    out = {}
+    for (k, d), name in dyn.items():
+        if name[:1] == "s" and name[1:].isdigit():
+            name = first.setdefault(flat[k].shape[d], name)
+        out[(k, d)] = name
+    return out
+
+
+def _spec_dims(value, spec, flat, out, auto):
+    """Adds the dynamic dims `spec` gives for `value` (a tensor, or a tuple/list/dict holding some) to out."""
+    if spec is None:
+        return
+    if isinstance(value, (tuple, list, dict)) and not isinstance(value, Tensor):
+        keys = value.keys() if isinstance(value, dict) else range(len(value))
+        specs = spec if isinstance(spec, dict) else dict(enumerate(spec))
+        for k in keys:
+            _spec_dims(value[k], specs.get(k), flat, out, auto)
+        return
+    if not isinstance(value, Tensor):
+        if spec in (Dim.STATIC,) or isinstance(spec, int):
+            return
+        raise ValueError("dynamic_shapes gives dims for an argument that is not a tensor (webtorch's export "
+                         "specializes Python numbers)")
+    idx = next((i for i, t in enumerate(flat) if t is value), None)
+    if idx is None:
+        raise ValueError("dynamic_shapes gives dims for a tensor that is not among the inputs")
+    for d, dim in (spec.items() if isinstance(spec, dict) else enumerate(spec)):
+        if dim is None or dim == Dim.STATIC or isinstance(dim, int):
+            continue
+        if isinstance(dim, Dim) and dim not in (Dim.AUTO, Dim.DYNAMIC):
+            name = dim.__name__
+        elif isinstance(dim, str):
+            name = dim
+        else:
+            name, auto[0] = f"s{auto[0]}", auto[0] + 1
+        d = d + value.dim() if d < 0 else d
+        if value.shape[d] < 2:
+            raise ValueError(f"dynamic dim {name} (dim {d} of input {idx}) has example size {value.shape[d]}: "
+                             "give an example of size 2 or more (sizes 0 and 1 are specialized)")
+        out[(idx, d)] = name
 
 
 def _resized(args, kwargs, dyn, sizes):
@@ -333,11 +453,6 @@ def load(f, **kwargs):
     gm = _graph_file.load(f)
     tensors = {t: fx._get_path(gm, t) for kind, t in gm._inputs.values() if kind != "input"}
     return ExportedProgram(gm.graph, gm._inputs, tensors, gm._dims, None)
-
-
-def dims(*names, min=None, max=None):
-    """torch.export.dims("a", "b"): one Dim per name, all with the same range."""
-    return tuple(Dim(name, min=min, max=max) for name in names)
 
 
 @dataclasses.dataclass
