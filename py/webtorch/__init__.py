@@ -218,7 +218,8 @@ def _lazy(name):
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
-                "_functorch", "_logging", "distributions", "types", "func", "library", "cpu", "futures"):
+                "_functorch", "_logging", "distributions", "types", "func", "library", "cpu", "futures",
+                "profiler", "hub", "multiprocessing", "nested", "testing"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod
