@@ -39,6 +39,7 @@ from ._tensor_str import set_printoptions
 from . import overrides
 from .overrides import _assert  # noqa: F401
 from ._layout import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
+from ._layout import jagged  # torch.nested's layout
 from .storage import UntypedStorage
 from . import sparse
 from . import special
