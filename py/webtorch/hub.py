@@ -22,6 +22,32 @@ from urllib.request import Request, urlopen
 
 from . import serialization
 
+try:
+    from tqdm.auto import tqdm  # the progress bar PyTorch uses when tqdm is installed
+except ImportError:
+    class tqdm:
+        """A minimal progress bar on stderr (PyTorch's fallback when tqdm is not installed)."""
+
+        def __init__(self, total=None, disable=False, unit=None, *args, **kwargs):
+            self.total, self.disable, self.unit, self.n = total, disable, unit, 0
+
+        def update(self, n):
+            if self.disable:
+                return
+            self.n += n
+            sys.stderr.write(f"\r{100 * self.n / float(self.total):.1f}%" if self.total else f"\r{self.n} bytes")
+            sys.stderr.flush()
+
+        def close(self):
+            self.disable = True
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            if not self.disable:
+                sys.stderr.write("\n")
+
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_state_dict_from_url", "set_dir"]
 
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
@@ -221,15 +247,13 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     try:
         with urlopen(Request(url, headers={"User-Agent": "torch.hub"})) as u:
             size = u.info().get("Content-Length")
-            sha256, done = hashlib.sha256(), 0
-            while buffer := u.read(READ_DATA_CHUNK):
-                f.write(buffer)
-                sha256.update(buffer)
-                done += len(buffer)
-                if progress:
-                    sys.stderr.write(f"\r{done}/{size or '?'} bytes")
-            if progress:
-                sys.stderr.write("\n")
+            sha256 = hashlib.sha256()
+            with tqdm(total=int(size) if size else None, disable=not progress, unit="B", unit_scale=True,
+                      unit_divisor=1024) as pbar:
+                while buffer := u.read(READ_DATA_CHUNK):
+                    f.write(buffer)
+                    sha256.update(buffer)
+                    pbar.update(len(buffer))
             f.close()
             digest = sha256.hexdigest()
             if hash_prefix is not None and digest[:len(hash_prefix)] != hash_prefix:

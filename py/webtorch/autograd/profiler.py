@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from ..overrides import TorchFunctionMode
 from .profiler_util import EventList, FunctionEvent, FunctionEventAvg  # noqa: F401 - torch.autograd.profiler's names
 
-__all__ = ["profile", "record_function", "emit_itt", "emit_nvtx", "load_nvprof", "parse_nvprof_trace", "EventList",
+__all__ = ["profile", "record_function", "emit_itt", "emit_nvtx", "EventList",
            "FunctionEvent", "EnforceUnique", "KinetoStepTracker", "MemRecordsAcc"]
 
 _WEBTORCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -184,15 +184,6 @@ class emit_nvtx(emit_itt):
         if self.enabled:
             raise AssertionError("Torch not compiled with CUDA enabled")
         return self
-
-
-def load_nvprof(path):
-    """Open an nvprof trace: it needs CUDA's profiler output, which nothing here produces."""
-    return EventList(parse_nvprof_trace(path))
-
-
-def parse_nvprof_trace(path):
-    raise RuntimeError(f"cannot parse {path!r}: nvprof traces come from CUDA, which webtorch does not have")
 
 
 class EnforceUnique:
