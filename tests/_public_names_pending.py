@@ -11,4 +11,8 @@ PENDING = {
         22: (
             'ExportableModule InputObserver ONNXProgram errors ops '),
     },
+    'utils.benchmark': {
+        22: (
+            'FuzzedParameter FuzzedSparseTensor FuzzedTensor Fuzzer ParameterAlias '),
+    },
 }
