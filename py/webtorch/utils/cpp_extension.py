@@ -1,10 +1,10 @@
 """torch.utils.cpp_extension: building C++/CUDA extensions. webtorch is pure Python (it also runs in the browser),
 so every entry point raises RuntimeError; write new ops with torch.library.custom_op (Python kernels)."""
 
-__all__ = ["get_default_build_root", "check_compiler_ok_for_platform", "get_compiler_abi_compatibility_and_version",
-           "BuildExtension", "CppExtension", "CUDAExtension", "SyclExtension", "include_paths", "library_paths", "load",
-           "load_inline", "is_ninja_available", "verify_ninja_availability", "remove_extension_h_precompiler_headers",
-           "get_cxx_compiler", "check_compiler_is_gcc"]
+_NAMES = ("get_default_build_root", "check_compiler_ok_for_platform", "get_compiler_abi_compatibility_and_version",
+          "BuildExtension", "CppExtension", "CUDAExtension", "SyclExtension", "include_paths", "library_paths", "load",
+          "load_inline", "is_ninja_available", "verify_ninja_availability", "remove_extension_h_precompiler_headers",
+          "get_cxx_compiler", "check_compiler_is_gcc")
 
 
 def _no_cpp(name):
@@ -15,19 +15,4 @@ def _no_cpp(name):
     return entry
 
 
-get_default_build_root = _no_cpp("get_default_build_root")
-check_compiler_ok_for_platform = _no_cpp("check_compiler_ok_for_platform")
-get_compiler_abi_compatibility_and_version = _no_cpp("get_compiler_abi_compatibility_and_version")
-BuildExtension = _no_cpp("BuildExtension")
-CppExtension = _no_cpp("CppExtension")
-CUDAExtension = _no_cpp("CUDAExtension")
-SyclExtension = _no_cpp("SyclExtension")
-include_paths = _no_cpp("include_paths")
-library_paths = _no_cpp("library_paths")
-load = _no_cpp("load")
-load_inline = _no_cpp("load_inline")
-is_ninja_available = _no_cpp("is_ninja_available")
-verify_ninja_availability = _no_cpp("verify_ninja_availability")
-remove_extension_h_precompiler_headers = _no_cpp("remove_extension_h_precompiler_headers")
-get_cxx_compiler = _no_cpp("get_cxx_compiler")
-check_compiler_is_gcc = _no_cpp("check_compiler_is_gcc")
+globals().update({name: _no_cpp(name) for name in _NAMES})  # PyTorch's public names, each raising
