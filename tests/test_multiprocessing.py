@@ -1,5 +1,5 @@
 """Issue #22: torch.multiprocessing against PyTorch 2.13: Python's multiprocessing re-exported, spawn's errors, the
-sharing strategies, cpu tensors through a queue to child processes."""
+sharing strategies, cpu tensors to child processes by value and, after share_memory(), by shared memory."""
 import multiprocessing
 
 import pytest
@@ -27,8 +27,13 @@ def test_names_and_sharing_strategies():
 
 def test_spawn_tensors_and_errors():
     q = mp.get_context("spawn").SimpleQueue()
-    assert mp.spawn(square_into, args=(q, wt.tensor([1.0, 2.0])), nprocs=2) is None
-    assert sorted([q.get(), q.get()]) == [(0, [1.0, 4.0]), (1, [2.0, 5.0])]
+    model = wt.nn.Linear(2, 1)
+    with wt.no_grad():
+        model.weight.zero_(), model.bias.zero_()
+    assert model.share_memory() is model and model.weight.is_shared() and not wt.ones(1).is_shared()
+    assert mp.spawn(square_into, args=(q, wt.tensor([1.0, 2.0]), model), nprocs=2) is None
+    assert sorted([q.get(), q.get()]) == [(0, [1.0, 4.0], False, True), (1, [2.0, 5.0], False, True)]
+    assert model.weight.tolist() == [[3.0, 3.0]] and model.bias.tolist() == [3.0]  # both children's updates
     with pytest.raises(mp.ProcessRaisedException, match="ValueError: boom in 1") as info:
         mp.start_processes(fail, nprocs=2, start_method="fork")
     assert info.value.error_index == 1 and "-- Process 1 terminated with the following error:" in str(info.value)

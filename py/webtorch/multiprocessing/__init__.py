@@ -1,17 +1,34 @@
 """torch.multiprocessing: Python's multiprocessing, plus `spawn`/`start_processes` and the sharing strategies.
 
-cpu tensors pass to child processes by value (pickled); `Tensor.share_memory_()` marks a storage shared but does not
-map it into other processes (webtorch keeps tensors in Python/numpy memory), so a child's in-place update is not seen
-by the parent: send results back through a Queue or Pipe. In the browser (Pyodide) there are no processes: starting
-one raises RuntimeError.
+Tensors pass to child processes by value (pickled; webgpu ones through host memory), except cpu tensors after
+`share_memory_()` (or `Module.share_memory()`) on the numpy cpu device: those travel as the name of their shared
+memory block, so parent and children update the same memory (Hogwild training). Without numpy a storage is only
+marked shared. In the browser (Pyodide) there are no processes: starting one raises RuntimeError.
 """
 import multiprocessing
 import sys
 from multiprocessing import *  # noqa: F401,F403 - PyTorch's module re-exports Python's
+from multiprocessing.reduction import ForkingPickler
 
+from .._shared_memory import reduce_tensor
+from .._tensor import Tensor
+from ..nn.parameter import Parameter
 from .spawn import ProcessContext, ProcessExitedException, ProcessRaisedException, spawn, start_processes  # noqa: F401
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"] + multiprocessing.__all__
+
+def _rebuild_parameter(rebuild, args, requires_grad):
+    return Parameter(rebuild(*args), requires_grad)
+
+
+def _reduce_parameter(p):
+    rebuild, args = reduce_tensor(p)
+    return _rebuild_parameter, (rebuild, args, p.requires_grad)
+
+
+# as PyTorch's init_reductions: a tensor in shared memory pickles by reference
+ForkingPickler.register(Tensor, reduce_tensor)
+ForkingPickler.register(Parameter, _reduce_parameter)
 
 _all_sharing_strategies = {"file_descriptor", "file_system"} if sys.platform != "darwin" else {"file_system"}
 _sharing_strategy = "file_descriptor" if sys.platform != "darwin" else "file_system"
