@@ -44,6 +44,16 @@ def test_hooks_and_throughput_benchmark():
     assert tb.run_once(wt.ones(1)).tolist() == [2.0]
     stats = tb.benchmark(num_warmup_iters=1, num_iters=4)
     assert stats.num_iters == 4 and stats.latency_avg_ms > 0 and stats.iters_per_second > 0
+    assert str(stats).splitlines()[1] == "Total number of iterations: 4"
+    for t_us in (0.5, 1500.0, 2.5e6):
+        assert wt.utils.throughput_benchmark.format_time(time_us=t_us) == \
+            torch.utils.throughput_benchmark.format_time(time_us=t_us)
+    for T in (torch, wt):
+        w = T.utils.backcompat.broadcast_warning
+        assert w.enabled is False
+        w.enabled = True
+        assert w.enabled is True and T.utils.backcompat.keepdim_warning.enabled is False
+        w.enabled = False
 
 
 def test_library_autocast_dispatch_and_triton():
