@@ -107,3 +107,17 @@ def test_cpp_extension_model_zoo_tensorboard():
         for mod in ("torch.utils.tensorboard", "webtorch.utils.tensorboard"):
             with pytest.raises(ModuleNotFoundError, match="No module named 'tensorboard'"):
                 __import__(mod)
+
+
+def test_weak_id_key_dictionary():
+    for T in (torch, wt):
+        a, b = T.ones(2), T.ones(2)  # equal values, distinct keys
+        d = T.utils.weak.WeakIdKeyDictionary()
+        d[a], d[b] = "a", "b"
+        assert len(d) == 2 and d[a] == "a" and b in d and T.ones(2) not in d
+        del b
+        assert len(d) == 1 and list(d.values()) == ["a"]
+        r = T.utils.weak.TensorWeakRef(a)
+        assert r() is a
+        del a
+        assert r() is None and len(d) == 0

@@ -1,6 +1,6 @@
 """torch.utils: submodules load on first use (`webtorch.utils.checkpoint`, `.data`, `.hooks`, `._pytree`,
-`.benchmark`, `.model_zoo`, `.cpp_extension`, `.tensorboard`, `.deterministic`, `.backcompat`), plus swap_tensors,
-set_module, ThroughputBenchmark (`.throughput_benchmark`) and the privateuse1 / C++ backtrace helpers
+`.benchmark`, `.model_zoo`, `.cpp_extension`, `.tensorboard`, `.deterministic`, `.backcompat`, `.weak`), plus
+swap_tensors, set_module, ThroughputBenchmark (`.throughput_benchmark`) and the privateuse1 / C++ backtrace helpers
 (`.backend_registration`, `.cpp_backtrace`)."""
 import copyreg  # noqa: F401 - PyTorch's torch.utils has it as an attribute
 import importlib
@@ -11,7 +11,7 @@ from .cpp_backtrace import get_cpp_backtrace  # noqa: F401
 from .throughput_benchmark import ThroughputBenchmark  # noqa: F401
 
 _SUBMODULES = ("checkpoint", "data", "hooks", "_pytree", "benchmark", "model_zoo", "cpp_extension", "tensorboard",
-               "deterministic", "backcompat")
+               "deterministic", "backcompat", "weak")
 
 
 def __getattr__(name):
