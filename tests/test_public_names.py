@@ -33,12 +33,16 @@ MODULES = (["", "Tensor", "nn", "nn.functional", "nn.init", "nn.utils", "nn.util
            + ["backends." + b for b in _BACKENDS]
            + ["serialization", "types", "random", "amp", "compiler", "export", "onnx", "jit", "linalg", "fft",
               "special", "signal.windows", "masked", "distributions", "func", "autograd.forward_ad",
-              "autograd.functional", "fx", "utils._pytree", "distributed"])
+              "autograd.functional", "fx", "utils._pytree", "distributed", "profiler", "autograd.profiler", "hub",
+              "multiprocessing", "nested", "sparse", "library", "testing", "utils", "utils.hooks", "utils.model_zoo",
+              "utils.cpp_extension", "utils.benchmark"])
 
 _QUANT = "quantized tensors and their kernels (FBGEMM/QNNPACK internals): webtorch has no quantized dtypes"
 _TS_IR = "TorchScript's C++ IR, compiler and interpreter types: webtorch traces to Python, no TorchScript IR"
 _DISPATCH = "the C++ dispatcher's internals (dispatch keys, operator registry, C++ loggers and benchmarks)"
 _VENDOR = "a vendor kernel library's entry point (cuDNN, MIOpen, oneDNN, FBGEMM): no such library here"
+_CALLGRIND = "Valgrind/Callgrind instruction counts of PyTorch's C++ runtime: webtorch has no C++ runtime"
+_SEMI = "2:4 semi-structured sparsity: NVIDIA's cuSPARSELt / CUTLASS kernels, no such library here"
 _VENDOR_MOD = "a vendor library's switches (ROCm, cuSPARSELt, KleidiAI, Xeon, XNNPACK, NNPACK, python DSLs)"
 # (module, fnmatch pattern, reason): PyTorch names webtorch leaves out for good
 EXCLUDED = [
@@ -65,6 +69,15 @@ EXCLUDED = [
     ("Tensor", "qscheme", _QUANT), ("Tensor", "to_mkldnn", _VENDOR),
     ("nn.functional", "BroadcastingList*", "TorchScript's type annotations"),
     ("nn.functional", "TYPE_CHECKING", "typing's flag, imported into the namespace"),
+    ("library", "get_kernel", _DISPATCH),
+    ("utils.benchmark", "*Callgrind*", _CALLGRIND), ("utils.benchmark", "FunctionCount*", _CALLGRIND),
+    ("sparse", "SparseSemiStructured*", _SEMI), ("sparse", "to_sparse_semi_structured", _SEMI),
+    ("sparse", "solve", "in PyTorch's torch.sparse.__all__ but not defined there (reading it raises AttributeError)"),
+    ("utils", "cmake_prefix_path", "the path of PyTorch's CMake files for C++ builds: webtorch has no C++ library"),
+    ("utils.hooks", "BackwardHook", "nn.Module's full backward hooks run on PyTorch's C++ BackwardHookFunction nodes; "
+                                    "webtorch's Module implements them without this helper class"),
+    ("autograd.profiler", "parse_nvprof_trace", "reads CUDA's nvprof SQLite output: webtorch has no CUDA"),
+    ("autograd.profiler", "load_nvprof", "reads CUDA's nvprof SQLite output: webtorch has no CUDA"),
 ] + [("backends.xnnpack", "*", _VENDOR_MOD)] + [
     ("backends.python_native", p, _VENDOR_MOD) for p in ("cutedsl", "triton", "*dispatch_keys", "*operation*",
                                                          "is_dsl_disabled")]

@@ -55,7 +55,7 @@ def test_import_torch_alias_only_where_installed():
     assert r.stdout.splitlines() == [
         "torch.float32 tensor([0, 0]) torch.Size([2])",
         "ModuleNotFoundError torch.nope No module named 'torch.nope'",
-        "ModuleNotFoundError torch.utils.tensorboard No module named 'torch.utils.tensorboard'",
+        "ModuleNotFoundError tensorboard No module named 'tensorboard'",  # PyTorch's, without the tensorboard package
         "ModuleNotFoundError torch.nn.nope No module named 'torch.nn.nope'",
         "No module named 'torch.nn.functional.nope'; 'torch.nn.functional' is not a package"]
 

@@ -39,6 +39,7 @@ from ._tensor_str import set_printoptions
 from . import overrides
 from .overrides import _assert  # noqa: F401
 from ._layout import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
+from ._layout import jagged  # torch.nested's layout
 from .storage import UntypedStorage
 from . import sparse
 from . import special
@@ -218,7 +219,8 @@ def _lazy(name):
 def __getattr__(name):
     if name in ("nn", "optim", "utils", "amp", "backends", "serialization", "cuda", "examples",
                 "accelerator", "distributed", "onnx", "export", "jit", "fx", "_dynamo", "compiler", "_inductor",
-                "_functorch", "_logging", "distributions", "types", "func", "library", "cpu", "futures"):
+                "_functorch", "_logging", "distributions", "types", "func", "library", "cpu", "futures",
+                "profiler", "hub", "multiprocessing", "nested", "testing"):
         mod = _lazy(name)
         globals()[name] = mod
         return mod

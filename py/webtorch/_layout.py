@@ -34,6 +34,7 @@ sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
 sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
+jagged = layout("jagged")  # torch.nested's jagged layout
 
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")

@@ -13,6 +13,7 @@ from ._device import as_device
 from ._geometry import contiguous_strides
 from ._legacy import type_target
 from ._settings import is_warn_always_enabled
+from ._shared_memory import block_of, move_to_shared
 from ._tensor import Size, Storage, Tensor
 from .accelerator import is_available as _accelerator_available
 from .ops import _creation, _prims
@@ -184,10 +185,11 @@ class TypedStorage:
         return memo.setdefault(id(self), self.clone())
 
     def is_shared(self):
-        return self._st in _shared
+        return self._st in _shared or block_of(self._st) is not None
 
     def share_memory_(self):
         _shared.add(self._st)
+        move_to_shared(self._st)
         return self
 
     def is_pinned(self, device="cuda"):
@@ -339,13 +341,15 @@ def new(self, *args, device=None):
 
 
 def share_memory_(self):
-    """Tensor.share_memory_(): one process here, so memory is already visible to it: marks the storage shared."""
+    """Tensor.share_memory_(): a numpy-backed cpu storage moves into shared memory (torch.multiprocessing passes it
+    to child processes by reference, _shared_memory.py); elsewhere the storage is marked shared."""
     _shared.add(self._storage)
+    move_to_shared(self._storage)
     return self
 
 
 def is_shared(self):
-    return self._storage in _shared
+    return self._storage in _shared or block_of(self._storage) is not None
 
 
 def _pin(t):

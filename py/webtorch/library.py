@@ -2,18 +2,24 @@
 `register_kernel`, `register_autograd`. An op runs its Python function (the one `register_kernel` gave for the
 first tensor argument's device type, else the default); it is opaque to autograd, as PyTorch's custom ops are,
 unless `register_autograd` gave it a backward (then it is one graph node, an autograd.Function). It is reachable
-as `torch.ops.<namespace>.<name>`. The C++-schema API (`Library`, `define`, `impl`) raises NotImplementedError."""
+as `torch.ops.<namespace>.<name>`. `register_autocast` casts its floating inputs under autocast, and
+`register_torch_dispatch` routes calls with a given tensor subclass to a rule. `register_vmap` keeps a rule that
+webtorch's vmap does not need (it runs a custom op per sample). `triton_op` defines an op as `custom_op` does;
+Triton kernels themselves (`wrap_triton`) need CUDA. The C++-schema API (`Library`, `define`, `impl`) raises
+NotImplementedError."""
 import functools
 import inspect
 import warnings
 
 from ._tensor import Tensor
+from .amp import autocast_mode
 from .autograd import grad_mode
 from .autograd.function import Function
 from .ops.registry import CUSTOM_OPS
 
 __all__ = ["custom_op", "register_fake", "register_kernel", "register_autograd", "Library", "define", "impl",
-           "get_ctx", "infer_schema", "impl_abstract"]
+           "get_ctx", "infer_schema", "impl_abstract", "fallthrough_kernel", "register_autocast",
+           "register_torch_dispatch", "register_vmap", "triton_op", "wrap_triton"]
 
 
 class _Apply(Function):
@@ -35,7 +41,8 @@ class CustomOpDef:
     def __init__(self, qualname, fn, device_types):
         self._qualname, self._init_fn = qualname, fn
         self._kernels = {d: fn for d in ([device_types] if isinstance(device_types, str) else device_types or ())}
-        self._fake = self._backward = self._setup_context = None
+        self._fake = self._backward = self._setup_context = self._vmap = None
+        self._autocast, self._dispatch_rules = {}, {}
         self._signature = inspect.signature(fn)
         functools.update_wrapper(self, fn)
 
@@ -64,10 +71,32 @@ class CustomOpDef:
         with grad_mode.no_grad():
             return fn(*args, **kwargs)
 
+    def register_vmap(self, func=None):
+        def put(f):
+            self._vmap = f
+            return f
+        return put if func is None else put(func)
+
+    def register_torch_dispatch(self, torch_dispatch_class, func=None):
+        def put(f):
+            self._dispatch_rules[torch_dispatch_class] = f
+            return f
+        return put if func is None else put(func)
+
+    def _autocast_args(self, args):
+        device = next((a.device.type for a in args if isinstance(a, Tensor)), "cpu")
+        dtype = self._autocast.get(device)
+        if dtype is None or not autocast_mode.is_autocast_enabled(device):
+            return args
+        return tuple(a.to(dtype) if isinstance(a, Tensor) and a.dtype.is_floating_point else a for a in args)
+
     def __call__(self, *args, **kwargs):
         bound = self._signature.bind(*args, **kwargs)  # as the schema does: every argument but keyword-only ones
         bound.apply_defaults()  # positional (setup_context's `inputs`)
-        args, kwargs = bound.args, bound.kwargs
+        args, kwargs = self._autocast_args(bound.args), bound.kwargs
+        for cls, rule in self._dispatch_rules.items():
+            if any(isinstance(a, cls) for a in args):
+                return rule(cls, self, tuple({type(a) for a in args if isinstance(a, Tensor)}), args, kwargs)
         if self._backward is None:
             return self._run(args, kwargs)
         return _Apply.apply(self, kwargs, *args)
@@ -102,6 +131,34 @@ def register_kernel(op, device_types, func=None, /, *, lib=None):
 
 def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     _op(op).register_autograd(backward, setup_context=setup_context)
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """Under autocast on device_type, the op's floating tensor inputs are cast to cast_inputs first."""
+    _op(op)._autocast[device_type] = cast_inputs
+
+
+def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
+    """Calls of op with an argument of torch_dispatch_class run func(cls, op, types, args, kwargs) instead."""
+    return _op(op).register_torch_dispatch(torch_dispatch_class, func)
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    return _op(op).register_vmap(func)
+
+
+def triton_op(name, fn=None, /, *, mutates_args, schema=None):
+    """An op whose body launches Triton kernels: defined as custom_op defines it."""
+    return custom_op(name, fn, mutates_args=mutates_args, schema=schema)
+
+
+def wrap_triton(triton_kernel, /):
+    raise RuntimeError("wrap_triton: Triton kernels compile for CUDA/ROCm GPUs, which webtorch does not have")
+
+
+def fallthrough_kernel():
+    """A dummy kernel: a dispatch key registered with it falls through (never called)."""
+    raise NotImplementedError("fallthrough_kernel() should never be called.")
 
 
 def get_ctx():

@@ -21,7 +21,7 @@ from .ops._common import composite_node, name_of
 from .ops._creation import tensor as _tensor, zeros as _zeros
 from .ops.shape import cat
 
-__all__ = ["mm", "sum", "addmm", "softmax", "log_softmax", "check_sparse_tensor_invariants"]
+__all__ = ["mm", "sum", "addmm", "softmax", "log_softmax", "check_sparse_tensor_invariants", "as_sparse_gradcheck"]
 
 int64 = _dtype.int64
 
@@ -566,3 +566,24 @@ def spmm(input, mat2):
 _OPS = {"mm": _mm, "spmm": _mm, "matmul": _matmul, "mul": _mul, "sum": _red_sum, "add": _add, "sub": _sub,
         "add_": _add_, "div": _div, "divide": _div, "true_divide": _div}
 
+
+
+def as_sparse_gradcheck(gradcheck):
+    """gradcheck extended to sparse COO inputs and outputs: a sparse input is checked through its values (its
+    indices fixed), a sparse output through its dense form; gradcheck itself sees strided tensors only."""
+    def gradcheck_with_sparse_support(func, inputs, **kwargs):
+        kwargs.pop("masked", None)
+        inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+        sparse = [isinstance(a, SparseTensor) and a.requires_grad for a in inputs]
+        coalesced = [a.coalesce().detach() if s else a for a, s in zip(inputs, sparse)]
+
+        def dense_func(*args):
+            rebuilt = [sparse_coo_tensor(c._sp_indices, v, c.shape) if s else v
+                       for c, v, s in zip(coalesced, args, sparse)]
+            out = func(*rebuilt)
+            outs = out if isinstance(out, (list, tuple)) else (out,)
+            return tuple(o.to_dense() if isinstance(o, SparseTensor) else o for o in outs)
+
+        flat = [c._sp_values.requires_grad_() if s else c for c, s in zip(coalesced, sparse)]
+        return gradcheck(dense_func, tuple(flat), **kwargs)
+    return gradcheck_with_sparse_support

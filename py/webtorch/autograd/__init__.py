@@ -1,4 +1,6 @@
 """torch.autograd: backward, grad, Function, grad modes, gradcheck."""
+import importlib
+
 from . import (
     forward_ad,  # noqa: F401
     functional,  # noqa: F401
@@ -18,3 +20,10 @@ from .grad_mode import (
 from .gradcheck import gradcheck, gradgradcheck
 from .graph import Node
 from .variable import Variable, enforce_grad_layout_policy, set_multithreading_enabled, variable
+
+
+def __getattr__(name):
+    """torch.autograd.profiler and profiler_util load on first use (they sit on torch function modes)."""
+    if name in ("profiler", "profiler_util"):
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module 'webtorch.autograd' has no attribute '{name}'")

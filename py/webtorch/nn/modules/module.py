@@ -720,7 +720,8 @@ class Module:
         zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
-        return self
+        """Move the parameters and buffers to shared memory (see Tensor.share_memory_)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ---- printing ---------------------------------------------------------------------
     def _get_name(self):
