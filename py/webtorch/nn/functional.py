@@ -66,6 +66,9 @@ from ._functional._util import _ntuple, _single  # noqa: F401
 from ._functional.activation import gumbel_softmax, log_softmax, softmax, softmin
 from ._functional.attention import (  # noqa: F401
     _canonical_mask,
+    _in_projection,
+    _in_projection_packed,
+    _mha_shape_check,
     _none_or_dtype,
     multi_head_attention_forward,
     scaled_dot_product_attention,
@@ -119,7 +122,9 @@ from ._functional.loss import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
-from ._functional.normalization import (
+from ._functional.normalization import (  # noqa: F401
+    _verify_batch_size,
+    _verify_spatial_size,
     batch_norm,
     group_norm,
     instance_norm,

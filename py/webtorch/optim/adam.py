@@ -1,4 +1,4 @@
-"""Adam and AdamW (decoupled weight decay), as torch.optim.Adam / AdamW."""
+"""Adam, as torch.optim.Adam."""
 from .._tensor import Tensor
 from ..ops import _creation
 from . import functional as F
@@ -41,16 +41,3 @@ class Adam(Optimizer):
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = _creation.zeros_like(p)
             F.adam(p, p.grad, state, **kw)
-
-
-class AdamW(Adam):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-                         capturable=capturable, differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for g in self.param_groups:
-            g["decoupled_weight_decay"] = True

@@ -3,7 +3,7 @@
 in memory)."""
 from ... import _dtype
 from ...ops import _creation
-from ._collate import default_collate, default_convert
+from ._utils.collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 

@@ -1,0 +1,300 @@
+"""PyTorch's submodule import paths (issue #22): programs import names from torch.nn.modules.conv,
+torch.nn.modules.utils, torch.utils.data._utils.collate, torch.optim.adamw, ... not only from the top-level
+namespaces. Each path below exists in webtorch with the names PyTorch defines there, the classes are the ones
+webtorch exposes at the top level, and the helpers behave as PyTorch's."""
+import collections
+import importlib
+import warnings
+
+import pytest
+import torch
+
+import webtorch as wt
+
+# module path -> names PyTorch defines there that programs import (each checked against PyTorch too)
+PATHS = {
+    "nn.modules.utils": ["_single", "_pair", "_triple", "_quadruple", "_ntuple", "_reverse_repeat_tuple",
+                         "_list_with_default", "consume_prefix_in_state_dict_if_present"],
+    "nn.modules.batchnorm": ["_NormBase", "_BatchNorm", "_LazyNormBase", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+                             "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"],
+    "nn.modules.instancenorm": ["_InstanceNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+                                "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"],
+    "nn.modules.conv": ["_ConvNd", "_ConvTransposeNd", "_ConvTransposeMixin", "_LazyConvXdMixin", "Conv1d", "Conv2d",
+                        "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d",
+                        "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"],
+    "nn.modules.linear": ["Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"],
+    "nn.modules.lazy": ["LazyModuleMixin"],
+    "nn.modules.padding": ["_ReflectionPadNd", "_ReplicationPadNd", "_CircularPadNd", "_ConstantPadNd",
+                           "ReflectionPad2d", "ReplicationPad1d", "CircularPad3d", "ZeroPad2d"],
+    "nn.modules.rnn": ["apply_permutation", "_apply_permutation", "RNNBase", "LSTM"],
+    "nn._reduction": ["get_enum", "legacy_get_string", "legacy_get_enum"],
+    "nn.common_types": ["_size_1_t", "_size_2_t", "_size_3_t", "_size_any_t", "_ratio_2_t", "_maybe_indices_t"],
+    "nn.init": ["_no_grad_uniform_", "_no_grad_normal_", "_no_grad_trunc_normal_", "_no_grad_fill_",
+                "_no_grad_zero_"],
+    "nn.functional": ["_in_projection", "_in_projection_packed", "_canonical_mask", "_none_or_dtype",
+                      "_mha_shape_check", "_verify_batch_size", "_verify_spatial_size"],
+    "nn.utils.clip_grad": ["_get_total_norm", "_clip_grads_with_norm_", "clip_grad_norm_"],
+    "nn.utils.rnn": ["bind", "PackedSequence", "pad_sequence"],
+    "utils.data._utils.collate": ["collate", "default_collate", "default_convert", "default_collate_fn_map",
+                                  "collate_tensor_fn", "collate_float_fn", "collate_int_fn", "collate_str_fn",
+                                  "collate_numpy_array_fn", "collate_numpy_scalar_fn", "default_collate_err_msg_format",
+                                  "np_str_obj_array_pattern"],
+    "utils.data.backward_compatibility": ["worker_init_fn"],
+    "optim.adam": ["Adam"],
+    "optim.adamw": ["AdamW"],
+    "optim.radam": ["RAdam"],
+    "optim.nadam": ["NAdam"],
+    "optim._adafactor": ["Adafactor"],
+    "optim._muon": ["Muon"],
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_path_has_pytorchs_names(path):
+    tmod = importlib.import_module("torch." + path)
+    wmod = importlib.import_module("webtorch." + path)
+    for name in PATHS[path]:
+        assert hasattr(tmod, name), f"torch.{path}.{name} (the test's list is wrong)"
+        assert hasattr(wmod, name), f"webtorch.{path}.{name} missing"
+
+
+# classes a program reaches by a submodule path are the very classes webtorch exposes at the top level
+SAME = [("nn.modules.conv", "nn", "LazyConv2d"), ("nn.modules.conv", "nn", "Conv2d"),
+        ("nn.modules.conv", "nn", "LazyConvTranspose3d"), ("nn.modules.linear", "nn", "LazyLinear"),
+        ("nn.modules.batchnorm", "nn", "LazyBatchNorm1d"), ("nn.modules.batchnorm", "nn", "BatchNorm2d"),
+        ("nn.modules.instancenorm", "nn", "InstanceNorm2d"), ("nn.modules.instancenorm", "nn", "LazyInstanceNorm3d"),
+        ("nn.modules.padding", "nn", "ReflectionPad2d"), ("optim.adamw", "optim", "AdamW"),
+        ("optim.radam", "optim", "RAdam"), ("optim._adafactor", "optim", "Adafactor"), ("optim._muon", "optim", "Muon"),
+        ("utils.data._utils.collate", "utils.data", "default_collate"),
+        ("utils.data._utils.collate", "utils.data", "default_convert")]
+
+
+@pytest.mark.parametrize("path,top,name", SAME)
+def test_same_object_as_top_level(path, top, name):
+    obj = getattr(importlib.import_module("webtorch." + path), name)
+    assert obj is getattr(importlib.import_module("webtorch." + top), name)
+    tobj = getattr(importlib.import_module("torch." + path), name)
+    assert tobj is getattr(importlib.import_module("torch." + top), name)
+    if isinstance(obj, type) and tobj.__module__.startswith("torch.nn.modules"):
+        assert obj.__module__ == "webtorch" + tobj.__module__[len("torch"):]
+
+
+@pytest.mark.parametrize("path,name,base", [
+    ("nn.modules.instancenorm", "InstanceNorm2d", "_InstanceNorm"), ("nn.modules.batchnorm", "BatchNorm1d", "_BatchNorm"),
+    ("nn.modules.padding", "ReflectionPad1d", "_ReflectionPadNd"), ("nn.modules.padding", "CircularPad2d", "_CircularPadNd"),
+    ("nn.modules.padding", "ReplicationPad3d", "_ReplicationPadNd"), ("nn.modules.conv", "LazyConv1d", "_LazyConvXdMixin"),
+    ("nn.modules.batchnorm", "LazyBatchNorm2d", "_LazyNormBase")])
+def test_private_bases(path, name, base):
+    """isinstance(m, _InstanceNorm) and the like, as programs test them."""
+    for lib in (torch, wt):
+        mod = importlib.import_module(lib.__name__ + "." + path)
+        assert issubclass(getattr(mod, name), getattr(mod, base))
+
+
+def test_lazy_becomes_its_class():
+    m = wt.nn.modules.conv.LazyConv2d(4, 3)
+    m(wt.randn(1, 2, 5, 5))
+    assert type(m) is wt.nn.modules.conv.Conv2d and m.weight.shape == (4, 2, 3, 3)
+    n = wt.nn.modules.instancenorm.LazyInstanceNorm1d(affine=True)
+    n(wt.randn(2, 3, 4))
+    assert type(n) is wt.nn.InstanceNorm1d and n.weight.shape == (3,)
+
+
+@pytest.mark.parametrize("fn,arg", [("_single", 3), ("_pair", 3), ("_pair", (1, 2)), ("_triple", [1, 2, 3]),
+                                    ("_quadruple", 0), ("_pair", "ab")])
+def test_ntuple(fn, arg):
+    t, w = torch.nn.modules.utils, wt.nn.modules.utils
+    assert getattr(w, fn)(arg) == getattr(t, fn)(arg)
+    assert getattr(w, fn).__name__ == getattr(t, fn).__name__
+
+
+def test_module_utils_helpers():
+    t, w = torch.nn.modules.utils, wt.nn.modules.utils
+    assert w._reverse_repeat_tuple((1, 2, 3), 2) == t._reverse_repeat_tuple((1, 2, 3), 2)
+    assert w._ntuple(3, "x")(5) == t._ntuple(3, "x")(5)
+    assert w._list_with_default([None, 4], [2, 3, 5, 6]) == t._list_with_default([None, 4], [2, 3, 5, 6])
+    assert w._list_with_default(7, [1]) == 7
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        w._list_with_default([1, 2], [1, 2])
+
+    def state(lib):
+        sd = collections.OrderedDict([("module.a", 1), ("module.b.c", 2), ("d", 3)])
+        sd._metadata = collections.OrderedDict([("", {}), ("module", {}), ("module.b", {}), ("d", {})])
+        lib.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, "module.")
+        return list(sd.items()), list(sd._metadata)
+    assert state(wt) == state(torch)
+
+
+@pytest.mark.parametrize("args", [("none",), ("mean",), ("sum",), ("elementwise_mean",), ("bogus",)])
+def test_reduction_get_enum(args):
+    def run(lib):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                r = lib.nn._reduction.get_enum(*args)
+            except ValueError as e:
+                r = ("ValueError", str(e))
+        return r, [str(x.message) for x in w]
+    assert run(wt) == run(torch)
+
+
+@pytest.mark.parametrize("size_average,reduce", [(None, None), (True, False), (False, True), (False, None)])
+def test_reduction_legacy(size_average, reduce):
+    def run(lib):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = (lib.nn._reduction.legacy_get_string(size_average, reduce),
+                 lib.nn._reduction.legacy_get_enum(size_average, reduce, emit_warning=False))
+        return r, [(x.category, str(x.message)) for x in w]
+    assert run(wt) == run(torch)
+
+
+def _collated(lib, batch, **kw):
+    """collate's result as plain Python (tensors as (dtype name, values))."""
+    def plain(x):
+        if isinstance(x, lib.Tensor):
+            return (str(x.dtype).split(".")[-1], x.tolist())
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return type(x).__name__, [plain(v) for v in x]
+        return x
+    return plain(lib.utils.data._utils.collate.collate(batch, **kw))
+
+
+class _Point:
+    def __init__(self, x):
+        self.x = x
+
+
+def test_collate_fn_map():
+    """collate with a custom map, and default_collate_fn_map extended in place (PyTorch's documented recipe)."""
+    def batch(lib):
+        return [{"a": lib.tensor([1.0, 2.0]), "b": (1, 2.5, "s"), "p": _Point(i)} for i in range(3)]
+
+    def point_fn(batch, *, collate_fn_map=None):
+        return [p.x for p in batch]
+    for lib in (torch, wt):
+        c = lib.utils.data._utils.collate
+        assert c.default_collate_fn_map[int] is c.collate_int_fn
+    results = []
+    for lib in (torch, wt):
+        c = lib.utils.data._utils.collate
+        custom = {**c.default_collate_fn_map, _Point: point_fn}
+        results.append(_collated(lib, batch(lib), collate_fn_map=custom))
+        c.default_collate_fn_map[_Point] = point_fn
+        try:
+            results.append(_collated(lib, batch(lib), collate_fn_map=c.default_collate_fn_map))
+            assert lib.utils.data.default_collate(batch(lib))["p"] == [0, 1, 2]
+        finally:
+            del c.default_collate_fn_map[_Point]
+        with pytest.raises(TypeError, match="default_collate: batch must contain"):
+            lib.utils.data.default_collate(batch(lib))
+    assert results[:2] == results[2:]
+
+
+def test_collate_without_map_and_errors():
+    for lib in (torch, wt):
+        c = lib.utils.data._utils.collate
+        with pytest.raises(TypeError, match="found <class 'int'>"):
+            c.collate([1, 2])
+        with pytest.raises(RuntimeError, match="each element in list of batch should be of equal size"):
+            c.default_collate([[1, 2], [3]])
+    assert _collated(wt, [[1, 2], [3, 4]], collate_fn_map={int: lambda b, **k: sum(b)}) == \
+        _collated(torch, [[1, 2], [3, 4]], collate_fn_map={int: lambda b, **k: sum(b)})
+
+
+def test_backward_compatibility_worker_init_fn():
+    for lib in (torch, wt):
+        with pytest.warns(FutureWarning, match="backward_compatibility.worker_init_fn"):
+            assert lib.utils.data.backward_compatibility.worker_init_fn(0) is None
+
+
+def test_in_projection(device):
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 6), torch.randn(2, 5, 7)
+    ws = [torch.randn(4, 4, requires_grad=True), torch.randn(4, 6, requires_grad=True),
+          torch.randn(4, 7, requires_grad=True)]
+    bs = [torch.randn(4, requires_grad=True) for _ in range(3)]
+    wq, wk, wv = (wt.tensor(t.tolist(), device=device) for t in (q, k, v))
+    wws = [wt.tensor(t.tolist(), device=device, requires_grad=True) for t in ws]
+    wbs = [wt.tensor(t.tolist(), device=device, requires_grad=True) for t in bs]
+    out = torch.nn.functional._in_projection(q, k, v, *ws, *bs)
+    wout = wt.nn.functional._in_projection(wq, wk, wv, *wws, *wbs)
+    sum(o.sum() for o in out).backward()
+    sum(o.sum() for o in wout).backward()
+    for a, b in zip(wout + tuple(wws), out + tuple(ws)):
+        assert torch.allclose(torch.tensor(a.tolist()), b, atol=1e-5)
+    for a, b in zip(wws, ws):
+        assert torch.allclose(torch.tensor(a.grad.tolist()), b.grad, atol=1e-5)
+    for lib, args in ((torch, (q, k, v, ws[1], ws[1], ws[2])), (wt, (wq, wk, wv, wws[1], wws[1], wws[2]))):
+        with pytest.raises(AssertionError, match=r"expecting query weights shape of \(4, 4\), but got"):
+            lib.nn.functional._in_projection(*args)
+
+
+@pytest.mark.parametrize("fn,size", [("_verify_batch_size", [1, 3]), ("_verify_batch_size", [1, 3, 1, 1]),
+                                     ("_verify_batch_size", [2, 3]), ("_verify_spatial_size", [2, 3, 1]),
+                                     ("_verify_spatial_size", [2, 3, 2])])
+def test_verify_sizes(fn, size):
+    def run(lib):
+        try:
+            return getattr(lib.nn.functional, fn)(lib.Size(size))
+        except ValueError as e:
+            return str(e)
+    assert run(wt) == run(torch)
+
+
+def test_instance_norm_one_spatial_element():
+    for lib in (torch, wt):
+        with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+            lib.nn.InstanceNorm1d(3)(lib.ones(2, 3, 1))
+
+
+@pytest.mark.parametrize("name,args", [("_no_grad_uniform_", (-1.0, 2.0)), ("_no_grad_normal_", (0.5, 2.0)),
+                                       ("_no_grad_trunc_normal_", (0.0, 1.0, -1.0, 1.0)), ("_no_grad_fill_", (3.0,)),
+                                       ("_no_grad_zero_", ())])
+def test_init_no_grad(name, args):
+    """PyTorch's private initializers: in place, outside autograd, PyTorch's numbers from its seed on cpu."""
+    out = []
+    for lib in (torch, wt):
+        lib.manual_seed(3)
+        p = lib.nn.Parameter(lib.empty(4, 5))
+        r = getattr(lib.nn.init, name)(p, *args)
+        assert r is p and p.grad_fn is None
+        out.append(p.tolist())
+    assert torch.allclose(torch.tensor(out[1]), torch.tensor(out[0]))
+
+
+def test_clip_grad_private_halves():
+    grads = []
+    for lib in (torch, wt):
+        lib.manual_seed(0)
+        ps = [lib.nn.Parameter(lib.ones(3) * (i + 1)) for i in range(2)]
+        for p in ps:
+            p.grad = p.detach() * 2
+        cg = lib.nn.utils.clip_grad
+        total = cg._get_total_norm([p.grad for p in ps], 2.0)
+        cg._clip_grads_with_norm_(ps, 1.0, total)
+        grads.append([total.item()] + [p.grad.tolist() for p in ps])
+    assert torch.allclose(torch.tensor(grads[1][0]), torch.tensor(grads[0][0]))
+    assert torch.allclose(torch.tensor(grads[1][1:]), torch.tensor(grads[0][1:]))
+
+
+def test_rnn_bind_and_apply_permutation():
+    for lib in (torch, wt):
+        assert lib.nn.utils.rnn.bind(None, abs) is None and lib.nn.utils.rnn.bind(-2, abs) == 2
+    x = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    perm = [2, 0, 1]
+    out = []
+    for lib in (torch, wt):
+        with pytest.warns(FutureWarning, match="`apply_permutation` is deprecated"):
+            out.append(lib.nn.modules.rnn.apply_permutation(lib.tensor(x), lib.tensor(perm)).tolist())
+    assert out[0] == out[1]
+
+
+def test_conv_transpose_mixin_deprecated():
+    for lib in (torch, wt):
+        class Up(lib.nn.modules.conv._ConvTransposeMixin):
+            pass
+        with pytest.warns(FutureWarning, match="_ConvTransposeMixin` is a deprecated internal class"):
+            Up(2, 2, (3,), (1,), (0,), (1,), True, (0,), 1, True, "zeros")
