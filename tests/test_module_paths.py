@@ -80,9 +80,12 @@ def test_same_object_as_top_level(path, top, name):
 
 
 @pytest.mark.parametrize("path,name,base", [
-    ("nn.modules.instancenorm", "InstanceNorm2d", "_InstanceNorm"), ("nn.modules.batchnorm", "BatchNorm1d", "_BatchNorm"),
-    ("nn.modules.padding", "ReflectionPad1d", "_ReflectionPadNd"), ("nn.modules.padding", "CircularPad2d", "_CircularPadNd"),
-    ("nn.modules.padding", "ReplicationPad3d", "_ReplicationPadNd"), ("nn.modules.conv", "LazyConv1d", "_LazyConvXdMixin"),
+    ("nn.modules.instancenorm", "InstanceNorm2d", "_InstanceNorm"),
+    ("nn.modules.batchnorm", "BatchNorm1d", "_BatchNorm"),
+    ("nn.modules.padding", "ReflectionPad1d", "_ReflectionPadNd"),
+    ("nn.modules.padding", "CircularPad2d", "_CircularPadNd"),
+    ("nn.modules.padding", "ReplicationPad3d", "_ReplicationPadNd"),
+    ("nn.modules.conv", "LazyConv1d", "_LazyConvXdMixin"),
     ("nn.modules.batchnorm", "LazyBatchNorm2d", "_LazyNormBase")])
 def test_private_bases(path, name, base):
     """isinstance(m, _InstanceNorm) and the like, as programs test them."""
