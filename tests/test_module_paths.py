@@ -301,3 +301,233 @@ def test_conv_transpose_mixin_deprecated():
             pass
         with pytest.warns(FutureWarning, match="_ConvTransposeMixin` is a deprecated internal class"):
             Up(2, 2, (3,), (1,), (0,), (1,), True, (0,), 1, True, "zeros")
+
+
+# ---- global module hooks (torch.nn.modules.module) ----------------------------------------------------------
+def _module_hooks_log(lib):
+    mm = importlib.import_module(lib.__name__ + ".nn.modules.module")
+    lib.manual_seed(0)
+    log = []
+    m = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Tanh())
+    x = lib.randn(4, 3, requires_grad=True)
+    hs = [mm.register_module_full_backward_pre_hook(
+              lambda mod, go: log.append(("pre", type(mod).__name__, [tuple(g.shape) for g in go]))),
+          mm.register_module_full_backward_hook(
+              lambda mod, gi, go: log.append(("full", type(mod).__name__, [round(g.sum().item(), 4) for g in gi])))]
+    m[1].register_full_backward_hook(lambda mod, gi, go: log.append(("own", type(mod).__name__)))
+    m(x).sum().backward()
+    for h in hs:
+        h.remove()
+    m(x).sum().backward()  # removed: only the module's own hook
+    mm.register_module_full_backward_hook(lambda *a: None).remove()
+    with pytest.raises(RuntimeError) as e:
+        mm.register_module_backward_hook(lambda *a: None)
+    log.append(str(e.value))
+    return log
+
+
+def test_global_full_backward_hooks():
+    assert _module_hooks_log(wt) == _module_hooks_log(torch)
+
+
+def _non_full_log(lib):
+    log = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        lib.manual_seed(0)
+        m = lib.nn.Linear(3, 2)
+        x = lib.randn(4, 3, requires_grad=True)
+        h = m.register_backward_hook(lambda mod, gi, go: log.append(
+            ("non-full", [None if g is None else tuple(g.shape) for g in gi], [tuple(g.shape) for g in go])))
+        m(x).sum().backward()
+        h.remove()
+        m(x).sum().backward()
+        log.append([(v.category, str(v.message)) for v in w])
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
+        m.register_full_backward_hook(lambda *a: None)
+    return log
+
+
+def test_non_full_backward_hook():
+    """Module.register_backward_hook (deprecated): on the output's grad_fn, its grad_inputs, PyTorch's warning."""
+    assert _non_full_log(wt) == _non_full_log(torch)
+
+
+def _registration_log(lib):
+    mm = importlib.import_module(lib.__name__ + ".nn.modules.module")
+    log = []
+    hs = [mm.register_module_parameter_registration_hook(
+              lambda mod, n, p: log.append(("param", type(mod).__name__, n))),
+          mm.register_module_buffer_registration_hook(
+              lambda mod, n, b: log.append(("buffer", type(mod).__name__, n)) or (None if b is None else b + 1)),
+          mm.register_module_module_registration_hook(lambda mod, n, s: log.append(("module", type(mod).__name__, n)))]
+    try:
+        bn = lib.nn.BatchNorm1d(2)
+        log.append(bn.running_var.tolist())
+        seq = lib.nn.Sequential()
+        seq.add_module("a", lib.nn.ReLU())
+        seq.b = lib.nn.Identity()
+        seq.register_buffer("c", None)
+    finally:
+        for h in hs:
+            h.remove()
+    lib.nn.Linear(1, 1)
+    return log
+
+
+def test_registration_hooks():
+    assert _registration_log(wt) == _registration_log(torch)
+
+
+# ---- global optimizer hooks (torch.optim.optimizer) ---------------------------------------------------------
+def _optimizer_hooks_log(lib):
+    om = importlib.import_module(lib.__name__ + ".optim.optimizer")
+    log = []
+    p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+    opt = lib.optim.SGD([p], lr=0.5)
+    opt.register_step_pre_hook(lambda o, a, k: log.append("own pre"))
+    opt.register_step_post_hook(lambda o, a, k: log.append("own post"))
+    hs = [om.register_optimizer_step_pre_hook(lambda o, a, k: log.append(("global pre", type(o).__name__, len(a)))),
+          om.register_optimizer_step_post_hook(lambda o, a, k: log.append(("global post", type(o).__name__)))]
+    p.grad = lib.tensor([1.0, 1.0])
+    opt.step()
+    for h in hs:
+        h.remove()
+    opt.step()
+    log.append(p.tolist())
+    return log
+
+
+def test_optimizer_global_step_hooks():
+    assert _optimizer_hooks_log(wt) == _optimizer_hooks_log(torch)
+
+
+# ---- torch.autograd.graph, grad_mode, function ----------------------------------------------------------------
+def _multi_grad_log(lib):
+    g = importlib.import_module(lib.__name__ + ".autograd.graph")
+    log = []
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0], requires_grad=True)
+    c = lib.tensor([5.0], requires_grad=True)
+    h = g.register_multi_grad_hook((a, b, c), lambda gs: log.append(
+        ("all", [None if x is None else x.tolist() for x in gs])))
+    h2 = g.register_multi_grad_hook((a, b), lambda gr: log.append(("any", gr.tolist())), mode="any")
+    (a * 2).sum().backward()
+    (a.sum() * b * c).sum().backward()
+    (a * 3).sum().add(b.sum()).backward()
+    h.remove()
+    h2.remove()
+    a.sum().backward()
+    x = a * 3
+    e = g.get_gradient_edge(x)
+    log.append((type(e.node).__name__, e.output_nr, type(g.get_gradient_edge(a).node).__name__))
+    log.append([t.tolist() for t in lib.autograd.grad((x * 2).sum(), [e, a])])
+    log.append([t.tolist() for t in lib.autograd.grad((x * 3).sum(), e)])
+    with pytest.raises(RuntimeError, match="not possible to get the gradient edge for a Tensor that does not"):
+        g.get_gradient_edge(lib.ones(2))
+    with pytest.raises(ValueError, match=r"Expects mode to be one of \('all', 'any'\) but got bad"):
+        g.register_multi_grad_hook((a,), print, mode="bad")
+    return log
+
+
+def test_multi_grad_hook_and_gradient_edge():
+    assert _multi_grad_log(wt) == _multi_grad_log(torch)
+
+
+def test_grad_mode_switches_and_inplace_function():
+    for lib in (torch, wt):
+        gm = importlib.import_module(lib.__name__ + ".autograd.grad_mode")
+        assert gm.set_multithreading_enabled is lib.autograd.set_multithreading_enabled
+        with gm.set_multithreading_enabled(False), gm.enforce_grad_layout_policy(False):
+            x = lib.ones(2, requires_grad=True)
+            (x * 2).sum().backward()
+        fm = importlib.import_module(lib.__name__ + ".autograd.function")
+
+        class Double(fm.InplaceFunction):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # PyTorch's: a Function is not instantiated
+            assert type(Double) is fm.FunctionMeta and Double(inplace=True).inplace
+        x = lib.ones(2, requires_grad=True)
+        Double.apply(x).sum().backward()
+        assert x.grad.tolist() == [2.0, 2.0]
+
+
+# ---- the functional optimizers (torch.optim.adam.adam, ...) ----------------------------------------------------
+# name -> (state lists as (kind, ...) per parameter, hyperparameters); kinds: "z" zeros like p, "s" a 0-d step,
+# "n" None, "f" a 0-d float (value), "e" an empty list, "c" a constant like p (value)
+FUNCTIONAL = {
+    "sgd": ([("n",)], dict(weight_decay=0.1, momentum=0.9, lr=0.1, dampening=0.0, nesterov=True, maximize=False)),
+    "adam": ([("z",), ("z",), ("z",), ("s",)], dict(amsgrad=True, beta1=0.9, beta2=0.99, lr=0.01, weight_decay=0.1,
+                                                 eps=1e-8, maximize=False)),
+    "adamw": ([("z",), ("z",), ("e",), ("s",)], dict(amsgrad=False, beta1=0.8, beta2=0.9, lr=0.05, weight_decay=0.1,
+                                                  eps=1e-8, maximize=True)),
+    "rmsprop": ([("z",), ("z",), ("z",), ("s",)], dict(lr=0.01, alpha=0.9, eps=1e-8, weight_decay=0.0, momentum=0.5,
+                                                    centered=True)),
+    "adagrad": ([("z",), ("s",)], dict(lr=0.1, weight_decay=0.0, lr_decay=0.01, eps=1e-10, maximize=False)),
+    "adadelta": ([("z",), ("z",), ("s",)], dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.01, maximize=False)),
+    "adamax": ([("z",), ("z",), ("s",)], dict(eps=1e-8, beta1=0.9, beta2=0.999, lr=0.02, weight_decay=0.0)),
+    "nadam": ([("z",), ("z",), ("f", 1.0), ("s",)], dict(beta1=0.9, beta2=0.999, lr=0.01, weight_decay=0.0,
+                                                      momentum_decay=4e-3, eps=1e-8)),
+    "radam": ([("z",), ("z",), ("s",)], dict(beta1=0.9, beta2=0.999, lr=0.01, weight_decay=0.0, eps=1e-8)),
+    "asgd": ([("z",), ("f", 1.0), ("f", 0.01), ("s",)], dict(lambd=1e-4, lr=0.01, t0=1e6, alpha=0.75,
+                                                          weight_decay=0.0)),
+    "rprop": ([("z",), ("c", 0.01), ("s",)], dict(step_size_min=1e-6, step_size_max=50, etaminus=0.5, etaplus=1.2)),
+}
+
+
+def _state(lib, kind, dev, capturable):
+    on = dev if capturable else None  # PyTorch's 0-d states live on the cpu unless capturable
+    if kind[0] == "z":
+        return [lib.zeros(3, device=dev)]
+    if kind[0] == "c":
+        return [lib.full((3,), kind[-1], device=dev)]
+    if kind[0] in "sf":
+        return [lib.tensor(kind[-1] if kind[0] == "f" else 0.0, device=on)]
+    return [None] if kind[0] == "n" else []
+
+
+def _functional_run(lib, name, dev, capturable=False):
+    kinds, hyper = FUNCTIONAL[name]
+    p = lib.tensor([1.0, -2.0, 0.5], device=dev)
+    states = [_state(lib, kind, dev, capturable) for kind in kinds]
+    fn = getattr(importlib.import_module(lib.__name__ + ".optim." + name), name)
+    extra = {"capturable": True} if capturable else {}
+    for g in ([0.5, -1.0, 2.0], [0.1, 0.3, -0.2], [-0.4, 0.0, 1.0]):
+        fn([p], [lib.tensor(g, device=dev)], *states, **extra, **hyper)
+    return [p.tolist()] + [[None if t is None else t.tolist() for t in s] for s in states]
+
+
+def _close(a, b):
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    return (a is None) == (b is None) and (a is None or abs(a - b) <= 1e-5 + 1e-5 * abs(b))
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONAL))
+def test_functional_optimizers(name):
+    assert _close(_functional_run(wt, name, "cpu"), _functional_run(torch, name, "cpu"))
+    gathered = importlib.import_module("webtorch.optim._functional")
+    assert getattr(gathered, name) is getattr(importlib.import_module("webtorch.optim." + name), name)
+
+
+@pytest.mark.parametrize("name", ["sgd", "adam", "rmsprop"])
+def test_functional_optimizers_on_devices(device, name):
+    assert _close(_functional_run(wt, name, device), _functional_run(torch, name, "cpu"))
+
+
+def test_functional_adam_capturable_and_class_step():
+    """capturable: the step counts on the device, same numbers; and the functional form is the class's step."""
+    assert _close(_functional_run(wt, "adam", "cpu", capturable=True), _functional_run(torch, "adam", "cpu"))
+    p = wt.nn.Parameter(wt.tensor([1.0, -2.0, 0.5]))
+    opt = wt.optim.Adam([p], lr=0.01, betas=(0.9, 0.99), weight_decay=0.1, amsgrad=True)
+    for g in ([0.5, -1.0, 2.0], [0.1, 0.3, -0.2], [-0.4, 0.0, 1.0]):
+        p.grad = wt.tensor(g)
+        opt.step()
+    assert p.tolist() == _functional_run(wt, "adam", "cpu")[0]

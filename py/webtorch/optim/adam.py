@@ -41,3 +41,14 @@ class Adam(Optimizer):
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = _creation.zeros_like(p)
             F.adam(p, p.grad, state, **kw)
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None, capturable=False,
+         differentiable=False, fused=None, grad_scale=None, found_inf=None, has_complex=False,
+         decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize):
+    """PyTorch's functional Adam: the states in their lists, updated in place."""
+    F.per_param(F.adam, params, grads, {"exp_avg": exp_avgs, "exp_avg_sq": exp_avg_sqs,
+                                        "max_exp_avg_sq": max_exp_avg_sqs, "step": state_steps},
+                capturable=capturable, grad_scale=grad_scale, found_inf=found_inf, lr=_to_scalar(lr),
+                beta1=_to_scalar(beta1), beta2=_to_scalar(beta2), eps=eps, weight_decay=weight_decay,
+                amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)

@@ -1,7 +1,7 @@
 """AdamW (Adam with decoupled weight decay), as torch.optim.AdamW."""
-from .adam import Adam
+from .adam import Adam, adam
 
-__all__ = ["AdamW"]
+__all__ = ["AdamW", "adamw"]
 
 
 class AdamW(Adam):
@@ -15,3 +15,12 @@ class AdamW(Adam):
         super().__setstate__(state)
         for g in self.param_groups:
             g["decoupled_weight_decay"] = True
+
+
+def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None, capturable=False,
+          differentiable=False, fused=None, grad_scale=None, found_inf=None, has_complex=False, *, amsgrad, beta1,
+          beta2, lr, weight_decay, eps, maximize):
+    """PyTorch's functional AdamW: adam with decoupled weight decay."""
+    adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach, capturable, differentiable,
+         fused, grad_scale, found_inf, has_complex, True, amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr,
+         weight_decay=weight_decay, eps=eps, maximize=maximize)

@@ -28,3 +28,14 @@ class NAdam(Optimizer):
                 _init_state(p, state, "exp_avg", "exp_avg_sq")
                 state["mu_product"] = 1.0
             F.nadam(p, p.grad, state, **kw)
+
+
+def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, decoupled_weight_decay=False, foreach=None,
+          capturable=False, differentiable=False, has_complex=False, maximize=False, *, beta1, beta2, lr,
+          weight_decay, momentum_decay, eps):
+    """PyTorch's functional NAdam: the states in their lists, updated in place."""
+    F.per_param(F.nadam, params, grads, {"exp_avg": exp_avgs, "exp_avg_sq": exp_avg_sqs, "mu_product": mu_products,
+                                         "step": state_steps},
+                capturable=capturable, lr=_to_scalar(lr), beta1=beta1, beta2=beta2, eps=eps,
+                weight_decay=weight_decay, momentum_decay=momentum_decay,
+                decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)

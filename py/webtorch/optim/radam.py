@@ -2,7 +2,7 @@
 from . import functional as F
 from .optimizer import Optimizer, _check_adam_args, _check_lr, _init_state, _to_scalar
 
-__all__ = ["RAdam"]
+__all__ = ["RAdam", "radam"]
 
 
 class RAdam(Optimizer):
@@ -24,3 +24,12 @@ class RAdam(Optimizer):
             if len(state) == 0:
                 _init_state(p, state, "exp_avg", "exp_avg_sq")
             F.radam(p, p.grad, state, **kw)
+
+
+def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_decay=False, foreach=None,
+          differentiable=False, capturable=False, has_complex=False, maximize=False, *, beta1, beta2, lr,
+          weight_decay, eps):
+    """PyTorch's functional RAdam: the states in their lists, updated in place."""
+    F.per_param(F.radam, params, grads, {"exp_avg": exp_avgs, "exp_avg_sq": exp_avg_sqs, "step": state_steps},
+                capturable=capturable, lr=_to_scalar(lr), beta1=beta1, beta2=beta2, eps=eps,
+                weight_decay=weight_decay, decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
