@@ -46,6 +46,20 @@ PATHS = {
     "optim.nadam": ["NAdam"],
     "optim._adafactor": ["Adafactor"],
     "optim._muon": ["Muon"],
+    "optim._functional": ["adam", "adamw", "sgd", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd",
+                          "rprop"],
+    "optim.optimizer": ["register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"],
+    "nn.modules.module": ["register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+                          "register_module_backward_hook", "register_module_buffer_registration_hook",
+                          "register_module_module_registration_hook", "register_module_parameter_registration_hook",
+                          "_WrappedHook"],
+    "nn.parallel": ["DistributedDataParallelCPU"],
+    "nn.utils.spectral_norm": ["SpectralNormStateDictHook", "SpectralNormLoadStateDictPreHook"],
+    "utils.data.dataloader": ["_DatasetKind", "_BaseDataLoaderIter", "_SingleProcessDataLoaderIter",
+                              "_MultiProcessingDataLoaderIter"],
+    "autograd.graph": ["GradientEdge", "get_gradient_edge", "register_multi_grad_hook"],
+    "autograd.grad_mode": ["set_multithreading_enabled", "enforce_grad_layout_policy"],
+    "autograd.function": ["InplaceFunction", "FunctionMeta"],
 }
 
 
@@ -531,3 +545,59 @@ def test_functional_adam_capturable_and_class_step():
         p.grad = wt.tensor(g)
         opt.step()
     assert p.tolist() == _functional_run(wt, "adam", "cpu")[0]
+
+
+# ---- DataLoader's iterators, spectral_norm's state-dict hooks, DistributedDataParallelCPU ---------------------
+def _loader_log(lib):
+    dl_mod = importlib.import_module(lib.__name__ + ".utils.data.dataloader")
+    lib.manual_seed(0)
+    dl = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(10.0)), batch_size=3, shuffle=True)
+    it = iter(dl)
+    first = next(it)[0].tolist()
+    rest = [b[0].tolist() for b in it]
+    return (type(it).__name__, isinstance(it, dl_mod._BaseDataLoaderIter), len(it), it._num_yielded, first, rest,
+            dl_mod._DatasetKind.Map, dl_mod._DatasetKind.Iterable, dl._dataset_kind,
+            type(iter(lib.utils.data.DataLoader([1, 2], num_workers=1))).__name__)
+
+
+def test_dataloader_iterators():
+    assert _loader_log(wt) == _loader_log(torch)
+
+
+def _spectral_norm_log(lib):
+    lib.manual_seed(0)
+    m = lib.nn.utils.spectral_norm(lib.nn.Linear(3, 4))
+    m(lib.randn(2, 3))
+    sd = m.state_dict()
+    old = {k: v.clone() for k, v in sd.items() if k != "weight_v"}  # a checkpoint from before weight_v
+    old["weight"] = m.weight.detach().clone()
+    m2 = lib.nn.utils.spectral_norm(lib.nn.Linear(3, 4))
+    result = str(m2.load_state_dict(old))
+    hooks = [type(h).__name__ for h in m._state_dict_hooks.values()]
+    return list(sd), dict(sd._metadata), m2.weight_v.tolist(), result, hooks
+
+
+def test_spectral_norm_state_dict_hooks():
+    got, want = _spectral_norm_log(wt), _spectral_norm_log(torch)
+    assert got[:2] == want[:2] and got[3:] == want[3:]
+    assert torch.allclose(torch.tensor(got[2]), torch.tensor(want[2]), atol=1e-5)
+
+
+def test_state_dict_post_hook():
+    for lib in (torch, wt):
+        m = lib.nn.Linear(2, 2)
+        seen = []
+        m.register_state_dict_post_hook(lambda mod, sd, prefix, meta, seen=seen: seen.append((prefix, sorted(sd))))
+        m.state_dict(prefix="x.")
+        assert seen == [("x.", ["x.bias", "x.weight"])]
+        m.register_state_dict_post_hook(lambda *a: {})
+        with pytest.raises(RuntimeError, match="state_dict post-hook must return None"):
+            m.state_dict()
+
+
+def test_distributed_data_parallel_cpu():
+    for lib in (torch, wt):
+        assert issubclass(lib.nn.parallel.DistributedDataParallelCPU, lib.nn.parallel.DistributedDataParallel)
+        with pytest.warns(FutureWarning, match="DistributedDataParallelCPU` is deprecated"):
+            with pytest.raises(ValueError, match="Default process group has not been initialized"):
+                lib.nn.parallel.DistributedDataParallelCPU(lib.nn.Linear(2, 2))

@@ -607,7 +607,23 @@ class Module:
         return _register_hook(self._load_state_dict_post_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook):
-        return _register_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self))
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs), the module
+        first where `with_module`."""
+        return _register_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self) if with_module else hook)
+
+    def _register_state_dict_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) -> a replacement state dict or None."""
+        return _register_hook(self._state_dict_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata), which must return None, after the module's entries."""
+        def post_hook(module, state_dict, prefix, local_metadata):
+            if hook(module, state_dict, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return self._register_state_dict_hook(post_hook)
 
     # ---- traversal ----------------------------------------------------------------------
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
