@@ -57,7 +57,9 @@ PATHS = {
     "nn.utils.spectral_norm": ["SpectralNormStateDictHook", "SpectralNormLoadStateDictPreHook"],
     "utils.data.dataloader": ["_DatasetKind", "_BaseDataLoaderIter", "_SingleProcessDataLoaderIter",
                               "_MultiProcessingDataLoaderIter"],
-    "autograd.graph": ["GradientEdge", "get_gradient_edge", "register_multi_grad_hook"],
+    "autograd.graph": ["GradientEdge", "get_gradient_edge", "register_multi_grad_hook",
+                       "allow_mutation_on_saved_tensors", "set_override_stale_capture_stream",
+                       "set_warn_on_accumulate_grad_stream_mismatch"],
     "autograd.grad_mode": ["set_multithreading_enabled", "enforce_grad_layout_policy"],
     "autograd.function": ["InplaceFunction", "FunctionMeta"],
 }
@@ -601,3 +603,28 @@ def test_distributed_data_parallel_cpu():
         with pytest.warns(FutureWarning, match="DistributedDataParallelCPU` is deprecated"):
             with pytest.raises(ValueError, match="Default process group has not been initialized"):
                 lib.nn.parallel.DistributedDataParallelCPU(lib.nn.Linear(2, 2))
+
+
+def _mutation_log(lib):
+    g = lib.autograd.graph
+    out = []
+    with g.allow_mutation_on_saved_tensors():
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = a.clone()
+        y = (b * b).sum()
+        b.mul_(2)  # modifies a tensor saved for backward: allowed, backward sees the saved value
+        y.backward()
+        out.append(a.grad.tolist())
+        with pytest.raises(RuntimeError, match="allow_mutation_on_saved_tensors contexts cannot be nested"):
+            with g.allow_mutation_on_saved_tensors():
+                pass
+    b = a.clone()
+    y = (b * b).sum()
+    b.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):  # outside it, PyTorch's error
+        y.backward()
+    return out
+
+
+def test_allow_mutation_on_saved_tensors():
+    assert _mutation_log(wt) == _mutation_log(torch)

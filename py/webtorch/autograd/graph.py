@@ -73,6 +73,48 @@ def disable_saved_tensors_hooks(error_message):
         _hooks_disabled[0] = previous
 
 
+class _AllowMutationOnSavedContext:
+    """What allow_mutation_on_saved_tensors yields (PyTorch keeps its bookkeeping of clones here)."""
+
+    def clear(self):
+        pass
+
+
+_mutation_allowed = [False]
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Inside it, a tensor saved for backward may be modified in place afterwards: backward uses the value it had
+    when saved. webtorch snapshots every tensor saved inside it (PyTorch copies only those later modified): the
+    same gradients, for more memory."""
+    if _mutation_allowed[0]:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+    _mutation_allowed[0] = True
+    try:
+        with saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):
+            yield ctx
+    finally:
+        ctx.clear()
+        _mutation_allowed[0] = False
+
+
+_stream_flags = {"override_stale_capture_stream": False, "warn_on_accumulate_grad_stream_mismatch": True}
+
+
+def set_override_stale_capture_stream(enabled):
+    """PyTorch's switch for CUDA graph capture meeting a stale stream; webtorch's engine records no streams, so it
+    is only kept."""
+    _stream_flags["override_stale_capture_stream"] = bool(enabled)
+
+
+def set_warn_on_accumulate_grad_stream_mismatch(enabled):
+    """PyTorch's switch for a warning when a gradient arrives on another stream than its AccumulateGrad's; webtorch's
+    engine records no streams, so it is only kept."""
+    _stream_flags["warn_on_accumulate_grad_stream_mismatch"] = bool(enabled)
+
+
 def increment_version(tensor):
     """Tell autograd that `tensor` (or each of an iterable of tensors) was written in place behind its back."""
     for t in (tensor,) if isinstance(tensor, _late.Tensor) else tensor:
