@@ -32,7 +32,8 @@ PATHS = {
     "nn.init": ["_no_grad_uniform_", "_no_grad_normal_", "_no_grad_trunc_normal_", "_no_grad_fill_",
                 "_no_grad_zero_"],
     "nn.functional": ["_in_projection", "_in_projection_packed", "_canonical_mask", "_none_or_dtype",
-                      "_mha_shape_check", "_verify_batch_size", "_verify_spatial_size"],
+                      "_mha_shape_check", "_verify_batch_size", "_verify_spatial_size", "_threshold",
+                      "_unpool_output_size"],
     "nn.utils.clip_grad": ["_get_total_norm", "_clip_grads_with_norm_", "clip_grad_norm_"],
     "nn.utils.rnn": ["bind", "PackedSequence", "pad_sequence"],
     "utils.data._utils.collate": ["collate", "default_collate", "default_convert", "default_collate_fn_map",
@@ -628,3 +629,12 @@ def _mutation_log(lib):
 
 def test_allow_mutation_on_saved_tensors():
     assert _mutation_log(wt) == _mutation_log(torch)
+
+
+def test_functional_private_aliases():
+    out = []
+    for lib in (torch, wt):
+        F = lib.nn.functional
+        out.append((F._threshold(lib.tensor([1.0, 3.0]), 2.0, -1.0).tolist(),
+                    list(F._unpool_output_size(lib.ones(1, 1, 2, 3), [2, 2], [2, 2], [0, 1], None))))
+    assert out[0] == out[1]

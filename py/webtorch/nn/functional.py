@@ -175,7 +175,7 @@ from ._functional.resampling import (
     upsample_nearest,
 )
 from ._functional.sparse import embedding, embedding_bag, one_hot
-from ._functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
+from ._functional.unpooling import _unpool_output_size, max_unpool1d, max_unpool2d, max_unpool3d  # noqa: F401
 from ._functional.vision import (  # noqa: F401
     GRID_SAMPLE_INTERPOLATION_MODES,
     GRID_SAMPLE_PADDING_MODES,
@@ -185,6 +185,8 @@ from ._functional.vision import (  # noqa: F401
 
 # PyTorch's F.celu_, F.selu_ and F.rrelu_ are torch.celu_, torch.selu_ and torch.rrelu_
 celu_, selu_, rrelu_ = (_FUNCTIONS[name] for name in ("celu_", "selu_", "rrelu_"))
+
+_threshold = threshold  # the name PyTorch defines threshold under
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
