@@ -5,12 +5,12 @@ from .. import _late
 __all__ = ["Variable", "variable"]
 
 
-class _VariableMeta(type):
+class VariableMeta(type):
     def __instancecheck__(cls, other):
         return isinstance(other, _late.Tensor)
 
 
-class Variable(metaclass=_VariableMeta):
+class Variable(metaclass=VariableMeta):
     def __new__(cls, data, requires_grad=False, volatile=False):
         return data.detach().requires_grad_(requires_grad)
 

@@ -72,6 +72,11 @@ def register_module_forward_hook(hook):
     return _register_hook(_global_forward_hooks, hook)
 
 
+def _has_any_global_hook():
+    return bool(_global_backward_pre_hooks or _global_backward_hooks or _global_forward_pre_hooks
+                or _global_forward_hooks)
+
+
 def register_module_backward_hook(hook):
     """hook(module, grad_input, grad_output) on every module, PyTorch's deprecated non-full form (on the
     output's grad_fn)."""
@@ -502,9 +507,8 @@ class Module:
     # ---- calling ------------------------------------------------------------------------
     def _has_call_hooks(self):
         """Whether __call__ runs hooks around forward (module or global ones)."""
-        return bool(self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                    or _global_forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
-                    or _global_backward_hooks or _global_backward_pre_hooks)
+        return bool(self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+                    or _has_any_global_hook())
 
     def _get_backward_hooks(self):
         """(full, non-full) backward hooks of this module, the global ones first."""
