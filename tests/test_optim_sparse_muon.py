@@ -1,5 +1,5 @@
 """torch.optim.Muon and SparseAdam against PyTorch: several steps (parameters and state), the state_dict round
-trip, and PyTorch's errors. Muon's Newton-Schulz runs in PyTorch's bfloat16 (emulated, see optim/muon.py)."""
+trip, and PyTorch's errors. Muon's Newton-Schulz runs in PyTorch's bfloat16 (emulated, see optim/_muon.py)."""
 import pytest
 import torch
 

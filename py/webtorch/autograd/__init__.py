@@ -11,15 +11,17 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
 from .grad_mode import (
     enable_grad,
+    enforce_grad_layout_policy,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from .gradcheck import gradcheck, gradgradcheck
 from .graph import Node
-from .variable import Variable, enforce_grad_layout_policy, set_multithreading_enabled, variable
+from .variable import Variable, variable
 
 
 def __getattr__(name):

@@ -7,7 +7,7 @@ def _tensors(x):
     Tensor = _late.Tensor
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):
         return (x,)
     return tuple(x)
 

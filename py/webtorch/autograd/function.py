@@ -29,14 +29,14 @@ class FunctionCtx(Node):
     pass
 
 
-class _FunctionMeta(type):
+class FunctionMeta(type):
     def __init__(cls, name, bases, ns):
         super().__init__(name, bases, ns)
         cls._backward_cls = node_class(ns.get("_node_name", name + "Backward"), cls)
         cls._builtin = cls.__module__.startswith("webtorch.")
 
 
-class Function(metaclass=_FunctionMeta):
+class Function(metaclass=FunctionMeta):
     """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`; call
     with `.apply(*args)`."""
 
@@ -127,6 +127,14 @@ class Function(metaclass=_FunctionMeta):
 class once_differentiable:
     def __new__(cls, fn):
         return fn
+
+
+class InplaceFunction(Function):
+    """Kept only as PyTorch keeps it, for backward compatibility: a Function with an `inplace` flag."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
 
 
 class NestedIOFunction(Function):

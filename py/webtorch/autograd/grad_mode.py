@@ -100,3 +100,29 @@ class inference_mode(_Mode):
 
     def clone(self):
         return inference_mode(self._mode)
+
+
+# the engine's switches that have no effect here: webtorch's engine runs on one thread and always accumulates
+# gradients densely in the parameters' layout
+class _Switch:
+    """A context manager (and a function) setting a flag, restored on exit."""
+
+    def __init__(self, mode=True):
+        self.prev, type(self).mode = type(self).mode, bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *args):
+        type(self).mode = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class set_multithreading_enabled(_Switch):
+    mode = True
+
+
+class enforce_grad_layout_policy(_Switch):
+    mode = True

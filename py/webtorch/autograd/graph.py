@@ -5,11 +5,13 @@ grad. It is both the op's `ctx` during forward and the graph's `grad_fn` afterwa
 PyTorch). `next_functions` holds one edge (node, output_nr) per forward input.
 """
 import contextlib
+import functools
 import heapq
 import itertools
 import re
 import sys
 import weakref
+from typing import NamedTuple
 
 from .. import _late
 from .._dtype import TENSOR_TYPES
@@ -69,6 +71,48 @@ def disable_saved_tensors_hooks(error_message):
         yield
     finally:
         _hooks_disabled[0] = previous
+
+
+class _AllowMutationOnSavedContext:
+    """What allow_mutation_on_saved_tensors yields (PyTorch keeps its bookkeeping of clones here)."""
+
+    def clear(self):
+        pass
+
+
+_mutation_allowed = [False]
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Inside it, a tensor saved for backward may be modified in place afterwards: backward uses the value it had
+    when saved. webtorch snapshots every tensor saved inside it (PyTorch copies only those later modified): the
+    same gradients, for more memory."""
+    if _mutation_allowed[0]:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+    _mutation_allowed[0] = True
+    try:
+        with saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):
+            yield ctx
+    finally:
+        ctx.clear()
+        _mutation_allowed[0] = False
+
+
+_stream_flags = {"override_stale_capture_stream": False, "warn_on_accumulate_grad_stream_mismatch": True}
+
+
+def set_override_stale_capture_stream(enabled):
+    """PyTorch's switch for CUDA graph capture meeting a stale stream; webtorch's engine records no streams, so it
+    is only kept."""
+    _stream_flags["override_stale_capture_stream"] = bool(enabled)
+
+
+def set_warn_on_accumulate_grad_stream_mismatch(enabled):
+    """PyTorch's switch for a warning when a gradient arrives on another stream than its AccumulateGrad's; webtorch's
+    engine records no streams, so it is only kept."""
+    _stream_flags["warn_on_accumulate_grad_stream_mismatch"] = bool(enabled)
 
 
 def increment_version(tensor):
@@ -292,8 +336,25 @@ class _DictHandle:
             lst.remove(self._item)
 
 
+class GradientEdge(NamedTuple):
+    """An edge of the graph, (node, output_nr): what autograd.grad's `inputs` may name instead of a tensor."""
+    node: object
+    output_nr: int
+    ownership_token: object = None
+
+
+def get_gradient_edge(tensor):
+    """The GradientEdge through which gradient reaches `tensor` (its grad_fn's, or its AccumulateGrad)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
+                           "gradients")
+    return GradientEdge(*grad_edge(tensor))
+
+
 def grad_edge(t):
-    """The (node, output_nr) edge through which gradient reaches tensor t."""
+    """The (node, output_nr) edge through which gradient reaches tensor t (or the GradientEdge t)."""
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
     if t._requires_grad:
@@ -406,7 +467,8 @@ class _GraphTask:
         self.capture = capture  # None: backward() of the whole graph; else _capture_map(inputs)
         self.retain_graph, self.create_graph, self.accumulate = retain_graph, create_graph, accumulate
         self.captured = {}  # index into inputs -> gradient
-        nodes, self.deps = _dependencies({n for n, _, _ in roots})
+        self.nodes, self.deps = _dependencies({n for n, _, _ in roots})
+        nodes = self.nodes
         self.run_only = None if capture is None else _nodes_to_run(nodes, self.deps, capture)
         self.buffers = {}
         for n, nr, g in roots:
@@ -423,8 +485,18 @@ class _GraphTask:
             buf[nr] = g if prev is None else prev + g
 
     def run(self):
-        while self.ready:
-            self.evaluate(heapq.heappop(self.ready)[2])
+        _tasks.append(self)
+        try:
+            while self.ready:
+                self.evaluate(heapq.heappop(self.ready)[2])
+        finally:
+            _tasks.pop()
+
+    def will_execute(self, node):
+        """Whether this run calls `node` (PyTorch's _will_engine_execute_node)."""
+        if node not in self.nodes:
+            return False
+        return self.capture is None or node in self.run_only or node in self.capture
 
     def evaluate(self, node):
         buf = self.buffers.pop(node, {})
@@ -463,6 +535,79 @@ class _GraphTask:
                 heapq.heappush(self.ready, (-nxt._seq, id(nxt), nxt))
 
 
+_tasks = []  # the engine's runs in progress, innermost last
+
+
+def _current_task():
+    if not _tasks:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return _tasks[-1]
+
+
+class _MultiHandle:
+    """The handle of one hook registered on several tensors: removes it from all."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """fn(grads) once the gradients of all `tensors` a backward computes are there (mode "all": None for those it
+    does not compute), or fn(grad) on the first of them (mode "any"), once per backward."""
+    supported_modes = ("all", "any")
+    if mode not in supported_modes:
+        raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
+    hooks = _any_grad_hooks(tensors, fn) if mode == "any" else _all_grads_hooks(tensors, fn)
+    return _MultiHandle(tuple(t.register_hook(h) for t, h in hooks))
+
+
+def _any_grad_hooks(tensors, fn):
+    ran = weakref.WeakSet()  # the engine runs fn ran in
+
+    @functools.wraps(fn)
+    def wrapped_fn(grad):
+        task = _current_task()
+        if task not in ran:
+            ran.add(task)
+            fn(grad)
+    return [(t, wrapped_fn) for t in tensors if t.requires_grad]
+
+
+def _all_grads_hooks(tensors, fn):
+    all_grads = _AllGrads(tensors, fn)
+    return [(t, functools.partial(all_grads.on_grad, i)) for i, t in enumerate(tensors)]
+
+
+class _AllGrads:
+    """Mode "all": fn(grads) once per engine run, when the last gradient that run computes has arrived."""
+
+    def __init__(self, tensors, fn):
+        self.nodes = [grad_edge(t)[0] for t in tensors]
+        self.fn = fn
+        self.runs = weakref.WeakKeyDictionary()  # engine run -> [gradients still expected, gradients]
+
+    def on_grad(self, idx, grad):
+        task = _current_task()
+        if task not in self.runs:
+            self.runs[task] = [sum(map(task.will_execute, self.nodes)), [None] * len(self.nodes)]
+        run = self.runs[task]
+        run[0] -= 1
+        run[1][idx] = grad
+        if run[0] == 0:
+            del self.runs[task]
+            self.fn(run[1])
+
+
 def _tensor_hooks(node, buf, create_graph):
     """The hooks registered on this node's output tensors, then their retain_grad()."""
     for nr, hooks in (node._tensor_hooks or {}).items():
@@ -495,11 +640,22 @@ def _apply(node, buf):
         in_grads = node.apply(*grads)
     if not isinstance(in_grads, tuple):
         in_grads = (in_grads,)
+    return _run_hooks(node, in_grads, tuple(grads)) if node._hooks else in_grads
+
+
+def _run_hooks(node, in_grads, grads):
+    """The node's hooks on PyTorch's grad_inputs, one per next_function (none for a non-tensor argument);
+    what they return replaces those gradients."""
+    pos = [i for i, e in enumerate(node._edges) if e is not None]
+    padded = list(in_grads) + [None] * (len(node._edges) - len(in_grads))
+    visible = tuple(padded[i] for i in pos)
     for h in node._hooks:
-        r = h(in_grads, tuple(grads))
+        r = h(visible, grads)
         if r is not None:
-            in_grads = tuple(r)
-    return in_grads
+            visible = tuple(r)
+    for i, g in zip(pos, visible):
+        padded[i] = g
+    return tuple(padded)
 
 
 def _check_grad(node, g, nxt, nr):

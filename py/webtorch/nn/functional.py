@@ -66,6 +66,9 @@ from ._functional._util import _ntuple, _single  # noqa: F401
 from ._functional.activation import gumbel_softmax, log_softmax, softmax, softmin
 from ._functional.attention import (  # noqa: F401
     _canonical_mask,
+    _in_projection,
+    _in_projection_packed,
+    _mha_shape_check,
     _none_or_dtype,
     multi_head_attention_forward,
     scaled_dot_product_attention,
@@ -119,7 +122,9 @@ from ._functional.loss import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
-from ._functional.normalization import (
+from ._functional.normalization import (  # noqa: F401
+    _verify_batch_size,
+    _verify_spatial_size,
     batch_norm,
     group_norm,
     instance_norm,
@@ -170,7 +175,7 @@ from ._functional.resampling import (
     upsample_nearest,
 )
 from ._functional.sparse import embedding, embedding_bag, one_hot
-from ._functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
+from ._functional.unpooling import _unpool_output_size, max_unpool1d, max_unpool2d, max_unpool3d  # noqa: F401
 from ._functional.vision import (  # noqa: F401
     GRID_SAMPLE_INTERPOLATION_MODES,
     GRID_SAMPLE_PADDING_MODES,
@@ -180,6 +185,8 @@ from ._functional.vision import (  # noqa: F401
 
 # PyTorch's F.celu_, F.selu_ and F.rrelu_ are torch.celu_, torch.selu_ and torch.rrelu_
 celu_, selu_, rrelu_ = (_FUNCTIONS[name] for name in ("celu_", "selu_", "rrelu_"))
+
+_threshold = threshold  # the name PyTorch defines threshold under
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

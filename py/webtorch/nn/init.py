@@ -238,3 +238,8 @@ kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
 dirac = _deprecated(dirac_)
 sparse = _deprecated(sparse_)
+
+
+# the private helpers behind PyTorch's public initializers, which programs import by these names
+_no_grad_uniform_, _no_grad_normal_, _no_grad_trunc_normal_ = uniform_, normal_, trunc_normal_
+_no_grad_fill_, _no_grad_zero_ = constant_, zeros_

@@ -19,6 +19,7 @@ size (`divide_by_initial_world_size=False`: over the active ranks), and at the e
 joiner's parameters, as PyTorch's DDP join.
 """
 import contextlib
+import warnings
 
 from .. import distributed as dist
 from ..autograd import grad_mode
@@ -234,6 +235,15 @@ def _tensors(out):
     if isinstance(out, dict):
         return [t for o in out.values() for t in _tensors(o)]
     return [out] if hasattr(out, "grad_fn") else []
+
+
+class DistributedDataParallelCPU(DistributedDataParallel):
+    """Deprecated, as in PyTorch: DistributedDataParallel."""
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn("`torch.nn.parallel.DistributedDataParallelCPU` is deprecated, please use "
+                      "`torch.nn.parallel.DistributedDataParallel` instead.", FutureWarning, stacklevel=2)
+        super().__init__(*args, **kwargs)
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):

@@ -21,3 +21,11 @@ class Adadelta(Optimizer):
             if len(state) == 0:
                 _init_state(p, state, "square_avg", "acc_delta")
             F.adadelta(p, p.grad, state, **kw)
+
+
+def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=False, foreach=None,
+             differentiable=False, has_complex=False, *, lr, rho, eps, weight_decay, maximize):
+    """PyTorch's functional Adadelta: the states in their lists, updated in place."""
+    F.per_param(F.adadelta, params, grads, {"square_avg": square_avgs, "acc_delta": acc_deltas, "step": state_steps},
+                capturable=capturable, lr=_to_scalar(lr), rho=rho, eps=eps, weight_decay=weight_decay,
+                maximize=maximize)

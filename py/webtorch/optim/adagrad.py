@@ -28,3 +28,11 @@ class Adagrad(Optimizer):
                   eps=group["eps"], maximize=group["maximize"])
         for p, state in self._with_grad(group):
             F.adagrad(p, p.grad, state, **kw)
+
+
+def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None, found_inf=None, has_sparse_grad=False,
+            foreach=None, differentiable=False, has_complex=False, *, lr, weight_decay, lr_decay, eps, maximize):
+    """PyTorch's functional Adagrad: the states in their lists, updated in place."""
+    F.per_param(F.adagrad, params, grads, {"sum": state_sums, "step": state_steps}, grad_scale=grad_scale,
+                found_inf=found_inf, lr=_to_scalar(lr), lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+                maximize=maximize)

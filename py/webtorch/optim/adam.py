@@ -1,4 +1,4 @@
-"""Adam and AdamW (decoupled weight decay), as torch.optim.Adam / AdamW."""
+"""Adam, as torch.optim.Adam."""
 from .._tensor import Tensor
 from ..ops import _creation
 from . import functional as F
@@ -43,14 +43,12 @@ class Adam(Optimizer):
             F.adam(p, p.grad, state, **kw)
 
 
-class AdamW(Adam):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-                         capturable=capturable, differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for g in self.param_groups:
-            g["decoupled_weight_decay"] = True
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None, capturable=False,
+         differentiable=False, fused=None, grad_scale=None, found_inf=None, has_complex=False,
+         decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize):
+    """PyTorch's functional Adam: the states in their lists, updated in place."""
+    F.per_param(F.adam, params, grads, {"exp_avg": exp_avgs, "exp_avg_sq": exp_avg_sqs,
+                                        "max_exp_avg_sq": max_exp_avg_sqs, "step": state_steps},
+                capturable=capturable, grad_scale=grad_scale, found_inf=found_inf, lr=_to_scalar(lr),
+                beta1=_to_scalar(beta1), beta2=_to_scalar(beta2), eps=eps, weight_decay=weight_decay,
+                amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)

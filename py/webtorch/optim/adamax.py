@@ -20,3 +20,11 @@ class Adamax(Optimizer):
             if len(state) == 0:
                 _init_state(p, state, "exp_avg", "exp_inf")
             F.adamax(p, p.grad, state, **kw)
+
+
+def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximize=False, differentiable=False,
+           capturable=False, has_complex=False, *, eps, beta1, beta2, lr, weight_decay):
+    """PyTorch's functional Adamax: the states in their lists, updated in place."""
+    F.per_param(F.adamax, params, grads, {"exp_avg": exp_avgs, "exp_inf": exp_infs, "step": state_steps},
+                capturable=capturable, lr=_to_scalar(lr), beta1=beta1, beta2=beta2, eps=eps,
+                weight_decay=weight_decay, maximize=maximize)

@@ -27,3 +27,11 @@ class ASGD(Optimizer):
                 state["mu"] = 1.0
                 state["ax"] = _creation.zeros_like(p)
             F.asgd(p, p.grad, state, **kw)
+
+
+def asgd(params, grads, axs, mus, etas, state_steps, foreach=None, maximize=False, differentiable=False,
+         capturable=False, has_complex=False, *, lambd, lr, t0, alpha, weight_decay):
+    """PyTorch's functional ASGD: the states in their lists, updated in place."""
+    F.per_param(F.asgd, params, grads, {"ax": axs, "mu": mus, "eta": etas, "step": state_steps},
+                capturable=capturable, lr=_to_scalar(lr), lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                maximize=maximize)

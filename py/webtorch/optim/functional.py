@@ -311,4 +311,29 @@ def adafactor(p, g, state, *, lr, beta2_decay, eps1, eps2, d, weight_decay, maxi
     K.inplace("sub", p, update.mul_(alpha.div_(denom)))
 
 
+_HOST_STATE = ("step", "mu_product", "eta", "mu")  # 0-d tensors PyTorch's non-capturable updates read as numbers
+
+
+def per_param(update, params, grads, lists, *, capturable=False, grad_scale=None, found_inf=None, **hyper):
+    """PyTorch's functional optimizer API (torch.optim.adam.adam(params, grads, exp_avgs, ...)) on one of the
+    updates above: `lists` maps each state key to its list, one entry per parameter (an empty list: a state the
+    options do not use), each updated in place as PyTorch's; 0-d step tensors count on the device where
+    `capturable`, else as numbers (PyTorch's _get_value)."""
+    if grad_scale is not None or found_inf is not None:
+        raise RuntimeError("grad_scale and found_inf are the fused kernels' arguments, which webtorch's functional "
+                           "optimizers do not take")
+    device_state = ("step", "mu_product") if capturable and update not in (asgd, adafactor) else ()
+    for i, (p, g) in enumerate(zip(params, grads, strict=True)):
+        state = {k: v[i] for k, v in lists.items() if i < len(v) and v[i] is not None}
+        host = [k for k in _HOST_STATE if k in state and k not in device_state]
+        for k in host:
+            state[k] = state[k].item()
+        update(p, g, state, **hyper)
+        for k, v in lists.items():
+            if k in host:
+                v[i].fill_(state[k])
+            elif k in state:
+                v[i] = state[k]
+
+
 __all__ = ["sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam", "asgd", "rprop", "adafactor"]

@@ -82,6 +82,25 @@ def _check_adam_args(eps, betas, weight_decay):
     _check_nonnegative(weight_decay=weight_decay)
 
 
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """hook(optimizer, args, kwargs) -> None or new (args, kwargs), before every optimizer's step (before its own
+    pre-hooks)."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """hook(optimizer, args, kwargs), after every optimizer's step (after its own post-hooks)."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
 class Optimizer:
     # state entries PyTorch keeps in 0-d float32 tensors; here Python floats (no device round trip
     # per step; `f32` rounds them as PyTorch's tensors do where they are not integers)
@@ -169,14 +188,14 @@ class Optimizer:
         """Run `step(closure)` between the registered step pre- and post-hooks; they see
         `(self, closure)` as args, and a pre-hook may return new `(args, kwargs)`, as in PyTorch."""
         args, kwargs = (self,) + ((closure,) if closure is not None else ()), {}
-        for hook in list(self._optimizer_step_pre_hooks.values()):
+        for hook in [*_global_optimizer_pre_hooks.values(), *self._optimizer_step_pre_hooks.values()]:
             r = hook(self, args, kwargs)
             if r is not None:
                 if not (isinstance(r, tuple) and len(r) == 2):
                     raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {r}.")
                 args, kwargs = r
         loss = step(*args[1:], **kwargs)
-        for hook in list(self._optimizer_step_post_hooks.values()):
+        for hook in [*self._optimizer_step_post_hooks.values(), *_global_optimizer_post_hooks.values()]:
             hook(self, args, kwargs)
         return loss
 

@@ -26,3 +26,13 @@ class RMSprop(Optimizer):
                 if group["centered"]:
                     state["grad_avg"] = _creation.zeros_like(p)
             F.rmsprop(p, p.grad, state, **kw)
+
+
+def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, foreach=None, maximize=False,
+            differentiable=False, capturable=False, has_complex=False, *, lr, alpha, eps, weight_decay, momentum,
+            centered):
+    """PyTorch's functional RMSprop: the states in their lists, updated in place."""
+    F.per_param(F.rmsprop, params, grads, {"square_avg": square_avgs, "grad_avg": grad_avgs,
+                                           "momentum_buffer": momentum_buffer_list, "step": state_steps},
+                capturable=capturable, lr=_to_scalar(lr), alpha=alpha, eps=eps, weight_decay=weight_decay,
+                momentum=momentum, centered=centered, maximize=maximize)

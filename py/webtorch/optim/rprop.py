@@ -24,3 +24,11 @@ class Rprop(Optimizer):
                 state["prev"] = _creation.zeros_like(p)
                 state["step_size"] = _creation.full_like(p.grad, _to_scalar(group["lr"]))
             F.rprop(p, p.grad, state, **kw)
+
+
+def rprop(params, grads, prevs, step_sizes, state_steps, foreach=None, capturable=False, maximize=False,
+          differentiable=False, has_complex=False, *, step_size_min, step_size_max, etaminus, etaplus):
+    """PyTorch's functional Rprop: the states in their lists, updated in place."""
+    F.per_param(F.rprop, params, grads, {"prev": prevs, "step_size": step_sizes, "step": state_steps},
+                capturable=capturable, etaminus=etaminus, etaplus=etaplus, step_size_min=step_size_min,
+                step_size_max=step_size_max, maximize=maximize)

@@ -34,3 +34,11 @@ class SGD(Optimizer):
                 state = self.state[p]
                 state.setdefault("momentum_buffer", None)
                 F.sgd(p, p.grad, state, **kw)
+
+
+def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None, fused=None, grad_scale=None,
+        found_inf=None, *, weight_decay, momentum, lr, dampening, nesterov, maximize):
+    """PyTorch's functional SGD: momentum_buffer_list's None entries get their new buffers."""
+    F.per_param(F.sgd, params, d_p_list, {"momentum_buffer": momentum_buffer_list}, grad_scale=grad_scale,
+                found_inf=found_inf, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                nesterov=nesterov, maximize=maximize)

@@ -131,6 +131,17 @@ def _in_projection_packed(q, k, v, w, b=None):
     return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    """q, k and v each projected by its own weight and bias, their shapes checked as PyTorch checks them."""
+    Eq, Ek, Ev = q.size(-1), k.size(-1), v.size(-1)
+    for what, t, shape in (("query weights", w_q, (Eq, Eq)), ("key weights", w_k, (Eq, Ek)),
+                           ("value weights", w_v, (Eq, Ev)), ("query bias", b_q, (Eq,)), ("key bias", b_k, (Eq,)),
+                           ("value bias", b_v, (Eq,))):
+        if t is not None and tuple(t.shape) != shape:
+            raise AssertionError(f"expecting {what} shape of {shape}, but got {t.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
 def _mha_masks(query, key_padding_mask, attn_mask, is_causal, need_weights):
     """The masks in the query's float dtype, and whether is_causal still holds (PyTorch's order of checks)."""
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask",

@@ -8,6 +8,7 @@ from ...autograd import grad_mode
 from ...ops import indexing as _ix, pointwise as _pw, reduction as _red, shape as _shape
 from ...ops._common import check_inplace_dtype, composite_node, dispatching, formula_node, name_of
 from ...ops.activation import logsigmoid
+from .. import _reduction
 from ._util import _gather_dim, _idx, _iota
 from .activation import log_softmax
 from .linear import linear
@@ -28,13 +29,7 @@ __all__ = [
 def _legacy_reduction(size_average, reduce, reduction):
     if size_average is None and reduce is None:
         return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if size_average and reduce:
-        return "mean"
-    if reduce:
-        return "sum"
-    return "none"
+    return _reduction.legacy_get_string(size_average, reduce, emit_warning=False)
 
 
 def _check_reduction(reduction):

@@ -39,13 +39,22 @@ def _channel_affine(y, weight, bias):
     return y
 
 
+def _verify_batch_size(size):
+    if math.prod(size[:1] + size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    if math.prod(size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     nd = input.dim()
     if training:
         n = math.prod(input.shape[:1] + input.shape[2:])
-        if n == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        _verify_batch_size(input.shape)
     if nd < 2:  # no channel dim: PyTorch's dim 1 lookup fails, unless there is nothing to normalize
         if input.numel() == 0:
             return input.clone()
@@ -101,6 +110,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                   momentum=0.1, eps=1e-5):
     nd = input.dim()
     N, C = input.shape[0], input.shape[1]
+    if use_input_stats:
+        _verify_spatial_size(input.shape)
     x = _opmath(input)
     if use_input_stats:
         dims = list(range(2, nd))

@@ -34,34 +34,40 @@ from .batchnorm import (
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
-    InstanceNorm1d,
-    InstanceNorm2d,
-    InstanceNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
     SyncBatchNorm,
 )
 from .channelshuffle import ChannelShuffle
 from .container import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
-from .flatten import Flatten, Unflatten
-from .fold import Fold, Unfold
-from .lazy import (
-    LazyBatchNorm1d,
-    LazyBatchNorm2d,
-    LazyBatchNorm3d,
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
     LazyConv1d,
     LazyConv2d,
     LazyConv3d,
     LazyConvTranspose1d,
     LazyConvTranspose2d,
     LazyConvTranspose3d,
+)
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
+from .instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
     LazyInstanceNorm1d,
     LazyInstanceNorm2d,
     LazyInstanceNorm3d,
-    LazyLinear,
 )
-from .linear import Bilinear, Identity, Linear
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .loss import (
     BCELoss,

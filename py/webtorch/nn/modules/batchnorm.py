@@ -1,11 +1,13 @@
 """BatchNorm1d/2d/3d: batch statistics in training, running statistics (momentum or cumulative) in eval."""
 from ...ops import _creation
 from .. import functional as F
+from ..parameter import UninitializedBuffer, UninitializedParameter
+from .lazy import _lazy_classes, _LazySized
 from .module import Module, _keep
 from .normalization import _affine_parameters, _reset_affine
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "SyncBatchNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -132,36 +134,28 @@ class SyncBatchNorm(_BatchNorm):
         return module_output
 
 
-class _InstanceNorm(_NormBase):
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                 dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+class _LazyNormBase(_LazySized, _NormBase):
+    _inferred = "num_features"
 
-    def _get_no_batch_dim(self):
-        raise NotImplementedError
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if self.affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if self.track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _creation.tensor(0, dtype=_creation._dtype.int64, device=device)
 
-    def forward(self, input):
-        unb = input.dim() == self._get_no_batch_dim()
-        x = input.unsqueeze(0) if unb else input
-        if x.shape[1] != self.num_features and self.affine:
-            raise ValueError(f"expected input's size at dim=1 to match num_features ({self.num_features}), but "
-                             f"got: {x.shape[1]}.")
-        use_stats = self.training or not self.track_running_stats
-        y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias, use_stats,
-                            self.momentum if self.momentum is not None else 0.0, self.eps)
-        return y.squeeze(0) if unb else y
-
-
-class InstanceNorm1d(_InstanceNorm):
-    def _get_no_batch_dim(self):
-        return 2
-
-
-class InstanceNorm2d(_InstanceNorm):
-    def _get_no_batch_dim(self):
-        return 3
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            for name in (("weight", "bias") if self.affine else ()) + \
+                    (("running_mean", "running_var") if self.track_running_stats else ()):
+                getattr(self, name).materialize((self.num_features,))
+            self.reset_parameters()
 
 
-class InstanceNorm3d(_InstanceNorm):
-    def _get_no_batch_dim(self):
-        return 4
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = _lazy_classes(_LazyNormBase, BatchNorm1d, BatchNorm2d, BatchNorm3d)

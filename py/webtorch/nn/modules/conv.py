@@ -1,11 +1,15 @@
 """Conv1d/2d/3d, ConvTranspose1d/2d/3d (im2col + matmul; see nn.functional)."""
+import warnings
+
 from .. import functional as F
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 from ._dims import per_dim
+from .lazy import _lazy_classes, _LazySized
 from .linear import _bias, _empty, _reset_kaiming
 from .module import Module, _keep
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -112,6 +116,14 @@ class _ConvTransposeNd(_ConvNd):
                                  dilation, num_spatial_dims)
 
 
+
+class _ConvTransposeMixin(_ConvTransposeNd):
+    def __init__(self, *args, **kwargs):
+        warnings.warn("`_ConvTransposeMixin` is a deprecated internal class. Please consider using public APIs.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(*args, **kwargs)
+
+
 class _ConvTranspose(_ConvTransposeNd):
     """ConvTranspose1d/2d/3d: `_n` spatial dims, computed by F.conv_transpose{_n}d."""
     _n = 2
@@ -132,3 +144,52 @@ class _ConvTranspose(_ConvTransposeNd):
 
 
 ConvTranspose1d, ConvTranspose2d, ConvTranspose3d = per_dim("ConvTranspose{}d", _ConvTranspose, __name__)
+
+
+class _LazyConvXdMixin(_LazySized):
+    _inferred = "in_channels"
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+            else:
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        no_batch = self._n + 1
+        if input.dim() not in (no_batch, no_batch + 1):
+            raise RuntimeError(f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == no_batch + 1 else input.shape[0]
+
+
+class _LazyConv(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+LazyConv1d, LazyConv2d, LazyConv3d = _lazy_classes(_LazyConv, Conv1d, Conv2d, Conv3d)
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = _lazy_classes(
+    _LazyConvTranspose, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)

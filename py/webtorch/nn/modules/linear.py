@@ -3,10 +3,11 @@ import math
 
 from ...ops import _creation
 from .. import functional as F, init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import _LazySized
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"]
 
 
 def _empty(*shape, device=None, dtype=None):
@@ -87,3 +88,23 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(_LazySized, Linear):
+    cls_to_become = Linear
+    _inferred = "in_features"
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.in_features = input.shape[-1]
+            self.weight.materialize((self.out_features, self.in_features))
+            if self.bias is not None:
+                self.bias.materialize((self.out_features,))
+            self.reset_parameters()

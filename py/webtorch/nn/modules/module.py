@@ -2,6 +2,7 @@
 import functools
 import itertools
 import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
@@ -55,6 +56,12 @@ def _register_hook(hooks, hook, prepend=False, marks=()):
 _COMPILE = []  # Module.compile's compiler, registered by torch._dynamo (which imports nn)
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_is_full_backward_hook = None
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
 
 
 def register_module_forward_pre_hook(hook):
@@ -63,6 +70,79 @@ def register_module_forward_pre_hook(hook):
 
 def register_module_forward_hook(hook):
     return _register_hook(_global_forward_hooks, hook)
+
+
+def _has_any_global_hook():
+    return bool(_global_backward_pre_hooks or _global_backward_hooks or _global_forward_pre_hooks
+                or _global_forward_hooks)
+
+
+def register_module_backward_hook(hook):
+    """hook(module, grad_input, grad_output) on every module, PyTorch's deprecated non-full form (on the
+    output's grad_fn)."""
+    return _register_global_backward_hook(hook, False)
+
+
+def register_module_full_backward_hook(hook):
+    """hook(module, grad_input, grad_output) -> new grad_input or None, on every module (before the module's own)."""
+    return _register_global_backward_hook(hook, True)
+
+
+def _register_global_backward_hook(hook, full):
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _global_is_full_backward_hook = full
+    return _register_hook(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook):
+    """hook(module, grad_output) -> new grad_output or None, on every module (before the module's own)."""
+    return _register_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    """hook(module, name, buffer) -> new buffer or None, whenever a module registers a buffer."""
+    return _register_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """hook(module, name, submodule) -> new submodule or None, whenever a module registers a submodule."""
+    return _register_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """hook(module, name, param) -> new parameter or None, whenever a module registers a parameter."""
+    return _register_hook(_global_parameter_registration_hooks, hook)
+
+
+def _registered(hooks, module, name, value):
+    """`value` as the registration hooks leave it."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
+class _WrappedHook:
+    """A hook called with the module first (a non-full backward hook on a grad_fn)."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if module is not None:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
 
 
 class _BackwardHookFn(Function):
@@ -82,8 +162,9 @@ class _BackwardHookFn(Function):
 
 
 class _BackwardHookState:
-    def __init__(self, module):
+    def __init__(self, module, pre_hooks, hooks):
         self.module = module
+        self.pre_hooks, self.hooks = pre_hooks, hooks
         self.grad_outputs = None
         self.n_inputs = 0
         self.input_pos = None  # positions (among tensor args) of the wrapped inputs
@@ -117,17 +198,17 @@ class _BackwardHookState:
 
     def on_output_grads(self, grads):
         m = self.module
-        for hook in m._backward_pre_hooks.values():
+        for hook in self.pre_hooks:
             r = hook(m, grads)
             if r is not None:
                 grads = tuple(r) if isinstance(r, (tuple, list)) else (r,)
         self.grad_outputs = grads
-        if not self.input_pos and m._backward_hooks:
+        if not self.input_pos and self.hooks:
             warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
                           "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
                           "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
                           stacklevel=2)
-            for hook in m._backward_hooks.values():
+            for hook in self.hooks:
                 hook(m, (None,) * self.n_inputs, grads)
         return grads
 
@@ -137,11 +218,45 @@ class _BackwardHookState:
         for i, g in zip(self.input_pos, grads):
             full[i] = g
         full = tuple(full)
-        for hook in m._backward_hooks.values():
+        for hook in self.hooks:
             r = hook(m, full, self.grad_outputs)
             if r is not None:
                 full = tuple(r)
         return tuple(full[i] for i in self.input_pos)
+
+
+_NON_FULL = ("Using non-full backward hooks on a Module that does not {} is deprecated and will be removed in future "
+             "versions. This hook will be missing some of the {}. Please use register_full_backward_hook to get the "
+             "documented behavior.")
+_NON_FULL_NODES = "Using a non-full backward hook when {} is deprecated and will be removed in future versions. " \
+    "This hook will be missing some {}."
+_FULL_ADVICE = " Please use register_full_backward_hook to get the documented behavior."
+
+
+def _all_tensors(x):
+    return isinstance(x, tuple) and all(isinstance(t, Tensor) for t in x)
+
+
+def _warn_non_full_backward_hook(inputs, result, grad_fn):
+    """PyTorch's FutureWarnings where a non-full backward hook misses some of the gradients."""
+    result = (result,) if isinstance(result, Tensor) else result
+    inputs = (inputs,) if isinstance(inputs, Tensor) else inputs
+    if not _all_tensors(result):
+        msg = _NON_FULL.format("return a single Tensor or a tuple of Tensors", "grad_output")
+    elif not _all_tensors(inputs):
+        msg = _NON_FULL.format("take as input a single Tensor or a tuple of Tensors", "grad_input")
+    else:
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+            msg = _NON_FULL_NODES.format("outputs are nested in python data structure", "grad_output")
+        elif len(out_grad_fn) > 1:
+            msg = _NON_FULL_NODES.format("outputs are generated by different autograd Nodes",
+                                         "grad_output") + _FULL_ADVICE
+        elif {i.grad_fn for i in inputs if i.grad_fn is not None} != {n[0] for n in grad_fn.next_functions}:
+            msg = _NON_FULL_NODES.format("the forward contains multiple autograd Nodes", "grad_input") + _FULL_ADVICE
+        else:
+            return
+    warnings.warn(msg, FutureWarning, stacklevel=3)
 
 
 def _forward_unimplemented(self, *input):
@@ -238,7 +353,7 @@ class Module:
                             "(torch Tensor or None required)")
         if isinstance(tensor, Buffer):
             tensor = _plain(tensor)
-        self._buffers[name] = tensor
+        self._buffers[name] = _registered(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -256,7 +371,7 @@ class Module:
                              f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                              "the value in the forward() method.")
         else:
-            self._parameters[name] = param
+            self._parameters[name] = _registered(_global_parameter_registration_hooks, self, name, param)
 
     def add_module(self, name, module):
         if not isinstance(module, Module) and module is not None:
@@ -269,7 +384,7 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         elif name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = _registered(_global_module_registration_hooks, self, name, module)
 
     def register_module(self, name, module):
         self.add_module(name, module)
@@ -341,12 +456,12 @@ class Module:
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 _remove(name, self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
-                modules[name] = value
+                modules[name] = _registered(_global_module_registration_hooks, self, name, value)
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                     "(torch.nn.Module or None expected)")
-                modules[name] = value
+                modules[name] = _registered(_global_module_registration_hooks, self, name, value)
             else:
                 self._set_buffer_or_attribute(name, value)
 
@@ -392,8 +507,19 @@ class Module:
     # ---- calling ------------------------------------------------------------------------
     def _has_call_hooks(self):
         """Whether __call__ runs hooks around forward (module or global ones)."""
-        return bool(self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                    or _global_forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks)
+        return bool(self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+                    or _has_any_global_hook())
+
+    def _get_backward_hooks(self):
+        """(full, non-full) backward hooks of this module, the global ones first."""
+        full, non_full = [], []
+        for hooks, is_full in ((_global_backward_hooks, _global_is_full_backward_hook),
+                               (self._backward_hooks, self._is_full_backward_hook)):
+            if is_full is True:
+                full += hooks.values()
+            elif is_full is False:
+                non_full += hooks.values()
+        return full, non_full
 
     def _call_impl(self, *args, **kwargs):
         if not self._has_call_hooks():
@@ -411,8 +537,10 @@ class Module:
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
         bw_state = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            bw_state = _BackwardHookState(self)
+        full_hooks, non_full_hooks = self._get_backward_hooks()
+        pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+        if full_hooks or pre_hooks:
+            bw_state = _BackwardHookState(self, pre_hooks, full_hooks)
             args = bw_state.wrap_inputs(args)
         result = self.forward(*args, **kwargs)
         for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
@@ -424,7 +552,19 @@ class Module:
                 result = res
         if bw_state is not None:
             result = bw_state.wrap_outputs(result)
+        if non_full_hooks:
+            self._register_non_full_backward_hooks(args, result, non_full_hooks)
         return result
+
+    def _register_non_full_backward_hooks(self, args, result, hooks):
+        var = result
+        while not isinstance(var, Tensor):
+            var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is not None:
+            for hook in hooks:
+                grad_fn.register_hook(_WrappedHook(hook, self))
+            _warn_non_full_backward_hook(args, result, grad_fn)
 
     def __call__(self, *args, **kwargs):
         compiled = self.__dict__.get("_compiled_call_impl")
@@ -452,6 +592,14 @@ class Module:
         self._is_full_backward_hook = True
         return _register_hook(self._backward_hooks, hook, prepend)
 
+    def register_backward_hook(self, hook):
+        """hook(module, grad_input, grad_output): PyTorch's deprecated non-full form, on the output's grad_fn."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single "
+                               "Module. Please use only one of them.")
+        self._is_full_backward_hook = False
+        return _register_hook(self._backward_hooks, hook)
+
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """hook(module, grad_output) -> new grad_output or None, run before the module's gradients."""
         return _register_hook(self._backward_pre_hooks, hook, prepend)
@@ -463,7 +611,23 @@ class Module:
         return _register_hook(self._load_state_dict_post_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook):
-        return _register_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self))
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs), the module
+        first where `with_module`."""
+        return _register_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self) if with_module else hook)
+
+    def _register_state_dict_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) -> a replacement state dict or None."""
+        return _register_hook(self._state_dict_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata), which must return None, after the module's entries."""
+        def post_hook(module, state_dict, prefix, local_metadata):
+            if hook(module, state_dict, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return self._register_state_dict_hook(post_hook)
 
     # ---- traversal ----------------------------------------------------------------------
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):

@@ -48,6 +48,20 @@ def _zero_pad_class(constant_pad):
 
 ConstantPad1d, ConstantPad2d, ConstantPad3d = per_dim("ConstantPad{}d", _ConstantPadNd, __name__)
 ZeroPad1d, ZeroPad2d, ZeroPad3d = map(_zero_pad_class, (ConstantPad1d, ConstantPad2d, ConstantPad3d))
-ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = per_dim("ReflectionPad{}d", _PadNd, __name__, mode="reflect")
-ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = per_dim("ReplicationPad{}d", _PadNd, __name__, mode="replicate")
-CircularPad1d, CircularPad2d, CircularPad3d = per_dim("CircularPad{}d", _PadNd, __name__, mode="circular")
+
+
+class _ReflectionPadNd(_PadNd):
+    mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    mode = "replicate"
+
+
+class _CircularPadNd(_PadNd):
+    mode = "circular"
+
+
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = per_dim("ReflectionPad{}d", _ReflectionPadNd, __name__)
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = per_dim("ReplicationPad{}d", _ReplicationPadNd, __name__)
+CircularPad1d, CircularPad2d, CircularPad3d = per_dim("CircularPad{}d", _CircularPadNd, __name__)

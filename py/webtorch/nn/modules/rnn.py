@@ -23,6 +23,16 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
+def _apply_permutation(tensor, permutation, dim=1):
+    return tensor.index_select(dim, permutation)
+
+
+def apply_permutation(tensor, permutation, dim=1):
+    warnings.warn("`apply_permutation` is deprecated, please use `tensor.index_select(dim, permutation)` instead",
+                  FutureWarning, stacklevel=2)
+    return _apply_permutation(tensor, permutation, dim)
+
+
 def _fold_bias(mode, b_ih, b_hh):
     """(bias of the input projection, b_hn): b_hh joins b_ih, but for GRU's new gate, where it is scaled by r."""
     if b_hh is None:
@@ -282,7 +292,7 @@ class RNNBase(Module):
     def permute_hidden(self, hx, permutation):
         if permutation is None:
             return hx
-        return hx.index_select(1, permutation)
+        return _apply_permutation(hx, permutation)
 
     def extra_repr(self):
         return _repr_unless_default(self, "{input_size}, {hidden_size}", (
@@ -381,7 +391,7 @@ class LSTM(RNNBase):
     def permute_hidden(self, hx, permutation):
         if permutation is None:
             return hx
-        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
+        return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
 
     def _zero_state(self, input, batch):
         return (self._zeros(input, batch, self.proj_size if self.proj_size > 0 else self.hidden_size),

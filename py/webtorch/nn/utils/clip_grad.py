@@ -67,3 +67,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         for p in _as_list(parameters):
             if p.grad is not None:
                 p.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+# PyTorch's private names of the two halves of clip_grad_norm_, which programs import
+_get_total_norm, _clip_grads_with_norm_ = get_total_norm, clip_grads_with_norm_

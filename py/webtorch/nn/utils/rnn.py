@@ -19,7 +19,7 @@ __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_
 PackedSequence_ = namedtuple("PackedSequence_", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
 
 
-def _bind(optional, fn):
+def bind(optional, fn):
     return None if optional is None else fn(optional)
 
 
@@ -39,8 +39,8 @@ class PackedSequence(PackedSequence_):
         data = self.data.to(*args, **kwargs)
         if data is self.data:
             return self
-        sorted_indices = _bind(self.sorted_indices, lambda t: t.to(data.device))
-        unsorted_indices = _bind(self.unsorted_indices, lambda t: t.to(data.device))
+        sorted_indices = bind(self.sorted_indices, lambda t: t.to(data.device))
+        unsorted_indices = bind(self.unsorted_indices, lambda t: t.to(data.device))
         return type(self)(data, self.batch_sizes, sorted_indices, unsorted_indices)
 
     def cpu(self):

@@ -7,7 +7,8 @@ from ..modules import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..parameter import Parameter, UninitializedParameter
 from .weight_norm import _remove_hook
 
-__all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
+__all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
+           "remove_spectral_norm"]
 
 
 class SpectralNorm:
@@ -73,7 +74,57 @@ class SpectralNorm:
         module.register_buffer(fn.name + "_u", u)
         module.register_buffer(fn.name + "_v", v)
         module.register_forward_pre_hook(fn)
+        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
         return fn
+
+    def _solve_v_and_rescale(self, weight_mat, u, target_sigma):
+        """The v with u = normalize(weight_mat @ v) and u @ weight_mat @ v = target_sigma (old checkpoints)."""
+        v = weight_mat.t().mm(weight_mat).pinverse().mm(weight_mat.t()).mm(u.unsqueeze(1)).squeeze(1)
+        return v.mul_(target_sigma / u.dot(weight_mat.mv(v)))
+
+
+class SpectralNormLoadStateDictPreHook:
+    """Loads a state dict saved before spectral_norm kept `<name>_v` (version None): v solved from u and sigma."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+        fn = self.fn
+        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version", None)
+        if version is not None and version >= 1:
+            return
+        weight_key = prefix + fn.name
+        if version is None and all(weight_key + s in state_dict for s in ("_orig", "_u", "_v")) \
+                and weight_key not in state_dict:
+            return  # a current state dict without its metadata
+        missing = [weight_key + s for s in ("_orig", "", "_u") if weight_key + s not in state_dict]
+        if missing:
+            if strict:
+                missing_keys.extend(missing)
+            return
+        with grad_mode.no_grad():
+            weight_orig = state_dict[weight_key + "_orig"]
+            weight = state_dict.pop(weight_key)
+            sigma = (weight_orig / weight).mean()
+            weight_mat = fn.reshape_weight_to_matrix(weight_orig)
+            state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(weight_mat, state_dict[weight_key + "_u"], sigma)
+
+
+class SpectralNormStateDictHook:
+    """Records the spectral_norm version of `<name>` in the state dict's metadata."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, module, state_dict, prefix, local_metadata):
+        if "spectral_norm" not in local_metadata:
+            local_metadata["spectral_norm"] = {}
+        key = self.fn.name + ".version"
+        if key in local_metadata["spectral_norm"]:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        local_metadata["spectral_norm"][key] = self.fn._version
 
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
@@ -84,4 +135,11 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 
 def remove_spectral_norm(module, name="weight"):
-    return _remove_hook(module, name, SpectralNorm, "spectral_norm")
+    _remove_hook(module, name, SpectralNorm, "spectral_norm")
+    for hooks, kind in ((module._state_dict_hooks, SpectralNormStateDictHook),
+                        (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook)):
+        for k, hook in hooks.items():
+            if isinstance(hook, kind) and hook.fn.name == name:
+                del hooks[k]
+                break
+    return module

@@ -1,6 +1,6 @@
 """webtorch.utils.data: datasets, samplers and the DataLoader, as torch.utils.data."""
-from . import datapipes  # noqa: F401 (torch.utils.data.datapipes)
-from ._collate import default_collate, default_convert
+from . import _utils, backward_compatibility, datapipes  # noqa: F401 (torch.utils.data.datapipes ...)
+from ._utils.collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .datapipes import (
     DataChunk,

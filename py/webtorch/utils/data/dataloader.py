@@ -3,7 +3,7 @@
 in memory)."""
 from ... import _dtype
 from ...ops import _creation
-from ._collate import default_collate, default_convert
+from ._utils.collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -89,18 +89,21 @@ class DataLoader:
             return n
         return len(self._index_sampler)
 
-    def __iter__(self):
-        # PyTorch's iterator draws its workers' base seed first (a cpu draw, whatever the default device)
-        _creation.empty((), dtype=_dtype.int64, device="cpu").random_(generator=self.generator)
-        if self._iterable:
-            return self._iter_iterable()
-        return self._iter_map()
+    @property
+    def _dataset_kind(self):
+        return _DatasetKind.Iterable if self._iterable else _DatasetKind.Map
 
-    def _iter_map(self):
+    def _get_iterator(self):
+        return _SingleProcessDataLoaderIter(self) if self.num_workers == 0 else _MultiProcessingDataLoaderIter(self)
+
+    def __iter__(self):
+        return self._get_iterator()
+
+    def _iter_map(self, indices):
         ds = self.dataset
         fast = (type(ds) is TensorDataset and self.collate_fn is default_collate and self._auto_collation)
         getitems = getattr(ds, "__getitems__", None)
-        for idx in self._index_sampler:
+        for idx in indices:
             if not self._auto_collation:
                 yield self.collate_fn(ds[idx])
             elif fast:
@@ -128,6 +131,76 @@ class DataLoader:
             yield self.collate_fn(batch)
             if len(batch) < self.batch_size:
                 return
+
+
+class _DatasetKind:
+    Map = 0
+    Iterable = 1
+
+
+class _BaseDataLoaderIter:
+    """The iterator a DataLoader returns (PyTorch's protocol: __next__ is _next_data(), counted in _num_yielded)."""
+
+    def __init__(self, loader):
+        self._dataset = loader.dataset
+        self._dataset_kind = loader._dataset_kind
+        self._auto_collation = loader._auto_collation
+        self._drop_last = loader.drop_last
+        self._index_sampler = loader._index_sampler
+        self._num_workers = loader.num_workers
+        self._pin_memory = False  # no pinned memory without an accelerator, as PyTorch on a CPU-only machine
+        self._timeout = loader.timeout
+        self._collate_fn = loader.collate_fn
+        self._sampler_iter = iter(self._index_sampler)
+        # the workers' base seed: PyTorch's cpu draw, whatever the default device
+        self._base_seed = _creation.empty((), dtype=_dtype.int64, device="cpu").random_(
+            generator=loader.generator).item()
+        self._persistent_workers = False
+        self._num_yielded = 0
+        self._profile_name = f"enumerate(DataLoader)#{self.__class__.__name__}.__next__"
+
+    def __iter__(self):
+        return self
+
+    def _reset(self, loader, first_iter=False):
+        self._sampler_iter = iter(self._index_sampler)
+        self._num_yielded = 0
+
+    def _next_index(self):
+        return next(self._sampler_iter)
+
+    def _next_data(self):
+        raise NotImplementedError
+
+    def __next__(self):
+        data = self._next_data()
+        self._num_yielded += 1
+        return data
+
+    def __len__(self):
+        return len(self._index_sampler)
+
+    def __getstate__(self):
+        raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        self._loader = loader
+        self._reset(loader)
+
+    def _reset(self, loader, first_iter=False):
+        super()._reset(loader, first_iter)
+        self._batches = loader._iter_iterable() if loader._iterable else loader._iter_map(self._sampler_iter)
+
+    def _next_data(self):
+        return next(self._batches)
+
+
+class _MultiProcessingDataLoaderIter(_SingleProcessDataLoaderIter):
+    """The iterator of a DataLoader with num_workers > 0: webtorch loads in the main process (the browser has no
+    processes to fork), in the sampler's order, which is PyTorch's in_order result."""
 
 
 def get_worker_info():

@@ -4,7 +4,7 @@ are not here."""
 import copy
 import itertools
 
-from .._collate import default_collate
+from .._utils.collate import default_collate
 from ..sampler import SequentialSampler
 from .datapipe import DataChunk, IterDataPipe, _Batching, _Shuffling, functional_datapipe, non_deterministic
 

@@ -45,3 +45,13 @@ class Adafactor(Optimizer):
                 else:
                     state["variance"] = _creation.zeros_like(g)
             F.adafactor(p, g, state, eps1=finfo(p.dtype).eps if eps1 is None else eps1, **kw)
+
+
+def adafactor(params, grads, row_vars, col_vars, variances, state_steps, foreach=None, grad_scale=None,
+              found_inf=None, has_complex=False, *, d, lr, beta2_decay, weight_decay, eps1, eps2, maximize):
+    """PyTorch's functional Adafactor: the states in their lists (None where a parameter has none), updated in
+    place."""
+    F.per_param(F.adafactor, params, grads, {"row_var": row_vars, "col_var": col_vars, "variance": variances,
+                                             "step": state_steps},
+                grad_scale=grad_scale, found_inf=found_inf, lr=_to_scalar(lr), beta2_decay=beta2_decay, eps1=eps1,
+                eps2=eps2, d=d, weight_decay=weight_decay, maximize=maximize)
