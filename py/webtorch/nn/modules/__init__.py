@@ -1,3 +1,4 @@
+from . import utils  # noqa: F401 (torch.nn.modules.utils is an attribute after import torch)
 from .activation import (
     CELU,
     ELU,
@@ -146,3 +147,5 @@ from .transformer import (
     TransformerEncoderLayer,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+
+__all__ = [n for n in dir() if n[0].isupper()]  # the classes, as torch.nn.modules (not its submodules)
