@@ -1,5 +1,7 @@
 """The cpu device draws PyTorch's CPU random streams bit for bit (mt19937 and PyTorch's CPU
 transformations), on both cpu backends: numpy and pure Python (as in Pyodide)."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -197,9 +199,9 @@ def test_feature_dropout_any_rank_as_pytorch(device):
     """dropout1d/2d/3d draw one value per (N, C) of the input as PyTorch's feature_dropout does: a 2-D
     input to dropout2d (pytorch/examples' mnist_rnn), a 3-D one as (N, C, L), unbatched 1d/3d inputs; the
     deprecation warnings; in place on the input."""
-    import warnings
     shapes = [("dropout2d", (4, 6)), ("dropout2d", (2, 3, 5)), ("dropout2d", (2, 3, 4, 4)), ("dropout1d", (3, 4)),
-              ("dropout1d", (2, 3, 4)), ("dropout3d", (3, 2, 2, 2)), ("dropout3d", (2, 3, 2, 2, 2)), ("dropout3d", (4, 5))]
+              ("dropout1d", (2, 3, 4)),
+               ("dropout3d", (3, 2, 2, 2)), ("dropout3d", (2, 3, 2, 2, 2)), ("dropout3d", (4, 5))]
 
     def draw(m):
         out = []
