@@ -135,3 +135,14 @@ def test_webtorch_run_entry_point():
     with pytest.raises(SystemExit) as e:
         main(["--device"])
     assert e.value.code.startswith("usage:")
+
+
+def test_device_cpu_hides_the_accelerator(tmp_path):
+    """`--device cpu` is a CPU-only machine for the script: PyTorch's device choice through torch.accelerator
+    (pytorch/examples' gat, mnist) gives cpu, and so the cpu's random streams (PyTorch's numbers)."""
+    script = tmp_path / "acc.py"
+    script.write_text("import torch\n"
+                      "use_accel = torch.accelerator.is_available()\n"
+                      "print(use_accel, torch.accelerator.current_accelerator(), torch.accelerator.device_count())\n")
+    r = _run(["-m", "webtorch", "--device", "cpu", str(script)], webtorch=True)
+    assert r.returncode == 0 and r.stdout == "False None 0\n", r.stderr
