@@ -1,0 +1,191 @@
+"""torch.testing.assert_close as PyTorch's (torch/testing/_comparison.py): tensors, Python scalars, None and
+booleans, sequences and mappings compared pairwise; default tolerances by dtype; its messages (mismatched
+elements, greatest absolute and relative difference with their indices, the failing item's path)."""
+import cmath
+import collections.abc
+
+from . import _dtype
+from ._layout import strided
+from ._tensor import Tensor
+
+__all__ = ["assert_close"]
+
+_TOLERANCES = {_dtype.float16: (1e-3, 1e-5), _dtype.bfloat16: (1.6e-2, 1e-5), _dtype.float32: (1.3e-6, 1e-5),
+               _dtype.float64: (1e-7, 1e-7), _dtype.complex64: (1.3e-6, 1e-5), _dtype.complex128: (1e-7, 1e-7)}
+_NUMBER_DTYPES = {int: _dtype.int64, float: _dtype.float64, complex: _dtype.complex128}
+
+
+class _Mismatch(Exception):
+    def __init__(self, kind, msg):
+        super().__init__(msg)
+        self.kind = kind
+
+
+def _tolerances(*dtypes, rtol, atol):
+    if (rtol is None) != (atol is None):
+        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, "
+                         f"but got no {'rtol' if rtol is None else 'atol'}.")
+    if rtol is not None:
+        return rtol, atol
+    pairs = [_TOLERANCES.get(d, (0.0, 0.0)) for d in dtypes]
+    return max(r for r, _ in pairs), max(a for _, a in pairs)
+
+
+def _diff_line(kind, diff, idx, tol, equality):
+    line = f"{kind.title()} difference: {diff}" if idx is None else f"Greatest {kind} difference: {diff} at index {idx}"
+    return line + ("" if equality else f" (up to {tol} allowed)") + "\n"
+
+
+def _mismatch_msg(identifier, extra, abs_diff, abs_idx, atol, rel_diff, rel_idx, rtol):
+    equality = rtol == 0 and atol == 0
+    msg = f"{identifier} are not {'equal' if equality else 'close'}!\n\n{extra.strip()}\n"
+    msg += _diff_line("absolute", abs_diff, abs_idx, atol, equality)
+    msg += _diff_line("relative", rel_diff, rel_idx, rtol, equality)
+    return msg.strip()
+
+
+def _scalar_msg(actual, expected, rtol, atol):
+    abs_diff = abs(actual - expected)
+    rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
+    return _mismatch_msg("Scalars", f"Expected {expected} but got {actual}.", abs_diff, None, atol, rel_diff, None,
+                         rtol)
+
+
+def _unravel(flat, shape):
+    index = []
+    for size in reversed(shape):
+        flat, mod = divmod(flat, size)
+        index.append(mod)
+    return tuple(reversed(index))
+
+
+def _tensor_msg(actual, expected, matches, rtol, atol):
+    n = matches.numel()
+    mismatches = n - int(matches.sum())
+    extra = f"Mismatched elements: {mismatches} / {n} ({mismatches / n:.1%})"
+    a, e, m = actual.flatten(), expected.flatten(), matches.flatten()
+    if not actual.dtype.is_floating_point and not actual.dtype.is_complex:
+        a, e = a.to(_dtype.int64), e.to(_dtype.int64)
+    abs_diff = (a - e).abs()
+    abs_diff[m] = 0
+    max_abs, abs_idx = abs_diff.max(0)
+    rel_diff = abs_diff / e.abs()
+    rel_diff[m] = 0
+    max_rel, rel_idx = rel_diff.max(0)
+    return _mismatch_msg("Tensor-likes", extra, max_abs.item(), _unravel(int(abs_idx), matches.shape), atol,
+                         max_rel.item(), _unravel(int(rel_idx), matches.shape), rtol)
+
+
+def _check_attributes(actual, expected, check_device, check_dtype, check_stride):
+    checks = [("shape", True), ("device", check_device), ("dtype", check_dtype), ("layout", True),
+              ("stride()", check_stride and actual.layout == expected.layout)]
+    for attr, on in checks:
+        a, e = getattr(actual, attr.strip("()")), getattr(expected, attr.strip("()"))
+        a, e = (a(), e()) if callable(a) else (a, e)
+        if on and a != e:
+            raise _Mismatch(AssertionError, f"The values for attribute '{attr}' do not match: {a} != {e}.")
+
+
+def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, check_stride):
+    _check_attributes(actual, expected, check_device, check_dtype, check_stride)
+    rtol, atol = _tolerances(actual.dtype, expected.dtype, rtol=rtol, atol=atol)
+    if actual.device != expected.device:
+        actual, expected = actual.cpu(), expected.cpu()
+    if actual.dtype != expected.dtype:
+        common = _dtype.promote_types(actual.dtype, expected.dtype)
+        actual, expected = actual.to(common), expected.to(common)
+    if actual.layout != strided:
+        actual, expected = actual.to_dense(), expected.to_dense()
+    actual, expected = actual.detach(), expected.detach()
+    if actual.dtype == _dtype.bool_:
+        matches = actual == expected
+    else:
+        matches = actual.isclose(expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if bool(matches.all()):
+        return
+    if actual.dim() == 0:
+        raise _Mismatch(AssertionError, _scalar_msg(actual.item(), expected.item(), rtol, atol))
+    raise _Mismatch(AssertionError, _tensor_msg(actual, expected, matches, rtol, atol))
+
+
+def _compare_numbers(actual, expected, rtol, atol, equal_nan, check_dtype):
+    if check_dtype and type(actual) is not type(expected):
+        raise _Mismatch(AssertionError, f"The (d)types do not match: {type(actual)} != {type(expected)}.")
+    dtypes = [_NUMBER_DTYPES[complex if isinstance(v, complex) else float if isinstance(v, float) else int]
+              for v in (actual, expected)]
+    rtol, atol = _tolerances(*dtypes, rtol=rtol, atol=atol)
+    if equal_nan and cmath.isnan(actual) and cmath.isnan(expected):
+        return
+    abs_diff = abs(actual - expected)
+    if cmath.isfinite(abs_diff) and abs_diff <= atol + rtol * abs(expected):
+        return
+    raise _Mismatch(AssertionError, _scalar_msg(actual, expected, rtol, atol))
+
+
+def _is_number(x):
+    return isinstance(x, (int, float, complex)) and not isinstance(x, bool)
+
+
+def _compare_leaves(actual, expected, opts):
+    if actual is None or expected is None:
+        if not (actual is None and expected is None):
+            raise _Mismatch(AssertionError, f"None mismatch: {actual} is not {expected}")
+    elif isinstance(actual, bool) and isinstance(expected, bool):
+        if actual is not expected:
+            raise _Mismatch(AssertionError, f"Booleans mismatch: {actual} is not {expected}")
+    elif _is_number(actual) and _is_number(expected):
+        _compare_numbers(actual, expected, opts["rtol"], opts["atol"], opts["equal_nan"], opts["check_dtype"])
+    elif isinstance(actual, Tensor) and isinstance(expected, Tensor):
+        _compare_tensors(actual, expected, **opts)
+    else:
+        raise _Mismatch(TypeError, f"No comparison pair was able to handle inputs of type {_type_name(actual)} "
+                                   f"and {_type_name(expected)}.")
+
+
+def _type_name(x):
+    """A type as PyTorch prints it (webtorch's Tensor is torch.Tensor to the script)."""
+    return "<class 'torch.Tensor'>" if type(x) is Tensor else str(type(x))
+
+
+def _is_sequence(x):
+    return isinstance(x, collections.abc.Sequence) and not isinstance(x, str)
+
+
+def _compare(actual, expected, opts, path=()):
+    """Walk sequences and mappings together; a mismatch reports the path of the failing item."""
+    if _is_sequence(actual) and _is_sequence(expected):
+        if len(actual) != len(expected):
+            raise _Mismatch(AssertionError, f"The length of the sequences mismatch: {len(actual)} != {len(expected)}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            _compare(a, e, opts, path + (i,))
+    elif isinstance(actual, collections.abc.Mapping) and isinstance(expected, collections.abc.Mapping):
+        if set(actual) != set(expected):
+            missing, extra = sorted(set(expected) - set(actual)), sorted(set(actual) - set(expected))
+            raise _Mismatch(AssertionError, f"The keys of the mappings do not match:\n"
+                                            f"Missing keys in the actual mapping: {missing}\n"
+                                            f"Additional keys in the actual mapping: {extra}")
+        for k in sorted(expected):
+            _compare(actual[k], expected[k], opts, path + (k,))
+    else:
+        try:
+            _compare_leaves(actual, expected, opts)
+        except _Mismatch as m:
+            if path and m.kind is AssertionError:
+                raise _Mismatch(m.kind, f"{m}\n\nThe failure occurred for item {''.join(f'[{p!r}]' for p in path)}") \
+                    from None
+            raise
+
+
+def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=None, equal_nan=False,
+                 check_device=True, check_dtype=True, check_layout=True, check_stride=False, msg=None):
+    """Raise AssertionError (with PyTorch's message, or `msg`: a string, or a callable given the message)
+    unless `actual` and `expected` are close."""
+    opts = dict(rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=check_device, check_dtype=check_dtype,
+                check_stride=check_stride)
+    try:
+        _compare(actual, expected, opts)
+    except _Mismatch as m:
+        text = str(m)
+        if m.kind is AssertionError and msg is not None:
+            text = msg(text) if callable(msg) else msg
+        raise m.kind(text) from None
