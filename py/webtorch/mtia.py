@@ -1,5 +1,5 @@
 """torch.mtia as PyTorch 2.13 built without MTIA has it: `is_available()` False, `device_count()` 0, and
-PyTorch's errors from whatever needs the device."""
+PyTorch's errors from whatever needs the device. Seeding is queued (no-ops), as torch.xpu's."""
 __all__ = ["init", "is_available", "is_initialized", "synchronize", "device_count", "current_device",
            "current_stream", "default_stream", "memory_stats", "max_memory_allocated", "memory_allocated",
            "reset_peak_memory_stats", "get_device_capability", "get_device_properties", "record_memory_history",
@@ -7,6 +7,18 @@ __all__ = ["init", "is_available", "is_initialized", "synchronize", "device_coun
            "device", "set_rng_state", "get_rng_state", "set_rng_state_all", "get_rng_state_all", "manual_seed",
            "manual_seed_all", "seed", "seed_all", "initial_seed", "is_bf16_supported", "MTIAGraph", "graph",
            "graph_pool_handle"]
+
+from .xpu import (  # noqa: F401 (absent the same way as torch.xpu)
+    device_count,
+    get_rng_state_all,
+    is_available,
+    is_initialized,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state_all,
+)
 
 NO_MTIA = ("Torch not compiled with MTIA enabled. Ensure you have `import mtia.host_runtime.torch_mtia.dynamic_library`"
            " in your python src file and include `//mtia/host_runtime/torch_mtia:torch_mtia` as your target "
@@ -28,18 +40,6 @@ def _needs_device(*args, **kwargs):
 init = get_rng_state = initial_seed = _no_mtia
 synchronize = current_device = current_stream = default_stream = _needs_device
 get_device_capability = get_device_properties = _needs_device
-
-
-def is_available():
-    return False
-
-
-def is_initialized():
-    return False
-
-
-def device_count():
-    return 0
 
 
 def is_bf16_supported(including_emulation=True):
@@ -96,32 +96,10 @@ def stream(stream):
     _needs_device()
 
 
-def manual_seed(seed):
-    """Queued until MTIA initializes, which it never does here (as PyTorch's)."""
-
-
-def manual_seed_all(seed):
-    pass
-
-
-def seed():
-    pass
-
-
-def seed_all():
-    pass
-
-
 def set_rng_state(new_state, device="mtia"):
     _needs_device()
 
 
-def set_rng_state_all(new_states):
-    pass
-
-
-def get_rng_state_all():
-    return []
 
 
 class device:

@@ -114,7 +114,7 @@ def reset_accumulated_memory_stats(device=None):
 
 
 def manual_seed(seed):
-    """Queued until XPU initializes, which it never does here (as PyTorch's)."""
+    """Queued until the device initializes, which it never does here (as PyTorch's)."""
 
 
 def manual_seed_all(seed):
