@@ -47,3 +47,34 @@ def test_assert_close_as_pytorch(device):
         if device == "webgpu" and "float64" in case:
             continue
         assert _outcome(wt, case, device) == _outcome(torch, case, "cpu"), case
+
+
+MAKE = ["mt(3, 4, dtype=T.float32, device=D)", "mt((2, 3), dtype=T.int64, device=D)", "mt([5], dtype=T.bool, device=D)",
+        "mt(4, dtype=T.int32, device=D, low=0.5, high=3.2)", "mt(3, 2, dtype=T.float32, device=D, noncontiguous=True)",
+        "mt(6, dtype=T.int64, device=D, low=-1, high=2, exclude_zero=True)", "mt(2, dtype=T.uint8, device=D)",
+        "mt(2, dtype=T.float32, device=D, requires_grad=True)", "mt(2, dtype=T.float32, device=D, low=-3e38, high=3e38)",
+        "mt(2, dtype=T.int64, device=D, requires_grad=True)", "mt(2, dtype=T.float32, device=D, low=2, high=1)",
+        "mt(2, dtype=T.uint8, device=D, low=300, high=400)", "mt(2, dtype=T.float32, device=D, low=float('nan'))"]
+
+
+def _made(lib, case, dev):
+    lib.manual_seed(0)
+    try:
+        r = eval(case, {"mt": lib.testing.make_tensor, "T": lib, "D": dev})
+    except (ValueError, TypeError) as e:
+        return type(e).__name__, str(e)
+    return r.cpu().tolist(), str(r.dtype), r.stride(), r.requires_grad
+
+
+@pytest.mark.parametrize("device", ["cpu", "cpu-pure", "webgpu"], indirect=True)
+def test_make_tensor_as_pytorch(device):
+    """cpu: PyTorch's values under one seed (its draws); webgpu: the same dtypes, strides, ranges and errors."""
+    for case in MAKE + (["mt(2, 3, dtype=T.float64, device=D, low=-1, high=1)", "mt(3, dtype=T.complex64, device=D)"]
+                        if device == "cpu" else []):
+        got, want = _made(wt, case, device), _made(torch, case, "cpu")
+        if device == "webgpu" and isinstance(want[0], list):
+            flat = torch.tensor(got[0]).flatten().tolist()
+            lo, hi = (-9, 10) if "low" not in case else (-3e38, 3e38)
+            assert got[1:] == want[1:] and all(lo <= v < hi for v in flat), case
+        else:
+            assert got == want, case

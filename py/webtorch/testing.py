@@ -1,14 +1,19 @@
-"""torch.testing.assert_close as PyTorch's (torch/testing/_comparison.py): tensors, Python scalars, None and
-booleans, sequences and mappings compared pairwise; default tolerances by dtype; its messages (mismatched
-elements, greatest absolute and relative difference with their indices, the failing item's path)."""
+"""torch.testing as PyTorch's: assert_close (torch/testing/_comparison.py: tensors, Python scalars, None and
+booleans, sequences and mappings compared pairwise; default tolerances by dtype; its messages: mismatched
+elements, greatest absolute and relative difference with their indices, the failing item's path) and make_tensor
+(torch/testing/_creation.py: the same draws, so on cpu PyTorch's values under one seed)."""
 import cmath
 import collections.abc
+import math
+import warnings
 
-from . import _dtype
+from . import _dtype, finfo, iinfo
 from ._layout import strided
 from ._tensor import Tensor
+from .ops import _creation
+from .ops.complex_ops import view_as_real
 
-__all__ = ["assert_close"]
+__all__ = ["assert_close", "make_tensor"]
 
 _TOLERANCES = {_dtype.float16: (1e-3, 1e-5), _dtype.bfloat16: (1.6e-2, 1e-5), _dtype.float32: (1.3e-6, 1e-5),
                _dtype.float64: (1e-7, 1e-7), _dtype.complex64: (1.3e-6, 1e-5), _dtype.complex128: (1e-7, 1e-7)}
@@ -189,3 +194,78 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         if m.kind is AssertionError and msg is not None:
             text = msg(text) if callable(msg) else msg
         raise m.kind(text) from None
+
+
+_INTEGRAL = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64, _dtype.uint16, _dtype.uint32,
+             _dtype.uint64)
+_FLOATING_OR_COMPLEX = (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64, _dtype.complex32,
+                        _dtype.complex64, _dtype.complex128)
+
+
+def _low_high(low, high, dtype, lowest, highest, default_low, default_high):
+    """PyTorch's modify_low_high: defaults, its errors and warning, clamped to the dtype, ceiled for integers."""
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got {low=} and {high=}")
+    if low == high and dtype in _FLOATING_OR_COMPLEX:
+        warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types "
+                      "is deprecated since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.",
+                      FutureWarning, stacklevel=4)
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    elif high < lowest or low >= highest:
+        raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), "
+                         f"but {dtype} only supports [{lowest}, {highest})")
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    if dtype == _dtype.bool_ or dtype in _INTEGRAL:
+        return math.ceil(low), math.ceil(high)
+    return low, high
+
+
+def _draw(shape, dtype, device, low, high):
+    if dtype == _dtype.bool_:
+        low, high = _low_high(low, high, dtype, 0, 2, 0, 2)
+        return _creation.randint(low, high, shape, device=device, dtype=dtype)
+    if dtype in _INTEGRAL:
+        info = iinfo(dtype)
+        low, high = _low_high(low, high, dtype, info.min, info.max + (dtype != _dtype.int64), -9, 10)
+        return _creation.randint(low, high, shape, device=device, dtype=dtype)
+    if dtype in _FLOATING_OR_COMPLEX:
+        info = finfo(dtype)
+        low, high = _low_high(low, high, dtype, info.min, info.max, -9, 9)
+        result = _creation.empty(shape, device=device, dtype=dtype)
+        target = view_as_real(result) if dtype.is_complex else result
+        if high - low >= finfo(target.dtype).max:  # uniform_ needs high - low within the dtype
+            target.uniform_(low / 2, high / 2).mul_(2)
+        else:
+            target.uniform_(low, high)
+        return result
+    raise TypeError(f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor()."
+                    " To request support, file an issue at: https://github.com/pytorch/pytorch/issues")
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False, noncontiguous=False,
+                exclude_zero=False, memory_format=None):
+    """A tensor of `shape` filled with values uniformly drawn from [low, high), as PyTorch's."""
+    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, "
+                         f"but got {noncontiguous=} and {memory_format=}")
+    if requires_grad and (dtype == _dtype.bool_ or dtype in _INTEGRAL):
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got {dtype=}")
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    if noncontiguous:
+        shape = (*shape[:-1], 2 * shape[-1])
+    result = _draw(shape, dtype, device, low, high)
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = 1 if dtype == _dtype.bool_ or dtype in _INTEGRAL else finfo(dtype).tiny
+    if dtype in _FLOATING_OR_COMPLEX:
+        result.requires_grad = requires_grad
+    return result
