@@ -78,3 +78,16 @@ def test_make_tensor_as_pytorch(device):
             assert got[1:] == want[1:] and all(lo <= v < hi for v in flat), case
         else:
             assert got == want, case
+
+
+def test_assert_allclose_deprecated_form_as_pytorch():
+    cases = ["aa(T.tensor([1., 2.]), [1., 2.00001])", "aa(T.tensor([1., 2.]), [1., 2.01])", "aa(1.0, 1.00001)",
+             "aa(T.tensor([1, 2]), [1, 3])", "aa(T.tensor([1., 2.]), T.tensor([1., 2.], dtype=T.float64))",
+             "aa(T.tensor([float('nan')]), [float('nan')])", "aa(T.tensor([1.]), [2.], msg='m')",
+             "aa(T.tensor([1.]), [1.5], rtol=0.1)"]
+    for case in cases:
+        outcomes = []
+        for lib in (wt, torch):
+            with pytest.warns(FutureWarning, match="assert_allclose"):
+                outcomes.append(_outcome(lib, case.replace("aa(", "T.testing.assert_allclose("), "cpu"))
+        assert outcomes[0] == outcomes[1], case

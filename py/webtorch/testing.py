@@ -13,7 +13,7 @@ from ._tensor import Tensor
 from .ops import _creation
 from .ops.complex_ops import view_as_real
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_allclose", "assert_close", "make_tensor"]
 
 _TOLERANCES = {_dtype.float16: (1e-3, 1e-5), _dtype.bfloat16: (1.6e-2, 1e-5), _dtype.float32: (1.3e-6, 1e-5),
                _dtype.float64: (1e-7, 1e-7), _dtype.complex64: (1.3e-6, 1e-5), _dtype.complex128: (1e-7, 1e-7)}
@@ -26,13 +26,13 @@ class _Mismatch(Exception):
         self.kind = kind
 
 
-def _tolerances(*dtypes, rtol, atol):
+def _tolerances(*dtypes, rtol, atol, table=_TOLERANCES):
     if (rtol is None) != (atol is None):
         raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, "
                          f"but got no {'rtol' if rtol is None else 'atol'}.")
     if rtol is not None:
         return rtol, atol
-    pairs = [_TOLERANCES.get(d, (0.0, 0.0)) for d in dtypes]
+    pairs = [table.get(d, (0.0, 0.0)) for d in dtypes]
     return max(r for r, _ in pairs), max(a for _, a in pairs)
 
 
@@ -194,6 +194,22 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         if m.kind is AssertionError and msg is not None:
             text = msg(text) if callable(msg) else msg
         raise m.kind(text) from None
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """PyTorch's deprecated form: numbers and lists become tensors, its own default tolerances, dtypes not checked."""
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. "
+                  "Please use `torch.testing.assert_close()` instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = _creation.tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = _creation.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtol, atol = _tolerances(actual.dtype, expected.dtype, rtol=None, atol=None, table={
+            _dtype.float16: (1e-3, 1e-3), _dtype.float32: (1e-4, 1e-5), _dtype.float64: (1e-5, 1e-8)})
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True, check_dtype=False,
+                 check_stride=False, msg=msg or None)
 
 
 _INTEGRAL = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64, _dtype.uint16, _dtype.uint32,
