@@ -26,6 +26,7 @@ class Program:
     args: tuple = ()
     rtol: float = 1e-3
     atol: float = 1e-3
+    devices: tuple = ("cpu", "webgpu")  # cpu only: a program drawing PyTorch's random streams
 
     def __str__(self):
         return self.script
@@ -50,6 +51,10 @@ PROGRAMS = [
     Program("weightnorm_gan.py"),                          # parametrizations weight/spectral norm, weight_norm hook
     Program("embedding_bag_text.py"),                      # EmbeddingBag with offsets, sum/max/weighted, StepLR
     Program("ctc_model.py"),                               # Conv1d + GRU + CTCLoss, padded and flat targets
+    Program("forward_forward.py"),                         # nn.Linear subclass overriding train(), torch.xpu probe
+    Program("graph_attention.py"),                         # GAT: where-masked attention, sparse int64 COO + eye
+    Program("mass_spring.py"),                             # physics: in-place slice writes on non-leaf tensors
+    Program("rnn_digits.py", devices=("cpu",)),            # LSTM + Dropout2d on 2-D input, Adadelta, shuffled loader
 ]
 
 def _run(argv, webtorch):
@@ -75,6 +80,8 @@ def _torch_stdout(prog):
 @pytest.mark.parametrize("dev", ["cpu", "webgpu"])
 @pytest.mark.parametrize("prog", PROGRAMS, ids=str)
 def test_program_prints_pytorchs_numbers(prog, dev, request):
+    if dev not in prog.devices:
+        pytest.skip(f"{prog} draws PyTorch's random numbers: cpu only")
     if dev == "webgpu":
         request.getfixturevalue("webgpu")
     r = _run(["-m", "webtorch", "--device", dev, prog.script, *prog.args], webtorch=True)
@@ -135,3 +142,14 @@ def test_webtorch_run_entry_point():
     with pytest.raises(SystemExit) as e:
         main(["--device"])
     assert e.value.code.startswith("usage:")
+
+
+def test_device_cpu_hides_the_accelerator(tmp_path):
+    """`--device cpu` is a CPU-only machine for the script: PyTorch's device choice through torch.accelerator
+    (pytorch/examples' gat, mnist) gives cpu, and so the cpu's random streams (PyTorch's numbers)."""
+    script = tmp_path / "acc.py"
+    script.write_text("import torch\n"
+                      "use_accel = torch.accelerator.is_available()\n"
+                      "print(use_accel, torch.accelerator.current_accelerator(), torch.accelerator.device_count())\n")
+    r = _run(["-m", "webtorch", "--device", "cpu", str(script)], webtorch=True)
+    assert r.returncode == 0 and r.stdout == "False None 0\n", r.stderr

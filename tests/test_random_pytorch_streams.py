@@ -1,5 +1,7 @@
 """The cpu device draws PyTorch's CPU random streams bit for bit (mt19937 and PyTorch's CPU
 transformations), on both cpu backends: numpy and pure Python (as in Pyodide)."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -191,3 +193,30 @@ def test_module_initialization_is_pytorchs(device):
                 m.nn.TransformerEncoderLayer(16, 4, 32), m.nn.Bilinear(3, 4, 5), m.nn.Embedding(50, 8, padding_idx=0)]
         return [p.detach() for mod in mods for p in mod.parameters()]
     both(params, seeds=(0,))
+
+
+def test_feature_dropout_any_rank_as_pytorch(device):
+    """dropout1d/2d/3d draw one value per (N, C) of the input as PyTorch's feature_dropout does: a 2-D
+    input to dropout2d (pytorch/examples' mnist_rnn), a 3-D one as (N, C, L), unbatched 1d/3d inputs; the
+    deprecation warnings; in place on the input."""
+    shapes = [("dropout2d", (4, 6)), ("dropout2d", (2, 3, 5)), ("dropout2d", (2, 3, 4, 4)), ("dropout1d", (3, 4)),
+              ("dropout1d", (2, 3, 4)),
+               ("dropout3d", (3, 2, 2, 2)), ("dropout3d", (2, 3, 2, 2, 2)), ("dropout3d", (4, 5))]
+
+    def draw(m):
+        out = []
+        for name, shape in shapes:
+            x = m.ones(shape)
+            out += [getattr(m.nn.functional, name)(m.ones(shape), 0.5), x]
+            assert getattr(m.nn.functional, name)(x, 0.3, inplace=True) is x
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both(draw)
+    for name, shape, msg in [("dropout2d", (4, 6), "Received a 2-D input to dropout2d"),
+                             ("dropout2d", (2, 3, 5), "Received a 3D input to dropout2d"),
+                             ("dropout3d", (4, 5), "Received a 2-D input to dropout3d")]:
+        with pytest.warns(UserWarning, match=msg):
+            getattr(wt.nn.functional, name)(wt.ones(shape))
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
+        wt.nn.functional.dropout1d(wt.ones(1, 2, 3, 4))

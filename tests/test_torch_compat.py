@@ -223,3 +223,11 @@ def test_data_has_its_own_version_counter(device):
         assert x.requires_grad and x.shape == (2,)
     for g, w in zip(*res):
         assert_close(g, w, device)
+
+
+def test_functional_data_parallel_without_cuda_raises_as_pytorch():
+    """nn.parallel.data_parallel (the old pytorch/examples dcgan's forward) finds no device on a CPU-only
+    PyTorch: its RuntimeError, not a silent run; under the cuda alias it runs the module."""
+    for lib in (torch, wt):
+        with pytest.raises(RuntimeError, match="^device type could not be determined$"):
+            lib.nn.parallel.data_parallel(lib.nn.Linear(2, 2), lib.ones(1, 2), None)

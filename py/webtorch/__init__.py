@@ -238,6 +238,9 @@ def __getattr__(name):
         return getattr(_lazy("amp.autocast_mode"), name)
     if name == "GradScaler":
         return _lazy("amp").GradScaler
+    if name in ("xpu", "mps", "mtia", "testing"):  # xpu, mps, mtia: devices this machine lacks
+        mod = globals()[name] = _lazy(name)
+        return mod
     if name in ops.registry.FUNCTIONS:  # an op declared after import (`backends.elementwise.define`)
         return ops.registry.FUNCTIONS[name]
     if not name.startswith("__") and name != "F":  # torch.conv2d, torch.dropout, ...: nn.functional's ops

@@ -9,6 +9,8 @@ on sys.path, as `python SCRIPT.py ARGS...` would run it; its exit status is the 
 `--device webgpu` also makes "cuda" name the WebGPU device for the script, so the CUDA idiom
 (`device = "cuda" if torch.cuda.is_available() else "cpu"`, `.cuda()`, `torch.cuda.*`) runs on
 the GPU; it says so once on stderr. `--no-cuda-alias` keeps PyTorch's behaviour without CUDA.
+`--device cpu` is a machine without an accelerator (`torch.accelerator.is_available()` False, as
+PyTorch's on a CPU-only machine), so a script choosing its device by torch.accelerator stays on the cpu.
 A traceback shows the script's frames, as PyTorch users see their code and the failing op:
 webtorch's own frames are hidden (WEBTORCH_FULL_TRACEBACK=1 shows them).
 """
@@ -20,7 +22,7 @@ import traceback
 import webtorch
 
 from . import _torch_alias, distributed
-from ._device import set_cuda_alias
+from ._device import set_cpu_only, set_cuda_alias
 
 LIBRARY = os.path.dirname(os.path.abspath(webtorch.__file__)) + os.sep
 USAGE = "usage: python -m webtorch [--device {cpu,webgpu}] [--no-cuda-alias] SCRIPT.py [ARGS...]"
@@ -87,6 +89,7 @@ def main(argv=None):
             webtorch.set_default_device(device)
         except RuntimeError as e:
             sys.exit(f"webtorch: --device {device}: {e}")
+    set_cpu_only(device == "cpu")
     if cuda_alias:
         set_cuda_alias(True)
         sys.stderr.write(NOTICE)

@@ -92,6 +92,19 @@ def cuda_alias():
     return _cuda_alias[0]
 
 
+_cpu_only = [False]
+
+
+def set_cpu_only(on):
+    """`python -m webtorch --device cpu`: the script sees a machine without an accelerator, as PyTorch's
+    on a CPU-only machine (`torch.accelerator.is_available()` False), so it runs, and draws, on the cpu."""
+    _cpu_only[0] = bool(on)
+
+
+def cpu_only():
+    return _cpu_only[0]
+
+
 def as_device(d):
     if d is None:
         return _default[0]

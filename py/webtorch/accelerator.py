@@ -10,7 +10,7 @@ import warnings
 from collections import OrderedDict
 
 from . import _dtype
-from ._device import as_device, device as _device
+from ._device import as_device, cpu_only, device as _device
 from .backends import webgpu
 
 __all__ = ["Graph", "current_accelerator", "current_device_idx", "current_device_index", "get_device_capability",
@@ -21,8 +21,8 @@ __all__ = ["Graph", "current_accelerator", "current_device_idx", "current_device
 
 
 def is_available():
-    """True when a WebGPU adapter and device can be obtained."""
-    return webgpu.is_available()
+    """True when a WebGPU adapter and device can be obtained (and the script was not run with --device cpu)."""
+    return not cpu_only() and webgpu.is_available()
 
 
 def current_accelerator(check_available=False):

@@ -23,6 +23,7 @@ import warnings
 
 from .. import distributed as dist
 from ..autograd import grad_mode
+from ..cuda._state import is_available as cuda_is_available
 from ..distributed.algorithms.join import Join, Joinable, JoinHook
 from ..ops import _creation
 from ..ops.shape import cat
@@ -247,6 +248,10 @@ class DistributedDataParallelCPU(DistributedDataParallel):
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
+    """The module on its device (webtorch's one); PyTorch's RuntimeError where it finds no CUDA device
+    (the cuda alias off), as PyTorch's functional form raises on a CPU-only machine."""
     if not isinstance(inputs, tuple):
-        inputs = (inputs,)
+        inputs = (inputs,) if inputs is not None else ()
+    if not cuda_is_available():
+        raise RuntimeError("device type could not be determined")
     return module(*inputs, **(module_kwargs or {}))

@@ -1,5 +1,6 @@
 """torch.nn.functional's dropout family."""
 import math
+import warnings
 
 from ...ops._common import dispatching
 from ...ops._creation import empty as _empty
@@ -34,28 +35,71 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _apply_mask(input, _noise(input, input.shape, p).div_(1 - p), inplace)
 
 
-def _feature_dropout(input, p, training, inplace, batched_dims):
+def _feature_dropout(input, p, training, inplace):
+    """ATen's feature_dropout: one draw per (sample, channel) of the input as given."""
     _check_p(p)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
-    nd = input.dim()
-    lead = input.shape[:nd - batched_dims]
-    shape = tuple(lead) + (1,) * batched_dims
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
-    return _apply_mask(input, _noise(input, shape, p).div_(1 - p), inplace)
+    return _apply_mask(input, _noise(input, _feature_noise_shape(input), p).div_(1 - p), inplace)
+
+
+def _unbatched_feature_dropout(input, p, training, inplace):
+    """An input without its batch dim gets one (as PyTorch's unsqueeze(0) ... squeeze(0))."""
+    result = _feature_dropout(input.unsqueeze(0), p, training, inplace)
+    return input if inplace else result.squeeze(0)
+
+
+def _warn_not_nd(name, inp_dim, n):
+    warnings.warn(
+        f"{name}: Received a {inp_dim}-D input to {name}, which is deprecated "
+        "and will result in an error in a future release. To retain the behavior "
+        f"and silence this warning, please use dropout instead. Note that {name} "
+        f"exists to provide channel-wise dropout on inputs with {n} spatial dimensions, "
+        f"a channel dimension, and an optional batch dimension (i.e. {n + 1}D or {n + 2}D inputs).",
+        stacklevel=4)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 1)
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {inp_dim}D input. "
+            "Note that dropout1d exists to provide channel-wise dropout on inputs with 1 "
+            "spatial dimension, a channel dimension, and an optional batch dimension "
+            "(i.e. 2D or 3D inputs).")
+    if inp_dim == 2:
+        return _unbatched_feature_dropout(input, p, training, inplace)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 2)
+    """As PyTorch's: a 3-D input is (N, C, L) (1-D channel dropout, with its warning), not unbatched."""
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (3, 4):
+        _warn_not_nd("dropout2d", inp_dim, 2)
+    if inp_dim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+            "1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+            "is the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=3)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 3)
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (4, 5):
+        _warn_not_nd("dropout3d", inp_dim, 3)
+    if inp_dim != 5:
+        return _unbatched_feature_dropout(input, p, training, inplace)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def _alpha_dropout(input, p, training, inplace, noise_shape):
