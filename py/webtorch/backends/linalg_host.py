@@ -11,6 +11,10 @@ returns batches: numpy arrays (B, m, n) for `NP`, lists of matrices (lists of ro
   svd(A, full)               U, S (descending), Vh
   ldl(A)                     LAPACK sytf2 (lower, Bunch-Kaufman): LD, pivots (negative: a 2x2 block), info
   ldl_solve(LD, piv, B)      LAPACK sytrs: (X,); piv as a 1 x n matrix
+
+Complex matrices (complex128 arrays, Python complex) take the same entries: LAPACK's z routines through
+numpy, and in pure Python LU, Cholesky, triangular solve and QR (PY_COMPLEX); `REAL_OUTPUTS` names the
+results that are real for a complex input (eigenvalues, singular values).
 """
 import math
 
@@ -20,15 +24,22 @@ from ._numpy import np
 
 def _div(a, b):
     if b == 0:
+        if isinstance(a, complex) or isinstance(b, complex):  # numpy's complex quotient by zero
+            return complex(_div(complex(a).real, 0.0), _div(complex(a).imag, 0.0))
         return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
+
+
+def _cabs1(x):
+    """LAPACK's pivot size (izamax): |re| + |im|, |x| for a real x."""
+    return abs(x.real) + abs(x.imag)
 
 
 def _lu1(a):
     m, n = len(a), len(a[0]) if a else 0
     piv, info = [], 0
     for k in range(min(m, n)):
-        p = max(range(k, m), key=lambda i: abs(a[i][k]))
+        p = max(range(k, m), key=lambda i: _cabs1(a[i][k]))
         piv.append(p + 1)
         a[k], a[p] = a[p], a[k]
         d, rk = a[k][k], a[k]
@@ -43,15 +54,16 @@ def _lu1(a):
 
 
 def _cholesky1(a):
+    """L L^H = A (real or complex; the diagonal's real parts, as LAPACK's potrf)."""
     n = len(a)
     L = [[0.0] * n for _ in range(n)]
     for j in range(n):
-        s = a[j][j] - sum(v * v for v in L[j][:j])
+        s = a[j][j].real - sum(abs(v) ** 2 for v in L[j][:j])
         if not s > 0:
             return L, j + 1
         d = L[j][j] = math.sqrt(s)
         for i in range(j + 1, n):
-            L[i][j] = (a[i][j] - sum(x * y for x, y in zip(L[i][:j], L[j][:j]))) / d
+            L[i][j] = (a[i][j] - sum(x * y.conjugate() for x, y in zip(L[i][:j], L[j][:j]))) / d
     return L, 0
 
 
@@ -67,22 +79,23 @@ def _trisolve1(a, b, upper, unit):
 
 
 def _geqrf1(a):
+    """LAPACK's geqr2 (larfg's reflectors H = I - tau v v^H, beta real; H^H applied), real or complex."""
     m, n = len(a), len(a[0]) if a else 0
     taus = []
     for j in range(min(m, n)):
         alpha = a[j][j]
-        xn = math.sqrt(sum(a[i][j] ** 2 for i in range(j + 1, m)))
-        if xn == 0:
+        xn = math.sqrt(sum(abs(a[i][j]) ** 2 for i in range(j + 1, m)))
+        if xn == 0 and alpha.imag == 0:
             taus.append(0.0)
             continue
-        beta = -math.copysign(math.hypot(alpha, xn), alpha)
+        beta = -math.copysign(math.hypot(abs(alpha), xn), alpha.real)
         tau = (beta - alpha) / beta
         for i in range(j + 1, m):
             a[i][j] /= alpha - beta
         a[j][j] = 1.0
         v = [a[i][j] for i in range(j, m)]
         for c in range(j + 1, n):
-            s = tau * sum(vi * a[j + i][c] for i, vi in enumerate(v))
+            s = tau.conjugate() * sum(vi.conjugate() * a[j + i][c] for i, vi in enumerate(v))
             for i, vi in enumerate(v):
                 a[j + i][c] -= s * vi
         a[j][j] = beta
@@ -97,7 +110,7 @@ def _orgqr1(h, taus, ncols):
     for j in range(len(taus) - 1, -1, -1):
         v = [1.0] + [h[i][j] for i in range(j + 1, m)]
         for c in range(ncols):
-            s = taus[j] * sum(vi * q[j + i][c] for i, vi in enumerate(v))
+            s = taus[j] * sum(vi.conjugate() * q[j + i][c] for i, vi in enumerate(v))
             for i, vi in enumerate(v):
                 q[j + i][c] -= s * vi
     return q
@@ -198,19 +211,19 @@ _BK_ALPHA = (1 + math.sqrt(17)) / 8
 
 def _bk_pivot(a, k, n):
     """Bunch-Kaufman's choice at column k: (kp, kstep), or None when the column is zero (sytf2)."""
-    absakk = abs(a[k][k])
-    imax = max(range(k + 1, n), key=lambda i: abs(a[i][k])) if k < n - 1 else k
-    colmax = abs(a[imax][k]) if k < n - 1 else 0.0
+    absakk = _cabs1(a[k][k])
+    imax = max(range(k + 1, n), key=lambda i: _cabs1(a[i][k])) if k < n - 1 else k
+    colmax = _cabs1(a[imax][k]) if k < n - 1 else 0.0
     if max(absakk, colmax) == 0 or absakk != absakk:
         return None
     if absakk >= _BK_ALPHA * colmax:
         return k, 1
-    rowmax = max(abs(a[imax][j]) for j in range(k, imax))
+    rowmax = max(_cabs1(a[imax][j]) for j in range(k, imax))
     if imax < n - 1:
-        rowmax = max(rowmax, max(abs(a[i][imax]) for i in range(imax + 1, n)))
+        rowmax = max(rowmax, max(_cabs1(a[i][imax]) for i in range(imax + 1, n)))
     if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
         return k, 1
-    return imax, 1 if abs(a[imax][imax]) >= _BK_ALPHA * rowmax else 2
+    return imax, 1 if _cabs1(a[imax][imax]) >= _BK_ALPHA * rowmax else 2
 
 
 def _ldl1(a):
@@ -297,6 +310,9 @@ def _each(fn, k=1):
     return lambda *args: [fn(*xs, *args[k:]) for xs in zip(*args[:k])]
 
 
+# results that are real for a complex input: kernel -> their positions
+REAL_OUTPUTS = {"eigh": (0,), "svd": (1,)}
+
 PY = {
     "lu": _each(lambda a: _lu1([r[:] for r in a])),
     "cholesky": _each(_cholesky1),
@@ -308,6 +324,8 @@ PY = {
     "ldl": _each(_ldl1),
     "ldl_solve": _each(_ldl_solve1, 3),
 }
+# the pure kernels written for complex too
+PY_COMPLEX = ("lu", "cholesky", "trisolve", "geqrf", "qr", "ldl", "ldl_solve")
 
 
 # ---- numpy: vectorized over the batch ---------------------------------------------------------
@@ -320,7 +338,8 @@ def _np_lu(a):
     info = np.zeros(B, dtype=np.int32)
     rows = np.arange(B)
     for j in range(k):
-        p = np.argmax(np.abs(a[:, j:, j]), axis=1) + j
+        col = a[:, j:, j]
+        p = np.argmax(np.abs(col.real) + np.abs(col.imag) if a.dtype.kind == "c" else np.abs(col), axis=1) + j
         piv[:, j] = p + 1
         top = a[rows, j].copy()
         a[rows, j] = a[rows, p]
@@ -337,7 +356,7 @@ def _np_cholesky(a):
     try:
         return np.linalg.cholesky(a), np.zeros(a.shape[0], dtype=np.int32)
     except np.linalg.LinAlgError:  # one failed: the first failing minor of each, as LAPACK's info
-        done = [_cholesky1(m.tolist()) for m in a.astype(np.float64)]
+        done = [_cholesky1(m.tolist()) for m in a]
         return np.array([L for L, _ in done], dtype=a.dtype).reshape(a.shape), \
             np.array([i for _, i in done], dtype=np.int32)
 
@@ -354,9 +373,10 @@ def _np_trisolve(a, b, upper, unit):
 
 
 def _np_geqrf(a):
-    done = [_geqrf1(m.tolist()) for m in a.astype(np.float64)]
-    return np.array([h for h, _ in done], dtype=a.dtype).reshape(a.shape), \
-        np.array([t for _, t in done], dtype=a.dtype).reshape(a.shape[0], min(a.shape[1:]))
+    if 0 in a.shape:
+        return a.copy(), np.zeros((a.shape[0], min(a.shape[1:])), dtype=a.dtype)
+    h, tau = np.linalg.qr(a, mode="raw")  # LAPACK's geqrf (h transposed: Fortran's order)
+    return np.ascontiguousarray(np.swapaxes(h, -1, -2)), tau
 
 
 def _np_qr(a, mode):
@@ -372,7 +392,7 @@ def _np_qr(a, mode):
 
 def _np_eigh(a, upper):
     if a.shape[-1] == 0:
-        return np.zeros(a.shape[:-1], dtype=a.dtype), a.copy()
+        return np.zeros(a.shape[:-1], dtype=a.real.dtype), a.copy()
     return np.linalg.eigh(a, UPLO="U" if upper else "L")
 
 
@@ -381,7 +401,7 @@ def _np_svd(a, full):
     if 0 in (m, n):
         k = min(m, n)
         return (np.broadcast_to(np.eye(m, m if full else k, dtype=a.dtype), (B, m, m if full else k)).copy(),
-                np.zeros((B, k), dtype=a.dtype),
+                np.zeros((B, k), dtype=a.real.dtype),
                 np.broadcast_to(np.eye(n if full else k, n, dtype=a.dtype), (B, n if full else k, n)).copy())
     return np.linalg.svd(a, full_matrices=full)
 

@@ -342,7 +342,13 @@ def _var_std(x, dims, c, keepdim, root):
     """var (root False) or std: two passes, on cpu in float64 as PyTorch's CPU kernel accumulates in
     double (std of [3e38, -3e38, 1e38] is 3.06e38 in float32, its variance's float32 square inf).
     Without float64 (webgpu) in float32 over x scaled by the power of two nearest max |x|, so that no
-    finite square overflows or underflows (the scale clamped to float32's normal exponents)."""
+    finite square overflows or underflows (the scale clamped to float32's normal exponents). A complex x:
+    PyTorch's sum of the real and the imaginary parts' variances (a real result)."""
+    if x.dtype.kind == "c":
+        rt = x.dtype.to_real()
+        r = _prims.ewise("add", [_var_std(x.real, dims, c, keepdim, False), _var_std(x.imag, dims, c, keepdim, False)],
+                         rt, rt)
+        return _prims.ewise("sqrt", [r], rt, rt) if root else r
     out = x.dtype
     n = _numel([x.shape[d] for d in dims])
     dt, s = _dtype.float64, None
@@ -384,7 +390,7 @@ Std = formula_node("StdBackward0", _std_kernel, ("x", "dims", "correction", "kee
 def _var_like(F, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(x, unbiased)
         unbiased, dim = dim, None
-    if not input.dtype.is_floating_point:
+    if input.dtype.kind not in "fc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = norm_dims(dim, input.dim())
     c = _correction(unbiased, correction)
@@ -491,12 +497,13 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 def logsumexp(input, dim, keepdim=False):
     if _autocast.STATE and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)
-    if not input.dtype.is_floating_point:
+    if input.dtype.kind not in "fc":
         input = input.to(float_of(input.dtype))
     dims = norm_dims(dim, input.dim())
     if input.numel() == 0:
         return sum(input.exp(), dims, keepdim).log()
-    m = amax(input.detach(), dims, keepdim=True)
+    m = amax((input.real if input.is_complex() else input).detach(), dims, keepdim=True)  # complex: the real parts'
+
     m = where(m.isinf(), 0.0, m)
     r = sum((input - m).exp(), dims, keepdim=True).log() + m
     if not keepdim:

@@ -1,0 +1,114 @@
+"""Complex linear algebra (issue #24) against PyTorch: torch.linalg and the top-level linear-algebra functions on
+complex64 / complex128 matrices (values and gradients of real losses, PyTorch's conjugate Wirtinger convention),
+the phase checks of eigh's and svd's gradients, and the complex reductions and products (var/std, logsumexp,
+lerp, vdot, vecdot, ...). cpu (numpy's LAPACK), cpu-pure (the page: LU, Cholesky, triangular solves, QR in pure
+Python; eigh/svd raise) and webgpu (complex64: the host's LAPACK on the read matrices)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+from core_util import to_wt
+
+import webtorch as wt
+from webtorch.backends.cpu import PureBackend
+
+RNG = np.random.default_rng(24)
+
+
+def _c(*shape):
+    return RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)
+
+
+A4 = _c(2, 4, 4) + 3 * np.eye(4)                          # well conditioned
+HPD = A4 @ A4.conj().transpose(0, 2, 1) + np.eye(4)       # Hermitian positive definite
+TALL = _c(2, 5, 3)
+RHS = _c(2, 4, 3)
+
+# (name, function of the library (torch or webtorch), inputs, pure): `pure` when the page's kernels cover it
+CASES = [
+    ("solve", lambda L, a, b: L.linalg.solve(a, b), (A4, RHS), True),
+    ("solve_left_false", lambda L, a, b: L.linalg.solve(a, b.mT, left=False), (A4, RHS), True),
+    ("inv", lambda L, a: L.linalg.inv(a), (A4,), True),
+    ("det", lambda L, a: L.linalg.det(a), (A4,), True),
+    ("slogdet", lambda L, a: L.linalg.slogdet(a).sign * L.linalg.slogdet(a).logabsdet, (A4,), True),
+    ("logdet", lambda L, a: L.logdet(a), (A4,), True),
+    ("cholesky", lambda L, a: L.linalg.cholesky(a), (HPD,), True),
+    ("cholesky_upper", lambda L, a: L.linalg.cholesky(a, upper=True), (HPD,), True),
+    ("cholesky_solve_inverse", lambda L, a, b: L.cholesky_solve(b, L.linalg.cholesky(a)) +
+     L.cholesky_inverse(L.linalg.cholesky(a))[..., :3], (HPD, RHS), True),
+    ("solve_triangular", lambda L, a, b: L.linalg.solve_triangular(a.triu(), b, upper=True), (A4, RHS), True),
+    ("solve_triangular_right_unit", lambda L, a, b: L.linalg.solve_triangular(a.tril(), b.mT, upper=False,
+                                                                              left=False, unitriangular=True),
+     (A4, RHS), True),
+    ("lu", lambda L, a: L.linalg.lu(a)[1] + L.linalg.lu(a)[2], (A4,), True),
+    ("lu_tall", lambda L, a: L.linalg.lu(a)[1], (TALL,), True),
+    ("lu_solve_adjoint", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True), (A4, RHS),
+     True),
+    ("qr", lambda L, a: L.linalg.qr(a).Q.sum(-1, keepdim=True) + L.linalg.qr(a).R[..., :1, :], (TALL,), True),
+    ("qr_wide", lambda L, a: L.linalg.qr(a.mT).R, (TALL,), True),
+    ("householder_product", lambda L, a: L.linalg.householder_product(a, L.geqrf(a.detach())[1]), (TALL,), True),
+    ("eigvalsh", lambda L, a: L.linalg.eigvalsh(a), (HPD,), False),
+    ("eigh_projector", lambda L, a: (lambda r: r[1][..., -1:] @ r[1][..., -1:].mH)(L.linalg.eigh(a, UPLO="U")),
+     (HPD,), False),
+    ("svdvals", lambda L, a: L.linalg.svdvals(a), (TALL,), False),
+    ("svd_gauge_free", lambda L, a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh + r.U.abs().sum(-1, keepdim=True))(
+        L.linalg.svd(a, False)), (TALL,), False),
+    ("pinv", lambda L, a: L.linalg.pinv(a), (TALL,), False),
+    ("pinv_hermitian", lambda L, a: L.linalg.pinv(a, hermitian=True), (HPD,), False),
+    ("lstsq", lambda L, a, b: L.linalg.lstsq(a, b[:, :, :2].sum(1, keepdim=True).expand(2, 5, 2)).solution,
+     (TALL, RHS), False),
+    ("matrix_norms", lambda L, a: L.linalg.matrix_norm(a, 2) + L.linalg.matrix_norm(a, "nuc") +
+     L.linalg.matrix_norm(a, -math.inf) + L.linalg.norm(a, dim=(0, 2)).sum(), (TALL,), False),
+    ("cond", lambda L, a: L.linalg.cond(a) + L.linalg.cond(a, -2), (A4,), False),
+    ("matrix_power_neg", lambda L, a: L.linalg.matrix_power(a, -2), (A4,), True),
+    ("matrix_exp", lambda L, a: L.linalg.matrix_exp(a * 0.3), (A4,), True),
+    ("vecdot_vdot", lambda L, a, b: L.linalg.vecdot(a[0], b[0, :, :1].mT) + L.vdot(a[0, 0], b[1, :, 0]),
+     (A4, RHS), True),
+]
+CASES64 = [c for c in CASES if c[0] not in ("matrix_exp",)]
+
+
+def _loss(out, cot):
+    """A real loss of a complex or real result: Re <cot, out>."""
+    return (out * cot).real.sum() if out.is_complex() else (out * cot.real).sum()
+
+
+def _run(L, fn, arrays, device, dtype):
+    npdt = np.complex64 if dtype is torch.complex64 else np.complex128
+    make = (lambda a: torch.tensor(a, dtype=dtype)) if L is torch else (lambda a: to_wt(a.astype(npdt), device))
+    xs = [make(a).requires_grad_() for a in arrays]
+    out = fn(L, *xs)
+    cot = make(RNG.standard_normal(tuple(out.shape)) + 1j * RNG.standard_normal(tuple(out.shape)))
+    grads = L.autograd.grad(_loss(out, cot), xs)
+    return out, grads
+
+
+def _np(t):
+    return t.detach().cpu().resolve_conj().numpy()
+
+
+def _check(device, fn, arrays, dtype, rtol, atol):
+    state = RNG.bit_generator.state
+    t_out, t_grads = _run(torch, fn, arrays, None, dtype)
+    RNG.bit_generator.state = state  # the same cotangent
+    w_out, w_grads = _run(wt, fn, arrays, device, dtype)
+    assert str(w_out.dtype) == str(t_out.dtype)
+    np.testing.assert_allclose(_np(w_out), _np(t_out), rtol=rtol, atol=atol)
+    for w, t in zip(w_grads, t_grads):
+        assert w.dtype.is_complex
+        np.testing.assert_allclose(_np(w), _np(t), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name,fn,arrays,pure", CASES, ids=[c[0] for c in CASES])
+def test_complex64(device, name, fn, arrays, pure):
+    if isinstance(wt.empty(0, device=device)._backend, PureBackend) and not pure:
+        with pytest.raises(NotImplementedError, match="needs numpy"):
+            _run(wt, fn, arrays, device, torch.complex64)
+        return
+    _check(device, fn, arrays, torch.complex64, 2e-4, 2e-4)
+
+
+@pytest.mark.parametrize("name,fn,arrays,pure", CASES64, ids=[c[0] for c in CASES64])
+def test_complex128_cpu(name, fn, arrays, pure):
+    _check("cpu", fn, arrays, torch.complex128, 1e-9, 1e-9)
