@@ -76,7 +76,7 @@ def _loss(out, cot):
 
 def _run(L, fn, arrays, device, dtype):
     npdt = np.complex64 if dtype is torch.complex64 else np.complex128
-    make = (lambda a: torch.tensor(a, dtype=dtype)) if L is torch else (lambda a: to_wt(a.astype(npdt), device))
+    make = (lambda a: torch.tensor(a, dtype=dtype)) if L is torch else (lambda a: to_wt(np.asarray(a, npdt), device))
     xs = [make(a).requires_grad_() for a in arrays]
     out = fn(L, *xs)
     cot = make(RNG.standard_normal(tuple(out.shape)) + 1j * RNG.standard_normal(tuple(out.shape)))
@@ -112,3 +112,83 @@ def test_complex64(device, name, fn, arrays, pure):
 @pytest.mark.parametrize("name,fn,arrays,pure", CASES64, ids=[c[0] for c in CASES64])
 def test_complex128_cpu(name, fn, arrays, pure):
     _check("cpu", fn, arrays, torch.complex128, 1e-9, 1e-9)
+
+
+V = _c(3, 4)
+W = _c(3, 4)
+# the complex reductions and products: (name, function, inputs)
+REDUCTIONS = [
+    ("var_std", lambda L, x: L.var(x, 0) + L.std(x, 1, correction=0).sum() + x.var(), (V,)),
+    ("var_mean_std_mean", lambda L, x: L.var_mean(x, 1)[0] * L.var_mean(x, 1)[1] + L.std_mean(x)[0] *
+     L.std_mean(x)[1], (V,)),
+    ("logsumexp", lambda L, x: L.logsumexp(x, 1) + L.logsumexp(x, (0, 1), keepdim=True).squeeze(0), (V,)),
+    ("lerp", lambda L, x, y: L.lerp(x, y, 0.3) + L.lerp(x, y, 0.7), (V, W)),
+    ("lerp_tensor", lambda L, x, y: L.lerp(x, y, (x * 0.2).exp() * 0.3), (V, W)),
+    ("cumsum_cumprod", lambda L, x: L.cumsum(x, 0) + L.cumprod(x * 0.5, 1), (V,)),
+    ("prod", lambda L, x: x.prod(1) + x.prod(), (V,)),
+    ("trace_diag", lambda L, x: L.trace(x[:, :3]) + L.diag(x).sum() + L.diag(x[0]).sum(0), (V,)),
+    ("einsum_tensordot", lambda L, x, y: L.einsum("ij,kj->ik", x, y) + L.tensordot(x, y.mT, 1), (V, W)),
+    ("outer_kron", lambda L, x, y: L.outer(x[0], y[1]).sum(0) + L.kron(x[:2, :2], y[:2, :2]).sum(1), (V, W)),
+    ("cross", lambda L, x, y: L.linalg.cross(x[:, :3], y[:, :3]) + L.cross(x[:, 1:], y[:, 1:], dim=1), (V, W)),
+    ("dot_vdot_inner", lambda L, x, y: L.dot(x[0], y[0]) + L.vdot(x[1], y[1]) + L.inner(x, y).sum() +
+     L.mv(x, y[2]).sum(), (V, W)),
+    ("norms", lambda L, x: L.norm(x) + L.linalg.norm(x, 3, dim=1).sum() + L.linalg.vector_norm(x, math.inf) +
+     L.linalg.matrix_norm(x, 1), (V,)),
+]
+
+
+@pytest.mark.parametrize("name,fn,arrays", REDUCTIONS, ids=[c[0] for c in REDUCTIONS])
+def test_reductions_complex64(device, name, fn, arrays):
+    _check(device, fn, arrays, torch.complex64, 2e-5, 2e-5)
+
+
+@pytest.mark.parametrize("name,fn,arrays", REDUCTIONS, ids=[c[0] for c in REDUCTIONS])
+def test_reductions_complex128_cpu(name, fn, arrays):
+    _check("cpu", fn, arrays, torch.complex128, 1e-12, 1e-12)
+
+
+@pytest.mark.parametrize("op", ["svd", "eigh"])
+def test_phase_dependent_loss_raises(device, op):
+    """A loss that depends on the singular vectors' or eigenvectors' phases: PyTorch's RuntimeError."""
+    if isinstance(wt.empty(0, device=device)._backend, PureBackend):
+        pytest.skip("no pure-Python complex svd / eigh")
+    msgs = []
+    for L in (torch, wt):
+        a = torch.tensor(HPD[0], dtype=torch.complex64) if L is torch else to_wt(HPD[0].astype(np.complex64), device)
+        a.requires_grad_()
+        vecs = L.linalg.svd(a).U if op == "svd" else L.linalg.eigh(a).eigenvectors
+        with pytest.raises(RuntimeError) as e:
+            L.autograd.grad(vecs.real.sum(), a)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_geqrf_complex(device):
+    t = torch.geqrf(torch.tensor(TALL[0], dtype=torch.complex64))
+    w = wt.geqrf(to_wt(TALL[0].astype(np.complex64), device))
+    for x, y in zip(w, t):
+        np.testing.assert_allclose(_np(x), _np(y), rtol=1e-5, atol=1e-5)
+
+
+def test_ldl_complex_symmetric():
+    """ldl_factor / ldl_solve of a complex symmetric (not Hermitian) matrix, LAPACK's sytrf; hermitian=True
+    (hetrf) raises."""
+    S = A4[0] + A4[0].T
+    t, w = torch.tensor(S), wt.from_numpy(S.copy())
+    (tLD, tp), (wLD, wp) = torch.linalg.ldl_factor(t), wt.linalg.ldl_factor(w)
+    np.testing.assert_allclose(_np(wLD), _np(tLD), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(_np(wp), _np(tp))
+    b = RHS[0]
+    np.testing.assert_allclose(_np(wt.linalg.ldl_solve(wLD, wp, wt.from_numpy(b.copy()))),
+                               _np(torch.linalg.ldl_solve(tLD, tp, torch.tensor(b))), rtol=1e-10)
+    with pytest.raises(NotImplementedError, match="hermitian=True"):
+        wt.linalg.ldl_factor(w, hermitian=True)
+
+
+def test_complex_errors():
+    """PyTorch's checks still hold: an integer matrix, and half-precision complex."""
+    for L in (torch, wt):
+        with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input. Got Long"):
+            L.linalg.inv(L.ones(2, 2, dtype=L.int64))
+    with pytest.raises(RuntimeError, match="std and var only support floating point and complex dtypes"):
+        wt.var(wt.ones(3, dtype=wt.int64))

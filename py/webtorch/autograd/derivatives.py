@@ -208,9 +208,9 @@ def _cumprod(g, x, y, dim):
     zero = x == 0
     count = zero.to(x.dtype).cumsum(dim)
     before, first = count == 0, zero & (count == 1)
-    at_first = _rcumsum(g * where(first, 1.0, x).cumprod(dim), dim)
+    at_first = _rcumsum(g * _c(where(first, 1.0, x).cumprod(dim)), dim)
     # before it, the products up to the first zero only (a later inf * 0 is NaN, not a term)
-    return where(before, _rcumsum(where(before, g * y, 0.0), dim) / where(before, x, 1.0),
+    return where(before, _rcumsum(where(before, g * _c(y), 0.0), dim) / _c(where(before, x, 1.0)),
                  where(first, at_first, 0.0))
 
 
@@ -770,7 +770,7 @@ COMPLEX_ROWS = frozenset(
     "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0 LinalgEigBackward0 Expm1Backward0 "
     "Log1PBackward0 AsinBackward0 AcosBackward0 AtanBackward0 AsinhBackward0 AcoshBackward0 AtanhBackward0 "
     "ProdBackward0 ProdBackward1 MvBackward0 DotBackward0 VarBackward0 StdBackward0 LerpBackward0 "
-    "LerpBackward1".split()) | LINALG_COMPLEX_ROWS
+    "LerpBackward1 CumprodBackward0 IndexPutBackward0".split()) | LINALG_COMPLEX_ROWS
 
 # the rows PyTorch computes with a backward kernel of their own, which takes float16 / bfloat16 in float32
 # and rounds once (opmath): formula_node evaluates these rows in float32 for such dtypes

@@ -638,7 +638,8 @@ def _lerp_impl(input, end, weight):
     if dt.kind == "c":  # PyTorch's complex kernel: no fused multiply-add; the end nearer by |weight|
         diff = end - input
         if not isinstance(weight, Tensor):
-            return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+            return input + weight * diff if complex(weight).real ** 2 + complex(weight).imag ** 2 < 0.25 else \
+                end - diff * (1 - weight)
         return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
     ct = _dtype.opmath(dt)
     if not isinstance(weight, Tensor):
