@@ -1,8 +1,8 @@
 """Complex linear algebra (issue #24) against PyTorch: torch.linalg and the top-level linear-algebra functions on
 complex64 / complex128 matrices (values and gradients of real losses, PyTorch's conjugate Wirtinger convention),
 the phase checks of eigh's and svd's gradients, and the complex reductions and products (var/std, logsumexp,
-lerp, vdot, vecdot, ...). cpu (numpy's LAPACK), cpu-pure (the page: LU, Cholesky, triangular solves, QR in pure
-Python; eigh/svd raise) and webgpu (complex64: the host's LAPACK on the read matrices)."""
+lerp, vdot, vecdot, ...). cpu (numpy's LAPACK), cpu-pure (the page: the factorizations in pure Python, eigh and
+svd by complex Jacobi rotations) and webgpu (complex64: the host's LAPACK on the read matrices)."""
 import math
 
 import numpy as np
@@ -11,7 +11,6 @@ import torch
 from core_util import to_wt
 
 import webtorch as wt
-from webtorch.backends.cpu import PureBackend
 
 RNG = np.random.default_rng(24)
 
@@ -25,46 +24,45 @@ HPD = A4 @ A4.conj().transpose(0, 2, 1) + np.eye(4)       # Hermitian positive d
 TALL = _c(2, 5, 3)
 RHS = _c(2, 4, 3)
 
-# (name, function of the library (torch or webtorch), inputs, pure): `pure` when the page's kernels cover it
+# (name, function of the library (torch or webtorch), inputs)
 CASES = [
-    ("solve", lambda L, a, b: L.linalg.solve(a, b), (A4, RHS), True),
-    ("solve_left_false", lambda L, a, b: L.linalg.solve(a, b.mT, left=False), (A4, RHS), True),
-    ("inv", lambda L, a: L.linalg.inv(a), (A4,), True),
-    ("det", lambda L, a: L.linalg.det(a), (A4,), True),
-    ("slogdet", lambda L, a: L.linalg.slogdet(a).sign * L.linalg.slogdet(a).logabsdet, (A4,), True),
-    ("logdet", lambda L, a: L.logdet(a), (A4,), True),
-    ("cholesky", lambda L, a: L.linalg.cholesky(a), (HPD,), True),
-    ("cholesky_upper", lambda L, a: L.linalg.cholesky(a, upper=True), (HPD,), True),
+    ("solve", lambda L, a, b: L.linalg.solve(a, b), (A4, RHS)),
+    ("solve_left_false", lambda L, a, b: L.linalg.solve(a, b.mT, left=False), (A4, RHS)),
+    ("inv", lambda L, a: L.linalg.inv(a), (A4,)),
+    ("det", lambda L, a: L.linalg.det(a), (A4,)),
+    ("slogdet", lambda L, a: L.linalg.slogdet(a).sign * L.linalg.slogdet(a).logabsdet, (A4,)),
+    ("logdet", lambda L, a: L.logdet(a), (A4,)),
+    ("cholesky", lambda L, a: L.linalg.cholesky(a), (HPD,)),
+    ("cholesky_upper", lambda L, a: L.linalg.cholesky(a, upper=True), (HPD,)),
     ("cholesky_solve_inverse", lambda L, a, b: L.cholesky_solve(b, L.linalg.cholesky(a)) +
-     L.cholesky_inverse(L.linalg.cholesky(a))[..., :3], (HPD, RHS), True),
-    ("solve_triangular", lambda L, a, b: L.linalg.solve_triangular(a.triu(), b, upper=True), (A4, RHS), True),
+     L.cholesky_inverse(L.linalg.cholesky(a))[..., :3], (HPD, RHS)),
+    ("solve_triangular", lambda L, a, b: L.linalg.solve_triangular(a.triu(), b, upper=True), (A4, RHS)),
     ("solve_triangular_right_unit", lambda L, a, b: L.linalg.solve_triangular(a.tril(), b.mT, upper=False,
                                                                               left=False, unitriangular=True),
-     (A4, RHS), True),
-    ("lu", lambda L, a: L.linalg.lu(a)[1] + L.linalg.lu(a)[2], (A4,), True),
-    ("lu_tall", lambda L, a: L.linalg.lu(a)[1], (TALL,), True),
-    ("lu_solve_adjoint", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True), (A4, RHS),
-     True),
-    ("qr", lambda L, a: L.linalg.qr(a).Q.sum(-1, keepdim=True) + L.linalg.qr(a).R[..., :1, :], (TALL,), True),
-    ("qr_wide", lambda L, a: L.linalg.qr(a.mT).R, (TALL,), True),
-    ("householder_product", lambda L, a: L.linalg.householder_product(a, L.geqrf(a.detach())[1]), (TALL,), True),
-    ("eigvalsh", lambda L, a: L.linalg.eigvalsh(a), (HPD,), False),
+     (A4, RHS)),
+    ("lu", lambda L, a: L.linalg.lu(a)[1] + L.linalg.lu(a)[2], (A4,)),
+    ("lu_tall", lambda L, a: L.linalg.lu(a)[1], (TALL,)),
+    ("lu_solve_adjoint", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True), (A4, RHS)),
+    ("qr", lambda L, a: L.linalg.qr(a).Q.sum(-1, keepdim=True) + L.linalg.qr(a).R[..., :1, :], (TALL,)),
+    ("qr_wide", lambda L, a: L.linalg.qr(a.mT).R, (TALL,)),
+    ("householder_product", lambda L, a: L.linalg.householder_product(a, L.geqrf(a.detach())[1]), (TALL,)),
+    ("eigvalsh", lambda L, a: L.linalg.eigvalsh(a), (HPD,)),
     ("eigh_projector", lambda L, a: (lambda r: r[1][..., -1:] @ r[1][..., -1:].mH)(L.linalg.eigh(a, UPLO="U")),
-     (HPD,), False),
-    ("svdvals", lambda L, a: L.linalg.svdvals(a), (TALL,), False),
+     (HPD,)),
+    ("svdvals", lambda L, a: L.linalg.svdvals(a), (TALL,)),
     ("svd_gauge_free", lambda L, a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh + r.U.abs().sum(-1, keepdim=True))(
-        L.linalg.svd(a, False)), (TALL,), False),
-    ("pinv", lambda L, a: L.linalg.pinv(a), (TALL,), False),
-    ("pinv_hermitian", lambda L, a: L.linalg.pinv(a, hermitian=True), (HPD,), False),
+        L.linalg.svd(a, False)), (TALL,)),
+    ("pinv", lambda L, a: L.linalg.pinv(a), (TALL,)),
+    ("pinv_hermitian", lambda L, a: L.linalg.pinv(a, hermitian=True), (HPD,)),
     ("lstsq", lambda L, a, b: L.linalg.lstsq(a, b[:, :, :2].sum(1, keepdim=True).expand(2, 5, 2)).solution,
-     (TALL, RHS), False),
+     (TALL, RHS)),
     ("matrix_norms", lambda L, a: L.linalg.matrix_norm(a, 2) + L.linalg.matrix_norm(a, "nuc") +
-     L.linalg.matrix_norm(a, -math.inf) + L.linalg.norm(a, dim=(0, 2)).sum(), (TALL,), False),
-    ("cond", lambda L, a: L.linalg.cond(a) + L.linalg.cond(a, -2), (A4,), False),
-    ("matrix_power_neg", lambda L, a: L.linalg.matrix_power(a, -2), (A4,), True),
-    ("matrix_exp", lambda L, a: L.linalg.matrix_exp(a * 0.3), (A4,), True),
+     L.linalg.matrix_norm(a, -math.inf) + L.linalg.norm(a, dim=(0, 2)).sum(), (TALL,)),
+    ("cond", lambda L, a: L.linalg.cond(a) + L.linalg.cond(a, -2), (A4,)),
+    ("matrix_power_neg", lambda L, a: L.linalg.matrix_power(a, -2), (A4,)),
+    ("matrix_exp", lambda L, a: L.linalg.matrix_exp(a * 0.3), (A4,)),
     ("vecdot_vdot", lambda L, a, b: L.linalg.vecdot(a[0], b[0, :, :1].mT) + L.vdot(a[0, 0], b[1, :, 0]),
-     (A4, RHS), True),
+     (A4, RHS)),
 ]
 CASES64 = [c for c in CASES if c[0] not in ("matrix_exp",)]
 
@@ -100,17 +98,13 @@ def _check(device, fn, arrays, dtype, rtol, atol):
         np.testing.assert_allclose(_np(w), _np(t), rtol=rtol, atol=atol)
 
 
-@pytest.mark.parametrize("name,fn,arrays,pure", CASES, ids=[c[0] for c in CASES])
-def test_complex64(device, name, fn, arrays, pure):
-    if isinstance(wt.empty(0, device=device)._backend, PureBackend) and not pure:
-        with pytest.raises(NotImplementedError, match="needs numpy"):
-            _run(wt, fn, arrays, device, torch.complex64)
-        return
+@pytest.mark.parametrize("name,fn,arrays", CASES, ids=[c[0] for c in CASES])
+def test_complex64(device, name, fn, arrays):
     _check(device, fn, arrays, torch.complex64, 2e-4, 2e-4)
 
 
-@pytest.mark.parametrize("name,fn,arrays,pure", CASES64, ids=[c[0] for c in CASES64])
-def test_complex128_cpu(name, fn, arrays, pure):
+@pytest.mark.parametrize("name,fn,arrays", CASES64, ids=[c[0] for c in CASES64])
+def test_complex128_cpu(name, fn, arrays):
     _check("cpu", fn, arrays, torch.complex128, 1e-9, 1e-9)
 
 
@@ -150,8 +144,6 @@ def test_reductions_complex128_cpu(name, fn, arrays):
 @pytest.mark.parametrize("op", ["svd", "eigh"])
 def test_phase_dependent_loss_raises(device, op):
     """A loss that depends on the singular vectors' or eigenvectors' phases: PyTorch's RuntimeError."""
-    if isinstance(wt.empty(0, device=device)._backend, PureBackend):
-        pytest.skip("no pure-Python complex svd / eigh")
     msgs = []
     for L in (torch, wt):
         a = torch.tensor(HPD[0], dtype=torch.complex64) if L is torch else to_wt(HPD[0].astype(np.complex64), device)
@@ -170,19 +162,23 @@ def test_geqrf_complex(device):
         np.testing.assert_allclose(_np(x), _np(y), rtol=1e-5, atol=1e-5)
 
 
-def test_ldl_complex_symmetric():
-    """ldl_factor / ldl_solve of a complex symmetric (not Hermitian) matrix, LAPACK's sytrf; hermitian=True
-    (hetrf) raises."""
-    S = A4[0] + A4[0].T
-    t, w = torch.tensor(S), wt.from_numpy(S.copy())
-    (tLD, tp), (wLD, wp) = torch.linalg.ldl_factor(t), wt.linalg.ldl_factor(w)
-    np.testing.assert_allclose(_np(wLD), _np(tLD), rtol=1e-12, atol=1e-12)
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_ldl_complex(device, hermitian):
+    """ldl_factor / ldl_solve of a complex symmetric matrix (LAPACK's sytrf / sytrs) and of a Hermitian one
+    (hetrf / hetrs), with 2 x 2 pivots (a small diagonal)."""
+    M = A4[0] - 3 * np.eye(4)
+    S = M + (M.conj().T if hermitian else M.T)
+    S[np.diag_indices(4)] = 0.01
+    t = torch.tensor(S, dtype=torch.complex64)
+    w = to_wt(S.astype(np.complex64), device)
+    (tLD, tp), (wLD, wp) = torch.linalg.ldl_factor(t, hermitian=hermitian), wt.linalg.ldl_factor(w, hermitian=hermitian)
+    assert (_np(tp) < 0).any()
+    np.testing.assert_allclose(_np(wLD), _np(tLD), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(_np(wp), _np(tp))
-    b = RHS[0]
-    np.testing.assert_allclose(_np(wt.linalg.ldl_solve(wLD, wp, wt.from_numpy(b.copy()))),
-                               _np(torch.linalg.ldl_solve(tLD, tp, torch.tensor(b))), rtol=1e-10)
-    with pytest.raises(NotImplementedError, match="hermitian=True"):
-        wt.linalg.ldl_factor(w, hermitian=True)
+    b = RHS[0].astype(np.complex64)
+    np.testing.assert_allclose(_np(wt.linalg.ldl_solve(wLD, wp, to_wt(b, device), hermitian=hermitian)),
+                               _np(torch.linalg.ldl_solve(tLD, tp, torch.tensor(b), hermitian=hermitian)), rtol=1e-4,
+                               atol=1e-5)
 
 
 def test_complex_errors():

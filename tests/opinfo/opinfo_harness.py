@@ -526,7 +526,7 @@ def _check_grad(o, fn, s, device):
         if tg is None:
             tg = torch.zeros_like(t_in[j])
         if wg is None:
-            wg = wt.zeros(tuple(tg.shape), device=device)
+            wg = wt.zeros(tuple(tg.shape), dtype=_DT[tg.dtype], device=device)
         compare(wg, tg, device, path=f"grad[{j}]", atol_min=GRAD_ATOL)
 
 

@@ -676,9 +676,9 @@ DERIVATIVES = {
     "MmBackward0": _MATMUL,
     "MvBackward0": {"a": lambda g, b: g.outer(_c(b)), "b": lambda g, a: _c(a.t()).mv(g)},
     "DotBackward0": {"a": lambda g, b: g * _c(b), "b": lambda g, a: g * _c(a)},
-    "AddmmBackward0": {"input": lambda g, beta: _scaled(g, beta),
-                       "mat2": lambda g, mat1, alpha: mat1.mT.matmul(_scaled(g, alpha)),
-                       "mat1": lambda g, mat2, alpha: _scaled(g, alpha).matmul(mat2.mT)},
+    "AddmmBackward0": {"input": lambda g, beta: _scaled(g, _c(beta)),
+                       "mat2": lambda g, mat1, alpha: mat1.mH.matmul(_scaled(g, _c(alpha))),
+                       "mat1": lambda g, mat2, alpha: _scaled(g, _c(alpha)).matmul(mat2.mH)},
     "CloneBackward0": lambda g: g,
     # ---- complex tensors (ops/complex_ops.py) ---------------------------------------------------------
     "ViewAsRealBackward0": lambda g: g.contiguous()._view_as_complex(),
@@ -770,7 +770,7 @@ COMPLEX_ROWS = frozenset(
     "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0 LinalgEigBackward0 Expm1Backward0 "
     "Log1PBackward0 AsinBackward0 AcosBackward0 AtanBackward0 AsinhBackward0 AcoshBackward0 AtanhBackward0 "
     "ProdBackward0 ProdBackward1 MvBackward0 DotBackward0 VarBackward0 StdBackward0 LerpBackward0 "
-    "LerpBackward1 CumprodBackward0 IndexPutBackward0".split()) | LINALG_COMPLEX_ROWS
+    "LerpBackward1 CumprodBackward0 IndexPutBackward0 AddmmBackward0".split()) | LINALG_COMPLEX_ROWS
 
 # the rows PyTorch computes with a backward kernel of their own, which takes float16 / bfloat16 in float32
 # and rounds once (opmath): formula_node evaluates these rows in float32 for such dtypes

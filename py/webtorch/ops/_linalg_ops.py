@@ -341,29 +341,23 @@ def lstsq(A, B, rcond=None, *, driver=None):
     else:
         Q, R = F.qr(A.mH)
         X = Q @ F.solve_triangular(R.mH, Bm, False)
-    S = F.svd(A.detach(), False)[1] if driver in ("gelsd", "gelss") else A.new_zeros((0,))
+    real = A.dtype.to_real()
+    S = F.svd(A.detach(), False)[1] if driver in ("gelsd", "gelss") else A.new_zeros((0,), dtype=real)
     residuals = ((A @ X - Bm).abs() ** 2).sum(-2) if driver in ("gels", "gelsd", "gelss") and m > n else \
-        _tied(X.new_zeros((0,)), X)
+        _tied(X.new_zeros((0,), dtype=real), X.real)
     return rt.linalg_lstsq(X.squeeze(-1) if vector else X, residuals.squeeze(-1) if vector else residuals, rank, S)
 
 
 # ---- LDL (Bunch-Kaufman, LAPACK's sytrf: no derivative in PyTorch) ---------------------------------
 
-def _check_ldl_hermitian(A, hermitian):
-    if hermitian and A.is_complex():
-        raise NotImplementedError("torch.linalg.ldl_factor / ldl_solve: hermitian=True on a complex matrix (LAPACK's "
-                                  "hetrf / hetrs) is not implemented in webtorch; hermitian=False (sytrf) is")
-
-
 @torch_function
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     F.check_square("torch.linalg.ldl_factor_ex", A)
-    _check_ldl_hermitian(A, hermitian)
     if A.numel() == 0:
         res = (A.detach().clone(), A.new_zeros(tuple(A.shape[:-1]), dtype=_dtype.int32),
                A.new_zeros(tuple(A.shape[:-2]), dtype=_dtype.int32))
     else:
-        res = F.host("ldl", [A.detach()])
+        res = F.host("ldl", [A.detach()], hermitian and A.is_complex())
     if check_errors:
         F.raise_info(res[2], "torch.linalg.ldl_factor_ex: Unknown error code: {info}.")
     return rt.linalg_ldl_factor_ex(*write_outs(res, out))
@@ -380,7 +374,6 @@ def ldl_factor(A, *, hermitian=False, out=None):
 @torch_function
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     F.check_square("torch.linalg.ldl_solve", LD, "LD")
-    _check_ldl_hermitian(LD, hermitian)
     if B.dim() < 2:
         raise RuntimeError("torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, but it has "
                            f"{B.dim()} dimensions instead")
@@ -389,7 +382,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     if B.numel() == 0 or n == 0 or 0 in batch:
         return write_out(B.expand(batch + tuple(B.shape[-2:])).clone(), out)
     X = F.host("ldl_solve", [LD.detach().expand(batch + (n, n)), pivots.unsqueeze(-2).expand(batch + (1, n)),
-                             B.detach().expand(batch + tuple(B.shape[-2:]))])[0]
+                             B.detach().expand(batch + tuple(B.shape[-2:]))], hermitian and LD.is_complex())[0]
     return write_out(X, out)
 
 
