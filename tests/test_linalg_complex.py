@@ -115,6 +115,7 @@ REDUCTIONS = [
     ("cross", lambda L, x, y: L.linalg.cross(x[:, :3], y[:, :3]) + L.cross(x[:, 1:], y[:, 1:], dim=1), (V, W)),
     ("dot_vdot_inner", lambda L, x, y: L.dot(x[0], y[0]) + L.vdot(x[1], y[1]) + L.inner(x, y).sum() +
      L.mv(x, y[2]).sum(), (V, W)),
+    ("cov_corrcoef", lambda L, x: L.cov(x, fweights=L.tensor([1, 2, 1, 3], device=x.device)) + L.corrcoef(x), (V,)),
     ("norms", lambda L, x: L.norm(x) + L.linalg.norm(x, 3, dim=1).sum() + L.linalg.vector_norm(x, math.inf) +
      L.linalg.matrix_norm(x, 1), (V,)),
 ]
