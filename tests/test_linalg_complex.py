@@ -116,6 +116,8 @@ REDUCTIONS = [
     ("dot_vdot_inner", lambda L, x, y: L.dot(x[0], y[0]) + L.vdot(x[1], y[1]) + L.inner(x, y).sum() +
      L.mv(x, y[2]).sum(), (V, W)),
     ("cov_corrcoef", lambda L, x: L.cov(x, fweights=L.tensor([1, 2, 1, 3], device=x.device)) + L.corrcoef(x), (V,)),
+    ("gradient_masked", lambda L, x: L.gradient(x, dim=1)[0] + L.masked.var(x, 1, mask=x.real > 0).unsqueeze(1) +
+     L.masked.mean(x, 0, mask=x.imag > 0) + L.masked.std(x, 1, mask=x.real > -1).unsqueeze(1), (V,)),
     ("norms", lambda L, x: L.norm(x) + L.linalg.norm(x, 3, dim=1).sum() + L.linalg.vector_norm(x, math.inf) +
      L.linalg.matrix_norm(x, 1), (V,)),
 ]
@@ -174,6 +176,14 @@ def test_ldl_complex(device, hermitian):
     np.testing.assert_allclose(_np(wt.linalg.ldl_solve(wLD, wp, to_wt(b, device), hermitian=hermitian)),
                                _np(torch.linalg.ldl_solve(tLD, tp, torch.tensor(b), hermitian=hermitian)), rtol=1e-4,
                                atol=1e-5)
+
+
+def test_isreal_float_power():
+    x = np.array([1 + 2j, 3 + 0j, -1.5 - 0.5j], dtype=np.complex64)
+    for fn in (lambda L, a: L.isreal(a), lambda L, a: L.float_power(a, 2), lambda L, a: L.float_power(a.real, 2j)):
+        t, w = fn(torch, torch.tensor(x)), fn(wt, wt.from_numpy(x.copy()))
+        assert str(w.dtype) == str(t.dtype)
+        np.testing.assert_allclose(_np(w), _np(t), rtol=1e-12)
 
 
 def test_complex_errors():

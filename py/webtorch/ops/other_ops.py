@@ -550,5 +550,5 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         if isinstance(h, Tensor) and h.device != input.device:
             raise RuntimeError(f"torch.gradient expected each tensor to be on the same device, but got devices "
                                f"{input.device} and {h.device}!")
-    f = input if input.dtype.is_floating_point else input.to(_dtype.get_default_dtype())
+    f = input if input.dtype.kind in "fc" else input.to(_dtype.get_default_dtype())
     return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, spacing))

@@ -512,8 +512,11 @@ def pow_(self, exponent):
 def float_power(input, exponent):
     if not isinstance(exponent, Tensor):
         check_tensor("float_power", input)
-    return pow(input.double() if isinstance(input, Tensor) else input,
-               exponent.double() if isinstance(exponent, Tensor) else exponent)
+    # double, or complex double where either side is complex
+    complex_ = any(x.is_complex() if isinstance(x, Tensor) else isinstance(x, complex) for x in (input, exponent))
+    dt = _dtype.complex128 if complex_ else _dtype.float64
+    return pow(input.to(dt) if isinstance(input, Tensor) else input,
+               exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
 
 
 # ---- where / clamp / misc -----------------------------------------------------------------------
