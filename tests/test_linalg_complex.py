@@ -193,3 +193,23 @@ def test_complex_errors():
             L.linalg.inv(L.ones(2, 2, dtype=L.int64))
     with pytest.raises(RuntimeError, match="std and var only support floating point and complex dtypes"):
         wt.var(wt.ones(3, dtype=wt.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.complex128])
+def test_svd_pca_lowrank(dtype):
+    """torch.svd_lowrank / pca_lowrank on cpu: the same random start as PyTorch, so the same singular values and
+    rank-q approximation (the singular vectors up to each column's phase), and its gradient."""
+    A = (TALL[0] @ RHS[0, :3, :]).astype(dtype)   # 5 x 3, rank 3
+    A = np.concatenate([A, A[:, :1] * 2], 1)       # 5 x 4, rank 3
+    for fn in (lambda L, a: L.svd_lowrank(a, q=3), lambda L, a: L.pca_lowrank(a, q=2, center=True),
+               lambda L, a: L.svd_lowrank(a.mT, q=3, M=a.mT[:1])):
+        res = []
+        for L, make in ((torch, torch.tensor), (wt, lambda x: wt.from_numpy(x.copy()))):
+            a = make(A).requires_grad_()
+            L.manual_seed(42)
+            U, S, V = fn(L, a)
+            approx = (U * S.unsqueeze(-2)) @ V.mH
+            g, = L.autograd.grad(approx.abs().sum() + S.sum(), a)
+            res.append([_np(x) for x in (S, approx, g)])
+        for w, t in zip(*res):
+            np.testing.assert_allclose(w, t, rtol=2e-4, atol=2e-4)

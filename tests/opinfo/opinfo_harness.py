@@ -93,6 +93,11 @@ XFAIL = {
                                    "same batched inputs in float64",
     **{("chalf", "", kind, i, "cpu"): "complex32: webtorch's backends have no complex32 storage or kernels, so "
        "Tensor.chalf raises their TypeError" for kind in ("forward", "grad") for i in (0, 2)},
+    **{(op, "", "forward", "*", "*"): "U and V are PyTorch's up to each column's sign (S equal): the host's SVD of the "
+       "small projected matrix runs in float64 (dgesdd), PyTorch's float32 in sgesdd, and their signs differ; on "
+       "webgpu the random start is Philox's draw, not PyTorch's CPU numbers" for op in ("svd_lowrank", "pca_lowrank")},
+    ("svd_lowrank", "", "grad", "*", "webgpu"): "webgpu's randn is its Philox stream, not PyTorch's CPU numbers: "
+                                                "another random start, another rank-q approximation and gradient",
 }
 
 
