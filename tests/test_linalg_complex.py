@@ -119,7 +119,7 @@ REDUCTIONS = [
     ("gradient_masked", lambda L, x: L.gradient(x, dim=1)[0] + L.masked.var(x, 1, mask=x.real > 0).unsqueeze(1) +
      L.masked.mean(x, 0, mask=x.imag > 0) + L.masked.std(x, 1, mask=x.real > -1).unsqueeze(1), (V,)),
     ("norms", lambda L, x: L.norm(x) + L.linalg.norm(x, 3, dim=1).sum() + L.linalg.vector_norm(x, math.inf) +
-     L.linalg.matrix_norm(x, 1), (V,)),
+     L.linalg.matrix_norm(x, 1) + L.norm(x, "nuc"), (V,)),
 ]
 
 

@@ -67,6 +67,7 @@ from ._lowrank import pca_lowrank, svd_lowrank
 
 ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
+_late.linalg = linalg
 _late.vmap = lambda *args, **kwargs: _lazy("_functorch.vmap").vmap(*args, **kwargs)   # imported when used
 Tensor.to_sparse = sparse.to_sparse
 from . import _sparse_compressed

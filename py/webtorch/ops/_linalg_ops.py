@@ -410,6 +410,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if dtype is not None:
         A = A.to(dtype)
     dim = tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if ord == "fro":
         return write_out(_vector_norm(A, 2, dim, keepdim), out)
     if ord in (1, -1, math.inf, -math.inf):

@@ -4,7 +4,7 @@ import math
 import struct
 from collections import namedtuple
 
-from .. import _dtype
+from .. import _dtype, _late
 from .._geometry import numel as _numel
 from .._tensor import Tensor
 from ..amp import autocast_mode as _autocast
@@ -474,6 +474,9 @@ _VectorNorm = formula_node("LinalgVectorNormBackward0", _vector_norm_impl, ("x",
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
+    if p == "nuc":  # torch.functional.norm: linalg.matrix_norm's, over dim or all of input's dims
+        dims = tuple(builtins.range(input.dim())) if dim is None else (dim,) if isinstance(dim, int) else dim
+        return _late.linalg.matrix_norm(input, "nuc", dims, keepdim)
     if input.is_complex():  # the norm of |x|, real (its gradient through abs: PyTorch's, with x.sgn())
         return norm(input.abs(), p, dim, keepdim)
     if not input.dtype.is_floating_point:
@@ -483,8 +486,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     # PyTorch's linalg_vector_norm takes |x| where the reduced dims have size 1 (a 0-d input with a dim
     # given is not such a case there)
     single = builtins.all(input._shape[d] == 1 for d in dims) and (input.dim() > 0 or dim is None)
-    if p == "nuc":
-        raise NotImplementedError("nuclear norm is not supported by webtorch")
     p = 2 if p == "fro" else math.inf if p == "inf" else p
     if recording(input):
         return _VectorNorm.apply(input, p, dims, keepdim, single)
