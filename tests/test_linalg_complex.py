@@ -51,6 +51,7 @@ CASES = [
     ("svdvals", lambda L, a: L.linalg.svdvals(a), (TALL,)),
     ("svd_gauge_free", lambda L, a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh + r.U.abs().sum(-1, keepdim=True))(
         L.linalg.svd(a, False)), (TALL,)),
+    ("torch_svd", lambda L, a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.V.mH)(L.svd(a)), (TALL,)),
     ("pinv", lambda L, a: L.linalg.pinv(a), (TALL,)),
     ("pinv_hermitian", lambda L, a: L.linalg.pinv(a, hermitian=True), (HPD,)),
     ("lstsq", lambda L, a, b: L.linalg.lstsq(a, b[:, :, :2].sum(1, keepdim=True).expand(2, 5, 2)).solution,

@@ -611,7 +611,7 @@ def _svd_legacy(input, some=True, compute_uv=True, *, out=None):
     U, S, Vh = F.svd(input, not some)
     if not compute_uv:
         U, Vh = U.new_zeros(tuple(U.shape)), Vh.new_zeros(tuple(Vh.shape))
-    return rt.svd(*write_outs((U, S, Vh.mT), out))
+    return rt.svd(*write_outs((U, S, Vh.mH), out))
 
 
 def _qr_legacy(input, some=True, *, out=None):
