@@ -64,9 +64,11 @@ from .futures import Future, fork, wait
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled
 from ._lobpcg import lobpcg
+from ._lowrank import pca_lowrank, svd_lowrank
 
 ops.bind_methods(Tensor, _creation)
 _late.Tensor, _late.creation, _late.shape = Tensor, _creation, ops.shape   # what the lower layers call of these
+_late.linalg = linalg
 _late.vmap = lambda *args, **kwargs: _lazy("_functorch.vmap").vmap(*args, **kwargs)   # imported when used
 Tensor.to_sparse = sparse.to_sparse
 from . import _sparse_compressed

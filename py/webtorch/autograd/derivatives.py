@@ -22,7 +22,7 @@ import math
 
 from .. import _dtype, _late
 from .grad_mode import is_grad_enabled
-from .linalg_derivatives import LINALG_DERIVATIVES
+from .linalg_derivatives import LINALG_COMPLEX_ROWS, LINALG_DERIVATIVES
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 SQRT_PI = math.sqrt(math.pi)
@@ -169,8 +169,8 @@ def _prod(g, x, y, dim, keepdim):
         return g.new_zeros(x.shape)
     if not keepdim:
         g, y = g.unsqueeze(dim), y.unsqueeze(dim)
-    others = g * _exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim)
-    return where((x == 0).any(), others, g * (y / x))
+    others = g * _c(_exclusive_cumprod(x, dim) * _exclusive_cumprod(x.flip(dim), dim).flip(dim))
+    return where((x == 0).any(), others, g * _c(y / x))
 
 
 def _prod_all(g, x, y):
@@ -208,9 +208,9 @@ def _cumprod(g, x, y, dim):
     zero = x == 0
     count = zero.to(x.dtype).cumsum(dim)
     before, first = count == 0, zero & (count == 1)
-    at_first = _rcumsum(g * where(first, 1.0, x).cumprod(dim), dim)
+    at_first = _rcumsum(g * _c(where(first, 1.0, x).cumprod(dim)), dim)
     # before it, the products up to the first zero only (a later inf * 0 is NaN, not a term)
-    return where(before, _rcumsum(where(before, g * y, 0.0), dim) / where(before, x, 1.0),
+    return where(before, _rcumsum(where(before, g * _c(y), 0.0), dim) / _c(where(before, x, 1.0)),
                  where(first, at_first, 0.0))
 
 
@@ -632,9 +632,9 @@ DERIVATIVES = {
     "PowBackward2": {"x": _pow_scalar_base},
     # PyTorch's rows (value / tensor2 is a tensor of value divided, not a reciprocal times value)
     # PyTorch's rows: grad * (1 - weight) for input (a differentiated decomposition gave g - g * w: 0.0 for -0.0)
-    "LerpBackward0": {"input": lambda g, weight: g * (1 - weight), "end": lambda g, weight: g * weight},
-    "LerpBackward1": {"input": lambda g, weight: g * (1 - weight), "end": lambda g, weight: g * weight,
-                      "weight": lambda g, input, end: g * (end - input)},
+    "LerpBackward0": {"input": lambda g, weight: g * _c(1 - weight), "end": lambda g, weight: g * _c(weight)},
+    "LerpBackward1": {"input": lambda g, weight: g * _c(1 - weight), "end": lambda g, weight: g * _c(weight),
+                      "weight": lambda g, input, end: g * _c(end - input)},
     "AddcmulBackward0": {"input": lambda g: g, "tensor1": lambda g, tensor2, value: g * (tensor2 * value),
                          "tensor2": lambda g, tensor1, value: g * (tensor1 * value)},
     "AddcdivBackward0": {"input": lambda g: g,
@@ -675,11 +675,11 @@ DERIVATIVES = {
     # ---- matrix products (ops/linalg.py) ----------------------------------------------------------
     "BmmBackward0": _MATMUL,
     "MmBackward0": _MATMUL,
-    "MvBackward0": {"a": lambda g, b: g.outer(b), "b": lambda g, a: a.t().mv(g)},
-    "DotBackward0": {"a": lambda g, b: g * b, "b": lambda g, a: g * a},
-    "AddmmBackward0": {"input": lambda g, beta: _scaled(g, beta),
-                       "mat2": lambda g, mat1, alpha: mat1.mT.matmul(_scaled(g, alpha)),
-                       "mat1": lambda g, mat2, alpha: _scaled(g, alpha).matmul(mat2.mT)},
+    "MvBackward0": {"a": lambda g, b: g.outer(_c(b)), "b": lambda g, a: _c(a.t()).mv(g)},
+    "DotBackward0": {"a": lambda g, b: g * _c(b), "b": lambda g, a: g * _c(a)},
+    "AddmmBackward0": {"input": lambda g, beta: _scaled(g, _c(beta)),
+                       "mat2": lambda g, mat1, alpha: mat1.mH.matmul(_scaled(g, _c(alpha))),
+                       "mat1": lambda g, mat2, alpha: _scaled(g, _c(alpha)).matmul(mat2.mH)},
     "CloneBackward0": lambda g: g,
     # ---- complex tensors (ops/complex_ops.py) ---------------------------------------------------------
     "ViewAsRealBackward0": lambda g: g.contiguous()._view_as_complex(),
@@ -769,7 +769,9 @@ COMPLEX_ROWS = frozenset(
     "SumBackward0 SumBackward1 MeanBackward0 MeanBackward1 CumsumBackward0 ToCopyBackward0 WhereBackward0 "
     "LogBackward0 SqrtBackward0 ReciprocalBackward0 SinBackward0 CosBackward0 TanBackward0 SinhBackward0 "
     "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0 LinalgEigBackward0 Expm1Backward0 "
-    "Log1PBackward0 AsinBackward0 AcosBackward0 AtanBackward0 AsinhBackward0 AcoshBackward0 AtanhBackward0".split())
+    "Log1PBackward0 AsinBackward0 AcosBackward0 AtanBackward0 AsinhBackward0 AcoshBackward0 AtanhBackward0 "
+    "ProdBackward0 ProdBackward1 MvBackward0 DotBackward0 VarBackward0 StdBackward0 LerpBackward0 "
+    "LerpBackward1 CumprodBackward0 IndexPutBackward0 AddmmBackward0".split()) | LINALG_COMPLEX_ROWS
 
 # the rows PyTorch computes with a backward kernel of their own, which takes float16 / bfloat16 in float32
 # and rounds once (opmath): formula_node evaluates these rows in float32 for such dtypes

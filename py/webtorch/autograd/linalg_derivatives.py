@@ -1,5 +1,7 @@
 """The derivative rows of torch.linalg's primitives (`ops/_linalg_factor.py`), as PyTorch's
-derivatives.yaml and FunctionsManual.cpp write them (real dtypes; eig's complex too). Part of
+derivatives.yaml and FunctionsManual.cpp write them, real and complex (the conjugate Wirtinger convention:
+.mH, conj; eigh's and svd's checks that a loss does not depend on the eigenvectors' or singular vectors'
+phases). Part of
 `DERIVATIVES`; like it, written with Tensor methods only (`Tensor._solve_triangular`,
 `Tensor._lu_permutation` and `Tensor._solve_host` are bound for it)."""
 from .grad_mode import is_grad_enabled
@@ -30,16 +32,16 @@ def _lu(grads, LU, pivots):
     U = LU[..., :k, :].triu()
     gL, gU = g[..., :, :k].tril(-1), g[..., :k, :].triu()
     if m == n:
-        M = (L.mT @ gL).tril(-1) + (gU @ U.mT).triu()
-        gA = _tri(U.mT, _tri(L.mT, M, True, True, True), False, False)
+        M = (L.mH @ gL).tril(-1) + (gU @ U.mH).triu()
+        gA = _tri(U.mH, _tri(L.mH, M, True, True, True), False, False)
     elif m < n:  # A = P L [U1 U2]
         U1, U2, gU1, gU2 = U[..., :k], U[..., k:], gU[..., :k], gU[..., k:]
-        M = (L.mT @ gL - gU2 @ U2.mT).tril(-1) + (gU1 @ U1.mT).triu()
-        gA = _tri(L.mT, g._cat([_tri(U1.mT, M, False, False), gU2], -1), True, True, True)
+        M = (L.mH @ gL - gU2 @ U2.mH).tril(-1) + (gU1 @ U1.mH).triu()
+        gA = _tri(L.mH, g._cat([_tri(U1.mH, M, False, False), gU2], -1), True, True, True)
     else:  # A = P [L1; L2] U
         L1, L2, gL1, gL2 = L[..., :k, :], L[..., k:, :], gL[..., :k, :], gL[..., k:, :]
-        M = (L1.mT @ gL1).tril(-1) + (gU @ U.mT - L2.mT @ gL2).triu()
-        gA = _tri(U.mT, g._cat([_tri(L1.mT, M, True, True, True), gL2], -2), False, False)
+        M = (L1.mH @ gL1).tril(-1) + (gU @ U.mH - L2.mH @ gL2).triu()
+        gA = _tri(U.mH, g._cat([_tri(L1.mH, M, True, True, True), gL2], -2), False, False)
     return LU._lu_permutation(pivots, m, LU.dtype) @ gA
 
 
@@ -56,30 +58,30 @@ def _det(grads, A, det, LU, pivots):
     right-hand side as it is). Under create_graph, differentiable in A: the inverse, and where det is 0 the
     SVD's det U det V prod-of-the-others(S) (the cofactors, also of a singular A)."""
     g, n = grads[0], LU.shape[-1]
-    d = (g * det).unsqueeze(-1).unsqueeze(-1)
+    d = (g * det.conj()).unsqueeze(-1).unsqueeze(-1)
     singular = (det == 0).unsqueeze(-1).unsqueeze(-1)
     if not is_grad_enabled():
-        X = _tri(LU.mT, d * _eye(LU, n), False)   # U^T Y = d I
-        X = LU._lu_permutation(pivots, n, LU.dtype) @ _tri(LU.mT, X, True, True, True)   # L^T Z = Y, then P Z
+        X = _tri(LU.mH, d * _eye(LU, n), False)   # U^T Y = d I
+        X = LU._lu_permutation(pivots, n, LU.dtype) @ _tri(LU.mH, X, True, True, True)   # L^T Z = Y, then P Z
         return X.where(~singular, 0.0)
-    X = d * A.where(~singular, _eye(A, n)).inverse().mT
+    X = d * A.where(~singular, _eye(A, n)).inverse().mH
     U, S, V = A.svd()
-    D = (U.det() * V.det() * g).unsqueeze(-1) * _prod_others(S)
-    return X.where(~singular, (U * D.unsqueeze(-2)) @ V.mT)
+    D = (U.det().conj() * V.det() * g).unsqueeze(-1) * _prod_others(S)
+    return X.where(~singular, (U * D.unsqueeze(-2)) @ V.mH)
 
 
 def _cholesky(grads, L, upper):
     gL = grads[0]
     if upper:
-        L, gL = L.mT, gL.mT
-    gA = (L.mT @ gL).tril()
-    gA = 0.5 * (gA + gA.tril(-1).mT)
-    return _tri(L, _tri(L.mT, gA, True), False, False)
+        L, gL = L.mH, gL.mH
+    gA = (L.mH @ gL).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mH)
+    return _tri(L, _tri(L.mH, gA, True), False, False)
 
 
 def _trisolve_A(g, A, X, upper, left, unitriangular):
-    gB = _tri(A.mT, g, not upper, left, unitriangular)
-    gA = -(gB @ X.mT) if left else -(X.mT @ gB)
+    gB = _tri(A.mH, g, not upper, left, unitriangular)
+    gA = -(gB @ X.mH) if left else -(X.mH @ gB)
     return gA.triu(int(unitriangular)) if upper else gA.tril(-int(unitriangular))
 
 
@@ -93,16 +95,17 @@ def _qr(grads, Q, R, mode):
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
     if m < n:  # A = Q [R1 R2]: R2 = Q^T A2 adds A2 gR2^T to Q's gradient
         A2 = Q @ R[..., m:]
-        gA1 = _qr_square((gQ + A2 @ gR[..., m:].mT, gR[..., :m]), Q, R[..., :m])
+        gA1 = _qr_square((gQ + A2 @ gR[..., m:].mH, gR[..., :m]), Q, R[..., :m])
         return gA1._cat([gA1, Q @ gR[..., m:]], -1)
     return _qr_square(grads, Q, R)
 
 
 def _qr_square(grads, Q, R):
     gQ, gR = grads
-    X = (gR @ R.mT - Q.mT @ gQ).triu()
-    S = X + X.mT - _diag(X.diagonal(0, -2, -1))
-    return _tri(R.mT, Q @ S + gQ, False, False)
+    X = (gR @ R.mH - Q.mH @ gQ).triu()
+    S = X + X.mH
+    S = S - 0.5 * _diag(S.diagonal(0, -2, -1))  # the diagonal: re X (X's alone for a real one)
+    return _tri(R.mH, Q @ S + gQ, False, False)
 
 
 def _eigh(grads, L, V):
@@ -110,9 +113,13 @@ def _eigh(grads, L, V):
     E = L.unsqueeze(-2) - L.unsqueeze(-1)
     n = L.shape[-1]
     eye = _eye(L, n)
-    VhgV = V.mT @ gV
-    inner = 0.5 * (VhgV - VhgV.mT) / (E + eye) * (1 - eye) + _diag(gL)  # projected onto skew matrices
-    return V @ inner @ V.mT
+    VhgV = V.mH @ gV
+    if V.is_complex() and (VhgV.diagonal(0, -2, -1).imag.abs() > 1e-2).any():  # allclose(imag, 0, 1e-2, 1e-2)
+        raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.")
+    inner = 0.5 * (VhgV - VhgV.mH) / (E + eye) * (1 - eye) + _diag(gL)  # projected onto skew matrices
+    return V @ inner @ V.mH
 
 
 def _eig(grads, L, V):
@@ -138,16 +145,23 @@ def _svd(grads, U, S, Vh, full_matrices):
     k = S.shape[-1]
     if full_matrices:
         U, gU, Vh, gVh = U[..., :k], gU[..., :k], Vh[..., :k, :], gVh[..., :k, :]
-    V, gV = Vh.mT, gVh.mT
-    UhgU = U.mT @ gU
-    VhgV = V.mT @ gV
+    V, gV = Vh.mH, gVh.mH
+    UhgU = U.mH @ gU
+    VhgV = V.mH @ gV
     S2 = S * S
     eye = _eye(S, k)
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye
-    ret = ((UhgU - UhgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mT)) / E * (1 - eye) + _diag(gS)
+    ret = ((UhgU - UhgU.mH) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mH)) / E * (1 - eye) + _diag(gS)
+    if U.is_complex():  # the phases: im diag(U^H gU) = -im diag(V^H gV), and i im diag(U^H gU) / S on the diagonal
+        imU, imV = UhgU.diagonal(0, -2, -1).imag, VhgV.diagonal(0, -2, -1).imag
+        if ((imU + imV).abs() > 1e-2 + 1e-2 * imV.abs()).any():  # allclose(imU, -imV, 1e-2, 1e-2)
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
+                               "making it ill-defined.")
+        ret = ret + _diag((imU / S) * 1j)
     if m > n:
         gUSinv = gU / S.unsqueeze(-2)
-        return (U @ ret + gUSinv - U @ (U.mT @ gUSinv)) @ Vh
+        return (U @ ret + gUSinv - U @ (U.mH @ gUSinv)) @ Vh
     if m < n:
         SinvgVh = gVh / S.unsqueeze(-1)
         return U @ (ret @ Vh + SinvgVh - (SinvgVh @ V) @ Vh)
@@ -155,32 +169,38 @@ def _svd(grads, U, S, Vh, full_matrices):
 
 
 def _cholesky_inverse(g, x, upper, y):
-    common = y @ (g + g.mT) @ y
+    common = y @ (g + g.mH) @ y
     return -(x @ common) if upper else -(common @ x)
 
 
 def _cholesky_solve_L(g, x, input2, upper, y):
-    common = _cholesky_solve(g, input2, upper) @ y.mT
-    common = common + common.mT
+    common = _cholesky_solve(g, input2, upper) @ y.mH
+    common = common + common.mH
     return -(input2 @ common) if upper else -(common @ input2)
 
 
 def _cholesky_solve(b, L, upper):
-    L = L.mT if upper else L
-    return _tri(L.mT, _tri(L, b, False), True)
+    L = L.mH if upper else L
+    return _tri(L.mH, _tri(L, b, False), True)
 
 
 def _pinv(g, A, y):
     """PyTorch's pinv_backward (the SVD's would divide by equal singular values)."""
-    pinvAh, gh = y.mT, g.mT
+    pinvAh, gh = y.mH, g.mH
     if A.shape[-2] <= A.shape[-1]:
         K = gh @ y
         KpinvAh = K @ pinvAh
-        return -(y @ K).mT + KpinvAh - (A @ y) @ KpinvAh + (pinvAh @ y) @ (gh - K @ A)
+        return -(y @ K).mH + KpinvAh - (A @ y) @ KpinvAh + (pinvAh @ y) @ (gh - K @ A)
     K = y @ gh
     pinvAhK = pinvAh @ K
-    return -(K @ y).mT + (gh - A @ K) @ y @ pinvAh + pinvAhK - pinvAhK @ y @ A
+    return -(K @ y).mH + (gh - A @ K) @ y @ pinvAh + pinvAhK - pinvAhK @ y @ A
 
+
+# the rows above right for complex inputs too (ops/_common.py's COMPLEX_ROWS)
+LINALG_COMPLEX_ROWS = frozenset(
+    "CholeskySolveBackward0 LinalgPinvBackward0 CholeskyInverseBackward0 LinalgLuFactorExBackward0 LinalgDetBackward0 "
+    "LinalgCholeskyExBackward0 LinalgSolveTriangularBackward0 LinalgQrBackward0 LinalgEighBackward0 "
+    "LinalgSvdBackward0".split())
 
 LINALG_DERIVATIVES = {
     "CholeskySolveBackward0": {"x": lambda g, input2, upper: _cholesky_solve(g, input2, upper),
@@ -192,7 +212,7 @@ LINALG_DERIVATIVES = {
     "LinalgCholeskyExBackward0": _cholesky,
     "LinalgSolveTriangularBackward0": {
         "A": _trisolve_A,
-        "B": lambda g, A, upper, left, unitriangular: _tri(A.mT, g, not upper, left, unitriangular)},
+        "B": lambda g, A, upper, left, unitriangular: _tri(A.mH, g, not upper, left, unitriangular)},
     "LinalgQrBackward0": _qr,
     "LinalgEighBackward0": _eigh,
     "LinalgEigBackward0": _eig,

@@ -112,7 +112,7 @@ def _count(input, dim, keepdim, mask):
 def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     source = "Optional" if dtype is not None else "Input"
     dtype = dtype or input.dtype
-    if not dtype.is_floating_point:
+    if dtype.kind not in "fc":
         raise ValueError(f"mean(): Could not infer output dtype. {source} dtype must be either a floating point or "
                          f"complex dtype. Got: {dtype}")
     return sum(input, dim, keepdim=keepdim, dtype=dtype, mask=mask) / _count(input, dim, keepdim, mask)
@@ -151,15 +151,16 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
         raise AssertionError("Only one of unbiased and correction may be given")
     c = float(correction) if correction is not None else (1.0 if unbiased is None or unbiased else 0.0)
     if dtype is None:
-        dtype = input.dtype if input.dtype.is_floating_point else _dtype.float32
-    cdt = dtype if dtype.is_floating_point else _dtype.float32
+        dtype = input.dtype if input.dtype.kind in "fc" else _dtype.float32
+    cdt = dtype if dtype.kind in "fc" else _dtype.float32
     count = _count(input, dim, True, mask)
     x = input - sum(input, dim, keepdim=True, dtype=dtype, mask=mask) / count
-    total = sum(x * x, dim, keepdim=keepdim, dtype=cdt, mask=mask)
+    total = sum(x * x.conj(), dim, keepdim=keepdim, dtype=cdt, mask=mask)  # complex: PyTorch's complex result
     if not keepdim:
         count = count.reshape(total.shape)
     if c != 0:
-        count = P.maximum(count.to(cdt) - c, count.new_zeros((), dtype=cdt))
+        rdt = cdt.to_real()
+        count = P.maximum(count.to(rdt) - c, count.new_zeros((), dtype=rdt))
     out = (total / count).to(dtype)
     return out.sqrt() if take_sqrt else out
 

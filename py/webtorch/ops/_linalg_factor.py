@@ -49,12 +49,12 @@ class return_types:
 # ---- checks -------------------------------------------------------------------------------------
 
 def check_float(op, A, name="A"):
-    """PyTorch's checks of a linalg op's input: a floating tensor of at least 2 dims."""
-    if not A.dtype.is_floating_point:
+    """PyTorch's checks of a linalg op's input: a floating or complex tensor of at least 2 dims."""
+    if A.dtype.kind not in "fc":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {name_of(A.dtype)}")
     if A.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
-    if A.dtype.itemsize == 2:
+    if A.dtype.to_real().itemsize == 2:
         raise NotImplementedError(f"\"{op}\" not implemented for '{name_of(A.dtype)}'")
 
 
@@ -105,12 +105,20 @@ def _flat(x):
 DEVICE_KERNELS = {}
 
 
+def _out_dtype(name, k, dt, integer):
+    """The dtype of result k of host kernel `name` on a `dt` input: int32, the real dtype of a complex
+    input's eigenvalues and singular values, else dt."""
+    return int32 if integer else dt.to_real() if k in linalg_host.REAL_OUTPUTS.get(name, ()) else dt
+
+
 def host(name, inputs, *params):
     """The host kernel `name` on the matrices of `inputs` (Tensors [*batch, m, n], one batch): its
-    results as Tensors on the inputs' device, floating ones in the input's dtype, integers int32.
-    Both paths compute in float64 and round once."""
+    results as Tensors on the inputs' device (`_out_dtype`). Both paths compute in float64 (complex128
+    for a complex input) and round once. A complex input takes the host path on every device (the
+    device kernels are real); in pure Python only the kernels of `linalg_host.PY_COMPLEX`."""
     a = inputs[0]
-    kernel = DEVICE_KERNELS.get((a.device.type, name))
+    complex_ = a.dtype.kind == "c"
+    kernel = None if complex_ else DEVICE_KERNELS.get((a.device.type, name))
     res = kernel(*inputs, *params) if kernel is not None else None
     if res is not None:
         return res
@@ -118,12 +126,15 @@ def host(name, inputs, *params):
     B = _numel(batch)
     empty = any(t.numel() == 0 for t in inputs)
     if _numpy_here(be) or empty:  # empty matrices: their shapes are numpy's (the page has none: an error)
-        # in float64, rounded once to the input's dtype
-        arrs = [be.to_numpy(_prims.contiguous(t)._strided()).reshape((B,) + tuple(t.shape[-2:])).astype("float64")
-                for t in inputs]
+        wide = "complex128" if complex_ else "float64"
+        arrs = [be.to_numpy(_prims.contiguous(t)._strided()).reshape((B,) + tuple(t.shape[-2:])).astype(
+            wide if t.dtype.kind in "fc" else "float64") for t in inputs]
         outs = linalg_host.NP[name](*arrs, *params)
-        return tuple(_result(o.reshape(-1), batch + tuple(o.shape[1:]), dt if o.dtype.kind == "f" else int32, dev)
-                     for o in outs)
+        return tuple(_result(o.reshape(-1), batch + tuple(o.shape[1:]), _out_dtype(name, k, dt, o.dtype.kind in "iu"),
+                             dev) for k, o in enumerate(outs))
+    if complex_ and name not in linalg_host.PY_COMPLEX:
+        raise NotImplementedError(f"linalg: the '{name}' kernel of a complex matrix needs numpy (LAPACK); webtorch "
+                                  f"has no pure-Python complex {name}")
     mats = []
     for t in inputs:
         m, n = t.shape[-2:]
@@ -134,7 +145,8 @@ def host(name, inputs, *params):
     for k in range(len(per[0])):
         shape = _flat(per[0][k])[0]
         values = [v for r in per for v in _flat(r[k])[1]]
-        res.append(_result(values, batch + shape, int32 if values and type(values[0]) is int else dt, dev))
+        res.append(_result(values, batch + shape, _out_dtype(name, k, dt, bool(values) and type(values[0]) is int),
+                           dev))
     return tuple(res)
 
 

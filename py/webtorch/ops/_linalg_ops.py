@@ -1,7 +1,7 @@
 """torch.linalg and the top-level linear-algebra functions (torch.det, torch.svd, ...), composed of
 the primitives of `ops/_linalg_factor.py` (LU, Cholesky, triangular solve, QR, eigh, SVD), so that
-their gradients are the compositions'. Real dtypes (eig/eigvals: complex too); float64 on cpu only (webgpu
-has none)."""
+their gradients are the compositions'. Real and complex dtypes; float64 and complex128 on cpu only (webgpu
+has neither)."""
 import math
 
 from .. import _dtype
@@ -76,14 +76,14 @@ def lu(A, *, pivot=True, out=None):
 
 
 def _lu_solve(LU, pivots, B, left, adjoint):
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return _lu_solve(LU, pivots, B.mT, True, not adjoint).mT
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return _lu_solve(LU, pivots, B.mH, True, not adjoint).mH
     _, L, U = _unpack(LU, pivots, unpack_pivots=False)
     perm = F.row_order(pivots, LU.shape[-2])
     batch = _broadcast_shapes(tuple(perm.shape[:-1]), tuple(B.shape[:-2]))
     B = B.expand(batch + tuple(B.shape[-2:]))
-    if adjoint:  # A^T = U^T L^T P^T: X = P Y, row perm[i] of X is row i of Y
-        Y = F.solve_triangular(L.mT, F.solve_triangular(U.mT, B, upper=False), upper=True, unitriangular=True)
+    if adjoint:  # A^H = U^H L^H P^T: X = P Y, row perm[i] of X is row i of Y
+        Y = F.solve_triangular(L.mH, F.solve_triangular(U.mH, B, upper=False), upper=True, unitriangular=True)
         return Y.gather(-2, _rows(perm.argsort(-1), batch, B.shape[-1]))
     Y = F.solve_triangular(L, B.gather(-2, _rows(perm, batch, B.shape[-1])), upper=False, unitriangular=True)
     return F.solve_triangular(U, Y, upper=True)
@@ -177,7 +177,10 @@ def slogdet(A, *, out=None):
     F.check_square("linalg.slogdet", A)
     LU, piv, _ = F.lu_factor_ex(A)
     d = LU.diagonal(0, -2, -1)
-    sign = _tied(d.detach().sign().prod(-1) * _lu_sign(piv, A), A)
+    if A.is_complex():  # det / |det|, differentiable (PyTorch's slogdet_backward takes the sign's gradient)
+        sign = d.sgn().prod(-1) * _lu_sign(piv, A)
+    else:
+        sign = _tied(d.detach().sign().prod(-1) * _lu_sign(piv, A), A)
     return rt.linalg_slogdet(*write_outs((sign, d.abs().log().sum(-1)), out))
 
 
@@ -226,7 +229,7 @@ def qr(A, mode="reduced", *, out=None):
 
 
 def _check_eigh(op, A, UPLO):
-    if not A.dtype.is_floating_point:
+    if A.dtype.kind not in "fc":
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{name_of(A.dtype)}'")
     F.check_square("linalg.eigh", A)
     if UPLO not in ("L", "U", "l", "u"):
@@ -282,7 +285,7 @@ def svdvals(A, *, driver=None, out=None):
 def _tolerance(S, A, atol, rtol):
     """max(atol, rtol * largest singular value), PyTorch's default rtol eps * max(m, n) when neither given."""
     if rtol is None:
-        rtol = _EPS[A.dtype.name] * max(A.shape[-2], A.shape[-1]) if atol is None or \
+        rtol = _EPS[A.dtype.to_real().name] * max(A.shape[-2], A.shape[-1]) if atol is None or \
             (not hasattr(atol, "dim") and atol <= 0) else 0.0
     smax = S.amax(-1, keepdim=True) if S.shape[-1] else S.new_zeros(tuple(S.shape[:-1]) + (1,))
     tol = smax * rtol
@@ -304,10 +307,10 @@ def _pinv_kernel(A, atol, rtol, hermitian):
     if hermitian:
         L, V = F.eigh(A)
         keep = L.abs() > _tolerance(L.abs(), A, atol, rtol)
-        return (V * L.reciprocal().where(keep, 0.0).unsqueeze(-2)) @ V.mT
+        return (V * L.reciprocal().where(keep, 0.0).unsqueeze(-2)) @ V.mH
     U, S, Vh = F.svd(A, False)
     keep = S > _tolerance(S, A, atol, rtol)
-    return (Vh.mT * S.reciprocal().where(keep, 0.0).unsqueeze(-2)) @ U.mT
+    return (Vh.mH * S.reciprocal().where(keep, 0.0).unsqueeze(-2)) @ U.mH
 
 
 Pinv = formula_node("LinalgPinvBackward0", _pinv_kernel, ("A", "atol", "rtol", "hermitian"))
@@ -327,20 +330,21 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2], A.shape[-1]
-    eps = {"float64": 2.0 ** -52, "float16": 2.0 ** -10}.get(A.dtype.name, 2.0 ** -23)
+    eps = {"float64": 2.0 ** -52, "float16": 2.0 ** -10}.get(A.dtype.to_real().name, 2.0 ** -23)
     rtol = rcond if rcond is not None and rcond >= 0 else eps * max(m, n)
     rank = matrix_rank(A.detach(), rtol=rtol) if driver != "gels" else A.new_zeros((0,), dtype=_dtype.int64)
     if driver != "gels" and A.numel() and not bool((rank == min(m, n)).all()):
         X = pinv(A, rtol=rtol) @ Bm  # rank-deficient: the minimum-norm solution, as gelsy/gelsd/gelss give
     elif m >= n:
         Q, R = F.qr(A)
-        X = F.solve_triangular(R, Q.mT @ Bm, True)
+        X = F.solve_triangular(R, Q.mH @ Bm, True)
     else:
-        Q, R = F.qr(A.mT)
-        X = Q @ F.solve_triangular(R.mT, Bm, False)
-    S = F.svd(A.detach(), False)[1] if driver in ("gelsd", "gelss") else A.new_zeros((0,))
-    residuals = ((A @ X - Bm) ** 2).sum(-2) if driver in ("gels", "gelsd", "gelss") and m > n else \
-        _tied(X.new_zeros((0,)), X)
+        Q, R = F.qr(A.mH)
+        X = Q @ F.solve_triangular(R.mH, Bm, False)
+    real = A.dtype.to_real()
+    S = F.svd(A.detach(), False)[1] if driver in ("gelsd", "gelss") else A.new_zeros((0,), dtype=real)
+    residuals = ((A @ X - Bm).abs() ** 2).sum(-2) if driver in ("gels", "gelsd", "gelss") and m > n else \
+        _tied(X.new_zeros((0,), dtype=real), X.real)
     return rt.linalg_lstsq(X.squeeze(-1) if vector else X, residuals.squeeze(-1) if vector else residuals, rank, S)
 
 
@@ -353,7 +357,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
         res = (A.detach().clone(), A.new_zeros(tuple(A.shape[:-1]), dtype=_dtype.int32),
                A.new_zeros(tuple(A.shape[:-2]), dtype=_dtype.int32))
     else:
-        res = F.host("ldl", [A.detach()])
+        res = F.host("ldl", [A.detach()], hermitian and A.is_complex())
     if check_errors:
         F.raise_info(res[2], "torch.linalg.ldl_factor_ex: Unknown error code: {info}.")
     return rt.linalg_ldl_factor_ex(*write_outs(res, out))
@@ -378,7 +382,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     if B.numel() == 0 or n == 0 or 0 in batch:
         return write_out(B.expand(batch + tuple(B.shape[-2:])).clone(), out)
     X = F.host("ldl_solve", [LD.detach().expand(batch + (n, n)), pivots.unsqueeze(-2).expand(batch + (1, n)),
-                             B.detach().expand(batch + tuple(B.shape[-2:]))])[0]
+                             B.detach().expand(batch + tuple(B.shape[-2:]))], hermitian and LD.is_complex())[0]
     return write_out(X, out)
 
 
@@ -406,6 +410,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if dtype is not None:
         A = A.to(dtype)
     dim = tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if ord == "fro":
         return write_out(_vector_norm(A, 2, dim, keepdim), out)
     if ord in (1, -1, math.inf, -math.inf):
@@ -512,7 +518,7 @@ def multi_dot(tensors, *, out=None):
 
 @torch_function
 def vecdot(x, y, *, dim=-1, out=None):
-    return write_out((x * y).sum(dim), out)
+    return write_out((x.conj() * y).sum(dim), out)
 
 
 @torch_function
@@ -567,7 +573,7 @@ def householder_product(A, tau, *, out=None):
     rows = _creation.arange(m, device=A.device)
     for i in range(k - 1, -1, -1):
         v = A[..., :, i].where(rows > i, (rows == i).to(A.dtype)).unsqueeze(-1)
-        Q = Q - tau[..., i, None, None] * (v @ (v.mT @ Q))
+        Q = Q - tau[..., i, None, None] * (v @ (v.mH @ Q))
     return write_out(Q, out)
 
 
@@ -583,6 +589,8 @@ register(matrix_exp, "matrix_exp")
 @torch_function
 def logdet(input):
     sign, logabsdet = slogdet(input)
+    if input.is_complex():  # PyTorch's: log(sign) + log|det|
+        return sign.log() + logabsdet
     return logabsdet.where(sign >= 0, math.nan)
 
 
@@ -603,7 +611,7 @@ def _svd_legacy(input, some=True, compute_uv=True, *, out=None):
     U, S, Vh = F.svd(input, not some)
     if not compute_uv:
         U, Vh = U.new_zeros(tuple(U.shape)), Vh.new_zeros(tuple(Vh.shape))
-    return rt.svd(*write_outs((U, S, Vh.mT), out))
+    return rt.svd(*write_outs((U, S, Vh.mH), out))
 
 
 def _qr_legacy(input, some=True, *, out=None):
@@ -629,10 +637,10 @@ for _fn, _name in ((_svd_legacy, "svd"), (_qr_legacy, "qr"), (_cholesky_legacy, 
 
 
 def _cholesky_solve_kernel(x, input2, upper):
-    L = input2.mT if upper else input2
+    L = input2.mH if upper else input2
     batch = _broadcast_shapes(tuple(x.shape[:-2]), tuple(L.shape[:-2]))
     L = L.expand(batch + tuple(L.shape[-2:]))
-    return F.solve_triangular(L.mT, F.solve_triangular(L, x.expand(batch + tuple(x.shape[-2:])), False), True)
+    return F.solve_triangular(L.mH, F.solve_triangular(L, x.expand(batch + tuple(x.shape[-2:])), False), True)
 
 
 CholeskySolve = formula_node("CholeskySolveBackward0", _cholesky_solve_kernel, ("x", "input2", "upper"))
@@ -691,7 +699,7 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     if input2.shape[-1] != min(mn, input.shape[-1]):
         raise RuntimeError("torch.ormqr: tau.shape[-1] must be equal to min(other.shape[-2], input.shape[-1])")
     Q = householder_product(_pad_columns(input[..., :mn, :input2.shape[-1]]), input2)
-    Q = Q.mT if transpose else Q
+    Q = Q.mH if transpose else Q
     return write_out(Q @ input3 if left else input3 @ Q, out)
 
 

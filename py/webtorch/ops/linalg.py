@@ -213,8 +213,14 @@ def dot(input, tensor, *, out=None):
     return _product(Dot, "dot", input, tensor, out)
 
 
-vdot = inner_1d = dot
-register(dot, "vdot")
+inner_1d = dot
+
+
+@register
+@torch_function
+def vdot(input, other, *, out=None):
+    """dot(conj(input), other)."""
+    return dot(input.conj() if isinstance(input, Tensor) else input, other, out=out)
 
 
 @register

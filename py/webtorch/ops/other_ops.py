@@ -376,7 +376,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.dim()} dimensions")
     x = input.reshape(1, -1) if input.dim() < 2 else input
-    if not x.dtype.is_floating_point:
+    if x.dtype.kind not in "fc":
         x = x.to(_dtype.get_default_dtype())
     n = x.shape[1]
     for name, wt, integral in (("fweights", fweights, True), ("aweights", aweights, False)):
@@ -394,7 +394,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = w_sum - correction * ((w * aweights).sum() / w_sum if aweights is not None else 1)
     norm = norm.clamp(min=0) if isinstance(norm, Tensor) else builtins.max(norm, 0)
     xc = x - avg.unsqueeze(1)
-    c = xc.matmul((xc if w is None else xc * w).t()) / norm
+    c = xc.matmul((xc if w is None else xc * w).t().conj()) / norm
     return c.squeeze()
 
 
@@ -403,8 +403,11 @@ def corrcoef(input):
     c = cov(input)
     if c.dim() == 0:
         return c / c
-    std = c.diagonal().sqrt()
-    return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+    std = c.diagonal().real.sqrt()
+    c = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if c.is_complex():  # the real and imaginary parts clipped to [-1, 1], as PyTorch
+        return c.real.clamp(-1, 1) + 1j * c.imag.clamp(-1, 1)
+    return c.clamp(-1, 1)
 
 
 @register(method=False)
@@ -560,5 +563,5 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         if isinstance(h, Tensor) and h.device != input.device:
             raise RuntimeError(f"torch.gradient expected each tensor to be on the same device, but got devices "
                                f"{input.device} and {h.device}!")
-    f = input if input.dtype.is_floating_point else input.to(_dtype.get_default_dtype())
+    f = input if input.dtype.kind in "fc" else input.to(_dtype.get_default_dtype())
     return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, spacing))

@@ -512,8 +512,11 @@ def pow_(self, exponent):
 def float_power(input, exponent):
     if not isinstance(exponent, Tensor):
         check_tensor("float_power", input)
-    return pow(input.double() if isinstance(input, Tensor) else input,
-               exponent.double() if isinstance(exponent, Tensor) else exponent)
+    # double, or complex double where either side is complex
+    complex_ = any(x.is_complex() if isinstance(x, Tensor) else isinstance(x, complex) for x in (input, exponent))
+    dt = _dtype.complex128 if complex_ else _dtype.float64
+    return pow(input.to(dt) if isinstance(input, Tensor) else input,
+               exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
 
 
 # ---- where / clamp / misc -----------------------------------------------------------------------
@@ -635,6 +638,12 @@ def _lerp_impl(input, end, weight):
     # opmath dtype (float32 for float16), a number weight rounded to it first, one rounding:
     # fma(w, end - input, input) or fma(w - 1, end - input, end)
     dt = input.dtype
+    if dt.kind == "c":  # PyTorch's complex kernel: no fused multiply-add; the end nearer by |weight|
+        diff = end - input
+        if not isinstance(weight, Tensor):
+            return input + weight * diff if complex(weight).real ** 2 + complex(weight).imag ** 2 < 0.25 else \
+                end - diff * (1 - weight)
+        return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
     ct = _dtype.opmath(dt)
     if not isinstance(weight, Tensor):
         weight = _rounded(scalar_to(weight, ct), ct)
@@ -664,7 +673,7 @@ def lerp(input, end, weight):
         if isinstance(t, Tensor) and t.dtype is not input.dtype:
             raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `{name}` but got dtype "
                                f"{_CPP_NAMES[t.dtype.name]}")
-    if not input.is_floating_point():
+    if input.dtype.kind not in "fc":
         raise NotImplementedError(f"\"lerp_kernel_{'tensor' if isinstance(weight, Tensor) else 'scalar'}\" not "
                                   f"implemented for '{name_of(input.dtype)}'")
     if recording(input, end, weight):

@@ -4,7 +4,7 @@ import math
 import struct
 from collections import namedtuple
 
-from .. import _dtype
+from .. import _dtype, _late
 from .._geometry import numel as _numel
 from .._tensor import Tensor
 from ..amp import autocast_mode as _autocast
@@ -342,7 +342,13 @@ def _var_std(x, dims, c, keepdim, root):
     """var (root False) or std: two passes, on cpu in float64 as PyTorch's CPU kernel accumulates in
     double (std of [3e38, -3e38, 1e38] is 3.06e38 in float32, its variance's float32 square inf).
     Without float64 (webgpu) in float32 over x scaled by the power of two nearest max |x|, so that no
-    finite square overflows or underflows (the scale clamped to float32's normal exponents)."""
+    finite square overflows or underflows (the scale clamped to float32's normal exponents). A complex x:
+    PyTorch's sum of the real and the imaginary parts' variances (a real result)."""
+    if x.dtype.kind == "c":
+        rt = x.dtype.to_real()
+        r = _prims.ewise("add", [_var_std(x.real, dims, c, keepdim, False), _var_std(x.imag, dims, c, keepdim, False)],
+                         rt, rt)
+        return _prims.ewise("sqrt", [r], rt, rt) if root else r
     out = x.dtype
     n = _numel([x.shape[d] for d in dims])
     dt, s = _dtype.float64, None
@@ -384,7 +390,7 @@ Std = formula_node("StdBackward0", _std_kernel, ("x", "dims", "correction", "kee
 def _var_like(F, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(x, unbiased)
         unbiased, dim = dim, None
-    if not input.dtype.is_floating_point:
+    if input.dtype.kind not in "fc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = norm_dims(dim, input.dim())
     c = _correction(unbiased, correction)
@@ -468,6 +474,9 @@ _VectorNorm = formula_node("LinalgVectorNormBackward0", _vector_norm_impl, ("x",
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
+    if p == "nuc":  # torch.functional.norm: linalg.matrix_norm's, over dim or all of input's dims
+        dims = tuple(builtins.range(input.dim())) if dim is None else (dim,) if isinstance(dim, int) else dim
+        return _late.linalg.matrix_norm(input, "nuc", dims, keepdim)
     if input.is_complex():  # the norm of |x|, real (its gradient through abs: PyTorch's, with x.sgn())
         return norm(input.abs(), p, dim, keepdim)
     if not input.dtype.is_floating_point:
@@ -477,8 +486,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     # PyTorch's linalg_vector_norm takes |x| where the reduced dims have size 1 (a 0-d input with a dim
     # given is not such a case there)
     single = builtins.all(input._shape[d] == 1 for d in dims) and (input.dim() > 0 or dim is None)
-    if p == "nuc":
-        raise NotImplementedError("nuclear norm is not supported by webtorch")
     p = 2 if p == "fro" else math.inf if p == "inf" else p
     if recording(input):
         return _VectorNorm.apply(input, p, dims, keepdim, single)
@@ -491,12 +498,13 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 def logsumexp(input, dim, keepdim=False):
     if _autocast.STATE and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)
-    if not input.dtype.is_floating_point:
+    if input.dtype.kind not in "fc":
         input = input.to(float_of(input.dtype))
     dims = norm_dims(dim, input.dim())
     if input.numel() == 0:
         return sum(input.exp(), dims, keepdim).log()
-    m = amax(input.detach(), dims, keepdim=True)
+    m = amax((input.real if input.is_complex() else input).detach(), dims, keepdim=True)  # complex: the real parts'
+
     m = where(m.isinf(), 0.0, m)
     r = sum((input - m).exp(), dims, keepdim=True).log() + m
     if not keepdim:
