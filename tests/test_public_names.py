@@ -46,6 +46,7 @@ _SEMI = "2:4 semi-structured sparsity: NVIDIA's cuSPARSELt / CUTLASS kernels, no
 _VENDOR_MOD = "a vendor library's switches (ROCm, cuSPARSELt, KleidiAI, Xeon, XNNPACK, NNPACK, python DSLs)"
 # (module, fnmatch pattern, reason): PyTorch names webtorch leaves out for good
 EXCLUDED = [
+    ("testing", "FileCheck", _TS_IR),
     ("", "cudnn_*", _VENDOR), ("", "miopen_*", _VENDOR), ("", "mkldnn_*", _VENDOR), ("", "fbgemm_*", _VENDOR),
     ("", "quantized_*", _QUANT), ("", "q_*", _QUANT), ("", "quantize_per_*", _QUANT), ("", "dequantize", _QUANT),
     ("", "int_repr", _QUANT), ("", "qscheme", _QUANT),
