@@ -1,7 +1,7 @@
 """bfloat16 tensors against PyTorch's CPU kernels: casts, arithmetic, unary math, reductions, matmul, softmax,
 layer_norm, linear, conv2d, embedding and an AdamW step (values and gradients bit-exact, compared as float32
 values, where PyTorch's kernel is exact), printing, promotion, save/load interop and cpu autocast, on cpu and
-cpu-pure; on webgpu a bfloat16 tensor is a TypeError."""
+cpu-pure (webgpu: test_bfloat16_webgpu.py)."""
 import io
 import math
 

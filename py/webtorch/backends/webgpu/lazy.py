@@ -55,6 +55,7 @@ from .codegen import (
     ewise_src,
     index_code,
     load,
+    rnd,
     scalar_bits,
     store,
 )
@@ -440,8 +441,7 @@ class Fusion:
                 args.append(conv(_opaque(src, CT[sdt], f"(P[{zero}u] & {uses}u)"), sdt, want))
             expr, rdt = ewise_expr(op, cdtype, args)
             v = conv(expr, rdt, odt)
-            if odt == "float16":                 # as if stored to f16 and loaded back
-                v = f"f32(f16({v}))"
+            v = rnd(v, odt)                      # a float16 / bfloat16 as if stored and loaded back
             body.append(f"  let v{i} = {v};")
             dts.append(odt)
         for k, (i, dt) in enumerate(zip(out_nodes, out_dts)):

@@ -11,6 +11,7 @@ from ..base import EWISE_OPS, Strided, fast_paths_of
 from ..complex_parts import COMPLEX
 from .codegen import (
     CT,
+    HALF,
     MASK,
     ONE,
     ST,
@@ -170,7 +171,7 @@ class Primitives:
         if n_inner > 8192 and n_out < 256:       # multi-pass: chunks -> temp -> final
             chunk = max(2048, -(-n_inner // 2048))
             nch = -(-n_inner // chunk)
-            tdt = "float32" if accdt == "float16" else accdt
+            tdt = "float32" if accdt in HALF else accdt
             tv = self.k.empty(n_out * nch, tdt)
             ti = self.k.empty(n_out * nch, "int32") if arg else None
             self._reduce_pass(op, accdt, None, inp, None, n_out, inner, chunk, nch, (tv, ti))
@@ -205,7 +206,7 @@ class Primitives:
     def _reduce_src(self, op, accdt, idt, odt, Ro, Ri, wg, has_idx_in, to_temp):
         arg = op in ("argmax", "argmin")
         act = CT[accdt]
-        tdt = "float32" if accdt == "float16" else accdt
+        tdt = "float32" if accdt in HALF else accdt
         b = []
         if to_temp:
             b.append(f"@group(0) @binding(0) var<storage, read_write> outv: array<{ST[tdt]}>;")
@@ -504,6 +505,8 @@ class Primitives:
                 body.append("  atomic_add_f32(k, v);")
             elif ddt == "float16":
                 body.append("  atomic_add_f16(k, v);")
+            elif ddt == "bfloat16":
+                body.append("  atomic_add_bf16(k, v);")
             elif ddt in ("uint8", "uint16"):
                 body.append(f"  atomic_add_wrap(k, v, {WRAP[ddt]}u);")
             elif ddt == "bool":
@@ -538,12 +541,14 @@ class Primitives:
         if n == 0:
             return
         dt = out.dtype
-        if dt not in ("float32", "float16"):
+        if dt not in ("float32", "float16", "bfloat16"):
             raise TypeError(f"webgpu random: {dt} is not a floating dtype")
         key = ("rand", kind, dt)
         pipe = self.k._memo.get(key)
         if pipe is None:
-            if kind == "uniform":
+            if kind == "uniform" and dt == "bfloat16":    # bfloat16's 8 significant bits (1.0 is out of range)
+                body = "v = f32(w.x >> 24u) * 0.00390625;"
+            elif kind == "uniform":
                 body = "v = f32(w.x >> 8u) * 5.9604644775390625e-08;"
             elif kind == "normal":
                 body = ("let u1 = (f32(w.x >> 8u) + 1.0) * 5.9604644775390625e-08;\n"
@@ -551,7 +556,7 @@ class Primitives:
                         "  v = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);")
             else:
                 raise ValueError(f"unknown random kind {kind!r}")
-            src = fill("random.wgsl", ENABLE=self.k.enable(dt), OT=ST[dt], BODY=body)
+            src = fill("random.wgsl", ENABLE=self.k.enable(dt), OT=ST[dt], BODY=body, STORE=store("v", dt))
             pipe = self.k._memo[key] = self.k.pipeline(src)
         self.k.run(pipe, [out.buf], [n, seed & MASK, (seed >> 32) & MASK, offset & MASK, out.offset], -(-n // WG))
 
