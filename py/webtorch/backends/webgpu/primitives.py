@@ -516,8 +516,9 @@ class Primitives:
                 body.append(f"  _ = {ewise_expr('add', 'int64', [old, 'v'])[0]};")
             else:
                 body.append("  atomicAdd(&dst[k], bitcast<u32>(v));")
-        return ewise_src(self.k.ew_k, self.k.enable(ddt, vdt), "", "\n".join(b) + "\n" + extra, index_code(R, names),
-                         "\n".join(body))
+        # (atomics.wgsl's bfloat16 add calls bf16r, which `enable` defines)
+        enable = self.k.enable(ddt, vdt, "bfloat16" if accumulate else "")
+        return ewise_src(self.k.ew_k, enable, "", "\n".join(b) + "\n" + extra, index_code(R, names), "\n".join(body))
 
     # ---- creation ---------------------------------------------------------------------
     def arange(self, out, start, step):
