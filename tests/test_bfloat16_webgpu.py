@@ -9,7 +9,7 @@ import math
 
 import pytest
 import torch
-from test_bfloat16 import BINARY, CASTS, NN, UNARY, _check, _data, _pair, _same
+from test_bfloat16 import BINARY, CASTS, NN, UNARY, _check, _data, _pair, _same, opinfo_forward
 
 import webtorch as wt
 import webtorch.nn.functional as F
@@ -236,11 +236,4 @@ OPINFO = ("prod clamp div.floor_rounding std addmm baddbmm bmm cat index_select 
 @pytest.mark.parametrize("op", OPINFO)
 def test_opinfo_bfloat16_forward(op):
     """PyTorch's own bfloat16 samples (OpInfo) on webgpu give PyTorch's values within bfloat16's tolerance."""
-    from opinfo import opinfo_harness as H
-    o = H.op_db()[op]
-    torch.manual_seed(0)
-    s = next(iter(o.sample_inputs("cpu", torch.bfloat16)))
-    expected = o.op(s.input, *s.args, **s.kwargs)
-    with wt.no_grad():
-        actual, _ = H.call(H.resolve(op), s, DEV)
-    H.compare(actual, expected, DEV)
+    opinfo_forward(op, DEV, 1)
