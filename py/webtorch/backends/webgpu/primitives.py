@@ -311,6 +311,10 @@ class Primitives:
         if op not in _SCAN_CARRY:
             raise RuntimeError(f"{op} over rows longer than {SCAN_CHUNK} elements is not supported on a CPU WebGPU "
                                f"adapter (its shaders stop loops early); compute it on the cpu device")
+        if out.dtype in HALF:  # float16 / bfloat16: the running values in float32, each result rounded once
+            acc = self._f32_like(out)
+            self._scan_chunked(op, acc, inp)
+            return self.ewise("copy", out, [acc], out.dtype)
         L = out.shape[-1]
         for k0 in range(0, L, SCAN_CHUNK):
             kc = min(SCAN_CHUNK, L - k0)
@@ -636,6 +640,10 @@ class Primitives:
     def _matmul_chunked(self, out, a, b, K):
         """out = a @ b as products over K_CHUNK-long slices of K added into out: llvmpipe (lavapipe) ends a
         shader loop after 65,535 iterations, so one dispatch over a longer K would stop short (silently)."""
+        if out.dtype in HALF:  # float16 / bfloat16: the partial sums in float32, the product rounded once
+            acc = self._f32_like(out)
+            self._matmul_chunked(acc, a, b, K)
+            return self.ewise("copy", out, [acc], out.dtype)
         B, M, N = out.shape
         part = Strided(self.k.empty(B * M * N, out.dtype), out.shape, contiguous_strides(out.shape), 0, out.dtype)
         for k0 in range(0, K, K_CHUNK):
@@ -647,6 +655,10 @@ class Primitives:
             else:
                 self.matmul(part, ak, bk)
                 self.ewise("add", out, [out, part], out.dtype)
+
+    def _f32_like(self, v):
+        """A new contiguous float32 view of v's shape"""
+        return Strided(self.k.empty(numel(v.shape), "float32"), v.shape, contiguous_strides(v.shape), 0, "float32")
 
     def _contig(self, v):
         t = self.k.empty(numel(v.shape), v.dtype)
