@@ -9,6 +9,7 @@ import math
 
 import pytest
 import torch
+from core_util import cuda_alias
 from test_bfloat16 import BINARY, CASTS, NN, UNARY, _check, _data, _pair, _same, opinfo_forward
 
 import webtorch as wt
@@ -223,11 +224,15 @@ def test_creation_and_random():
 
 
 def test_autocast_webgpu_bfloat16():
+    """autocast("webgpu", bfloat16), and nanoGPT's idiom under the cuda alias (`python -m webtorch --device
+    webgpu`): `torch.cuda.is_bf16_supported()` True, `autocast(device_type="cuda", dtype=torch.bfloat16)`."""
     a, w = _pair((4, 8), 0, DEV, grad=False)[0].float(), _pair((5, 8), 1, DEV, grad=False)[0].float()
     ta, tw = (torch.tensor(x.cpu().tolist()) for x in (a, w))
-    with wt.autocast("webgpu", dtype=BF) as c:
-        assert c.fast_dtype is BF and wt.get_autocast_dtype("webgpu") is BF
+    assert not wt.cuda.is_bf16_supported()
+    with cuda_alias(), wt.autocast(device_type="cuda", dtype=BF) as c:
+        assert wt.cuda.is_bf16_supported() and c.fast_dtype is BF and wt.get_autocast_dtype("cuda") is BF
         z = a @ w.t()
+    with wt.autocast("webgpu", dtype=BF):
         lin = F.linear(a, w)
     _same(z, ta.bfloat16() @ tw.bfloat16().t(), "matmul", ulps=1)
     _same(lin, torch.nn.functional.linear(ta.bfloat16(), tw.bfloat16()), "linear", ulps=1)
