@@ -80,6 +80,51 @@ def test_fused_chain_rounds_each_op():
     _same(F.relu(x @ w.t()) * 0.5 + 1, torch.relu(tx @ t.t()) * 0.5 + 1, "matmul epilogue", ulps=1)
 
 
+# a random chain's steps: (name, arity, bfloat16 steps PyTorch's kernel may differ by: WGSL's exp/tanh/... are
+# not correctly rounded)
+CHAIN_OPS = [("add", 2, 0), ("sub", 2, 0), ("mul", 2, 0), ("div", 2, 0), ("maximum", 2, 0), ("neg", 1, 0),
+             ("abs", 1, 0), ("exp", 1, 1), ("tanh", 1, 1), ("sigmoid", 1, 1), ("float", 1, 0), ("scale", 1, 0)]
+
+
+def _step(m, name, xs):
+    if name == "float":  # through float32 and back: one rounding
+        return (xs[0].float() * 1.0078125).to(m.bfloat16)
+    if name == "scale":  # a Python float: PyTorch's bfloat16 mul keeps it in float32
+        return xs[0] * 0.3
+    return getattr(m, name)(*xs)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_fused_chains_fuzz(seed):
+    """Random chains of element-wise ops on bfloat16: fused (one kernel, intermediates rounded in registers) equal
+    to unfused (a kernel and a stored bfloat16 tensor per op) bit for bit, and each op PyTorch's on the same
+    inputs."""
+    import random
+
+    from webtorch.backends import webgpu
+    r = random.Random(seed)
+    for _ in range(5):
+        vals = [_data((3, 4), r.randrange(1000), -2.0, 2.0) for _ in range(3)]
+        vals[0][0][0] = float("nan")
+        steps = [(r.choice(CHAIN_OPS), [r.randrange(3 + k) for _ in range(2)]) for k in range(r.randint(2, 8))]
+        outs = []
+        for fuse in (False, True):
+            old = webgpu.set_fusion(fuse)
+            try:
+                xs = [wt.tensor(v, device=DEV).bfloat16() for v in vals]
+                for (name, arity, _), args in steps:
+                    xs.append(_step(wt, name, [xs[a] for a in args[:arity]]))
+                outs.append([x.cpu() for x in xs])
+            finally:
+                webgpu.set_fusion(old)
+        for k, ((name, arity, ulps), args) in enumerate(steps):
+            got, unfused = outs[1][3 + k], outs[0][3 + k]
+            g, u = (x.float().view(-1).tolist() for x in (got, unfused))
+            assert all(a == b or a != a and b != b for a, b in zip(g, u, strict=True)), (seed, name, g, u)
+            ins = [torch.tensor(outs[0][a].float().tolist()).bfloat16() for a in args[:arity]]
+            _same(got, _step(torch, name, ins), (seed, name), ulps)
+
+
 def test_long_matmul_accumulates_in_float32():
     """K past the CPU adapters' loop limit (K_CHUNK): the partial products add in float32, rounded once."""
     g = torch.Generator().manual_seed(0)
