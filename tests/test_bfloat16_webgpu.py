@@ -7,6 +7,7 @@ holding its value (backends/webgpu/codegen.py)."""
 import io
 import math
 
+import numpy as np
 import pytest
 import torch
 from core_util import cuda_alias
@@ -14,6 +15,7 @@ from test_bfloat16 import BINARY, CASTS, NN, UNARY, _check, _data, _pair, _same,
 
 import webtorch as wt
 import webtorch.nn.functional as F
+from webtorch.backends.base import Strided
 
 pytestmark = pytest.mark.usefixtures("webgpu")
 BF = wt.bfloat16
@@ -44,6 +46,10 @@ def test_rounding_ties_and_specials():
     _same(x.to(BF) * 1, t.to(torch.bfloat16) * 1)
     _same(wt.tensor(v, dtype=BF, device=DEV), torch.tensor(v, dtype=torch.bfloat16), "upload")
     assert math.isnan(wt.tensor(v, device=DEV).bfloat16()[6].item())
+    be, want = wt.backends.webgpu.get_backend(), t.bfloat16().float().tolist()
+    for values in (v, np.array(v)):  # the upload's two encoders: Python values (the page: no numpy), numpy
+        got = be.to_flat(Strided(be.from_flat(values, "bfloat16"), (len(v),), (1,), 0, "bfloat16"))
+        assert [str(x) for x in got] == [str(x) for x in want]
 
 
 @pytest.mark.parametrize("op", UNARY)
