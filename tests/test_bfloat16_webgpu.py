@@ -131,6 +131,16 @@ def test_fused_chains_fuzz(seed):
             _same(got, _step(torch, name, ins), (seed, name), ulps)
 
 
+@pytest.mark.parametrize("shapes", [((64, 128), (128, 64)), ((48, 64), (32, 64))], ids=["a@b", "x@w.t()"])
+def test_register_block_matmul(shapes):
+    """Products large enough for the register-block kernel (CPU adapters): bfloat16's f32 words read as vec4,
+    the store rounded."""
+    (a, ta), (b, tb) = _pair(shapes[0], 0, DEV, grad=False), _pair(shapes[1], 1, DEV, grad=False)
+    if shapes[1][0] != shapes[0][1]:
+        b, tb = b.t(), tb.t()
+    _same(a @ b, ta @ tb, ulps=1)
+
+
 def test_long_matmul_accumulates_in_float32():
     """K past the CPU adapters' loop limit (K_CHUNK): the partial products add in float32, rounded once."""
     g = torch.Generator().manual_seed(0)

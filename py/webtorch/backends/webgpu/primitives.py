@@ -579,7 +579,8 @@ class Primitives:
                         v.offset, v.dtype)
         a, b, out = fix(a), fix(b), fix(out)
         f32 = out.dtype == a.dtype == b.dtype == "float32"
-        if f32 and self.k.is_cpu_adapter and K % 4 == 0 and K > 0:
+        # bfloat16 is stored as f32 words too (codegen.py): the register-block kernel reads it as is, rounds its store
+        if {out.dtype, a.dtype, b.dtype} <= {"float32", "bfloat16"} and self.k.is_cpu_adapter and K % 4 == 0 and K > 0:
             # the register-block kernel reads A and B as vec4 along a contiguous dim: rows of A
             # ("n") or columns of A ("t": a transposed operand such as g.mT in a weight
             # gradient), rows of B ("n") or columns of B ("t": x @ W.t() in nn.Linear). A
@@ -692,12 +693,12 @@ class Primitives:
             else:
                 WX //= 2
         same = a.buf is b.buf
-        key = ("mmreg", TM, TN, WX, WY, la, lb, vout, same, epi and epi.key)
+        key = ("mmreg", TM, TN, WX, WY, la, lb, vout, same, epi and epi.key, out.dtype)
         pipe = self.k._memo.get(key)
         if pipe is None:
             v4 = "vec4<f32>"
-            src = _mm_reg_src(TM, TN, WX, WY, la, lb, vout, epi is not None,
-                              ENABLE=self.k.enable(*(epi.dtypes if epi else ())),
+            src = _mm_reg_src(TM, TN, WX, WY, la, lb, vout, epi is not None, out.dtype,
+                              ENABLE=self.k.enable(out.dtype, *(epi.dtypes if epi else ())),
                               BINDINGS=mm_bindings(v4 if vout else "f32", v4, v4, same, epi, 13))
             pipe = self.k._memo[key] = self.k.pipeline(alias_b(src, same))
         gx = -(-cols // WX)
@@ -743,10 +744,10 @@ class Primitives:
             self._mm_dispatch(pipe, out, a, b, same, epi, words, (gx, gy, nb))
 
 
-def _mm_reg_src(TM, TN, WX, WY, la, lb, vout, fused, **parts):
+def _mm_reg_src(TM, TN, WX, WY, la, lb, vout, fused, odt, **parts):
     """WGSL of the register-block matmul for operand layouts la/lb ('n' or 't', see
-    shaders/matmul_reg.wgsl) and a vec4 (vout) or scalar output, or each element handed to a
-    fused `epilogue` (lazy.py) from ONE call site in a loop (lavapipe inlines every call: one
+    shaders/matmul_reg.wgsl) and a vec4 (vout) or scalar output of dtype odt (float32 or bfloat16), or each
+    element handed to a fused `epilogue` (lazy.py) from ONE call site in a loop (lavapipe inlines every call: one
     per element would multiply its compile time); parts: the template's ENABLE and BINDINGS."""
     TN4, TM4 = TN // 4, TM // 4
     xyzw = "xyzw"
@@ -788,10 +789,12 @@ def _mm_reg_src(TM, TN, WX, WY, la, lb, vout, fused, **parts):
         st.append(f"  if (r0 + {r}u < M) {{ let orow = obase + (r0 + {r}u) * ors;")
         for j in range(TN4):
             if vout:
-                st.append(f"    if (c0 / 4u + {j}u < N / 4u) {{ O[orow + c0 / 4u + {j}u] = acc{r}_{j}; }}")
+                v = f"vec4<f32>({', '.join(store(f'acc{r}_{j}.{c}', odt) for c in xyzw)})" if odt != "float32" \
+                    else f"acc{r}_{j}"
+                st.append(f"    if (c0 / 4u + {j}u < N / 4u) {{ O[orow + c0 / 4u + {j}u] = {v}; }}")
             else:
-                st += [f"    if (c0 + {4 * j + c}u < N) {{ O[orow + c0 + {4 * j + c}u] = acc{r}_{j}.{xyzw[c]}; }}"
-                       for c in range(4)]
+                st += [f"    if (c0 + {4 * j + c}u < N) {{ O[orow + c0 + {4 * j + c}u] = "
+                       f"{store(f'acc{r}_{j}.{xyzw[c]}', odt)}; }}" for c in range(4)]
         st.append("  }")
     return fill("matmul_reg.wgsl", TM=TM, TN=TN, WX=WX, WY=WY, SETUP="\n".join(setup), DECL="\n".join(decl),
                 BODY="\n".join(body), STORE="\n".join(st), **parts)
