@@ -139,6 +139,7 @@ def test_register_block_matmul(shapes):
     if shapes[1][0] != shapes[0][1]:
         b, tb = b.t(), tb.t()
     _same(a @ b, ta @ tb, ulps=1)
+    _same(F.gelu(a @ b) * 0.5 + a[:, :1], torch.nn.functional.gelu(ta @ tb) * 0.5 + ta[:, :1], "fused epilogue", 1)
 
 
 def test_long_matmul_accumulates_in_float32():

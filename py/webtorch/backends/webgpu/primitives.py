@@ -578,8 +578,9 @@ class Primitives:
             return Strided(v.buf, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, v.strides)),
                         v.offset, v.dtype)
         a, b, out = fix(a), fix(b), fix(out)
-        f32 = out.dtype == a.dtype == b.dtype == "float32"
-        # bfloat16 is stored as f32 words too (codegen.py): the register-block kernel reads it as is, rounds its store
+        # bfloat16 is stored as f32 words too (codegen.py): the register-block kernel reads it as is, rounds its
+        # store, and a fused epilogue (lazy.py) takes a bfloat16 product as float32's
+        f32 = out.dtype == a.dtype == b.dtype and out.dtype in ("float32", "bfloat16")
         if {out.dtype, a.dtype, b.dtype} <= {"float32", "bfloat16"} and self.k.is_cpu_adapter and K % 4 == 0 and K > 0:
             # the register-block kernel reads A and B as vec4 along a contiguous dim: rows of A
             # ("n") or columns of A ("t": a transposed operand such as g.mT in a weight
