@@ -32,5 +32,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let w = philox(vec4<u32>(i, 0u, P[3], 0u), vec2<u32>(P[1], P[2]));
   var v: f32;
   {{BODY}}
-  out[P[4] + i] = {{OT}}(v);
+  out[P[4] + i] = {{STORE}};
 }

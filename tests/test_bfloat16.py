@@ -1,7 +1,7 @@
 """bfloat16 tensors against PyTorch's CPU kernels: casts, arithmetic, unary math, reductions, matmul, softmax,
 layer_norm, linear, conv2d, embedding and an AdamW step (values and gradients bit-exact, compared as float32
 values, where PyTorch's kernel is exact), printing, promotion, save/load interop and cpu autocast, on cpu and
-cpu-pure; on webgpu a bfloat16 tensor is a TypeError."""
+cpu-pure (webgpu: test_bfloat16_webgpu.py)."""
 import io
 import math
 
@@ -222,11 +222,16 @@ OPINFO = ("abs exp log sin tanh sigmoid sqrt rsqrt add sub mul div.no_rounding_m
 @pytest.mark.parametrize("op", OPINFO)
 def test_opinfo_bfloat16_forward(op):
     """PyTorch's own bfloat16 samples (OpInfo, the first two) give PyTorch's values within bfloat16's tolerance."""
+    opinfo_forward(op, "cpu", 2)
+
+
+def opinfo_forward(op, device, n):
+    """The first n of PyTorch's bfloat16 OpInfo samples of op, run on device, compared with PyTorch's CPU."""
     from opinfo import opinfo_harness as H
     o = H.op_db()[op]
     torch.manual_seed(0)
-    for _, s in zip(range(2), o.sample_inputs("cpu", torch.bfloat16), strict=False):
+    for _, s in zip(range(n), o.sample_inputs("cpu", torch.bfloat16), strict=False):
         expected = o.op(s.input, *s.args, **s.kwargs)
         with wt.no_grad():
-            actual, _ = H.call(H.resolve(op), s, "cpu")
-        H.compare(actual, expected, "cpu")
+            actual, _ = H.call(H.resolve(op), s, device)
+        H.compare(actual, expected, device)

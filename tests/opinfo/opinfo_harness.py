@@ -209,9 +209,9 @@ _DT_BACK = {v.name: k for k, v in _DT.items()}
 _DT_BACK["uint64"] = torch.uint64  # results only (hash_tensor): no sample input is uint64
 
 
-# dtypes a webgpu tensor can have here (float64/int16/int8/bfloat16 raise TypeError by design; float16
+# dtypes a webgpu tensor can have here (float64/int16/int8 raise TypeError by design; float16
 # needs the adapter's shader-f16 feature): a sample or result in another dtype is not checked there
-WEBGPU_DTYPES = {torch.float32, torch.int32, torch.int64, torch.bool, torch.uint8, torch.complex64}
+WEBGPU_DTYPES = {torch.float32, torch.int32, torch.int64, torch.bool, torch.uint8, torch.complex64, torch.bfloat16}
 
 
 def _check_device_dtypes(x, device):

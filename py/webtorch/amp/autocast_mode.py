@@ -6,8 +6,8 @@ in float32.
 
 The ops consult `STATE` (device type -> dtype in force); it is empty when no autocast region
 is active, so the check costs one truth test per op. On webgpu the lower precision is float16
-when the adapter has `shader-f16`; elsewhere autocast still runs, in float32, says so once
-with a warning, and reports the dtype it used as `autocast.fast_dtype`.
+when the adapter has `shader-f16`, or bfloat16 (any adapter); elsewhere autocast still runs, in
+float32, says so once with a warning, and reports the dtype it used as `autocast.fast_dtype`.
 """
 import functools
 import warnings
@@ -37,7 +37,7 @@ def _supported(device_type, dt):
         return True
     if device_type == "webgpu":
         if dt is not _dtype.float16:
-            return False
+            return dt is _dtype.bfloat16   # (stored as f32 words, computed in f32: any adapter)
         try:
             return webgpu.get_backend().has_f16
         except Exception:

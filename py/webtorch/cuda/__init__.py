@@ -105,7 +105,8 @@ def get_gencode_flags():
 
 
 def is_bf16_supported(including_emulation=True):
-    return False
+    """False without CUDA, as PyTorch's; under the cuda alias the WebGPU device computes bfloat16 (any adapter)."""
+    return cuda_alias() and is_available()
 
 
 def is_tf32_supported():

@@ -14,16 +14,27 @@ back to compositions of primitives):
 On lavapipe a dispatch costs ~50 us whatever it does, so a training step is mostly a count
 of dispatches; these keep that count down.
 """
-import struct
 
 from .._geometry import contiguous_strides
 from .._tensor import Tensor
 from ..backends.base import Strided
-from ..backends.webgpu.codegen import ST, collapse, ewise_groups, ewise_src, f32_bits, fill, index_code, load, store
+from ..backends.webgpu.codegen import (
+    HALF,
+    ST,
+    collapse,
+    ewise_groups,
+    ewise_src,
+    f32_bits,
+    fill,
+    index_code,
+    load,
+    rnd,
+    store,
+)
 from ..backends.webgpu.primitives import rows
 from ..ops import _prims
 
-FLOATS = ("float32", "float16")
+FLOATS = ("float32", "float16", "bfloat16")
 
 
 def _row_view(t, d):
@@ -122,24 +133,21 @@ def softmax_backward(be, g, y, d, log):
 # ---- fused optimizer steps ---------------------------------------------------------------
 # Each is one element-wise kernel over the parameter, its gradient and its state tensors (any
 # strides, e.g. a transposed gradient stolen by AccumulateGrad), in optim.functional's order of
-# float operations. `rd` rounds where PyTorch stores a float16 intermediate tensor (nothing for
+# float operations. `rnd` rounds where PyTorch stores a float16 / bfloat16 intermediate tensor (nothing for
 # float32). A step count on the device (PyTorch's capturable form, Optimizer._capture_prologue)
 # is advanced by its own 1-element dispatch first: every thread of the update then reads the same
 # value (`t`).
-def _rd(v, dt):
-    return f"f32(f16({v}))" if dt == "float16" else v
-
-
 def _ax(prod, dt):
-    """alpha * b of PyTorch's float16 add(a, b, alpha=): in float32, but rounded to float16 in its scalar loop,
-    which takes the last numel % 32 elements of contiguous operands (from `ts` on, see _update_src)."""
-    return f"select({prod}, f32(f16({prod})), i >= ts)" if dt == "float16" else prod
+    """alpha * b of PyTorch's float16 / bfloat16 add(a, b, alpha=): in float32, but rounded to the dtype in its
+    scalar loop, which takes the last numel % 32 elements of contiguous operands (from `ts` on, see _update_src;
+    _prims.alpha_product on the other backends)."""
+    return f"select({prod}, {rnd(prod, dt)}, i >= ts)" if dt in HALF else prod
 
 
 def _alpha(v, dt):
-    """An `alpha=` scalar as PyTorch's float16 add uses it: rounded to float16 (then a + alpha * b in float32,
-    rounded once, as its vectorized kernel)."""
-    return struct.unpack("<e", struct.pack("<e", v))[0] if dt == "float16" else v
+    """An `alpha=` scalar as PyTorch's float16 / bfloat16 add uses it: rounded to the dtype (then a + alpha * b
+    in float32, rounded once, as its vectorized kernel)."""
+    return _prims._half(v, dt) if dt in HALF else v
 
 
 def _update_src(be, dt, names, scalars, has_step, body, R, contig):
@@ -151,7 +159,7 @@ def _update_src(be, dt, names, scalars, has_step, body, R, contig):
     head = [f"  let {s} = bitcast<f32>(P[{sc + k}u]);" for k, s in enumerate(scalars)]
     if has_step:
         head.append(f"  let t = S[P[{sc + len(scalars)}u]];")
-    if dt == "float16":
+    if dt in HALF:
         head.append("  let ts = P[0u] - P[0u] % 32u;" if all(contig) else "  let ts = P[0u];")
     idx = index_code(R, [(f"o{k}", c) for k, c in enumerate(contig)])
     return ewise_src(be.ew_k, be.enable(dt), be.prelude, "\n".join(b), idx, "\n".join(body(dt)), "\n".join(head))
@@ -202,7 +210,7 @@ def _decay(dt, wd, maximize, decoupled=False):
     if maximize:
         code.append("  d = -d;")
     if wd:
-        code.append(f"  pv = {_rd('pv * dec', dt)};" if decoupled else f"  d = {_rd('d + ' + _ax('pv * wd', dt), dt)};")
+        code.append(f"  pv = {rnd('pv * dec', dt)};" if decoupled else f"  d = {rnd('d + ' + _ax('pv * wd', dt), dt)};")
     return code
 
 
@@ -220,9 +228,9 @@ def fused_sgd(be, p, g, state, *, lr, momentum, dampening, weight_decay, nestero
         if has_buf:
             mb = load("mb[o2]", dt)
             code.append("  let bv = d;" if first else
-                        f"  let bv = {_rd(_rd(f'{mb} * mom', dt) + ' + ' + _ax('d * damp1', dt), dt)};")
+                        f"  let bv = {rnd(rnd(f'{mb} * mom', dt) + ' + ' + _ax('d * damp1', dt), dt)};")
             code.append(f"  mb[o2] = {store('bv', dt)};")
-            code.append(f"  d = {_rd('d + ' + _ax('bv * amom', dt), dt)};" if nesterov else "  d = bv;")
+            code.append(f"  d = {rnd('d + ' + _ax('bv * amom', dt), dt)};" if nesterov else "  d = bv;")
         return code + [f"  p[o0] = {store('pv + ' + _ax('d * nlr', dt), dt)};"]
     key = ("sgd", ("mb",) if has_buf else (), first, bool(nesterov), bool(maximize), wd)
     ops = [p, g] + ([mb] if has_buf else [])
@@ -271,21 +279,21 @@ def fused_adam(be, p, g, state, *, lr, beta1, beta2, eps, weight_decay, amsgrad,
         code = _decay(dt, wd, maximize, decoupled_weight_decay)
         mo = load("m[o2]", dt)
         code += [f"  let df = d - {mo};",
-                 f"  let mn = {_rd(f'{mo} + df * lw' if low else 'd - df * lw', dt)};",
+                 f"  let mn = {rnd(f'{mo} + df * lw' if low else 'd - df * lw', dt)};",
                  f"  m[o2] = {store('mn', dt)};",
-                 f"  let vn = {_rd(_rd(load('v[o3]', dt) + ' * beta2', dt) + ' + (d * omb2) * d', dt)};",
+                 f"  let vn = {rnd(rnd(load('v[o3]', dt) + ' * beta2', dt) + ' + (d * omb2) * d', dt)};",
                  f"  v[o3] = {store('vn', dt)};"]
         if amsgrad:
             code += [f"  let vm = wmaximum({load('vx[o4]', dt)}, vn);", f"  vx[o4] = {store('vm', dt)};"]
         else:
             code.append("  let vm = vn;")
         if dstep is None:
-            code += [f"  let den = {_rd(_rd(_rd('sqrt(vm)', dt) + ' / bc2s', dt) + ' + eps', dt)};",
+            code += [f"  let den = {rnd(rnd(rnd('sqrt(vm)', dt) + ' / bc2s', dt) + ' + eps', dt)};",
                      f"  p[o0] = {store('pv + (mn * nss) / den', dt)};"]
         else:
             code += ["  let ssn = -(lr / (1.0 - wpow(beta1, t)));",
                      "  let scale = sqrt(1.0 - wpow(beta2, t)) * ssn;",
-                     f"  let den = {_rd(_rd(_rd('sqrt(vm)', dt) + ' / scale', dt) + ' + eps / ssn', dt)};",
+                     f"  let den = {rnd(rnd(rnd('sqrt(vm)', dt) + ' / scale', dt) + ' + eps / ssn', dt)};",
                      f"  p[o0] = {store('pv + mn / den', dt)};"]
         return code
     sc = dict(dec=1 - lr * weight_decay if decoupled_weight_decay else weight_decay, lw=w if low else 1 - w,
@@ -316,19 +324,19 @@ def fused_rmsprop(be, p, g, state, *, lr, alpha, eps, weight_decay, momentum, ce
 
     def body(dt):
         code = _decay(dt, wd, maximize)
-        code += [f"  let sn = {_rd(_rd(load('sq[o2]', dt) + ' * alpha', dt) + ' + (d * oma) * d', dt)};",
+        code += [f"  let sn = {rnd(rnd(load('sq[o2]', dt) + ' * alpha', dt) + ' + (d * oma) * d', dt)};",
                  f"  sq[o2] = {store('sn', dt)};"]
         if centered:
             go = load("ga[o3]", dt)
             code += [f"  let df = d - {go};",
-                     f"  let gn = {_rd(f'{go} + df * lw' if low else 'd - df * lw', dt)};",
+                     f"  let gn = {rnd(f'{go} + df * lw' if low else 'd - df * lw', dt)};",
                      f"  ga[o3] = {store('gn', dt)};",
-                     f"  let avg = {_rd(_rd('sqrt(' + _rd('sn - gn * gn', dt) + ')', dt) + ' + eps', dt)};"]
+                     f"  let avg = {rnd(rnd('sqrt(' + rnd('sn - gn * gn', dt) + ')', dt) + ' + eps', dt)};"]
         else:
-            code.append(f"  let avg = {_rd(_rd('sqrt(sn)', dt) + ' + eps', dt)};")
+            code.append(f"  let avg = {rnd(rnd('sqrt(sn)', dt) + ' + eps', dt)};")
         if mom:
             o = f"o{3 + centered}"
-            code += [f"  let bn = {_rd(_rd(load(f'mb[{o}]', dt) + ' * mom', dt) + ' + d / avg', dt)};",
+            code += [f"  let bn = {rnd(rnd(load(f'mb[{o}]', dt) + ' * mom', dt) + ' + d / avg', dt)};",
                      f"  mb[{o}] = {store('bn', dt)};",
                      f"  p[o0] = {store('pv + ' + _ax('bn * alr', dt), dt)};"]
         else:
@@ -357,11 +365,11 @@ def fused_adagrad(be, p, g, state, *, lr, lr_decay, weight_decay, eps, maximize)
 
     def body(dt):
         code = _decay(dt, wd, maximize)
-        code += [f"  let sn = {_rd(load('s[o2]', dt) + ' + d * d', dt)};", f"  s[o2] = {store('sn', dt)};",
-                 f"  let sd = {_rd(_rd('sqrt(sn)', dt) + ' + eps', dt)};"]
+        code += [f"  let sn = {rnd(load('s[o2]', dt) + ' + d * d', dt)};", f"  s[o2] = {store('sn', dt)};",
+                 f"  let sd = {rnd(rnd('sqrt(sn)', dt) + ' + eps', dt)};"]
         if reads:
             code += ["  let clr = lr / ((t - 1.0) * lrd + 1.0);",
-                     f"  p[o0] = {store('pv - ' + _rd(_rd('d / sd', dt) + ' * clr', dt), dt)};"]
+                     f"  p[o0] = {store('pv - ' + rnd(rnd('d / sd', dt) + ' * clr', dt), dt)};"]
         else:
             code.append(f"  p[o0] = {store('pv + (d * nlr) / sd', dt)};")
         return code

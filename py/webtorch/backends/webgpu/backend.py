@@ -20,6 +20,7 @@ from array import array
 
 from ..._geometry import contiguous_strides, numel
 from ..base import Backend, Strided
+from ..cpu.pure import to_bfloat16
 from .capture import Capture
 from .codegen import I64_MSG, ITEM, PACK, WRAP
 from .complex import ComplexKernels
@@ -33,6 +34,19 @@ def _f16_bytes(v):
         return struct.pack("<e", v)
     except OverflowError:
         return struct.pack("<e", math.copysign(math.inf, v))
+
+
+def _bf16_bytes(values, np):
+    """Values -> webgpu's bfloat16 words (codegen.py: little-endian f32s holding bfloat16 values): through float32
+    (as c10's conversions), rounded to nearest even on the upper 16 bits (NaN stays NaN)."""
+    if np is None or not isinstance(values, np.ndarray):
+        return array("f", to_bfloat16([float(v.real if type(v) is complex else v) for v in values])).tobytes()
+    a = values.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = (a.real if a.dtype.kind == "c" else a).astype("<f4").view("<u4")
+    r = u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))
+    return (np.where((u & np.uint32(0x7FFFFFFF)) > 0x7F800000, u | np.uint32(0x400000), r)
+            & np.uint32(0xFFFF0000)).tobytes()
 
 
 class WebGPUBackend(Kernels, Backend):
@@ -58,6 +72,8 @@ class WebGPUBackend(Kernels, Backend):
 
     def _encode(self, values, dtype):
         _np = sys.modules.get("numpy")     # values is an ndarray only where numpy was imported
+        if dtype == "bfloat16":
+            return _bf16_bytes(values, _np)
         if dtype == "complex64":           # interleaved f32 pairs
             if _np is not None and isinstance(values, _np.ndarray):
                 return values.reshape(-1).astype("<c8").tobytes()
@@ -218,10 +234,10 @@ class WebGPUBackend(Kernels, Backend):
         dt = view.dtype
         a = np.frombuffer(raw, dtype={"float32": "<f4", "float16": "<f2", "int32": "<i4", "int64": "<i4",
                                       "bool": "<u4", "uint8": "<u4", "uint16": "<u4", "uint32": "<u4",
-                                      "complex64": "<c8"}[dt])
+                                      "complex64": "<c8", "bfloat16": "<f4"}[dt])
         a = a.astype({"float32": np.float32, "float16": np.float16, "int32": np.int32, "int64": np.int64,
                       "bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
-                      "complex64": np.complex64}[dt])
+                      "complex64": np.complex64, "bfloat16": np.float32}[dt])  # (bfloat16: its values, as on cpu)
         return a.reshape(view.shape)
 
     def reinterpret(self, buf, dtype):

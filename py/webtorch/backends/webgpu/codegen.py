@@ -3,8 +3,11 @@
 Storage: float32 -> f32, float16 -> f16 (needs 'shader-f16'), int32 -> i32, int64 -> i32
 (values must fit in int32: uploads are range-checked, and every kernel whose int64 result can
 leave the range sets a device flag that the next sync reads and raises, see I64_WGSL), bool,
-uint8, uint16 and uint32 -> one u32 per element (uint64 is not stored). float16 computes in
-f32. Kernels count and index elements with 32-bit words (pack_words raises past them).
+uint8, uint16 and uint32 -> one u32 per element (uint64 is not stored), bfloat16 -> one f32 per
+element holding a bfloat16 value (its 16 bits are the word's upper half, the lower half zero: a load
+is the f32 itself, a store rounds to nearest even, `bf16r`). float16 and bfloat16 compute in f32,
+rounded to their dtype where PyTorch stores a tensor of it (`rnd`).
+Kernels count and index elements with 32-bit words (pack_words raises past them).
 
 Kernels are generated from the templates in `shaders/*.wgsl` (`fill`), specialized per op,
 dtype, collapsed rank and workgroup size. Every kernel takes shapes, strides and offsets in
@@ -24,14 +27,15 @@ from ..elementwise import RECORDS, follow, form
 
 MASK = 0xFFFFFFFF
 CT = {"float32": "f32", "float16": "f32", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32",
-      "uint16": "u32", "uint32": "u32"}
+      "uint16": "u32", "uint32": "u32", "bfloat16": "f32"}
 ST = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i32", "bool": "u32", "uint8": "u32",
-      "uint16": "u32", "uint32": "u32"}
+      "uint16": "u32", "uint32": "u32", "bfloat16": "f32"}
 ITEM = {"float32": 4, "float16": 2, "int32": 4, "int64": 4, "bool": 4, "uint8": 4, "complex64": 8, "uint16": 4,
-        "uint32": 4}
+        "uint32": 4, "bfloat16": 4}
 PACK = {"float32": "f", "float16": "e", "int32": "i", "int64": "i", "bool": "I", "uint8": "I", "uint16": "I",
-        "uint32": "I"}
+        "uint32": "I", "bfloat16": "f"}
 WRAP = {"uint8": 255, "uint16": 0xFFFF, "uint32": MASK}  # the unsigned types: values modulo (their mask + 1)
+HALF = ("float16", "bfloat16")  # 16-bit floats: computed in f32, rounded to their dtype (`rnd`)
 ZERO = {"f32": "0.0", "i32": "0", "u32": "0u"}
 ONE = {"f32": "1.0", "i32": "1", "u32": "1u"}
 WG = 256
@@ -117,15 +121,20 @@ def conv(v, src, dst):
         if src in ("bool", "uint8", dst):
             return v
         return f"(u32(wf2i({v})) & {WRAP[dst]}u)" if cs == "f32" else f"(u32({v}) & {WRAP[dst]}u)"
-    if dst == "float16" and src != "float16":      # computes in f32 on float16's values
-        return f"f32(f16({v if cs == 'f32' else f'f32({v})'}))"
+    if dst in HALF and src != dst:      # computes in f32 on float16's / bfloat16's values
+        return rnd(v if cs == "f32" else f"f32({v})", dst)
     if cd == "i32" and cs == "f32":
         return f"wf2i({v})"
     return v if cs == cd else f"{cd}({v})"
 
 
 def store(v, dt):
-    return f"f16({v})" if dt == "float16" else v
+    return f"f16({v})" if dt == "float16" else rnd(v, dt)
+
+
+def rnd(v, dt):
+    """f32 v rounded to float16 / bfloat16 (as if stored to dt and loaded back); v itself for another dtype"""
+    return f"f32(f16({v}))" if dt == "float16" else f"bf16r({v})" if dt == "bfloat16" else v
 
 
 def norm(v, dt):
@@ -135,6 +144,18 @@ def norm(v, dt):
     if dt == "bool":
         return f"select(0u, 1u, ({v}) != 0u)"
     return v
+
+
+# f32 -> the nearest bfloat16 (ties to even; past bfloat16's max: +-inf) as an f32 whose lower 16 bits are zero,
+# webgpu's bfloat16 storage; by bits (compilers may assume finite), NaN stays NaN. In every kernel that touches
+# bfloat16 (Kernels.enable)
+BF16_WGSL = """
+fn bf16r(x: f32) -> f32 {
+  let u = bitcast<u32>(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) { return bitcast<f32>((u | 0x00400000u) & 0xffff0000u); }
+  return bitcast<f32>((u + 0x7fffu + ((u >> 16u) & 1u)) & 0xffff0000u);
+}
+"""
 
 
 # int64 lives in an i32: the ops that can leave its range flag the overflow (their records' "int64"

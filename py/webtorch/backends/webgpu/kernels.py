@@ -9,7 +9,7 @@ the primitive set), `lazy.py` (fusion) and the tensor-level kernels above (`webt
 generate WGSL and dispatch through it.
 """
 from .allocator import CachingAllocator, GPUBuffer
-from .codegen import _P_DECL, I64_WGSL, ITEM, ST, pack_words, prelude
+from .codegen import _P_DECL, BF16_WGSL, I64_WGSL, ITEM, ST, pack_words, prelude
 from .lazy import Barrier, Fusion
 
 
@@ -98,14 +98,12 @@ class Kernels:
         if dtype == "complex128":
             raise TypeError("complex128 is not supported on webgpu (WGSL has no float64); use complex64 or compute "
                             "on cpu")
-        if dtype == "bfloat16":
-            raise TypeError("bfloat16 is not supported on webgpu (webtorch's bfloat16 tensors are cpu-only); use "
-                            "float16 or float32, or compute on cpu")
         if dtype not in ST and dtype != "complex64":   # complex64: f32 pairs (complex.py)
             raise TypeError(f"{dtype} is not supported on webgpu")
 
     def enable(self, *dtypes):
-        return "enable f16;" if "float16" in dtypes else ""
+        """The head of a kernel touching `dtypes`: `enable f16;` for float16, bfloat16's rounding function"""
+        return ("enable f16;" if "float16" in dtypes else "") + (BF16_WGSL if "bfloat16" in dtypes else "")
 
     def empty(self, numel, dtype):
         if dtype not in self.dtypes:

@@ -24,7 +24,7 @@ When the group is materialized
   buffers + live outputs, + 1 for the int64/division flag of a group that sets it) would pass
   maxStorageBuffersPerShaderStage - 1 (P takes one).
 
-Epilogues: a float32 matmul into a full contiguous `out` starts a group as its root node
+Epilogues: a float32 or bfloat16 matmul into a full contiguous `out` starts a group as its root node
 (`defer_matmul`); the ewise ops that follow join it as above (they may read the product
 through any contiguous view of its elements), and the group is dispatched as ONE matmul
 kernel whose store evaluates them per element (`Epilogue`): bias + activation after
@@ -55,6 +55,7 @@ from .codegen import (
     ewise_src,
     index_code,
     load,
+    rnd,
     scalar_bits,
     store,
 )
@@ -326,23 +327,24 @@ class Fusion:
         self.shape, self.n, self.strides = shape, n, contiguous_strides(shape)
 
     def defer_matmul(self, out, operands, launch):
-        """Record a float32 matmul into `out` as the root of a new group; `launch(buf, None)`
+        """Record a float32 / bfloat16 matmul into `out` as the root of a new group; `launch(buf, None)`
         later dispatches the plain kernel storing into `out`'s buffer, `launch(None, epilogue)`
         the fused one (`launch` must not hold `out`'s buffer: a dead product is not stored).
-        False when it must run now (fusion off, or `out` not a full contiguous float32 buffer)."""
+        False when it must run now (fusion off, or `out` not a full contiguous buffer of its dtype)."""
         ob = out.buf
         shape = tuple(out.shape)
         n = numel(shape)
-        if not self.enabled or self.busy or out.dtype != "float32" or out.offset != 0 or \
+        dt = out.dtype
+        if not self.enabled or self.busy or dt not in ("float32", "bfloat16") or out.offset != 0 or \
                 getattr(ob, "numel", -1) != n or getattr(ob, "pend", 1) is not None or \
-                ob.dtype != "float32" or not is_contiguous(shape, out.strides):
+                ob.dtype != dt or not is_contiguous(shape, out.strides):
             return False
         self.flush()                        # the operands may be pending outputs
         self._start(shape, n)
         self.root = launch
         self.rootbufs = {id(v.buf) for v in operands}
         self.leafbufs.update((id(v.buf), v.buf) for v in operands)   # in-place writes flush first
-        nd = Pending("matmul", "float32", "float32", (), weakref.ref(ob), 0)
+        nd = Pending("matmul", dt, dt, (), weakref.ref(ob), 0)
         self.nodes.append(nd)
         ob.pend = nd
         self.live_bound = 1
@@ -420,8 +422,8 @@ class Fusion:
         dts = []
         uses = 0
         for i, (op, cdtype, odt, ad) in enumerate(descs):
-            if op == "matmul":
-                body.append(f"  let v{i} = mm;")
+            if op == "matmul":                   # (the f32 sum, rounded to a bfloat16 product)
+                body.append(f"  let v{i} = {rnd('mm', odt)};")
                 dts.append(odt)
                 continue
             args = []
@@ -440,8 +442,7 @@ class Fusion:
                 args.append(conv(_opaque(src, CT[sdt], f"(P[{zero}u] & {uses}u)"), sdt, want))
             expr, rdt = ewise_expr(op, cdtype, args)
             v = conv(expr, rdt, odt)
-            if odt == "float16":                 # as if stored to f16 and loaded back
-                v = f"f32(f16({v}))"
+            v = rnd(v, odt)                      # a float16 / bfloat16 as if stored and loaded back
             body.append(f"  let v{i} = {v};")
             dts.append(odt)
         for k, (i, dt) in enumerate(zip(out_nodes, out_dts)):

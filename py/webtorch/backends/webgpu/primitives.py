@@ -11,6 +11,7 @@ from ..base import EWISE_OPS, Strided, fast_paths_of
 from ..complex_parts import COMPLEX
 from .codegen import (
     CT,
+    HALF,
     MASK,
     ONE,
     ST,
@@ -170,7 +171,7 @@ class Primitives:
         if n_inner > 8192 and n_out < 256:       # multi-pass: chunks -> temp -> final
             chunk = max(2048, -(-n_inner // 2048))
             nch = -(-n_inner // chunk)
-            tdt = "float32" if accdt == "float16" else accdt
+            tdt = "float32" if accdt in HALF else accdt
             tv = self.k.empty(n_out * nch, tdt)
             ti = self.k.empty(n_out * nch, "int32") if arg else None
             self._reduce_pass(op, accdt, None, inp, None, n_out, inner, chunk, nch, (tv, ti))
@@ -205,7 +206,7 @@ class Primitives:
     def _reduce_src(self, op, accdt, idt, odt, Ro, Ri, wg, has_idx_in, to_temp):
         arg = op in ("argmax", "argmin")
         act = CT[accdt]
-        tdt = "float32" if accdt == "float16" else accdt
+        tdt = "float32" if accdt in HALF else accdt
         b = []
         if to_temp:
             b.append(f"@group(0) @binding(0) var<storage, read_write> outv: array<{ST[tdt]}>;")
@@ -310,6 +311,10 @@ class Primitives:
         if op not in _SCAN_CARRY:
             raise RuntimeError(f"{op} over rows longer than {SCAN_CHUNK} elements is not supported on a CPU WebGPU "
                                f"adapter (its shaders stop loops early); compute it on the cpu device")
+        if out.dtype in HALF:  # float16 / bfloat16: the running values in float32, each result rounded once
+            acc = self._f32_like(out)
+            self._scan_chunked(op, acc, inp)
+            return self.ewise("copy", out, [acc], out.dtype)
         L = out.shape[-1]
         for k0 in range(0, L, SCAN_CHUNK):
             kc = min(SCAN_CHUNK, L - k0)
@@ -504,6 +509,8 @@ class Primitives:
                 body.append("  atomic_add_f32(k, v);")
             elif ddt == "float16":
                 body.append("  atomic_add_f16(k, v);")
+            elif ddt == "bfloat16":
+                body.append("  atomic_add_bf16(k, v);")
             elif ddt in ("uint8", "uint16"):
                 body.append(f"  atomic_add_wrap(k, v, {WRAP[ddt]}u);")
             elif ddt == "bool":
@@ -513,8 +520,9 @@ class Primitives:
                 body.append(f"  _ = {ewise_expr('add', 'int64', [old, 'v'])[0]};")
             else:
                 body.append("  atomicAdd(&dst[k], bitcast<u32>(v));")
-        return ewise_src(self.k.ew_k, self.k.enable(ddt, vdt), "", "\n".join(b) + "\n" + extra, index_code(R, names),
-                         "\n".join(body))
+        # (atomics.wgsl's bfloat16 add calls bf16r, which `enable` defines)
+        enable = self.k.enable(ddt, vdt, "bfloat16" if accumulate else "")
+        return ewise_src(self.k.ew_k, enable, "", "\n".join(b) + "\n" + extra, index_code(R, names), "\n".join(body))
 
     # ---- creation ---------------------------------------------------------------------
     def arange(self, out, start, step):
@@ -538,12 +546,14 @@ class Primitives:
         if n == 0:
             return
         dt = out.dtype
-        if dt not in ("float32", "float16"):
+        if dt not in ("float32", "float16", "bfloat16"):
             raise TypeError(f"webgpu random: {dt} is not a floating dtype")
         key = ("rand", kind, dt)
         pipe = self.k._memo.get(key)
         if pipe is None:
-            if kind == "uniform":
+            if kind == "uniform" and dt == "bfloat16":    # bfloat16's 8 significant bits (1.0 is out of range)
+                body = "v = f32(w.x >> 24u) * 0.00390625;"
+            elif kind == "uniform":
                 body = "v = f32(w.x >> 8u) * 5.9604644775390625e-08;"
             elif kind == "normal":
                 body = ("let u1 = (f32(w.x >> 8u) + 1.0) * 5.9604644775390625e-08;\n"
@@ -551,7 +561,7 @@ class Primitives:
                         "  v = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);")
             else:
                 raise ValueError(f"unknown random kind {kind!r}")
-            src = fill("random.wgsl", ENABLE=self.k.enable(dt), OT=ST[dt], BODY=body)
+            src = fill("random.wgsl", ENABLE=self.k.enable(dt), OT=ST[dt], BODY=body, STORE=store("v", dt))
             pipe = self.k._memo[key] = self.k.pipeline(src)
         self.k.run(pipe, [out.buf], [n, seed & MASK, (seed >> 32) & MASK, offset & MASK, out.offset], -(-n // WG))
 
@@ -568,8 +578,10 @@ class Primitives:
             return Strided(v.buf, v.shape, tuple(0 if s == 1 else st for s, st in zip(v.shape, v.strides)),
                         v.offset, v.dtype)
         a, b, out = fix(a), fix(b), fix(out)
-        f32 = out.dtype == a.dtype == b.dtype == "float32"
-        if f32 and self.k.is_cpu_adapter and K % 4 == 0 and K > 0:
+        # bfloat16 is stored as f32 words too (codegen.py): the register-block kernel reads it as is, rounds its
+        # store, and a fused epilogue (lazy.py) takes a bfloat16 product as float32's
+        f32 = out.dtype == a.dtype == b.dtype and out.dtype in ("float32", "bfloat16")
+        if {out.dtype, a.dtype, b.dtype} <= {"float32", "bfloat16"} and self.k.is_cpu_adapter and K % 4 == 0 and K > 0:
             # the register-block kernel reads A and B as vec4 along a contiguous dim: rows of A
             # ("n") or columns of A ("t": a transposed operand such as g.mT in a weight
             # gradient), rows of B ("n") or columns of B ("t": x @ W.t() in nn.Linear). A
@@ -630,6 +642,10 @@ class Primitives:
     def _matmul_chunked(self, out, a, b, K):
         """out = a @ b as products over K_CHUNK-long slices of K added into out: llvmpipe (lavapipe) ends a
         shader loop after 65,535 iterations, so one dispatch over a longer K would stop short (silently)."""
+        if out.dtype in HALF:  # float16 / bfloat16: the partial sums in float32, the product rounded once
+            acc = self._f32_like(out)
+            self._matmul_chunked(acc, a, b, K)
+            return self.ewise("copy", out, [acc], out.dtype)
         B, M, N = out.shape
         part = Strided(self.k.empty(B * M * N, out.dtype), out.shape, contiguous_strides(out.shape), 0, out.dtype)
         for k0 in range(0, K, K_CHUNK):
@@ -641,6 +657,10 @@ class Primitives:
             else:
                 self.matmul(part, ak, bk)
                 self.ewise("add", out, [out, part], out.dtype)
+
+    def _f32_like(self, v):
+        """A new contiguous float32 view of v's shape"""
+        return Strided(self.k.empty(numel(v.shape), "float32"), v.shape, contiguous_strides(v.shape), 0, "float32")
 
     def _contig(self, v):
         t = self.k.empty(numel(v.shape), v.dtype)
@@ -674,12 +694,12 @@ class Primitives:
             else:
                 WX //= 2
         same = a.buf is b.buf
-        key = ("mmreg", TM, TN, WX, WY, la, lb, vout, same, epi and epi.key)
+        key = ("mmreg", TM, TN, WX, WY, la, lb, vout, same, epi and epi.key, out.dtype)
         pipe = self.k._memo.get(key)
         if pipe is None:
             v4 = "vec4<f32>"
-            src = _mm_reg_src(TM, TN, WX, WY, la, lb, vout, epi is not None,
-                              ENABLE=self.k.enable(*(epi.dtypes if epi else ())),
+            src = _mm_reg_src(TM, TN, WX, WY, la, lb, vout, epi is not None, out.dtype,
+                              ENABLE=self.k.enable(out.dtype, *(epi.dtypes if epi else ())),
                               BINDINGS=mm_bindings(v4 if vout else "f32", v4, v4, same, epi, 13))
             pipe = self.k._memo[key] = self.k.pipeline(alias_b(src, same))
         gx = -(-cols // WX)
@@ -725,10 +745,10 @@ class Primitives:
             self._mm_dispatch(pipe, out, a, b, same, epi, words, (gx, gy, nb))
 
 
-def _mm_reg_src(TM, TN, WX, WY, la, lb, vout, fused, **parts):
+def _mm_reg_src(TM, TN, WX, WY, la, lb, vout, fused, odt, **parts):
     """WGSL of the register-block matmul for operand layouts la/lb ('n' or 't', see
-    shaders/matmul_reg.wgsl) and a vec4 (vout) or scalar output, or each element handed to a
-    fused `epilogue` (lazy.py) from ONE call site in a loop (lavapipe inlines every call: one
+    shaders/matmul_reg.wgsl) and a vec4 (vout) or scalar output of dtype odt (float32 or bfloat16), or each
+    element handed to a fused `epilogue` (lazy.py) from ONE call site in a loop (lavapipe inlines every call: one
     per element would multiply its compile time); parts: the template's ENABLE and BINDINGS."""
     TN4, TM4 = TN // 4, TM // 4
     xyzw = "xyzw"
@@ -770,10 +790,12 @@ def _mm_reg_src(TM, TN, WX, WY, la, lb, vout, fused, **parts):
         st.append(f"  if (r0 + {r}u < M) {{ let orow = obase + (r0 + {r}u) * ors;")
         for j in range(TN4):
             if vout:
-                st.append(f"    if (c0 / 4u + {j}u < N / 4u) {{ O[orow + c0 / 4u + {j}u] = acc{r}_{j}; }}")
+                v = f"vec4<f32>({', '.join(store(f'acc{r}_{j}.{c}', odt) for c in xyzw)})" if odt != "float32" \
+                    else f"acc{r}_{j}"
+                st.append(f"    if (c0 / 4u + {j}u < N / 4u) {{ O[orow + c0 / 4u + {j}u] = {v}; }}")
             else:
-                st += [f"    if (c0 + {4 * j + c}u < N) {{ O[orow + c0 + {4 * j + c}u] = acc{r}_{j}.{xyzw[c]}; }}"
-                       for c in range(4)]
+                st += [f"    if (c0 + {4 * j + c}u < N) {{ O[orow + c0 + {4 * j + c}u] = "
+                       f"{store(f'acc{r}_{j}.{xyzw[c]}', odt)}; }}" for c in range(4)]
         st.append("  }")
     return fill("matmul_reg.wgsl", TM=TM, TN=TN, WX=WX, WY=WY, SETUP="\n".join(setup), DECL="\n".join(decl),
                 BODY="\n".join(body), STORE="\n".join(st), **parts)
