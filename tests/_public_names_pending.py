@@ -2,8 +2,4 @@
 `PYTHONPATH=py python tests/test_public_names.py > tests/_public_names_pending.py`)."""
 
 PENDING = {
-    'utils.benchmark': {
-        22: (
-            'FuzzedParameter FuzzedSparseTensor FuzzedTensor Fuzzer ParameterAlias '),
-    },
 }

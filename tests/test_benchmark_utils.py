@@ -1,5 +1,5 @@
 """Issue #22: torch.utils.benchmark against PyTorch 2.13: Measurement's statistics and repr, Compare's tables (plain,
-trimmed, colorized, with warnings), the helpers, and Timer's measurements."""
+trimmed, colorized, with warnings), the helpers, Timer's measurements, and the Fuzzer family (same draws per seed)."""
 import importlib
 
 import pytest
@@ -56,3 +56,97 @@ def test_timer(device):
         t.repeat()
     with pytest.raises(RuntimeError, match="C\\+\\+"):
         B.Timer("x", language=B.Language.CPP)
+
+
+def _benchmark(T):
+    return importlib.import_module(T.__name__ + ".utils.benchmark")
+
+
+def _fuzzer_spec(B, T):
+    P = B.FuzzedParameter
+    return dict(parameters=[P("k0", 1, 64, distribution="loguniform"), P("k1", 1, 16, distribution="uniform"),
+                            [P("dim", 1, 3, distribution="uniform"), P("s", 1, 3, distribution="uniform", strict=True)],
+                            P("f", 0.5, 2.0, distribution="uniform")],
+                tensors=[B.FuzzedTensor("x", size=("k0", "k1", 3), steps=(1, "s", 1), dim_parameter="dim",
+                                        probability_contiguous=0.3, max_elements=2000),
+                         B.FuzzedTensor("y", size=("k1", "k0"), dtype=T.int32)],
+                constraints=[lambda params: params["k0"] % 2 == 0], seed=7)
+
+
+def _sparse_fuzzer_spec(B, T):
+    P = B.FuzzedParameter
+    return dict(parameters=[P("k0", 2, 8, distribution="uniform"), P("k1", 2, 8, distribution="uniform"),
+                            P("dim", 1, 3, distribution="uniform"), P("sparse_dim", 1, 3, distribution="uniform"),
+                            P("density", 0.1, 0.9, distribution="uniform"), P("coalesced", 0, 1, distribution="uniform")],
+                tensors=[B.FuzzedSparseTensor("x", size=("k0", "k1", 4), dim_parameter="dim", sparse_dim="sparse_dim",
+                                              density="density", coalesced="coalesced", dtype=T.float64),
+                         B.FuzzedSparseTensor("y", size=("k1", 3), coalesced="coalesced")], seed=11)
+
+
+def _as_pytorch(spec, n, check):
+    tf, wf = (_benchmark(T).Fuzzer(**spec(_benchmark(T), T)) for T in (torch, wt))
+    for (tt, tp, tpar), (wtn, wp, wpar) in zip(tf.take(n), wf.take(n)):
+        assert wpar == tpar and str(wp) == str(tp)
+        for k in tt:
+            check(tt[k], wtn[k])
+    assert wf.rejection_rate == tf.rejection_rate
+
+
+@pytest.mark.parametrize("device", ["cpu", "cpu-pure"], indirect=True)
+def test_fuzzer_as_pytorch(device):
+    """Same parameters, sizes, strides, dtypes, memory orders and values as PyTorch's for one seed."""
+    def check(t, w):
+        assert (w.shape, w.stride(), str(w.dtype), w.tolist()) == (t.shape, t.stride(), str(t.dtype), t.tolist())
+    _as_pytorch(_fuzzer_spec, 6, check)
+
+
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks")
+@pytest.mark.parametrize("device", ["cpu", "cpu-pure"], indirect=True)
+def test_sparse_fuzzer_as_pytorch(device):
+    def check(t, w):
+        assert (w._indices().tolist(), w._values().tolist(), w.shape) == (
+            t._indices().tolist(), t._values().tolist(), t.shape)
+    _as_pytorch(_sparse_fuzzer_spec, 6, check)
+
+
+def test_fuzzer_random_state_draws_as_numpy():
+    np = pytest.importorskip("numpy")
+    from webtorch.utils.benchmark.fuzzer import _RandomState
+    for seed in (0, 123, 2 ** 32 - 1):
+        a, b = np.random.RandomState(seed), _RandomState(seed)
+        for high in (2, 17, 2 ** 32, 2 ** 32 + 1, 2 ** 40 + 7, 2 ** 63):
+            assert b.randint(-5, high) == a.randint(-5, high, dtype=np.int64)
+        assert (b.uniform(1.5, 7.25), b.rand()) == (a.uniform(1.5, 7.25), a.rand())
+        assert [b.permutation(n) for n in (0, 1, 2, 9)] == [a.permutation(n).tolist() for n in (0, 1, 2, 9)]
+        assert [b.choice(3, (0.2, 0.3, 0.5)) for _ in range(10)] == [
+            a.choice(np.arange(3), p=(0.2, 0.3, 0.5)) for _ in range(10)]
+
+
+def test_fuzzer_errors_and_aliases_as_pytorch():
+    TB, WB = _benchmark(torch), _benchmark(wt)
+
+    def outcome(f):
+        try:
+            return f()
+        except Exception as e:  # noqa: BLE001 -- the type and message are what is compared
+            return type(e).__name__, str(e)
+
+    def cases(B):
+        P, T = B.FuzzedParameter, B.FuzzedTensor
+        custom = P("c", distribution={1: 0.5, 2: 0.6})   # PyTorch 2.13 accepts only unnormalized dicts here
+        aliased = P("a", distribution={1: 0.2, 2: 0.3})
+        aliased._distribution = {5: 0.25, B.ParameterAlias("n"): 0.75}
+        draw = B.Fuzzer([P("n", 1, 9, distribution="uniform"), aliased], [], seed=3)
+        yield from (outcome(f) for f in (
+            lambda: P("p", 1, 2, distribution="normal"), lambda: P("p", distribution={1: 0.5, 2: 0.5}),
+            lambda: P("p", distribution={1: -0.5, 2: 1.5}), lambda: P("p", 1, distribution={1: 0.5, 2: 0.6}),
+            lambda: next(B.Fuzzer([custom], [], seed=1).take(1)),
+            lambda: [p for _, _, p in draw.take(8)], lambda: repr(B.ParameterAlias("n")),
+            lambda: B.Fuzzer([P("x", 1, 2, distribution="uniform")], [T("x", size=(1,))]),
+            lambda: B.Fuzzer._resolve_aliases({"a": B.ParameterAlias("b"), "b": B.ParameterAlias("a")}),
+            lambda: next(B.Fuzzer([P("n", 1, 9, distribution="uniform")], [T("x", size=("n",), max_elements=0)],
+                                  seed=0).take(1)),
+            lambda: next(B.Fuzzer([P("n", 5, 1, distribution="uniform")], [], seed=0).take(1)),
+            lambda: next(B.Fuzzer([], [], seed=2 ** 32).take(1))))
+
+    assert list(cases(WB)) == list(cases(TB))

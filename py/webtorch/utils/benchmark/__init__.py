@@ -15,9 +15,11 @@ import timeit
 
 from ... import _device, get_num_threads, set_num_threads, webgpu as _webgpu
 from ...ops._creation import tensor as _tensor
+from .fuzzer import FuzzedParameter, FuzzedSparseTensor, FuzzedTensor, Fuzzer, ParameterAlias
 
 __all__ = ["Timer", "timer", "Language", "Measurement", "TaskSpec", "Compare", "Colorize", "select_unit",
-           "unit_to_english", "trim_sigfig", "ordered_unique", "set_torch_threads"]
+           "unit_to_english", "trim_sigfig", "ordered_unique", "set_torch_threads", "Fuzzer", "FuzzedParameter",
+           "ParameterAlias", "FuzzedTensor", "FuzzedSparseTensor"]
 
 _MAX_SIGNIFICANT_FIGURES = 4
 _MIN_CONFIDENCE_INTERVAL = 25e-9
