@@ -77,7 +77,8 @@ def _sparse_fuzzer_spec(B, T):
     P = B.FuzzedParameter
     return dict(parameters=[P("k0", 2, 8, distribution="uniform"), P("k1", 2, 8, distribution="uniform"),
                             P("dim", 1, 3, distribution="uniform"), P("sparse_dim", 1, 3, distribution="uniform"),
-                            P("density", 0.1, 0.9, distribution="uniform"), P("coalesced", 0, 1, distribution="uniform")],
+                            P("density", 0.1, 0.9, distribution="uniform"),
+                            P("coalesced", 0, 1, distribution="uniform")],
                 tensors=[B.FuzzedSparseTensor("x", size=("k0", "k1", 4), dim_parameter="dim", sparse_dim="sparse_dim",
                                               density="density", coalesced="coalesced", dtype=T.float64),
                          B.FuzzedSparseTensor("y", size=("k1", 3), coalesced="coalesced")], seed=11)
@@ -128,7 +129,7 @@ def test_fuzzer_errors_and_aliases_as_pytorch():
     def outcome(f):
         try:
             return f()
-        except Exception as e:  # noqa: BLE001 -- the type and message are what is compared
+        except Exception as e:  # the type and message are what is compared
             return type(e).__name__, str(e)
 
     def cases(B):
