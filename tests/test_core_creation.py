@@ -207,6 +207,19 @@ def test_linspace_logspace_bit_for_bit(device, dtype):
             w = getattr(wt, fn)(s / scale, e / scale, n, dtype=wdt(dtype), device=dev)
             assert w.cpu().to(wt.float64).tolist() == t.double().tolist(), (fn, s, e, n)
 
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_arange_fractional_step_half_bit_for_bit(device, dtype):
+    """PyTorch's CPU arange kernel in float16 / bfloat16 with a fractional start or step: float fused multiply-adds,
+    32-byte vectors each from its rounded first value on (integral ones: the backends' kernels, exact either way)."""
+    if device == "webgpu" and dtype == "float16" and not webgpu_has_f16():
+        pytest.skip("no float16 on this webgpu adapter")
+    dev = "webgpu" if device == "webgpu" else "cpu"
+    for s, e, st in itertools.product((0, 0.1, -3.3, 1), (5, 10.7, 100), (0.1, 0.3, 0.01, 1, 2)):
+        t = torch.arange(s, e, st, dtype=tdt(dtype))
+        w = wt.arange(s, e, st, dtype=wdt(dtype), device=dev)
+        assert w.cpu().to(wt.float64).tolist() == t.double().tolist(), (s, e, st)
+
 # ---- random -------------------------------------------------------------------------------------
 def _dev(device):
     return "webgpu" if device == "webgpu" else "cpu"

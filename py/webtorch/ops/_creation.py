@@ -333,7 +333,25 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(0, math.ceil((end - start) / step))
+    if dt.is_floating_point and dt.itemsize == 2 and not (float(start).is_integer() and float(step).is_integer()):
+        return _finish(_prims.from_flat(_arange_halves(start, step, n, dt), (n,), dt, as_device(device)), requires_grad)
     return _finish(_prims.arange(n, start, step, dt, as_device(device)), requires_grad)
+
+
+def _arange_halves(start, step, n, dt):
+    """PyTorch's CPU arange kernel for float16 / bfloat16 (a fractional start or step): start + step * i in float
+    (fused multiply-adds), written in pairs of 32-byte vectors, each its first value rounded to dt and going on by
+    + k * step in float, the tail element by element."""
+    acc, r = _rounder(_dtype.float32), _rounder(dt)
+    start, step = acc(start), acc(step)
+    w = _VECTOR_BYTES // dt.itemsize
+    vals, i = [], 0
+    while i + 2 * w <= n:
+        for b in (i, i + w):
+            base = r(_fma(step, acc(b), start, acc))
+            vals += [base] + [r(_fma(float(k), step, base, acc)) for k in range(1, w)]
+        i += 2 * w
+    return vals + [r(_fma(step, acc(j), start, acc)) for j in range(i, n)]
 
 
 def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -355,6 +373,9 @@ def _rounder(dt):
         except OverflowError:
             return math.copysign(math.inf, v)
     return f32
+
+
+_VECTOR_BYTES = 32  # ATen's CPU Vectorized<T> width (its AVX2 and default builds)
 
 
 def _fma(a, b, c, r):
