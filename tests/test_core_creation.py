@@ -1,4 +1,6 @@
 """Core tensor library vs PyTorch: dtypes and type promotion, creation, random sampling."""
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -190,6 +192,33 @@ def test_linspace(device, args):
     cmp(device, lambda T: T.linspace(*args, device=device if T is wt else "cpu"))
     cmp(device, lambda T: T.linspace(*args, dtype=T.int64, device=device if T is wt else "cpu"))
 
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_linspace_logspace_bit_for_bit(device, dtype):
+    """PyTorch's CPU kernels: linspace in c10's float16 / bfloat16 arithmetic (each operation rounded) and in
+    float32 / float64 fused multiply-adds, from both ends; logspace's exponents and pow in double."""
+    if device == "webgpu" and (dtype == "float64" or dtype == "float16" and not webgpu_has_f16()):
+        pytest.skip(f"no {dtype} on this webgpu adapter")
+    dev = "webgpu" if device == "webgpu" else "cpu"
+    for s, e, n in itertools.product((0, 1, -3.3, 0.1, -100), (1, 0.7, -5.5, 1000.25), (2, 7, 17, 64, 129, 1000)):
+        for fn, scale in (("linspace", 1), ("logspace", 50)):
+            t = getattr(torch, fn)(s / scale, e / scale, n, dtype=tdt(dtype))
+            w = getattr(wt, fn)(s / scale, e / scale, n, dtype=wdt(dtype), device=dev)
+            assert w.cpu().to(wt.float64).tolist() == t.double().tolist(), (fn, s, e, n)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_arange_fractional_step_half_bit_for_bit(device, dtype):
+    """PyTorch's CPU arange kernel in float16 / bfloat16 with a fractional start or step: float fused multiply-adds,
+    32-byte vectors each from its rounded first value on (integral ones: the backends' kernels, exact either way)."""
+    if device == "webgpu" and dtype == "float16" and not webgpu_has_f16():
+        pytest.skip("no float16 on this webgpu adapter")
+    dev = "webgpu" if device == "webgpu" else "cpu"
+    for s, e, st in itertools.product((0, 0.1, -3.3, 1), (5, 10.7, 100), (0.1, 0.3, 0.01, 1, 2)):
+        t = torch.arange(s, e, st, dtype=tdt(dtype))
+        w = wt.arange(s, e, st, dtype=wdt(dtype), device=dev)
+        assert w.cpu().to(wt.float64).tolist() == t.double().tolist(), (s, e, st)
 
 # ---- random -------------------------------------------------------------------------------------
 def _dev(device):

@@ -214,3 +214,71 @@ def test_svd_pca_lowrank(dtype):
             res.append([_np(x) for x in (S, approx, g)])
         for w, t in zip(*res):
             np.testing.assert_allclose(w, t, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_logsumexp_gradient_large_magnitudes(device, dtype):
+    """logsumexp's own derivative row, PyTorch's logsumexp_backward: grad * (x - result).exp().conj(), keepdim or
+    not (a differentiated composition was 6e-5 off in complex64 at magnitudes ~1e3); and its second derivative."""
+    if device == "webgpu" and dtype in ("float64", "complex128"):
+        pytest.skip("no float64 on webgpu")
+    rtol = 1e-13 if dtype in ("float64", "complex128") else 2e-5 if device == "webgpu" else 1e-6  # webgpu's exp
+    a = RNG.standard_normal((3, 4, 5)) * 1e3 + (1j * RNG.standard_normal((3, 4, 5)) * 1e3 if "complex" in dtype else 0)
+    for dim, keepdim in ((1, False), ((0, 2), True), ((0, 1, 2), False)):
+        res = []
+        for L in (torch, wt):
+            x = (torch.tensor(a, dtype=getattr(torch, dtype)) if L is torch else
+                 to_wt(a.astype(dtype), device)).requires_grad_()
+            y = L.logsumexp(x, dim, keepdim=keepdim)
+            cot = L.full(tuple(y.shape), 0.5 - 0.25j if y.is_complex() else 0.5, dtype=y.dtype, device=y.device)
+            g, = L.autograd.grad(_loss(y, cot), x, create_graph=True)
+            gg, = L.autograd.grad((g * g.conj()).real.sum(), x)
+            res.append([_np(v) for v in (y, g, gg)])
+        assert y.grad_fn.name() == "LogsumexpBackward0"
+        for w, t in zip(res[1], res[0]):
+            np.testing.assert_allclose(w, t, rtol=rtol, atol=1e-30)
+
+
+def _cofactors(A):
+    """The cofactor matrix from the minors' determinants (a polynomial: exact where A is singular too)."""
+    n = A.shape[-1]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(A, i, 0), j, 1)) for j in range(n)]
+                     for i in range(n)])
+
+
+R3 = _c(3)
+SINGULAR = [np.stack([R3, R3, _c(3)]),                               # two equal rows: det exactly 0
+            np.stack([_c(3), np.zeros(3), _c(3)]),                    # a zero row
+            np.array([[1, 2j, 1], [1j, 0, 1 + 1j], [1 + 1j, 2j, 2 + 1j]]),  # rank 2, det exactly 0
+            np.outer([1, 2j, 1 + 1j], [1j, 1, 2]),                    # rank 1
+            (lambda u, s, vh: (u * (s * [1, 1, 1, 0])) @ vh)(*np.linalg.svd(_c(4, 4)))]  # rank 3: det ~1e-16
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_det_second_derivative_at_singular_matrices(device, dtype):
+    """det's gradient under create_graph at a (nearly) singular complex A: its value PyTorch's (the SVD's
+    cofactors), its derivative that of the cofactors (checked against central differences of the cofactors from
+    the minors, exact: each cofactor is affine in each entry). PyTorch's own second derivative there (through the
+    SVD's phase term, rounding noise over a zero singular value) fails its gradgradcheck at rank n - 1."""
+    if device == "webgpu" and dtype == "complex128":
+        pytest.skip("no complex128 on webgpu")
+    c = 1 + 2j
+    for A in SINGULAR:
+        V = np.arange(A.size).reshape(A.shape) * (0.3 - 0.7j)
+        x = to_wt(A.astype(dtype), device).requires_grad_()
+        g, = wt.autograd.grad((wt.linalg.det(x) * c).real, x, create_graph=True)
+        gg, = wt.autograd.grad((g * to_wt(V.astype(dtype), device)).real.sum(), x)
+        tg, = torch.autograd.grad((torch.linalg.det(t := torch.tensor(A).requires_grad_()) * c).real, t,
+                                  create_graph=True)
+        tol = 1e-9 if dtype == "complex128" else 2e-4
+        np.testing.assert_allclose(_np(g), _np(tg), rtol=tol, atol=tol * 10)
+
+        def loss2(B):
+            return (np.conj(c * _cofactors(B)) * V).real.sum()
+        fd = np.zeros(A.shape, complex)
+        for idx in np.ndindex(A.shape):
+            for unit in (1, 1j):
+                E = np.zeros(A.shape, complex)
+                E[idx] = unit
+                fd[idx] += (loss2(A + E) - loss2(A - E)) / 2 * unit
+        np.testing.assert_allclose(_np(gg), fd, rtol=tol, atol=tol * np.abs(fd).max())

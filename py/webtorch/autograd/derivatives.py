@@ -670,6 +670,8 @@ DERIVATIVES = {
     "CumsumBackward0": lambda g, dim: _rcumsum(g, dim),
     "CumprodBackward0": _cumprod,
     "LogcumsumexpBackward0": _logcumsumexp,
+    "LogsumexpBackward0": lambda g, x, y, dims, keepdim: unreduce(g, x.shape, dims, keepdim) * _c(
+        (x - unreduce(y, x.shape, dims, keepdim)).exp()),
     "SoftmaxBackward0": _softmax(False),
     "LogSoftmaxBackward0": _softmax(True),
     # ---- matrix products (ops/linalg.py) ----------------------------------------------------------
@@ -771,7 +773,7 @@ COMPLEX_ROWS = frozenset(
     "CoshBackward0 TanhBackward0 SigmoidBackward0 FftC2CBackward0 PowBackward0 LinalgEigBackward0 Expm1Backward0 "
     "Log1PBackward0 AsinBackward0 AcosBackward0 AtanBackward0 AsinhBackward0 AcoshBackward0 AtanhBackward0 "
     "ProdBackward0 ProdBackward1 MvBackward0 DotBackward0 VarBackward0 StdBackward0 LerpBackward0 "
-    "LerpBackward1 CumprodBackward0 IndexPutBackward0 AddmmBackward0".split()) | LINALG_COMPLEX_ROWS
+    "LerpBackward1 CumprodBackward0 IndexPutBackward0 AddmmBackward0 LogsumexpBackward0".split()) | LINALG_COMPLEX_ROWS
 
 # the rows PyTorch computes with a backward kernel of their own, which takes float16 / bfloat16 in float32
 # and rounds once (opmath): formula_node evaluates these rows in float32 for such dtypes

@@ -4,6 +4,8 @@ derivatives.yaml and FunctionsManual.cpp write them, real and complex (the conju
 phases). Part of
 `DERIVATIVES`; like it, written with Tensor methods only (`Tensor._solve_triangular`,
 `Tensor._lu_permutation` and `Tensor._solve_host` are bound for it)."""
+import math
+
 from .grad_mode import is_grad_enabled
 
 
@@ -55,19 +57,40 @@ def _prod_others(S):
 def _det(grads, A, det, LU, pivots):
     """PyTorch's linalg_det_backward: g det A^{-T}, solved against A = P L U with g det I on the right, zero
     for a matrix whose LU has a zero pivot (det exactly 0: LAPACK's triangular solve leaves that zero
-    right-hand side as it is). Under create_graph, differentiable in A: the inverse, and where det is 0 the
-    SVD's det U det V prod-of-the-others(S) (the cofactors, also of a singular A)."""
+    right-hand side as it is). Under create_graph, differentiable in A: the inverse, and where |det| < 100 eps
+    (PyTorch's mask) the SVD's det U det V prod-of-the-others(S) (the cofactors, also of a singular A)."""
     g, n = grads[0], LU.shape[-1]
     d = (g * det.conj()).unsqueeze(-1).unsqueeze(-1)
-    singular = (det == 0).unsqueeze(-1).unsqueeze(-1)
     if not is_grad_enabled():
         X = _tri(LU.mH, d * _eye(LU, n), False)   # U^T Y = d I
         X = LU._lu_permutation(pivots, n, LU.dtype) @ _tri(LU.mH, X, True, True, True)   # L^T Z = Y, then P Z
-        return X.where(~singular, 0.0)
+        return X.where(~(det == 0).unsqueeze(-1).unsqueeze(-1), 0.0)
+    eps = 2.0 ** -23 if A.dtype.itemsize == (8 if A.is_complex() else 4) else 2.0 ** -52
+    singular = (det.abs() < 100 * eps).unsqueeze(-1).unsqueeze(-1)
     X = d * A.where(~singular, _eye(A, n)).inverse().mH
-    U, S, V = A.svd()
-    D = (U.det().conj() * V.det() * g).unsqueeze(-1) * _prod_others(S)
-    return X.where(~singular, (U * D.unsqueeze(-2)) @ V.mH)
+    if not singular.any():   # as PyTorch's masked_fmap, the singular formula only where needed
+        return X
+    return X.where(~singular, g.unsqueeze(-1).unsqueeze(-1) * _conj_cofactors(A))
+
+
+def _conj_cofactors(A):
+    """conj(det A A^-T), the cofactors' conjugates, of a (nearly) singular A: the value the SVD's det U det V^H
+    prod-of-the-others(S) (PyTorch's); the derivative that of the mean of conj(det M) M^-H over the n matrices
+    M = A + r w^k I, w = e^{2 pi i / n}, r = 2 |A|_F (the cofactors of A + zI are a polynomial of degree n - 1 in
+    z: its mean over a circle is its value at the centre). Each M is well conditioned (its smallest singular value
+    >= r - |A|_2 >= |A|_F), where the SVD's derivative divides by A's zero singular value: for a complex A that
+    phase term is rounding noise over zero."""
+    n = A.shape[-1]
+    U, S, V = A.detach().svd()
+    value = (U * ((U.det().conj() * V.det()).unsqueeze(-1) * _prod_others(S)).unsqueeze(-2)) @ V.mH
+    Ac = A * (1 + 0j)
+    r = 2 * A.detach().abs().square().sum((-2, -1)).sqrt()
+    r = r.where(r > 0, 1.0).unsqueeze(-1).unsqueeze(-1).unsqueeze(-1)
+    w = Ac.new_tensor([complex(math.cos(2 * math.pi * k / n), math.sin(2 * math.pi * k / n)) for k in range(n)])
+    M = Ac.unsqueeze(-3) + (r * w.unsqueeze(-1).unsqueeze(-1)) * _eye(Ac, n)
+    K = (M.det().conj().unsqueeze(-1).unsqueeze(-1) * M.inverse().mH).mean(-3)
+    K = K if A.is_complex() else K.real
+    return value + (K - K.detach())
 
 
 def _cholesky(grads, L, upper):
@@ -146,19 +169,19 @@ def _svd(grads, U, S, Vh, full_matrices):
     if full_matrices:
         U, gU, Vh, gVh = U[..., :k], gU[..., :k], Vh[..., :k, :], gVh[..., :k, :]
     V, gV = Vh.mH, gVh.mH
-    UhgU = U.mH @ gU
-    VhgV = V.mH @ gV
+    UhgU, VhgV = U.mH @ gU, V.mH @ gV
+    UhgU, VhgV = UhgU - UhgU.mH, VhgV - VhgV.mH   # skew, as PyTorch's (its diagonal kept: zero but for rounding)
     S2 = S * S
-    eye = _eye(S, k)
-    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye
-    ret = ((UhgU - UhgU.mH) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mH)) / E * (1 - eye) + _diag(gS)
-    if U.is_complex():  # the phases: im diag(U^H gU) = -im diag(V^H gV), and i im diag(U^H gU) / S on the diagonal
-        imU, imV = UhgU.diagonal(0, -2, -1).imag, VhgV.diagonal(0, -2, -1).imag
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + _eye(S, k)
+    ret = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E + _diag(gS)
+    if U.is_complex():  # the phases: im diag(U^H gU) = -im diag(V^H gV), and diag(U^H gU) / (2 S) on the diagonal
+        dU = UhgU.diagonal(0, -2, -1)
+        imU, imV = dU.imag, VhgV.diagonal(0, -2, -1).imag
         if ((imU + imV).abs() > 1e-2 + 1e-2 * imV.abs()).any():  # allclose(imU, -imV, 1e-2, 1e-2)
             raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
                                "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
                                "making it ill-defined.")
-        ret = ret + _diag((imU / S) * 1j)
+        ret = ret + _diag(dU / (2 * S))
     if m > n:
         gUSinv = gU / S.unsqueeze(-2)
         return (U @ ret + gUSinv - U @ (U.mH @ gUSinv)) @ Vh

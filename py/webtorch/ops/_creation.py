@@ -1,8 +1,10 @@
 """Tensor creation, conversion between dtypes/devices, and random sampling."""
 import functools
 import math
+import struct
 import warnings
 from array import array
+from fractions import Fraction
 
 from .. import _dtype
 from .._device import CPU, as_device, backend_for, device as _devcls
@@ -331,12 +333,87 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(0, math.ceil((end - start) / step))
+    if dt.is_floating_point and dt.itemsize == 2 and not (float(start).is_integer() and float(step).is_integer()):
+        return _finish(_prims.from_flat(_arange_halves(start, step, n, dt), (n,), dt, as_device(device)), requires_grad)
     return _finish(_prims.arange(n, start, step, dt, as_device(device)), requires_grad)
+
+
+def _arange_halves(start, step, n, dt):
+    """PyTorch's CPU arange kernel for float16 / bfloat16 (a fractional start or step): start + step * i in float
+    (fused multiply-adds), written in pairs of 32-byte vectors, each its first value rounded to dt and going on by
+    + k * step in float, the tail element by element."""
+    acc, r = _rounder(_dtype.float32), _rounder(dt)
+    start, step = acc(start), acc(step)
+    w = _VECTOR_BYTES // dt.itemsize
+    vals, i = [], 0
+    while i + 2 * w <= n:
+        for b in (i, i + w):
+            base = r(_fma(step, acc(b), start, acc))
+            vals += [base] + [r(_fma(float(k), step, base, acc)) for k in range(1, w)]
+        i += 2 * w
+    return vals + [r(_fma(step, acc(j), start, acc)) for j in range(i, n)]
 
 
 def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
     return arange(start, end + step * 0.5 if step > 0 else end + step * 0.5, step,
                   dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def _rounder(dt):
+    """v -> v as floating dtype dt holds it: an operation's result rounded as C++ rounds it (c10's float16 and
+    bfloat16 compute in float32, then round), inf past the range."""
+    if dt.itemsize == 8:
+        return float
+    if dt.itemsize == 2:
+        return lambda v: _prims._half(v, dt.name)
+
+    def f32(v):
+        try:
+            return struct.unpack("<f", struct.pack("<f", v))[0]
+        except OverflowError:
+            return math.copysign(math.inf, v)
+    return f32
+
+
+_VECTOR_BYTES = 32  # ATen's CPU Vectorized<T> width (its AVX2 and default builds)
+
+
+def _fma(a, b, c, r):
+    """a * b + c rounded once by r (C's fma: the compiler fuses PyTorch's float32 / float64 kernels on its AVX2
+    build): the exact value as d + v (d its double; Dekker's product, Knuth's sums), and where d lands on a
+    midpoint of r's neighbours, v's sign decides (in Fractions where the error terms do not sum exactly)."""
+    p, e = _cpu_random._two_product(a, b)
+    s, t = _cpu_random._two_sum(p, c)
+    w, u = _cpu_random._two_sum(t, e)
+    d, v = _cpu_random._two_sum(s, w)
+    if not math.isfinite(e + v):
+        return r(a * b + c)
+    if u:
+        x = Fraction(a) * Fraction(b) + Fraction(c)
+        d = float(x)
+        v = x - Fraction(d)
+    f = r(d)
+    other = 2 * d - f
+    if f != d and v and r(other) == other:
+        return f if (v > 0) == (f > d) else other
+    return f
+
+
+def _linspace_floats(start, end, steps, dt):
+    """PyTorch's CPU linspace kernel, every operation rounded to dt as there (an integer operand converted to dt
+    first): step = (end - start) / (steps - 1); the first half start + step * i, the rest end - step * (steps - 1 - i),
+    fused multiply-adds in float32 and float64, c10's operators (each rounded) in float16 and bfloat16."""
+    r = _rounder(dt)
+    start, end = r(start), r(end)
+    step = r(r(end - start) / r(steps - 1))
+    half = steps // 2
+    if dt.itemsize == 2:
+        return [r(start + r(step * r(i))) if i < half else r(end - r(step * r(steps - 1 - i))) for i in range(steps)]
+    return [_fma(step, r(i), start, r) if i < half else _fma(-step, r(steps - 1 - i), end, r) for i in range(steps)]
+
+
+def _scalar(v):
+    return v.item() if isinstance(v, Tensor) else v
 
 
 @_factory
@@ -346,10 +423,11 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
-    start = start.item() if isinstance(start, Tensor) else start
-    end = end.item() if isinstance(end, Tensor) else end
+    start, end = _scalar(start), _scalar(end)
     if steps == 1:
         vals = [start]
+    elif dt.is_floating_point:
+        vals = _linspace_floats(start, end, steps, dt)
     else:
         step = (end - start) / (steps - 1)
         half = steps // 2
@@ -360,9 +438,27 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(_prims.from_flat(vals, (steps,), dt, as_device(device)), requires_grad)
 
 
+def _pow(base, x):
+    """C's pow: inf past the range, NaN for a negative base's fractional power."""
+    try:
+        return math.pow(base, x)
+    except OverflowError:
+        return math.inf if base > 0 or x % 2 == 0 else -math.inf
+    except ValueError:
+        return math.nan
+
+
 @mode_aware
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     dt = _resolve_dtype(dtype) or _dtype.get_default_dtype()
+    if dt.is_floating_point and not isinstance(start, Tensor) and not isinstance(end, Tensor) and steps > 1:
+        # PyTorch's CPU kernel (not fused there): start, end and end - start in dt, exponents and pow in double
+        r = _rounder(dt)
+        start, end = r(start), r(end)
+        step = r(end - start) / (steps - 1)
+        half = steps // 2
+        vals = [r(_pow(base, start + step * i if i < half else end - step * (steps - i - 1))) for i in range(steps)]
+        return _finish(_prims.from_flat(vals, (steps,), dt, as_device(device)), requires_grad)
     exponents = linspace(start, end, steps, dtype=_dtype.float64 if dt is _dtype.float64 else _dtype.float32,
                          device=device)
     return _finish(exponents.__rpow__(base).to(dt), requires_grad)

@@ -492,24 +492,28 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return _vector_norm_impl(input, p, dims, keepdim, single)
 
 
+def _logsumexp(x, dims, keepdim):
+    if x.numel() == 0:
+        return sum(x.exp(), dims, keepdim).log()
+    m = amax(x.real if x.is_complex() else x, dims, keepdim=True)  # complex: the real parts'
+    m = where(m.isinf(), 0.0, m)
+    r = sum((x - m).exp(), dims, keepdim=True).log() + m
+    return r if keepdim else r.squeeze(dims)
+
+
+# PyTorch's logsumexp_backward: grad * (x - result).exp().conj()
+Logsumexp = formula_node("LogsumexpBackward0", _logsumexp, ("x", "dims", "keepdim"))
+
+
 @register
 @torch_function
-@composite_op("LogsumexpBackward0")
 def logsumexp(input, dim, keepdim=False):
     if _autocast.STATE and isinstance(input, Tensor):
         input = _autocast.cast_fp32(input)
     if input.dtype.kind not in "fc":
         input = input.to(float_of(input.dtype))
     dims = norm_dims(dim, input.dim())
-    if input.numel() == 0:
-        return sum(input.exp(), dims, keepdim).log()
-    m = amax((input.real if input.is_complex() else input).detach(), dims, keepdim=True)  # complex: the real parts'
-
-    m = where(m.isinf(), 0.0, m)
-    r = sum((input - m).exp(), dims, keepdim=True).log() + m
-    if not keepdim:
-        r = r.squeeze(dims)
-    return r
+    return Logsumexp.apply(input, dims, keepdim) if recording(input) else _logsumexp(input, dims, keepdim)
 
 
 # ---- scans ------------------------------------------------------------------------------------
