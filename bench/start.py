@@ -43,12 +43,12 @@ STAGES_JS = """() => {  // the status line's texts with their times, for the sta
 }"""
 
 
-def serve(root):
-    """A playground server for checkout `root` (its dist/ wheel): (process, base URL)."""
+def serve(root, wheel_dir=None):
+    """A playground server for checkout `root` (its dist/ wheel, or wheel_dir's): (process, base URL)."""
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "server"), str(root / "py")]))
     proc = subprocess.Popen([sys.executable, "-m", "webtorch_server", "--host", "127.0.0.1", "--port",
-                             str(port), "--wheel-dir", str(root / "dist"), "--no-build-wheel",
+                             str(port), "--wheel-dir", str(wheel_dir or root / "dist"), "--no-build-wheel",
                              "--log-level", "warning"], cwd=root, env=env)
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):

@@ -17,11 +17,11 @@
 //                 {type: 'done', id, ok}
 //                 {type: 'fatal', error}
 import PLAYGROUND_PY from './playground.py';
+import { IMPORT_WEBTORCH, PYODIDE_URL, gunzip, installSitePackages, loadSnapshot } from './python.js';
 // Defines `webtorchReplay`, torch.compile's replay in the browser driver: bundled here, never
 // evaluated from source, so the page's Content-Security-Policy needs no 'unsafe-eval'.
 import '../../py/webtorch/backends/webgpu/drivers/replay.js';
 
-const PYODIDE_URL = '/pyodide/';
 const WORKDIR = '/home/pyodide';  // Pyodide's working directory: where open('name') reads and writes
 const MAX_FILES = 200;            // files listed
 const MAX_DOWNLOAD = 64 << 20;    // bytes: a larger file is listed without its contents
@@ -31,6 +31,14 @@ const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 const status = (text, progress) => post({ type: 'status', text, progress });
+
+// Boot stages: performance marks here, and [name, epoch ms] pairs sent with 'ready' (the page
+// subtracts its own time origin, so the bench's stage table is in navigation time).
+const stages = [];
+const mark = (name) => {
+  performance.mark(name);
+  stages.push([name, performance.timeOrigin + performance.now()]);
+};
 
 // Output flow control. `flow` (Int32Array over a SharedArrayBuffer, from the page) holds
 // [messages posted, messages consumed]. A print loop would otherwise post millions of tiny
@@ -103,6 +111,7 @@ async function probeGPU() {
     return { kind: 'cpu', label: 'CPU', reason: 'requestAdapter failed: ' + e, jspi };
   }
   if (!adapter) return { kind: 'cpu', label: 'CPU', reason: 'WebGPU found no adapter', jspi };
+  mark('gpu adapter');
   const ai = adapter.info || {};
   const info = {
     vendor: ai.vendor || '', architecture: ai.architecture || '', device: ai.device || '',
@@ -122,6 +131,7 @@ async function probeGPU() {
       return { kind: 'cpu', label: 'CPU', reason: 'requestDevice failed: ' + e2, jspi, info };
     }
   }
+  mark('gpu device');
   info.deviceFeatures = [...device.features].sort();
   device.addEventListener('uncapturederror', (ev) => {
     post({ type: 'stderr', id: currentRun, text: `[WebGPU error] ${ev.error && ev.error.message}\n` });
@@ -210,7 +220,7 @@ async function warmKernels(device, module) {
 const DOWNLOADED = 0.5, STARTED = 0.8, LOADED = 0.9;
 const MB = (n) => (n / 1e6).toFixed(1);
 
-async function download(urls) {
+async function download(urls) {  // -> Map url -> Blob
   const responses = await Promise.all(urls.map(async (url) => {
     const r = await fetch(url);
     if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
@@ -218,11 +228,12 @@ async function download(urls) {
   }));
   const total = responses.reduce((n, r) => n + (+r.headers.get('content-length') || 0), 0);
   let got = 0, shown = 0;
-  await Promise.all(responses.map(async (r) => {
-    const reader = r.body.getReader();
+  const blobs = await Promise.all(responses.map(async (r) => {
+    const reader = r.body.getReader(), chunks = [];
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
+      if (done) return new Blob(chunks);
+      chunks.push(value);
       got += value.length;
       if (got - shown > total / 50 || got === total) {
         shown = got;
@@ -230,27 +241,35 @@ async function download(urls) {
       }
     }
   }));
+  return new Map(urls.map((url, i) => [url, blobs[i]]));
 }
 
-// Python, then webtorch.  A first visit starts Python and keeps a memory snapshot of it, just
-// started, in Cache Storage; a later visit restores that snapshot instead of starting Python
-// (Pyodide's `_makeSnapshot`/`_loadSnapshot`).  The snapshot is taken before any package is
-// loaded (loading leaves JS references a snapshot cannot hold), so each visit then loads the
-// wheels and imports webtorch.
-const IMPORT_WEBTORCH = `
-import webtorch
-if not hasattr(webtorch, "tensor"):
-    raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
-from webtorch import _torch_alias
-_torch_alias.install()  # "import torch" in the page is webtorch: Pyodide has no other torch
-try:
-    import tqdm
-    tqdm.tqdm.monitor_interval = 0  # its monitor is a thread, and the page has no threads
-except ImportError:
-    pass
-`;
+// The shipped snapshot (web/tools/make_snapshot.py): Python with webtorch already imported,
+// restored instead of started; then the site-packages files it expects are written.  Null when
+// it fails (a stale or corrupt snapshot): the caller starts Python the normal way.
+async function restoreShipped(loadPyodide, wheel, fetched) {
+  try {
+    const py = await loadSnapshot(loadPyodide, await gunzip(fetched.get(wheel.snapshot)));
+    mark('python restored (shipped)');
+    installSitePackages(py, await gunzip(fetched.get(wheel.sitePackages)));
+    py.runPython('import random; random.seed()');  // not the build's random state
+    mark('site-packages written');
+    return py;
+  } catch (e) {
+    console.warn('the shipped Python snapshot failed; starting Python instead:', e);
+    return null;
+  }
+}
 
-async function startPython(loadPyodide, wheel, wheels) {
+// Python, then webtorch: from the shipped snapshot when the server offers one (see above).
+// Else a first visit starts Python and keeps a memory snapshot of it, just started, in Cache
+// Storage; a later visit restores that snapshot instead of starting Python (Pyodide's
+// `_makeSnapshot`/`_loadSnapshot`).  That snapshot is taken before any package is loaded
+// (loadPackage leaves JS references a snapshot cannot hold), so each visit then loads the wheels
+// and imports webtorch.
+async function startPython(loadPyodide, wheel, wheels, fetched) {
+  const shipped = wheel.snapshot && await restoreShipped(loadPyodide, wheel, fetched);
+  if (shipped) return [shipped, null];
   const key = `/webtorch-snapshot/${encodeURIComponent(PYODIDE_URL)}`;
   // Cache Storage exists only in a secure context (https, localhost)
   const cache = self.caches ? await caches.open('webtorch').catch(() => null) : null;
@@ -259,14 +278,17 @@ async function startPython(loadPyodide, wheel, wheels) {
   if (saved) {
     try {
       py = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _loadSnapshot: saved.arrayBuffer() });
+      mark('python restored');
     } catch (e) {
       cache.delete(key);  // from another build of Pyodide: start afresh
     }
   }
   if (!py) {
     py = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _makeSnapshot: !!cache });
+    mark('python started');
     if (cache) {
       try { await cache.put(key, new Response(py.makeMemorySnapshot())); } catch (e) { /* no room: start afresh next time */ }
+      mark('snapshot saved');
     }
   }
   status('Loading webtorch…', STARTED);
@@ -275,8 +297,10 @@ async function startPython(loadPyodide, wheel, wheels) {
     let error = null;
     await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => { error = m; } });
     if (error) return [py, error];
+    mark('wheels loaded');
     status('Importing webtorch…', LOADED);
     await py.runPythonAsync(IMPORT_WEBTORCH);
+    mark('webtorch imported');
   } catch (e) {
     return [py, String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0]];
   }
@@ -292,24 +316,28 @@ async function fetchBytes(url) {
 async function boot(interrupt, flowBuffer) {
   interruptFlag = interrupt || null;
   flow = flowBuffer || null;
+  mark('boot');
   status('Downloading Python and webtorch…', 0);
   const gpuPromise = probeGPU();
   const wheelInfo = fetch('/api/wheel').then((r) => (r.ok ? r.json() : { error: `/api/wheel: HTTP ${r.status}` }));
   const wheel = await wheelInfo;
   const wheels = wheel.url ? [wheel.url, ...(wheel.vendor || [])] : [];
-  const [{ loadPyodide }] = await Promise.all([
+  const [{ loadPyodide }, fetched] = await Promise.all([
     import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs'),
-    download(['pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'].map((f) => PYODIDE_URL + f).concat(wheels)),
+    download(['pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'].map((f) => PYODIDE_URL + f)
+      .concat(wheel.snapshot ? [wheel.snapshot, wheel.sitePackages] : wheels)),
   ]);
+  mark('downloaded');
   status('Starting Python…', DOWNLOADED);
   let libError;
-  [pyodide, libError] = await startPython(loadPyodide, wheel, wheels);
+  [pyodide, libError] = await startPython(loadPyodide, wheel, wheels, fetched);
   pyodide.setStdout(stream('stdout'));
   pyodide.setStderr(stream('stderr'));
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
   status('Connecting WebGPU…', LOADED);
 
   const gpu = await gpuPromise;
+  mark('gpu ready');
   const { adapter, device, ...shown } = gpu;
   const kernelModule = gpu.kind === 'webgpu' ? cacheKernels(device) : null;
   const hostInfo = { ...shown, info: shown.info || null };
@@ -374,6 +402,7 @@ sys.path.insert(0, '/playground')
 import webtorch_playground
 from webtorch_playground import run_user_code as __wt_run
 `);
+  mark('playground imported');
 
   // The 8x8 digits data set, for the training example.
   try {
@@ -388,7 +417,8 @@ from webtorch_playground import run_user_code as __wt_run
   enterWorkdir();
   postFiles();
   status(libError ? `Ready (webtorch not loaded: ${libError})` : 'Ready', 1);
-  post({ type: 'ready', versions, libError });
+  mark('ready');
+  post({ type: 'ready', versions, libError, stages });
   // not awaited: runs go ahead while the kernels build
   (kernelModule && !libError ? warmKernels(device, kernelModule) : Promise.resolve(0)).then((warmed) => {
     if (warmed && currentRun === null) status(`Ready (${warmed} kernels built in the background)`, 1);

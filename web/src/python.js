@@ -1,0 +1,59 @@
+// Python's start, shared by the page's worker (worker.js) and the build's snapshot maker
+// (snapshot.js, driven by web/tools/make_snapshot.py), so a shipped snapshot holds exactly the
+// state a normal start reaches.
+//
+// Site-packages bundle (web/tools/make_snapshot.py writes it, gzipped, from the webtorch wheel
+// and the vendored wheels): "WTSP", a little-endian u32 n, n bytes of JSON [[path, size], ...], then the
+// files' bytes in that order.  Writing it into the file system is one pass of FS.writeFile, where
+// `loadPackage` unzips in Python (seconds on a slow machine).
+
+export const PYODIDE_URL = '/pyodide/';
+
+// Run once webtorch's files are in place; a shipped snapshot is taken right after it.
+export const IMPORT_WEBTORCH = `
+import webtorch
+if not hasattr(webtorch, "tensor"):
+    raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
+from webtorch import _torch_alias
+_torch_alias.install()  # "import torch" in the page is webtorch: Pyodide has no other torch
+try:
+    import tqdm
+    tqdm.tqdm.monitor_interval = 0  # its monitor is a thread, and the page has no threads
+except ImportError:
+    pass
+`;
+
+// Python restored from a memory snapshot (Pyodide's `_loadSnapshot`).  Pyodide sizes the heap
+// for it through INITIAL_MEMORY, which its module ignores (the memory is the module's own), so a
+// snapshot taken after imports, larger than a fresh heap, would not fit: the module's memory is
+// grown to the snapshot's size before it is restored.
+export async function loadSnapshot(loadPyodide, bytes) {
+  const { default: create } = await import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs');
+  const createPyodideModule = (settings) => create({
+    ...settings, preRun: [(Module) => Module.growMemory(bytes.byteLength), ...settings.preRun],
+  });
+  return loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _loadSnapshot: bytes, createPyodideModule });
+}
+
+// The bytes of a gzipped Blob (the shipped snapshot and bundle are stored gzipped).
+export const gunzip = async (blob) => new Uint8Array(
+  await new Response(blob.stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+
+export function installSitePackages(py, bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.byteLength < 8 || new TextDecoder().decode(bytes.subarray(0, 4)) !== 'WTSP') {
+    throw new Error('not a site-packages bundle');
+  }
+  const n = view.getUint32(4, true);
+  const index = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const root = py.runPython("import sysconfig; sysconfig.get_path('purelib')");
+  let at = 8 + n;
+  for (const [path, size] of index) {
+    const full = `${root}/${path}`;
+    py.FS.mkdirTree(full.slice(0, full.lastIndexOf('/')));
+    py.FS.writeFile(full, bytes.subarray(at, at + size));
+    at += size;
+  }
+  if (at !== bytes.byteLength) throw new Error('a truncated site-packages bundle');
+  py.runPython('import importlib; importlib.invalidate_caches()');
+}
