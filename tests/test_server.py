@@ -3,7 +3,7 @@ and the real `webtorch-playground` command on a free port."""
 
 import asyncio
 import concurrent.futures
-import hashlib
+import gzip
 import json
 import os
 import shutil
@@ -383,34 +383,34 @@ def test_api_wheel_points_at_newest_wheel(client, site):
 
 
 def test_shipped_snapshot_offered_only_for_the_wheels_it_was_made_from(client, site):
-    """/api/wheel names web/dist/snapshot.json's files while its wheels (name, sha256) are the ones
-    served; the content-hashed files are cached a year; a stale, broken or unsafe manifest offers none."""
-    dist = site / "web" / "dist"
-    (dist / "python-0123456789abcdef.snapshot.gz").write_bytes(b"snap")
+    """/api/wheel names the files of the manifest made from the wheels it serves (names and
+    contents); the content-hashed files are cached a year; a broken or unsafe manifest offers none."""
+    web, dist = site / "web", site / "web" / "dist"
+    (dist / "python-0123456789abcdef.snapshot.gz").write_bytes(gzip.compress(b"snap"))
     (dist / "site-packages-fedcba9876543210.bin.gz").write_bytes(b"files")
-    wheel = site / "dist" / "webtorch-0.1.0-py3-none-any.whl"
     urls = {"snapshot": "/dist/python-0123456789abcdef.snapshot.gz",
             "sitePackages": "/dist/site-packages-fedcba9876543210.bin.gz"}
 
-    def manifest(wheels=None, **over):
-        wheels = wheels or {wheel.name: hashlib.sha256(wheel.read_bytes()).hexdigest()}
-        (dist / "snapshot.json").write_text(json.dumps({**urls, **over, "wheels": wheels}))
+    def manifest(**over):
+        wheels = app_module.playground_wheels(site / "dist", web)
+        app_module.snapshot_manifest(web, wheels).write_text(json.dumps({**urls, **over}))
         return client.get("/api/wheel").json()
 
     info = manifest()
     assert {k: info[k] for k in urls} == urls
     r = client.get(urls["snapshot"])
     assert r.content == b"snap" and r.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert r.headers["content-encoding"] == "gzip" and r.headers["x-decoded-length"] == "4"
     assert client.get("/dist/app.js").headers["cache-control"] == "no-cache"
-    assert "snapshot" not in manifest({wheel.name: "0" * 64})  # made from another build of the wheel
     assert "snapshot" not in manifest(snapshot="/dist/python-0000000000000000.snapshot.gz")  # missing
     assert "snapshot" not in manifest(snapshot="/../secret.txt")
-    (dist / "snapshot.json").write_text("{not json")
+    wheel = site / "dist" / "webtorch-0.1.0-py3-none-any.whl"  # another build of the wheel
+    make_wheel(wheel, {"webtorch/__init__.py": "# changed"})
     assert "snapshot" not in client.get("/api/wheel").json()
-    vendor = site / "web" / "vendor"  # a vendored wheel the snapshot was not made with
-    vendor.mkdir()
-    make_wheel(vendor / "tqdm-4.70.1-py3-none-any.whl", {"tqdm/__init__.py": ""})
-    assert "snapshot" not in manifest()
+    assert "snapshot" in manifest()
+    for p in dist.glob("snapshot-*.json"):
+        p.write_text("{not json")
+    assert "snapshot" not in client.get("/api/wheel").json()
 
 
 def test_api_wheel_without_wheel_is_404(tmp_path):

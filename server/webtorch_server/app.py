@@ -8,9 +8,9 @@ Routes (GET and HEAD):
     /wheels/<name>.whl     a built webtorch wheel from dist/
     /api/wheel             {"url": "/wheels/webtorch-...whl", "name", "size", "vendor": [urls],
                            "snapshot", "sitePackages"}: the newest wheel, the vendored wheels
-                           Pyodide loads with it, and (only while web/dist/snapshot.json was made
+                           Pyodide loads with it, and (where web/tools/make_snapshot.py made one
                            from exactly these wheels) the URLs of the shipped Python snapshot and
-                           its site-packages files (web/tools/make_snapshot.py)
+                           its site-packages files
     /vendor/<name>.whl     a vendored pure-Python wheel (tqdm, einops) from web/vendor/
     /api/examples          [{"name", "title", "code"}] from web/examples/*.py
     /api/examples/<name>   one example
@@ -89,7 +89,8 @@ SECURITY_HEADERS = [
 # week (revalidated by ETag on a reload, so an upgrade is picked up).  The wheel keeps its name
 # (webtorch-<version>-py3-none-any.whl) across rebuilds, so it is revalidated every time (a 304
 # when unchanged).  HTML, the API and the playground's own files: no-cache.  Files in web/dist
-# named by their content's hash (python-<16 hex>.snapshot.gz): a year, immutable.
+# named by their content's hash (python-<16 hex>.snapshot.gz): a year, immutable; those ending
+# in .gz are sent gzip-encoded, with their unpacked size in X-Decoded-Length.
 CACHE_LONG = "public, max-age=604800"
 CACHE_REVALIDATE = "no-cache"
 CACHE_IMMUTABLE = "public, max-age=31536000, immutable"
@@ -299,16 +300,20 @@ def playground_wheels(wheel_dir: Path, web: Path) -> list[Path] | None:
     return [w, *vendor]
 
 
+def snapshot_manifest(web: Path, wheels: list[Path]) -> Path:
+    """Where make_snapshot.py writes the manifest of a snapshot made from `wheels`:
+    web/dist/snapshot-<16 hex digits of their names' and contents' hash>.json."""
+    made_from = json.dumps({w.name: sha256_file(w) for w in wheels}, sort_keys=True)
+    return web / "dist" / f"snapshot-{hashlib.sha256(made_from.encode()).hexdigest()[:16]}.json"
+
+
 def shipped_snapshot(web: Path, wheels: list[Path]) -> dict:
-    """{"snapshot", "sitePackages"} URLs from web/dist/snapshot.json when it was made from
-    exactly `wheels` (name and sha256) and both files are there, else {}."""
+    """{"snapshot", "sitePackages"}: the URLs of the Python snapshot made from exactly `wheels`
+    (by name and content), from its manifest, when both files are there; else {}."""
     try:
-        m = json.loads((web / "dist" / "snapshot.json").read_text())
+        m = json.loads(snapshot_manifest(web, wheels).read_text())
         urls = {k: m[k] for k in ("snapshot", "sitePackages")}
-        made_from = m["wheels"]
     except (OSError, ValueError, KeyError, TypeError):
-        return {}
-    if made_from != {w.name: sha256_file(w) for w in wheels}:
         return {}
     if any(not isinstance(u, str) or not _HASHED.match(u.removeprefix("/")) or safe_path(web, u[1:]) is None
            for u in urls.values()):
@@ -443,7 +448,15 @@ def _file_routes(app: FastAPI, web: Path, pyodide: Path, wheels: Path) -> None:
         p = safe_path(web, rel)
         if p is None:
             raise not_found()
-        return file_response(request, p, CACHE_IMMUTABLE if _HASHED.match(rel) else CACHE_REVALIDATE)
+        if not _HASHED.match(rel):
+            return file_response(request, p, CACHE_REVALIDATE)
+        response = file_response(request, p, CACHE_IMMUTABLE, "application/octet-stream")
+        if p.suffix == ".gz":  # the browser unpacks it while it downloads, off the page's threads
+            with open(p, "rb") as f:  # gzip's trailer: the unpacked size (mod 2**32), for progress
+                f.seek(-4, os.SEEK_END)
+                decoded = int.from_bytes(f.read(4), "little")
+            response.headers.update({"content-encoding": "gzip", "x-decoded-length": str(decoded)})
+        return response
 
     @app.api_route("/", methods=methods)
     def index(request: Request):

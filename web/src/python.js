@@ -2,9 +2,9 @@
 // (snapshot.js, driven by web/tools/make_snapshot.py), so a shipped snapshot holds exactly the
 // state a normal start reaches.
 //
-// Site-packages bundle (web/tools/make_snapshot.py writes it, gzipped, from the webtorch wheel
-// and the vendored wheels): "WTSP", a little-endian u32 n, n bytes of JSON [[path, size], ...], then the
-// files' bytes in that order.  Writing it into the file system is one pass of FS.writeFile, where
+// Site-packages bundle (web/tools/make_snapshot.py writes it from the webtorch wheel and the
+// vendored wheels, gzipped; the server sends it gzip-encoded, so the browser unpacks it): "WTSP",
+// a little-endian u32 n, n bytes of JSON [[path, size], ...], then the files' bytes in order.  Writing it into the file system is one pass of FS.writeFile, where
 // `loadPackage` unzips in Python (seconds on a slow machine).
 
 export const PYODIDE_URL = '/pyodide/';
@@ -27,17 +27,13 @@ except ImportError:
 // for it through INITIAL_MEMORY, which its module ignores (the memory is the module's own), so a
 // snapshot taken after imports, larger than a fresh heap, would not fit: the module's memory is
 // grown to the snapshot's size before it is restored.
-export async function loadSnapshot(loadPyodide, bytes) {
+// `instantiated()` is called once the WebAssembly module is instantiated, before the restore.
+export async function loadSnapshot(loadPyodide, bytes, instantiated = () => {}) {
   const { default: create } = await import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs');
-  const createPyodideModule = (settings) => create({
-    ...settings, preRun: [(Module) => Module.growMemory(bytes.byteLength), ...settings.preRun],
-  });
+  const grow = (Module) => { instantiated(); Module.growMemory(bytes.byteLength); };
+  const createPyodideModule = (settings) => create({ ...settings, preRun: [grow, ...settings.preRun] });
   return loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _loadSnapshot: bytes, createPyodideModule });
 }
-
-// The bytes of a gzipped Blob (the shipped snapshot and bundle are stored gzipped).
-export const gunzip = async (blob) => new Uint8Array(
-  await new Response(blob.stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
 
 export function installSitePackages(py, bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

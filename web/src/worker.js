@@ -17,7 +17,7 @@
 //                 {type: 'done', id, ok}
 //                 {type: 'fatal', error}
 import PLAYGROUND_PY from './playground.py';
-import { IMPORT_WEBTORCH, PYODIDE_URL, gunzip, installSitePackages, loadSnapshot } from './python.js';
+import { IMPORT_WEBTORCH, PYODIDE_URL, installSitePackages, loadSnapshot } from './python.js';
 // Defines `webtorchReplay`, torch.compile's replay in the browser driver: bundled here, never
 // evaluated from source, so the page's Content-Security-Policy needs no 'unsafe-eval'.
 import '../../py/webtorch/backends/webgpu/drivers/replay.js';
@@ -226,7 +226,9 @@ async function download(urls) {  // -> Map url -> Blob
     if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
     return r;
   }));
-  const total = responses.reduce((n, r) => n + (+r.headers.get('content-length') || 0), 0);
+  // a gzip-encoded response counts its unpacked bytes (the server's X-Decoded-Length)
+  const size = (r) => +(r.headers.get('x-decoded-length') || r.headers.get('content-length')) || 0;
+  const total = responses.reduce((n, r) => n + size(r), 0);
   let got = 0, shown = 0;
   const blobs = await Promise.all(responses.map(async (r) => {
     const reader = r.body.getReader(), chunks = [];
@@ -249,9 +251,10 @@ async function download(urls) {  // -> Map url -> Blob
 // it fails (a stale or corrupt snapshot): the caller starts Python the normal way.
 async function restoreShipped(loadPyodide, wheel, fetched) {
   try {
-    const py = await loadSnapshot(loadPyodide, await gunzip(fetched.get(wheel.snapshot)));
+    const bytes = new Uint8Array(await fetched.get(wheel.snapshot).arrayBuffer());
+    const py = await loadSnapshot(loadPyodide, bytes, () => mark('wasm instantiated'));
     mark('python restored (shipped)');
-    installSitePackages(py, await gunzip(fetched.get(wheel.sitePackages)));
+    installSitePackages(py, new Uint8Array(await fetched.get(wheel.sitePackages).arrayBuffer()));
     py.runPython('import random; random.seed()');  // not the build's random state
     mark('site-packages written');
     return py;
@@ -319,6 +322,7 @@ async function boot(interrupt, flowBuffer) {
   mark('boot');
   status('Downloading Python and webtorch…', 0);
   const gpuPromise = probeGPU();
+  import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs');  // parsed while the rest downloads
   const wheelInfo = fetch('/api/wheel').then((r) => (r.ok ? r.json() : { error: `/api/wheel: HTTP ${r.status}` }));
   const wheel = await wheelInfo;
   const wheels = wheel.url ? [wheel.url, ...(wheel.vendor || [])] : [];

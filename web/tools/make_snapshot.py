@@ -5,10 +5,10 @@ imported, and the site-packages files it expects, as content-hashed files in web
 
 Writes web/dist/site-packages-<hash>.bin.gz (webtorch's wheel and the vendored wheels, unpacked:
 the format is in web/src/python.js), web/dist/python-<hash>.snapshot.gz (made in headless
-Chromium by web/src/snapshot.js, the same Pyodide the page runs) and web/dist/snapshot.json,
-which names both and the wheels (sha256) they were made from: the server offers the snapshot
-only while those are the wheels it serves.  Nothing is done while snapshot.json matches the
-wheels.  Without Chromium or Playwright it writes nothing and the page starts Python itself.
+Chromium by web/src/snapshot.js, the same Pyodide the page runs) and web/dist/snapshot-<hash>.json
+(the hash of the wheels' names and contents), which names both: the server offers the snapshot
+made from the wheels it serves.  Nothing is done when that snapshot exists; the 3 newest are
+kept.  Without Chromium or Playwright it writes nothing and the page starts Python itself.
 """
 import argparse
 import fcntl
@@ -22,9 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "web" / "dist"
+KEEP = 3  # snapshots kept (one per set of wheels: `make install`'s, the browser tests' own build, ...)
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT / "bench"))
-from webtorch_server.app import playground_wheels, sha256_file, shipped_snapshot  # noqa: E402
+from webtorch_server.app import playground_wheels, sha256_file, shipped_snapshot, snapshot_manifest  # noqa: E402
 
 MAKE_JS = """async () => {
   const w = new Worker('/dist/snapshot.js', { type: 'module' });
@@ -101,13 +102,10 @@ def main():
             print("make_snapshot: up to date")
             return
         build(wheels, args.wheel_dir.resolve())
+        prune()
 
 
 def build(wheels, wheel_dir):
-    manifest = DIST / "snapshot.json"
-    manifest.unlink(missing_ok=True)
-    for old in [*DIST.glob("site-packages-*.bin.gz"), *DIST.glob("python-*.snapshot.gz")]:
-        old.unlink()
     site_url = write_hashed("site-packages", ".bin.gz", site_packages(wheels))
     from start import serve
 
@@ -118,9 +116,20 @@ def build(wheels, wheel_dir):
         proc.terminate()
     snapshot_url = "/dist/python-%s.snapshot.gz" % hashlib.sha256(snapshot).hexdigest()[:16]
     (DIST / Path(snapshot_url).name).write_bytes(snapshot)
-    manifest.write_text(json.dumps({"snapshot": snapshot_url, "sitePackages": site_url,
-                                    "wheels": {w.name: sha256_file(w) for w in wheels}}, indent=1) + "\n")
+    manifest = {"snapshot": snapshot_url, "sitePackages": site_url, "wheels": {w.name: sha256_file(w) for w in wheels}}
+    snapshot_manifest(ROOT / "web", wheels).write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"make_snapshot: {snapshot_url} ({len(snapshot) / 1e6:.1f} MB), {site_url}")
+
+
+def prune(keep=KEEP):
+    """Keep the `keep` newest manifests and the files they name; remove older ones."""
+    manifests = sorted(DIST.glob("snapshot-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in manifests[keep:]:
+        old.unlink()
+    named = {Path(json.loads(m.read_text())[k]).name for m in manifests[:keep] for k in ("snapshot", "sitePackages")}
+    for f in [*DIST.glob("site-packages-*.bin.gz"), *DIST.glob("python-*.snapshot.gz")]:
+        if f.name not in named:
+            f.unlink()
 
 
 if __name__ == "__main__":
