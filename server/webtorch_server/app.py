@@ -9,8 +9,8 @@ Routes (GET and HEAD):
     /api/wheel             {"url": "/wheels/webtorch-...whl", "name", "size", "vendor": [urls],
                            "snapshot", "sitePackages"}: the newest wheel, the vendored wheels
                            Pyodide loads with it, and (where web/tools/make_snapshot.py made one
-                           from exactly these wheels) the URLs of the shipped Python snapshot and
-                           its site-packages files
+                           from exactly these wheels) the URLs of the shipped Python snapshot, its
+                           site-packages files and the kernels the examples build on its adapter
     /vendor/<name>.whl     a vendored pure-Python wheel (tqdm, einops) from web/vendor/
     /api/examples          [{"name", "title", "code"}] from web/examples/*.py
     /api/examples/<name>   one example
@@ -301,19 +301,24 @@ def playground_wheels(wheel_dir: Path, web: Path) -> list[Path] | None:
 
 
 def snapshot_manifest(web: Path, wheels: list[Path]) -> Path:
-    """Where make_snapshot.py writes the manifest of a snapshot made from `wheels`:
+    """Where make_snapshot.py writes the manifest of a snapshot made from `wheels` and the
+    snapshot maker web/dist/snapshot.js (which holds the Python it runs):
     web/dist/snapshot-<16 hex digits of their names' and contents' hash>.json."""
-    made_from = json.dumps({w.name: sha256_file(w) for w in wheels}, sort_keys=True)
+    maker = web / "dist" / "snapshot.js"
+    made_from = json.dumps({p.name: sha256_file(p) for p in [*wheels, maker] if p.is_file()}, sort_keys=True)
     return web / "dist" / f"snapshot-{hashlib.sha256(made_from.encode()).hexdigest()[:16]}.json"
 
 
 def shipped_snapshot(web: Path, wheels: list[Path]) -> dict:
-    """{"snapshot", "sitePackages"}: the URLs of the Python snapshot made from exactly `wheels`
-    (by name and content), from its manifest, when both files are there; else {}."""
+    """{"snapshot", "sitePackages"[, "kernels"]}: the URLs of the Python snapshot made from
+    exactly `wheels` and web/dist/snapshot.js (by name and content), of its site-packages files
+    and of the kernels recorded with it, from its manifest, when the files are there; else {}."""
     try:
         m = json.loads(snapshot_manifest(web, wheels).read_text())
-        urls = {k: m[k] for k in ("snapshot", "sitePackages")}
-    except (OSError, ValueError, KeyError, TypeError):
+        urls = {k: m[k] for k in ("snapshot", "sitePackages", "kernels") if k in m}
+    except (OSError, ValueError, TypeError):
+        return {}
+    if not {"snapshot", "sitePackages"} <= urls.keys():
         return {}
     if any(not isinstance(u, str) or not _HASHED.match(u.removeprefix("/")) or safe_path(web, u[1:]) is None
            for u in urls.values()):

@@ -35,6 +35,17 @@ def test_first_visit_restores_the_shipped_snapshot(playground, webtorch_loaded):
     assert playground.errors == [], playground.errors
 
 
+def test_the_examples_kernels_are_built_while_python_starts(playground, webtorch_loaded):
+    """make_snapshot.py records the kernels the examples build on this adapter (SwiftShader); the
+    page builds them from the GPU device's arrival on (`warm` resolves to their count)."""
+    shipped = playground.page.evaluate("""async () => {
+      const info = await (await fetch('/api/wheel')).json();
+      return info.kernels ? (await (await fetch(info.kernels)).json()).kernels.length : 0;
+    }""")
+    assert shipped > 20
+    assert playground.page.evaluate("() => window.webtorchPlayground.warm") >= shipped
+
+
 def test_a_corrupt_snapshot_falls_back_to_starting_python(browser, server):
     def corrupt(context):
         context.route("**/dist/python-*.snapshot.gz",

@@ -5,7 +5,8 @@
 //   window.webtorchPlayground = {
 //     ready: Promise<{device, versions, stages}>  resolves once Python (and webtorch) are loaded;
 //                                           stages: [[name, ms since navigation]] of the boot
-//     warm: Promise                           resolves once the background kernel warm-up is done
+//     warm: Promise<number>                   resolves once the background kernel warm-up is done
+//                                           (to the number of kernels it built)
 //     run(code?) -> Promise<{ok, stdout, stderr}>   same path as the Run button (default: the editor's code)
 //     stop()                                  same as the Stop button
 //     getCode(), setCode(code), shareUrl(), device, plotData(), graphData(),
@@ -333,7 +334,7 @@ function startWorker() {
       case 'plot_clear': plotClear(); break;
       case 'graph': showGraph(m.data); break;
       case 'error': if (current && m.id === current.id) showError(m.data); break;
-      case 'warm': warmResolve(); break;
+      case 'warm': warmResolve(m.kernels); break;
       case 'files': showFiles(m.files, m.uploaded); break;
       case 'done': if (current && m.id === current.id) finishRun(m.ok); break;
       default: break;

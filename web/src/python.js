@@ -7,6 +7,8 @@
 // a little-endian u32 n, n bytes of JSON [[path, size], ...], then the files' bytes in order.  Writing it into the file system is one pass of FS.writeFile, where
 // `loadPackage` unzips in Python (seconds on a slow machine).
 
+import PLAYGROUND_PY from './playground.py';
+
 export const PYODIDE_URL = '/pyodide/';
 
 // Run once webtorch's files are in place; a shipped snapshot is taken right after it.
@@ -52,4 +54,16 @@ export function installSitePackages(py, bytes) {
   }
   if (at !== bytes.byteLength) throw new Error('a truncated site-packages bundle');
   py.runPython('import importlib; importlib.invalidate_caches()');
+}
+
+// The playground helpers (web/src/playground.py), as the module `webtorch_playground` on sys.path.
+export function importPlayground(py) {
+  py.FS.mkdirTree('/playground');
+  py.FS.writeFile('/playground/webtorch_playground.py', PLAYGROUND_PY);
+  py.runPython(`
+import sys
+if '/playground' not in sys.path:
+    sys.path.insert(0, '/playground')
+import webtorch_playground
+`);
 }

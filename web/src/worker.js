@@ -16,8 +16,7 @@
 //                                                     run and each upload
 //                 {type: 'done', id, ok}
 //                 {type: 'fatal', error}
-import PLAYGROUND_PY from './playground.py';
-import { IMPORT_WEBTORCH, PYODIDE_URL, installSitePackages, loadSnapshot } from './python.js';
+import { IMPORT_WEBTORCH, PYODIDE_URL, importPlayground, installSitePackages, loadSnapshot } from './python.js';
 // Defines `webtorchReplay`, torch.compile's replay in the browser driver: bundled here, never
 // evaluated from source, so the page's Content-Security-Policy needs no 'unsafe-eval'.
 import '../../py/webtorch/backends/webgpu/drivers/replay.js';
@@ -138,7 +137,8 @@ async function probeGPU() {
   });
   device.lost.then((l) => post({ type: 'stderr', id: currentRun, text: `[WebGPU device lost] ${l.reason}: ${l.message}\n` }));
   const name = [info.vendor, info.architecture].filter(Boolean).join(' ') || info.description || 'adapter';
-  const gpuInfo = { kind: 'webgpu', label: `WebGPU: ${name}`, reason: '', jspi, info, adapter, device };
+  const adapterKey = [info.vendor, info.architecture, info.device, info.description].join('/');  // kernels differ per adapter
+  const gpuInfo = { kind: 'webgpu', label: `WebGPU: ${name}`, reason: '', jspi, info, adapterKey, adapter, device };
   if (!jspi) {
     // Reading results back (item(), print) waits on a GPU promise from synchronous Python,
     // which needs WebAssembly JS Promise Integration.
@@ -147,11 +147,13 @@ async function probeGPU() {
   return gpuInfo;
 }
 
-// ---- kernels: built once, kept across runs, warmed in the background on the next visit -------
+// ---- kernels: built once, kept across runs, warmed in the background from the start ----------
 // The driver builds each WGSL kernel with createShaderModule + createComputePipeline (layout
 // 'auto').  Both are answered from caches here; each kernel's (code, entry point) is recorded in
-// Cache Storage, and after boot the recorded kernels are built with
-// createComputePipelineAsync, off this thread, so a later first run finds them ready.
+// Cache Storage.  As soon as the GPU device is there (while Python starts), the kernels recorded
+// on earlier visits and those the examples use on this adapter (recorded at build time by
+// web/tools/make_snapshot.py, shipped as /dist/kernels-<hash>.json) are built with
+// createComputePipelineAsync, off this thread, so a first run finds them ready.
 const KERNELS_URL = '/webtorch-kernels.json';  // a key in Cache Storage, never fetched
 const MAX_KERNELS = 400;
 const modules = new Map(), moduleCode = new WeakMap(), pipelines = new Map();
@@ -197,20 +199,38 @@ function record(code, entry) {
   }, 1000);
 }
 
-async function warmKernels(device, module) {
+const kernelKey = ([code, entry]) => entry + '\n' + code;
+
+async function savedKernels() {
   try {
     const r = await (await caches.open('webtorch')).match(KERNELS_URL);
-    recorded = r ? await r.json() : [];
-  } catch (e) { recorded = []; }
-  await Promise.all(recorded.map(async ([code, entry]) => {
-    const key = entry + '\n' + code;
-    if (pipelines.has(key)) return;
+    return r ? await r.json() : [];
+  } catch (e) { return []; }
+}
+
+async function shippedKernels(url, adapterKey) {  // [] unless recorded on this very adapter
+  try {
+    const k = url ? await (await fetch(url)).json() : null;
+    return k && k.adapter === adapterKey ? k.kernels : [];
+  } catch (e) { return []; }
+}
+
+async function warmKernels(gpu, shippedUrl) {
+  const module = cacheKernels(gpu.device);
+  const [saved, shipped] = await Promise.all([savedKernels(), shippedKernels(shippedUrl, gpu.adapterKey)]);
+  const now = new Set(recorded.map(kernelKey));
+  recorded = [...saved.filter((k) => !now.has(kernelKey(k))), ...recorded];  // what this origin used
+  const todo = new Map([...shipped, ...saved].map((k) => [kernelKey(k), k]));
+  // one at a time, in the order they were recorded: the GPU process compiles them on one core
+  // (SwiftShader: on the CPU) while Python starts on another
+  for (const [key, [code, entry]] of todo) {
+    if (pipelines.has(key)) continue;
     try {
-      const p = await device.createComputePipelineAsync({ layout: 'auto', compute: { module: module(code), entryPoint: entry } });
+      const p = await gpu.device.createComputePipelineAsync({ layout: 'auto', compute: { module: module(code), entryPoint: entry } });
       if (!pipelines.has(key)) pipelines.set(key, p);
     } catch (e) { /* a stale kernel that no longer compiles: it is rebuilt when used */ }
-  }));
-  return recorded.length;
+  }
+  return todo.size;
 }
 
 // ---- boot -----------------------------------------------------------------------------------
@@ -325,6 +345,8 @@ async function boot(interrupt, flowBuffer) {
   import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs');  // parsed while the rest downloads
   const wheelInfo = fetch('/api/wheel').then((r) => (r.ok ? r.json() : { error: `/api/wheel: HTTP ${r.status}` }));
   const wheel = await wheelInfo;
+  // not awaited: the kernels build while Python starts and runs go ahead
+  const warming = gpuPromise.then((gpu) => (gpu.kind === 'webgpu' ? warmKernels(gpu, wheel.kernels) : 0));
   const wheels = wheel.url ? [wheel.url, ...(wheel.vendor || [])] : [];
   const [{ loadPyodide }, fetched] = await Promise.all([
     import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs'),
@@ -343,7 +365,6 @@ async function boot(interrupt, flowBuffer) {
   const gpu = await gpuPromise;
   mark('gpu ready');
   const { adapter, device, ...shown } = gpu;
-  const kernelModule = gpu.kind === 'webgpu' ? cacheKernels(device) : null;
   const hostInfo = { ...shown, info: shown.info || null };
   post({ type: 'device', device: hostInfo });
   // `webtorch_gpu_host`: what py/webtorch/backends/webgpu/drivers/browser.py uses.
@@ -397,15 +418,8 @@ async function boot(interrupt, flowBuffer) {
     post: (kind, json) => post({ type: kind, id: currentRun, data: JSON.parse(json) }),
   });
 
-  // The playground helpers, as a module on sys.path.
-  pyodide.FS.mkdirTree('/playground');
-  pyodide.FS.writeFile('/playground/webtorch_playground.py', PLAYGROUND_PY);
-  pyodide.runPython(`
-import sys
-sys.path.insert(0, '/playground')
-import webtorch_playground
-from webtorch_playground import run_user_code as __wt_run
-`);
+  importPlayground(pyodide);  // already imported in a shipped snapshot; its file is written again
+  pyodide.runPython('from webtorch_playground import run_user_code as __wt_run');
   mark('playground imported');
 
   // The 8x8 digits data set, for the training example.
@@ -423,8 +437,7 @@ from webtorch_playground import run_user_code as __wt_run
   status(libError ? `Ready (webtorch not loaded: ${libError})` : 'Ready', 1);
   mark('ready');
   post({ type: 'ready', versions, libError, stages });
-  // not awaited: runs go ahead while the kernels build
-  (kernelModule && !libError ? warmKernels(device, kernelModule) : Promise.resolve(0)).then((warmed) => {
+  warming.then((warmed) => {
     if (warmed && currentRun === null) status(`Ready (${warmed} kernels built in the background)`, 1);
     post({ type: 'warm', kernels: warmed });
   });

@@ -3,12 +3,14 @@ imported, and the site-packages files it expects, as content-hashed files in web
 
     python web/tools/make_snapshot.py [--wheel-dir dist]
 
-Writes web/dist/site-packages-<hash>.bin.gz (webtorch's wheel and the vendored wheels, unpacked:
-the format is in web/src/python.js), web/dist/python-<hash>.snapshot.gz (made in headless
-Chromium by web/src/snapshot.js, the same Pyodide the page runs) and web/dist/snapshot-<hash>.json
-(the hash of the wheels' names and contents), which names both: the server offers the snapshot
-made from the wheels it serves.  Nothing is done when that snapshot exists; the 3 newest are
-kept.  Without Chromium or Playwright it writes nothing and the page starts Python itself.
+Writes, in web/dist/: site-packages-<hash>.bin.gz (webtorch's wheel and the vendored wheels,
+unpacked; the format is in web/src/python.js); python-<hash>.snapshot.gz (made in headless
+Chromium by web/src/snapshot.js, the same Pyodide the page runs); kernels-<hash>.json.gz (the
+WGSL kernels the examples build, recorded in the playground on Chromium's WebGPU adapter: the
+page builds them while Python starts); and snapshot-<hash>.json, which names them, <hash> being
+that of the wheels' and snapshot.js's names and contents: the server offers the files made from
+what it serves.  Nothing is done when they exist; the 3 newest sets are kept.  Without Chromium
+or Playwright it writes nothing and the page starts Python itself.
 """
 import argparse
 import fcntl
@@ -27,6 +29,18 @@ sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT / "bench"))
 from webtorch_server.app import playground_wheels, sha256_file, shipped_snapshot, snapshot_manifest  # noqa: E402
 
+RECORD_JS = """async () => {
+  const pg = window.webtorchPlayground;
+  const { device } = await pg.ready;
+  if (device.kind !== 'webgpu') return { adapter: null, kernels: [] };
+  for (const e of await (await fetch('/api/examples')).json()) {
+    const r = await pg.run(e.code);
+    if (!r.ok) throw new Error(`example ${e.name}: ${r.stderr}`);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1500));  // the worker records kernels 1 s after the last
+  const saved = await (await caches.open('webtorch')).match('/webtorch-kernels.json');
+  return { adapter: device.adapterKey, kernels: saved ? await saved.json() : [] };
+}"""
 MAKE_JS = """async () => {
   const w = new Worker('/dist/snapshot.js', { type: 'module' });
   const r = await new Promise((resolve) => { w.onmessage = (ev) => resolve(ev.data); w.postMessage(%s); });
@@ -57,26 +71,33 @@ def write_hashed(stem, suffix, data):
     return "/dist/" + name
 
 
-def make_snapshot(base, site_url):
+def make_snapshot(browser, base, site_url):
     """The gzipped snapshot, made by web/src/snapshot.js in headless Chromium."""
-    from playwright.sync_api import sync_playwright
-    from start import CHROMIUM, CHROMIUM_ARGS
-
     got = {}
 
     def upload(route):
         got["snapshot"] = route.request.post_data_buffer
         route.fulfill(status=204)
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        page.set_default_timeout(300_000)
-        page.route("**/snapshot-upload", upload)
-        page.goto(base + "/api/health")
-        page.evaluate(MAKE_JS % json.dumps({"sitePackages": site_url}))
-        browser.close()
+    page = browser.new_page()
+    page.set_default_timeout(300_000)
+    page.route("**/snapshot-upload", upload)
+    page.goto(base + "/api/health")
+    page.evaluate(MAKE_JS % json.dumps({"sitePackages": site_url}))
+    page.close()
     return got["snapshot"]
+
+
+def record_kernels(browser, base):
+    """{"adapter", "kernels"}: the kernels the playground's examples build, run in the page (which
+    restores the new snapshot), on this Chromium's WebGPU adapter."""
+    page = browser.new_page()
+    page.set_default_timeout(600_000)
+    page.goto(base + "/")
+    page.wait_for_function("() => window.webtorchPlayground !== undefined")
+    got = page.evaluate(RECORD_JS)
+    page.close()
+    return got
 
 
 def main():
@@ -107,18 +128,29 @@ def main():
 
 def build(wheels, wheel_dir):
     site_url = write_hashed("site-packages", ".bin.gz", site_packages(wheels))
-    from start import serve
+    from playwright.sync_api import sync_playwright
+    from start import CHROMIUM, CHROMIUM_ARGS, serve
 
+    path = snapshot_manifest(ROOT / "web", wheels)
     proc, base = serve(ROOT, wheel_dir)
     try:
-        snapshot = make_snapshot(base, site_url)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            snapshot = make_snapshot(browser, base, site_url)
+            snapshot_url = "/dist/python-%s.snapshot.gz" % hashlib.sha256(snapshot).hexdigest()[:16]
+            (DIST / Path(snapshot_url).name).write_bytes(snapshot)
+            manifest = {"snapshot": snapshot_url, "sitePackages": site_url,
+                        "wheels": {w.name: sha256_file(w) for w in wheels}}
+            path.write_text(json.dumps(manifest, indent=1) + "\n")  # the page below restores it
+            kernels = record_kernels(browser, base)
+            browser.close()
     finally:
         proc.terminate()
-    snapshot_url = "/dist/python-%s.snapshot.gz" % hashlib.sha256(snapshot).hexdigest()[:16]
-    (DIST / Path(snapshot_url).name).write_bytes(snapshot)
-    manifest = {"snapshot": snapshot_url, "sitePackages": site_url, "wheels": {w.name: sha256_file(w) for w in wheels}}
-    snapshot_manifest(ROOT / "web", wheels).write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"make_snapshot: {snapshot_url} ({len(snapshot) / 1e6:.1f} MB), {site_url}")
+    if kernels["kernels"]:
+        manifest["kernels"] = write_hashed("kernels", ".json.gz", json.dumps(kernels).encode())
+        path.write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"make_snapshot: {snapshot_url} ({len(snapshot) / 1e6:.1f} MB), {site_url}, "
+          f"{len(kernels['kernels'])} kernels of the examples on {kernels['adapter']}")
 
 
 def prune(keep=KEEP):
@@ -126,8 +158,8 @@ def prune(keep=KEEP):
     manifests = sorted(DIST.glob("snapshot-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
     for old in manifests[keep:]:
         old.unlink()
-    named = {Path(json.loads(m.read_text())[k]).name for m in manifests[:keep] for k in ("snapshot", "sitePackages")}
-    for f in [*DIST.glob("site-packages-*.bin.gz"), *DIST.glob("python-*.snapshot.gz")]:
+    named = {Path(url).name for m in manifests[:keep] for k, url in json.loads(m.read_text()).items() if k != "wheels"}
+    for f in [*DIST.glob("site-packages-*.bin.gz"), *DIST.glob("python-*.snapshot.gz"), *DIST.glob("kernels-*.gz")]:
         if f.name not in named:
             f.unlink()
 
