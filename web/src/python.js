@@ -25,14 +25,20 @@ except ImportError:
     pass
 `;
 
-// Python restored from a memory snapshot (Pyodide's `_loadSnapshot`).  Pyodide sizes the heap
-// for it through INITIAL_MEMORY, which its module ignores (the memory is the module's own), so a
-// snapshot taken after imports, larger than a fresh heap, would not fit: the module's memory is
-// grown to the snapshot's size before it is restored.
-// `instantiated()` is called once the WebAssembly module is instantiated, before the restore.
-export async function loadSnapshot(loadPyodide, bytes, instantiated = () => {}) {
+// Python restored from a memory snapshot (Pyodide's `_loadSnapshot`).  `bytes` may still be
+// arriving: Python's WebAssembly module is compiled and instantiated meanwhile, and the restore
+// waits for the promise `filled`.  Pyodide sizes the heap for a snapshot through INITIAL_MEMORY,
+// which its module ignores (the memory is the module's own), so a snapshot taken after imports,
+// larger than a fresh heap, would not fit: the memory is grown to the snapshot's size first.
+// `instantiated()` is called once the module is instantiated.
+export async function loadSnapshot(loadPyodide, bytes, filled, instantiated = () => {}) {
   const { default: create } = await import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs');
-  const grow = (Module) => { instantiated(); Module.growMemory(bytes.byteLength); };
+  const grow = (Module) => {
+    instantiated();
+    Module.addRunDependency('webtorch-snapshot');
+    const restore = () => { Module.growMemory(bytes.byteLength); Module.removeRunDependency('webtorch-snapshot'); };
+    filled.then(restore, restore);  // a failed download left a snapshot that cannot restore
+  };
   const createPyodideModule = (settings) => create({ ...settings, preRun: [grow, ...settings.preRun] });
   return loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _loadSnapshot: bytes, createPyodideModule });
 }

@@ -222,8 +222,10 @@ async function warmKernels(gpu, shippedUrl) {
   recorded = [...saved.filter((k) => !now.has(kernelKey(k))), ...recorded];  // what this origin used
   const todo = new Map([...shipped, ...saved].map((k) => [kernelKey(k), k]));
   // one at a time, in the order they were recorded: the GPU process compiles them on one core
-  // (SwiftShader: on the CPU) while Python starts on another
+  // (SwiftShader: on the CPU) while Python starts on another.  Paused while code runs: a run
+  // builds what it needs itself, and the warm-up would only compete with it
   for (const [key, [code, entry]] of todo) {
+    while (currentRun !== null) await new Promise((resolve) => setTimeout(resolve, 100));
     if (pipelines.has(key)) continue;
     try {
       const p = await gpu.device.createComputePipelineAsync({ layout: 'auto', compute: { module: module(code), entryPoint: entry } });
@@ -240,7 +242,12 @@ async function warmKernels(gpu, shippedUrl) {
 const DOWNLOADED = 0.5, STARTED = 0.8, LOADED = 0.9;
 const MB = (n) => (n / 1e6).toFixed(1);
 
-async function download(urls) {  // -> Map url -> Blob
+// Fetches `urls` with one byte count in the status line.  Resolves once their headers are in, to
+// {snapshot, blobs}: `snapshot` (for `snapshotUrl`) a Uint8Array of its unpacked size that its
+// bytes fill as they arrive, so Python's module compiles meanwhile (its first 16 bytes are zeroed
+// when the download fails or its size comes out wrong: it then cannot be restored); `blobs` a
+// promise of a Map url -> Blob of the others.
+async function download(urls, snapshotUrl = null) {
   const responses = await Promise.all(urls.map(async (url) => {
     const r = await fetch(url);
     if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
@@ -249,32 +256,42 @@ async function download(urls) {  // -> Map url -> Blob
   // a gzip-encoded response counts its unpacked bytes (the server's X-Decoded-Length)
   const size = (r) => +(r.headers.get('x-decoded-length') || r.headers.get('content-length')) || 0;
   const total = responses.reduce((n, r) => n + size(r), 0);
+  const snapshot = snapshotUrl ? new Uint8Array(size(responses[urls.indexOf(snapshotUrl)])) : null;
   let got = 0, shown = 0;
-  const blobs = await Promise.all(responses.map(async (r) => {
+  const read = async (r, into) => {
     const reader = r.body.getReader(), chunks = [];
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return new Blob(chunks);
-      chunks.push(value);
-      got += value.length;
-      if (got - shown > total / 50 || got === total) {
-        shown = got;
-        status(`Downloading Python and webtorch: ${MB(got)} of ${MB(total)} MB`, DOWNLOADED * Math.min(1, got / total));
+    let at = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!into) chunks.push(value);
+        else if (at + value.length <= into.length) into.set(value, at);
+        at += value.length;
+        got += value.length;
+        if (got - shown > total / 50 || got === total) {
+          shown = got;
+          status(`Downloading Python and webtorch: ${MB(got)} of ${MB(total)} MB`, DOWNLOADED * Math.min(1, got / total));
+        }
       }
+    } finally {
+      if (into && at !== into.length) into.fill(0, 0, 16);
     }
-  }));
-  return new Map(urls.map((url, i) => [url, blobs[i]]));
+    return into ? null : new Blob(chunks);
+  };
+  const blobs = Promise.all(responses.map((r, i) => read(r, urls[i] === snapshotUrl ? snapshot : null)));
+  return { snapshot, blobs: blobs.then((b) => new Map(urls.map((url, i) => [url, b[i]]))) };
 }
 
 // The shipped snapshot (web/tools/make_snapshot.py): Python with webtorch already imported,
-// restored instead of started; then the site-packages files it expects are written.  Null when
-// it fails (a stale or corrupt snapshot): the caller starts Python the normal way.
-async function restoreShipped(loadPyodide, wheel, fetched) {
+// restored instead of started (once `downloaded`); then the site-packages files it expects are
+// written.  Null when it fails (a stale or corrupt snapshot): the caller starts Python the
+// normal way.
+async function restoreShipped(loadPyodide, wheel, downloaded, snapshot) {
   try {
-    const bytes = new Uint8Array(await fetched.get(wheel.snapshot).arrayBuffer());
-    const py = await loadSnapshot(loadPyodide, bytes, () => mark('wasm instantiated'));
+    const py = await loadSnapshot(loadPyodide, snapshot, downloaded, () => mark('wasm instantiated'));
     mark('python restored (shipped)');
-    installSitePackages(py, new Uint8Array(await fetched.get(wheel.sitePackages).arrayBuffer()));
+    installSitePackages(py, new Uint8Array(await (await downloaded).get(wheel.sitePackages).arrayBuffer()));
     py.runPython('import random; random.seed()');  // not the build's random state
     mark('site-packages written');
     return py;
@@ -290,9 +307,10 @@ async function restoreShipped(loadPyodide, wheel, fetched) {
 // `_makeSnapshot`/`_loadSnapshot`).  That snapshot is taken before any package is loaded
 // (loadPackage leaves JS references a snapshot cannot hold), so each visit then loads the wheels
 // and imports webtorch.
-async function startPython(loadPyodide, wheel, wheels, fetched) {
-  const shipped = wheel.snapshot && await restoreShipped(loadPyodide, wheel, fetched);
+async function startPython(loadPyodide, wheel, wheels, downloaded, snapshot) {
+  const shipped = snapshot && await restoreShipped(loadPyodide, wheel, downloaded, snapshot);
   if (shipped) return [shipped, null];
+  await downloaded;
   const key = `/webtorch-snapshot/${encodeURIComponent(PYODIDE_URL)}`;
   // Cache Storage exists only in a secure context (https, localhost)
   const cache = self.caches ? await caches.open('webtorch').catch(() => null) : null;
@@ -348,15 +366,18 @@ async function boot(interrupt, flowBuffer) {
   // not awaited: the kernels build while Python starts and runs go ahead
   const warming = gpuPromise.then((gpu) => (gpu.kind === 'webgpu' ? warmKernels(gpu, wheel.kernels) : 0));
   const wheels = wheel.url ? [wheel.url, ...(wheel.vendor || [])] : [];
-  const [{ loadPyodide }, fetched] = await Promise.all([
+  const [{ loadPyodide }, { snapshot, blobs }] = await Promise.all([
     import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs'),
     download(['pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'].map((f) => PYODIDE_URL + f)
-      .concat(wheel.snapshot ? [wheel.snapshot, wheel.sitePackages] : wheels)),
+      .concat(wheel.snapshot ? [wheel.snapshot, wheel.sitePackages] : wheels), wheel.snapshot),
   ]);
-  mark('downloaded');
-  status('Starting Python…', DOWNLOADED);
+  const downloaded = blobs.then((fetched) => {
+    mark('downloaded');
+    status('Starting Python…', DOWNLOADED);
+    return fetched;
+  });
   let libError;
-  [pyodide, libError] = await startPython(loadPyodide, wheel, wheels, fetched);
+  [pyodide, libError] = await startPython(loadPyodide, wheel, wheels, downloaded, snapshot);
   pyodide.setStdout(stream('stdout'));
   pyodide.setStderr(stream('stderr'));
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
