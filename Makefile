@@ -71,8 +71,9 @@ $(VENDOR_STAMP): web/vendor-requirements.txt | $(PY)
 	  -d web/vendor -r web/vendor-requirements.txt
 	touch $@
 
-# Python with webtorch imported, snapshotted in headless Chromium (~20-60 s here): a first visit
-# restores it instead of starting Python.  Without Chromium it is skipped (the page starts Python).
+# Python with webtorch imported, snapshotted in headless Chromium, and the kernels the examples
+# build there (~1-2 min here): a visit restores it instead of starting Python.  Without Chromium
+# it is skipped (the page starts Python).
 $(SNAPSHOT_STAMP): $(WEB_STAMP) $(WHEEL_STAMP) $(VENDOR_STAMP)
 	$(PY) web/tools/make_snapshot.py
 	touch $@
