@@ -360,7 +360,7 @@ async function boot(interrupt, flowBuffer) {
   mark('boot');
   status('Downloading Python and webtorch…', 0);
   const gpuPromise = probeGPU();
-  import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs');  // parsed while the rest downloads
+  import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs').catch(() => {});  // parsed while the rest downloads
   const wheelInfo = fetch('/api/wheel').then((r) => (r.ok ? r.json() : { error: `/api/wheel: HTTP ${r.status}` }));
   const wheel = await wheelInfo;
   // not awaited: the kernels build while Python starts and runs go ahead
