@@ -1,5 +1,6 @@
 # webtorch: the single entry point.
-#   make install   .venv with webtorch (editable) + extras, npm packages, web bundle, wheel in dist/
+#   make install   .venv with webtorch (editable) + extras, npm packages, web bundle, wheel in dist/,
+#                  the playground's Python snapshot for a first visit (web/tools/make_snapshot.py)
 #   make run       install, then serve the playground on http://$(HOST):$(PORT)/
 #   make test      install, then run every test tier (cpu, native webgpu, browser)
 #   make bench     install, then run the benchmarks
@@ -20,6 +21,7 @@ NPM_STAMP   := node_modules/.webtorch-npm.stamp
 WEB_STAMP   := web/dist/.webtorch-build.stamp
 WHEEL_STAMP := dist/.webtorch-wheel.stamp
 VENDOR_STAMP := web/vendor/.webtorch-vendor.stamp
+SNAPSHOT_STAMP := web/dist/.webtorch-snapshot.stamp
 
 # Inputs (ignores caches and build outputs).
 WHEEL_SRC := pyproject.toml setup.py README.md \
@@ -30,7 +32,7 @@ WEB_SRC   := $(wildcard package.json package-lock.json) \
 
 .PHONY: install run test bench bench-browser wheel clean
 
-install: $(PIP_STAMP) $(NPM_STAMP) $(WEB_STAMP) $(WHEEL_STAMP) $(VENDOR_STAMP)
+install: $(PIP_STAMP) $(NPM_STAMP) $(WEB_STAMP) $(WHEEL_STAMP) $(VENDOR_STAMP) $(SNAPSHOT_STAMP)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +69,13 @@ $(VENDOR_STAMP): web/vendor-requirements.txt | $(PY)
 	rm -rf web/vendor
 	$(PY) -m pip download --disable-pip-version-check --no-deps --only-binary=:all: --require-hashes \
 	  -d web/vendor -r web/vendor-requirements.txt
+	touch $@
+
+# Python with webtorch imported, snapshotted in headless Chromium, and the kernels the examples
+# build there (~1-2 min here): a visit restores it instead of starting Python.  Without Chromium
+# it is skipped (the page starts Python).
+$(SNAPSHOT_STAMP): $(WEB_STAMP) $(WHEEL_STAMP) $(VENDOR_STAMP)
+	$(PY) web/tools/make_snapshot.py
 	touch $@
 
 run: install

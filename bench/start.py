@@ -12,7 +12,9 @@ side's best:
             reloaded page its first run clicked once the page is idle (kernels warmed where the
             page warms them; the same as a plain first run where it does not)
 
-Times are milliseconds; compare only within one run of this script (the machine is noisy).
+Times are milliseconds; compare only within one run of this script (the machine is noisy).  Then
+the status line's texts and the worker's boot stages (performance marks) of each side's best
+cold start.
 """
 import argparse
 import os
@@ -26,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 from pwutil import CHROMIUM, CHROMIUM_ARGS, _free_port  # noqa: E402
 
-READY_JS = "() => window.webtorchPlayground.ready.then(() => performance.now())"
+READY_JS = "() => window.webtorchPlayground.ready.then((info) => [performance.now(), info.stages || []])"
 IDLE_JS = "() => (window.webtorchPlayground.warm || Promise.resolve()).then(() => performance.now())"
 RUN_JS = """async (code) => {
   const t0 = performance.now();
@@ -43,12 +45,12 @@ STAGES_JS = """() => {  // the status line's texts with their times, for the sta
 }"""
 
 
-def serve(root):
-    """A playground server for checkout `root` (its dist/ wheel): (process, base URL)."""
+def serve(root, wheel_dir=None):
+    """A playground server for checkout `root` (its dist/ wheel, or wheel_dir's): (process, base URL)."""
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "server"), str(root / "py")]))
     proc = subprocess.Popen([sys.executable, "-m", "webtorch_server", "--host", "127.0.0.1", "--port",
-                             str(port), "--wheel-dir", str(root / "dist"), "--no-build-wheel",
+                             str(port), "--wheel-dir", str(wheel_dir or root / "dist"), "--no-build-wheel",
                              "--log-level", "warning"], cwd=root, env=env)
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -67,17 +69,17 @@ def measure(browser, base, digits):
     page.set_default_timeout(600_000)
     page.add_init_script(f"({STAGES_JS})()")
     page.goto(base + "/")
-    cold = page.evaluate(READY_JS)
+    cold, cold_marks = page.evaluate(READY_JS)
     stages = page.evaluate("() => window.__stages")
     first = page.evaluate(RUN_JS, digits)
     second = page.evaluate(RUN_JS, digits)
     page.reload()
-    warm = page.evaluate(READY_JS)
+    warm, warm_marks = page.evaluate(READY_JS)
     page.evaluate(IDLE_JS)
     first_idle = page.evaluate(RUN_JS, digits)
     context.close()
     return {"cold": cold, "warm": warm, "digits 1st (at ready)": first, "digits 2nd": second,
-            "digits 1st (page idle)": first_idle}, stages
+            "digits 1st (page idle)": first_idle}, (stages, cold_marks, warm_marks)
 
 
 def main():
@@ -105,10 +107,14 @@ def main():
     finally:
         for proc, _ in servers.values():
             proc.terminate()
-    for name, st in stages.items():
+    for name, (st, cold_marks, warm_marks) in stages.items():
         print(f"\n{name}: status line during the best cold start (ms since navigation)")
         for t, text in st:
             print(f"  {t:6d}  {text}")
+        for visit, marks in (("cold", cold_marks), ("warm", warm_marks)):
+            if marks:
+                print(f"{name}: the worker's boot stages, {visit} start of that round (ms since navigation)")
+                print("  " + ", ".join(f"{n} {t}" for n, t in marks))
     names = list(best)
     print("\nbest of", args.rounds, "rounds, ms | " + " | ".join(names))
     for k in best[names[0]]:

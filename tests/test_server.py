@@ -3,6 +3,7 @@ and the real `webtorch-playground` command on a free port."""
 
 import asyncio
 import concurrent.futures
+import gzip
 import json
 import os
 import shutil
@@ -379,6 +380,37 @@ def test_api_wheel_points_at_newest_wheel(client, site):
     assert w.headers["content-type"] == "application/zip"
     assert client.get("/wheels/webtorch-0.0.9-py3-none-any.whl").status_code == 200
     assert client.get("/wheels/webtorch-9.9.9-py3-none-any.whl").status_code == 404
+
+
+def test_shipped_snapshot_offered_only_for_the_wheels_it_was_made_from(client, site):
+    """/api/wheel names the files of the manifest made from the wheels it serves (names and
+    contents); the content-hashed files are cached a year; a broken or unsafe manifest offers none."""
+    web, dist = site / "web", site / "web" / "dist"
+    (dist / "python-0123456789abcdef.snapshot.gz").write_bytes(gzip.compress(b"snap"))
+    (dist / "site-packages-fedcba9876543210.bin.gz").write_bytes(b"files")
+    urls = {"snapshot": "/dist/python-0123456789abcdef.snapshot.gz",
+            "sitePackages": "/dist/site-packages-fedcba9876543210.bin.gz"}
+
+    def manifest(**over):
+        wheels = app_module.playground_wheels(site / "dist", web)
+        app_module.snapshot_manifest(web, wheels).write_text(json.dumps({**urls, **over}))
+        return client.get("/api/wheel").json()
+
+    info = manifest()
+    assert {k: info[k] for k in urls} == urls
+    r = client.get(urls["snapshot"])
+    assert r.content == b"snap" and r.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert r.headers["content-encoding"] == "gzip" and r.headers["x-decoded-length"] == "4"
+    assert client.get("/dist/app.js").headers["cache-control"] == "no-cache"
+    assert "snapshot" not in manifest(snapshot="/dist/python-0000000000000000.snapshot.gz")  # missing
+    assert "snapshot" not in manifest(snapshot="/../secret.txt")
+    wheel = site / "dist" / "webtorch-0.1.0-py3-none-any.whl"  # another build of the wheel
+    make_wheel(wheel, {"webtorch/__init__.py": "# changed"})
+    assert "snapshot" not in client.get("/api/wheel").json()
+    assert "snapshot" in manifest()
+    for p in dist.glob("snapshot-*.json"):
+        p.write_text("{not json")
+    assert "snapshot" not in client.get("/api/wheel").json()
 
 
 def test_api_wheel_without_wheel_is_404(tmp_path):

@@ -1,4 +1,5 @@
-// Bundles web/src/app.js (the page) and web/src/worker.js (the Python worker) into web/dist/.
+// Bundles web/src/app.js (the page), web/src/worker.js (the Python worker) and web/src/snapshot.js
+// (the build's snapshot maker, web/tools/make_snapshot.py) into web/dist/.
 // Usage: npm run build   (node web/build.mjs [--watch])
 import * as esbuild from 'esbuild';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +7,7 @@ import path from 'node:path';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const options = {
-  entryPoints: [path.join(here, 'src/app.js'), path.join(here, 'src/worker.js')],
+  entryPoints: ['app.js', 'worker.js', 'snapshot.js'].map((f) => path.join(here, 'src', f)),
   outdir: path.join(here, 'dist'),
   bundle: true,
   format: 'esm',

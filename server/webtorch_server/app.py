@@ -6,8 +6,11 @@ Routes (GET and HEAD):
     /web/<path>, /<path>   static files from web/ (index.html, dist/, worker.js, css, examples)
     /pyodide/<path>        the Pyodide runtime from node_modules/pyodide/ (npm package, core only)
     /wheels/<name>.whl     a built webtorch wheel from dist/
-    /api/wheel             {"url": "/wheels/webtorch-...whl", "name", "size", "vendor": [urls]}:
-                           the newest wheel, and the vendored wheels Pyodide loads with it
+    /api/wheel             {"url": "/wheels/webtorch-...whl", "name", "size", "vendor": [urls],
+                           "snapshot", "sitePackages"}: the newest wheel, the vendored wheels
+                           Pyodide loads with it, and (where web/tools/make_snapshot.py made one
+                           from exactly these wheels) the URLs of the shipped Python snapshot, its
+                           site-packages files and the kernels the examples build on its adapter
     /vendor/<name>.whl     a vendored pure-Python wheel (tqdm, einops) from web/vendor/
     /api/examples          [{"name", "title", "code"}] from web/examples/*.py
     /api/examples/<name>   one example
@@ -25,6 +28,9 @@ DNS-rebinding page cannot read the server.  The server runs no user code.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import logging
 import mimetypes
 import os
@@ -82,9 +88,13 @@ SECURITY_HEADERS = [
 # Cache policies.  Pyodide's files change only when the npm package is upgraded: cache them a
 # week (revalidated by ETag on a reload, so an upgrade is picked up).  The wheel keeps its name
 # (webtorch-<version>-py3-none-any.whl) across rebuilds, so it is revalidated every time (a 304
-# when unchanged).  HTML, the API and the playground's own files: no-cache.
+# when unchanged).  HTML, the API and the playground's own files: no-cache.  Files in web/dist
+# named by their content's hash (python-<16 hex>.snapshot.gz): a year, immutable; those ending
+# in .gz are sent gzip-encoded, with their unpacked size in X-Decoded-Length.
 CACHE_LONG = "public, max-age=604800"
 CACHE_REVALIDATE = "no-cache"
+CACHE_IMMUTABLE = "public, max-age=31536000, immutable"
+_HASHED = re.compile(r"^dist/[a-z-]+-[0-9a-f]{16}\.[a-z.]+$")
 
 MIME_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -269,6 +279,53 @@ def servable_wheel(wheel_dir: Path, name: str) -> Path | None:
     return safe_path(wheel_dir, name)
 
 
+@functools.lru_cache(maxsize=64)
+def _sha256(path: Path, mtime_ns: int, size: int) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    st = path.stat()
+    return _sha256(path, st.st_mtime_ns, st.st_size)
+
+
+def playground_wheels(wheel_dir: Path, web: Path) -> list[Path] | None:
+    """The wheels the page loads: the newest webtorch wheel, then the vendored ones (by name);
+    None without a webtorch wheel."""
+    w = newest_wheel(wheel_dir)
+    if w is None:
+        return None
+    vendor = sorted((p for p in (web / "vendor").glob("*.whl") if safe_path(web / "vendor", p.name)),
+                    key=lambda p: p.name)
+    return [w, *vendor]
+
+
+def snapshot_manifest(web: Path, wheels: list[Path]) -> Path:
+    """Where make_snapshot.py writes the manifest of a snapshot made from `wheels` and the
+    snapshot maker web/dist/snapshot.js (which holds the Python it runs):
+    web/dist/snapshot-<16 hex digits of their names' and contents' hash>.json."""
+    maker = web / "dist" / "snapshot.js"
+    made_from = json.dumps({p.name: sha256_file(p) for p in [*wheels, maker] if p.is_file()}, sort_keys=True)
+    return web / "dist" / f"snapshot-{hashlib.sha256(made_from.encode()).hexdigest()[:16]}.json"
+
+
+def shipped_snapshot(web: Path, wheels: list[Path]) -> dict:
+    """{"snapshot", "sitePackages"[, "kernels"]}: the URLs of the Python snapshot made from
+    exactly `wheels` and web/dist/snapshot.js (by name and content), of its site-packages files
+    and of the kernels recorded with it, from its manifest, when the files are there; else {}."""
+    try:
+        m = json.loads(snapshot_manifest(web, wheels).read_text())
+        urls = {k: m[k] for k in ("snapshot", "sitePackages", "kernels") if k in m}
+    except (OSError, ValueError, TypeError):
+        return {}
+    if not {"snapshot", "sitePackages"} <= urls.keys():
+        return {}
+    if any(not isinstance(u, str) or not _HASHED.match(u.removeprefix("/")) or safe_path(web, u[1:]) is None
+           for u in urls.values()):
+        return {}
+    return urls
+
+
 def newest_wheel(wheel_dir: Path) -> Path | None:
     """The newest servable wheel in wheel_dir (by mtime, then name), or None."""
     try:
@@ -374,14 +431,14 @@ def _api_routes(app: FastAPI, web: Path, wheels: Path) -> None:
 
     @app.api_route("/api/wheel", methods=methods)
     def wheel_info():
-        w = newest_wheel(wheels)
-        if w is None:
+        served = playground_wheels(wheels, web)
+        if served is None:
             return JSONResponse(status_code=404, content={
                 "detail": f"no webtorch wheel in {wheels.name}/: run `make install` "
                           "(or `pip wheel --no-deps -w dist .`)"})
-        vendor = sorted(p.name for p in (web / "vendor").glob("*.whl") if safe_path(web / "vendor", p.name))
+        w, vendor = served[0], served[1:]
         return {"url": f"/wheels/{w.name}", "name": w.name, "size": w.stat().st_size,
-                "vendor": [f"/vendor/{n}" for n in vendor]}
+                "vendor": [f"/vendor/{p.name}" for p in vendor], **shipped_snapshot(web, served)}
 
     @app.api_route("/api/{rest:path}", methods=methods)
     def api_not_found(rest: str):
@@ -396,7 +453,15 @@ def _file_routes(app: FastAPI, web: Path, pyodide: Path, wheels: Path) -> None:
         p = safe_path(web, rel)
         if p is None:
             raise not_found()
-        return file_response(request, p, CACHE_REVALIDATE)
+        if not _HASHED.match(rel):
+            return file_response(request, p, CACHE_REVALIDATE)
+        response = file_response(request, p, CACHE_IMMUTABLE, "application/octet-stream")
+        if p.suffix == ".gz":  # the browser unpacks it while it downloads, off the page's threads
+            with open(p, "rb") as f:  # gzip's trailer: the unpacked size (mod 2**32), for progress
+                f.seek(-4, os.SEEK_END)
+                decoded = int.from_bytes(f.read(4), "little")
+            response.headers.update({"content-encoding": "gzip", "x-decoded-length": str(decoded)})
+        return response
 
     @app.api_route("/", methods=methods)
     def index(request: Request):

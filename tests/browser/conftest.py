@@ -30,6 +30,9 @@ def server():
         shutil.copy(os.environ["WEBTORCH_TEST_WHEEL"], wheel_dir)
     else:
         _build_wheel(wheel_dir)
+    # the Python snapshot a first visit restores, for this wheel (nothing to do when it is current)
+    subprocess.run([sys.executable, str(ROOT / "web" / "tools" / "make_snapshot.py"), "--wheel-dir", str(wheel_dir)],
+                   check=True)
     port = _free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "server"), str(ROOT / "py")] +

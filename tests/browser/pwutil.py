@@ -36,7 +36,7 @@ def _ensure_web_build():
     _ensure_vendor()
     dist = ROOT / "web" / "dist"
     srcs = list((ROOT / "web" / "src").glob("*")) + list((ROOT / "py" / "webtorch").rglob("*.js"))
-    outs = [dist / "app.js", dist / "worker.js"]
+    outs = [dist / "app.js", dist / "worker.js", dist / "snapshot.js"]
     if all(p.exists() for p in outs):
         newest_src = max(p.stat().st_mtime for p in srcs)
         if min(p.stat().st_mtime for p in outs) >= newest_src:
@@ -88,9 +88,10 @@ def _without_csp(route):
     route.fulfill(response=r, headers={k: v for k, v in r.headers.items() if k != "content-security-policy"})
 
 
-def open_playground(browser, base, path="/", wait_ready=True, worker_eval=False, init_script=None):
+def open_playground(browser, base, path="/", wait_ready=True, worker_eval=False, init_script=None, setup=None):
     """`worker_eval`: the worker script is served without its Content-Security-Policy, so eval
-    works in the worker as in a bare Pyodide.  `init_script`: JS run in the page before its own."""
+    works in the worker as in a bare Pyodide.  `init_script`: JS run in the page before its own.
+    `setup(context)`: called before the page opens (its routes take precedence)."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     pg = Playground(context, page, base)
@@ -115,6 +116,8 @@ def open_playground(browser, base, path="/", wait_ready=True, worker_eval=False,
     page.set_default_timeout(BOOT_TIMEOUT_MS)
     if init_script:
         page.add_init_script(init_script)
+    if setup:
+        setup(context)
     page.goto(base + path)
     if wait_ready:
         page.wait_for_function("() => window.webtorchPlayground !== undefined")

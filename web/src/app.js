@@ -3,8 +3,10 @@
 // or drag-and-drop; download what the code wrote), examples, share links, and a small JS API:
 //
 //   window.webtorchPlayground = {
-//     ready: Promise<{device, versions}>,   resolves once Python (and webtorch) are loaded
-//     warm: Promise                           resolves once the background kernel warm-up is done
+//     ready: Promise<{device, versions, stages}>  resolves once Python (and webtorch) are loaded;
+//                                           stages: [[name, ms since navigation]] of the boot
+//     warm: Promise<number>                   resolves once the background kernel warm-up is done
+//                                           (to the number of kernels it built)
 //     run(code?) -> Promise<{ok, stdout, stderr}>   same path as the Run button (default: the editor's code)
 //     stop()                                  same as the Stop button
 //     getCode(), setCode(code), shareUrl(), device, plotData(), graphData(),
@@ -310,7 +312,9 @@ function startWorker() {
       case 'status': setStatus(m.text, m.progress); break;
       case 'device': showDevice(m.device); break;
       case 'ready': {
-        const info = { device, versions: m.versions, libError: m.libError || null };
+        // the worker's boot stages, in ms since this page's navigation
+        const stages = (m.stages || []).map(([name, t]) => [name, Math.round(t - performance.timeOrigin)]);
+        const info = { device, versions: m.versions, libError: m.libError || null, stages };
         $('versions').textContent = `Python ${m.versions.python} · Pyodide ${m.versions.pyodide}` + (m.versions.webtorch ? ` · webtorch ${m.versions.webtorch}` : '');
         booted = true;
         resolveBoot(info); readyResolve(info); setRunning(!!current); break;
@@ -330,7 +334,7 @@ function startWorker() {
       case 'plot_clear': plotClear(); break;
       case 'graph': showGraph(m.data); break;
       case 'error': if (current && m.id === current.id) showError(m.data); break;
-      case 'warm': warmResolve(); break;
+      case 'warm': warmResolve(m.kernels); break;
       case 'files': showFiles(m.files, m.uploaded); break;
       case 'done': if (current && m.id === current.id) finishRun(m.ok); break;
       default: break;

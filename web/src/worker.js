@@ -16,12 +16,11 @@
 //                                                     run and each upload
 //                 {type: 'done', id, ok}
 //                 {type: 'fatal', error}
-import PLAYGROUND_PY from './playground.py';
+import { IMPORT_WEBTORCH, PYODIDE_URL, importPlayground, installSitePackages, loadSnapshot } from './python.js';
 // Defines `webtorchReplay`, torch.compile's replay in the browser driver: bundled here, never
 // evaluated from source, so the page's Content-Security-Policy needs no 'unsafe-eval'.
 import '../../py/webtorch/backends/webgpu/drivers/replay.js';
 
-const PYODIDE_URL = '/pyodide/';
 const WORKDIR = '/home/pyodide';  // Pyodide's working directory: where open('name') reads and writes
 const MAX_FILES = 200;            // files listed
 const MAX_DOWNLOAD = 64 << 20;    // bytes: a larger file is listed without its contents
@@ -31,6 +30,14 @@ const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 const status = (text, progress) => post({ type: 'status', text, progress });
+
+// Boot stages: performance marks here, and [name, epoch ms] pairs sent with 'ready' (the page
+// subtracts its own time origin, so the bench's stage table is in navigation time).
+const stages = [];
+const mark = (name) => {
+  performance.mark(name);
+  stages.push([name, performance.timeOrigin + performance.now()]);
+};
 
 // Output flow control. `flow` (Int32Array over a SharedArrayBuffer, from the page) holds
 // [messages posted, messages consumed]. A print loop would otherwise post millions of tiny
@@ -103,6 +110,7 @@ async function probeGPU() {
     return { kind: 'cpu', label: 'CPU', reason: 'requestAdapter failed: ' + e, jspi };
   }
   if (!adapter) return { kind: 'cpu', label: 'CPU', reason: 'WebGPU found no adapter', jspi };
+  mark('gpu adapter');
   const ai = adapter.info || {};
   const info = {
     vendor: ai.vendor || '', architecture: ai.architecture || '', device: ai.device || '',
@@ -122,13 +130,15 @@ async function probeGPU() {
       return { kind: 'cpu', label: 'CPU', reason: 'requestDevice failed: ' + e2, jspi, info };
     }
   }
+  mark('gpu device');
   info.deviceFeatures = [...device.features].sort();
   device.addEventListener('uncapturederror', (ev) => {
     post({ type: 'stderr', id: currentRun, text: `[WebGPU error] ${ev.error && ev.error.message}\n` });
   });
   device.lost.then((l) => post({ type: 'stderr', id: currentRun, text: `[WebGPU device lost] ${l.reason}: ${l.message}\n` }));
   const name = [info.vendor, info.architecture].filter(Boolean).join(' ') || info.description || 'adapter';
-  const gpuInfo = { kind: 'webgpu', label: `WebGPU: ${name}`, reason: '', jspi, info, adapter, device };
+  const adapterKey = [info.vendor, info.architecture, info.device, info.description].join('/');  // kernels differ per adapter
+  const gpuInfo = { kind: 'webgpu', label: `WebGPU: ${name}`, reason: '', jspi, info, adapterKey, adapter, device };
   if (!jspi) {
     // Reading results back (item(), print) waits on a GPU promise from synchronous Python,
     // which needs WebAssembly JS Promise Integration.
@@ -137,11 +147,13 @@ async function probeGPU() {
   return gpuInfo;
 }
 
-// ---- kernels: built once, kept across runs, warmed in the background on the next visit -------
+// ---- kernels: built once, kept across runs, warmed in the background from the start ----------
 // The driver builds each WGSL kernel with createShaderModule + createComputePipeline (layout
 // 'auto').  Both are answered from caches here; each kernel's (code, entry point) is recorded in
-// Cache Storage, and after boot the recorded kernels are built with
-// createComputePipelineAsync, off this thread, so a later first run finds them ready.
+// Cache Storage.  As soon as the GPU device is there (while Python starts), the kernels recorded
+// on earlier visits and those the examples use on this adapter (recorded at build time by
+// web/tools/make_snapshot.py, shipped as /dist/kernels-<hash>.json) are built with
+// createComputePipelineAsync, off this thread, so a first run finds them ready.
 const KERNELS_URL = '/webtorch-kernels.json';  // a key in Cache Storage, never fetched
 const MAX_KERNELS = 400;
 const modules = new Map(), moduleCode = new WeakMap(), pipelines = new Map();
@@ -187,20 +199,40 @@ function record(code, entry) {
   }, 1000);
 }
 
-async function warmKernels(device, module) {
+const kernelKey = ([code, entry]) => entry + '\n' + code;
+
+async function savedKernels() {
   try {
     const r = await (await caches.open('webtorch')).match(KERNELS_URL);
-    recorded = r ? await r.json() : [];
-  } catch (e) { recorded = []; }
-  await Promise.all(recorded.map(async ([code, entry]) => {
-    const key = entry + '\n' + code;
-    if (pipelines.has(key)) return;
+    return r ? await r.json() : [];
+  } catch (e) { return []; }
+}
+
+async function shippedKernels(url, adapterKey) {  // [] unless recorded on this very adapter
+  try {
+    const k = url ? await (await fetch(url)).json() : null;
+    return k && k.adapter === adapterKey ? k.kernels : [];
+  } catch (e) { return []; }
+}
+
+async function warmKernels(gpu, shippedUrl) {
+  const module = cacheKernels(gpu.device);
+  const [saved, shipped] = await Promise.all([savedKernels(), shippedKernels(shippedUrl, gpu.adapterKey)]);
+  const now = new Set(recorded.map(kernelKey));
+  recorded = [...saved.filter((k) => !now.has(kernelKey(k))), ...recorded];  // what this origin used
+  const todo = new Map([...shipped, ...saved].map((k) => [kernelKey(k), k]));
+  // one at a time, in the order they were recorded: the GPU process compiles them on one core
+  // (SwiftShader: on the CPU) while Python starts on another.  Paused while code runs: a run
+  // builds what it needs itself, and the warm-up would only compete with it
+  for (const [key, [code, entry]] of todo) {
+    while (currentRun !== null) await new Promise((resolve) => setTimeout(resolve, 100));
+    if (pipelines.has(key)) continue;
     try {
-      const p = await device.createComputePipelineAsync({ layout: 'auto', compute: { module: module(code), entryPoint: entry } });
+      const p = await gpu.device.createComputePipelineAsync({ layout: 'auto', compute: { module: module(code), entryPoint: entry } });
       if (!pipelines.has(key)) pipelines.set(key, p);
     } catch (e) { /* a stale kernel that no longer compiles: it is rebuilt when used */ }
-  }));
-  return recorded.length;
+  }
+  return todo.size;
 }
 
 // ---- boot -----------------------------------------------------------------------------------
@@ -210,47 +242,75 @@ async function warmKernels(device, module) {
 const DOWNLOADED = 0.5, STARTED = 0.8, LOADED = 0.9;
 const MB = (n) => (n / 1e6).toFixed(1);
 
-async function download(urls) {
+// Fetches `urls` with one byte count in the status line.  Resolves once their headers are in, to
+// {snapshot, blobs}: `snapshot` (for `snapshotUrl`) a Uint8Array of its unpacked size that its
+// bytes fill as they arrive, so Python's module compiles meanwhile (its first 16 bytes are zeroed
+// when the download fails or its size comes out wrong: it then cannot be restored); `blobs` a
+// promise of a Map url -> Blob of the others.
+async function download(urls, snapshotUrl = null) {
   const responses = await Promise.all(urls.map(async (url) => {
     const r = await fetch(url);
     if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
     return r;
   }));
-  const total = responses.reduce((n, r) => n + (+r.headers.get('content-length') || 0), 0);
+  // a gzip-encoded response counts its unpacked bytes (the server's X-Decoded-Length)
+  const size = (r) => +(r.headers.get('x-decoded-length') || r.headers.get('content-length')) || 0;
+  const total = responses.reduce((n, r) => n + size(r), 0);
+  const snapshot = snapshotUrl ? new Uint8Array(size(responses[urls.indexOf(snapshotUrl)])) : null;
   let got = 0, shown = 0;
-  await Promise.all(responses.map(async (r) => {
-    const reader = r.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      got += value.length;
-      if (got - shown > total / 50 || got === total) {
-        shown = got;
-        status(`Downloading Python and webtorch: ${MB(got)} of ${MB(total)} MB`, DOWNLOADED * Math.min(1, got / total));
+  const read = async (r, into) => {
+    const reader = r.body.getReader(), chunks = [];
+    let at = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!into) chunks.push(value);
+        else if (at + value.length <= into.length) into.set(value, at);
+        at += value.length;
+        got += value.length;
+        if (got - shown > total / 50 || got === total) {
+          shown = got;
+          status(`Downloading Python and webtorch: ${MB(got)} of ${MB(total)} MB`, DOWNLOADED * Math.min(1, got / total));
+        }
       }
+    } finally {
+      if (into && at !== into.length) into.fill(0, 0, 16);
     }
-  }));
+    return into ? null : new Blob(chunks);
+  };
+  const blobs = Promise.all(responses.map((r, i) => read(r, urls[i] === snapshotUrl ? snapshot : null)));
+  return { snapshot, blobs: blobs.then((b) => new Map(urls.map((url, i) => [url, b[i]]))) };
 }
 
-// Python, then webtorch.  A first visit starts Python and keeps a memory snapshot of it, just
-// started, in Cache Storage; a later visit restores that snapshot instead of starting Python
-// (Pyodide's `_makeSnapshot`/`_loadSnapshot`).  The snapshot is taken before any package is
-// loaded (loading leaves JS references a snapshot cannot hold), so each visit then loads the
-// wheels and imports webtorch.
-const IMPORT_WEBTORCH = `
-import webtorch
-if not hasattr(webtorch, "tensor"):
-    raise ImportError("the webtorch package is incomplete (no webtorch.tensor)")
-from webtorch import _torch_alias
-_torch_alias.install()  # "import torch" in the page is webtorch: Pyodide has no other torch
-try:
-    import tqdm
-    tqdm.tqdm.monitor_interval = 0  # its monitor is a thread, and the page has no threads
-except ImportError:
-    pass
-`;
+// The shipped snapshot (web/tools/make_snapshot.py): Python with webtorch already imported,
+// restored instead of started (once `downloaded`); then the site-packages files it expects are
+// written.  Null when it fails (a stale or corrupt snapshot): the caller starts Python the
+// normal way.
+async function restoreShipped(loadPyodide, wheel, downloaded, snapshot) {
+  try {
+    const py = await loadSnapshot(loadPyodide, snapshot, downloaded, () => mark('wasm instantiated'));
+    mark('python restored (shipped)');
+    installSitePackages(py, new Uint8Array(await (await downloaded).get(wheel.sitePackages).arrayBuffer()));
+    py.runPython('import random; random.seed()');  // not the build's random state
+    mark('site-packages written');
+    return py;
+  } catch (e) {
+    console.warn('the shipped Python snapshot failed; starting Python instead:', e);
+    return null;
+  }
+}
 
-async function startPython(loadPyodide, wheel, wheels) {
+// Python, then webtorch: from the shipped snapshot when the server offers one (see above).
+// Else a first visit starts Python and keeps a memory snapshot of it, just started, in Cache
+// Storage; a later visit restores that snapshot instead of starting Python (Pyodide's
+// `_makeSnapshot`/`_loadSnapshot`).  That snapshot is taken before any package is loaded
+// (loadPackage leaves JS references a snapshot cannot hold), so each visit then loads the wheels
+// and imports webtorch.
+async function startPython(loadPyodide, wheel, wheels, downloaded, snapshot) {
+  const shipped = snapshot && await restoreShipped(loadPyodide, wheel, downloaded, snapshot);
+  if (shipped) return [shipped, null];
+  await downloaded;
   const key = `/webtorch-snapshot/${encodeURIComponent(PYODIDE_URL)}`;
   // Cache Storage exists only in a secure context (https, localhost)
   const cache = self.caches ? await caches.open('webtorch').catch(() => null) : null;
@@ -259,14 +319,17 @@ async function startPython(loadPyodide, wheel, wheels) {
   if (saved) {
     try {
       py = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _loadSnapshot: saved.arrayBuffer() });
+      mark('python restored');
     } catch (e) {
       cache.delete(key);  // from another build of Pyodide: start afresh
     }
   }
   if (!py) {
     py = await loadPyodide({ indexURL: PYODIDE_URL, fullStdLib: false, _makeSnapshot: !!cache });
+    mark('python started');
     if (cache) {
       try { await cache.put(key, new Response(py.makeMemorySnapshot())); } catch (e) { /* no room: start afresh next time */ }
+      mark('snapshot saved');
     }
   }
   status('Loading webtorch…', STARTED);
@@ -275,8 +338,10 @@ async function startPython(loadPyodide, wheel, wheels) {
     let error = null;
     await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: (m) => { error = m; } });
     if (error) return [py, error];
+    mark('wheels loaded');
     status('Importing webtorch…', LOADED);
     await py.runPythonAsync(IMPORT_WEBTORCH);
+    mark('webtorch imported');
   } catch (e) {
     return [py, String(e && e.message ? e.message : e).split('\n').filter(Boolean).slice(-1)[0]];
   }
@@ -292,26 +357,35 @@ async function fetchBytes(url) {
 async function boot(interrupt, flowBuffer) {
   interruptFlag = interrupt || null;
   flow = flowBuffer || null;
+  mark('boot');
   status('Downloading Python and webtorch…', 0);
   const gpuPromise = probeGPU();
+  import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs').catch(() => {});  // parsed while the rest downloads
   const wheelInfo = fetch('/api/wheel').then((r) => (r.ok ? r.json() : { error: `/api/wheel: HTTP ${r.status}` }));
   const wheel = await wheelInfo;
+  // not awaited: the kernels build while Python starts and runs go ahead
+  const warming = gpuPromise.then((gpu) => (gpu.kind === 'webgpu' ? warmKernels(gpu, wheel.kernels) : 0));
   const wheels = wheel.url ? [wheel.url, ...(wheel.vendor || [])] : [];
-  const [{ loadPyodide }] = await Promise.all([
+  const [{ loadPyodide }, { snapshot, blobs }] = await Promise.all([
     import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs'),
-    download(['pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'].map((f) => PYODIDE_URL + f).concat(wheels)),
+    download(['pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'].map((f) => PYODIDE_URL + f)
+      .concat(wheel.snapshot ? [wheel.snapshot, wheel.sitePackages] : wheels), wheel.snapshot),
   ]);
-  status('Starting Python…', DOWNLOADED);
+  const downloaded = blobs.then((fetched) => {
+    mark('downloaded');
+    status('Starting Python…', DOWNLOADED);
+    return fetched;
+  });
   let libError;
-  [pyodide, libError] = await startPython(loadPyodide, wheel, wheels);
+  [pyodide, libError] = await startPython(loadPyodide, wheel, wheels, downloaded, snapshot);
   pyodide.setStdout(stream('stdout'));
   pyodide.setStderr(stream('stderr'));
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
   status('Connecting WebGPU…', LOADED);
 
   const gpu = await gpuPromise;
+  mark('gpu ready');
   const { adapter, device, ...shown } = gpu;
-  const kernelModule = gpu.kind === 'webgpu' ? cacheKernels(device) : null;
   const hostInfo = { ...shown, info: shown.info || null };
   post({ type: 'device', device: hostInfo });
   // `webtorch_gpu_host`: what py/webtorch/backends/webgpu/drivers/browser.py uses.
@@ -365,15 +439,9 @@ async function boot(interrupt, flowBuffer) {
     post: (kind, json) => post({ type: kind, id: currentRun, data: JSON.parse(json) }),
   });
 
-  // The playground helpers, as a module on sys.path.
-  pyodide.FS.mkdirTree('/playground');
-  pyodide.FS.writeFile('/playground/webtorch_playground.py', PLAYGROUND_PY);
-  pyodide.runPython(`
-import sys
-sys.path.insert(0, '/playground')
-import webtorch_playground
-from webtorch_playground import run_user_code as __wt_run
-`);
+  importPlayground(pyodide);  // already imported in a shipped snapshot; its file is written again
+  pyodide.runPython('from webtorch_playground import run_user_code as __wt_run');
+  mark('playground imported');
 
   // The 8x8 digits data set, for the training example.
   try {
@@ -388,9 +456,9 @@ from webtorch_playground import run_user_code as __wt_run
   enterWorkdir();
   postFiles();
   status(libError ? `Ready (webtorch not loaded: ${libError})` : 'Ready', 1);
-  post({ type: 'ready', versions, libError });
-  // not awaited: runs go ahead while the kernels build
-  (kernelModule && !libError ? warmKernels(device, kernelModule) : Promise.resolve(0)).then((warmed) => {
+  mark('ready');
+  post({ type: 'ready', versions, libError, stages });
+  warming.then((warmed) => {
     if (warmed && currentRun === null) status(`Ready (${warmed} kernels built in the background)`, 1);
     post({ type: 'warm', kernels: warmed });
   });
