@@ -577,13 +577,23 @@ FUSED_MULTIPLY_ADD = [
     "v7 = m.add(v0, v1, alpha=-0.55) * 1e8",  # add's alpha too: fma(other, alpha, input)
     "m.autograd.backward([v2, v5, v6], [m.ones(4, device=dev), m.ones(4, device=dev), m.ones(4, device=dev)])"]
 
+# the optimizers' addcmul too: centered RMSprop's square_avg.addcmul(grad_avg, grad_avg, value=-1) is inf (fma of
+# inf and a product past float32's range), not inf - inf = NaN (seed 50000411)
+RMSPROP_CENTERED_FMA = [
+    "v0 = m.tensor([[-2.5, 1.0, -2.0], [-1.5, -1.25, 0.0], [1e+30, -2.0, -0.75]], device=dev, requires_grad=True)",
+    "opt = m.optim.RMSprop([v0], lr=0.01, momentum=0.5, centered=True)",
+    "loss0 = (v0 * v0).sum()",
+    "loss0.backward()",
+    "opt.step()"]
 
-def test_fused_multiply_add(fuzz_device):
+
+@pytest.mark.parametrize("program", [FUSED_MULTIPLY_ADD, RMSPROP_CENTERED_FMA], ids=["ops", "rmsprop"])
+def test_fused_multiply_add(fuzz_device, program):
     name, device = fuzz_device
     if name == "webgpu":
         pytest.skip("WGSL has no f64 to round a multiply-add once in")
-    msg = diff(FUSED_MULTIPLY_ADD, wt, device, torch)
-    assert msg is None, f"{msg}\n{source(FUSED_MULTIPLY_ADD, device)}"
+    msg = diff(program, wt, device, torch)
+    assert msg is None, f"{msg}\n{source(program, device)}"
 
 
 def test_fill_integer_with_value_requiring_grad(device):

@@ -75,10 +75,19 @@ def lerp_(x, end, w):
 
 
 def addcmul_(x, a, b, value=1.0):
-    """x += value * a * b, in the opmath dtype (2-3 dispatches)."""
+    """x += value * a * b, in the opmath dtype (2-3 dispatches); float32 on the cpu as PyTorch's kernel,
+    fma(value * a, b, x) rounded once (float64 holds the product exactly)."""
     ct = _dtype.opmath(x.dtype)
     prod = a if value == 1 else _prims.ewise("mul", [a, value], ct, ct)
+    if ct is _dtype.float32 and x.dtype is ct and x.device.type == "cpu":
+        ct = _dtype.float64
     return _prims.ewise_into("add", x, [x, _prims.ewise("mul", [prod, b], ct, ct)], ct)
+
+
+def addcmul(x, a, b, value=1.0):
+    """x + value * a * b as a new tensor, as PyTorch's addcmul (see addcmul_)."""
+    out = _prims.ewise("copy", [x], x.dtype, x.dtype, shape=x.shape)
+    return addcmul_(out, a, b, value)
 
 
 def addcdiv_(x, a, b, value=1.0):

@@ -123,7 +123,7 @@ def rmsprop(p, g, state, *, lr, alpha, eps, weight_decay, momentum, centered, ma
     if centered:
         ga = state["grad_avg"]
         K.lerp_(ga, g, 1 - alpha)
-        avg = K.new("sub", sq, K.new("mul", ga, ga))
+        avg = K.addcmul(sq, ga, ga, -1)
         K.unary_("sqrt", avg)
     else:
         avg = K.unary("sqrt", sq)
