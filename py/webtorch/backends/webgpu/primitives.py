@@ -604,7 +604,7 @@ class Primitives:
                 b, lb = Strided(bt.buf, b.shape, (bt.strides[0], bt.strides[2], bt.strides[1]), 0, b.dtype), "t"
             if (vout or sout) and la is not None and lb is not None:
                 return self._matmul(out, a, b, f32, self._matmul_reg, B, M, N, K, la, lb, vout)
-        self._matmul(out, a, b, f32, self._matmul_tiled, B, M, N, K)
+        self._matmul(out, a, b, f32, self._matmul_general, B, M, N, K)
 
     def _matmul(self, out, a, b, f32, kernel, *args):
         """run kernel(out, a, b, *args, epi=...) now, or later with the element-wise ops that
@@ -673,14 +673,22 @@ class Primitives:
     # On some lavapipe hosts every buffer load costs per lane and per component
     # (bench/profile_step.py's machine: ~23 cycles per f32 loaded, FMAs nearly free), so there a
     # plain product takes REG_LARGE: (TM + TN) / (TM * TN) loads per FMA, half of 8x16's. The fused
-    # store (an epilogue) of a block that large compiles for 24 s on lavapipe, so fused products,
-    # and other adapters (SwiftShader: not measured), keep REG.
+    # store (an epilogue) of a block that large compiles for 24 s on lavapipe, so fused products keep REG.
+    # On other CPU adapters (SwiftShader: Chromium's, where the playground runs without a GPU) compiling a kernel
+    # costs more than running a small product: 8x16's compiles in ~300 ms there (fused: ~500), 4x8's in ~90
+    # (~150), and both run a product of up to ~300^3 as fast; from 512^3 8x16 is 1.4x faster. So there a product
+    # under SMALL_FMAS multiply-adds takes REG_SMALL (measured in the page, 2026-12-04).
     REG = dict(TM=8, TN=16, WX=8, WY=8)
     REG_LARGE = dict(TM=16, TN=32, WX=4, WY=4)
+    REG_SMALL = dict(TM=4, TN=8, WX=8, WY=8)
     LARGE_FMAS = 1 << 21
+    SMALL_FMAS = 1 << 25
 
     def _matmul_reg(self, out, a, b, B, M, N, K, la="n", lb="n", vout=True, epi=None):
-        reg = self.REG_LARGE if self.k.is_lavapipe and epi is None else self.REG
+        if self.k.is_lavapipe:
+            reg = self.REG_LARGE if epi is None else self.REG
+        else:
+            reg = self.REG_SMALL if B * M * N * K < self.SMALL_FMAS else self.REG
         TM, TN, WX, WY = (reg[k] for k in ("TM", "TN", "WX", "WY"))
         # no wider than the product: threads past its edge would run the whole K loop on clamped
         # loads for nothing (a batched 32x32 attention product used 8 of 64); then, for small
@@ -721,22 +729,26 @@ class Primitives:
             bufs = [out.buf.handle] + ab
         self.k.commands.dispatch(pipe, self.k._bind(pipe, bufs), pack_words(words), grid)
 
-    def _matmul_tiled(self, out, a, b, B, M, N, K, epi=None):
+    def _matmul_general(self, out, a, b, B, M, N, K, epi=None):
+        """any strides and dtypes: matmul_tiled.wgsl (workgroup tiles) on GPUs, matmul_block.wgsl (the same parts,
+        no workgroup memory) on CPU adapters"""
         cd = out.dtype if out.dtype in ("int32", "int64", "uint8", "bool") else "float32"
         same = a.buf is b.buf
-        key = ("mmtiled", a.dtype, b.dtype, out.dtype, same, epi and epi.key)
+        template = "matmul_block.wgsl" if self.k.is_cpu_adapter else "matmul_tiled.wgsl"
+        key = (template, a.dtype, b.dtype, out.dtype, same, epi and epi.key)
         pipe = self.k._memo.get(key)
         if pipe is None:
             st = "epilogue((u32(bt) * M + gm) * N + gn, v);" if epi else \
                 f"O[obase + i32(gm) * oms + i32(gn) * ons] = {store(conv(norm('v', cd), cd, out.dtype), out.dtype)};"
             enable = self.k.enable(a.dtype, b.dtype, out.dtype, *(epi.dtypes if epi else ()))
-            src = fill("matmul_tiled.wgsl", ENABLE=enable,
+            src = fill(template, ENABLE=enable,
                        BINDINGS=mm_bindings(ST[out.dtype], ST[a.dtype], ST[b.dtype], same, epi, 16), STORE=st,
                        CT=CT[cd], BM=64, BN=64, BK=16,
                        ALOAD=conv(load("x", a.dtype), a.dtype, cd), BLOAD=conv(load("x", b.dtype), b.dtype, cd),
                        MAC=ewise_expr("add", cd, ["acc[r][c]", ewise_expr("mul", cd, ["a[r]", "b[c]"])[0]])[0])
             pipe = self.k._memo[key] = self.k.pipeline(alias_b(src, same))
-        gx, gy = -(-N // 64), -(-M // 64)
+        tile = 32 if template == "matmul_block.wgsl" else 64     # the output tile of a workgroup
+        gx, gy = -(-N // tile), -(-M // tile)
         for b0 in range(0, B, self.k.max_wg):
             nb = min(self.k.max_wg, B - b0)
             words = [M, N, K, b0, a.offset, a.strides[0], a.strides[1], a.strides[2],
