@@ -395,10 +395,15 @@ def test_matmul(B, M, K, N):
 
 @pytest.mark.parametrize("la,lb", [("contig", "contig"), ("transposed", "contig"), ("contig", "transposed"),
                                    ("transposed", "transposed")])
-def test_matmul_register_block_edges(la, lb, monkeypatch):
-    """the plain register-block kernel (REG_LARGE's block on lavapipe) on products whose sizes are
-    not multiples of the block, with each operand read as stored or transposed, vec4 and scalar out"""
-    reg = be.prims.REG_LARGE if be.is_lavapipe else be.prims.REG
+@pytest.mark.parametrize("lavapipe", [True, False], ids=["lavapipe", "other-cpu-adapter"])
+def test_matmul_register_block_edges(la, lb, lavapipe, monkeypatch):
+    """the plain register-block kernel (REG_LARGE's block on lavapipe, REG_SMALL's for these small
+    products on other CPU adapters) on products whose sizes are not multiples of the block, with
+    each operand read as stored or transposed, vec4 and scalar out"""
+    if not be.is_lavapipe:
+        pytest.skip("the blocks chosen for CPU adapters: this adapter is not lavapipe")
+    monkeypatch.setattr(be, "is_lavapipe", lavapipe)
+    reg = be.prims.REG_LARGE if lavapipe else be.prims.REG_SMALL
     tm, tn = reg["TM"], reg["TN"]
     ran, reg = [], be.prims._matmul_reg
     monkeypatch.setattr(be.prims, "_matmul_reg", lambda *a, **k: ran.append(k.get("epi")) or reg(*a, **k))
@@ -409,6 +414,32 @@ def test_matmul_register_block_edges(la, lb, monkeypatch):
         be.matmul(o, gpu(a, layout=la)[0], gpu(b, layout=lb)[0])
         close(get(o), torch.from_numpy(a) @ torch.from_numpy(b), rtol=1e-4, atol=1e-4)
     assert len(ran) >= 2 and ran[0] is None, "the plain register-block kernel did not run"
+
+
+@pytest.mark.parametrize("cpu_adapter", [True, False], ids=["matmul_block", "matmul_tiled"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
+def test_matmul_general_kernels(cpu_adapter, dtype, monkeypatch):
+    """the general product (any strides and dtypes): matmul_block.wgsl on CPU adapters, matmul_tiled.wgsl on GPUs
+    (run here by taking this adapter for a GPU), on sizes that are not multiples of either's tiles and on
+    transposed and offset operands; the same values as PyTorch (integers exactly)"""
+    if dtype == "float16" and not be.has_f16:
+        pytest.skip("no shader-f16")
+    monkeypatch.setattr(be, "is_cpu_adapter", cpu_adapter)
+    ran, general = [], be.prims._matmul_general
+    monkeypatch.setattr(be.prims, "_matmul_general", lambda *a, **k: ran.append(1) or general(*a, **k))
+    for B, M, K, N in ((1, 1, 3, 1), (2, 33, 7, 65), (1, 70, 130, 10), (3, 5, 1, 37)):
+        if dtype == "int64":
+            a, b = rng.integers(-9, 9, size=(B, M, K)), rng.integers(-9, 9, size=(B, K, N))
+        else:
+            a, b = rng.standard_normal((B, M, K)), rng.standard_normal((B, K, N))
+        a, b = a.astype(NP[dtype]), b.astype(NP[dtype])
+        for la, lb in (("contig", "transposed"), ("offset", "contig")):
+            o = out_view((B, M, N), dtype)
+            be.matmul(o, gpu(a, layout=la)[0], gpu(b, layout=lb)[0])
+            want = torch.from_numpy(a.astype(np.float32)) @ torch.from_numpy(b.astype(np.float32))
+            close(get(o), want.to(TT[dtype]) if dtype == "int64" else want, rtol=1e-2 if dtype == "float16" else 1e-5,
+                  atol=1e-2 if dtype == "float16" else 1e-5)
+    assert ran, "the general kernel did not run"
 
 
 def test_matmul_broadcast_int_f16():
@@ -653,3 +684,21 @@ def test_aliased_buffers_bound_once():
         o = out_view((1, m, n), "float32")
         be.matmul(o, va, vt)
         close(get(o), (a @ a.T)[None], rtol=1e-4, atol=1e-4)
+
+
+def test_kernel_prelude_cut_to_what_it_reaches():
+    """A kernel keeps, of the helper prelude every generated kernel embeds, only the items its own code reaches
+    (directly or through other items), in their order; a kernel that reaches none keeps none, and a source without
+    the prelude is left as it is. Every kernel the tests build compiles from the cut text (kernels.py)."""
+    from webtorch.backends.webgpu.codegen import prelude, shake
+    p = prelude()
+    src = "// head\n" + p + "fn main() { let y = werf(1.0); }\n"
+    cut = shake(src, p)
+    assert "fn werf(" in cut and "fn werfc_pos(" in cut and "fn wisnan(" in cut  # werf's, and what it calls
+    assert "fn wzeta(" not in cut and "fn wlgamma(" not in cut and len(cut) < len(src) // 4
+    assert cut.startswith("// head\n") and cut.endswith("fn main() { let y = werf(1.0); }\n")
+    assert cut.index("fn wisnan(") < cut.index("fn werfc_pos(") < cut.index("fn werf(")
+    bare = shake("// head\n" + p + "fn main() { }\n", p)
+    assert "fn " not in bare.replace("fn main()", "")
+    assert shake("fn main() { }", p) == "fn main() { }"
+    assert "fn werf(" not in shake(src.replace("werf(1.0)", "1.0 // werf(1.0)"), p)  # a comment reaches nothing

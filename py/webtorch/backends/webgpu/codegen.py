@@ -17,6 +17,7 @@ NaN/inf: WGSL lets compilers assume finite floats, and lavapipe folds `x - x` or
 `(x + y) - y`; the fused kernels hide the second operand of each float op behind an opaque
 identity (lazy.py), and the prelude's helpers test NaN/inf by their bits.
 """
+import functools
 import math
 import os
 import re
@@ -237,6 +238,43 @@ follow(_EXPR, CT, _expr)
 def prelude():
     """The prelude of every kernel: shaders/prelude.wgsl's shared functions and the records' helpers."""
     return shader("prelude.wgsl") + "".join(r.helpers for r in RECORDS.values())
+
+
+# The prelude's top-level items (each from its `fn`/`struct`/`const` line to the next one's, comments after it
+# included) and the names each uses: parsed once, then each kernel keeps only the items its own code reaches.
+# A kernel's text is ~26 KB of helpers and a few hundred bytes of its own: the WGSL compilers parse and check
+# them all (lavapipe: 12 ms a kernel, 5 ms without; SwiftShader in Chromium: ~25 ms less a kernel).
+_ITEM = re.compile(r"^(?:fn|struct|const|alias|override)\s+(\w+)", re.M)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_COMMENT = re.compile(r"//[^\n]*")
+
+
+@functools.lru_cache(maxsize=4)
+def _items(text):
+    """text's head (before its first item) and {name: (item text, the names it uses)}, in order"""
+    starts = [m.start() for m in _ITEM.finditer(text)] + [len(text)]
+    items = {}
+    for s, e in zip(starts, starts[1:]):
+        t = text[s:e]
+        items[_ITEM.match(t).group(1)] = (t, frozenset(_WORD.findall(_COMMENT.sub("", t))))
+    return text[:starts[0]], items
+
+
+def shake(src, prelude):
+    """src with its copy of `prelude` cut to the items the rest of src reaches (directly or through other
+    items), in their order; src unchanged when it holds no copy"""
+    at = src.find(prelude)
+    if at < 0:
+        return src
+    rest = src[:at] + src[at + len(prelude):]
+    head, items = _items(prelude)
+    keep, todo = set(), [w for w in set(_WORD.findall(_COMMENT.sub("", rest))) if w in items]
+    while todo:
+        name = todo.pop()
+        if name not in keep:
+            keep.add(name)
+            todo.extend(w for w in items[name][1] if w in items and w not in keep)
+    return src[:at] + head + "".join(t for name, (t, _) in items.items() if name in keep) + src[at + len(prelude):]
 
 
 def ewise_expr(op, cdtype, args):

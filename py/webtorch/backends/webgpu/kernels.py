@@ -9,7 +9,7 @@ the primitive set), `lazy.py` (fusion) and the tensor-level kernels above (`webt
 generate WGSL and dispatch through it.
 """
 from .allocator import CachingAllocator, GPUBuffer
-from .codegen import _P_DECL, BF16_WGSL, I64_WGSL, ITEM, ST, pack_words, prelude
+from .codegen import _P_DECL, BF16_WGSL, I64_WGSL, ITEM, ST, pack_words, prelude, shake
 from .lazy import Barrier, Fusion
 
 
@@ -44,14 +44,14 @@ class Kernels:
     def pipeline(self, src):
         p = self._pipes.get(src)
         if p is None:
-            code = src
-            i64 = "i64_" in src
+            code = shake(src, self.prelude)
+            i64 = "i64_" in code
             if i64:     # bind the overflow flag just before P (P moves up one binding)
-                m = _P_DECL.search(src)
+                m = _P_DECL.search(code)
                 n = int(m.group(1))
-                code = (f"{src[:m.start()]}@group(0) @binding({n}) var<storage, read_write> i64_flag: "
+                code = (f"{code[:m.start()]}@group(0) @binding({n}) var<storage, read_write> i64_flag: "
                        f"array<u32>;\n@group(0) @binding({n + 1}) var<storage, read> P: array<u32>;\n"
-                       f"{I64_WGSL}{src[m.end():]}")
+                       f"{I64_WGSL}{code[m.end():]}")
             p = self._pipes[src] = self.driver.create_pipeline(code, "main")
             if i64:
                 self._i64_pipes.add(id(p))
