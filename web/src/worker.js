@@ -208,16 +208,16 @@ async function savedKernels() {
   } catch (e) { return []; }
 }
 
-async function shippedKernels(url, adapterKey) {  // [] unless recorded on this very adapter
+async function shippedKernels(fetched, adapterKey) {  // [] unless recorded on this very adapter
   try {
-    const k = url ? await (await fetch(url)).json() : null;
+    const k = await fetched;
     return k && k.adapter === adapterKey ? k.kernels : [];
   } catch (e) { return []; }
 }
 
-async function warmKernels(gpu, shippedUrl, pythonReady) {
+async function warmKernels(gpu, shippedFetch, pythonReady) {
   const module = cacheKernels(gpu.device);
-  const [saved, shipped] = await Promise.all([savedKernels(), shippedKernels(shippedUrl, gpu.adapterKey)]);
+  const [saved, shipped] = await Promise.all([savedKernels(), shippedKernels(shippedFetch, gpu.adapterKey)]);
   const now = new Set(recorded.map(kernelKey));
   recorded = [...saved.filter((k) => !now.has(kernelKey(k))), ...recorded];  // what this origin used
   // this origin's own kernels (what its runs built on earlier visits) first, then the examples'
@@ -370,10 +370,13 @@ async function boot(interrupt, flowBuffer) {
   import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.asm.mjs').catch(() => {});  // parsed while the rest downloads
   const wheelInfo = fetch('/api/wheel').then((r) => (r.ok ? r.json() : { error: `/api/wheel: HTTP ${r.status}` }));
   const wheel = await wheelInfo;
+  // the shipped kernels' list is asked for before the downloads below take the browser's six connections
+  const shippedFetch = wheel.kernels ? fetch(wheel.kernels).then((r) => r.json()) : Promise.resolve(null);
+  shippedFetch.catch(() => {});
   // not awaited: the kernels build while Python starts and runs go ahead
   let pythonReady;
   const readyPromise = new Promise((resolve) => { pythonReady = resolve; });
-  const warming = gpuPromise.then((gpu) => (gpu.kind === 'webgpu' ? warmKernels(gpu, wheel.kernels, readyPromise) : 0));
+  const warming = gpuPromise.then((gpu) => (gpu.kind === 'webgpu' ? warmKernels(gpu, shippedFetch, readyPromise) : 0));
   const wheels = wheel.url ? [wheel.url, ...(wheel.vendor || [])] : [];
   const [{ loadPyodide }, { snapshot, blobs }] = await Promise.all([
     import(/* webpackIgnore: true */ PYODIDE_URL + 'pyodide.mjs'),
