@@ -103,6 +103,16 @@ def test_tensor_from_python(device, data):
     cmp(device, lambda T: T.tensor(data, device=device if T is wt else "cpu"))
 
 
+@pytest.mark.parametrize("data", [[1.5, 2**70], [2**70, 1.5], [1.0, -2**64], [1j, 2**70]])
+def test_tensor_from_python_ints_past_int64(device, data):
+    """floats with ints past int64's range (numpy keeps such a list as objects) convert as PyTorch's: [1.5, 2**70]
+    gave [1.0, 0.0] on cpu, each number wrapped as a uint64; ints alone past the range raise PyTorch's ValueError"""
+    cmp(device, lambda T: T.tensor(data, device=device if T is wt else "cpu"))
+    for bad in ([2**63], [-2**63 - 1], [1, 2**70], [1.5, 2**1100]):
+        raises_like(device, lambda T: T.tensor(bad, device=device if T is wt else "cpu"), phrase="Overflow"
+                    if isinstance(bad[0], int) else "too large")
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 def test_tensor_dtype_arg(device, dt):
     skip_unsupported(device, dt)

@@ -58,6 +58,9 @@ def _infer(data):
     shape, level = _nested_shape(data)
     if level is None:
         return shape, [], _dtype.get_default_dtype()
+    kinds = set(map(type, level))
+    if kinds.issubset(_NUMBERS):    # plain Python numbers (the common case, checked at C speed): the leaves as they are
+        return shape, level, _kinds_dtype(kinds)
     flat = []
     for v in level:
         if isinstance(v, Tensor) or _is_numpy(v):
@@ -93,6 +96,8 @@ def _nested_shape(data):
 def _unnest(level, dim):
     """(the common length of the sequences in level (dimension dim), their items in order, how many there are);
     tensors and numpy arrays of one or more dimensions count as sequences."""
+    if _NUMBER_SET.issuperset(map(type, level)):   # the leaves, plain Python numbers: no sequence here
+        return None, [], 0
     n, nxt, seqs = None, [], 0
     for item in level:
         if isinstance(item, Tensor) and item.dim() > 0:
@@ -112,13 +117,21 @@ def _unnest(level, dim):
 
 
 def _kind_dtype(flat):
-    if all(isinstance(v, bool) for v in flat):
-        return bool_
-    if all(isinstance(v, (bool, int)) for v in flat):
-        return int64
-    if any(isinstance(v, complex) for v in flat):
+    """the dtype PyTorch infers for these numbers"""
+    return _kinds_dtype({next(k for k in _NUMBERS if isinstance(v, k)) for v in flat})
+
+
+_NUMBERS = (bool, int, float, complex)     # bool first: a bool is an int too
+_NUMBER_SET = frozenset(_NUMBERS)
+
+
+def _kinds_dtype(kinds):
+    """the dtype PyTorch infers for numbers of these exact types (of _NUMBERS)"""
+    if complex in kinds:
         return _dtype.get_default_dtype().to_complex()
-    return _dtype.get_default_dtype()
+    if float in kinds:
+        return _dtype.get_default_dtype()
+    return int64 if int in kinds else bool_
 
 
 def _resolve_dtype(d):
@@ -185,18 +198,24 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         return _finish(_prims.from_flat(flat, tuple(data.shape), dt, dev), requires_grad)
     shape, flat, dt = _infer(data)
     dt = dtype or dt
+    kinds = set(map(type, flat))
+    plain = kinds.issubset(_NUMBER_SET)     # plain Python numbers: the checks below by their types, at C speed
+
+    def holds(kind):
+        return kind in kinds if plain else any(isinstance(v, kind) for v in flat)
     if dt.kind == "i":
         lo, hi = INT_RANGE[dt.name]
-        for v in flat:
-            if not lo <= v <= hi:  # a float NaN too
-                if dt.name == "int64" and not isinstance(v, float):
-                    raise RuntimeError("Overflow when unpacking long")
-                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
-        if any(isinstance(v, float) for v in flat):
+        if not (plain and kinds <= {bool, int} and flat and lo <= min(flat) and max(flat) <= hi):
+            for v in flat:
+                if not lo <= v <= hi:  # a float NaN too
+                    if dt.name == "int64" and not isinstance(v, float):
+                        raise ValueError("Overflow when unpacking long long")
+                    raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+        if holds(float):
             flat = [int(v) for v in flat]
     elif dt is _dtype.float16:  # PyTorch converts a Python float to float16 through float32 (rounded twice)
         flat = array("f", flat).tolist()
-    if dt.kind != "c" and any(isinstance(v, complex) for v in flat):
+    if dt.kind != "c" and holds(complex):
         flat = [_fill_value(v, dt) for v in flat]  # PyTorch's check: no imaginary part into a real dtype
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

@@ -313,7 +313,11 @@ class NumpyBackend(Backend):
                 a = np.asarray(values)
             except OverflowError:
                 a = np.asarray([int(v) & 0xFFFFFFFFFFFFFFFF for v in values], dtype=np.uint64)
-            if a.dtype == object or dtype == "uint64" and a.dtype.kind == "f" and all(type(v) is int for v in values):
+            if a.dtype == object and dtype.startswith(("float", "bfloat", "complex")):
+                # an int past int64's range among the numbers (numpy keeps objects): each converted as Python does
+                # (float(2**70) is 1.18e21; past float's range OverflowError, as PyTorch's)
+                a = np.asarray([complex(v) if dtype.startswith("complex") else float(v) for v in values])
+            elif a.dtype == object or dtype == "uint64" and a.dtype.kind == "f" and all(type(v) is int for v in values):
                 a = np.asarray([int(v) & 0xFFFFFFFFFFFFFFFF for v in values], dtype=np.uint64)  # past int64
             a = a.reshape(-1)
         r = cast(a, dtype)
