@@ -113,6 +113,19 @@ def test_tensor_from_python_ints_past_int64(device, data):
                     if isinstance(bad[0], int) else "too large")
 
 
+@pytest.mark.parametrize("dt", ["float32", "float16", "int64", "uint8", "bool", "complex64"])
+def test_tensor_of_python_complex(device, dt):
+    """a Python complex converts to complex and bool dtypes only; to the others PyTorch raises TypeError, even for
+    2+0j (which converted to [2.0, 3.0] here, and 1j raised RuntimeError)"""
+    skip_unsupported(device, dt)
+    for data in ([2 + 0j, 3], [[1j]], [True, 1j]):
+        f = lambda T: T.tensor(data, dtype=getattr(T, dt), device=device if T is wt else "cpu")  # noqa: E731
+        if dt in ("bool", "complex64"):
+            cmp(device, f)
+        else:
+            raises_like(device, f, phrase="complex")
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 def test_tensor_dtype_arg(device, dt):
     skip_unsupported(device, dt)

@@ -177,6 +177,33 @@ def _factory(fn, resized=None):
     return factory
 
 
+def _convert_numbers(flat, dt):
+    """the Python numbers `flat` ready for dtype dt as PyTorch converts them, or PyTorch's error"""
+    kinds = set(map(type, flat))
+    plain = kinds.issubset(_NUMBER_SET)     # plain Python numbers: the checks below by their types, at C speed
+
+    def holds(kind):
+        return kind in kinds if plain else any(isinstance(v, kind) for v in flat)
+    if dt.kind in "if" and holds(complex):  # PyTorch converts a Python complex to complex and bool dtypes only
+        raise TypeError("'complex' object cannot be interpreted as an integer" if dt.kind == "i" else
+                        "must be real number, not complex")
+    if dt.kind == "i":
+        lo, hi = INT_RANGE[dt.name]
+        if not (plain and kinds <= {bool, int} and flat and lo <= min(flat) and max(flat) <= hi):
+            for v in flat:
+                if not lo <= v <= hi:  # a float NaN too
+                    if dt.name == "int64" and not isinstance(v, float):
+                        raise ValueError("Overflow when unpacking long long")
+                    raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+        if holds(float):
+            flat = [int(v) for v in flat]
+    elif dt is _dtype.float16:  # PyTorch converts a Python float to float16 through float32 (rounded twice)
+        flat = array("f", flat).tolist()
+    if dt.kind == "b" and holds(complex):
+        flat = [bool(v) for v in flat]
+    return flat
+
+
 @mode_aware
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     dtype = _resolve_dtype(dtype)
@@ -198,25 +225,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         return _finish(_prims.from_flat(flat, tuple(data.shape), dt, dev), requires_grad)
     shape, flat, dt = _infer(data)
     dt = dtype or dt
-    kinds = set(map(type, flat))
-    plain = kinds.issubset(_NUMBER_SET)     # plain Python numbers: the checks below by their types, at C speed
-
-    def holds(kind):
-        return kind in kinds if plain else any(isinstance(v, kind) for v in flat)
-    if dt.kind == "i":
-        lo, hi = INT_RANGE[dt.name]
-        if not (plain and kinds <= {bool, int} and flat and lo <= min(flat) and max(flat) <= hi):
-            for v in flat:
-                if not lo <= v <= hi:  # a float NaN too
-                    if dt.name == "int64" and not isinstance(v, float):
-                        raise ValueError("Overflow when unpacking long long")
-                    raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
-        if holds(float):
-            flat = [int(v) for v in flat]
-    elif dt is _dtype.float16:  # PyTorch converts a Python float to float16 through float32 (rounded twice)
-        flat = array("f", flat).tolist()
-    if dt.kind != "c" and holds(complex):
-        flat = [_fill_value(v, dt) for v in flat]  # PyTorch's check: no imaginary part into a real dtype
+    flat = _convert_numbers(flat, dt)
     if requires_grad and not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _finish(_prims.from_flat(flat, shape, dt, dev), requires_grad)
