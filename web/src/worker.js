@@ -224,7 +224,8 @@ async function warmKernels(gpu, shippedFetch, pythonReady) {
   const todo = new Map([...saved, ...shipped].map((k) => [kernelKey(k), k]));
   // In the order they were recorded, by one builder while Python starts (the GPU process compiles
   // them on one core -- SwiftShader: on the CPU -- while Python starts on another) and by two once
-  // Python is ready and idle (the warm-up then ends in ~2 s instead of ~4 on SwiftShader here).
+  // Python is ready and idle (the warm-up then ends ~2.7 s after ready instead of ~3.8 on
+  // SwiftShader here).
   // Paused while code runs: a run builds what it needs itself, and the warm-up would only compete
   // with it
   const queue = todo.entries();
